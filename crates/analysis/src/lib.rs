@@ -1,0 +1,1 @@
+//! drivelab-analysis (being built).

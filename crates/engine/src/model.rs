@@ -1,0 +1,69 @@
+//! Devices simulated in virtual time.
+//!
+//! A [`DeviceModel`] is a target whose I/Os are completed by a model rather than by the
+//! kernel. The engine drives it from its discrete-event backend (`backend::virtual_time`):
+//! it keeps `numjobs × iodepth` I/Os outstanding, submits each new I/O at the virtual time
+//! its predecessor completed, and takes every timestamp (latencies, interval grid, run
+//! length) from the model's virtual clock. The engine knows nothing of what is inside a
+//! model (NAND, garbage collection, caches); the `drivelab-sim` crate provides one.
+
+use serde::{Deserialize, Serialize};
+
+use crate::op::IoOp;
+
+/// Identity and geometry of a simulated device, as a real device would report them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelInfo {
+    /// User-visible capacity in bytes (a multiple of `logical_sector_bytes`).
+    pub capacity_bytes: u64,
+    pub logical_sector_bytes: u32,
+    pub physical_sector_bytes: u32,
+    /// Model name as a drive would report it, e.g. "drivelab-sim nvme-tlc".
+    pub model: String,
+    /// The full resolved parameter string, e.g. `sim:capacity=64G,op=7%,...`.
+    pub spec: String,
+}
+
+/// One sensor value (temperature, power, …) at a time on the run's clock.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SensorReading {
+    /// Short name, e.g. "temperature".
+    pub name: String,
+    /// Unit, e.g. "celsius", "watt".
+    pub unit: String,
+    pub value: f64,
+    /// When it was sampled, on the same clock as the I/O timestamps (ns).
+    pub at_ns: u64,
+}
+
+/// A storage device simulated in virtual time.
+///
+/// Contract: calls come in nondecreasing virtual time (`at_ns` of every call is ≥ the
+/// `at_ns` of every earlier call), and the same sequence of calls gives the same answers
+/// (determinism: a simulation is repeatable bit for bit).
+pub trait DeviceModel: Send {
+    /// Identity and geometry.
+    fn info(&self) -> ModelInfo;
+
+    /// The model's current virtual time in ns (the latest time it has been told of).
+    fn now_ns(&self) -> u64;
+
+    /// The device sits idle until `until_ns`: background work (garbage collection,
+    /// cache folding, cooling) may proceed.
+    fn advance_to(&mut self, until_ns: u64);
+
+    /// Submit one I/O at virtual time `at_ns`; returns the virtual time it completes
+    /// (≥ `at_ns`). `op.offset` and `op.len` are multiples of the logical sector and lie
+    /// inside the capacity.
+    fn submit(&mut self, op: IoOp, at_ns: u64) -> u64;
+
+    /// Discard (TRIM) a byte range at `at_ns`; returns the time the command completes.
+    fn discard(&mut self, offset: u64, len: u64, at_ns: u64) -> u64;
+
+    /// Sensor values at `at_ns` (empty when the model has none).
+    fn sensors(&self, at_ns: u64) -> Vec<SensorReading>;
+
+    /// The model's own ground truth (true steady-state IOPS, write amplification, cache
+    /// size, throttle intervals, …), reported apart from what drivelab measured.
+    fn ground_truth(&self) -> serde_json::Value;
+}

@@ -1,0 +1,37 @@
+//! One I/O request as the generator produces it and a backend carries it out.
+
+use serde::{Deserialize, Serialize};
+
+/// Direction of an I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dir {
+    Read,
+    Write,
+}
+
+impl Dir {
+    /// Index into per-direction arrays: read = 0, write = 1.
+    #[inline]
+    pub fn index(self) -> usize {
+        match self {
+            Dir::Read => 0,
+            Dir::Write => 1,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Dir::Read => "read",
+            Dir::Write => "write",
+        }
+    }
+}
+
+/// One I/O: direction, byte offset in the target and length in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IoOp {
+    pub dir: Dir,
+    pub offset: u64,
+    pub len: u32,
+}

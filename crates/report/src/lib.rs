@@ -1,0 +1,1 @@
+//! drivelab-report (being built).

@@ -1,0 +1,1 @@
+//! drivelab-sim (being built).

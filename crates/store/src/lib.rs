@@ -1,0 +1,1 @@
+//! drivelab-store (being built).

@@ -1,0 +1,1 @@
+//! drivelab-suites (being built).
