@@ -1,1 +1,25 @@
-//! drivelab-report (being built).
+//! drivelab-report turns numbers into pictures and documents: a generic,
+//! data-driven chart model ([`Chart`]), an SVG renderer of our own
+//! ([`render_svg`]), PNG output through resvg with a shipped font
+//! ([`render_png`], [`write_pngs`]), and one self-contained, offline HTML
+//! report ([`Report`]) with per-drive toggles. Mapping suite results to
+//! charts lives elsewhere; this crate only knows axes, series and marks.
+
+mod error;
+mod files;
+mod html;
+mod model;
+mod palette;
+mod png;
+mod svg;
+pub mod ticks;
+
+pub use error::ReportError;
+pub use files::{write_pngs, write_pngs_with, write_svgs, write_svgs_with, PNG_SCALE};
+pub use html::{
+    fmt_number, Block, Column, Report, Row, Section, Table, Tile, TileRow, TileTable,
+};
+pub use model::{Axis, Chart, Dash, Mark, Scale, Series, SeriesKind};
+pub use palette::{GroupPalette, Shape, COLORS};
+pub use png::{render_png, svg_to_png, SHIPPED_FONT_FAMILY};
+pub use svg::{escape, render_svg, resolve, Resolved, FONT_STACK};

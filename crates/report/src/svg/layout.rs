@@ -1,0 +1,385 @@
+//! Chart layout: data extents, resolved axes, margins, legend rows, notes.
+
+use crate::model::{Axis, Chart, Dash, Mark, Scale, SeriesKind};
+use crate::palette::{GroupPalette, Shape};
+use crate::ticks::{self, AxisTicks};
+
+use super::series;
+use super::text::{text_width, wrap};
+
+/// Outer padding in px.
+pub const PAD: f64 = 12.0;
+/// Line height of notes in px.
+pub const NOTE_LINE: f64 = 14.0;
+const LEGEND_ROW: f64 = 18.0;
+
+/// The plot area in px.
+#[derive(Debug, Clone, Copy)]
+pub struct Frame {
+    pub left: f64,
+    pub right: f64,
+    pub top: f64,
+    pub bottom: f64,
+}
+
+impl Frame {
+    pub fn width(&self) -> f64 {
+        self.right - self.left
+    }
+    pub fn height(&self) -> f64 {
+        self.bottom - self.top
+    }
+}
+
+/// What a legend entry shows next to its text.
+#[derive(Debug, Clone, Copy)]
+pub enum Swatch {
+    Line(Dash),
+    Shape(Shape),
+    Block(f64),
+    Tick,
+}
+
+/// One placed legend entry.
+#[derive(Debug, Clone)]
+pub struct LegendEntry {
+    pub x: f64,
+    pub y: f64,
+    pub kind: Swatch,
+    pub color: &'static str,
+    pub text: String,
+    pub group: String,
+    pub group_index: usize,
+}
+
+/// Everything the drawing code needs to place things.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub frame: Frame,
+    pub x: AxisTicks,
+    pub y: AxisTicks,
+    pub y2: Option<AxisTicks>,
+    pub x_is_category: bool,
+    pub title_y: f64,
+    pub subtitle_y: Option<f64>,
+    pub legend: Vec<LegendEntry>,
+    pub note_lines: Vec<(String, bool)>,
+    pub notes_y: f64,
+    pub auto_notes: Vec<String>,
+    pub y_title_x: f64,
+    pub y2_title_x: Option<f64>,
+}
+
+/// True for a linear value axis whose range does not reach zero.
+pub fn misses_zero(ax: &AxisTicks) -> bool {
+    ax.scale == Scale::Linear && (ax.lo > 0.0 || ax.hi < 0.0)
+}
+
+#[derive(Default)]
+struct Extent {
+    range: Option<(f64, f64)>,
+}
+
+impl Extent {
+    /// Adds a value; returns false when it cannot be shown on this scale.
+    fn add(&mut self, v: f64, scale: Scale) -> bool {
+        if !v.is_finite() {
+            return true; // gaps are intentional, not dropped data
+        }
+        if scale != Scale::Linear && v <= 0.0 {
+            return false;
+        }
+        self.range = Some(match self.range {
+            None => (v, v),
+            Some((lo, hi)) => (lo.min(v), hi.max(v)),
+        });
+        true
+    }
+}
+
+fn resolve_axis(axis: &Axis, ext: &Extent, has_bars: bool, is_x: bool, target: usize) -> AxisTicks {
+    if let Some(names) = &axis.categories {
+        return ticks::categories(names);
+    }
+    match axis.scale {
+        Scale::Linear => {
+            // Bars always start at zero, whatever range was asked for.
+            let (min, max) = if has_bars {
+                (
+                    axis.min.map(|m| m.min(0.0)),
+                    axis.max.map(|m| m.max(0.0)),
+                )
+            } else {
+                (axis.min, axis.max)
+            };
+            ticks::linear(
+                ext.range,
+                min,
+                max,
+                axis.include_zero || has_bars,
+                !is_x,
+                target,
+            )
+        }
+        Scale::Log10 => ticks::log10(ext.range, axis.min, axis.max),
+        Scale::Log2 => ticks::log2(ext.range, axis.min, axis.max),
+    }
+}
+
+impl Layout {
+    pub fn compute(chart: &Chart, palette: &GroupPalette) -> Layout {
+        let w = chart.width as f64;
+        let h = chart.height as f64;
+
+        // Data extents.
+        let mut ex = Extent::default();
+        let mut ey = Extent::default();
+        let mut ey2 = Extent::default();
+        let mut dropped = 0usize;
+        let mut bars_y = false;
+        let mut bars_y2 = false;
+        let xs = chart.x.scale;
+        for s in &chart.series {
+            let (ye, ys) = if s.on_y2 {
+                (&mut ey2, chart.y2.as_ref().map_or(Scale::Linear, |a| a.scale))
+            } else {
+                (&mut ey, chart.y.scale)
+            };
+            for (i, &(x, y)) in s.points.iter().enumerate() {
+                let mut ok = ex.add(x, xs);
+                ok &= ye.add(y, ys);
+                if s.kind == SeriesKind::Band {
+                    ok &= ye.add(s.upper[i], ys);
+                }
+                if !ok {
+                    dropped += 1;
+                }
+            }
+            if s.kind == SeriesKind::Bars {
+                ye.add(0.0, ys);
+                if s.on_y2 {
+                    bars_y2 = true;
+                } else {
+                    bars_y = true;
+                }
+                if chart.x.categories.is_none() {
+                    let half = series::bar_slot(s) / 2.0;
+                    if let Some((lo, hi)) = ex.range {
+                        ex.add(lo - half, xs);
+                        ex.add(hi + half, xs);
+                    }
+                }
+            }
+        }
+        for m in &chart.marks {
+            match m {
+                Mark::Point { x, y, on_y2, .. } => {
+                    ex.add(*x, xs);
+                    if *on_y2 {
+                        ey2.add(*y, chart.y2.as_ref().map_or(Scale::Linear, |a| a.scale));
+                    } else {
+                        ey.add(*y, chart.y.scale);
+                    }
+                }
+                Mark::VLine { x, .. } => {
+                    ex.add(*x, xs);
+                }
+                Mark::HLine { y, .. } => {
+                    ey.add(*y, chart.y.scale);
+                }
+                Mark::Ticks { xs: v, .. } => {
+                    for x in v {
+                        ex.add(*x, xs);
+                    }
+                }
+                Mark::XRange { x0, x1, .. } => {
+                    ex.add(*x0, xs);
+                    ex.add(*x1, xs);
+                }
+            }
+        }
+
+        // Vertical layout.
+        let title_y = PAD + 13.0;
+        let mut top = PAD + 22.0;
+        let subtitle_y = chart.subtitle.as_ref().map(|_| {
+            let y = top + 11.0;
+            top += 18.0;
+            y
+        });
+        let legend_entries = legend_entries(chart, palette);
+        let mut legend = Vec::new();
+        let mut lx = PAD;
+        let mut row = 0usize;
+        for (kind, color, text, group) in legend_entries {
+            let ew = 23.0 + text_width(&text, 11.0) + 16.0;
+            if lx > PAD && lx + ew > w - PAD {
+                row += 1;
+                lx = PAD;
+            }
+            legend.push(LegendEntry {
+                x: lx,
+                y: top + 12.0 + row as f64 * LEGEND_ROW,
+                kind,
+                color,
+                group_index: palette.index(&group),
+                text,
+                group,
+            });
+            lx += ew;
+        }
+        if !legend.is_empty() {
+            top += (row + 1) as f64 * LEGEND_ROW;
+        }
+        let plot_top = top + 10.0;
+
+        // Automatic notes, then the chart's own, wrapped to the width.
+        let mut auto_notes = Vec::new();
+        let max_chars = ((w - 2.0 * PAD) / (10.5 * 0.6)).max(20.0) as usize;
+
+        // The y axes need only the plot height.
+        let y_target = |ph: f64| ((ph / 45.0).round() as usize).clamp(3, 10);
+
+        // First pass with the user's notes to get the height; auto notes are
+        // decided after the axes are known, then the layout is settled.
+        let mut note_lines: Vec<(String, bool)> = chart
+            .notes
+            .iter()
+            .flat_map(|n| wrap(n, max_chars).into_iter().map(|l| (l, false)))
+            .collect();
+        let bottom_for = |n: usize| h - PAD - n as f64 * NOTE_LINE - 40.0;
+        let mut plot_bottom = bottom_for(note_lines.len());
+        let mut y = resolve_axis(
+            &chart.y,
+            &ey,
+            bars_y,
+            false,
+            y_target(plot_bottom - plot_top),
+        );
+        let mut y2 = chart.y2.as_ref().map(|a| {
+            resolve_axis(a, &ey2, bars_y2, false, y_target(plot_bottom - plot_top))
+        });
+        if misses_zero(&y) {
+            let which = if chart.y2.is_some() { "left" } else { "y" };
+            auto_notes.push(format!(
+                "Note: the {which} axis ({}) does not start at 0.",
+                chart.y.label
+            ));
+        }
+        if let (Some(a), Some(t)) = (&chart.y2, &y2) {
+            if misses_zero(t) {
+                auto_notes.push(format!(
+                    "Note: the right axis ({}) does not start at 0.",
+                    a.label
+                ));
+            }
+        }
+        if dropped > 0 {
+            auto_notes.push(format!(
+                "Note: {dropped} point(s) at or below 0 cannot be drawn on a log axis and are not shown."
+            ));
+        }
+        if !auto_notes.is_empty() {
+            for n in &auto_notes {
+                note_lines.extend(wrap(n, max_chars).into_iter().map(|l| (l, true)));
+            }
+            plot_bottom = bottom_for(note_lines.len());
+            y = resolve_axis(
+                &chart.y,
+                &ey,
+                bars_y,
+                false,
+                y_target(plot_bottom - plot_top),
+            );
+            y2 = chart.y2.as_ref().map(|a| {
+                resolve_axis(a, &ey2, bars_y2, false, y_target(plot_bottom - plot_top))
+            });
+        }
+        let plot_bottom = plot_bottom.max(plot_top + 40.0);
+        let notes_y = plot_bottom + 52.0;
+
+        // Horizontal layout.
+        let label_w = |t: &AxisTicks| {
+            t.major
+                .iter()
+                .map(|k| text_width(&k.label, 11.0))
+                .fold(0.0, f64::max)
+        };
+        let left = PAD + 16.0 + label_w(&y) + 10.0;
+        let y2_title_x = y2.as_ref().map(|_| w - PAD - 11.0);
+        let right = match &y2 {
+            Some(t) => w - (PAD + 16.0 + label_w(t) + 10.0),
+            None => w - PAD - 14.0,
+        };
+        let pw = (right - left).max(40.0);
+        let x_target = ((pw / 90.0).round() as usize).clamp(2, 12);
+        let x = resolve_axis(&chart.x, &ex, false, true, x_target);
+        Layout {
+            frame: Frame {
+                left,
+                right: left + pw,
+                top: plot_top,
+                bottom: plot_bottom,
+            },
+            x,
+            y,
+            y2,
+            x_is_category: chart.x.categories.is_some(),
+            title_y,
+            subtitle_y,
+            legend,
+            note_lines,
+            notes_y,
+            auto_notes,
+            y_title_x: PAD + 11.0,
+            y2_title_x,
+        }
+    }
+
+    pub fn px_x(&self, v: f64) -> f64 {
+        self.frame.left + self.x.fraction(v) * self.frame.width()
+    }
+
+    pub fn px_y(&self, v: f64) -> f64 {
+        self.frame.bottom - self.y.fraction(v) * self.frame.height()
+    }
+
+    pub fn px_y2(&self, v: f64) -> f64 {
+        match &self.y2 {
+            Some(t) => self.frame.bottom - t.fraction(v) * self.frame.height(),
+            None => self.px_y(v),
+        }
+    }
+}
+
+fn legend_entries(
+    chart: &Chart,
+    palette: &GroupPalette,
+) -> Vec<(Swatch, &'static str, String, String)> {
+    let mut out = Vec::new();
+    for (i, s) in chart.series.iter().enumerate() {
+        let kind = match s.kind {
+            SeriesKind::Line => Swatch::Line(series::effective_dash(chart, i)),
+            SeriesKind::Scatter => Swatch::Shape(palette.shape(&s.group)),
+            SeriesKind::Bars => Swatch::Block(0.85),
+            SeriesKind::Band => Swatch::Block(0.3),
+        };
+        let text = if s.on_y2 {
+            format!("{} (right axis)", s.name)
+        } else {
+            s.name.clone()
+        };
+        out.push((kind, palette.color(&s.group), text, s.group.clone()));
+    }
+    for m in &chart.marks {
+        if let Mark::Ticks {
+            label,
+            group: Some(g),
+            ..
+        } = m
+        {
+            out.push((Swatch::Tick, palette.color(g), label.clone(), g.clone()));
+        }
+    }
+    out
+}

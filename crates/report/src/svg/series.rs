@@ -1,0 +1,325 @@
+//! Drawing of data series as compact paths: decimated polylines, deduplicated
+//! scatter marks with relative moves, bar rectangles, band polygons.
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+
+use crate::model::{Chart, Dash, Scale, Series, SeriesKind};
+use crate::palette::{GroupPalette, Shape};
+
+use super::layout::Layout;
+use super::text::{escape, push_num};
+
+/// Dash of line series `idx`: its own, else solid/dashed/dotted by order within its group.
+pub fn effective_dash(chart: &Chart, idx: usize) -> Dash {
+    let s = &chart.series[idx];
+    if let Some(d) = s.dash {
+        return d;
+    }
+    let before = chart.series[..idx]
+        .iter()
+        .filter(|o| o.group == s.group && o.kind == SeriesKind::Line)
+        .count();
+    match before % 3 {
+        0 => Dash::Solid,
+        1 => Dash::Dashed,
+        _ => Dash::Dotted,
+    }
+}
+
+/// SVG attributes for a dash pattern.
+pub fn dash_attr(d: Dash) -> &'static str {
+    match d {
+        Dash::Solid => "",
+        Dash::Dashed => r#" stroke-dasharray="7 4""#,
+        Dash::Dotted => r#" stroke-dasharray="1.5 3" stroke-linecap="round""#,
+    }
+}
+
+/// Offset from a mark's centre to where its outline starts.
+pub fn shape_start(shape: Shape) -> (f64, f64) {
+    match shape {
+        Shape::Square => (-1.5, -1.5),
+        Shape::Diamond | Shape::TriangleUp => (0.0, -2.0),
+        Shape::TriangleDown => (0.0, 2.0),
+    }
+}
+
+/// Outline of a mark relative to its start point.
+pub fn shape_path(shape: Shape) -> &'static str {
+    match shape {
+        Shape::Square => "h3v3h-3z",
+        Shape::Diamond => "l2 2-2 2-2-2z",
+        Shape::TriangleUp => "l2.2 3.6h-4.4z",
+        Shape::TriangleDown => "l2.2-3.6h-4.4z",
+    }
+}
+
+/// Width of one bar slot in x units: the given width or the smallest x spacing.
+pub fn bar_slot(s: &Series) -> f64 {
+    if let Some(w) = s.bar_width {
+        return w;
+    }
+    let mut xs: Vec<f64> = s
+        .points
+        .iter()
+        .map(|p| p.0)
+        .filter(|x| x.is_finite())
+        .collect();
+    xs.sort_by(f64::total_cmp);
+    let min = xs
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .filter(|d| *d > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    if min.is_finite() {
+        min
+    } else {
+        1.0
+    }
+}
+
+fn usable(v: f64, scale: Scale) -> bool {
+    v.is_finite() && (scale == Scale::Linear || v > 0.0)
+}
+
+/// Draws series `idx` of `chart` into `out`.
+pub fn draw(out: &mut String, chart: &Chart, lay: &Layout, palette: &GroupPalette, idx: usize) {
+    let s = &chart.series[idx];
+    let color = palette.color(&s.group);
+    let xs = chart.x.scale;
+    let ys = if s.on_y2 {
+        chart.y2.as_ref().map_or(Scale::Linear, |a| a.scale)
+    } else {
+        chart.y.scale
+    };
+    let py = |v: f64| if s.on_y2 { lay.px_y2(v) } else { lay.px_y(v) };
+    let mut shown = 0usize;
+    let mut d = String::with_capacity(s.points.len() * 12);
+    let attrs = match s.kind {
+        SeriesKind::Line => {
+            let mut seg: Vec<(f64, f64)> = Vec::new();
+            for &(x, y) in &s.points {
+                if usable(x, xs) && usable(y, ys) {
+                    seg.push((lay.px_x(x), py(y)));
+                    shown += 1;
+                } else {
+                    polyline(&mut d, &seg, lay);
+                    seg.clear();
+                }
+            }
+            polyline(&mut d, &seg, lay);
+            format!(
+                r#"fill="none" stroke="{color}" stroke-width="1.8" stroke-linejoin="round"{}"#,
+                dash_attr(effective_dash(chart, idx))
+            )
+        }
+        SeriesKind::Scatter => {
+            let shape = palette.shape(&s.group);
+            let (sx, sy) = shape_start(shape);
+            let body = shape_path(shape);
+            let mut seen: HashSet<(i32, i32)> = HashSet::with_capacity(s.points.len());
+            let mut prev: Option<(i32, i32)> = None;
+            for &(x, y) in &s.points {
+                if !(usable(x, xs) && usable(y, ys)) {
+                    continue;
+                }
+                shown += 1;
+                let (fx, fy) = (lay.px_x(x), py(y));
+                if !(fx.is_finite() && fy.is_finite()) || fx.abs() > 1e6 || fy.abs() > 1e6 {
+                    continue;
+                }
+                let c = (fx.round() as i32, fy.round() as i32);
+                if !seen.insert(c) {
+                    continue;
+                }
+                match prev {
+                    None => {
+                        d.push('M');
+                        push_num(&mut d, c.0 as f64 + sx);
+                        d.push(' ');
+                        push_num(&mut d, c.1 as f64 + sy);
+                    }
+                    Some(p) => {
+                        let (dx, dy) = (c.0 - p.0, c.1 - p.1);
+                        let _ = write!(d, "m{dx}");
+                        if dy >= 0 {
+                            d.push(' ');
+                        }
+                        let _ = write!(d, "{dy}");
+                    }
+                }
+                d.push_str(body);
+                prev = Some(c);
+            }
+            format!(r#"fill="{color}" stroke="none""#)
+        }
+        SeriesKind::Bars => {
+            let bars: Vec<usize> = chart
+                .series
+                .iter()
+                .enumerate()
+                .filter(|(_, o)| o.kind == SeriesKind::Bars)
+                .map(|(i, _)| i)
+                .collect();
+            let nb = bars.len().max(1) as f64;
+            let bi = bars.iter().position(|&i| i == idx).unwrap_or(0) as f64;
+            let total = if chart.x.categories.is_some() {
+                0.8
+            } else {
+                0.9 * bar_slot(s)
+            };
+            let bw = total / nb;
+            let f = lay.frame;
+            let base = py(0.0).clamp(f.top, f.bottom);
+            for &(x, y) in &s.points {
+                if !(x.is_finite() && y.is_finite()) {
+                    continue;
+                }
+                shown += 1;
+                if y == 0.0 {
+                    continue; // nothing to draw, but the value was shown as zero
+                }
+                let x0 = lay.px_x(x - total / 2.0 + bi * bw);
+                let mut x1 = lay.px_x(x - total / 2.0 + (bi + 1.0) * bw);
+                if x1 - x0 < 1.0 {
+                    x1 = x0 + 1.0;
+                }
+                let top = py(y).clamp(f.top - 2.0, f.bottom + 2.0);
+                d.push('M');
+                push_num(&mut d, x0);
+                d.push(' ');
+                push_num(&mut d, base);
+                d.push('V');
+                push_num(&mut d, top);
+                d.push('H');
+                push_num(&mut d, x1);
+                d.push('V');
+                push_num(&mut d, base);
+                d.push('Z');
+            }
+            format!(r#"fill="{color}" fill-opacity="0.85" stroke="none""#)
+        }
+        SeriesKind::Band => {
+            let mut seg: Vec<(f64, f64, f64)> = Vec::new();
+            for (i, &(x, lo)) in s.points.iter().enumerate() {
+                let hi = s.upper[i];
+                if usable(x, xs) && usable(lo, ys) && usable(hi, ys) {
+                    seg.push((lay.px_x(x), py(lo), py(hi)));
+                    shown += 1;
+                } else {
+                    band(&mut d, &seg, lay);
+                    seg.clear();
+                }
+            }
+            band(&mut d, &seg, lay);
+            format!(r#"fill="{color}" fill-opacity="0.22" stroke="none""#)
+        }
+    };
+    let kind = match s.kind {
+        SeriesKind::Line => "line",
+        SeriesKind::Scatter => "scatter",
+        SeriesKind::Bars => "bars",
+        SeriesKind::Band => "band",
+    };
+    let _ = write!(
+        out,
+        r#"<path class="dl-data dl-g{}" data-group="{}" data-series="{}" data-kind="{kind}" data-n="{shown}" d="{d}" {attrs}/>"#,
+        palette.index(&s.group),
+        escape(&s.group),
+        escape(&s.name),
+    );
+}
+
+/// Appends one polyline, decimated to first/min/max/last per pixel column
+/// when it has more than two points per pixel.
+fn polyline(d: &mut String, seg: &[(f64, f64)], lay: &Layout) {
+    if seg.is_empty() {
+        return;
+    }
+    let pts = if seg.len() as f64 > 2.0 * lay.frame.width() {
+        decimate(seg)
+    } else {
+        seg.to_vec()
+    };
+    for (i, &(x, y)) in pts.iter().enumerate() {
+        d.push(match i {
+            0 => 'M',
+            1 => 'L',
+            _ => ' ',
+        });
+        push_num(d, x);
+        d.push(' ');
+        push_num(d, y);
+    }
+    if pts.len() == 1 {
+        d.push_str("h0.1");
+    }
+}
+
+fn decimate(seg: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(seg.len() / 2);
+    let mut i = 0;
+    while i < seg.len() {
+        let col = seg[i].0.floor();
+        let mut j = i;
+        let (mut lo, mut hi) = (i, i);
+        while j < seg.len() && seg[j].0.floor() == col {
+            if seg[j].1 < seg[lo].1 {
+                lo = j;
+            }
+            if seg[j].1 > seg[hi].1 {
+                hi = j;
+            }
+            j += 1;
+        }
+        let mut keep = [i, lo, hi, j - 1];
+        keep.sort_unstable();
+        let mut last = usize::MAX;
+        for k in keep {
+            if k != last {
+                out.push(seg[k]);
+                last = k;
+            }
+        }
+        i = j;
+    }
+    out
+}
+
+/// Appends one band polygon (upper edge forward, lower edge back); many points
+/// per pixel collapse to the column's envelope.
+fn band(d: &mut String, seg: &[(f64, f64, f64)], lay: &Layout) {
+    if seg.is_empty() {
+        return;
+    }
+    let pts: Vec<(f64, f64, f64)> = if seg.len() as f64 > 2.0 * lay.frame.width() {
+        let mut v: Vec<(f64, f64, f64)> = Vec::new();
+        for &(x, lo, hi) in seg {
+            match v.last_mut() {
+                // Pixel y grows downwards: the lower edge has the larger px value.
+                Some(last) if last.0.floor() == x.floor() => {
+                    last.1 = last.1.max(lo);
+                    last.2 = last.2.min(hi);
+                }
+                _ => v.push((x, lo, hi)),
+            }
+        }
+        v
+    } else {
+        seg.to_vec()
+    };
+    for (i, p) in pts.iter().enumerate() {
+        d.push(if i == 0 { 'M' } else { 'L' });
+        push_num(d, p.0);
+        d.push(' ');
+        push_num(d, p.2);
+    }
+    for p in pts.iter().rev() {
+        d.push('L');
+        push_num(d, p.0);
+        d.push(' ');
+        push_num(d, p.1);
+    }
+    d.push('Z');
+}
