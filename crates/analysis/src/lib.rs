@@ -1,1 +1,23 @@
-//! drivelab-analysis (being built).
+//! drivelab-analysis: the pure analyses behind drivelab's review
+//! methodologies.
+//!
+//! Every function here works on data already measured — per-second series
+//! (IOPS or MB/s each second) and sweep curves — and does no I/O. Results are
+//! plain serde structs that never hold NaN or infinity: a value that does not
+//! exist is an `Option`. Input samples that are NaN, infinite or negative are
+//! read as 0 ("nothing measured"), see [`stats::clean`].
+//!
+//! - [`qd`]: queue-depth sweep knee (lowest QD with ≥ 95 % of the best
+//!   throughput) and the early-stop rule.
+//! - [`consistency`]: performance-consistency scores over the final window,
+//!   stalls, performance levels and the end of the initial burst.
+//! - [`steady`]: the SNIA PTS steady-state window test.
+//! - [`fill`]: sequential-fill cache size and rate-drop episodes.
+//! - [`stats`], [`runs`]: the small shared helpers the modules above use.
+
+pub mod consistency;
+pub mod fill;
+pub mod qd;
+pub mod runs;
+pub mod stats;
+pub mod steady;

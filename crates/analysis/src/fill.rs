@@ -1,0 +1,553 @@
+//! Sequential fill consistency: 128K sequential writes over 90 % of a drive,
+//! write rate each second against bytes written. Finds the write cache (the
+//! fast initial phase and how many bytes it absorbed) and the episodes where
+//! the rate collapses.
+//!
+//! Inputs: `mbps_per_s[i]` is the write rate during second i in decimal MB/s
+//! (10⁶ bytes per second) and `cum_bytes_written[i]` the bytes written by the
+//! end of second i. Only the first min(len) seconds of the two are used.
+//! NaN, infinite and negative rates are read as 0.
+
+use serde::{Deserialize, Serialize};
+
+use crate::runs::runs_where;
+use crate::stats::{clean, clean_series, mean, median};
+
+/// The initial (cache) speed is the median of this many first seconds.
+pub const INITIAL_WINDOW_S: usize = 5;
+/// The cache has ended once the rate falls below (1 − 0.10) × the initial
+/// speed ...
+pub const CACHE_DROP_FRACTION: f64 = 0.10;
+/// ... and stays there: the median of the [`CACHE_CONFIRM_S`] seconds starting
+/// at the first slow second must be below that threshold too, ...
+pub const CACHE_CONFIRM_S: usize = 60;
+/// ... and at least this many seconds must be left to judge that.
+pub const CACHE_MIN_CONFIRM_S: usize = 30;
+/// Seconds below this fraction of the post-cache median are dips, not the
+/// post-cache level, when placing the cache end.
+pub const CACHE_DIP_FRACTION: f64 = 0.5;
+/// Seconds on each side of the cache end used to measure the cache and
+/// post-cache levels for the sub-second interpolation.
+pub const CACHE_LEVEL_WINDOW_S: usize = 60;
+
+const BYTES_PER_MB: f64 = 1e6;
+
+/// A run of seconds whose write rate is below the drop threshold.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Episode {
+    /// First second of the episode (0-based).
+    pub start_s: usize,
+    /// Length of the episode in seconds.
+    pub len_s: usize,
+    /// Lowest rate during the episode.
+    pub min_mbps: f64,
+    /// Bytes written before the episode began (at the end of second
+    /// start_s − 1; 0 when it starts at second 0).
+    pub at_bytes: u64,
+}
+
+/// Result of [`analyze_fill`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FillSummary {
+    /// Seconds analysed.
+    pub duration_s: usize,
+    /// Bytes written by the end of the last second analysed.
+    pub total_bytes: u64,
+    /// Initial (cache) speed: median of the first [`INITIAL_WINDOW_S`] seconds.
+    pub initial_mbps: Option<f64>,
+    /// Rate below which the cache counts as exhausted: 0.9 × initial_mbps.
+    pub cache_threshold_mbps: Option<f64>,
+    /// Bytes written before the cache ran out, interpolated within the second
+    /// where it did; `None` when there is no sustained drop (no cache seen).
+    pub cache_bytes: Option<u64>,
+    /// First second whose rate is below the cache threshold at the start of
+    /// the sustained drop (the cache ran out during it or the second before).
+    pub cache_end_s: Option<usize>,
+    /// Median rate of up to [`CACHE_LEVEL_WINDOW_S`] seconds before the cache
+    /// end (the cache level used for the interpolation).
+    pub cache_mbps: Option<f64>,
+    /// Mean rate from cache_end_s to the end (None without a cache end).
+    pub post_cache_avg_mbps: Option<f64>,
+    /// Median rate from cache_end_s to the end (None without a cache end).
+    pub post_cache_median_mbps: Option<f64>,
+    /// Mean of all per-second rates.
+    pub overall_avg_mbps: Option<f64>,
+    /// The rate drops are measured against: post_cache_median_mbps, or the
+    /// median of the whole series when there is no cache end.
+    pub drop_reference_mbps: Option<f64>,
+    /// drop_fraction × drop_reference_mbps.
+    pub drop_threshold_mbps: Option<f64>,
+    /// Every run of seconds below the drop threshold, in time order.
+    pub drops: Vec<Episode>,
+    /// Number of drop episodes.
+    pub drop_count: usize,
+    /// Longest drop episode in seconds (0 when none).
+    pub drop_longest_s: usize,
+    /// Seconds spent in drop episodes.
+    pub drop_total_s: usize,
+}
+
+/// Analyses a sequential fill.
+///
+/// Rules:
+/// - **Initial speed**: median of the first [`INITIAL_WINDOW_S`] (5) seconds,
+///   so a slow first second does not matter (caches that last under ~3 s are
+///   therefore not seen).
+/// - **Cache end**: call a second slow when its rate is below the threshold
+///   0.9 × initial speed. The first sustained drop is the first second
+///   s₀ ≥ 1 that is slow and where the median of seconds s₀ .. s₀ + 59
+///   (those that exist, at least 30) is below the threshold as well: dips
+///   that fill less than half of the minute after them — like 3–5 s
+///   collapses every 10–15 s — are never a sustained drop. No such second:
+///   no cache behaviour, `cache_bytes` is `None` (so a cache that runs out in
+///   the last 30 s is not seen). Seconds below [`CACHE_DIP_FRACTION`] (½) ×
+///   that median are dips, which the following steps leave out. The cache end
+///   is the slow non-dip second s in s₀ .. s₀ + 59 with the highest step
+///   score = (share of fast seconds among the non-dip seconds of
+///   s − 60 .. s − 1) + (share of slow seconds among the non-dip seconds of
+///   s .. s + 59), the earliest on ties; so a dip just before the real end
+///   does not move it.
+/// - **Cache size**: the cache ran out inside second s − 1 or s. With c the
+///   median of up to 60 non-dip seconds before s − 1 and p the median of up
+///   to 60 non-dip seconds after s, the fraction of a second spent at cache
+///   speed is f = (rate − p)/(c − p), clamped to 0–1, taken in whichever of
+///   the two seconds is further from a pure level (second s − 1 if it is not
+///   a dip and 1 − f(s−1) > f(s), else second s); `cache_bytes` = bytes
+///   written before that second + f × c × 10⁶, kept within that second's
+///   bytes. Its precision is about σ ÷ (c − p) seconds of writing at c, σ
+///   being the per-second noise of the rate.
+/// - **Drop episodes**: maximal runs of seconds whose rate is below
+///   `drop_fraction` × the post-cache median (the whole-series median when
+///   there is no cache end), anywhere in the series. A NaN, infinite or
+///   negative `drop_fraction` finds no episodes.
+pub fn analyze_fill(
+    mbps_per_s: &[f64],
+    cum_bytes_written: &[u64],
+    drop_fraction: f64,
+) -> FillSummary {
+    let n = mbps_per_s.len().min(cum_bytes_written.len());
+    let v = clean_series(&mbps_per_s[..n]);
+    let cum = &cum_bytes_written[..n];
+    let before = |s: usize| if s == 0 { 0 } else { cum[s - 1] };
+
+    let initial = median(&v[..n.min(INITIAL_WINDOW_S)]);
+    let threshold = initial.map(|i| i * (1.0 - CACHE_DROP_FRACTION));
+    let edge = threshold.and_then(|thr| find_cache_end(&v, thr));
+    let cache_end = edge.map(|e| e.end_s);
+
+    let mut cache_mbps = None;
+    let mut cache_bytes = None;
+    if let (Some(e), Some(init)) = (edge, initial) {
+        let t = e.end_s;
+        let level = |w: &[f64]| median(&e.without_dips(w));
+        let c = level(&v[(t - 1).saturating_sub(CACHE_LEVEL_WINDOW_S)..t - 1]).unwrap_or(init);
+        let p = level(&v[(t + 1).min(n)..n.min(t + 1 + CACHE_LEVEL_WINDOW_S)]).unwrap_or(v[t]);
+        cache_mbps = Some(c);
+        cache_bytes = Some(if c > p {
+            let frac = |s: usize| ((v[s] - p) / (c - p)).clamp(0.0, 1.0);
+            let (sec, f) = if !e.is_dip(v[t - 1]) && 1.0 - frac(t - 1) > frac(t) {
+                (t - 1, frac(t - 1))
+            } else {
+                (t, frac(t))
+            };
+            let lo = before(sec);
+            let hi = cum[sec].max(lo);
+            let est = lo as f64 + f * c * BYTES_PER_MB;
+            (est.round() as u64).clamp(lo, hi)
+        } else {
+            before(t)
+        });
+    }
+
+    let post = cache_end.map(|t| &v[t..]);
+    let post_cache_median_mbps = post.and_then(median);
+    let drop_reference_mbps = match cache_end {
+        Some(_) => post_cache_median_mbps,
+        None => median(&v),
+    };
+    let drop_threshold_mbps = drop_reference_mbps.map(|r| clean(drop_fraction) * r);
+    let drops: Vec<Episode> = match drop_threshold_mbps {
+        Some(thr) => runs_where(&v, |x| x < thr)
+            .into_iter()
+            .map(|r| Episode {
+                start_s: r.start,
+                len_s: r.len,
+                min_mbps: v[r.start..r.start + r.len]
+                    .iter()
+                    .copied()
+                    .fold(f64::INFINITY, f64::min),
+                at_bytes: before(r.start),
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+
+    FillSummary {
+        duration_s: n,
+        total_bytes: cum.last().copied().unwrap_or(0),
+        initial_mbps: initial,
+        cache_threshold_mbps: threshold,
+        cache_bytes,
+        cache_end_s: cache_end,
+        cache_mbps,
+        post_cache_avg_mbps: post.and_then(mean),
+        post_cache_median_mbps,
+        overall_avg_mbps: mean(&v),
+        drop_reference_mbps,
+        drop_threshold_mbps,
+        drop_count: drops.len(),
+        drop_longest_s: drops.iter().map(|e| e.len_s).max().unwrap_or(0),
+        drop_total_s: drops.iter().map(|e| e.len_s).sum(),
+        drops,
+    }
+}
+
+/// Where the cache ran out, and which seconds are dips rather than levels.
+#[derive(Clone, Copy)]
+struct CacheEdge {
+    /// First second of the post-cache phase.
+    end_s: usize,
+    /// Seconds below this rate are dips (see [`CACHE_DIP_FRACTION`]).
+    dip_below: f64,
+}
+
+impl CacheEdge {
+    fn is_dip(&self, x: f64) -> bool {
+        x < self.dip_below
+    }
+
+    fn without_dips(&self, w: &[f64]) -> Vec<f64> {
+        w.iter().copied().filter(|&x| !self.is_dip(x)).collect()
+    }
+}
+
+/// The cache end rule of [`analyze_fill`].
+fn find_cache_end(v: &[f64], thr: f64) -> Option<CacheEdge> {
+    let n = v.len();
+    let window = |s: usize| &v[s..n.min(s + CACHE_CONFIRM_S)];
+    let first = (1..n).find(|&s| {
+        let w = window(s);
+        v[s] < thr && w.len() >= CACHE_MIN_CONFIRM_S && median(w).is_some_and(|m| m < thr)
+    })?;
+    let edge = |end_s| CacheEdge {
+        end_s,
+        dip_below: median(window(first)).unwrap_or(0.0) * CACHE_DIP_FRACTION,
+    };
+    let probe = edge(first);
+    // Share of a window's non-dip seconds for which `pred` holds.
+    let share = |w: &[f64], pred: &dyn Fn(f64) -> bool| {
+        let kept = probe.without_dips(w);
+        if kept.is_empty() {
+            0.0
+        } else {
+            kept.iter().filter(|&&x| pred(x)).count() as f64 / kept.len() as f64
+        }
+    };
+    let step_score = |s: usize| {
+        share(&v[s.saturating_sub(CACHE_CONFIRM_S)..s], &|x| x >= thr)
+            + share(window(s), &|x| x < thr)
+    };
+    // Highest score, the earliest second on ties.
+    let best = (first..n.min(first + CACHE_CONFIRM_S))
+        .filter(|&s| v[s] < thr && !probe.is_dip(v[s]))
+        .map(|s| (s, step_score(s)))
+        .fold(None, |best: Option<(usize, f64)>, (s, score)| match best {
+            Some((_, b)) if b >= score => best,
+            _ => Some((s, score)),
+        });
+    Some(edge(best.map_or(first, |b| b.0)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GB: f64 = 1e9;
+
+    fn gauss(rng: &mut fastrand::Rng) -> f64 {
+        let u1 = rng.f64().max(f64::MIN_POSITIVE);
+        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * rng.f64()).cos()
+    }
+
+    /// A synthetic fill.
+    struct Drive {
+        cache_bytes: f64,
+        cache_mbps: f64,
+        post_mbps: f64,
+        total_bytes: f64,
+        /// Dips (3–5 s at 20–45 MB/s, every 10–15 s) once this many bytes
+        /// are written.
+        dips_after: Option<f64>,
+        /// Relative standard deviation of each second's rate.
+        noise: f64,
+    }
+
+    struct Fill {
+        mbps: Vec<f64>,
+        cum: Vec<u64>,
+        /// (start_s, len_s) of every generated dip.
+        dips: Vec<(usize, usize)>,
+    }
+
+    impl Drive {
+        /// Simulates second by second, each second in 100 slices so the
+        /// cache runs out at the right byte, not at a second boundary.
+        fn run(&self, seed: u64) -> Fill {
+            let mut rng = fastrand::Rng::with_seed(seed);
+            let (mut mbps, mut cum, mut dips) = (Vec::new(), Vec::new(), Vec::new());
+            let mut written = 0.0;
+            let mut until_dip = rng.usize(10..=15);
+            let mut dip_left = 0;
+            while written < self.total_bytes {
+                let s = mbps.len();
+                let factor = 1.0 + self.noise * gauss(&mut rng);
+                let start = written;
+                if self.dips_after.is_some_and(|d| written >= d) && dip_left == 0 {
+                    if until_dip == 0 {
+                        dip_left = rng.usize(3..=5);
+                        dips.push((s, dip_left));
+                        until_dip = rng.usize(10..=15);
+                    } else {
+                        until_dip -= 1;
+                    }
+                }
+                if dip_left > 0 {
+                    dip_left -= 1;
+                    written += rng.f64() * 25e6 + 20e6;
+                } else {
+                    for _ in 0..100 {
+                        let rate = if written < self.cache_bytes {
+                            self.cache_mbps
+                        } else {
+                            self.post_mbps
+                        };
+                        written += rate * factor * 1e6 / 100.0;
+                    }
+                }
+                mbps.push((written - start) / 1e6);
+                cum.push(written as u64);
+            }
+            Fill { mbps, cum, dips }
+        }
+    }
+
+    fn cum_of(mbps: &[f64]) -> Vec<u64> {
+        let mut total = 0u64;
+        mbps.iter()
+            .map(|&m| {
+                total += (m * 1e6) as u64;
+                total
+            })
+            .collect()
+    }
+
+    fn within(got: Option<u64>, want: f64, rel: f64) -> bool {
+        got.is_some_and(|g| (g as f64 - want).abs() <= rel * want)
+    }
+
+    #[test]
+    fn cache_of_30_gb_within_1_percent() {
+        let drive = Drive {
+            cache_bytes: 30.0 * GB,
+            cache_mbps: 1800.0,
+            post_mbps: 1500.0,
+            total_bytes: 900.0 * GB,
+            dips_after: None,
+            noise: 0.01,
+        };
+        for seed in 0..20 {
+            let f = drive.run(seed);
+            let r = analyze_fill(&f.mbps, &f.cum, 0.5);
+            assert!(
+                within(r.cache_bytes, 30.0 * GB, 0.01),
+                "seed {seed}: {:?}",
+                r.cache_bytes
+            );
+            assert!(r.cache_end_s.unwrap().abs_diff(17) <= 1);
+            assert!((r.initial_mbps.unwrap() / 1800.0 - 1.0).abs() < 0.02);
+            assert!((r.post_cache_avg_mbps.unwrap() / 1500.0 - 1.0).abs() < 0.01);
+            assert!((r.post_cache_median_mbps.unwrap() / 1500.0 - 1.0).abs() < 0.01);
+            assert_eq!(r.drop_count, 0);
+            assert!(r.drops.is_empty());
+            assert_eq!(r.total_bytes, *f.cum.last().unwrap());
+            let overall = 900.0 * GB / 1e6 / f.mbps.len() as f64;
+            assert!((r.overall_avg_mbps.unwrap() / overall - 1.0).abs() < 0.01);
+        }
+    }
+
+    #[test]
+    fn dips_after_610_gb_are_episodes_not_the_cache_end() {
+        let drive = Drive {
+            cache_bytes: 13.0 * GB,
+            cache_mbps: 1800.0,
+            post_mbps: 1400.0,
+            total_bytes: 900.0 * GB,
+            dips_after: Some(610.0 * GB),
+            noise: 0.01,
+        };
+        for seed in 0..10 {
+            let f = drive.run(seed);
+            assert!(f.dips.len() > 10);
+            let r = analyze_fill(&f.mbps, &f.cum, 0.5);
+            // 1 % noise on a 400 MB/s step: σ ≈ 0.04 s × 1.8 GB/s ≈ 0.55 %.
+            assert!(
+                within(r.cache_bytes, 13.0 * GB, 0.02),
+                "seed {seed}: {:?}",
+                r.cache_bytes
+            );
+            let found: Vec<(usize, usize)> = r.drops.iter().map(|e| (e.start_s, e.len_s)).collect();
+            assert_eq!(found, f.dips, "seed {seed}");
+            for e in &r.drops {
+                assert!(e.at_bytes as f64 >= 610.0 * GB);
+                assert!(e.min_mbps < 50.0);
+                assert_eq!(e.at_bytes, f.cum[e.start_s - 1]);
+            }
+            assert_eq!(r.drop_count, f.dips.len());
+            assert_eq!(r.drop_longest_s, f.dips.iter().map(|d| d.1).max().unwrap());
+            assert_eq!(r.drop_total_s, f.dips.iter().map(|d| d.1).sum::<usize>());
+            assert!((r.post_cache_median_mbps.unwrap() / 1400.0 - 1.0).abs() < 0.01);
+            assert_eq!(
+                r.drop_threshold_mbps,
+                r.post_cache_median_mbps.map(|m| m * 0.5)
+            );
+        }
+    }
+
+    #[test]
+    fn dips_during_the_cache_do_not_end_it() {
+        let drive = Drive {
+            cache_bytes: 100.0 * GB,
+            cache_mbps: 2000.0,
+            post_mbps: 900.0,
+            total_bytes: 300.0 * GB,
+            dips_after: Some(0.0),
+            noise: 0.02,
+        };
+        for seed in 0..10 {
+            let f = drive.run(seed);
+            let r = analyze_fill(&f.mbps, &f.cum, 0.5);
+            assert!(
+                within(r.cache_bytes, 100.0 * GB, 0.01),
+                "seed {seed}: {:?}",
+                r.cache_bytes
+            );
+            assert_eq!(r.drop_count, f.dips.len(), "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn no_cache_drive_with_dips() {
+        let drive = Drive {
+            cache_bytes: 0.0,
+            cache_mbps: 0.0,
+            post_mbps: 1500.0,
+            total_bytes: 200.0 * GB,
+            dips_after: Some(0.0),
+            noise: 0.02,
+        };
+        let f = drive.run(42);
+        let r = analyze_fill(&f.mbps, &f.cum, 0.5);
+        assert_eq!(r.cache_bytes, None);
+        assert_eq!(r.cache_end_s, None);
+        assert_eq!(r.post_cache_avg_mbps, None);
+        assert!((r.drop_reference_mbps.unwrap() / 1500.0 - 1.0).abs() < 0.02);
+        let found: Vec<(usize, usize)> = r.drops.iter().map(|e| (e.start_s, e.len_s)).collect();
+        assert_eq!(found, f.dips);
+    }
+
+    #[test]
+    fn hand_computed_fill() {
+        // 6 s at 1000 MB/s, then 40 s at 500 MB/s with a 2 s dip to 100 and
+        // 50 at seconds 12–13.
+        let mut mbps = vec![1000.0; 6];
+        mbps.extend(vec![500.0; 40]);
+        mbps[12] = 100.0;
+        mbps[13] = 50.0;
+        let cum = cum_of(&mbps);
+        let r = analyze_fill(&mbps, &cum, 0.6);
+        assert_eq!(r.initial_mbps, Some(1000.0));
+        assert_eq!(r.cache_threshold_mbps, Some(900.0));
+        assert_eq!(r.cache_end_s, Some(6));
+        assert_eq!(r.cache_bytes, Some(6_000_000_000));
+        assert_eq!(r.cache_mbps, Some(1000.0));
+        assert_eq!(r.post_cache_median_mbps, Some(500.0));
+        // (38 × 500 + 100 + 50) / 40
+        assert_eq!(r.post_cache_avg_mbps, Some(478.75));
+        assert_eq!(r.drop_threshold_mbps, Some(300.0));
+        assert_eq!(
+            r.drops,
+            vec![Episode {
+                start_s: 12,
+                len_s: 2,
+                min_mbps: 50.0,
+                at_bytes: 9_000_000_000,
+            }]
+        );
+        assert_eq!((r.drop_count, r.drop_longest_s, r.drop_total_s), (1, 2, 2));
+        // (6000 + 19150) / 46
+        assert!((r.overall_avg_mbps.unwrap() - 25150.0 / 46.0).abs() < 1e-9);
+        assert_eq!(r.duration_s, 46);
+        assert_eq!(r.total_bytes, 25_150_000_000);
+    }
+
+    #[test]
+    fn mixed_second_is_interpolated() {
+        // Cache at 1000, post 500; second 6 spends 0.4 s at 1000 and 0.6 s at
+        // 500 = 700 MB, so the cache held 6 000 + 400 MB.
+        let mut mbps = vec![1000.0; 6];
+        mbps.push(700.0);
+        mbps.extend(vec![500.0; 40]);
+        let cum = cum_of(&mbps);
+        let r = analyze_fill(&mbps, &cum, 0.5);
+        assert_eq!(r.cache_end_s, Some(6));
+        assert_eq!(r.cache_bytes, Some(6_400_000_000));
+        // Above the threshold, the mixed second comes before the first slow one.
+        mbps[6] = 950.0; // 0.9 s at 1000 + 0.1 s at 500
+        let r = analyze_fill(&mbps, &cum_of(&mbps), 0.5);
+        assert_eq!(r.cache_end_s, Some(7));
+        assert_eq!(r.cache_bytes, Some(6_900_000_000));
+    }
+
+    #[test]
+    fn dip_shortly_before_the_cache_end_is_not_the_end() {
+        // 100 s at 1000 MB/s with a 4 s dip at 90–93, then 500 MB/s.
+        let mut mbps = vec![1000.0; 100];
+        mbps[90..94].fill(30.0);
+        mbps.extend(vec![500.0; 200]);
+        let r = analyze_fill(&mbps, &cum_of(&mbps), 0.5);
+        assert_eq!(r.cache_end_s, Some(100));
+        assert_eq!(r.cache_bytes, Some(96_120_000_000));
+        assert_eq!(r.drop_count, 1);
+        assert_eq!(r.drops[0].start_s, 90);
+    }
+
+    #[test]
+    fn short_or_broken_input() {
+        let r = analyze_fill(&[], &[], 0.5);
+        assert_eq!(r.duration_s, 0);
+        assert_eq!(r.initial_mbps, None);
+        assert_eq!(r.cache_bytes, None);
+        assert_eq!(r.overall_avg_mbps, None);
+        assert!(r.drops.is_empty());
+
+        // Lengths differ: only the common seconds count.
+        let r = analyze_fill(&[100.0, 100.0, 100.0], &[100_000_000, 200_000_000], 0.5);
+        assert_eq!(r.duration_s, 2);
+        assert_eq!(r.total_bytes, 200_000_000);
+
+        // A slow tail too short to confirm is not a cache end.
+        let mut mbps = vec![1000.0; 30];
+        mbps.extend([400.0; 3]);
+        let cum: Vec<u64> = (1..=33).map(|i| i * 1_000_000_000).collect();
+        assert_eq!(analyze_fill(&mbps, &cum, 0.5).cache_end_s, None);
+
+        // NaN drop fraction finds nothing; NaN rates are zero-rate seconds.
+        let r = analyze_fill(&[500.0, f64::NAN, 500.0], &[1, 2, 3], f64::NAN);
+        assert!(r.drops.is_empty());
+        let r = analyze_fill(&[500.0, f64::NAN, 500.0], &[1, 2, 3], 0.5);
+        assert_eq!(r.drop_count, 1);
+        assert_eq!(r.drops[0].min_mbps, 0.0);
+        let json = serde_json::to_string(&r).unwrap();
+        assert_eq!(serde_json::from_str::<FillSummary>(&json).unwrap(), r);
+    }
+}

@@ -1,0 +1,240 @@
+//! Queue-depth sweep analysis for the enterprise review: the knee of the
+//! throughput curve (lowest QD reaching 95 % of the best throughput) and the
+//! rule for stopping a sweep early once throughput keeps falling.
+
+use serde::{Deserialize, Serialize};
+
+use crate::stats::clean;
+
+/// One measured point of a queue-depth sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SweepPoint {
+    /// Queue depth (outstanding I/Os).
+    pub qd: u32,
+    /// Throughput at that depth, in any unit (IOPS or MB/s) as long as every
+    /// point of a sweep uses the same one.
+    pub throughput: f64,
+}
+
+/// The knee of a sweep, as chosen by [`knee_95`] / [`knee_at`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Knee {
+    /// Position of the knee point in the input slice as given (not in QD
+    /// order), so callers can look up that point's latency or power.
+    pub index: usize,
+    /// Queue depth of the knee point.
+    pub qd: u32,
+    /// Throughput at the knee (same unit as the input).
+    pub throughput: f64,
+    /// Queue depth of the best throughput (the lowest such QD on ties).
+    pub peak_qd: u32,
+    /// Best throughput seen in the sweep.
+    pub peak_throughput: f64,
+    /// throughput ÷ peak_throughput, in 0–1.
+    pub fraction_of_peak: f64,
+}
+
+/// The review's knee fraction: 95 % of the best throughput.
+pub const KNEE_FRACTION: f64 = 0.95;
+
+/// Relative tolerance for float rounding when comparing against the knee
+/// threshold (a point at exactly 95 % counts as reaching it).
+const ROUNDING_TOLERANCE: f64 = 1e-9;
+
+/// The review's knee rule: the lowest queue depth whose throughput is at least
+/// 95 % of the highest throughput anywhere in the sweep.
+///
+/// Points may come in any order; they are considered in increasing QD order
+/// (input order among equal QDs). Because the peak is taken over the whole
+/// sweep, a dip after the knee or a noisy tail does not move the knee, and on
+/// a plateau the knee is the first point of the plateau. Throughputs that are
+/// NaN, infinite or negative are read as 0. Returns `None` for an empty sweep
+/// or when no point has a throughput above 0 (there is no curve to have a
+/// knee).
+pub fn knee_95(points: &[SweepPoint]) -> Option<Knee> {
+    knee_at(points, KNEE_FRACTION)
+}
+
+/// [`knee_95`] with another fraction of the peak (clamped to 0–1; NaN → 0.95).
+pub fn knee_at(points: &[SweepPoint], fraction: f64) -> Option<Knee> {
+    let fraction = if fraction.is_nan() {
+        KNEE_FRACTION
+    } else {
+        fraction.clamp(0.0, 1.0)
+    };
+    let mut order: Vec<usize> = (0..points.len()).collect();
+    order.sort_by_key(|&i| points[i].qd); // stable: input order among equal QDs
+    let tp = |i: usize| clean(points[i].throughput);
+
+    // Lowest QD with the highest throughput.
+    let mut peak = *order.first()?;
+    for &i in &order {
+        if tp(i) > tp(peak) {
+            peak = i;
+        }
+    }
+    let peak_tp = tp(peak);
+    if peak_tp <= 0.0 {
+        return None;
+    }
+    let threshold = fraction * peak_tp * (1.0 - ROUNDING_TOLERANCE);
+    let knee = order.iter().copied().find(|&i| tp(i) >= threshold)?;
+    Some(Knee {
+        index: knee,
+        qd: points[knee].qd,
+        throughput: tp(knee),
+        peak_qd: points[peak].qd,
+        peak_throughput: peak_tp,
+        fraction_of_peak: tp(knee) / peak_tp,
+    })
+}
+
+/// Noise tolerance of the early-stop rule: a point counts as a fall only when
+/// it is more than 1 % below the point before it.
+pub const STOP_FALL_TOLERANCE: f64 = 0.01;
+
+/// Early-stop rule for a sweep in progress. `throughputs` are the results so
+/// far in increasing-QD order. Returns true once throughput has fallen for two
+/// consecutive points past the peak: the maximum of the series lies before the
+/// last two points, and each of the last two points is lower than its
+/// predecessor by more than [`STOP_FALL_TOLERANCE`] (t[i] < t[i−1] × 0.99).
+/// NaN, infinite and negative values are read as 0. Fewer than three points
+/// never stop the sweep.
+pub fn sweep_should_stop(throughputs: &[f64]) -> bool {
+    let n = throughputs.len();
+    if n < 3 {
+        return false;
+    }
+    let t: Vec<f64> = throughputs.iter().copied().map(clean).collect();
+    let peak = t
+        .iter()
+        .enumerate()
+        .fold(0, |best, (i, &x)| if x > t[best] { i } else { best });
+    let falls = |i: usize| t[i] < t[i - 1] * (1.0 - STOP_FALL_TOLERANCE);
+    peak < n - 2 && falls(n - 2) && falls(n - 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sweep(pairs: &[(u32, f64)]) -> Vec<SweepPoint> {
+        pairs
+            .iter()
+            .map(|&(qd, throughput)| SweepPoint { qd, throughput })
+            .collect()
+    }
+
+    #[test]
+    fn knee_is_lowest_qd_reaching_95_percent_of_peak() {
+        let pts = sweep(&[
+            (1, 100.0),
+            (2, 190.0),
+            (4, 350.0),
+            (8, 520.0),
+            (16, 610.0),
+            (32, 640.0),
+            (64, 600.0), // dip after the knee
+            (128, 655.0),
+            (256, 630.0),
+        ]);
+        // peak 655 at QD 128; 95 % = 622.25; first QD at or above: 32 (640).
+        let k = knee_95(&pts).unwrap();
+        assert_eq!(k.qd, 32);
+        assert_eq!(k.index, 5);
+        assert_eq!(k.throughput, 640.0);
+        assert_eq!(k.peak_qd, 128);
+        assert_eq!(k.peak_throughput, 655.0);
+        assert!((k.fraction_of_peak - 640.0 / 655.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn exactly_95_percent_counts() {
+        let pts = sweep(&[(1, 50.0), (2, 95.0), (4, 100.0)]);
+        assert_eq!(knee_95(&pts).unwrap().qd, 2);
+        let pts = sweep(&[(1, 50.0), (2, 94.99), (4, 100.0)]);
+        assert_eq!(knee_95(&pts).unwrap().qd, 4);
+    }
+
+    #[test]
+    fn plateau_knee_is_first_point_of_plateau() {
+        let pts = sweep(&[(1, 100.0), (2, 200.0), (4, 300.0), (8, 300.0), (16, 300.0)]);
+        let k = knee_95(&pts).unwrap();
+        assert_eq!((k.qd, k.peak_qd, k.fraction_of_peak), (4, 4, 1.0));
+
+        // A noisy plateau: 296 is within 95 % of the best (302 at QD 64).
+        let pts = sweep(&[
+            (1, 90.0),
+            (2, 170.0),
+            (4, 260.0),
+            (8, 296.0),
+            (16, 301.0),
+            (32, 293.0),
+            (64, 302.0),
+        ]);
+        let k = knee_95(&pts).unwrap();
+        assert_eq!((k.qd, k.peak_qd), (8, 64));
+    }
+
+    #[test]
+    fn unordered_input_is_sorted_by_qd_and_index_points_into_input() {
+        let pts = sweep(&[
+            (32, 980.0),
+            (1, 200.0),
+            (8, 960.0),
+            (4, 700.0),
+            (16, 1000.0),
+        ]);
+        let k = knee_95(&pts).unwrap();
+        assert_eq!((k.qd, k.index), (8, 2));
+        assert_eq!((k.peak_qd, k.peak_throughput), (16, 1000.0));
+    }
+
+    #[test]
+    fn empty_and_all_zero_sweeps_have_no_knee() {
+        assert_eq!(knee_95(&[]), None);
+        assert_eq!(knee_95(&sweep(&[(1, 0.0), (2, 0.0), (4, 0.0)])), None);
+        assert_eq!(knee_95(&sweep(&[(1, f64::NAN), (2, -1.0)])), None);
+    }
+
+    #[test]
+    fn broken_samples_never_become_the_peak() {
+        let pts = sweep(&[(1, 100.0), (2, f64::INFINITY), (4, 200.0)]);
+        let k = knee_95(&pts).unwrap();
+        assert_eq!((k.qd, k.peak_qd), (4, 4));
+    }
+
+    #[test]
+    fn other_fraction() {
+        let pts = sweep(&[(1, 40.0), (2, 80.0), (4, 100.0)]);
+        assert_eq!(knee_at(&pts, 0.8).unwrap().qd, 2);
+        assert_eq!(knee_at(&pts, 0.0).unwrap().qd, 1);
+    }
+
+    #[test]
+    fn stops_after_two_consecutive_falls_past_peak() {
+        assert!(!sweep_should_stop(&[]));
+        assert!(!sweep_should_stop(&[100.0, 90.0]));
+        assert!(!sweep_should_stop(&[100.0, 200.0, 300.0]));
+        assert!(!sweep_should_stop(&[100.0, 200.0, 300.0, 280.0]));
+        assert!(sweep_should_stop(&[100.0, 200.0, 300.0, 280.0, 260.0]));
+        // One fall, then a rise, then one fall: not two consecutive.
+        assert!(!sweep_should_stop(&[100.0, 300.0, 280.0, 290.0, 270.0]));
+        // Falls within the 1 % noise tolerance do not count.
+        assert!(!sweep_should_stop(&[100.0, 300.0, 298.0, 296.0]));
+        assert!(sweep_should_stop(&[100.0, 300.0, 296.0, 292.0]));
+        // Exactly 1 % lower is not "more than" 1 %.
+        assert!(!sweep_should_stop(&[100.0, 300.0, 297.0, 290.0]));
+    }
+
+    #[test]
+    fn falls_before_a_later_peak_do_not_stop() {
+        // The two falls happened, but the sweep later climbed higher: the
+        // last two points are what matter, and they rise.
+        assert!(!sweep_should_stop(&[300.0, 250.0, 200.0, 400.0, 410.0]));
+        // After the new peak, two falls: stop.
+        assert!(sweep_should_stop(&[
+            300.0, 250.0, 200.0, 400.0, 380.0, 350.0
+        ]));
+    }
+}
