@@ -1,1 +1,36 @@
-//! drivelab-sim (being built).
+//! drivelab-sim: a simulated SSD that runs in virtual time, the ground truth for
+//! drivelab's analyses.
+//!
+//! A [`SimDevice`] implements `drivelab_engine::model::DeviceModel`. Inside: a page-level
+//! FTL at 4 KiB with erase blocks and greedy garbage collection that competes with host
+//! writes (write amplification emerges from the workload, it is never set), TRIM, an SLC
+//! write cache folded back when idle, NAND read/program/erase times on dies and channels
+//! modelled by resource reservation, a host-link ceiling (SATA, PCIe, USB), an optional
+//! DRAM-less mapping cache, and an optional thermal model with throttling. The same
+//! parameters and call sequence give the same results bit for bit.
+//!
+//! Build one from a target string with [`parse`] (`sim:nvme-tlc,capacity=32G`); list the
+//! presets with [`presets`]. [`DeviceModel::ground_truth`](drivelab_engine::model::DeviceModel::ground_truth)
+//! reports what the model knows to be true (write amplification, steady-state IOPS, cache
+//! size, throttle and GC-stall intervals), for checking what drivelab measured.
+
+pub mod analytic;
+pub mod config;
+mod device;
+mod ftl;
+mod resources;
+mod slc;
+pub mod thermal;
+pub mod units;
+
+pub use config::{presets, SimConfig};
+pub use device::{SimDevice, IDLE_DELAY_NS, STALL_REPORT_NS};
+pub use ftl::Ftl;
+
+/// Build a simulated drive from a target string such as
+/// `sim:capacity=64G,op=7%,slc=8G,channels=8,iface=sata`, `sim:nvme-tlc` or
+/// `sim:dramless,capacity=32G,seed=3`. Errors are one line naming the bad key and the
+/// accepted form.
+pub fn parse(spec: &str) -> Result<SimDevice, String> {
+    SimDevice::new(SimConfig::parse(spec)?)
+}

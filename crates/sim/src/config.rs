@@ -1,0 +1,540 @@
+//! The simulated drive's parameters, its presets, and the `sim:` spec string that sets them.
+
+use crate::units::{
+    format_duration, format_percent, format_size, parse_duration_ns, parse_percent, parse_size,
+    parse_switch, DURATION_FORM, PERCENT_FORM, SIZE_FORM,
+};
+
+/// The mapping unit and logical page of the FTL.
+pub const PAGE_BYTES: u64 = 4096;
+
+/// Host interface: sets the link's payload bandwidth and per-command cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Iface {
+    /// SATA 6 Gb/s (half duplex, AHCI/NCQ).
+    Sata,
+    /// PCIe NVMe, generation 1..=5, 1..=16 lanes.
+    Pcie { gen: u8, lanes: u8 },
+    /// USB 3.x UASP bridge, 10 or 20 Gb/s.
+    Usb { gbps: u8 },
+}
+
+impl Iface {
+    /// Accepted form, for error messages.
+    pub const FORM: &'static str = "sata, pcie<gen>x<lanes> (e.g. pcie3x4, pcie4x4), usb10 or usb20";
+
+    fn parse(s: &str) -> Option<Iface> {
+        match s {
+            "sata" => return Some(Iface::Sata),
+            "usb10" => return Some(Iface::Usb { gbps: 10 }),
+            "usb20" => return Some(Iface::Usb { gbps: 20 }),
+            "nvme" => return Some(Iface::Pcie { gen: 3, lanes: 4 }),
+            _ => {}
+        }
+        let rest = s.strip_prefix("pcie")?;
+        let (g, l) = rest.split_once('x')?;
+        let gen: u8 = g.parse().ok()?;
+        let lanes: u8 = l.parse().ok()?;
+        ((1..=5).contains(&gen) && [1, 2, 4, 8, 16].contains(&lanes))
+            .then_some(Iface::Pcie { gen, lanes })
+    }
+
+    /// The name `parse` reads back.
+    pub fn name(&self) -> String {
+        match self {
+            Iface::Sata => "sata".into(),
+            Iface::Pcie { gen, lanes } => format!("pcie{gen}x{lanes}"),
+            Iface::Usb { gbps } => format!("usb{gbps}"),
+        }
+    }
+
+    /// Payload bandwidth in bytes/s after line coding and protocol overhead.
+    pub fn payload_bytes_per_s(&self) -> f64 {
+        match *self {
+            // 6 Gb/s with 8b/10b = 600 MB/s; FIS framing leaves about 93 %.
+            Iface::Sata => 560e6,
+            Iface::Pcie { gen, lanes } => {
+                let per_lane = match gen {
+                    1 => 250e6,
+                    2 => 500e6,
+                    3 => 8e9 * 128.0 / 130.0 / 8.0,
+                    4 => 16e9 * 128.0 / 130.0 / 8.0,
+                    _ => 32e9 * 128.0 / 130.0 / 8.0,
+                };
+                // TLP headers, flow control and NVMe queue traffic: about 88 % payload.
+                per_lane * lanes as f64 * 0.88
+            }
+            // 128b/132b coding, UASP framing: about 87 % payload.
+            Iface::Usb { gbps } => gbps as f64 * 1e9 * 128.0 / 132.0 / 8.0 * 0.87,
+        }
+    }
+
+    /// Link time per command besides its payload, ns (caps small-block IOPS).
+    pub fn cmd_ns(&self) -> u64 {
+        match self {
+            Iface::Sata => 2_500,
+            Iface::Pcie { .. } => 1_000,
+            Iface::Usb { .. } => 12_000,
+        }
+    }
+
+    /// Fixed latency of the command path (protocol, firmware), ns; not a shared resource.
+    pub fn latency_ns(&self) -> u64 {
+        match self {
+            Iface::Sata => 12_000,
+            Iface::Pcie { .. } => 6_000,
+            Iface::Usb { .. } => 30_000,
+        }
+    }
+
+    /// Whether reads and writes use separate link directions.
+    pub fn full_duplex(&self) -> bool {
+        !matches!(self, Iface::Sata)
+    }
+}
+
+/// NAND cell type: sets default timings and the program unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cell {
+    Mlc,
+    Tlc,
+    Qlc,
+}
+
+impl Cell {
+    fn parse(s: &str) -> Option<Cell> {
+        match s {
+            "mlc" => Some(Cell::Mlc),
+            "tlc" => Some(Cell::Tlc),
+            "qlc" => Some(Cell::Qlc),
+            _ => None,
+        }
+    }
+
+    /// The name `parse` reads back.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Cell::Mlc => "mlc",
+            Cell::Tlc => "tlc",
+            Cell::Qlc => "qlc",
+        }
+    }
+
+    /// Bytes one program operation writes on a die in native mode (16 KiB pages × planes ×
+    /// bits per cell, one-shot programming).
+    pub fn program_unit_bytes(&self) -> u64 {
+        match self {
+            Cell::Mlc => 64 << 10,
+            Cell::Tlc => 192 << 10,
+            Cell::Qlc => 256 << 10,
+        }
+    }
+
+    /// Default (read, program, erase) times in ns.
+    pub fn default_times_ns(&self) -> (u64, u64, u64) {
+        match self {
+            Cell::Mlc => (50_000, 1_300_000, 3_000_000),
+            Cell::Tlc => (60_000, 2_400_000, 3_500_000),
+            Cell::Qlc => (90_000, 4_000_000, 10_000_000),
+        }
+    }
+}
+
+/// SLC-mode program unit: 16 KiB pages on 4 planes.
+pub const SLC_PROGRAM_UNIT_BYTES: u64 = 64 << 10;
+/// SLC-mode program time per unit, ns.
+pub const SLC_PROGRAM_NS: u64 = 200_000;
+/// SLC-mode read time, ns.
+pub const SLC_READ_NS: u64 = 25_000;
+/// Bytes one NAND read senses (one 16 KiB page on one plane).
+pub const READ_UNIT_BYTES: u64 = 16 << 10;
+/// NAND channel bus: 1200 MT/s × 8 bit.
+pub const CHANNEL_BYTES_PER_S: f64 = 1.2e9;
+/// LBA span one cached mapping page covers on a DRAM-less drive (1024 entries × 4 KiB).
+pub const MAP_PAGE_SPAN_BYTES: u64 = 4 << 20;
+/// LBA span the DRAM-less controller's SRAM mapping cache covers.
+pub const DRAMLESS_MAP_CACHE_SPAN_BYTES: u64 = 1 << 30;
+
+/// How garbage collection is scheduled against host writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GcMode {
+    /// One victim at a time, interleaved with host writes whenever the free pool runs low.
+    Incremental,
+    /// When the free pool runs low, reclaim `gc_batch` blocks while host I/O waits.
+    Batch,
+}
+
+impl GcMode {
+    fn parse(s: &str) -> Option<GcMode> {
+        match s {
+            "incremental" => Some(GcMode::Incremental),
+            "batch" => Some(GcMode::Batch),
+            _ => None,
+        }
+    }
+
+    /// The name `parse` reads back.
+    pub fn name(&self) -> &'static str {
+        match self {
+            GcMode::Incremental => "incremental",
+            GcMode::Batch => "batch",
+        }
+    }
+}
+
+/// SLC cache size: absolute, or a share of the user capacity.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SlcSize {
+    Bytes(u64),
+    Percent(f64),
+}
+
+/// Every parameter of a simulated drive.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimConfig {
+    /// Preset the parameters started from, if any.
+    pub preset: Option<&'static str>,
+    /// User-visible capacity (rounded down to 4 KiB).
+    pub capacity_bytes: u64,
+    /// Over-provisioning: physical = user × (1 + op/100).
+    pub op_percent: f64,
+    pub slc: SlcSize,
+    pub channels: u32,
+    /// Total dies (spread round-robin over the channels).
+    pub dies: u32,
+    pub iface: Iface,
+    pub cell: Cell,
+    pub tread_ns: u64,
+    /// Time of one native-mode program operation (one program unit).
+    pub tprog_ns: u64,
+    pub terase_ns: u64,
+    /// Erase block size (power of two, ≥ 64 KiB).
+    pub block_bytes: u64,
+    /// Whether the mapping table is held in DRAM (off: a small SRAM cache of mapping pages).
+    pub dram: bool,
+    pub gc: GcMode,
+    /// Blocks reclaimed per batch in `GcMode::Batch`.
+    pub gc_batch_blocks: u32,
+    pub thermal: bool,
+    pub seed: u64,
+}
+
+/// Presets: (name, one-line description).
+const PRESETS: [(&str, &str); 3] = [
+    (
+        "sata-mlc",
+        "256 GB SATA 6 Gb/s MLC drive, 8 channels x 16 dies, 7% spare, no SLC cache, no throttling",
+    ),
+    (
+        "nvme-tlc",
+        "512 GB PCIe 4.0 x4 NVMe TLC drive, 16 dies, 7% spare, SLC cache of 10% of capacity, thermal throttling",
+    ),
+    (
+        "dramless",
+        "256 GB DRAM-less PCIe 3.0 x4 TLC drive, 4 dies, 5% spare, small SLC cache, batch GC that stalls for seconds",
+    ),
+];
+
+/// Preset names and one-line descriptions, for help text.
+pub fn presets() -> Vec<(&'static str, &'static str)> {
+    PRESETS.to_vec()
+}
+
+impl SimConfig {
+    /// The parameters used when a spec names no preset: a generic 64 GB PCIe 3.0 x4 TLC drive.
+    pub fn generic() -> SimConfig {
+        let cell = Cell::Tlc;
+        let (tr, tp, te) = cell.default_times_ns();
+        SimConfig {
+            preset: None,
+            capacity_bytes: 64 << 30,
+            op_percent: 7.0,
+            slc: SlcSize::Bytes(0),
+            channels: 8,
+            dies: 16,
+            iface: Iface::Pcie { gen: 3, lanes: 4 },
+            cell,
+            tread_ns: tr,
+            tprog_ns: tp,
+            terase_ns: te,
+            block_bytes: 4 << 20,
+            dram: true,
+            gc: GcMode::Incremental,
+            gc_batch_blocks: 64,
+            thermal: false,
+            seed: 1,
+        }
+    }
+
+    /// A named preset.
+    pub fn preset(name: &str) -> Option<SimConfig> {
+        let mut c = SimConfig::generic();
+        match name {
+            "sata-mlc" => {
+                c.preset = Some("sata-mlc");
+                c.capacity_bytes = 256 << 30;
+                c.iface = Iface::Sata;
+                c.set_cell(Cell::Mlc);
+            }
+            "nvme-tlc" => {
+                c.preset = Some("nvme-tlc");
+                c.capacity_bytes = 512 << 30;
+                c.iface = Iface::Pcie { gen: 4, lanes: 4 };
+                c.slc = SlcSize::Percent(10.0);
+                c.thermal = true;
+            }
+            "dramless" => {
+                c.preset = Some("dramless");
+                c.capacity_bytes = 256 << 30;
+                c.op_percent = 5.0;
+                c.slc = SlcSize::Percent(2.0);
+                c.channels = 2;
+                c.dies = 4;
+                c.dram = false;
+                c.gc = GcMode::Batch;
+                c.gc_batch_blocks = 64;
+            }
+            _ => return None,
+        }
+        Some(c)
+    }
+
+    fn set_cell(&mut self, cell: Cell) {
+        self.cell = cell;
+        let (tr, tp, te) = cell.default_times_ns();
+        self.tread_ns = tr;
+        self.tprog_ns = tp;
+        self.terase_ns = te;
+    }
+
+    /// SLC cache size in bytes (a multiple of 4 KiB, at most the capacity).
+    pub fn slc_bytes(&self) -> u64 {
+        let b = match self.slc {
+            SlcSize::Bytes(b) => b,
+            SlcSize::Percent(p) => (self.capacity_bytes as f64 * p / 100.0) as u64,
+        };
+        b.min(self.capacity_bytes) / PAGE_BYTES * PAGE_BYTES
+    }
+
+    /// Parse a `sim:` target string: an optional preset name first, then `key=value`
+    /// overrides separated by commas.
+    pub fn parse(spec: &str) -> Result<SimConfig, String> {
+        let body = spec.trim();
+        let body = body.strip_prefix("sim:").unwrap_or(body);
+        let mut parts = body.split(',').map(str::trim).filter(|p| !p.is_empty()).peekable();
+        let mut cfg = match parts.peek() {
+            Some(first) if !first.contains('=') => {
+                let name = parts.next().unwrap_or_default();
+                SimConfig::preset(name).ok_or_else(|| {
+                    let names: Vec<&str> = PRESETS.iter().map(|p| p.0).collect();
+                    format!(
+                        "sim: unknown preset '{name}': expected one of {} (or key=value settings)",
+                        names.join(", ")
+                    )
+                })?
+            }
+            _ => SimConfig::generic(),
+        };
+        let mut times_set = [false; 3];
+        for part in parts {
+            let Some((key, value)) = part.split_once('=') else {
+                return Err(format!(
+                    "sim: '{part}' is not key=value (a preset name may only come first)"
+                ));
+            };
+            let (key, value) = (key.trim(), value.trim());
+            let bad = |form: &str| format!("sim: bad {key} '{value}': expected {form}");
+            match key {
+                "capacity" => {
+                    let b = parse_size(value).ok_or_else(|| bad(SIZE_FORM))?;
+                    if b < 64 << 20 {
+                        return Err(bad("a size of at least 64M"));
+                    }
+                    cfg.capacity_bytes = b / PAGE_BYTES * PAGE_BYTES;
+                }
+                "op" => {
+                    let p = parse_percent(value).ok_or_else(|| bad(PERCENT_FORM))?;
+                    if p > 400.0 {
+                        return Err(bad("a percentage from 0% to 400%"));
+                    }
+                    cfg.op_percent = p;
+                }
+                "slc" => {
+                    cfg.slc = if value.ends_with('%') {
+                        let p = parse_percent(value)
+                            .filter(|p| *p <= 100.0)
+                            .ok_or_else(|| bad("a size like 8G or a share of capacity like 10%"))?;
+                        SlcSize::Percent(p)
+                    } else {
+                        SlcSize::Bytes(parse_size(value).ok_or_else(|| {
+                            bad("a size like 8G (0 for none) or a share of capacity like 10%")
+                        })?)
+                    }
+                }
+                "channels" => cfg.channels = parse_count(value, 1, 64).ok_or_else(|| bad("a whole number from 1 to 64"))?,
+                "dies" => cfg.dies = parse_count(value, 1, 1024).ok_or_else(|| bad("a whole number from 1 to 1024"))?,
+                "iface" => cfg.iface = Iface::parse(value).ok_or_else(|| bad(Iface::FORM))?,
+                "cell" => {
+                    let cell = Cell::parse(value).ok_or_else(|| bad("mlc, tlc or qlc"))?;
+                    let (tr, tp, te) = cell.default_times_ns();
+                    cfg.cell = cell;
+                    // Timings given explicitly (before or after) win over the cell's defaults.
+                    if !times_set[0] {
+                        cfg.tread_ns = tr;
+                    }
+                    if !times_set[1] {
+                        cfg.tprog_ns = tp;
+                    }
+                    if !times_set[2] {
+                        cfg.terase_ns = te;
+                    }
+                }
+                "tread" => {
+                    cfg.tread_ns = parse_duration_ns(value).ok_or_else(|| bad(DURATION_FORM))?;
+                    times_set[0] = true;
+                }
+                "tprog" => {
+                    cfg.tprog_ns = parse_duration_ns(value).ok_or_else(|| bad(DURATION_FORM))?;
+                    times_set[1] = true;
+                }
+                "terase" => {
+                    cfg.terase_ns = parse_duration_ns(value).ok_or_else(|| bad(DURATION_FORM))?;
+                    times_set[2] = true;
+                }
+                "block" => {
+                    let b = parse_size(value)
+                        .filter(|b| b.is_power_of_two() && (64 << 10..=1 << 30).contains(b))
+                        .ok_or_else(|| bad("a power of two from 64K to 1G, like 4M"))?;
+                    cfg.block_bytes = b;
+                }
+                "dram" => cfg.dram = parse_switch(value).ok_or_else(|| bad("on or off"))?,
+                "gc" => cfg.gc = GcMode::parse(value).ok_or_else(|| bad("incremental or batch"))?,
+                "gc_batch" => {
+                    cfg.gc_batch_blocks = parse_count(value, 1, 1 << 20)
+                        .ok_or_else(|| bad("a number of blocks from 1 to 1048576"))?
+                }
+                "thermal" => cfg.thermal = parse_switch(value).ok_or_else(|| bad("on or off"))?,
+                "seed" => cfg.seed = value.parse().map_err(|_| bad("a whole number like 42"))?,
+                _ => {
+                    return Err(format!(
+                        "sim: unknown key '{key}': expected one of capacity, op, slc, channels, dies, \
+                         iface, cell, tread, tprog, terase, block, dram, gc, gc_batch, thermal, seed"
+                    ))
+                }
+            }
+        }
+        Ok(cfg)
+    }
+
+    /// The full resolved spec string; `parse` of it gives back these parameters.
+    pub fn to_spec(&self) -> String {
+        let mut s = String::from("sim:");
+        if let Some(p) = self.preset {
+            s.push_str(p);
+            s.push(',');
+        }
+        let slc = match self.slc {
+            SlcSize::Bytes(b) => format_size(b),
+            SlcSize::Percent(p) => format_percent(p),
+        };
+        s.push_str(&format!(
+            "capacity={},op={},slc={slc},channels={},dies={},iface={},cell={},tread={},tprog={},\
+             terase={},block={},dram={},gc={},gc_batch={},thermal={},seed={}",
+            format_size(self.capacity_bytes),
+            format_percent(self.op_percent),
+            self.channels,
+            self.dies,
+            self.iface.name(),
+            self.cell.name(),
+            format_duration(self.tread_ns),
+            format_duration(self.tprog_ns),
+            format_duration(self.terase_ns),
+            format_size(self.block_bytes),
+            on_off(self.dram),
+            self.gc.name(),
+            self.gc_batch_blocks,
+            on_off(self.thermal),
+            self.seed
+        ));
+        s
+    }
+}
+
+fn on_off(b: bool) -> &'static str {
+    if b {
+        "on"
+    } else {
+        "off"
+    }
+}
+
+fn parse_count(s: &str, lo: u32, hi: u32) -> Option<u32> {
+    s.parse::<u32>().ok().filter(|n| (lo..=hi).contains(n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn explicit_keys_override_generic_defaults() {
+        let c = SimConfig::parse("sim:capacity=64G,op=7%,slc=8G,channels=8,iface=sata").unwrap();
+        assert_eq!(c.capacity_bytes, 64 << 30);
+        assert_eq!(c.op_percent, 7.0);
+        assert_eq!(c.slc_bytes(), 8 << 30);
+        assert_eq!(c.channels, 8);
+        assert_eq!(c.iface, Iface::Sata);
+        assert_eq!(c.preset, None);
+    }
+
+    #[test]
+    fn presets_take_overrides_and_round_trip() {
+        for (name, _) in presets() {
+            let c = SimConfig::parse(&format!("sim:{name},capacity=32G,seed=9")).unwrap();
+            assert_eq!(c.preset, Some(name));
+            assert_eq!(c.capacity_bytes, 32 << 30);
+            assert_eq!(c.seed, 9);
+            assert_eq!(SimConfig::parse(&c.to_spec()).unwrap(), c, "{}", c.to_spec());
+        }
+        let c = SimConfig::parse("sim:nvme-tlc").unwrap();
+        assert!(c.thermal);
+        assert_eq!(c.slc_bytes(), (512u64 << 30) / 10 / 4096 * 4096);
+        assert_eq!(SimConfig::parse("sim:sata-mlc").unwrap().slc_bytes(), 0);
+        assert!(!SimConfig::parse("sim:dramless").unwrap().dram);
+        let c = SimConfig::parse("sim:nvme-tlc,thermal=off,iface=pcie3x2,cell=qlc,tprog=3ms").unwrap();
+        assert!(!c.thermal);
+        assert_eq!(c.iface, Iface::Pcie { gen: 3, lanes: 2 });
+        assert_eq!((c.tread_ns, c.tprog_ns), (90_000, 3_000_000));
+    }
+
+    #[test]
+    fn errors_name_the_key_and_the_accepted_form() {
+        let e = SimConfig::parse("sim:op=seven").unwrap_err();
+        assert!(e.contains("op") && e.contains("7%"), "{e}");
+        assert!(!e.contains('\n'));
+        let e = SimConfig::parse("sim:capacity=12X").unwrap_err();
+        assert!(e.contains("capacity") && e.contains("64G"), "{e}");
+        let e = SimConfig::parse("sim:iface=scsi").unwrap_err();
+        assert!(e.contains("iface") && e.contains("pcie4x4"), "{e}");
+        let e = SimConfig::parse("sim:thermal=maybe").unwrap_err();
+        assert!(e.contains("thermal") && e.contains("on or off"), "{e}");
+        let e = SimConfig::parse("sim:hdd").unwrap_err();
+        assert!(e.contains("hdd") && e.contains("nvme-tlc"), "{e}");
+        let e = SimConfig::parse("sim:color=red").unwrap_err();
+        assert!(e.contains("color") && e.contains("capacity"), "{e}");
+        let e = SimConfig::parse("sim:capacity=1G,nvme-tlc").unwrap_err();
+        assert!(e.contains("nvme-tlc"), "{e}");
+        let e = SimConfig::parse("sim:block=3M").unwrap_err();
+        assert!(e.contains("block") && e.contains("power of two"), "{e}");
+    }
+
+    #[test]
+    fn iface_bandwidths_are_plausible() {
+        let sata = Iface::Sata.payload_bytes_per_s();
+        assert!((500e6..600e6).contains(&sata));
+        let g4 = Iface::Pcie { gen: 4, lanes: 4 }.payload_bytes_per_s();
+        assert!((6.5e9..7.9e9).contains(&g4), "{g4}");
+        let u10 = Iface::Usb { gbps: 10 }.payload_bytes_per_s();
+        assert!((0.9e9..1.25e9).contains(&u10), "{u10}");
+    }
+}

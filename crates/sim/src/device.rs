@@ -1,0 +1,627 @@
+//! The simulated drive: FTL + SLC cache + NAND timing + host link + thermal model, driven
+//! through `drivelab_engine::model::DeviceModel`.
+
+use drivelab_engine::model::{DeviceModel, ModelInfo, SensorReading};
+use drivelab_engine::op::{Dir, IoOp};
+use rand_xoshiro::rand_core::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use serde_json::json;
+
+use crate::analytic::{greedy_write_amplification, steady_random_write_iops, WriteCosts};
+use crate::config::{
+    GcMode, SimConfig, CHANNEL_BYTES_PER_S, DRAMLESS_MAP_CACHE_SPAN_BYTES, MAP_PAGE_SPAN_BYTES,
+    PAGE_BYTES, READ_UNIT_BYTES, SLC_PROGRAM_NS, SLC_PROGRAM_UNIT_BYTES, SLC_READ_NS,
+};
+use crate::ftl::{Ftl, NONE};
+use crate::resources::Resources;
+use crate::slc::SlcCache;
+use crate::thermal::{Energy, Thermal, M2_NVME, NVME_ENERGY};
+
+/// GC pauses at least this long are reported as stalls.
+pub const STALL_REPORT_NS: u64 = 100_000_000;
+/// The drive starts background work (folding, idle GC) after this much idle time.
+pub const IDLE_DELAY_NS: u64 = 5_000_000;
+/// Thermal state is advanced at most this often during I/O.
+const THERMAL_STEP_NS: u64 = 1_000_000;
+/// Throttled drives run their link and NAND this many times slower.
+const THROTTLE_FACTOR: u64 = 3;
+/// Pages per NAND read unit (one 16 KiB plane page).
+const READ_UNIT_PAGES: u32 = (READ_UNIT_BYTES / PAGE_BYTES) as u32;
+
+/// Per-operation costs in ns.
+#[derive(Debug, Clone, Copy)]
+struct Costs {
+    prog: u64,
+    prog_slc: u64,
+    read: u64,
+    read_slc: u64,
+    gc_read: u64,
+    erase: u64,
+    xfer: u64,
+    link_fs_per_byte: u64,
+    link_cmd: u64,
+    latency: u64,
+    unmapped_read: u64,
+}
+
+/// Counters of host and NAND work.
+#[derive(Debug, Clone, Copy, Default)]
+struct Stats {
+    host_write_pages: u64,
+    host_bytes_written: u64,
+    host_bytes_read: u64,
+    host_read_ops: u64,
+    host_write_ops: u64,
+    trimmed_pages: u64,
+    slc_programs: u64,
+    native_programs: u64,
+    gc_copies: u64,
+    folds: u64,
+    erases: u64,
+    nand_reads: u64,
+    map_reads: u64,
+    map_writes: u64,
+    link_bytes: u64,
+}
+
+/// Direct-mapped cache of mapping pages (DRAM-less drives).
+#[derive(Debug, Clone)]
+struct MapCache {
+    tags: Vec<u32>,
+    dirty: Vec<bool>,
+    mask: u32,
+    shift: u32,
+}
+
+/// A simulated SSD in virtual time. Build one with [`crate::parse`] or
+/// [`SimDevice::new`].
+#[derive(Debug, Clone)]
+pub struct SimDevice {
+    cfg: SimConfig,
+    spec: String,
+    ftl: Ftl,
+    res: Resources,
+    c: Costs,
+    rng: Xoshiro256PlusPlus,
+    slc: SlcCache,
+    map: Option<MapCache>,
+    thermal: Option<Thermal>,
+    energy: Energy,
+    mult: u64,
+    gc_low: u32,
+    gc_high: u32,
+    gate_ns: u64,
+    now_ns: u64,
+    stalls: Vec<(u64, u64)>,
+    last_read_unit: Vec<u32>,
+    st: Stats,
+}
+
+impl SimDevice {
+    /// Build a drive from its parameters; fails (one line) when the spare area cannot hold
+    /// the GC reserve.
+    pub fn new(cfg: SimConfig) -> Result<SimDevice, String> {
+        let user_pages = cfg.capacity_bytes / PAGE_BYTES;
+        if user_pages > (1u64 << 31) {
+            return Err("sim: bad capacity: expected at most 8T".into());
+        }
+        let np = (cfg.block_bytes / PAGE_BYTES) as u32;
+        if cfg.block_bytes < READ_UNIT_BYTES {
+            return Err("sim: bad block: expected at least 64K".into());
+        }
+        let physical_pages = (user_pages as f64 * (1.0 + cfg.op_percent / 100.0)) as u64;
+        let blocks = physical_pages / np as u64;
+        let user_blocks = user_pages.div_ceil(np as u64);
+        // Worst case one victim's copies fill every die's open block once; two victims'
+        // worth of frontier blocks in reserve keeps the free pool from running dry.
+        let gc_low = 2 * cfg.dies + 2;
+        let spare = blocks.saturating_sub(user_blocks + cfg.dies as u64 + 1);
+        if spare < gc_low as u64 + 1 {
+            return Err(format!(
+                "sim: bad op '{}%': the spare area ({spare} blocks of {} KiB) cannot hold the GC reserve \
+                 of {} blocks; raise op or capacity, or lower dies or block",
+                cfg.op_percent,
+                cfg.block_bytes >> 10,
+                gc_low + 1
+            ));
+        }
+        let gc_high = match cfg.gc {
+            GcMode::Incremental => gc_low,
+            GcMode::Batch => {
+                let room = (spare - gc_low as u64) / 2;
+                gc_low + (cfg.gc_batch_blocks as u64).min(room).max(1) as u32
+            }
+        };
+        let ftl = Ftl::new(user_pages as u32, blocks as u32, np, cfg.dies, READ_UNIT_PAGES);
+        let (unit_prog, unit_bytes) = (cfg.tprog_ns, cfg.cell.program_unit_bytes());
+        let link_bw = cfg.iface.payload_bytes_per_s();
+        let c = Costs {
+            prog: (unit_prog * PAGE_BYTES / unit_bytes).max(1),
+            prog_slc: SLC_PROGRAM_NS * PAGE_BYTES / SLC_PROGRAM_UNIT_BYTES,
+            read: cfg.tread_ns,
+            read_slc: SLC_READ_NS,
+            // GC senses whole 16 KiB plane pages and moves every valid 4 KiB page of each.
+            gc_read: cfg.tread_ns / READ_UNIT_PAGES as u64,
+            erase: cfg.terase_ns,
+            xfer: (PAGE_BYTES as f64 / CHANNEL_BYTES_PER_S * 1e9).round() as u64,
+            link_fs_per_byte: (1e15 / link_bw).round() as u64,
+            link_cmd: cfg.iface.cmd_ns(),
+            latency: cfg.iface.latency_ns(),
+            unmapped_read: 2_000,
+        };
+        let map = (!cfg.dram).then(|| {
+            let slots = (DRAMLESS_MAP_CACHE_SPAN_BYTES / MAP_PAGE_SPAN_BYTES) as u32;
+            MapCache {
+                tags: vec![NONE; slots as usize],
+                dirty: vec![false; slots as usize],
+                mask: slots - 1,
+                shift: (MAP_PAGE_SPAN_BYTES / PAGE_BYTES).trailing_zeros(),
+            }
+        });
+        let slc = SlcCache::new(cfg.slc_bytes() / PAGE_BYTES, blocks * np as u64);
+        Ok(SimDevice {
+            spec: cfg.to_spec(),
+            rng: Xoshiro256PlusPlus::seed_from_u64(cfg.seed),
+            thermal: cfg.thermal.then(|| Thermal::new(M2_NVME)),
+            energy: NVME_ENERGY,
+            res: Resources::new(cfg.dies, cfg.channels),
+            last_read_unit: vec![NONE; cfg.dies as usize],
+            cfg,
+            ftl,
+            c,
+            slc,
+            map,
+            mult: 1,
+            gc_low,
+            gc_high,
+            gate_ns: 0,
+            now_ns: 0,
+            stalls: Vec::new(),
+            st: Stats::default(),
+        })
+    }
+
+    /// The parameters this drive was built from.
+    pub fn config(&self) -> &SimConfig {
+        &self.cfg
+    }
+
+    /// Check the FTL's tables against each other (O(capacity); for tests).
+    pub fn check_invariants(&self) -> Result<(), String> {
+        self.ftl.check_invariants()
+    }
+
+    /// Logical pages currently mapped (written and not trimmed).
+    pub fn mapped_pages(&self) -> u64 {
+        self.ftl.mapped_pages()
+    }
+
+    /// SLC cache pages in use.
+    pub fn slc_used_pages(&self) -> u64 {
+        self.slc.used()
+    }
+
+    #[inline]
+    fn jitter(&mut self, cost: u64) -> u64 {
+        // Uniform in [-1/16, +1/16) of the cost: NAND timing varies from op to op.
+        let span = cost >> 3;
+        cost - (span >> 1) + (((self.rng.next_u64() >> 32) * span) >> 32)
+    }
+
+    fn energy_j(&self) -> f64 {
+        let s = &self.st;
+        let e = &self.energy;
+        s.link_bytes as f64 * e.link_per_byte_j
+            + s.slc_programs as f64 * e.slc_program_per_page_j
+            + (s.native_programs + s.gc_copies + s.folds + s.map_writes) as f64 * e.program_per_page_j
+            + (s.nand_reads + s.map_reads) as f64 * e.read_per_page_j
+            + s.erases as f64 * e.erase_j
+    }
+
+    fn thermal_to(&mut self, t: u64) {
+        let energy = self.energy_j();
+        if let Some(th) = &mut self.thermal {
+            th.update(t, energy);
+            self.mult = if th.throttled() { THROTTLE_FACTOR } else { 1 };
+        }
+    }
+
+    /// Bring clocks, background work and temperature up to `t` before a command.
+    #[inline]
+    fn arrive(&mut self, t: u64) {
+        if t > self.now_ns {
+            self.now_ns = t;
+        }
+        let idle_from = self.res.busy_until() + IDLE_DELAY_NS;
+        if t > idle_from {
+            self.background(idle_from, t);
+        }
+        if let Some(th) = &self.thermal {
+            if t >= th.last_ns() + THERMAL_STEP_NS {
+                self.thermal_to(t);
+            }
+        }
+    }
+
+    /// Idle work between `from` and `until`: batch-GC refill, then SLC folding.
+    fn background(&mut self, from: u64, until: u64) {
+        if self.cfg.gc == GcMode::Batch {
+            while self.ftl.free_blocks() < self.gc_high && self.res.busy_until().max(from) < until {
+                if !self.collect_one(from) {
+                    break;
+                }
+            }
+        }
+        while let Some(ppn) = self.slc.oldest() {
+            if self.slc.is_pending(ppn) {
+                let d = self.ftl.die_of_page(ppn);
+                if self.res.die_free_at(d).max(from) >= until {
+                    break;
+                }
+                self.slc.take(ppn);
+                let r = self.res.die(d, from, self.c.read_slc / READ_UNIT_PAGES as u64);
+                self.res.die(d, r, self.c.prog * self.mult);
+                self.last_read_unit[d as usize] = NONE;
+                self.st.folds += 1;
+                self.st.nand_reads += 1;
+            }
+            self.slc.pop_oldest();
+        }
+    }
+
+    /// Mapping-table access on a DRAM-less drive: a miss reads the mapping page (and
+    /// writes back the dirty page it evicts). Returns when the mapping is known.
+    #[inline]
+    fn map_access(&mut self, lpn: u32, t: u64, write: bool) -> u64 {
+        let Some(m) = &mut self.map else { return t };
+        let tag = lpn >> m.shift;
+        let slot = (tag & m.mask) as usize;
+        if m.tags[slot] == tag {
+            m.dirty[slot] |= write;
+            return t;
+        }
+        let evict_dirty = m.dirty[slot];
+        m.tags[slot] = tag;
+        m.dirty[slot] = write;
+        let d = tag % self.cfg.dies;
+        if evict_dirty {
+            self.res.die(d, t, self.c.prog * self.mult);
+            self.st.map_writes += 1;
+        }
+        self.st.map_reads += 1;
+        self.last_read_unit[d as usize] = NONE;
+        self.res.die(d, t, self.c.read * self.mult)
+    }
+
+    /// Collect one greedy victim with its work starting no earlier than `t`.
+    fn collect_one(&mut self, t: u64) -> bool {
+        let Some(victim) = self.ftl.gc_begin() else {
+            return false;
+        };
+        let vd = self.ftl.die_of_block(victim);
+        let m = self.mult;
+        while let Some((src, dst, lpn)) = self.ftl.gc_step() {
+            let rc = if self.slc.take(src) { self.c.read_slc / READ_UNIT_PAGES as u64 } else { self.c.gc_read };
+            self.res.die(vd, t, rc * m);
+            let dd = self.ftl.die_of_page(dst);
+            let ct = self.res.chan(dd, t, self.c.xfer);
+            self.res.die(dd, ct, self.c.prog * m);
+            self.map_access(lpn, t, true);
+        }
+        let d = self.ftl.gc_finish();
+        self.res.die(d, t, self.c.erase * m);
+        self.last_read_unit[vd as usize] = NONE;
+        self.st.erases += 1;
+        true
+    }
+
+    /// Foreground GC when the free pool is low; returns when host work may proceed.
+    fn foreground_gc(&mut self, t: u64) -> u64 {
+        let before = self.ftl_moved();
+        match self.cfg.gc {
+            GcMode::Incremental => {
+                while self.ftl.free_blocks() < self.gc_low {
+                    if !self.collect_one(t) {
+                        break;
+                    }
+                }
+                self.account_gc(before);
+                t
+            }
+            GcMode::Batch => {
+                while self.ftl.free_blocks() < self.gc_high {
+                    if !self.collect_one(t) {
+                        break;
+                    }
+                }
+                self.account_gc(before);
+                let end = self.res.all_dies_free_at().max(t);
+                if end - t >= STALL_REPORT_NS {
+                    self.stalls.push((t, end));
+                }
+                self.gate_ns = end;
+                end
+            }
+        }
+    }
+
+    fn ftl_moved(&self) -> u64 {
+        self.ftl.moved_pages()
+    }
+
+    fn account_gc(&mut self, before: u64) {
+        let moved = self.ftl.moved_pages() - before;
+        self.st.gc_copies += moved;
+        self.st.nand_reads += moved;
+    }
+
+    /// One host page write starting at `t` (`partial`: the command covers only part of
+    /// the page, so its old contents are read first). Returns the program's end.
+    #[inline]
+    fn write_page(&mut self, lpn: u32, mut t: u64, partial: bool) -> u64 {
+        if self.ftl.free_blocks() < self.gc_low {
+            t = self.foreground_gc(t);
+        }
+        if self.map.is_some() {
+            t = self.map_access(lpn, t, true);
+        }
+        if partial {
+            let old = self.ftl.lookup(lpn);
+            if old != NONE {
+                let d = self.ftl.die_of_page(old);
+                let rc = if self.slc.is_pending(old) { self.c.read_slc } else { self.c.read };
+                t = self.res.die(d, t, rc * self.mult);
+                self.st.nand_reads += 1;
+            }
+        }
+        let to_slc = self.slc.has_room();
+        let (ppn, old) = self.ftl.write(lpn);
+        if old != NONE {
+            self.slc.take(old);
+        }
+        let cost = if to_slc {
+            self.slc.push(ppn);
+            self.st.slc_programs += 1;
+            self.c.prog_slc
+        } else {
+            self.st.native_programs += 1;
+            self.c.prog
+        };
+        let cost = self.jitter(cost * self.mult);
+        let d = self.ftl.die_of_page(ppn);
+        self.last_read_unit[d as usize] = NONE;
+        let ct = self.res.chan(d, t, self.c.xfer);
+        self.res.die(d, ct, cost)
+    }
+
+    /// One host page read at `t`; returns when its data is in the controller.
+    #[inline]
+    fn read_page(&mut self, lpn: u32, mut t: u64) -> u64 {
+        let ppn = self.ftl.lookup(lpn);
+        if ppn == NONE {
+            return t + self.c.unmapped_read;
+        }
+        if self.map.is_some() {
+            t = self.map_access(lpn, t, false);
+        }
+        let d = self.ftl.die_of_page(ppn);
+        let unit = ppn / READ_UNIT_PAGES;
+        let cost = if self.last_read_unit[d as usize] == unit {
+            0
+        } else {
+            self.last_read_unit[d as usize] = unit;
+            self.st.nand_reads += 1;
+            let base = if self.slc.is_pending(ppn) { self.c.read_slc } else { self.c.read };
+            self.jitter(base * self.mult)
+        };
+        let e = self.res.die(d, t, cost);
+        self.res.chan(d, e, self.c.xfer)
+    }
+
+    #[inline]
+    fn link_cost(&self, bytes: u64) -> u64 {
+        (self.c.link_cmd + bytes * self.c.link_fs_per_byte / 1_000_000) * self.mult
+    }
+
+    /// Ground-truth numbers derived from the parameters (see `analytic`).
+    fn analytic(&self) -> (f64, f64, f64, f64) {
+        let np = self.ftl.pages_per_block() as f64;
+        let reserve = match self.cfg.gc {
+            GcMode::Incremental => self.gc_low as f64 - 0.5,
+            GcMode::Batch => (self.gc_low + self.gc_high) as f64 / 2.0,
+        };
+        let alpha = (self.ftl.blocks() as f64 - reserve) * np / self.ftl.user_pages() as f64;
+        let wa = greedy_write_amplification(alpha);
+        let miss_prob = if self.map.is_some() {
+            1.0 - (DRAMLESS_MAP_CACHE_SPAN_BYTES as f64 / self.cfg.capacity_bytes as f64).min(1.0)
+        } else {
+            0.0
+        };
+        let costs = WriteCosts {
+            prog_ns: self.c.prog as f64,
+            gc_read_ns: self.c.gc_read as f64,
+            erase_ns: self.c.erase as f64,
+            map_miss_ns: (self.c.read + self.c.prog) as f64,
+            map_miss_prob: miss_prob,
+            xfer_ns: self.c.xfer as f64,
+            link_ns: self.link_cost_unthrottled(PAGE_BYTES) as f64,
+            pages_per_block: np,
+            dies: self.cfg.dies as f64,
+            channels: self.cfg.channels as f64,
+        };
+        (alpha, wa, steady_random_write_iops(wa, &costs), miss_prob)
+    }
+
+    fn link_cost_unthrottled(&self, bytes: u64) -> u64 {
+        self.c.link_cmd + bytes * self.c.link_fs_per_byte / 1_000_000
+    }
+}
+
+impl DeviceModel for SimDevice {
+    fn info(&self) -> ModelInfo {
+        ModelInfo {
+            capacity_bytes: self.cfg.capacity_bytes,
+            logical_sector_bytes: 512,
+            physical_sector_bytes: PAGE_BYTES as u32,
+            model: format!("drivelab-sim {}", self.cfg.preset.unwrap_or("generic")),
+            spec: self.spec.clone(),
+        }
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.now_ns
+    }
+
+    fn advance_to(&mut self, until_ns: u64) {
+        if until_ns <= self.now_ns {
+            return;
+        }
+        self.arrive(until_ns);
+        if self.thermal.is_some() {
+            self.thermal_to(until_ns);
+        }
+    }
+
+    fn submit(&mut self, op: IoOp, at_ns: u64) -> u64 {
+        self.arrive(at_ns);
+        let t = at_ns.max(self.gate_ns);
+        let len = op.len as u64;
+        if len == 0 {
+            return t + self.c.latency;
+        }
+        let first = (op.offset / PAGE_BYTES) as u32;
+        let last = ((op.offset + len - 1) / PAGE_BYTES) as u32;
+        self.st.link_bytes += len;
+        match op.dir {
+            Dir::Write => {
+                self.st.host_write_ops += 1;
+                self.st.host_bytes_written += len;
+                self.st.host_write_pages += (last - first + 1) as u64;
+                let t1 = self.res.link(1, t, self.link_cost(len));
+                let head_partial = op.offset % PAGE_BYTES != 0;
+                let tail_partial = (op.offset + len) % PAGE_BYTES != 0;
+                let mut done = t1;
+                for lpn in first..=last {
+                    let partial = (lpn == first && head_partial) || (lpn == last && tail_partial);
+                    done = done.max(self.write_page(lpn, t1, partial));
+                }
+                done + self.c.latency
+            }
+            Dir::Read => {
+                self.st.host_read_ops += 1;
+                self.st.host_bytes_read += len;
+                let mut media = t;
+                for lpn in first..=last {
+                    media = media.max(self.read_page(lpn, t));
+                }
+                let dir = if self.cfg.iface.full_duplex() { 0 } else { 1 };
+                self.res.link(dir, media, self.link_cost(len)) + self.c.latency
+            }
+        }
+    }
+
+    fn discard(&mut self, offset: u64, len: u64, at_ns: u64) -> u64 {
+        self.arrive(at_ns);
+        let t = self.res.link(1, at_ns.max(self.gate_ns), self.link_cost(0));
+        let first = offset.div_ceil(PAGE_BYTES);
+        let end = (offset + len) / PAGE_BYTES;
+        let mut pages = 0u64;
+        for lpn in first..end {
+            let lpn = lpn as u32;
+            if self.map.is_some() {
+                self.map_access(lpn, t, true);
+            }
+            let old = self.ftl.trim(lpn);
+            if old != NONE {
+                self.slc.take(old);
+                pages += 1;
+            }
+        }
+        self.st.trimmed_pages += pages;
+        // The controller updates its map at about 1 ns per page.
+        t + self.c.latency + end.saturating_sub(first)
+    }
+
+    fn sensors(&self, at_ns: u64) -> Vec<SensorReading> {
+        match &self.thermal {
+            Some(th) => vec![SensorReading {
+                name: "temperature".into(),
+                unit: "celsius".into(),
+                value: th.temperature_at(at_ns.max(th.last_ns()), self.energy_j()),
+                at_ns,
+            }],
+            None => Vec::new(),
+        }
+    }
+
+    fn ground_truth(&self) -> serde_json::Value {
+        let s = &self.st;
+        let nand_data_pages = s.slc_programs + s.native_programs + s.gc_copies + s.folds;
+        let nand_pages = nand_data_pages + s.map_writes;
+        let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        let (alpha, wa_ss, iops_ss, miss_prob) = self.analytic();
+        let read_iops = (self.cfg.dies as f64 * 1e9 / self.c.read as f64)
+            .min(self.cfg.channels as f64 * 1e9 / self.c.xfer as f64)
+            .min(1e9 / self.link_cost_unthrottled(PAGE_BYTES) as f64);
+        let qd1_read_ns =
+            (self.c.read + self.c.xfer + self.link_cost_unthrottled(PAGE_BYTES) + self.c.latency) as f64;
+        let pairs = |v: &[(u64, u64)]| v.iter().map(|&(a, b)| json!([a, b])).collect::<Vec<_>>();
+        let throttle = self.thermal.as_ref().map(|t| t.intervals(self.now_ns)).unwrap_or_default();
+        json!({
+            "model": format!("drivelab-sim {}", self.cfg.preset.unwrap_or("generic")),
+            "spec": self.spec,
+            "now_ns": self.now_ns,
+            "user_capacity_bytes": self.cfg.capacity_bytes,
+            "physical_capacity_bytes": self.ftl.blocks() as u64 * self.cfg.block_bytes,
+            "erase_block_bytes": self.cfg.block_bytes,
+            "effective_spare_ratio": alpha - 1.0,
+            "host_written_bytes": s.host_bytes_written,
+            "host_read_bytes": s.host_bytes_read,
+            "host_written_pages": s.host_write_pages,
+            "trimmed_bytes": s.trimmed_pages * PAGE_BYTES,
+            "nand_written_bytes": nand_pages * PAGE_BYTES,
+            "nand_data_written_bytes": nand_data_pages * PAGE_BYTES,
+            "nand_slc_written_bytes": s.slc_programs * PAGE_BYTES,
+            "nand_fold_written_bytes": s.folds * PAGE_BYTES,
+            "nand_gc_written_bytes": s.gc_copies * PAGE_BYTES,
+            "nand_map_written_bytes": s.map_writes * PAGE_BYTES,
+            "nand_erase_count": s.erases,
+            "write_amplification_ratio": ratio(nand_data_pages, s.host_write_pages),
+            "write_amplification_with_metadata_ratio": ratio(nand_pages, s.host_write_pages),
+            "steady_state_write_amplification_ratio": wa_ss,
+            "steady_state_random_write_4k_qd32_iops_per_s": iops_ss,
+            "map_cache_miss_ratio": miss_prob,
+            "slc_cache_bytes": self.slc_capacity_bytes(),
+            "slc_cache_used_bytes": self.slc.used() * PAGE_BYTES,
+            "slc_cache_unfolded_bytes": self.slc.pending() * PAGE_BYTES,
+            "slc_write_bytes_per_s": self.seq_write_rate(true),
+            "native_write_bytes_per_s": self.seq_write_rate(false),
+            "die_count": self.cfg.dies,
+            "channel_count": self.cfg.channels,
+            "random_read_4k_max_iops_per_s": read_iops,
+            "random_read_qd1_latency_ns": qd1_read_ns,
+            "random_read_saturation_qd": (read_iops * qd1_read_ns / 1e9).ceil() as u64,
+            "thermal_model": self.thermal.is_some(),
+            "max_temperature_celsius": self.thermal.as_ref().map(|t| t.max_c()),
+            "throttled_now": self.thermal.as_ref().is_some_and(|t| t.throttled()),
+            "throttle_intervals_ns": pairs(&throttle),
+            "gc_stall_threshold_ns": STALL_REPORT_NS,
+            "gc_stall_intervals_ns": pairs(&self.stalls),
+        })
+    }
+}
+
+impl SimDevice {
+    fn slc_capacity_bytes(&self) -> u64 {
+        self.cfg.slc_bytes()
+    }
+
+    /// Sequential-write rate of the media (SLC or native mode) or the link, whichever is
+    /// lower, in bytes/s.
+    fn seq_write_rate(&self, slc: bool) -> f64 {
+        let per_page = if slc { self.c.prog_slc } else { self.c.prog } as f64;
+        let media = self.cfg.dies as f64 * PAGE_BYTES as f64 * 1e9 / per_page;
+        let chan = self.cfg.channels as f64 * PAGE_BYTES as f64 * 1e9 / self.c.xfer as f64;
+        media.min(chan).min(self.cfg.iface.payload_bytes_per_s())
+    }
+}
