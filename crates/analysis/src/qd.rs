@@ -97,7 +97,7 @@ pub const STOP_FALL_TOLERANCE: f64 = 0.01;
 /// far in increasing-QD order. Returns true once throughput has fallen for two
 /// consecutive points past the peak: the maximum of the series lies before the
 /// last two points, and each of the last two points is lower than its
-/// predecessor by more than [`STOP_FALL_TOLERANCE`] (t[i] < t[i−1] × 0.99).
+/// predecessor by more than [`STOP_FALL_TOLERANCE`] (tᵢ < tᵢ₋₁ × 0.99).
 /// NaN, infinite and negative values are read as 0. Fewer than three points
 /// never stop the sweep.
 pub fn sweep_should_stop(throughputs: &[f64]) -> bool {

@@ -100,7 +100,7 @@ impl LineFit {
     }
 }
 
-/// Ordinary least-squares line through the points (xs[i], ys[i]) (pairs past
+/// Ordinary least-squares line through the points (xsᵢ, ysᵢ) (pairs past
 /// the shorter slice are ignored). `None` with fewer than two points or when
 /// all x are equal.
 pub fn linear_fit(xs: &[f64], ys: &[f64]) -> Option<LineFit> {

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::stats::{clean_series, median};
 
 /// Seconds at the start of the series whose median must be clearly above the
-/// steady level for a burst to exist.
+/// steady level for a burst to exist; also the shortest steady part.
 pub const BURST_HEAD_S: usize = 10;
 /// "Clearly above": the burst must be at least 1.5 × the steady level.
 pub const BURST_FACTOR: f64 = 1.5;
@@ -26,18 +26,19 @@ pub struct Transition {
 /// Finds the end of the initial burst in a per-second IOPS series.
 ///
 /// Rule: the series is fitted by a two-level step (a constant before and a
-/// constant after a split second) by least squares, over every possible split
-/// 1 ≤ t < n; `at_s` is the split with the smallest total squared error (the
-/// earliest on ties). `burst_iops` is the median before it, `steady_iops` the
-/// median from it on. There is a burst only if both the median of the first
-/// min([`BURST_HEAD_S`], at_s) seconds and `burst_iops` are at least
-/// [`BURST_FACTOR`] × `steady_iops`; otherwise (or with fewer than two
-/// seconds) the result is `None`. Zero seconds take part like any other
-/// second; a few of them move the split by well under a second.
+/// constant after a split second) by least squares, over every split
+/// 1 ≤ t ≤ n − [`BURST_HEAD_S`] (the steady part needs at least 10 seconds
+/// to be a level); `at_s` is the split with the smallest total squared error
+/// (the earliest on ties). `burst_iops` is the median before it,
+/// `steady_iops` the median from it on. There is a burst only if both the
+/// median of the first min([`BURST_HEAD_S`], at_s) seconds and `burst_iops`
+/// are at least [`BURST_FACTOR`] × `steady_iops`; otherwise (or with fewer
+/// than 11 seconds) the result is `None`. Zero seconds take part like any
+/// other second; a few of them do not move the split.
 pub fn burst_transition(iops_per_s: &[f64]) -> Option<Transition> {
     let x = clean_series(iops_per_s);
     let n = x.len();
-    if n < 2 {
+    if n < BURST_HEAD_S + 1 {
         return None;
     }
     let mut s1 = vec![0.0; n + 1];
@@ -51,7 +52,7 @@ pub fn burst_transition(iops_per_s: &[f64]) -> Option<Transition> {
         ((s2[b] - s2[a]) - sum * sum / (b - a) as f64).max(0.0)
     };
     let mut best = (1, f64::INFINITY);
-    for t in 1..n {
+    for t in 1..=n - BURST_HEAD_S {
         let e = sse(0, t) + sse(t, n);
         if e < best.1 {
             best = (t, e);
@@ -117,6 +118,13 @@ mod tests {
     }
 
     #[test]
+    fn shortest_series_with_a_burst() {
+        let mut s = vec![50_000.0; 5];
+        s.extend([5_000.0; 10]);
+        assert_eq!(burst_transition(&s).map(|t| t.at_s), Some(5));
+    }
+
+    #[test]
     fn short_burst_and_gradual_fall() {
         let t = burst_transition(&series(5, 20, 60_000.0, 2000, 6_000.0)).unwrap();
         assert!(t.at_s.abs_diff(20) <= 1, "{t:?}");
@@ -144,8 +152,15 @@ mod tests {
         let mut s = series(3, 0, 0.0, 1000, 8_000.0);
         s.extend(series(4, 0, 0.0, 1000, 30_000.0));
         assert_eq!(burst_transition(&s), None);
+        // A zero (or low) last second is not a steady state after a "burst".
+        for seed in 0..50 {
+            let mut s = series(seed, 0, 0.0, 500, 8_000.0);
+            *s.last_mut().unwrap() = 0.0;
+            assert_eq!(burst_transition(&s), None, "seed {seed}");
+        }
         assert_eq!(burst_transition(&[]), None);
         assert_eq!(burst_transition(&[1000.0]), None);
+        assert_eq!(burst_transition(&[9_000.0; 10]), None);
         assert_eq!(burst_transition(&[0.0; 50]), None);
     }
 }

@@ -316,7 +316,7 @@ mod tests {
     }
 
     #[test]
-    fn four_levels_in_a_400_second_window() {
+    fn four_levels_with_stalls_in_a_400_second_window() {
         let truth = [
             (5_000.0, 0.4),
             (12_000.0, 0.2),
@@ -335,10 +335,18 @@ mod tests {
                     }
                 }
             }
+            // Stutter: single zero seconds and a 3 s stall.
+            for i in (0..s.len()).step_by(37) {
+                s[i] = 0.0;
+            }
+            s[200..203].fill(0.0);
+            let zeros = s.iter().filter(|&&x| x == 0.0).count();
             let levels = performance_levels(&s);
             if levels.len() == 4 {
                 found += 1;
             }
+            let total: usize = levels.iter().map(|l| l.seconds).sum();
+            assert_eq!(total, s.len() - zeros);
         }
         assert_eq!(found, 10);
     }
