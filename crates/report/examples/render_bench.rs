@@ -44,8 +44,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .flat_map(|c| c.series.iter())
         .map(|s| s.points.len())
         .sum();
-    println!("data: {} charts, {} series, {} points (built in {:.1?})", charts.len(), charts.iter().map(|c| c.series.len()).sum::<usize>(), points, build);
-    println!("html report (SVG of all charts + document): {:.1?} per render, {:.2} MB", html, bytes as f64 / 1e6);
+    println!(
+        "data: {} charts, {} series, {} points (built in {:.1?})",
+        charts.len(),
+        charts.iter().map(|c| c.series.len()).sum::<usize>(),
+        points,
+        build
+    );
+    println!(
+        "html report (SVG of all charts + document): {:.1?} per render, {:.2} MB",
+        html,
+        bytes as f64 / 1e6
+    );
     println!("png at 1x of all {} charts: {:.1?}", charts.len(), png);
 
     if let Some(dir) = std::env::args().nth(1) {

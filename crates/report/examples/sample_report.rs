@@ -5,7 +5,9 @@
 mod sample;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = std::env::args().nth(1).unwrap_or_else(|| "sample-report".into());
+    let dir = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "sample-report".into());
     let dir = std::path::Path::new(&dir);
     std::fs::create_dir_all(dir)?;
     let report = sample::full_report(3, 3600);

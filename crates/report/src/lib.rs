@@ -16,9 +16,7 @@ pub mod ticks;
 
 pub use error::ReportError;
 pub use files::{write_pngs, write_pngs_with, write_svgs, write_svgs_with, PNG_SCALE};
-pub use html::{
-    fmt_number, Block, Column, Report, Row, Section, Table, Tile, TileRow, TileTable,
-};
+pub use html::{fmt_number, Block, Column, Report, Row, Section, Table, Tile, TileRow, TileTable};
 pub use model::{Axis, Chart, Dash, Mark, Scale, Series, SeriesKind};
 pub use palette::{GroupPalette, Shape, COLORS};
 pub use png::{render_png, svg_to_png, SHIPPED_FONT_FAMILY};

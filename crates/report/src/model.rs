@@ -445,7 +445,10 @@ impl Chart {
                     ));
                 }
                 if self.x.scale != Scale::Linear {
-                    return bad(format!("bars '{}' need a linear or category x axis", s.name));
+                    return bad(format!(
+                        "bars '{}' need a linear or category x axis",
+                        s.name
+                    ));
                 }
             }
         }

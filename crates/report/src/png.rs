@@ -65,7 +65,11 @@ pub fn svg_to_png(svg: &str, scale: f32, id: &str) -> Result<Vec<u8>, ReportErro
 }
 
 /// Renders a chart straight to PNG bytes.
-pub fn render_png(chart: &Chart, palette: &GroupPalette, scale: f32) -> Result<Vec<u8>, ReportError> {
+pub fn render_png(
+    chart: &Chart,
+    palette: &GroupPalette,
+    scale: f32,
+) -> Result<Vec<u8>, ReportError> {
     let svg = render_svg(chart, palette)?;
     svg_to_png(&svg, scale, &chart.id)
 }

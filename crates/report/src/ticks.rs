@@ -119,7 +119,11 @@ pub fn linear(
 }
 
 /// Resolves a log10 axis: automatic ends snap to whole decades.
-pub fn log10(data: Option<(f64, f64)>, fixed_min: Option<f64>, fixed_max: Option<f64>) -> AxisTicks {
+pub fn log10(
+    data: Option<(f64, f64)>,
+    fixed_min: Option<f64>,
+    fixed_max: Option<f64>,
+) -> AxisTicks {
     let (dlo, dhi) = data.unwrap_or((1.0, 10.0));
     let mut lo = fixed_min.unwrap_or_else(|| 10f64.powf((dlo.log10() + 1e-9).floor()));
     let mut hi = fixed_max.unwrap_or_else(|| 10f64.powf((dhi.log10() - 1e-9).ceil()));
@@ -136,7 +140,7 @@ pub fn log10(data: Option<(f64, f64)>, fixed_min: Option<f64>, fixed_max: Option
     let every = if decades > 8 { 2 } else { 1 };
     let mut major = Vec::new();
     for k in k0..=k1 {
-        let label = if (k - k0) as usize % every == 0 {
+        let label = if ((k - k0) as usize).is_multiple_of(every) {
             format_decade(k)
         } else {
             String::new()
@@ -309,7 +313,10 @@ mod tests {
     #[test]
     fn large_and_small_labels() {
         let t = linear(Some((0.0, 480_000.0)), None, None, true, true, 5);
-        assert_eq!(labels(&t), vec!["0", "100k", "200k", "300k", "400k", "500k"]);
+        assert_eq!(
+            labels(&t),
+            vec!["0", "100k", "200k", "300k", "400k", "500k"]
+        );
         let t = linear(Some((0.1, 0.9)), None, None, true, true, 5);
         assert_eq!(labels(&t), vec!["0", "0.2", "0.4", "0.6", "0.8", "1.0"]);
         assert_eq!(format_linear(12_500.0, 500.0, 20_000.0), "12.5k");
@@ -320,7 +327,10 @@ mod tests {
     fn log10_exceedance_axis() {
         let t = log10(Some((1.3e-6, 1.0)), None, None);
         assert_eq!((t.lo, t.hi), (1e-6, 1.0));
-        assert_eq!(labels(&t), vec!["1e-6", "1e-5", "1e-4", "0.001", "0.01", "0.1", "1"]);
+        assert_eq!(
+            labels(&t),
+            vec!["1e-6", "1e-5", "1e-4", "0.001", "0.01", "0.1", "1"]
+        );
         // Minor ticks 2..9 in each of the 6 decades.
         assert_eq!(t.minor.len(), 6 * 8);
     }

@@ -41,10 +41,11 @@ caption{text-align:left;font-weight:bold;padding:0 0 .4em}
 .dl-table th{background:var(--soft)}
 .num{text-align:right!important;font-variant-numeric:tabular-nums}
 .dl-unit{font-weight:normal;color:var(--muted);font-size:.85em}
+.dl-tiles-wrap{display:inline-block;vertical-align:top;margin:0 24px 0 0}
 .dl-tiles{border-spacing:4px;border-collapse:separate}
 .dl-tiles thead th{font-size:1em;padding:2px 8px}
 .dl-tiles .dl-test{text-align:left;padding:8px 12px;background:#3d4a5c;color:#fff;border-radius:4px;white-space:nowrap}
-.dl-tile{min-width:13em;padding:6px 12px;border-radius:4px;text-align:right;font-variant-numeric:tabular-nums}
+.dl-tile{min-width:11.5em;padding:6px 12px;border-radius:4px;text-align:right;font-variant-numeric:tabular-nums}
 .dl-read{background:var(--read)}.dl-write{background:var(--write)}
 .dl-big{font-size:1.55em;font-weight:bold}
 .dl-small{font-size:.8em;color:var(--muted)}

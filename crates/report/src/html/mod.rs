@@ -22,8 +22,8 @@ pub use tables::{fmt_number, Column, Row, Table, Tile, TileRow, TileTable};
 pub enum Block {
     /// A paragraph of plain text.
     Text(String),
-    /// A chart, inlined as SVG.
-    Chart(Chart),
+    /// A chart, inlined as SVG (boxed: charts are much larger than the other blocks).
+    Chart(Box<Chart>),
     /// A data table.
     Table(Table),
     /// A CrystalDiskMark-style tile table.
@@ -56,7 +56,7 @@ impl Section {
 
     /// Adds a chart.
     pub fn chart(mut self, chart: Chart) -> Self {
-        self.blocks.push(Block::Chart(chart));
+        self.blocks.push(Block::Chart(Box::new(chart)));
         self
     }
 
@@ -120,7 +120,7 @@ impl Report {
             .iter()
             .flat_map(|s| s.blocks.iter())
             .filter_map(|b| match b {
-                Block::Chart(c) => Some(c),
+                Block::Chart(c) => Some(c.as_ref()),
                 _ => None,
             })
             .collect()
@@ -251,6 +251,8 @@ fn toggle_bar(out: &mut String, palette: &GroupPalette) {
             escape(g)
         );
     }
-    out.push_str(r#"<button type="button" class="dl-tog-all" data-all="1">Show all</button></nav>"#);
+    out.push_str(
+        r#"<button type="button" class="dl-tog-all" data-all="1">Show all</button></nav>"#,
+    );
     out.push('\n');
 }

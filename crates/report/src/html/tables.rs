@@ -118,7 +118,13 @@ pub fn fmt_number(v: f64, decimals: usize) -> String {
 }
 
 fn mbps_text(v: f64) -> String {
-    let d = if v.abs() < 100.0 { 2 } else if v.abs() < 10_000.0 { 1 } else { 0 };
+    let d = if v.abs() < 100.0 {
+        2
+    } else if v.abs() < 10_000.0 {
+        1
+    } else {
+        0
+    };
     fmt_number(v, d)
 }
 
@@ -126,14 +132,15 @@ fn us_text(v: f64) -> String {
     fmt_number(v, if v.abs() < 1000.0 { 1 } else { 0 })
 }
 
-fn group_class(palette: &GroupPalette, group: Option<&str>) -> String {
+fn group_class(palette: &GroupPalette, group: Option<&str>, extra: &str) -> String {
     match group {
         Some(g) => format!(
-            r#" class="dl-block dl-g{}" data-group="{}""#,
+            r#" class="dl-block dl-g{}{extra}" data-group="{}""#,
             palette.index(g),
             escape(g)
         ),
-        None => String::new(),
+        None if extra.is_empty() => String::new(),
+        None => format!(r#" class="{}""#, extra.trim()),
     }
 }
 
@@ -152,7 +159,7 @@ pub fn table_html(out: &mut String, t: &Table, palette: &GroupPalette) {
     }
     out.push_str("</tr></thead><tbody>");
     for r in &t.rows {
-        let _ = write!(out, "<tr{}>", group_class(palette, r.group.as_deref()));
+        let _ = write!(out, "<tr{}>", group_class(palette, r.group.as_deref(), ""));
         for (i, cell) in r.cells.iter().enumerate() {
             let numeric = t.columns.get(i).is_some_and(|c| c.numeric);
             let cls = if numeric { r#" class="num""# } else { "" };
@@ -178,7 +185,7 @@ pub fn tiles_html(out: &mut String, t: &TileTable, palette: &GroupPalette) {
     let _ = write!(
         out,
         r#"<div{}><table class="dl-tiles"><caption>{}</caption><thead><tr><th></th><th>Read</th><th>Write</th></tr></thead><tbody>"#,
-        group_class(palette, t.group.as_deref()),
+        group_class(palette, t.group.as_deref(), " dl-tiles-wrap"),
         escape(&t.title)
     );
     for r in &t.rows {

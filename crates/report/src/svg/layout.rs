@@ -105,10 +105,7 @@ fn resolve_axis(axis: &Axis, ext: &Extent, has_bars: bool, is_x: bool, target: u
         Scale::Linear => {
             // Bars always start at zero, whatever range was asked for.
             let (min, max) = if has_bars {
-                (
-                    axis.min.map(|m| m.min(0.0)),
-                    axis.max.map(|m| m.max(0.0)),
-                )
+                (axis.min.map(|m| m.min(0.0)), axis.max.map(|m| m.max(0.0)))
             } else {
                 (axis.min, axis.max)
             };
@@ -141,7 +138,10 @@ impl Layout {
         let xs = chart.x.scale;
         for s in &chart.series {
             let (ye, ys) = if s.on_y2 {
-                (&mut ey2, chart.y2.as_ref().map_or(Scale::Linear, |a| a.scale))
+                (
+                    &mut ey2,
+                    chart.y2.as_ref().map_or(Scale::Linear, |a| a.scale),
+                )
             } else {
                 (&mut ey, chart.y.scale)
             };
@@ -256,9 +256,10 @@ impl Layout {
             false,
             y_target(plot_bottom - plot_top),
         );
-        let mut y2 = chart.y2.as_ref().map(|a| {
-            resolve_axis(a, &ey2, bars_y2, false, y_target(plot_bottom - plot_top))
-        });
+        let mut y2 = chart
+            .y2
+            .as_ref()
+            .map(|a| resolve_axis(a, &ey2, bars_y2, false, y_target(plot_bottom - plot_top)));
         if misses_zero(&y) {
             let which = if chart.y2.is_some() { "left" } else { "y" };
             auto_notes.push(format!(
@@ -291,9 +292,10 @@ impl Layout {
                 false,
                 y_target(plot_bottom - plot_top),
             );
-            y2 = chart.y2.as_ref().map(|a| {
-                resolve_axis(a, &ey2, bars_y2, false, y_target(plot_bottom - plot_top))
-            });
+            y2 = chart
+                .y2
+                .as_ref()
+                .map(|a| resolve_axis(a, &ey2, bars_y2, false, y_target(plot_bottom - plot_top)));
         }
         let plot_bottom = plot_bottom.max(plot_top + 40.0);
         let notes_y = plot_bottom + 52.0;

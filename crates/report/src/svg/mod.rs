@@ -13,8 +13,8 @@ use crate::model::{Chart, Mark, Scale, SeriesKind};
 use crate::palette::GroupPalette;
 use crate::ticks::AxisTicks;
 
-pub use text::escape;
 use layout::Layout;
+pub use text::escape;
 use text::{num, text_width};
 
 /// Generic font stack: DejaVu Sans (shipped for PNG output) first, then common
@@ -108,11 +108,7 @@ fn mark_style(palette: &GroupPalette, group: Option<&str>) -> (&'static str, Str
     match group {
         Some(g) => (
             palette.color(g),
-            format!(
-                r#" dl-g{}" data-group="{}"#,
-                palette.index(g),
-                escape(g)
-            ),
+            format!(r#" dl-g{}" data-group="{}"#, palette.index(g), escape(g)),
         ),
         None => ("#777", String::new()),
     }

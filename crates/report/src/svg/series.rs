@@ -109,8 +109,14 @@ pub fn draw(out: &mut String, chart: &Chart, lay: &Layout, palette: &GroupPalett
                 }
             }
             polyline(&mut d, &seg, lay);
+            // Dense lines (more points than pixels) are drawn thinner so they stay readable.
+            let width = if shown as f64 > lay.frame.width() {
+                "1.1"
+            } else {
+                "1.8"
+            };
             format!(
-                r#"fill="none" stroke="{color}" stroke-width="1.8" stroke-linejoin="round"{}"#,
+                r#"fill="none" stroke="{color}" stroke-width="{width}" stroke-linejoin="round"{}"#,
                 dash_attr(effective_dash(chart, idx))
             )
         }

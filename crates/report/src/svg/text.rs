@@ -39,7 +39,7 @@ pub fn push_num(s: &mut String, v: f64) {
     }
     let a = t.unsigned_abs();
     let _ = write!(s, "{}", a / 10);
-    if a % 10 != 0 {
+    if !a.is_multiple_of(10) {
         let _ = write!(s, ".{}", a % 10);
     }
 }
@@ -84,7 +84,10 @@ mod tests {
 
     #[test]
     fn escapes_markup() {
-        assert_eq!(escape(r#"a<b & "c" 'd'>"#), "a&lt;b &amp; &quot;c&quot; &#39;d&#39;&gt;");
+        assert_eq!(
+            escape(r#"a<b & "c" 'd'>"#),
+            "a&lt;b &amp; &quot;c&quot; &#39;d&#39;&gt;"
+        );
     }
 
     #[test]

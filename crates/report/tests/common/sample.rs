@@ -55,7 +55,11 @@ pub fn iops_trace(drive: usize, seconds: usize) -> (Vec<(f64, f64)>, Vec<f64>) {
     let mut stalls = Vec::new();
     for t in 0..seconds {
         let ts = t as f64 + 1.0;
-        let base = if ts < burst { 380_000.0 - 20.0 * ts } else { steady };
+        let base = if ts < burst {
+            380_000.0 - 20.0 * ts
+        } else {
+            steady
+        };
         let mut v = base * (0.85 + 0.3 * rng.next());
         if rng.next() < 0.004 {
             v = 200.0 + 800.0 * rng.next();
@@ -70,9 +74,14 @@ pub fn iops_trace(drive: usize, seconds: usize) -> (Vec<(f64, f64)>, Vec<f64>) {
 pub fn consistency_charts(names: &[String], seconds: usize) -> Vec<Chart> {
     let time = || Axis::linear("Time", "s");
     let iops = || Axis::log10("Throughput", "IOPS");
-    let mut log = Chart::new("consistency-log", "4K random write consistency", time(), iops())
-        .subtitle("1 point per second, QD32, full-drive span")
-        .note("Ticks along the bottom mark seconds with a stall (fewer than 1000 IOPS).");
+    let mut log = Chart::new(
+        "consistency-log",
+        "4K random write consistency",
+        time(),
+        iops(),
+    )
+    .subtitle("1 point per second, QD32, full-drive span")
+    .note("Ticks along the bottom mark seconds with a stall (fewer than 1000 IOPS).");
     let mut lin = Chart::new(
         "consistency-linear",
         "4K random write consistency (linear scale)",
@@ -104,19 +113,22 @@ pub fn consistency_charts(names: &[String], seconds: usize) -> Vec<Chart> {
     let bin_w = 100_000.0 / bins as f64;
     for (i, name) in names.iter().enumerate() {
         let (pts, stalls) = iops_trace(i, seconds);
-        log.series.push(Series::scatter(name.clone(), name.clone(), pts.clone()));
+        log.series
+            .push(Series::scatter(name.clone(), name.clone(), pts.clone()));
         log.marks.push(Mark::Ticks {
             xs: stalls,
             label: format!("{name}: stalls"),
             group: Some(name.clone()),
         });
-        lin.series.push(Series::scatter(name.clone(), name.clone(), pts.clone()));
+        lin.series
+            .push(Series::scatter(name.clone(), name.clone(), pts.clone()));
         let in_window: Vec<(f64, f64)> = pts
             .iter()
             .copied()
             .filter(|p| p.0 >= window.0 - seconds as f64 * 0.1)
             .collect();
-        zoom.series.push(Series::scatter(name.clone(), name.clone(), in_window));
+        zoom.series
+            .push(Series::scatter(name.clone(), name.clone(), in_window));
         let mut counts = vec![0.0; bins];
         for p in pts.iter().filter(|p| p.0 >= window.0) {
             let b = ((p.1 / bin_w) as usize).min(bins - 1);
@@ -154,7 +166,8 @@ pub fn latency_band(names: &[String], seconds: usize) -> Chart {
         }
         c.series
             .push(Series::band(format!("{name} p50–p99"), name.clone(), band));
-        c.series.push(Series::line(format!("{name} p99"), name.clone(), p99));
+        c.series
+            .push(Series::line(format!("{name} p99"), name.clone(), p99));
     }
     c
 }
@@ -182,7 +195,8 @@ pub fn peak(names: &[String]) -> Chart {
             p9999.push((qd, lat * 9.0));
         }
         let sel = thr[5];
-        c.series.push(Series::line(format!("{name} IOPS"), name.clone(), thr));
+        c.series
+            .push(Series::line(format!("{name} IOPS"), name.clone(), thr));
         c.series
             .push(Series::line(format!("{name} p99"), name.clone(), p99).on_y2());
         c.series
@@ -214,8 +228,16 @@ pub fn seqfill(names: &[String]) -> Chart {
         let mut temp = Vec::new();
         for g in 0..=1000 {
             let gb = g as f64;
-            let v = if gb < cache { 5200.0 - 300.0 * i as f64 } else { 1500.0 + 300.0 * i as f64 };
-            let dip = if (600.0..640.0).contains(&gb) { 0.3 } else { 1.0 };
+            let v = if gb < cache {
+                5200.0 - 300.0 * i as f64
+            } else {
+                1500.0 + 300.0 * i as f64
+            };
+            let dip = if (600.0..640.0).contains(&gb) {
+                0.3
+            } else {
+                1.0
+            };
             pts.push((gb, v * dip * (0.95 + 0.1 * rng.next())));
             temp.push((gb, 38.0 + 25.0 * (1.0 - (-gb / 300.0).exp()) + i as f64));
         }
@@ -258,8 +280,10 @@ pub fn qd_profile(names: &[String]) -> Chart {
             })
             .collect();
         let w: Vec<(f64, f64)> = r.iter().map(|p| (p.0, p.1 * 0.7)).collect();
-        c.series.push(Series::line(format!("{name} read"), name.clone(), r));
-        c.series.push(Series::line(format!("{name} write"), name.clone(), w));
+        c.series
+            .push(Series::line(format!("{name} read"), name.clone(), r));
+        c.series
+            .push(Series::line(format!("{name} write"), name.clone(), w));
     }
     c
 }
@@ -276,7 +300,10 @@ pub fn mixed(names: &[String]) -> Chart {
         let pts = (0..=10)
             .map(|k| {
                 let r = k as f64 * 10.0;
-                (r, 600.0 + 300.0 * i as f64 + 12.0 * (r - 50.0).powi(2) / 25.0)
+                (
+                    r,
+                    600.0 + 300.0 * i as f64 + 12.0 * (r - 50.0).powi(2) / 25.0,
+                )
             })
             .collect();
         c.series.push(Series::line(name.clone(), name.clone(), pts));
@@ -329,7 +356,8 @@ pub fn exceedance(names: &[String]) -> Chart {
 /// A report with every chart kind, tiles and a table, for `n` drives.
 pub fn full_report(n: usize, seconds: usize) -> Report {
     let names = drive_names(n);
-    let mut quick = Section::new("Quick test").text("CrystalDiskMark-style summary, one table per drive.");
+    let mut quick =
+        Section::new("Quick test").text("CrystalDiskMark-style summary, one table per drive.");
     for (i, name) in names.iter().enumerate() {
         let f = 1.0 + i as f64 * 0.25;
         let tile = |mbps: f64, bs: f64| Tile {
@@ -341,10 +369,26 @@ pub fn full_report(n: usize, seconds: usize) -> Report {
             title: name.clone(),
             group: Some(name.clone()),
             rows: vec![
-                TileRow { label: "SEQ1M Q8T1".into(), read: tile(7012.4 / f, 1_048_576.0), write: tile(5321.9 / f, 1_048_576.0) },
-                TileRow { label: "SEQ1M Q1T1".into(), read: tile(4120.7 / f, 1_048_576.0), write: tile(3880.2 / f, 1_048_576.0) },
-                TileRow { label: "RND4K Q32T16".into(), read: tile(2950.3 / f, 4096.0), write: tile(2610.8 / f, 4096.0) },
-                TileRow { label: "RND4K Q1T1".into(), read: tile(78.45 / f, 4096.0), write: tile(241.36 / f, 4096.0) },
+                TileRow {
+                    label: "SEQ1M Q8T1".into(),
+                    read: tile(7012.4 / f, 1_048_576.0),
+                    write: tile(5321.9 / f, 1_048_576.0),
+                },
+                TileRow {
+                    label: "SEQ1M Q1T1".into(),
+                    read: tile(4120.7 / f, 1_048_576.0),
+                    write: tile(3880.2 / f, 1_048_576.0),
+                },
+                TileRow {
+                    label: "RND4K Q32T16".into(),
+                    read: tile(2950.3 / f, 4096.0),
+                    write: tile(2610.8 / f, 4096.0),
+                },
+                TileRow {
+                    label: "RND4K Q1T1".into(),
+                    read: tile(78.45 / f, 4096.0),
+                    write: tile(241.36 / f, 4096.0),
+                },
             ],
         });
     }
@@ -378,7 +422,13 @@ pub fn full_report(n: usize, seconds: usize) -> Report {
         .meta("Host", "test-host <lab>")
         .meta("drivelab", "0.1.0")
         .section(quick)
-        .section(Section::new("Peak performance").chart(peak(&names)).chart(qd_profile(&names)).chart(mixed(&names)).chart(grouped_bars(&names)))
+        .section(
+            Section::new("Peak performance")
+                .chart(peak(&names))
+                .chart(qd_profile(&names))
+                .chart(mixed(&names))
+                .chart(grouped_bars(&names)),
+        )
         .section(consistency.table(table))
         .section(Section::new("Sequential fill").chart(seqfill(&names)))
         .section(Section::new("Latency").chart(exceedance(&names)))

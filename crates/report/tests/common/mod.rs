@@ -1,0 +1,2 @@
+//! Test helpers shared by the integration tests.
+pub mod sample;
