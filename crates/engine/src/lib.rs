@@ -2,9 +2,28 @@
 //!
 //! Data flows one way: a resolved [`spec::Workload`] goes in, a backend carries out its
 //! I/Os against a target, and every completion lands in the measurement core
-//! (histograms and a fixed-grid interval series); out comes a result. The engine knows
-//! nothing of review methodologies. Time always comes from a clock the engine is given,
-//! so a simulated device ([`model::DeviceModel`]) runs the very same engine in virtual time.
+//! (histograms and a fixed-grid interval series); out comes a [`result::RunResult`]. The
+//! engine knows nothing of review methodologies. Time always comes from a clock the
+//! engine is given, so a simulated device ([`model::DeviceModel`]) runs the very same
+//! engine in virtual time.
+//!
+//! Layout: `spec` (what to do), `target` (where), `backend` (how: one file per I/O
+//! engine), `gen` and `data` (which I/Os, which bytes), `hist` and `series` (measurement),
+//! `run` (putting it together), `result` (what comes out), `sys` (raw system calls).
 
+pub mod backend;
+pub mod buf;
+pub mod clock;
+pub mod data;
+pub mod gen;
+pub mod hist;
+pub mod job;
 pub mod model;
 pub mod op;
+pub mod result;
+pub mod run;
+pub mod series;
+pub mod size;
+pub mod spec;
+pub mod sys;
+pub mod target;

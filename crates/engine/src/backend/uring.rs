@@ -1,0 +1,181 @@
+//! `io_uring`: one ring per job with `iodepth` I/Os outstanding.
+//!
+//! Each loop refills every free slot, then submits and waits for at least one completion
+//! in the same system call, so the number really in flight never drops below what the
+//! workload asks for while the job has work. Submission time is read once per batch,
+//! just before the submitting call; completion time once per reap. Optional registered
+//! buffers (`fixedbufs`) and files (`registerfiles`).
+
+use std::os::fd::AsRawFd;
+
+use io_uring::{opcode, squeue, types, IoUring};
+
+use super::{per_job_threads, Backend, BackendCtx};
+use crate::buf::AlignedBuf;
+use crate::job::Job;
+use crate::op::{Dir, IoOp};
+
+pub struct UringBackend;
+
+impl Backend for UringBackend {
+    fn name(&self) -> &'static str {
+        "io_uring"
+    }
+
+    fn run(&mut self, jobs: &mut [Job<'_>], ctx: &BackendCtx<'_>) -> Result<(), String> {
+        let file = ctx
+            .file
+            .ok_or("the io_uring engine needs an opened target")?;
+        let fd = file.as_raw_fd();
+        let w = ctx.workload;
+        let clock = ctx.clock;
+        per_job_threads(jobs, |job| {
+            let qd = w.iodepth as usize;
+            let stride = (w.max_bs() as usize).next_multiple_of(crate::buf::BUF_ALIGN);
+            // Declared before the ring so that it is dropped after it.
+            let mut bufs = AlignedBuf::new(stride * qd);
+            let mut ring = IoUring::new((qd as u32).next_power_of_two())
+                .map_err(|e| format!("cannot set up an io_uring of depth {qd}: {e}"))?;
+            for b in bufs.as_mut_slice().chunks_mut(stride) {
+                job.init_buffer(b);
+            }
+            if w.fixedbufs {
+                let iov: Vec<libc::iovec> = bufs
+                    .as_mut_slice()
+                    .chunks_mut(stride)
+                    .map(|c| libc::iovec {
+                        iov_base: c.as_mut_ptr() as *mut libc::c_void,
+                        iov_len: stride,
+                    })
+                    .collect();
+                // SAFETY: the registered memory is `bufs`, which outlives the ring: it is
+                // declared first and dropped last (or leaked on a failed submit).
+                unsafe { ring.submitter().register_buffers(&iov) }.map_err(|e| {
+                    format!("cannot register {qd} buffers of {stride} bytes with io_uring (--fixedbufs): {e}; RLIMIT_MEMLOCK may be too low")
+                })?;
+            }
+            if w.registerfiles {
+                ring.submitter().register_files(&[fd]).map_err(|e| {
+                    format!("cannot register the target with io_uring (--registerfiles): {e}")
+                })?;
+            }
+            let per_write = job.per_write_data();
+            let mut slots: Vec<(IoOp, u64)> = vec![
+                (
+                    IoOp {
+                        dir: Dir::Read,
+                        offset: 0,
+                        len: 0
+                    },
+                    0
+                );
+                qd
+            ];
+            let mut free: Vec<usize> = (0..qd).rev().collect();
+            let mut batch: Vec<usize> = Vec::with_capacity(qd);
+            let mut inflight = 0usize;
+            let mut draining = false;
+            let mut now = clock.now_ns();
+            loop {
+                batch.clear();
+                let fill_start = now;
+                let mut wrote = false;
+                while !draining && inflight < qd {
+                    let Some(op) = job.next_op(now) else {
+                        draining = true;
+                        break;
+                    };
+                    let slot = free.pop().expect("a free slot when inflight < qd");
+                    let off = slot * stride;
+                    let b = &mut bufs.as_mut_slice()[off..off + op.len as usize];
+                    job.fill(&op, b);
+                    wrote |= op.dir == Dir::Write;
+                    let ptr = b.as_mut_ptr();
+                    let sqe = build(&op, ptr, slot, fd, w.fixedbufs, w.registerfiles);
+                    // SAFETY: the buffer behind `sqe` stays valid and untouched until its
+                    // completion is reaped below (the slot is not reused before that).
+                    unsafe { ring.submission().push(&sqe) }
+                        .map_err(|_| "io_uring submission queue unexpectedly full".to_string())?;
+                    slots[slot].0 = op;
+                    batch.push(slot);
+                    inflight += 1;
+                }
+                if inflight == 0 {
+                    break;
+                }
+                let t_submit = clock.now_ns();
+                if per_write && wrote {
+                    job.data_ns += t_submit - fill_start;
+                }
+                for &s in &batch {
+                    slots[s].1 = t_submit;
+                }
+                loop {
+                    match ring.submit_and_wait(1) {
+                        Ok(_) => break,
+                        Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                        Err(e) if e.raw_os_error() == Some(libc::EBUSY) => continue,
+                        Err(e) => {
+                            // I/Os may still be in flight into `bufs`: never free it.
+                            std::mem::forget(bufs);
+                            return Err(format!("io_uring submit failed: {e}"));
+                        }
+                    }
+                }
+                now = clock.now_ns();
+                for cqe in ring.completion() {
+                    let slot = cqe.user_data() as usize;
+                    let (op, submitted) = slots[slot];
+                    if !job.complete(&op, submitted, now, cqe.result() as i64) {
+                        draining = true;
+                    }
+                    free.push(slot);
+                    inflight -= 1;
+                }
+            }
+            drop(ring);
+            drop(bufs);
+            Ok(())
+        })
+    }
+}
+
+fn build(
+    op: &IoOp,
+    ptr: *mut u8,
+    slot: usize,
+    fd: i32,
+    fixedbufs: bool,
+    regfile: bool,
+) -> squeue::Entry {
+    macro_rules! with_fd {
+        ($mk:expr) => {
+            if regfile {
+                $mk(types::Fixed(0))
+            } else {
+                $mk(types::Fd(fd))
+            }
+        };
+    }
+    let e = match (op.dir, fixedbufs) {
+        (Dir::Read, false) => {
+            with_fd!(|f| opcode::Read::new(f, ptr, op.len).offset(op.offset).build())
+        }
+        (Dir::Write, false) => {
+            with_fd!(|f| opcode::Write::new(f, ptr as *const u8, op.len)
+                .offset(op.offset)
+                .build())
+        }
+        (Dir::Read, true) => with_fd!(|f| opcode::ReadFixed::new(f, ptr, op.len, slot as u16)
+            .offset(op.offset)
+            .build()),
+        (Dir::Write, true) => {
+            with_fd!(
+                |f| opcode::WriteFixed::new(f, ptr as *const u8, op.len, slot as u16)
+                    .offset(op.offset)
+                    .build()
+            )
+        }
+    };
+    e.user_data(slot as u64)
+}

@@ -1,0 +1,177 @@
+//! One job (fio's word for a worker): its generator, its write content, its recorder and
+//! its limits. Backends drive jobs; a job decides what comes next and when to stop.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::data::DataPool;
+use crate::gen::OpGen;
+use crate::op::{Dir, IoOp};
+use crate::series::Recorder;
+
+/// An I/O that failed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IoErrorRecord {
+    pub job: u32,
+    pub dir: Dir,
+    pub offset_bytes: u64,
+    pub len_bytes: u32,
+    /// errno, or 0 for a short transfer.
+    pub errno: i32,
+    pub message: String,
+    /// Relative to the start of the run.
+    pub at_ns: u64,
+}
+
+/// Errors kept in full per job; beyond this only counted.
+const KEPT_ERRORS: usize = 100;
+
+/// Flags every job watches.
+pub struct StopFlags<'a> {
+    /// Set by the user (Ctrl-C, SIGTERM): drain and stop.
+    pub user: &'a AtomicBool,
+    /// Set by the engine after an I/O error without `continue_on_error`.
+    pub abort: AtomicBool,
+}
+
+impl StopFlags<'_> {
+    #[inline(always)]
+    pub fn stopped(&self) -> bool {
+        self.user.load(Ordering::Relaxed) || self.abort.load(Ordering::Relaxed)
+    }
+}
+
+/// One worker's state.
+pub struct Job<'a> {
+    pub id: u32,
+    gen: OpGen,
+    data: Arc<DataPool>,
+    pub rec: Recorder<'a>,
+    stop: &'a StopFlags<'a>,
+    origin_ns: u64,
+    deadline_ns: u64,
+    bytes_left: Option<u64>,
+    continue_on_error: bool,
+    writes: u64,
+    pub errors: Vec<IoErrorRecord>,
+    pub error_count: u64,
+    /// Time spent preparing write content (ns), when measured by the backend.
+    pub data_ns: u64,
+    pub data_bytes: u64,
+}
+
+impl<'a> Job<'a> {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        id: u32,
+        gen: OpGen,
+        data: Arc<DataPool>,
+        rec: Recorder<'a>,
+        stop: &'a StopFlags<'a>,
+        origin_ns: u64,
+        deadline_ns: Option<u64>,
+        bytes_budget: Option<u64>,
+        continue_on_error: bool,
+    ) -> Job<'a> {
+        Job {
+            id,
+            gen,
+            data,
+            rec,
+            stop,
+            origin_ns,
+            deadline_ns: deadline_ns.unwrap_or(u64::MAX),
+            bytes_left: bytes_budget,
+            continue_on_error,
+            writes: 0,
+            errors: Vec::new(),
+            error_count: 0,
+            data_ns: 0,
+            data_bytes: 0,
+        }
+    }
+
+    /// The next I/O to issue at time `now_ns`, or None when the job is done (deadline
+    /// passed, byte budget spent, stop requested).
+    #[inline(always)]
+    pub fn next_op(&mut self, now_ns: u64) -> Option<IoOp> {
+        if now_ns >= self.deadline_ns || self.stop.stopped() {
+            return None;
+        }
+        let mut op = self.gen.next_op();
+        if let Some(left) = self.bytes_left.as_mut() {
+            if *left == 0 {
+                return None;
+            }
+            self.gen.clip(&mut op, *left);
+            if op.len == 0 {
+                *left = 0;
+                return None;
+            }
+            *left -= op.len as u64;
+        }
+        Some(op)
+    }
+
+    /// Whether writes need fresh content per I/O.
+    pub fn per_write_data(&self) -> bool {
+        self.data.per_write()
+    }
+
+    /// Fill a buffer once at start (all patterns).
+    pub fn init_buffer(&self, buf: &mut [u8]) {
+        self.data.init_buffer(buf);
+    }
+
+    /// Put the content of write `op` into `buf` (`buf.len() == op.len`).
+    #[inline(always)]
+    pub fn fill(&mut self, op: &IoOp, buf: &mut [u8]) {
+        if op.dir == Dir::Write && self.data.per_write() {
+            let pick = self.gen.rng().u64(..);
+            self.data.fill_write(buf, op.offset, pick, self.writes);
+            self.writes += 1;
+            self.data_bytes += op.len as u64;
+        }
+    }
+
+    /// A completion: `result` is the byte count or a negative errno.
+    /// Returns false when the run must stop because of an error.
+    #[inline(always)]
+    pub fn complete(&mut self, op: &IoOp, submit_ns: u64, done_ns: u64, result: i64) -> bool {
+        if result == op.len as i64 {
+            self.rec.record(op.dir, op.len, submit_ns, done_ns);
+            true
+        } else {
+            self.error(op, done_ns, result)
+        }
+    }
+
+    #[cold]
+    fn error(&mut self, op: &IoOp, at_ns: u64, result: i64) -> bool {
+        let (errno, message) = if result < 0 {
+            let e = (-result) as i32;
+            (e, std::io::Error::from_raw_os_error(e).to_string())
+        } else {
+            (0, format!("short transfer: {result} of {} bytes", op.len))
+        };
+        self.error_count += 1;
+        if self.errors.len() < KEPT_ERRORS {
+            self.errors.push(IoErrorRecord {
+                job: self.id,
+                dir: op.dir,
+                offset_bytes: op.offset,
+                len_bytes: op.len,
+                errno,
+                message,
+                at_ns: at_ns.saturating_sub(self.origin_ns),
+            });
+        }
+        if !self.continue_on_error {
+            self.stop.abort.store(true, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+}

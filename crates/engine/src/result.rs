@@ -1,0 +1,239 @@
+//! The result document of one run: strict JSON, units in every field name.
+//! Schema: `docs/result-schema.md`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::hist::{Histogram, HistogramJson};
+use crate::job::IoErrorRecord;
+use crate::series::IntervalRecord;
+use crate::spec::Workload;
+use crate::target::TargetInfo;
+
+/// Version of the result document's layout; bumped on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Percentiles reported in totals.
+pub const PERCENTILES: [f64; 18] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99, 99.999,
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Complete,
+    /// Stopped by the user (Ctrl-C, SIGTERM): partial.
+    Interrupted,
+    /// Stopped by an I/O error or a backend failure: partial.
+    Failed,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+impl Tool {
+    pub fn current() -> Tool {
+        Tool {
+            name: "drivelab".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
+    }
+}
+
+/// The machine the run happened on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostInfo {
+    pub hostname: String,
+    pub kernel: String,
+    pub cpu_model: String,
+    pub logical_cpus: u32,
+    pub memory_bytes: u64,
+}
+
+impl HostInfo {
+    pub fn current() -> HostInfo {
+        let read = |p: &str| {
+            std::fs::read_to_string(p)
+                .map(|s| s.trim().to_string())
+                .unwrap_or_default()
+        };
+        let cpuinfo = read("/proc/cpuinfo");
+        let cpu_model = cpuinfo
+            .lines()
+            .find(|l| l.starts_with("model name"))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+            .unwrap_or_default();
+        let memory_bytes = read("/proc/meminfo")
+            .lines()
+            .find(|l| l.starts_with("MemTotal:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok())
+            .map_or(0, |kib| kib * 1024);
+        HostInfo {
+            hostname: read("/proc/sys/kernel/hostname"),
+            kernel: read("/proc/sys/kernel/osrelease"),
+            cpu_model,
+            logical_cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+            memory_bytes,
+        }
+    }
+}
+
+/// One percentile of a latency distribution.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Percentile {
+    pub percentile: f64,
+    pub value_ns: u64,
+    /// How many samples lie beyond this percentile: a p99.99 from 10 000 samples rests on
+    /// one I/O.
+    pub samples_above: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencyStats {
+    pub min_ns: Option<u64>,
+    pub max_ns: Option<u64>,
+    pub mean_ns: Option<f64>,
+    pub stddev_ns: Option<f64>,
+    pub percentiles: Vec<Percentile>,
+}
+
+impl LatencyStats {
+    pub fn from_hist(h: &Histogram) -> LatencyStats {
+        let n = h.count();
+        LatencyStats {
+            min_ns: h.min(),
+            max_ns: h.max(),
+            mean_ns: h.mean(),
+            stddev_ns: h.stddev(),
+            percentiles: PERCENTILES
+                .iter()
+                .filter_map(|&p| {
+                    let v = h.percentile(p)?;
+                    let rank = ((p / 100.0) * n as f64).ceil() as u64;
+                    Some(Percentile {
+                        percentile: p,
+                        value_ns: v,
+                        samples_above: n.saturating_sub(rank),
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    /// The value at percentile `p` if it was reported.
+    pub fn at(&self, p: f64) -> Option<u64> {
+        self.percentiles
+            .iter()
+            .find(|x| (x.percentile - p).abs() < 1e-9)
+            .map(|x| x.value_ns)
+    }
+}
+
+/// Totals of one direction (or both).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DirTotals {
+    pub ops: u64,
+    pub bytes: u64,
+    pub ops_per_s: f64,
+    pub bytes_per_s: f64,
+    /// Decimal megabytes (10^6 bytes) per second.
+    pub mbps: f64,
+    /// Binary mebibytes (2^20 bytes) per second.
+    pub mibps: f64,
+    pub latency: LatencyStats,
+}
+
+impl DirTotals {
+    pub fn new(h: &Histogram, bytes: u64, elapsed_ns: u64) -> DirTotals {
+        let s = elapsed_ns.max(1) as f64 / 1e9;
+        DirTotals {
+            ops: h.count(),
+            bytes,
+            ops_per_s: h.count() as f64 / s,
+            bytes_per_s: bytes as f64 / s,
+            mbps: bytes as f64 / s / 1e6,
+            mibps: bytes as f64 / s / (1u64 << 20) as f64,
+            latency: LatencyStats::from_hist(h),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuUsage {
+    pub user_s: f64,
+    pub sys_s: f64,
+    /// (user + sys) seconds per million completed I/Os.
+    pub cpu_s_per_million_io: Option<f64>,
+}
+
+/// How write content was produced and whether that limited the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DataGeneration {
+    pub pattern: String,
+    pub bytes_prepared: u64,
+    /// Preparation speed of one core, measured during the run.
+    pub bytes_per_s_per_core: Option<f64>,
+    /// Largest share of a job's time spent preparing content.
+    pub busiest_job_fraction: f64,
+    /// True when preparing content took over a quarter of some job's time: then the
+    /// generator, not the target, may have been the limit.
+    pub limited_by_generator: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Totals {
+    /// Measured time: from the end of the ramp to the last completion.
+    pub elapsed_ns: u64,
+    pub read: DirTotals,
+    pub write: DirTotals,
+    pub all: DirTotals,
+    /// Average I/Os in flight (Little's law: total latency / elapsed time).
+    pub avg_inflight: f64,
+    pub queue_depth: u32,
+    pub cpu: CpuUsage,
+    pub data: DataGeneration,
+    pub error_count: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Series {
+    pub interval_ns: u64,
+    pub records: Vec<IntervalRecord>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Histograms {
+    pub read: HistogramJson,
+    pub write: HistogramJson,
+}
+
+/// The complete result of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    pub schema_version: u32,
+    pub tool: Tool,
+    /// The fully resolved workload.
+    pub config: Workload,
+    pub host: HostInfo,
+    pub target: TargetInfo,
+    pub status: RunStatus,
+    /// Why a failed run failed.
+    pub failure: Option<String>,
+    /// Wall-clock start, RFC 3339 UTC.
+    pub started_at: String,
+    /// Whole run on the run's clock, ramp included.
+    pub duration_ns: u64,
+    pub totals: Totals,
+    pub series: Series,
+    pub histogram: Histograms,
+    pub errors: Vec<IoErrorRecord>,
+    /// Plain-language caveats (memory measured, generator limit, …).
+    pub notes: Vec<String>,
+    /// A simulated device's own ground truth, apart from what drivelab measured.
+    pub simulator_ground_truth: Option<serde_json::Value>,
+}

@@ -1,0 +1,401 @@
+//! Running a workload: resolve it against a target, build the jobs, let the backend
+//! carry them out, and assemble the result.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use crate::backend::{null::NullBackend, sync::SyncBackend, uring::UringBackend};
+use crate::backend::{virtual_time::VirtualBackend, Backend, BackendCtx};
+use crate::clock::{Clock, MonotonicClock};
+use crate::data::DataPool;
+use crate::gen::OpGen;
+use crate::job::{Job, StopFlags};
+use crate::result::*;
+use crate::series::{Aggregator, IntervalRecord, Recorder};
+use crate::spec::{BsShare, IoEngine, Workload, WorkloadRequest};
+use crate::target::{Target, TargetInfo, TargetKind};
+
+/// Resolve a request against a target: defaults filled, sizes resolved, every rule
+/// checked. Errors are one line naming the option and the accepted form.
+pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, String> {
+    let cap = target.capacity_bytes;
+    let sector = target.logical_sector_bytes.max(1);
+    if req.iodepth == 0 {
+        return Err("--iodepth: must be at least 1".into());
+    }
+    if req.numjobs == 0 {
+        return Err("--numjobs: must be at least 1".into());
+    }
+    if req.rwmixread > 100 {
+        return Err("--rwmixread: must be a percentage from 0 to 100".into());
+    }
+    if req.percentage_random > 100 {
+        return Err("--percentage_random: must be a percentage from 0 to 100".into());
+    }
+    if req.bs.iter().any(|b| b.bytes == 0) {
+        return Err("--bs: must be at least one byte, like 4k".into());
+    }
+    let ioengine = match target.kind {
+        TargetKind::Simulated => IoEngine::Sim,
+        TargetKind::Null => IoEngine::Null,
+        _ => req.ioengine.unwrap_or(if req.iodepth > 1 {
+            IoEngine::IoUring
+        } else {
+            IoEngine::Sync
+        }),
+    };
+    if ioengine == IoEngine::Sync && req.iodepth > 1 {
+        return Err(format!(
+            "--iodepth: the sync engine keeps one I/O in flight per thread; for QD{} use --numjobs {} (threads) or --ioengine io_uring",
+            req.iodepth, req.iodepth
+        ));
+    }
+    let direct = req.direct.unwrap_or(matches!(
+        target.kind,
+        TargetKind::File | TargetKind::BlockDevice
+    ));
+    let real_io = matches!(target.kind, TargetKind::File | TargetKind::BlockDevice);
+    let needs_sector = (direct && real_io) || target.kind == TargetKind::Simulated;
+    if needs_sector {
+        if let Some(b) = req.bs.iter().find(|b| b.bytes % sector != 0) {
+            return Err(format!(
+                "--bs: {} bytes is not a multiple of the {sector}-byte logical sector, which direct I/O needs (use a multiple like 4k{})",
+                b.bytes,
+                if target.kind == TargetKind::Simulated { "" } else { ", or --direct=0" }
+            ));
+        }
+    }
+    let offset = req.offset.resolve(cap);
+    let size = match req.size {
+        Some(s) => s.resolve(cap),
+        None => cap.saturating_sub(offset),
+    };
+    if offset.checked_add(size).is_none_or(|end| end > cap) || offset >= cap {
+        return Err(format!(
+            "--size/--offset: the span of {size} bytes at offset {offset} reaches past the end of {} ({cap} bytes)",
+            target.path
+        ));
+    }
+    if needs_sector && offset % sector as u64 != 0 {
+        return Err(format!(
+            "--offset: {offset} is not a multiple of the {sector}-byte logical sector"
+        ));
+    }
+    let max_bs = req.bs.iter().map(|b| b.bytes).max().unwrap_or(4096) as u64;
+    let min_bs = req.bs.iter().map(|b| b.bytes).min().unwrap_or(4096);
+    let per_job_span = if req.rw.is_random() {
+        size
+    } else {
+        size / req.numjobs as u64
+    };
+    if per_job_span < max_bs {
+        return Err(format!(
+            "--size: the span of {size} bytes is too small for {} job(s) of {max_bs}-byte blocks",
+            req.numjobs
+        ));
+    }
+    let io_size = req.io_size.map(|s| s.resolve(size));
+    if req.runtime_ns == Some(0) && io_size.is_none() {
+        return Err(
+            "--runtime: must be more than 0, or give --io_size for a byte-bounded run".into(),
+        );
+    }
+    if req.runtime_ns.is_none() && io_size.is_none() {
+        return Err("--runtime or --io_size: one of them must bound the run".into());
+    }
+    if io_size == Some(0) {
+        return Err("--io_size: must be more than 0".into());
+    }
+    if req.log_interval_ns < 10_000_000 {
+        return Err("--log-interval: must be at least 10ms".into());
+    }
+    let align = min_bs.next_multiple_of(if needs_sector { sector } else { 1 });
+    let ramp_ns = req.ramp_ns.div_ceil(req.log_interval_ns) * req.log_interval_ns;
+    let randseed = req.randseed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64)
+    });
+    Ok(Workload {
+        rw: req.rw,
+        rwmixread: req.rwmixread,
+        bs: req.bs.clone(),
+        iodepth: if ioengine == IoEngine::Sync {
+            1
+        } else {
+            req.iodepth
+        },
+        numjobs: req.numjobs,
+        ioengine,
+        direct,
+        offset_bytes: offset,
+        size_bytes: size,
+        runtime_ns: req.runtime_ns.filter(|&r| r > 0),
+        io_size_bytes: io_size,
+        ramp_ns,
+        percentage_random: req.percentage_random,
+        random_distribution: req.random_distribution.clone(),
+        randseed,
+        data: req.data,
+        log_interval_ns: req.log_interval_ns,
+        align_bytes: align,
+        continue_on_error: req.continue_on_error,
+        fixedbufs: req.fixedbufs,
+        registerfiles: req.registerfiles,
+    })
+}
+
+/// A running view for progress displays, called about once per second of wall time.
+pub struct Progress<'a> {
+    /// Wall time since the run started.
+    pub wall: Duration,
+    /// The latest finished interval, if any.
+    pub latest: Option<&'a IntervalRecord>,
+}
+
+/// Options of one run besides the workload.
+pub struct RunOptions<'a> {
+    /// Set asynchronously (e.g. by a signal handler) to stop issuing, drain and return a
+    /// partial result marked `interrupted`.
+    pub stop: &'a AtomicBool,
+    pub progress: Option<&'a (dyn Fn(&Progress<'_>) + Sync)>,
+}
+
+/// Run `w` against `target`. I/O errors and interruptions give a partial result with
+/// its status; `Err` only when the run could not start at all.
+pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<RunResult, String> {
+    let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let wall_clock = MonotonicClock::new();
+    let is_model = target.model().is_some();
+    let origin = match target.model() {
+        Some(m) => m.now_ns(),
+        None => wall_clock.now_ns(),
+    };
+    let info = target.info.clone();
+    let numjobs = w.numjobs as usize;
+    let agg = Aggregator::new(
+        origin,
+        w.log_interval_ns,
+        w.ramp_ns / w.log_interval_ns,
+        numjobs,
+    );
+    let deadline = w.runtime_ns.map(|r| origin + w.ramp_ns + r);
+    let last_idx = w.runtime_ns.map_or(u64::MAX, |r| {
+        (w.ramp_ns + r).div_ceil(w.log_interval_ns) - 1
+    });
+    let stop = StopFlags {
+        user: opts.stop,
+        abort: AtomicBool::new(false),
+    };
+    let pool = DataPool::new(w.data, w.max_bs(), w.randseed);
+    let sector = info.logical_sector_bytes;
+    let mut jobs: Vec<Job<'_>> = (0..w.numjobs)
+        .map(|j| {
+            let budget = w.io_size_bytes.map(|total| {
+                let share = total / w.numjobs as u64;
+                if j == 0 {
+                    share + total % w.numjobs as u64
+                } else {
+                    share
+                }
+            });
+            Job::new(
+                j,
+                OpGen::new(w, j, sector),
+                pool.clone(),
+                Recorder::new(&agg, j as usize, last_idx),
+                &stop,
+                origin,
+                deadline,
+                budget,
+                w.continue_on_error,
+            )
+        })
+        .collect();
+    let cpu0 = crate::sys::process_cpu_s();
+    let finished = AtomicBool::new(false);
+    let backend_result: Mutex<Result<(), String>> = Mutex::new(Ok(()));
+    std::thread::scope(|s| {
+        if let Some(cb) = opts.progress {
+            let agg = &agg;
+            let finished = &finished;
+            s.spawn(move || {
+                let t = std::time::Instant::now();
+                while !finished.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(200));
+                    if t.elapsed().as_millis() % 1000 < 200 {
+                        let latest = agg.latest();
+                        cb(&Progress {
+                            wall: t.elapsed(),
+                            latest: latest.as_ref(),
+                        });
+                    }
+                }
+            });
+        }
+        let r = if is_model {
+            let file = None;
+            let ctx = BackendCtx {
+                workload: w,
+                clock: &wall_clock,
+                file,
+            };
+            let model = target.model_mut().expect("model target");
+            VirtualBackend { model, agg: &agg }.run(&mut jobs, &ctx)
+        } else {
+            let ctx = BackendCtx {
+                workload: w,
+                clock: &wall_clock,
+                file: target.file(),
+            };
+            let mut backend: Box<dyn Backend> = match w.ioengine {
+                IoEngine::Sync => Box::new(SyncBackend),
+                IoEngine::IoUring => Box::new(UringBackend),
+                IoEngine::Null | IoEngine::Sim => Box::new(NullBackend),
+            };
+            backend.run(&mut jobs, &ctx)
+        };
+        *backend_result.lock().unwrap_or_else(|e| e.into_inner()) = r;
+        finished.store(true, Ordering::Relaxed);
+    });
+    let cpu1 = crate::sys::process_cpu_s();
+    let end = match target.model() {
+        Some(m) => m.now_ns(),
+        None => wall_clock.now_ns(),
+    };
+    let end = deadline
+        .map_or(end, |d| end.min(d).max(origin + 1))
+        .max(origin + 1);
+    let (records, totals_h, bytes) = agg.finish(end);
+    let measured_ns = end.saturating_sub(origin + w.ramp_ns).max(1);
+
+    let mut errors = Vec::new();
+    let mut error_count = 0;
+    let (mut data_ns_max, mut data_ns_sum, mut data_bytes) = (0u64, 0u64, 0u64);
+    for j in &jobs {
+        errors.extend(j.errors.iter().cloned());
+        error_count += j.error_count;
+        data_ns_max = data_ns_max.max(j.data_ns);
+        data_ns_sum += j.data_ns;
+        data_bytes += j.data_bytes;
+    }
+    drop(jobs);
+    let backend_err = backend_result
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .err();
+    let status = if backend_err.is_some() || stop.abort.load(Ordering::Relaxed) {
+        RunStatus::Failed
+    } else if opts.stop.load(Ordering::Relaxed) {
+        RunStatus::Interrupted
+    } else {
+        RunStatus::Complete
+    };
+    let failure = backend_err.or_else(|| {
+        (status == RunStatus::Failed).then(|| {
+            errors.first().map_or("I/O error".into(), |e| {
+                format!(
+                    "{} of {} bytes at offset {} failed: {}",
+                    e.dir.name(),
+                    e.len_bytes,
+                    e.offset_bytes,
+                    e.message
+                )
+            })
+        })
+    });
+
+    let mut all_h = totals_h[0].clone();
+    all_h.merge(&totals_h[1]);
+    let total_ops = all_h.count();
+    let cpu_used = (cpu1.0 - cpu0.0) + (cpu1.1 - cpu0.1);
+    let span_ns = (end - origin).max(1);
+    let busiest = if is_model {
+        0.0
+    } else {
+        data_ns_max as f64 / span_ns as f64
+    };
+    let data = DataGeneration {
+        pattern: w.data.name(),
+        bytes_prepared: data_bytes,
+        bytes_per_s_per_core: (data_ns_sum > 0)
+            .then(|| data_bytes as f64 / (data_ns_sum as f64 / 1e9)),
+        busiest_job_fraction: busiest,
+        limited_by_generator: busiest > 0.25,
+    };
+    let mut notes = Vec::new();
+    if let Some(why) = &info.in_memory {
+        notes.push(format!("Memory, not a drive, was measured: {why}."));
+    }
+    if data.limited_by_generator {
+        notes.push(format!(
+            "Preparing write content took {:.0} % of a job's time: the data generator, not the target, may have been the limit.",
+            busiest * 100.0
+        ));
+    }
+    if is_model {
+        notes.push("A simulated device was measured; all times are virtual.".into());
+    }
+    let totals = Totals {
+        elapsed_ns: measured_ns,
+        read: DirTotals::new(&totals_h[0], bytes[0], measured_ns),
+        write: DirTotals::new(&totals_h[1], bytes[1], measured_ns),
+        all: DirTotals::new(&all_h, bytes[0] + bytes[1], measured_ns),
+        avg_inflight: all_h.sum() as f64 / measured_ns as f64,
+        queue_depth: w.queue_depth(),
+        cpu: CpuUsage {
+            user_s: cpu1.0 - cpu0.0,
+            sys_s: cpu1.1 - cpu0.1,
+            cpu_s_per_million_io: (total_ops > 0).then(|| cpu_used / total_ops as f64 * 1e6),
+        },
+        data,
+        error_count,
+    };
+    Ok(RunResult {
+        schema_version: SCHEMA_VERSION,
+        tool: Tool::current(),
+        config: w.clone(),
+        host: HostInfo::current(),
+        target: info,
+        status,
+        failure,
+        started_at,
+        duration_ns: end - origin,
+        totals,
+        series: Series {
+            interval_ns: w.log_interval_ns,
+            records,
+        },
+        histogram: Histograms {
+            read: totals_h[0].to_json(),
+            write: totals_h[1].to_json(),
+        },
+        errors,
+        notes,
+        simulator_ground_truth: target.model().map(|m| m.ground_truth()),
+    })
+}
+
+/// A sequential-write workload that writes the whole span once with the given pattern:
+/// used to fill test files before reads (so reads never hit holes) and to precondition.
+pub fn fill_workload(base: &Workload, bs: u32, iodepth: u32) -> Workload {
+    let mut w = base.clone();
+    w.rw = crate::spec::RwMode::Write;
+    w.bs = vec![BsShare {
+        bytes: bs,
+        percent: 100,
+    }];
+    w.numjobs = 1;
+    w.iodepth = if w.ioengine == IoEngine::Sync {
+        1
+    } else {
+        iodepth
+    };
+    w.runtime_ns = None;
+    w.io_size_bytes = Some(w.size_bytes);
+    w.ramp_ns = 0;
+    w.percentage_random = 100;
+    w.align_bytes = bs.min(w.align_bytes.max(512));
+    w
+}

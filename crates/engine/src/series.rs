@@ -1,0 +1,361 @@
+//! The interval series: a fixed clock grid, summed across jobs.
+//!
+//! Each job's [`Recorder`] counts completions into dense per-direction histograms for the
+//! interval it is in; when a completion falls past the interval's end it hands that
+//! interval to the shared [`Aggregator`] as sparse histograms (one lock per job per
+//! interval, nothing per I/O). The aggregator merges the jobs' parts and finalises an
+//! interval into an [`IntervalRecord`] once every job has moved past it, so memory stays
+//! bounded however long the run. Intervals in which nothing completed are records too.
+//! The post-ramp intervals also add up into the run's total histograms, so the totals
+//! and the series come from the same counts and always agree.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use crate::hist::{Histogram, SparseHistogram};
+use crate::model::SensorReading;
+use crate::op::Dir;
+
+/// One direction in one interval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IntervalDir {
+    pub ops: u64,
+    pub bytes: u64,
+    pub ops_per_s: f64,
+    pub bytes_per_s: f64,
+    pub lat_mean_ns: Option<f64>,
+    pub lat_p50_ns: Option<u64>,
+    pub lat_p99_ns: Option<u64>,
+    pub lat_p9999_ns: Option<u64>,
+    pub lat_max_ns: Option<u64>,
+}
+
+impl IntervalDir {
+    fn from_hist(h: &Histogram, bytes: u64, dur_ns: u64) -> IntervalDir {
+        let secs = dur_ns.max(1) as f64 / 1e9;
+        IntervalDir {
+            ops: h.count(),
+            bytes,
+            ops_per_s: h.count() as f64 / secs,
+            bytes_per_s: bytes as f64 / secs,
+            lat_mean_ns: h.mean(),
+            lat_p50_ns: h.percentile(50.0),
+            lat_p99_ns: h.percentile(99.0),
+            lat_p9999_ns: h.percentile(99.99),
+            lat_max_ns: h.max(),
+        }
+    }
+}
+
+/// One interval of the series, all jobs summed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntervalRecord {
+    pub index: u64,
+    /// Start relative to the start of the run (ramp included).
+    pub start_ns: u64,
+    pub duration_ns: u64,
+    /// Inside the ramp: excluded from the totals.
+    pub ramp: bool,
+    pub read: IntervalDir,
+    pub write: IntervalDir,
+    /// Both directions together.
+    pub all: IntervalDir,
+    /// Bytes written since the start of the run, up to the end of this interval.
+    pub cum_write_bytes: u64,
+    /// Sensor values sampled during the interval (the last sample of each name).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sensors: Vec<SensorReading>,
+}
+
+/// Parts of one interval merged across jobs so far.
+struct OpenInterval {
+    hist: [Histogram; 2],
+    bytes: [u64; 2],
+}
+
+struct AggInner {
+    open: BTreeMap<u64, OpenInterval>,
+    /// Per job: every interval below this index is complete for that job.
+    progress: Vec<u64>,
+    /// Next interval to finalise.
+    next_final: u64,
+    /// One past the highest interval any job has handed over.
+    seen_end: u64,
+    records: Vec<IntervalRecord>,
+    totals: [Histogram; 2],
+    total_bytes: [u64; 2],
+    cum_write: u64,
+    sensors: Vec<SensorReading>,
+}
+
+/// Shared collector of the jobs' interval parts.
+pub struct Aggregator {
+    origin_ns: u64,
+    interval_ns: u64,
+    ramp_intervals: u64,
+    inner: Mutex<AggInner>,
+}
+
+impl Aggregator {
+    /// `origin_ns`: start of the run on the clock; `ramp_intervals`: leading intervals
+    /// excluded from totals.
+    pub fn new(origin_ns: u64, interval_ns: u64, ramp_intervals: u64, jobs: usize) -> Aggregator {
+        Aggregator {
+            origin_ns,
+            interval_ns,
+            ramp_intervals,
+            inner: Mutex::new(AggInner {
+                open: BTreeMap::new(),
+                progress: vec![0; jobs],
+                next_final: 0,
+                seen_end: 0,
+                records: Vec::new(),
+                totals: [Histogram::new(), Histogram::new()],
+                total_bytes: [0; 2],
+                cum_write: 0,
+                sensors: Vec::new(),
+            }),
+        }
+    }
+
+    pub fn origin_ns(&self) -> u64 {
+        self.origin_ns
+    }
+    pub fn interval_ns(&self) -> u64 {
+        self.interval_ns
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, AggInner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A job hands over its counts for interval `idx` and says it has moved on to
+    /// `progress` (every interval below is complete for it).
+    fn submit(&self, job: usize, idx: u64, parts: [(SparseHistogram, u64); 2], progress: u64) {
+        let mut g = self.lock();
+        let [(r, rb), (w, wb)] = parts;
+        if r.count() + w.count() > 0 {
+            let e = g.open.entry(idx).or_insert_with(|| OpenInterval {
+                hist: [Histogram::new(), Histogram::new()],
+                bytes: [0; 2],
+            });
+            e.hist[0].merge_sparse(&r);
+            e.hist[1].merge_sparse(&w);
+            e.bytes[0] += rb;
+            e.bytes[1] += wb;
+        }
+        g.seen_end = g.seen_end.max(idx + 1);
+        g.progress[job] = progress;
+        self.finalise(&mut g, None);
+    }
+
+    /// Record a sensor value (attached to the interval its time falls in).
+    pub fn sensor(&self, reading: SensorReading) {
+        self.lock().sensors.push(reading);
+    }
+
+    fn finalise(&self, g: &mut AggInner, end_ns: Option<u64>) {
+        let upto = match end_ns {
+            Some(end) => (end.saturating_sub(self.origin_ns)).div_ceil(self.interval_ns),
+            // Finished jobs (progress u64::MAX) do not hold anything back, but the last
+            // intervals wait for `finish`, which knows where the run ended.
+            None => match g.progress.iter().copied().filter(|&p| p != u64::MAX).min() {
+                Some(p) => p.min(g.seen_end),
+                None => return,
+            },
+        };
+        while g.next_final < upto {
+            let idx = g.next_final;
+            let start = idx * self.interval_ns;
+            let dur = match end_ns {
+                Some(end) if idx + 1 == upto => {
+                    (end - self.origin_ns - start).clamp(1, self.interval_ns)
+                }
+                _ => self.interval_ns,
+            };
+            let mut rec = IntervalRecord {
+                index: idx,
+                start_ns: start,
+                duration_ns: dur,
+                ramp: idx < self.ramp_intervals,
+                read: IntervalDir::default(),
+                write: IntervalDir::default(),
+                all: IntervalDir::default(),
+                cum_write_bytes: g.cum_write,
+                sensors: Vec::new(),
+            };
+            let open = g.open.remove(&idx);
+            if let Some(o) = open {
+                rec.read = IntervalDir::from_hist(&o.hist[0], o.bytes[0], dur);
+                rec.write = IntervalDir::from_hist(&o.hist[1], o.bytes[1], dur);
+                let mut both = o.hist[0].clone();
+                both.merge(&o.hist[1]);
+                rec.all = IntervalDir::from_hist(&both, o.bytes[0] + o.bytes[1], dur);
+                g.cum_write += o.bytes[1];
+                rec.cum_write_bytes = g.cum_write;
+                if !rec.ramp {
+                    g.totals[0].merge(&o.hist[0]);
+                    g.totals[1].merge(&o.hist[1]);
+                    g.total_bytes[0] += o.bytes[0];
+                    g.total_bytes[1] += o.bytes[1];
+                }
+            }
+            let lo = self.origin_ns + start;
+            let hi = lo + self.interval_ns;
+            let mut latest: Vec<SensorReading> = Vec::new();
+            for s in g.sensors.iter().filter(|s| s.at_ns >= lo && s.at_ns < hi) {
+                match latest.iter_mut().find(|l| l.name == s.name) {
+                    Some(l) => *l = s.clone(),
+                    None => latest.push(s.clone()),
+                }
+            }
+            g.sensors.retain(|s| s.at_ns >= hi);
+            rec.sensors = latest;
+            g.records.push(rec);
+            g.next_final += 1;
+        }
+    }
+
+    /// The latest finalised interval and the run's cumulative ops so far (for progress).
+    pub fn latest(&self) -> Option<IntervalRecord> {
+        self.lock().records.last().cloned()
+    }
+
+    /// Close the series at `end_ns` (the run's last completion or its deadline) and hand
+    /// back the records and the post-ramp totals `[read, write]` with their bytes.
+    pub fn finish(&self, end_ns: u64) -> (Vec<IntervalRecord>, [Histogram; 2], [u64; 2]) {
+        let mut g = self.lock();
+        self.finalise(&mut g, Some(end_ns.max(self.origin_ns + 1)));
+        let records = std::mem::take(&mut g.records);
+        let totals = std::mem::replace(&mut g.totals, [Histogram::new(), Histogram::new()]);
+        (records, totals, g.total_bytes)
+    }
+}
+
+/// One job's recorder: the hot path of measurement.
+pub struct Recorder<'a> {
+    agg: &'a Aggregator,
+    job: usize,
+    cur_idx: u64,
+    /// Completions at or past this time belong to a later interval.
+    next_boundary_ns: u64,
+    /// Completions after the last interval (the drain after a deadline) count in it.
+    last_idx: u64,
+    cur: [Histogram; 2],
+    cur_bytes: [u64; 2],
+    ops: u64,
+}
+
+impl<'a> Recorder<'a> {
+    /// `last_idx`: the final interval of a time-bounded run (u64::MAX when unbounded).
+    pub fn new(agg: &'a Aggregator, job: usize, last_idx: u64) -> Recorder<'a> {
+        Recorder {
+            agg,
+            job,
+            cur_idx: 0,
+            next_boundary_ns: agg.origin_ns + agg.interval_ns,
+            last_idx,
+            cur: [Histogram::new(), Histogram::new()],
+            cur_bytes: [0; 2],
+            ops: 0,
+        }
+    }
+
+    /// Count one completion.
+    #[inline(always)]
+    pub fn record(&mut self, dir: Dir, bytes: u32, submit_ns: u64, done_ns: u64) {
+        if done_ns >= self.next_boundary_ns {
+            self.roll(done_ns);
+        }
+        let d = dir.index();
+        self.cur[d].record(done_ns.saturating_sub(submit_ns));
+        self.cur_bytes[d] += bytes as u64;
+        self.ops += 1;
+    }
+
+    #[cold]
+    fn roll(&mut self, now_ns: u64) {
+        let idx = ((now_ns - self.agg.origin_ns) / self.agg.interval_ns).min(self.last_idx);
+        if idx == self.cur_idx {
+            self.next_boundary_ns = u64::MAX;
+            return;
+        }
+        self.hand_over(idx);
+        self.cur_idx = idx;
+        self.next_boundary_ns = if idx == self.last_idx {
+            u64::MAX
+        } else {
+            self.agg.origin_ns + (idx + 1) * self.agg.interval_ns
+        };
+    }
+
+    fn hand_over(&mut self, progress: u64) {
+        let parts = [
+            (self.cur[0].to_sparse(), self.cur_bytes[0]),
+            (self.cur[1].to_sparse(), self.cur_bytes[1]),
+        ];
+        self.agg.submit(self.job, self.cur_idx, parts, progress);
+        self.cur[0].clear();
+        self.cur[1].clear();
+        self.cur_bytes = [0; 2];
+    }
+
+    /// Completions counted by this recorder.
+    pub fn ops(&self) -> u64 {
+        self.ops
+    }
+
+    /// The job is done: hand over what is left.
+    pub fn finish(&mut self) {
+        self.hand_over(u64::MAX);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jobs_sum_into_a_grid_with_empty_intervals_and_ramp_excluded() {
+        let agg = Aggregator::new(1_000, 100, 1, 2);
+        let mut a = Recorder::new(&agg, 0, u64::MAX);
+        let mut b = Recorder::new(&agg, 1, u64::MAX);
+        a.record(Dir::Read, 4096, 1_000, 1_050); // interval 0 (ramp)
+        b.record(Dir::Write, 512, 1_000, 1_090); // interval 0 (ramp)
+        a.record(Dir::Read, 4096, 1_050, 1_150); // interval 1
+        b.record(Dir::Write, 512, 1_100, 1_199); // interval 1
+        a.record(Dir::Read, 4096, 1_150, 1_420); // interval 4: 2 and 3 empty
+        a.finish();
+        b.finish();
+        let (recs, totals, bytes) = agg.finish(1_450);
+        assert_eq!(recs.len(), 5);
+        assert!(recs[0].ramp && !recs[1].ramp);
+        assert_eq!(recs[1].read.ops, 1);
+        assert_eq!(recs[1].write.ops, 1);
+        assert_eq!(recs[1].all.ops, 2);
+        assert_eq!(recs[2].all.ops, 0);
+        assert_eq!(recs[3].all.ops, 0);
+        assert_eq!(recs[4].read.ops, 1);
+        assert_eq!(recs[4].duration_ns, 50);
+        assert_eq!(recs[4].cum_write_bytes, 1024);
+        assert_eq!(totals[0].count(), 2);
+        assert_eq!(totals[1].count(), 1);
+        assert_eq!(bytes, [8192, 512]);
+        assert_eq!(totals[1].max(), Some(99));
+    }
+
+    #[test]
+    fn drain_after_deadline_lands_in_last_interval() {
+        let agg = Aggregator::new(0, 100, 0, 1);
+        let mut a = Recorder::new(&agg, 0, 1);
+        a.record(Dir::Read, 1, 0, 150);
+        a.record(Dir::Read, 1, 0, 230); // past the 200 ns deadline
+        a.finish();
+        let (recs, totals, _) = agg.finish(200);
+        assert_eq!(recs.len(), 2);
+        assert_eq!(recs[1].read.ops, 2);
+        assert_eq!(totals[0].count(), 2);
+    }
+}

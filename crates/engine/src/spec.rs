@@ -1,0 +1,450 @@
+//! The workload specification: what to do, fully resolved.
+//!
+//! Option names follow fio's so users' habits carry over. A [`Workload`] is what the engine
+//! runs and what a result records as its config: every default is filled in, sizes are
+//! resolved against the target, and the random seed is always present.
+
+use serde::{Deserialize, Serialize};
+
+use crate::size::SizeOrPercent;
+
+/// fio's `rw`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RwMode {
+    Read,
+    Write,
+    RandRead,
+    RandWrite,
+    /// Sequential mixed read/write.
+    Rw,
+    /// Random mixed read/write.
+    RandRw,
+}
+
+impl RwMode {
+    pub const FORM: &'static str = "read, write, randread, randwrite, rw or randrw";
+
+    pub fn parse(s: &str) -> Result<RwMode, String> {
+        Ok(match s {
+            "read" => RwMode::Read,
+            "write" => RwMode::Write,
+            "randread" => RwMode::RandRead,
+            "randwrite" => RwMode::RandWrite,
+            "rw" | "readwrite" => RwMode::Rw,
+            "randrw" => RwMode::RandRw,
+            _ => return Err(format!("'{s}' is not one of {}", Self::FORM)),
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            RwMode::Read => "read",
+            RwMode::Write => "write",
+            RwMode::RandRead => "randread",
+            RwMode::RandWrite => "randwrite",
+            RwMode::Rw => "rw",
+            RwMode::RandRw => "randrw",
+        }
+    }
+    pub fn is_random(self) -> bool {
+        matches!(self, RwMode::RandRead | RwMode::RandWrite | RwMode::RandRw)
+    }
+    /// Share of reads in percent implied by the mode (mixed modes use `rwmixread`).
+    pub fn read_percent(self, rwmixread: u32) -> u32 {
+        match self {
+            RwMode::Read | RwMode::RandRead => 100,
+            RwMode::Write | RwMode::RandWrite => 0,
+            RwMode::Rw | RwMode::RandRw => rwmixread,
+        }
+    }
+    pub fn writes(self, rwmixread: u32) -> bool {
+        self.read_percent(rwmixread) < 100
+    }
+}
+
+/// One entry of a block-size mix: `bytes` chosen for `percent` of I/Os.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BsShare {
+    pub bytes: u32,
+    pub percent: u32,
+}
+
+/// Parse fio's `bssplit` form `4k/60:64k/40` (shares must add up to 100).
+pub fn parse_bssplit(s: &str) -> Result<Vec<BsShare>, String> {
+    const FORM: &str = "size/percent pairs joined by ':' adding up to 100, like 4k/60:64k/40";
+    let mut out = Vec::new();
+    for part in s.split(':') {
+        let (size, pct) = part
+            .split_once('/')
+            .ok_or_else(|| format!("'{s}' is not {FORM}"))?;
+        let bytes = crate::size::parse_size(size).map_err(|e| format!("{e} (in '{s}')"))?;
+        if bytes == 0 || bytes > u32::MAX as u64 {
+            return Err(format!("block size '{size}' out of range (in '{s}')"));
+        }
+        let percent: u32 = pct
+            .trim()
+            .parse()
+            .map_err(|_| format!("'{s}' is not {FORM}"))?;
+        out.push(BsShare {
+            bytes: bytes as u32,
+            percent,
+        });
+    }
+    let total: u32 = out.iter().map(|b| b.percent).sum();
+    if total != 100 {
+        return Err(format!(
+            "shares in '{s}' add up to {total}, not 100 ({FORM})"
+        ));
+    }
+    Ok(out)
+}
+
+/// How random offsets are spread over the span.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Distribution {
+    Uniform,
+    /// fio's `zoned:` — each zone gets `io_percent` of random I/Os spread over
+    /// `span_percent` of the span, zones laid out from the start of the span.
+    Zoned {
+        zones: Vec<Zone>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Zone {
+    pub io_percent: f64,
+    pub span_percent: f64,
+}
+
+impl Distribution {
+    pub const FORM: &'static str =
+        "uniform or zoned:IO%/SPAN%:IO%/SPAN%… with both columns adding up to 100, like zoned:50/5:30/15:20/80";
+
+    pub fn parse(s: &str) -> Result<Distribution, String> {
+        if s == "uniform" || s == "random" {
+            return Ok(Distribution::Uniform);
+        }
+        let Some(rest) = s.strip_prefix("zoned:") else {
+            return Err(format!("'{s}' is not {}", Self::FORM));
+        };
+        let mut zones = Vec::new();
+        for part in rest.split(':') {
+            let (a, b) = part
+                .split_once('/')
+                .ok_or_else(|| format!("'{s}' is not {}", Self::FORM))?;
+            let io: f64 = a
+                .parse()
+                .map_err(|_| format!("'{s}' is not {}", Self::FORM))?;
+            let span: f64 = b
+                .parse()
+                .map_err(|_| format!("'{s}' is not {}", Self::FORM))?;
+            if io < 0.0 || span <= 0.0 {
+                return Err(format!("'{s}' is not {}", Self::FORM));
+            }
+            zones.push(Zone {
+                io_percent: io,
+                span_percent: span,
+            });
+        }
+        let io: f64 = zones.iter().map(|z| z.io_percent).sum();
+        let span: f64 = zones.iter().map(|z| z.span_percent).sum();
+        if (io - 100.0).abs() > 1e-9 || (span - 100.0).abs() > 1e-9 {
+            return Err(format!("'{s}' is not {}", Self::FORM));
+        }
+        Ok(Distribution::Zoned { zones })
+    }
+}
+
+/// Content of written blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "percent")]
+pub enum DataPattern {
+    /// Incompressible and never repeated: a large random pool copied at a random place
+    /// and stamped per 512-byte sector with its offset and a write sequence number.
+    Random,
+    /// All zero bytes.
+    Zero,
+    /// IOMeter's repeating bytes: the same block content in every write.
+    Repeat,
+    /// Compressible by about N %: N % of each 4 KiB block is zeros, the rest random.
+    Compress(u8),
+}
+
+impl DataPattern {
+    pub const FORM: &'static str = "random, zero, repeat or compress=N (N from 0 to 99)";
+
+    pub fn parse(s: &str) -> Result<DataPattern, String> {
+        Ok(match s {
+            "random" => DataPattern::Random,
+            "zero" | "zeros" => DataPattern::Zero,
+            "repeat" => DataPattern::Repeat,
+            _ => {
+                let n = s
+                    .strip_prefix("compress=")
+                    .and_then(|n| n.trim_end_matches('%').parse::<u8>().ok())
+                    .filter(|&n| n < 100)
+                    .ok_or_else(|| format!("'{s}' is not {}", Self::FORM))?;
+                DataPattern::Compress(n)
+            }
+        })
+    }
+    pub fn name(self) -> String {
+        match self {
+            DataPattern::Random => "random".into(),
+            DataPattern::Zero => "zero".into(),
+            DataPattern::Repeat => "repeat".into(),
+            DataPattern::Compress(n) => format!("compress={n}"),
+        }
+    }
+}
+
+/// fio's `ioengine`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IoEngine {
+    /// Threads each doing one pread/pwrite at a time: queue depth = threads.
+    Sync,
+    /// One io_uring per thread with `iodepth` I/Os outstanding.
+    IoUring,
+    /// No I/O at all: the engine's own cost.
+    Null,
+    /// A simulated device completes I/Os in virtual time.
+    Sim,
+}
+
+impl IoEngine {
+    pub const FORM: &'static str = "sync, io_uring or null";
+
+    pub fn parse(s: &str) -> Result<IoEngine, String> {
+        Ok(match s {
+            "sync" | "psync" | "pvsync" => IoEngine::Sync,
+            "io_uring" | "iouring" | "uring" => IoEngine::IoUring,
+            "null" => IoEngine::Null,
+            _ => return Err(format!("'{s}' is not one of {}", Self::FORM)),
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            IoEngine::Sync => "sync",
+            IoEngine::IoUring => "io_uring",
+            IoEngine::Null => "null",
+            IoEngine::Sim => "sim",
+        }
+    }
+}
+
+/// A fully resolved workload: what the engine runs and what a result records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Workload {
+    pub rw: RwMode,
+    /// Share of reads in percent for mixed modes (fio's default: 50).
+    pub rwmixread: u32,
+    /// Block sizes with their shares; a single entry of 100 % for a fixed `bs`.
+    pub bs: Vec<BsShare>,
+    /// I/Os outstanding per job (io_uring ring depth; 1 for sync).
+    pub iodepth: u32,
+    pub numjobs: u32,
+    pub ioengine: IoEngine,
+    /// O_DIRECT.
+    pub direct: bool,
+    /// Start of the span in bytes.
+    pub offset_bytes: u64,
+    /// Length of the span in bytes.
+    pub size_bytes: u64,
+    /// Time bound (ns), after the ramp; None for byte-bounded runs.
+    pub runtime_ns: Option<u64>,
+    /// Byte bound over all jobs, ramp included; None for time-bounded runs.
+    pub io_size_bytes: Option<u64>,
+    /// Ramp before measuring, rounded up to whole intervals: excluded from totals and
+    /// tagged in the series.
+    pub ramp_ns: u64,
+    /// For random modes: share of I/Os at random offsets, the rest sequential.
+    pub percentage_random: u32,
+    pub random_distribution: Distribution,
+    pub randseed: u64,
+    pub data: DataPattern,
+    /// Width of one interval of the series.
+    pub log_interval_ns: u64,
+    /// Offsets of random I/O are multiples of this (the block size, never less than the
+    /// logical sector).
+    pub align_bytes: u32,
+    /// Keep going after I/O errors (counted and recorded).
+    pub continue_on_error: bool,
+    /// io_uring: register buffers and files with the ring.
+    pub fixedbufs: bool,
+    pub registerfiles: bool,
+}
+
+impl Workload {
+    pub fn max_bs(&self) -> u32 {
+        self.bs.iter().map(|b| b.bytes).max().unwrap_or(4096)
+    }
+    pub fn min_bs(&self) -> u32 {
+        self.bs.iter().map(|b| b.bytes).min().unwrap_or(4096)
+    }
+    pub fn read_percent(&self) -> u32 {
+        self.rw.read_percent(self.rwmixread)
+    }
+    pub fn writes(&self) -> bool {
+        self.rw.writes(self.rwmixread)
+    }
+    /// Total I/Os outstanding.
+    pub fn queue_depth(&self) -> u32 {
+        self.iodepth * self.numjobs
+    }
+}
+
+/// A workload as the user states it, before it is resolved against a target.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkloadRequest {
+    pub rw: RwMode,
+    pub rwmixread: u32,
+    pub bs: Vec<BsShare>,
+    pub iodepth: u32,
+    pub numjobs: u32,
+    /// None: io_uring when iodepth > 1, else sync.
+    pub ioengine: Option<IoEngine>,
+    /// None: O_DIRECT for files and block devices.
+    pub direct: Option<bool>,
+    pub offset: SizeOrPercent,
+    /// None: the rest of the target after `offset`.
+    pub size: Option<SizeOrPercent>,
+    pub runtime_ns: Option<u64>,
+    pub io_size: Option<SizeOrPercent>,
+    pub ramp_ns: u64,
+    pub percentage_random: u32,
+    pub random_distribution: Distribution,
+    /// None: drawn from the clock and recorded.
+    pub randseed: Option<u64>,
+    pub data: DataPattern,
+    pub log_interval_ns: u64,
+    pub continue_on_error: bool,
+    pub fixedbufs: bool,
+    pub registerfiles: bool,
+}
+
+impl Default for WorkloadRequest {
+    fn default() -> Self {
+        WorkloadRequest {
+            rw: RwMode::RandRead,
+            rwmixread: 50,
+            bs: vec![BsShare {
+                bytes: 4096,
+                percent: 100,
+            }],
+            iodepth: 1,
+            numjobs: 1,
+            ioengine: None,
+            direct: None,
+            offset: SizeOrPercent::Bytes(0),
+            size: None,
+            runtime_ns: Some(10_000_000_000),
+            io_size: None,
+            ramp_ns: 0,
+            percentage_random: 100,
+            random_distribution: Distribution::Uniform,
+            randseed: None,
+            data: DataPattern::Random,
+            log_interval_ns: 1_000_000_000,
+            continue_on_error: false,
+            fixedbufs: false,
+            registerfiles: false,
+        }
+    }
+}
+
+/// CrystalDiskMark's test names: `SEQ1M Q8T1`, `RND4K Q32T16`, …
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CdmSpec {
+    pub random: bool,
+    pub bs: u32,
+    /// Outstanding I/Os per thread.
+    pub q: u32,
+    /// Threads.
+    pub t: u32,
+}
+
+impl CdmSpec {
+    pub const FORM: &'static str =
+        "SEQ|RND<size> Q<depth>T<threads>, like \"SEQ1M Q8T1\" or \"RND4K Q32T16\"";
+
+    pub fn parse(s: &str) -> Result<CdmSpec, String> {
+        let err = || format!("'{s}' is not {}", Self::FORM);
+        let up = s.trim().to_ascii_uppercase();
+        let mut words = up.split_whitespace();
+        let (w1, w2) = (words.next().ok_or_else(err)?, words.next().ok_or_else(err)?);
+        if words.next().is_some() {
+            return Err(err());
+        }
+        let (random, size) = if let Some(r) = w1.strip_prefix("SEQ") {
+            (false, r)
+        } else if let Some(r) = w1.strip_prefix("RND") {
+            (true, r)
+        } else {
+            return Err(err());
+        };
+        let bs = crate::size::parse_size(size).map_err(|_| err())?;
+        let qt = w2.strip_prefix('Q').ok_or_else(err)?;
+        let (q, t) = qt.split_once('T').ok_or_else(err)?;
+        let q: u32 = q.parse().map_err(|_| err())?;
+        let t: u32 = t.parse().map_err(|_| err())?;
+        if bs == 0 || bs > u32::MAX as u64 || q == 0 || t == 0 {
+            return Err(err());
+        }
+        Ok(CdmSpec {
+            random,
+            bs: bs as u32,
+            q,
+            t,
+        })
+    }
+
+    /// The label as CrystalDiskMark prints it.
+    pub fn label(&self) -> String {
+        let size = if self.bs % (1 << 20) == 0 {
+            format!("{}M", self.bs >> 20)
+        } else {
+            format!("{}K", self.bs >> 10)
+        };
+        format!(
+            "{}{size} Q{}T{}",
+            if self.random { "RND" } else { "SEQ" },
+            self.q,
+            self.t
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses() {
+        assert_eq!(parse_bssplit("4k/60:64k/40").unwrap().len(), 2);
+        assert!(parse_bssplit("4k/60:64k/30").is_err());
+        assert!(parse_bssplit("4k").is_err());
+        assert_eq!(
+            CdmSpec::parse("RND4K Q32T16").unwrap(),
+            CdmSpec {
+                random: true,
+                bs: 4096,
+                q: 32,
+                t: 16
+            }
+        );
+        assert_eq!(CdmSpec::parse("SEQ1M Q8T1").unwrap().label(), "SEQ1M Q8T1");
+        assert!(CdmSpec::parse("SEQ1M").is_err());
+        assert!(CdmSpec::parse("XYZ1M Q1T1").is_err());
+        assert!(Distribution::parse("zoned:50/5:30/15:20/80").is_ok());
+        assert!(Distribution::parse("zoned:50/5:30/15").is_err());
+        assert_eq!(
+            DataPattern::parse("compress=50").unwrap(),
+            DataPattern::Compress(50)
+        );
+        assert!(DataPattern::parse("compress=100").is_err());
+        assert!(RwMode::parse("randwrite").is_ok());
+        assert!(RwMode::parse("bogus").is_err());
+    }
+}

@@ -1,0 +1,121 @@
+//! The system calls the standard library does not wrap. All of the engine's `unsafe`
+//! outside the io_uring backend lives here, each block with why it is sound.
+
+use std::ffi::CString;
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+const BLKSSZGET: libc::c_ulong = 0x1268;
+const BLKPBSZGET: libc::c_ulong = 0x127b;
+const BLKDISCARD: libc::c_ulong = 0x1277;
+
+fn check(rc: libc::c_int) -> io::Result<()> {
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// Capacity of a block device in bytes (BLKGETSIZE64).
+pub fn block_capacity(f: &File) -> io::Result<u64> {
+    let mut v: u64 = 0;
+    // SAFETY: BLKGETSIZE64 writes one u64 through the pointer, which points at `v`.
+    check(unsafe { libc::ioctl(f.as_raw_fd(), BLKGETSIZE64 as _, &mut v as *mut u64) })?;
+    Ok(v)
+}
+
+/// Logical and physical sector size of a block device (BLKSSZGET, BLKPBSZGET).
+pub fn block_sectors(f: &File) -> io::Result<(u32, u32)> {
+    let mut logical: libc::c_int = 0;
+    let mut physical: libc::c_uint = 0;
+    // SAFETY: each ioctl writes one int through its pointer, which points at a local.
+    check(unsafe { libc::ioctl(f.as_raw_fd(), BLKSSZGET as _, &mut logical as *mut _) })?;
+    // SAFETY: as above.
+    check(unsafe { libc::ioctl(f.as_raw_fd(), BLKPBSZGET as _, &mut physical as *mut _) })?;
+    Ok((logical as u32, physical))
+}
+
+/// Discard (TRIM) a byte range of a block device (BLKDISCARD).
+pub fn block_discard(f: &File, offset: u64, len: u64) -> io::Result<()> {
+    let range: [u64; 2] = [offset, len];
+    // SAFETY: BLKDISCARD reads two u64 from the pointer, which points at `range`.
+    check(unsafe { libc::ioctl(f.as_raw_fd(), BLKDISCARD as _, range.as_ptr()) })
+}
+
+/// Punch a hole in a regular file (the file equivalent of a discard), keeping its size.
+pub fn punch_hole(f: &File, offset: u64, len: u64) -> io::Result<()> {
+    // SAFETY: fallocate takes plain integers; the fd is valid for the borrow of `f`.
+    check(unsafe {
+        libc::fallocate(
+            f.as_raw_fd(),
+            libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+            offset as libc::off_t,
+            len as libc::off_t,
+        )
+    })
+}
+
+/// Reserve `len` bytes for a regular file.
+pub fn fallocate(f: &File, len: u64) -> io::Result<()> {
+    // SAFETY: as for `punch_hole`.
+    check(unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, len as libc::off_t) })
+}
+
+/// Filesystem magic number of the filesystem holding `path` (statfs f_type).
+pub fn fs_magic(path: &Path) -> io::Result<i64> {
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: statfs is plain old data; all-zero is a valid value.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a NUL-terminated path and `st` a valid out pointer.
+    check(unsafe { libc::statfs(c.as_ptr(), &mut st) })?;
+    Ok(st.f_type as i64)
+}
+
+/// CPU time of the whole process so far: (user, system) seconds.
+pub fn process_cpu_s() -> (f64, f64) {
+    // SAFETY: rusage is plain old data; all-zero is a valid value.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `ru` is a valid out pointer.
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return (0.0, 0.0);
+    }
+    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    (t(ru.ru_utime), t(ru.ru_stime))
+}
+
+/// Read an extended attribute of an open file (None when absent or unsupported).
+pub fn get_xattr(f: &File, name: &str) -> Option<Vec<u8>> {
+    let n = CString::new(name).ok()?;
+    let mut buf = [0u8; 256];
+    // SAFETY: `n` is NUL-terminated; `buf` is writable for its full length.
+    let len = unsafe {
+        libc::fgetxattr(
+            f.as_raw_fd(),
+            n.as_ptr(),
+            buf.as_mut_ptr() as *mut libc::c_void,
+            buf.len(),
+        )
+    };
+    (len >= 0).then(|| buf[..len as usize].to_vec())
+}
+
+/// Set an extended attribute on an open file.
+pub fn set_xattr(f: &File, name: &str, value: &[u8]) -> io::Result<()> {
+    let n = CString::new(name).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: `n` is NUL-terminated; `value` is readable for its full length.
+    check(unsafe {
+        libc::fsetxattr(
+            f.as_raw_fd(),
+            n.as_ptr(),
+            value.as_ptr() as *const libc::c_void,
+            value.len(),
+            0,
+        )
+    })
+}

@@ -1,0 +1,209 @@
+//! Block-device targets: identity from ioctls and sysfs, and the refusals that keep
+//! drivelab from writing to a device in use.
+
+use std::fs::OpenOptions as FsOpen;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use super::{open_error, Handle, OpenOptions, Target, TargetError, TargetInfo, TargetKind};
+
+fn sysfs_dir(rdev: u64) -> PathBuf {
+    PathBuf::from(format!(
+        "/sys/dev/block/{}:{}",
+        libc::major(rdev),
+        libc::minor(rdev)
+    ))
+}
+
+fn read_trim(p: impl AsRef<Path>) -> Option<String> {
+    std::fs::read_to_string(p)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// The device's partitions as (name, "major:minor").
+fn partitions(sys: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(sys) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.join("partition").exists() {
+                if let Some(dev) = read_trim(p.join("dev")) {
+                    out.push((e.file_name().to_string_lossy().into_owned(), dev));
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Why writing to this device must be refused (mounted, swap, held), if anything.
+fn in_use(path: &Path, rdev: u64) -> Option<String> {
+    let sys = sysfs_dir(rdev);
+    let own = format!("{}:{}", libc::major(rdev), libc::minor(rdev));
+    let name = sys
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    let mut devs = vec![(name.clone(), own)];
+    devs.extend(partitions(&sys));
+    if let Ok(mi) = std::fs::read_to_string("/proc/self/mountinfo") {
+        for line in mi.lines() {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            if f.len() > 4 {
+                if let Some((n, _)) = devs.iter().find(|(_, d)| d == f[2]) {
+                    return Some(format!("/dev/{n} is mounted on {}", f[4]));
+                }
+            }
+        }
+    }
+    if let Ok(sw) = std::fs::read_to_string("/proc/swaps") {
+        for line in sw.lines().skip(1) {
+            let dev = line.split_whitespace().next().unwrap_or("");
+            if let Some((n, _)) = devs.iter().find(|(n, _)| {
+                dev == format!("/dev/{n}")
+                    || Path::new(dev).canonicalize().ok()
+                        == Some(PathBuf::from(format!("/dev/{n}")))
+            }) {
+                return Some(format!("/dev/{n} is in use as swap"));
+            }
+        }
+    }
+    for (n, d) in &devs {
+        let holders = PathBuf::from(format!("/sys/dev/block/{d}/holders"));
+        if let Ok(rd) = std::fs::read_dir(holders) {
+            let names: Vec<String> = rd
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            if !names.is_empty() {
+                return Some(format!("/dev/{n} is held by {}", names.join(", ")));
+            }
+        }
+    }
+    let _ = path;
+    None
+}
+
+pub(super) fn open(path: &Path, opts: &OpenOptions) -> Result<Target, TargetError> {
+    let md = std::fs::metadata(path).map_err(|e| open_error(path, &e, false))?;
+    let rdev = md.rdev();
+    if opts.write {
+        let Some(allowed) = &opts.destructive else {
+            return Err(TargetError(format!(
+                "target {} is a block device: writing destroys its data; pass --destructive={} to confirm",
+                path.display(),
+                path.display()
+            )));
+        };
+        let same = std::fs::metadata(allowed)
+            .map(|m| m.file_type().is_block_device() && m.rdev() == rdev)
+            .unwrap_or(false);
+        if !same {
+            return Err(TargetError(format!(
+                "--destructive={} does not name the target {}; it must name the very device to be written",
+                allowed.display(),
+                path.display()
+            )));
+        }
+        if let Some(why) = in_use(path, rdev) {
+            return Err(TargetError(format!(
+                "refusing to write to {}: {why}",
+                path.display()
+            )));
+        }
+    }
+    let mut o = FsOpen::new();
+    o.read(true).write(opts.write);
+    let mut flags = 0;
+    if opts.direct {
+        flags |= libc::O_DIRECT;
+    }
+    if opts.write {
+        // The kernel refuses O_EXCL on a block device that is mounted or claimed.
+        flags |= libc::O_EXCL;
+    }
+    o.custom_flags(flags);
+    let f = o.open(path).map_err(|e| {
+        if e.raw_os_error() == Some(libc::EBUSY) {
+            TargetError(format!(
+                "refusing to write to {}: the device is busy (in use by the kernel)",
+                path.display()
+            ))
+        } else {
+            open_error(path, &e, opts.direct)
+        }
+    })?;
+    let capacity = crate::sys::block_capacity(&f).map_err(|e| {
+        TargetError(format!(
+            "target {}: cannot read its capacity: {e}",
+            path.display()
+        ))
+    })?;
+    let (logical, physical) = crate::sys::block_sectors(&f).unwrap_or((512, 512));
+    let sys = sysfs_dir(rdev);
+    let canon = sys.canonicalize().unwrap_or_else(|_| sys.clone());
+    // Queue attributes live on the whole disk: for a partition, one level up.
+    let queue = if canon.join("queue").exists() {
+        canon.join("queue")
+    } else {
+        canon.parent().map(|p| p.join("queue")).unwrap_or_default()
+    };
+    let name = canon
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut info = TargetInfo::bare(
+        TargetKind::BlockDevice,
+        path.display().to_string(),
+        capacity,
+        logical,
+    );
+    info.physical_sector_bytes = physical;
+    info.rotational = read_trim(queue.join("rotational")).map(|s| s == "1");
+    info.scheduler = read_trim(queue.join("scheduler")).map(|s| {
+        s.split_whitespace()
+            .find(|w| w.starts_with('['))
+            .map(|w| w.trim_matches(['[', ']']).to_string())
+            .unwrap_or(s)
+    });
+    let dev = if canon.join("device").exists() {
+        canon.join("device")
+    } else {
+        canon.parent().map(|p| p.join("device")).unwrap_or_default()
+    };
+    info.model = read_trim(dev.join("model"));
+    info.serial = read_trim(dev.join("serial")).or_else(|| read_trim(canon.join("serial")));
+    info.firmware = read_trim(dev.join("firmware_rev")).or_else(|| read_trim(dev.join("rev")));
+    if name.starts_with("loop") {
+        let backing = read_trim(canon.join("loop/backing_file"));
+        if info.model.is_none() {
+            info.model = Some("Linux loop device".into());
+        }
+        if let Some(b) = &backing {
+            if let Ok(m) = crate::sys::fs_magic(Path::new(b)) {
+                let (fs, mem) = super::fs_name(m);
+                if mem {
+                    info.in_memory = Some(format!(
+                        "{name} is backed by {b} on {fs}, which lives in memory"
+                    ));
+                }
+            }
+        }
+    } else if name.starts_with("zram") {
+        info.in_memory = Some(format!("{name} is a compressed RAM disk (zram)"));
+        info.model.get_or_insert("Linux zram".into());
+    } else if name.starts_with("ram") {
+        info.in_memory = Some(format!("{name} is a RAM disk (brd)"));
+    } else if name.starts_with("pmem") {
+        info.in_memory = Some(format!("{name} is persistent or emulated memory (pmem)"));
+    }
+    Ok(Target {
+        info,
+        handle: Handle::File(f),
+        created_path: None,
+    })
+}

@@ -1,0 +1,334 @@
+//! Targets: what I/O is done against — a regular file, a block device, nothing (`null`),
+//! or a simulated device — with their identity and the safety rules for writing.
+//!
+//! Safety rules (drivelab must never lose a user's data):
+//! - a regular file drivelab did not create (no marker) is only read, unless `overwrite`;
+//! - writes to a block device need `destructive` naming that very device, and are refused
+//!   even then while it or any of its partitions is mounted, used as swap or held by
+//!   another device; the device is opened with O_EXCL so the kernel refuses too.
+
+mod block;
+mod file;
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{DeviceModel, ModelInfo, SensorReading};
+pub use file::{TEST_FILE_NAME, TEST_FILE_SIZE};
+
+/// What kind of thing a target is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    File,
+    BlockDevice,
+    Null,
+    Simulated,
+}
+
+/// Identity and geometry of a target, recorded in every result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetInfo {
+    pub kind: TargetKind,
+    pub path: String,
+    pub capacity_bytes: u64,
+    pub logical_sector_bytes: u32,
+    pub physical_sector_bytes: u32,
+    pub rotational: Option<bool>,
+    pub scheduler: Option<String>,
+    pub model: Option<String>,
+    pub serial: Option<String>,
+    pub firmware: Option<String>,
+    /// Filesystem type holding a file target (e.g. "ext4", "tmpfs").
+    pub filesystem: Option<String>,
+    /// Set when the target lives in memory (tmpfs, ramfs, zram, brd, a loop device on
+    /// tmpfs): then memory, not a drive, was measured. Says what it is.
+    pub in_memory: Option<String>,
+    /// A test file drivelab created (and may remove).
+    pub created_by_drivelab: bool,
+    /// For simulated targets: the model's identity.
+    pub simulated: Option<ModelInfo>,
+}
+
+impl TargetInfo {
+    fn bare(kind: TargetKind, path: String, capacity: u64, sector: u32) -> TargetInfo {
+        TargetInfo {
+            kind,
+            path,
+            capacity_bytes: capacity,
+            logical_sector_bytes: sector,
+            physical_sector_bytes: sector,
+            rotational: None,
+            scheduler: None,
+            model: None,
+            serial: None,
+            firmware: None,
+            filesystem: None,
+            in_memory: None,
+            created_by_drivelab: false,
+            simulated: None,
+        }
+    }
+}
+
+/// Which target the user named.
+pub enum TargetSpec {
+    /// A path (file or block device); None: the default test file in the current directory.
+    Path(Option<PathBuf>),
+    /// No I/O; `capacity` is the pretend size.
+    Null { capacity: u64 },
+    /// A simulated device.
+    Model(Box<dyn DeviceModel>),
+}
+
+/// How the target will be used.
+#[derive(Debug, Clone, Default)]
+pub struct OpenOptions {
+    /// The workload (or a preparation step) writes.
+    pub write: bool,
+    pub direct: bool,
+    /// Write to a file drivelab did not create.
+    pub overwrite: bool,
+    /// `--destructive=<device>`: the block device the user allows to be written.
+    pub destructive: Option<PathBuf>,
+    /// Size of a test file to create when the path does not exist.
+    pub create_size: u64,
+}
+
+/// An error opening a target: the message names the option to change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetError(pub String);
+
+impl std::fmt::Display for TargetError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// An opened target.
+pub struct Target {
+    pub info: TargetInfo,
+    handle: Handle,
+    /// A test file created by this run, to remove at the end unless kept.
+    created_path: Option<PathBuf>,
+}
+
+enum Handle {
+    File(File),
+    Null,
+    Model(Box<dyn DeviceModel>),
+}
+
+impl Target {
+    /// Open (or create) the target named by `spec`, enforcing the safety rules.
+    pub fn open(spec: TargetSpec, opts: &OpenOptions) -> Result<Target, TargetError> {
+        match spec {
+            TargetSpec::Null { capacity } => Ok(Target {
+                info: TargetInfo::bare(TargetKind::Null, "null".into(), capacity, 512),
+                handle: Handle::Null,
+                created_path: None,
+            }),
+            TargetSpec::Model(model) => {
+                let mi = model.info();
+                let mut info = TargetInfo::bare(
+                    TargetKind::Simulated,
+                    mi.spec.clone(),
+                    mi.capacity_bytes,
+                    mi.logical_sector_bytes,
+                );
+                info.physical_sector_bytes = mi.physical_sector_bytes;
+                info.model = Some(mi.model.clone());
+                info.simulated = Some(mi);
+                Ok(Target {
+                    info,
+                    handle: Handle::Model(model),
+                    created_path: None,
+                })
+            }
+            TargetSpec::Path(p) => {
+                let (path, default) = match p {
+                    Some(p) => (p, false),
+                    None => (PathBuf::from(TEST_FILE_NAME), true),
+                };
+                open_path(&path, default, opts)
+            }
+        }
+    }
+
+    /// The opened file or device, for backends doing real I/O.
+    pub fn file(&self) -> Option<&File> {
+        match &self.handle {
+            Handle::File(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// The simulated device, if this is one.
+    pub fn model_mut(&mut self) -> Option<&mut (dyn DeviceModel + 'static)> {
+        match &mut self.handle {
+            Handle::Model(m) => Some(m.as_mut()),
+            _ => None,
+        }
+    }
+
+    pub fn model(&self) -> Option<&dyn DeviceModel> {
+        match &self.handle {
+            Handle::Model(m) => Some(m.as_ref()),
+            _ => None,
+        }
+    }
+
+    /// Discard a byte range: BLKDISCARD on a block device, a punched hole in a file, the
+    /// model's TRIM on a simulated device, nothing on `null`.
+    pub fn discard(&mut self, offset: u64, len: u64) -> std::io::Result<()> {
+        match &mut self.handle {
+            Handle::File(f) => {
+                if self.info.kind == TargetKind::BlockDevice {
+                    crate::sys::block_discard(f, offset, len)
+                } else {
+                    crate::sys::punch_hole(f, offset, len)
+                }
+            }
+            Handle::Null => Ok(()),
+            Handle::Model(m) => {
+                let now = m.now_ns();
+                let done = m.discard(offset, len, now);
+                m.advance_to(done);
+                Ok(())
+            }
+        }
+    }
+
+    /// Let the target idle: real targets sleep, a simulated device advances its clock.
+    pub fn idle(&mut self, ns: u64) {
+        match &mut self.handle {
+            Handle::Model(m) => {
+                let t = m.now_ns() + ns;
+                m.advance_to(t);
+            }
+            _ => std::thread::sleep(std::time::Duration::from_nanos(ns)),
+        }
+    }
+
+    /// Sensor values now (simulated devices only, for now).
+    pub fn sensors(&self) -> Vec<SensorReading> {
+        match &self.handle {
+            Handle::Model(m) => m.sensors(m.now_ns()),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Whether the file was created by this run (and will be removed by [`Target::close`]).
+    pub fn created_now(&self) -> bool {
+        self.created_path.is_some()
+    }
+
+    /// Record that the file's content is now fully written.
+    pub fn mark_filled(&self) {
+        if let (Handle::File(f), TargetKind::File) = (&self.handle, self.info.kind) {
+            file::mark(f, file::MARK_FILLED);
+        }
+    }
+
+    /// Whether a drivelab test file is known to be fully written (so reads hit data).
+    pub fn is_filled(&self) -> bool {
+        match (&self.handle, self.info.kind) {
+            (Handle::File(f), TargetKind::File) => {
+                file::marker(f).as_deref() == Some(file::MARK_FILLED)
+            }
+            _ => true,
+        }
+    }
+
+    /// Close the target; remove a test file created by this run unless `keep`.
+    pub fn close(self, keep: bool) -> std::io::Result<()> {
+        let Target {
+            handle,
+            created_path,
+            ..
+        } = self;
+        drop(handle);
+        match created_path {
+            Some(p) if !keep => file::remove(&p),
+            _ => Ok(()),
+        }
+    }
+
+    /// Path of a test file this run created (for removal on interruption).
+    pub fn created_path(&self) -> Option<&Path> {
+        self.created_path.as_deref()
+    }
+}
+
+fn open_path(path: &Path, default: bool, opts: &OpenOptions) -> Result<Target, TargetError> {
+    let shown = path.display();
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let parent = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            if !parent.is_dir() {
+                return Err(TargetError(format!(
+                    "target {shown}: no such file or directory (its directory {} does not exist)",
+                    parent.display()
+                )));
+            }
+            file::create(path, opts, default)
+        }
+        Err(e) => Err(TargetError(format!("target {shown}: {e}"))),
+        Ok(md) => {
+            use std::os::unix::fs::FileTypeExt;
+            let ft = md.file_type();
+            if ft.is_dir() {
+                return Err(TargetError(format!(
+                    "target {shown} is a directory; give a file path (e.g. {}/{TEST_FILE_NAME}) or a block device",
+                    path.display()
+                )));
+            }
+            if ft.is_block_device() {
+                block::open(path, opts)
+            } else if ft.is_file() {
+                file::open_existing(path, opts)
+            } else {
+                Err(TargetError(format!(
+                    "target {shown} is neither a regular file nor a block device"
+                )))
+            }
+        }
+    }
+}
+
+pub(crate) fn open_error(path: &Path, e: &std::io::Error, direct: bool) -> TargetError {
+    if e.raw_os_error() == Some(libc::EINVAL) && direct {
+        return TargetError(format!(
+            "target {}: the filesystem does not support O_DIRECT; pass --direct=0",
+            path.display()
+        ));
+    }
+    if e.kind() == std::io::ErrorKind::PermissionDenied {
+        return TargetError(format!("target {}: permission denied", path.display()));
+    }
+    TargetError(format!("target {}: {e}", path.display()))
+}
+
+/// Filesystem names by statfs magic, and whether they live in memory.
+pub(crate) fn fs_name(magic: i64) -> (&'static str, bool) {
+    match magic {
+        0x0102_1994 => ("tmpfs", true),
+        0x8584_58f6 => ("ramfs", true),
+        0xEF53 => ("ext4", false),
+        0x5846_5342 => ("xfs", false),
+        0x9123_683E => ("btrfs", false),
+        0xF2F5_2010 => ("f2fs", false),
+        0x2FC1_2FC1 => ("zfs", false),
+        0x794c_7630 => ("overlayfs", false),
+        0x6969 => ("nfs", false),
+        0x4d44 => ("vfat", false),
+        0x5346_544e => ("ntfs", false),
+        0x6573_5546 => ("fuse", false),
+        _ => ("unknown", false),
+    }
+}
