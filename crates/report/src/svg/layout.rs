@@ -373,6 +373,8 @@ fn legend_entries(
         };
         out.push((kind, palette.color(&s.group), text, s.group.clone()));
     }
+    // Tick rows get an entry only for a group no series already names; their
+    // label is always on the ticks themselves as a tooltip.
     for m in &chart.marks {
         if let Mark::Ticks {
             label,
@@ -380,7 +382,9 @@ fn legend_entries(
             ..
         } = m
         {
-            out.push((Swatch::Tick, palette.color(g), label.clone(), g.clone()));
+            if !chart.series.iter().any(|s| &s.group == g) {
+                out.push((Swatch::Tick, palette.color(g), label.clone(), g.clone()));
+            }
         }
     }
     out

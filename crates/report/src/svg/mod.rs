@@ -164,8 +164,8 @@ fn legend(s: &mut String, lay: &Layout) {
                     e.color,
                     num(x + 9.0),
                     num(y - 4.0),
-                    num(-series::shape_start(shape).0),
-                    num(-series::shape_start(shape).1)
+                    num(series::shape_start(shape).0),
+                    num(series::shape_start(shape).1)
                 );
             }
             layout::Swatch::Block(opacity) => {
@@ -229,6 +229,14 @@ fn grid(s: &mut String, lay: &Layout) {
 
 fn overlay_lines(s: &mut String, chart: &Chart, lay: &Layout, palette: &GroupPalette) {
     let f = &lay.frame;
+    // Rows of stall ticks stack up from the bottom; many rows get shorter.
+    let rows = chart
+        .marks
+        .iter()
+        .filter(|m| matches!(m, Mark::Ticks { .. }))
+        .count()
+        .max(1) as f64;
+    let row_h = (60.0 / rows).clamp(4.0, 11.0);
     let mut tick_row = 0.0;
     for m in &chart.marks {
         match m {
@@ -253,12 +261,18 @@ fn overlay_lines(s: &mut String, chart: &Chart, lay: &Layout, palette: &GroupPal
             }
             Mark::Ticks { xs, label, group } => {
                 let (color, cls) = mark_style(palette, group.as_deref());
-                let base = f.bottom - tick_row * 11.0;
+                let base = f.bottom - tick_row * row_h;
                 tick_row += 1.0;
                 let mut d = String::with_capacity(xs.len() * 10);
                 for x in xs {
                     if x.is_finite() {
-                        let _ = write!(d, "M{} {}v-9", num(lay.px_x(*x)), num(base));
+                        let _ = write!(
+                            d,
+                            "M{} {}v-{}",
+                            num(lay.px_x(*x)),
+                            num(base),
+                            num(row_h - 2.0)
+                        );
                     }
                 }
                 let _ = write!(
