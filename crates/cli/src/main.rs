@@ -1,1 +1,48 @@
-fn main() {}
+//! `drivelab`: the command line on top of drivelab's crates.
+//!
+//! Parsing and dispatch only; each subcommand lives in its own module under `cmd/`.
+//! Exit codes: 0 done, 1 failed (I/O error, failed run), 2 bad input (nothing was
+//! written), 130 interrupted.
+
+mod args;
+mod cmd;
+mod fail;
+mod output;
+mod session;
+mod signals;
+mod target_arg;
+
+use clap::Parser;
+
+use crate::fail::Fail;
+
+fn main() {
+    let cli = match args::Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind::*;
+            match e.kind() {
+                DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
+                _ => {
+                    // One line naming the option and the accepted form.
+                    let text = e.to_string();
+                    let line = text
+                        .lines()
+                        .find(|l| !l.trim().is_empty())
+                        .unwrap_or("invalid arguments")
+                        .trim_start_matches("error: ");
+                    eprintln!("drivelab: {line}");
+                    std::process::exit(2);
+                }
+            }
+        }
+    };
+    let code = match cmd::dispatch(cli) {
+        Ok(code) => code,
+        Err(Fail { code, message }) => {
+            eprintln!("drivelab: {message}");
+            code
+        }
+    };
+    std::process::exit(code);
+}

@@ -1,0 +1,170 @@
+//! Command-line grammar. Workload options use fio's names so users' habits carry over;
+//! every value is checked here or in the engine's resolver, and a bad one gives a single
+//! line naming the option and the accepted form, with exit code 2.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use drivelab_engine::size::{self, SizeOrPercent};
+use drivelab_engine::spec::{BsShare, CdmSpec, DataPattern, Distribution, IoEngine, RwMode};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "drivelab",
+    version,
+    about = "Characterise a drive, a volume or a file the way the best SSD reviews do",
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub cmd: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run one workload (fio-style options) and report IOPS, bandwidth and latency.
+    Io(IoArgs),
+}
+
+fn pct(s: &str) -> Result<u32, String> {
+    s.trim_end_matches('%')
+        .parse::<u32>()
+        .ok()
+        .filter(|&v| v <= 100)
+        .ok_or_else(|| format!("'{s}' is not a percentage from 0 to 100"))
+}
+
+fn positive(s: &str) -> Result<u32, String> {
+    s.parse::<u32>()
+        .ok()
+        .filter(|&v| v > 0)
+        .ok_or_else(|| format!("'{s}' is not a whole number of at least 1"))
+}
+
+fn bs(s: &str) -> Result<u32, String> {
+    let v = size::parse_size(s)?;
+    if v == 0 || v > (1 << 30) {
+        return Err(format!("'{s}' is not a block size from 1 byte to 1G"));
+    }
+    Ok(v as u32)
+}
+
+/// A parsed `--bssplit` (a newtype so clap takes it as one value).
+#[derive(Debug, Clone)]
+pub struct BsSplit(pub Vec<BsShare>);
+
+fn bssplit(s: &str) -> Result<BsSplit, String> {
+    drivelab_engine::spec::parse_bssplit(s).map(BsSplit)
+}
+
+fn duration(s: &str) -> Result<u64, String> {
+    size::parse_duration_ns(s)
+}
+
+fn direct(s: &str) -> Result<bool, String> {
+    match s {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(format!("'{s}' is not 0 or 1")),
+    }
+}
+
+/// Where I/O goes and what drivelab may do to it.
+#[derive(Args, Debug, Clone)]
+pub struct TargetArgs {
+    /// A file, a block device, `null` (no I/O: the engine's own cost) or `sim:…` (a
+    /// simulated SSD). Default: ./drivelab.test, a 1 GiB test file created and removed.
+    pub target: Option<String>,
+    /// Keep a test file drivelab created instead of removing it at the end.
+    #[arg(long)]
+    pub keep: bool,
+    /// Allow writes to an existing file drivelab did not create (its contents are lost).
+    #[arg(long)]
+    pub overwrite: bool,
+    /// Allow writes to this block device (must name the target itself). Refused anyway
+    /// while the device or a partition of it is mounted, swap or held.
+    #[arg(long, value_name = "DEVICE")]
+    pub destructive: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct IoArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// I/O pattern.
+    #[arg(long, value_name = "read|write|randread|randwrite|rw|randrw", value_parser = RwMode::parse)]
+    pub rw: Option<RwMode>,
+    /// Share of reads in mixed modes, percent [default: 50].
+    #[arg(long, value_parser = pct, allow_hyphen_values = true)]
+    pub rwmixread: Option<u32>,
+    /// Block size [default: 4k].
+    #[arg(long, value_parser = bs, conflicts_with = "bssplit", allow_hyphen_values = true)]
+    pub bs: Option<u32>,
+    /// Block-size mix, e.g. 4k/60:64k/40 (shares add up to 100).
+    #[arg(long, value_parser = bssplit)]
+    pub bssplit: Option<BsSplit>,
+    /// I/Os outstanding per job (io_uring) [default: 1].
+    #[arg(long, value_parser = positive, allow_hyphen_values = true)]
+    pub iodepth: Option<u32>,
+    /// Jobs (threads) [default: 1].
+    #[arg(long, value_parser = positive, allow_hyphen_values = true)]
+    pub numjobs: Option<u32>,
+    /// sync (one I/O per thread), io_uring or null [default: io_uring when iodepth > 1, else sync].
+    #[arg(long, value_parser = IoEngine::parse)]
+    pub ioengine: Option<IoEngine>,
+    /// O_DIRECT, bypassing the page cache [default: 1 for files and block devices].
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = direct)]
+    pub direct: Option<bool>,
+    /// Length of the span (LBA range) to use, bytes or % of the target [default: all after --offset].
+    #[arg(long, value_parser = size::parse_size_or_percent, allow_hyphen_values = true)]
+    pub size: Option<SizeOrPercent>,
+    /// Start of the span, bytes or % of the target [default: 0].
+    #[arg(long, value_parser = size::parse_size_or_percent, allow_hyphen_values = true)]
+    pub offset: Option<SizeOrPercent>,
+    /// Time bound after the ramp, e.g. 30s, 5m [default: 10s unless --io_size is given].
+    #[arg(long, value_parser = duration, allow_hyphen_values = true)]
+    pub runtime: Option<u64>,
+    /// Byte bound over all jobs, bytes or % of the span (e.g. 90%).
+    #[arg(long = "io_size", alias = "io-size", value_parser = size::parse_size_or_percent, allow_hyphen_values = true)]
+    pub io_size: Option<SizeOrPercent>,
+    /// Time before measuring starts: excluded from totals, tagged in the series.
+    #[arg(long = "ramp_time", alias = "ramp-time", value_parser = duration, allow_hyphen_values = true)]
+    pub ramp_time: Option<u64>,
+    /// For random modes: share of I/Os at random offsets, the rest sequential [default: 100].
+    #[arg(long = "percentage_random", alias = "percentage-random", value_parser = pct)]
+    pub percentage_random: Option<u32>,
+    /// uniform or zoned:IO%/SPAN%:… [default: uniform].
+    #[arg(long = "random_distribution", alias = "random-distribution", value_parser = Distribution::parse)]
+    pub random_distribution: Option<Distribution>,
+    /// Seed of every random choice (always recorded) [default: from the clock].
+    #[arg(long)]
+    pub randseed: Option<u64>,
+    /// CrystalDiskMark shorthand, e.g. "RND4K Q32T16" or "SEQ1M Q8T1" (Q per thread, T threads);
+    /// direction from --rw (read by default).
+    #[arg(long, value_parser = CdmSpec::parse)]
+    pub spec: Option<CdmSpec>,
+    /// Content of writes: random, zero, repeat or compress=N [default: random].
+    #[arg(long, value_parser = DataPattern::parse)]
+    pub data: Option<DataPattern>,
+    /// Width of one interval of the series, at least 10ms [default: 1s].
+    #[arg(long = "log-interval", alias = "log_interval", value_parser = duration)]
+    pub log_interval: Option<u64>,
+    /// Write the result document (JSON) to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// normal (human summary) or json (the result document alone on stdout).
+    #[arg(long = "output-format", value_parser = ["normal", "json"], default_value = "normal")]
+    pub output_format: String,
+    /// Write the interval series as CSV to this file.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Keep going after I/O errors (counted and recorded) instead of stopping.
+    #[arg(long = "continue-on-error", alias = "continue_on_error")]
+    pub continue_on_error: bool,
+    /// io_uring: register the I/O buffers with the ring.
+    #[arg(long)]
+    pub fixedbufs: bool,
+    /// io_uring: register the target's file descriptor with the ring.
+    #[arg(long)]
+    pub registerfiles: bool,
+}

@@ -1,0 +1,159 @@
+//! `drivelab io`: one workload, fio-style.
+
+use std::sync::atomic::Ordering;
+
+use drivelab_engine::result::RunStatus;
+use drivelab_engine::run::{self, RunOptions};
+use drivelab_engine::spec::{BsShare, IoEngine, RwMode, WorkloadRequest};
+use drivelab_engine::target::{self, OpenOptions, TargetSpec};
+
+use crate::args::IoArgs;
+use crate::fail::{Fail, FAILED, INTERRUPTED};
+use crate::output;
+use crate::session::Session;
+
+/// Build the workload request from the options (spec shorthand first, explicit options win).
+fn request(a: &IoArgs) -> WorkloadRequest {
+    let mut r = WorkloadRequest::default();
+    if let Some(s) = a.spec {
+        let write = matches!(a.rw, Some(RwMode::Write | RwMode::RandWrite));
+        r.rw = match (s.random, write) {
+            (true, false) => RwMode::RandRead,
+            (true, true) => RwMode::RandWrite,
+            (false, false) => RwMode::Read,
+            (false, true) => RwMode::Write,
+        };
+        r.bs = vec![BsShare {
+            bytes: s.bs,
+            percent: 100,
+        }];
+        r.iodepth = s.q;
+        r.numjobs = s.t;
+        r.ioengine = Some(if s.q > 1 {
+            IoEngine::IoUring
+        } else {
+            IoEngine::Sync
+        });
+    }
+    if let Some(rw) = a.rw {
+        if a.spec.is_none() || matches!(rw, RwMode::Rw | RwMode::RandRw) {
+            r.rw = rw;
+        }
+    }
+    if let Some(v) = a.rwmixread {
+        r.rwmixread = v;
+    }
+    if let Some(b) = a.bs {
+        r.bs = vec![BsShare {
+            bytes: b,
+            percent: 100,
+        }];
+    }
+    if let Some(s) = &a.bssplit {
+        r.bs = s.0.clone();
+    }
+    if let Some(v) = a.iodepth {
+        r.iodepth = v;
+    }
+    if let Some(v) = a.numjobs {
+        r.numjobs = v;
+    }
+    if a.ioengine.is_some() {
+        r.ioengine = a.ioengine;
+    }
+    r.direct = a.direct;
+    if let Some(v) = a.offset {
+        r.offset = v;
+    }
+    r.size = a.size;
+    r.io_size = a.io_size;
+    r.runtime_ns = match (a.runtime, a.io_size) {
+        (Some(t), _) => Some(t),
+        (None, Some(_)) => None,
+        (None, None) => r.runtime_ns,
+    };
+    if let Some(v) = a.ramp_time {
+        r.ramp_ns = v;
+    }
+    if let Some(v) = a.percentage_random {
+        r.percentage_random = v;
+    }
+    if let Some(d) = &a.random_distribution {
+        r.random_distribution = d.clone();
+    }
+    r.randseed = a.randseed;
+    if let Some(d) = a.data {
+        r.data = d;
+    }
+    if let Some(v) = a.log_interval {
+        r.log_interval_ns = v;
+    }
+    r.continue_on_error = a.continue_on_error;
+    r.fixedbufs = a.fixedbufs;
+    r.registerfiles = a.registerfiles;
+    r
+}
+
+pub fn run(a: IoArgs) -> Result<i32, Fail> {
+    let req = request(&a);
+    let json_stdout = a.output_format == "json";
+    let spec = crate::target_arg::parse(a.target.target.as_deref())?;
+    let writes = req.rw.writes(req.rwmixread);
+    let create_size = match (&spec, req.size) {
+        (TargetSpec::Path(_), Some(drivelab_engine::size::SizeOrPercent::Bytes(s))) => {
+            req.offset.resolve(0) + s
+        }
+        _ => target::TEST_FILE_SIZE,
+    };
+    let open = OpenOptions {
+        write: writes,
+        direct: req.direct.unwrap_or(true),
+        overwrite: a.target.overwrite,
+        destructive: a.target.destructive.clone(),
+        create_size,
+    };
+    let mut session = Session::open(spec, &open, a.target.keep)?;
+    let w = run::resolve(&req, &session.target().info).map_err(|e| session.usage(e))?;
+    if w.read_percent() > 0 {
+        session.ensure_filled(&w, json_stdout)?;
+    }
+    let progress = output::progress::Line::new(!json_stdout);
+    let stop = session.stop.clone();
+    let res = run::run(
+        &w,
+        session.target_mut(),
+        &RunOptions {
+            stop: &stop,
+            progress: progress.callback(),
+        },
+    )
+    .map_err(|e| session.failed(e))?;
+    progress.clear();
+    let interrupted = session.stop.load(Ordering::Relaxed);
+    if let Some(p) = &a.json {
+        output::json::write_file(p, &res).map_err(Fail::failed)?;
+    }
+    if let Some(p) = &a.csv {
+        output::csv::write_file(p, &res.series).map_err(Fail::failed)?;
+    }
+    if json_stdout {
+        output::json::write_stdout(&res).map_err(Fail::failed)?;
+    } else {
+        print!("{}", output::summary::render(&res));
+    }
+    session.close()?;
+    Ok(match res.status {
+        RunStatus::Complete => 0,
+        RunStatus::Interrupted => INTERRUPTED,
+        RunStatus::Failed => {
+            if let Some(f) = &res.failure {
+                eprintln!("drivelab: the run failed: {f}");
+            }
+            if interrupted {
+                INTERRUPTED
+            } else {
+                FAILED
+            }
+        }
+    })
+}

@@ -1,0 +1,13 @@
+//! One module per subcommand.
+
+mod io;
+
+use crate::args::{Cli, Command};
+use crate::fail::Fail;
+
+/// Run the chosen subcommand; Ok carries the exit code.
+pub fn dispatch(cli: Cli) -> Result<i32, Fail> {
+    match cli.cmd {
+        Command::Io(a) => io::run(a),
+    }
+}

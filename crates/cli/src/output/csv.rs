@@ -1,0 +1,70 @@
+//! The interval series as CSV, one row per interval, units in the column names.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use drivelab_engine::result::Series;
+use drivelab_engine::series::IntervalDir;
+
+const DIR_COLS: [&str; 9] = [
+    "ops",
+    "bytes",
+    "ops_per_s",
+    "mbps",
+    "lat_mean_ns",
+    "lat_p50_ns",
+    "lat_p99_ns",
+    "lat_p9999_ns",
+    "lat_max_ns",
+];
+
+fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map(|x| x.to_string()).unwrap_or_default()
+}
+
+fn dir_cells(d: &IntervalDir, out: &mut String) {
+    let _ = write!(
+        out,
+        ",{},{},{:.3},{:.6},{},{},{},{},{}",
+        d.ops,
+        d.bytes,
+        d.ops_per_s,
+        d.bytes_per_s / 1e6,
+        opt(d.lat_mean_ns.map(|v| format!("{v:.1}"))),
+        opt(d.lat_p50_ns),
+        opt(d.lat_p99_ns),
+        opt(d.lat_p9999_ns),
+        opt(d.lat_max_ns)
+    );
+}
+
+/// Render the series.
+pub fn render(series: &Series) -> String {
+    let mut out = String::from("index,start_s,duration_s,ramp");
+    for dir in ["read", "write", "all"] {
+        for c in DIR_COLS {
+            let _ = write!(out, ",{dir}_{c}");
+        }
+    }
+    out.push_str(",cum_write_bytes\n");
+    for r in &series.records {
+        let _ = write!(
+            out,
+            "{},{:.3},{:.3},{}",
+            r.index,
+            r.start_ns as f64 / 1e9,
+            r.duration_ns as f64 / 1e9,
+            r.ramp as u8
+        );
+        dir_cells(&r.read, &mut out);
+        dir_cells(&r.write, &mut out);
+        dir_cells(&r.all, &mut out);
+        let _ = writeln!(out, ",{}", r.cum_write_bytes);
+    }
+    out
+}
+
+pub fn write_file(path: &Path, series: &Series) -> Result<(), String> {
+    std::fs::write(path, render(series))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}

@@ -1,0 +1,6 @@
+//! What a run prints and writes: one small module per format.
+
+pub mod csv;
+pub mod json;
+pub mod progress;
+pub mod summary;

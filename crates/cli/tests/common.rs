@@ -1,0 +1,109 @@
+//! Helpers shared by the command-line tests.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+pub fn drivelab() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_drivelab"))
+}
+
+/// Run drivelab with `args` in `dir`.
+pub fn run_in(dir: &Path, args: &[&str]) -> Output {
+    drivelab()
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("drivelab runs")
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Run and parse the JSON result from stdout (`--output-format json`).
+pub fn run_json(dir: &Path, args: &[&str]) -> serde_json::Value {
+    let mut a: Vec<&str> = args.to_vec();
+    a.extend(["--output-format", "json"]);
+    let o = run_in(dir, &a);
+    assert!(
+        o.status.success(),
+        "drivelab {args:?} failed: {}",
+        stderr(&o)
+    );
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", stdout(&o)))
+}
+
+/// Byte offset a sector written with `random` data says it belongs at, and its write tag.
+pub fn stamp(sector: &[u8]) -> (u64, u64) {
+    let v = u64::from_le_bytes(sector[..8].try_into().unwrap());
+    ((v & ((1 << 40) - 1)) * 512, v >> 40)
+}
+
+/// A loop device over a new sparse file of `size` bytes; detached on drop.
+pub struct Loop {
+    pub dev: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Loop {
+    pub fn new(size: u64, partitions: bool) -> Loop {
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let img = dir.path().join("disk.img");
+        let f = std::fs::File::create(&img).unwrap();
+        f.set_len(size).unwrap();
+        drop(f);
+        let mut args = vec!["-f", "--show"];
+        if partitions {
+            args.push("-P");
+        }
+        let o = Command::new("losetup")
+            .args(&args)
+            .arg(&img)
+            .output()
+            .expect("losetup is available (the tests run as root)");
+        assert!(o.status.success(), "losetup failed: {}", stderr(&o));
+        let dev = String::from_utf8(o.stdout).unwrap().trim().to_string();
+        Loop { dev, _dir: dir }
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+/// A mount of `dev` on a new directory; unmounted on drop.
+pub struct Mount {
+    pub dir: tempfile::TempDir,
+}
+
+impl Mount {
+    pub fn new(dev: &str) -> Mount {
+        let mk = Command::new("mkfs.ext4")
+            .args(["-q", "-F", dev])
+            .output()
+            .unwrap();
+        assert!(mk.status.success(), "mkfs.ext4: {}", stderr(&mk));
+        let dir = tempfile::tempdir().unwrap();
+        let m = Command::new("mount")
+            .arg(dev)
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(m.status.success(), "mount: {}", stderr(&m));
+        Mount { dir }
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
