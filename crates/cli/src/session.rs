@@ -6,16 +6,12 @@ use std::io::IsTerminal;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+use drivelab_engine::prepare;
 use drivelab_engine::result::RunStatus;
-use drivelab_engine::run::{self, RunOptions};
-use drivelab_engine::spec::{IoEngine, Workload};
-use drivelab_engine::target::{OpenOptions, Target, TargetKind, TargetSpec};
+use drivelab_engine::spec::Workload;
+use drivelab_engine::target::{OpenOptions, Target, TargetSpec};
 
 use crate::fail::{Fail, INTERRUPTED};
-
-/// Block size of the sequential fill of a new test file.
-pub const FILL_BS: u32 = 1 << 20;
-const FILL_QD: u32 = 8;
 
 pub struct Session {
     target: Option<Target>,
@@ -60,62 +56,28 @@ impl Session {
         }
     }
 
-    /// Write a test file's whole content once before reads, with the run's data pattern,
-    /// so reads never hit holes (a sparse file reads from nowhere, far too fast).
+    /// Write a fresh test file once before reads (see `prepare::ensure_filled`).
     pub fn ensure_filled(&mut self, w: &Workload, quiet: bool) -> Result<(), Fail> {
         let t = self.target();
-        if t.info.kind != TargetKind::File || w.ioengine == IoEngine::Null || t.is_filled() {
-            return Ok(());
-        }
-        if !t.info.created_by_drivelab {
-            return Ok(());
-        }
-        let mut fw = w.clone();
-        fw.offset_bytes = 0;
-        fw.size_bytes = t.info.capacity_bytes / FILL_BS as u64 * FILL_BS as u64;
-        if fw.size_bytes == 0 {
-            fw.size_bytes = t.info.capacity_bytes;
-        }
-        fw.ioengine = IoEngine::IoUring;
-        fw.direct = true;
-        let bs = if fw.size_bytes % FILL_BS as u64 == 0 {
-            FILL_BS
-        } else {
-            4096
-        };
-        let fw = run::fill_workload(&fw, bs, FILL_QD);
-        if !quiet && std::io::stderr().is_terminal() {
+        if !quiet && t.info.created_by_drivelab && !t.is_filled() && std::io::stderr().is_terminal()
+        {
             eprintln!(
                 "drivelab: writing {} once so that reads hit data…",
                 t.info.path
             );
         }
         let stop = self.stop.clone();
-        let res = run::run(
-            &fw,
-            self.target_mut(),
-            &RunOptions {
-                stop: &stop,
-                progress: None,
-            },
-        )
-        .map_err(|e| self.failed(format!("filling the test file failed: {e}")))?;
-        match res.status {
-            RunStatus::Complete => {
-                self.target().mark_filled();
-                Ok(())
-            }
-            RunStatus::Interrupted => {
+        match prepare::ensure_filled(w, self.target_mut(), &stop) {
+            Ok(RunStatus::Complete) => Ok(()),
+            Ok(RunStatus::Interrupted) => {
                 self.cleanup();
                 Err(Fail {
                     code: INTERRUPTED,
                     message: "interrupted while filling the test file; it was removed".into(),
                 })
             }
-            RunStatus::Failed => Err(self.failed(format!(
-                "filling the test file failed: {}",
-                res.failure.unwrap_or_default()
-            ))),
+            Ok(RunStatus::Failed) => Err(self.failed("filling the test file failed")),
+            Err(e) => Err(self.failed(format!("filling the test file failed: {e}"))),
         }
     }
 

@@ -20,6 +20,7 @@ pub mod hist;
 pub mod job;
 pub mod model;
 pub mod op;
+pub mod prepare;
 pub mod result;
 pub mod run;
 pub mod series;

@@ -1,0 +1,99 @@
+//! Preparing a target before measuring: fill a fresh test file so reads hit data, and
+//! precondition a span (discard, then write it sequentially) as the consistency and
+//! fill methodologies require.
+
+use std::sync::atomic::AtomicBool;
+
+use crate::result::{RunResult, RunStatus};
+use crate::run::{self, RunOptions};
+use crate::spec::{IoEngine, Workload};
+use crate::target::{Target, TargetKind};
+
+/// Block size and depth of the sequential fill of a new test file.
+pub const FILL_BS: u32 = 1 << 20;
+pub const FILL_QD: u32 = 8;
+
+/// Write a drivelab test file's whole content once, with `w`'s data pattern, unless it is
+/// already known to be filled (its marker says so). A sparse file reads from nowhere, far
+/// too fast. Files drivelab did not create, block devices, `null` and simulated targets
+/// are left alone. Returns the fill's status (Complete when nothing was needed).
+pub fn ensure_filled(
+    w: &Workload,
+    target: &mut Target,
+    stop: &AtomicBool,
+) -> Result<RunStatus, String> {
+    let t = &target.info;
+    if t.kind != TargetKind::File
+        || !t.created_by_drivelab
+        || w.ioengine == IoEngine::Null
+        || target.is_filled()
+    {
+        return Ok(RunStatus::Complete);
+    }
+    let mut fw = w.clone();
+    fw.offset_bytes = 0;
+    fw.size_bytes = t.capacity_bytes;
+    fw.ioengine = IoEngine::IoUring;
+    fw.direct = true;
+    let bs = if fw.size_bytes % FILL_BS as u64 == 0 {
+        FILL_BS
+    } else {
+        t.logical_sector_bytes.max(4096)
+    };
+    let fw = run::fill_workload(&fw, bs, FILL_QD);
+    let res = run::run(
+        &fw,
+        target,
+        &RunOptions {
+            stop,
+            progress: None,
+        },
+    )?;
+    if res.status == RunStatus::Complete {
+        target.mark_filled();
+    } else if let Some(f) = res.failure {
+        return Err(f);
+    }
+    Ok(res.status)
+}
+
+/// Discard the span of `w` (BLKDISCARD, punched holes, or the model's TRIM), then write it
+/// sequentially `passes` times with `bs` blocks at queue depth `qd` and `w`'s data pattern.
+/// Returns the result of every pass (their series show the fill itself).
+pub fn precondition(
+    w: &Workload,
+    target: &mut Target,
+    bs: u32,
+    qd: u32,
+    passes: u32,
+    stop: &AtomicBool,
+) -> Result<Vec<RunResult>, String> {
+    target.discard(w.offset_bytes, w.size_bytes).map_err(|e| {
+        format!(
+            "discarding {} bytes at {} failed: {e}",
+            w.size_bytes, w.offset_bytes
+        )
+    })?;
+    let mut fw = w.clone();
+    if fw.ioengine == IoEngine::Sync {
+        fw.ioengine = IoEngine::IoUring;
+    }
+    let fw = run::fill_workload(&fw, bs, qd);
+    let mut out = Vec::new();
+    for _ in 0..passes {
+        let r = run::run(
+            &fw,
+            target,
+            &RunOptions {
+                stop,
+                progress: None,
+            },
+        )?;
+        let done = r.status == RunStatus::Complete;
+        out.push(r);
+        if !done {
+            break;
+        }
+    }
+    Ok(out)
+}
