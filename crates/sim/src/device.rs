@@ -75,7 +75,7 @@ struct MapCache {
 
 /// A simulated SSD in virtual time. Build one with [`crate::parse`] or
 /// [`SimDevice::new`].
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct SimDevice {
     cfg: SimConfig,
     spec: String,
@@ -94,6 +94,7 @@ pub struct SimDevice {
     now_ns: u64,
     stalls: Vec<(u64, u64)>,
     last_read_unit: Vec<u32>,
+    host_die: u32,
     st: Stats,
 }
 
@@ -132,7 +133,7 @@ impl SimDevice {
                 gc_low + (cfg.gc_batch_blocks as u64).min(room).max(1) as u32
             }
         };
-        let ftl = Ftl::new(user_pages as u32, blocks as u32, np, cfg.dies, READ_UNIT_PAGES);
+        let ftl = Ftl::new(user_pages as u32, blocks as u32, np, cfg.dies);
         let (unit_prog, unit_bytes) = (cfg.tprog_ns, cfg.cell.program_unit_bytes());
         let link_bw = cfg.iface.payload_bytes_per_s();
         let c = Costs {
@@ -166,6 +167,7 @@ impl SimDevice {
             energy: NVME_ENERGY,
             res: Resources::new(cfg.dies, cfg.channels),
             last_read_unit: vec![NONE; cfg.dies as usize],
+            host_die: 0,
             cfg,
             ftl,
             c,
@@ -187,12 +189,25 @@ impl SimDevice {
     }
 
     /// Check the FTL's tables against each other (O(capacity); for tests).
-    pub fn check_invariants(&self) -> Result<(), String> {
+    pub fn check_invariants(&mut self) -> Result<(), String> {
+        self.flush();
         self.ftl.check_invariants()
     }
 
+    /// Apply the FTL's deferred map updates; stale pages leave the SLC pending set.
+    #[inline]
+    fn flush(&mut self) {
+        if self.ftl.has_deferred() {
+            let slc = &mut self.slc;
+            self.ftl.flush(|old| {
+                slc.take(old);
+            });
+        }
+    }
+
     /// Logical pages currently mapped (written and not trimmed).
-    pub fn mapped_pages(&self) -> u64 {
+    pub fn mapped_pages(&mut self) -> u64 {
+        self.flush();
         self.ftl.mapped_pages()
     }
 
@@ -245,6 +260,7 @@ impl SimDevice {
 
     /// Idle work between `from` and `until`: batch-GC refill, then SLC folding.
     fn background(&mut self, from: u64, until: u64) {
+        self.flush();
         if self.cfg.gc == GcMode::Batch {
             while self.ftl.free_blocks() < self.gc_high && self.res.busy_until().max(from) < until {
                 if !self.collect_one(from) {
@@ -300,16 +316,31 @@ impl SimDevice {
         };
         let vd = self.ftl.die_of_block(victim);
         let m = self.mult;
-        while let Some((src, dst, lpn)) = self.ftl.gc_step() {
-            let rc = if self.slc.take(src) { self.c.read_slc / READ_UNIT_PAGES as u64 } else { self.c.gc_read };
-            self.res.die(vd, t, rc * m);
-            let dd = self.ftl.die_of_page(dst);
-            let ct = self.res.chan(dd, t, self.c.xfer);
-            self.res.die(dd, ct, self.c.prog * m);
-            self.map_access(lpn, t, true);
+        let mut read_ns = 0;
+        loop {
+            // Moved pages go, a read unit at a time, to whichever die is free soonest; the
+            // unit's transfer and program are charged together.
+            let dd = self.res.least_busy_die();
+            let mut moved = 0;
+            while moved < READ_UNIT_PAGES {
+                let Some((src, _dst, lpn)) = self.ftl.gc_step(dd) else {
+                    break;
+                };
+                moved += 1;
+                read_ns += if self.slc.take(src) { self.c.read_slc / READ_UNIT_PAGES as u64 } else { self.c.gc_read };
+                if self.map.is_some() {
+                    self.map_access(lpn, t, true);
+                }
+            }
+            if moved == 0 {
+                break;
+            }
+            let ct = self.res.chan(dd, t, self.c.xfer * moved as u64);
+            self.res.die(dd, ct, self.c.prog * moved as u64 * m);
         }
+        // Sensing the victim's pages, then erasing it, on its own die.
         let d = self.ftl.gc_finish();
-        self.res.die(d, t, self.c.erase * m);
+        self.res.die(d, t, read_ns * m + self.c.erase * m);
         self.last_read_unit[vd as usize] = NONE;
         self.st.erases += 1;
         true
@@ -317,6 +348,7 @@ impl SimDevice {
 
     /// Foreground GC when the free pool is low; returns when host work may proceed.
     fn foreground_gc(&mut self, t: u64) -> u64 {
+        self.flush();
         let before = self.ftl_moved();
         match self.cfg.gc {
             GcMode::Incremental => {
@@ -356,16 +388,22 @@ impl SimDevice {
     }
 
     /// One host page write starting at `t` (`partial`: the command covers only part of
-    /// the page, so its old contents are read first). Returns the program's end.
+    /// the page, so its old contents are read first; `new_unit`: start a new read unit on
+    /// the die free soonest, else continue on the previous page's die). Returns the
+    /// program's end.
     #[inline]
-    fn write_page(&mut self, lpn: u32, mut t: u64, partial: bool) -> u64 {
+    fn write_page(&mut self, lpn: u32, mut t: u64, partial: bool, new_unit: bool) -> u64 {
         if self.ftl.free_blocks() < self.gc_low {
             t = self.foreground_gc(t);
+        }
+        if new_unit {
+            self.host_die = self.res.least_busy_die();
         }
         if self.map.is_some() {
             t = self.map_access(lpn, t, true);
         }
         if partial {
+            self.flush();
             let old = self.ftl.lookup(lpn);
             if old != NONE {
                 let d = self.ftl.die_of_page(old);
@@ -375,9 +413,10 @@ impl SimDevice {
             }
         }
         let to_slc = self.slc.has_room();
-        let (ppn, old) = self.ftl.write(lpn);
-        if old != NONE {
-            self.slc.take(old);
+        let d = self.host_die;
+        let ppn = self.ftl.write_deferred(lpn, d);
+        if self.ftl.needs_flush() {
+            self.flush();
         }
         let cost = if to_slc {
             self.slc.push(ppn);
@@ -388,7 +427,6 @@ impl SimDevice {
             self.c.prog
         };
         let cost = self.jitter(cost * self.mult);
-        let d = self.ftl.die_of_page(ppn);
         self.last_read_unit[d as usize] = NONE;
         let ct = self.res.chan(d, t, self.c.xfer);
         self.res.die(d, ct, cost)
@@ -503,11 +541,13 @@ impl DeviceModel for SimDevice {
                 let mut done = t1;
                 for lpn in first..=last {
                     let partial = (lpn == first && head_partial) || (lpn == last && tail_partial);
-                    done = done.max(self.write_page(lpn, t1, partial));
+                    let new_unit = lpn == first || lpn % READ_UNIT_PAGES == 0;
+                    done = done.max(self.write_page(lpn, t1, partial, new_unit));
                 }
                 done + self.c.latency
             }
             Dir::Read => {
+                self.flush();
                 self.st.host_read_ops += 1;
                 self.st.host_bytes_read += len;
                 let mut media = t;
@@ -522,6 +562,7 @@ impl DeviceModel for SimDevice {
 
     fn discard(&mut self, offset: u64, len: u64, at_ns: u64) -> u64 {
         self.arrive(at_ns);
+        self.flush();
         let t = self.res.link(1, at_ns.max(self.gate_ns), self.link_cost(0));
         let first = offset.div_ceil(PAGE_BYTES);
         let end = (offset + len) / PAGE_BYTES;

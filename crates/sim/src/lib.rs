@@ -20,6 +20,7 @@ mod device;
 mod ftl;
 mod resources;
 mod slc;
+mod table;
 pub mod thermal;
 pub mod units;
 

@@ -63,6 +63,21 @@ impl Resources {
         self.die_free[d as usize]
     }
 
+    /// The die that is free soonest (lowest index on ties): where a controller with a
+    /// write buffer sends the next page it programs.
+    #[inline]
+    pub fn least_busy_die(&self) -> u32 {
+        let mut best = 0;
+        let mut best_t = u64::MAX;
+        for (d, &t) in self.die_free.iter().enumerate() {
+            if t < best_t {
+                best_t = t;
+                best = d;
+            }
+        }
+        best as u32
+    }
+
     /// The latest end of any die or link reservation: after it the device is idle.
     #[inline]
     pub fn busy_until(&self) -> u64 {
@@ -91,5 +106,6 @@ mod tests {
         assert_eq!(r.all_dies_free_at(), 200);
         assert_eq!(r.link(1, 300, 5), 305);
         assert_eq!(r.busy_until(), 305);
+        assert_eq!(r.least_busy_die(), 1);
     }
 }
