@@ -1,0 +1,212 @@
+//! Behaviour every backend must show; each function takes fresh, empty stores.
+
+use drivelab_store::{RunFilter, Store, StoreError, EXPORT_FORMAT};
+
+use super::{fill, sample_runs};
+
+fn ids(runs: &[drivelab_store::RunSummary]) -> Vec<&str> {
+    runs.iter()
+        .map(|r| &r.run_id[r.run_id.len() - 1..])
+        .collect()
+}
+
+pub fn insert_and_get_round_trip(store: &mut Store) {
+    let runs = fill(store);
+    for r in &runs {
+        let got = store.get_run(&r.run_id).unwrap().expect("stored run");
+        assert_eq!(&got, r);
+    }
+}
+
+pub fn list_filters_and_order(store: &mut Store) {
+    let runs = fill(store);
+    let list = |store: &mut Store, f: RunFilter| store.list_runs(&f).unwrap();
+
+    // Newest first; equal start times fall back to run_id, descending.
+    let all = list(store, RunFilter::default());
+    assert_eq!(ids(&all), ["5", "4", "3", "2", "1"]);
+    for summary in &all {
+        let record = runs.iter().find(|r| r.run_id == summary.run_id).unwrap();
+        assert_eq!(summary, &record.summary());
+    }
+    assert_eq!(all[0].metrics.len(), 4);
+    assert_eq!(
+        all[0].metrics[3].name,
+        "consistency.steady_state.iops_per_stddev"
+    );
+    assert!(all[2].metrics.is_empty());
+
+    let suite = |s: &str| RunFilter {
+        suite: Some(s.into()),
+        ..Default::default()
+    };
+    let device = |d: &str| RunFilter {
+        device: Some(d.into()),
+        ..Default::default()
+    };
+    assert_eq!(ids(&list(store, suite("quick"))), ["4", "2", "1"]);
+    assert_eq!(ids(&list(store, suite("consistency"))), ["5", "3"]);
+    assert!(list(store, suite("Quick")).is_empty());
+    // Model or serial, ASCII case-insensitive substring.
+    assert_eq!(ids(&list(store, device("samsung"))), ["5", "3", "1"]);
+    assert_eq!(ids(&list(store, device("980 PRO"))), ["5", "1"]);
+    assert_eq!(ids(&list(store, device("s6ptnz"))), ["3"]);
+    // LIKE wildcards in the text are literal characters.
+    assert_eq!(ids(&list(store, device("_"))), ["2"]);
+    assert!(list(store, device("%")).is_empty());
+    let status = RunFilter {
+        status: Some("failed".into()),
+        ..Default::default()
+    };
+    assert_eq!(ids(&list(store, status)), ["5"]);
+    let limited = RunFilter {
+        limit: Some(2),
+        ..Default::default()
+    };
+    assert_eq!(ids(&list(store, limited)), ["5", "4"]);
+    let combined = RunFilter {
+        suite: Some("consistency".into()),
+        device: Some("SAMSUNG".into()),
+        status: None,
+        limit: Some(1),
+    };
+    assert_eq!(ids(&list(store, combined)), ["5"]);
+}
+
+pub fn get_by_unique_prefix(store: &mut Store) {
+    let runs = fill(store);
+    assert_eq!(store.get_run("0b6f2c1e-a").unwrap().unwrap(), runs[0]);
+    assert_eq!(store.get_run("2").unwrap().unwrap(), runs[4]);
+    assert_eq!(
+        store.resolve_run_id("1c7a3d2f-d").unwrap().as_deref(),
+        Some(runs[3].run_id.as_str())
+    );
+    match store.get_run("0b6f2c1e") {
+        Err(StoreError::AmbiguousId { prefix, candidates }) => {
+            assert_eq!(prefix, "0b6f2c1e");
+            assert_eq!(candidates, [runs[0].run_id.clone(), runs[1].run_id.clone()]);
+        }
+        other => panic!("expected an ambiguous prefix, got {other:?}"),
+    }
+    let message = store.get_run("1c7a").unwrap_err().to_string();
+    assert_eq!(
+        message,
+        format!(
+            "run id prefix \"1c7a\" is ambiguous: it matches {}, {}",
+            runs[2].run_id, runs[3].run_id
+        )
+    );
+    // Prefixes are case-sensitive, like the ids.
+    assert!(store.get_run("0B6F2C1E-A").unwrap().is_none());
+    assert!(store.get_run("ffff").unwrap().is_none());
+    assert!(store.get_run("no such id!").unwrap().is_none());
+    assert_eq!(
+        store.get_run("").unwrap_err().to_string(),
+        "invalid run record: run id is empty"
+    );
+}
+
+pub fn duplicate_insert_is_an_error(store: &mut Store) {
+    let runs = fill(store);
+    let mut again = runs[0].clone();
+    again.suite = "other".into();
+    let err = store.insert_run(&again).unwrap_err();
+    assert!(matches!(err, StoreError::DuplicateRun(_)), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "run 0b6f2c1e-aaaa-4d2a-9a77-000000000001 is already in the results database"
+    );
+    // The stored run is untouched and nothing was added.
+    assert_eq!(store.get_run(&runs[0].run_id).unwrap().unwrap(), runs[0]);
+    assert_eq!(
+        store.list_runs(&RunFilter::default()).unwrap().len(),
+        runs.len()
+    );
+}
+
+pub fn invalid_records_write_nothing(store: &mut Store) {
+    let mut bad = sample_runs().remove(0);
+    bad.metrics
+        .push(drivelab_store::Metric::new("x", f64::INFINITY, "MB/s"));
+    let message = store.insert_run(&bad).unwrap_err().to_string();
+    assert_eq!(
+        message,
+        format!(
+            "invalid run record {}: metric x is inf (must be finite)",
+            bad.run_id
+        )
+    );
+    assert!(store.list_runs(&RunFilter::default()).unwrap().is_empty());
+}
+
+pub fn delete_by_prefix(store: &mut Store) {
+    let runs = fill(store);
+    assert_eq!(
+        store.delete_run("2d8b").unwrap().as_deref(),
+        Some(runs[4].run_id.as_str())
+    );
+    assert!(store.get_run(&runs[4].run_id).unwrap().is_none());
+    assert_eq!(store.delete_run("2d8b").unwrap(), None);
+    assert!(
+        store.delete_run("0b6f").is_err(),
+        "ambiguous prefixes delete nothing"
+    );
+    let left = store.list_runs(&RunFilter::default()).unwrap();
+    assert_eq!(ids(&left), ["4", "3", "2", "1"]);
+    // The id can be used again once deleted.
+    store.insert_run(&runs[4]).unwrap();
+    assert_eq!(store.get_run(&runs[4].run_id).unwrap().unwrap(), runs[4]);
+}
+
+pub fn export_import_round_trip(store: &mut Store, fresh: &mut Store) {
+    let runs = fill(store);
+    let doc = store.export_runs(&RunFilter::default()).unwrap();
+    assert_eq!(doc["format"], EXPORT_FORMAT);
+    assert_eq!(doc["format_version"], 1);
+    assert_eq!(doc["run_count"], 5);
+    assert_eq!(
+        doc["runs"][0]["run_id"],
+        runs[4].run_id.as_str(),
+        "newest first"
+    );
+
+    let report = fresh.import_runs(&doc).unwrap();
+    assert_eq!(report.imported, 5);
+    assert_eq!(report.skipped, 0);
+    for r in &runs {
+        assert_eq!(&fresh.get_run(&r.run_id).unwrap().unwrap(), r);
+    }
+    assert_eq!(fresh.export_runs(&RunFilter::default()).unwrap(), doc);
+    assert_eq!(
+        fresh.list_runs(&RunFilter::default()).unwrap(),
+        store.list_runs(&RunFilter::default()).unwrap()
+    );
+
+    // Idempotent: a second import skips everything and changes nothing.
+    let again = fresh.import_runs(&doc).unwrap();
+    assert_eq!((again.imported, again.skipped), (0, 5));
+    assert_eq!(again.skipped_run_ids[0], runs[4].run_id);
+    assert_eq!(fresh.export_runs(&RunFilter::default()).unwrap(), doc);
+
+    // A filtered export; importing it into the source skips all of it.
+    let quick = RunFilter {
+        suite: Some("quick".into()),
+        ..Default::default()
+    };
+    let part = store.export_runs(&quick).unwrap();
+    assert_eq!(part["run_count"], 3);
+    let report = store.import_runs(&part).unwrap();
+    assert_eq!((report.imported, report.skipped), (0, 3));
+}
+
+pub fn import_is_all_or_nothing(store: &mut Store) {
+    let mut runs = sample_runs();
+    runs[3].status = "exploded".into();
+    let doc = serde_json::json!({"format": EXPORT_FORMAT, "format_version": 1, "runs": runs});
+    let message = store.import_runs(&doc).unwrap_err().to_string();
+    assert!(
+        message.starts_with("invalid results export: run 4 (1c7a3d2f-dddd-4e3b-8b88-000000000004): invalid run record"),
+        "{message}"
+    );
+    assert!(store.list_runs(&RunFilter::default()).unwrap().is_empty());
+}
