@@ -1,0 +1,148 @@
+//! Block devices: writes need --destructive naming the device, and are refused while the
+//! device or a partition of it is mounted. Reads are always allowed.
+
+mod common;
+
+use common::*;
+
+#[test]
+fn block_device_refusals_and_a_confirmed_write() {
+    let lo = Loop::new(64 << 20, false);
+    let dir = tempfile::tempdir().unwrap();
+    // Reads are fine, with identity recorded.
+    let r = run_json(
+        dir.path(),
+        &["io", &lo.dev, "--rw", "randread", "--runtime", "1"],
+    );
+    assert_eq!(r["target"]["kind"], "block_device");
+    assert_eq!(r["target"]["capacity_bytes"], 64 << 20);
+    assert_eq!(r["target"]["logical_sector_bytes"], 512);
+    assert_eq!(r["config"]["direct"], true);
+    // Writes without --destructive: refused.
+    let o = run_in(
+        dir.path(),
+        &["io", &lo.dev, "--rw", "randwrite", "--runtime", "1"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains(&format!("--destructive={}", lo.dev)),
+        "{}",
+        stderr(&o)
+    );
+    // --destructive naming another device: refused.
+    let other = Loop::new(16 << 20, false);
+    let o = run_in(
+        dir.path(),
+        &[
+            "io",
+            &lo.dev,
+            "--rw",
+            "write",
+            "--destructive",
+            &other.dev,
+            "--runtime",
+            "1",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("does not name the target"),
+        "{}",
+        stderr(&o)
+    );
+    // Confirmed: sequential write over the whole device, bytes land where they should.
+    let r = run_json(
+        dir.path(),
+        &[
+            "io",
+            &lo.dev,
+            "--rw",
+            "write",
+            "--bs",
+            "128k",
+            "--iodepth",
+            "8",
+            "--io_size",
+            "100%",
+            "--destructive",
+            &lo.dev,
+        ],
+    );
+    assert_eq!(r["totals"]["write"]["bytes"], 64 << 20);
+    let data = std::fs::read(&lo.dev).unwrap();
+    for (i, s) in data.chunks(512).enumerate() {
+        assert_eq!(stamp(s).0, i as u64 * 512, "sector {i}");
+    }
+    // Mounted: refused even with --destructive, naming the mount point.
+    let m = Mount::new(&lo.dev);
+    let o = run_in(
+        dir.path(),
+        &[
+            "io",
+            &lo.dev,
+            "--rw",
+            "write",
+            "--destructive",
+            &lo.dev,
+            "--runtime",
+            "1",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("is mounted on") && err.contains(m.dir.path().to_str().unwrap()),
+        "{err}"
+    );
+    drop(m);
+}
+
+#[test]
+fn a_mounted_partition_protects_the_whole_device() {
+    let lo = Loop::new(64 << 20, true);
+    let o = std::process::Command::new("sfdisk")
+        .arg(&lo.dev)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin
+                .take()
+                .unwrap()
+                .write_all(b"label: dos\n,32M\n,\n")?;
+            c.wait()
+        })
+        .expect("sfdisk (fdisk package) is available");
+    assert!(o.success());
+    let _ = std::process::Command::new("partx")
+        .args(["-u", &lo.dev])
+        .status();
+    let part = format!("{}p1", lo.dev);
+    for _ in 0..50 {
+        if std::path::Path::new(&part).exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let m = Mount::new(&part);
+    let dir = tempfile::tempdir().unwrap();
+    let o = run_in(
+        dir.path(),
+        &[
+            "io",
+            &lo.dev,
+            "--rw",
+            "randwrite",
+            "--destructive",
+            &lo.dev,
+            "--runtime",
+            "1",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(err.contains("p1 is mounted on"), "{err}");
+    drop(m);
+}

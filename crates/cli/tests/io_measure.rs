@@ -1,0 +1,313 @@
+//! What the engine measures adds up: mixes hold, intervals sum to totals, concurrency is
+//! real, interruption keeps a valid partial result.
+
+mod common;
+
+use common::*;
+
+fn u(v: &serde_json::Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not a u64: {v}"))
+}
+
+#[test]
+fn rwmixread_and_bssplit_hold_within_two_percent() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_json(
+        dir.path(),
+        &[
+            "io",
+            "null",
+            "--rw",
+            "randrw",
+            "--rwmixread",
+            "70",
+            "--bssplit",
+            "4k/60:64k/40",
+            "--io_size",
+            "4G",
+            "--randseed",
+            "1",
+        ],
+    );
+    let reads = u(&r["totals"]["read"]["ops"]) as f64;
+    let writes = u(&r["totals"]["write"]["ops"]) as f64;
+    let ops = reads + writes;
+    assert!(ops >= 100_000.0, "{ops} I/Os");
+    assert!(
+        (reads / ops - 0.70).abs() < 0.02,
+        "read share {}",
+        reads / ops
+    );
+    let bytes = (u(&r["totals"]["read"]["bytes"]) + u(&r["totals"]["write"]["bytes"])) as f64;
+    let share64k = (bytes / ops - 4096.0) / (65536.0 - 4096.0);
+    assert!((share64k - 0.40).abs() < 0.02, "64k share {share64k}");
+    assert_eq!(
+        bytes as u64,
+        4 << 30,
+        "a byte-bounded run moves exactly --io_size"
+    );
+}
+
+#[test]
+fn interval_sums_equal_totals_and_ramp_is_tagged() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_json(
+        dir.path(),
+        &[
+            "io",
+            "null",
+            "--rw",
+            "randrw",
+            "--runtime",
+            "2",
+            "--ramp_time",
+            "500ms",
+            "--log-interval",
+            "100ms",
+            "--numjobs",
+            "2",
+        ],
+    );
+    let recs = r["series"]["records"].as_array().unwrap();
+    assert_eq!(recs.len(), 25, "2.5 s on a 100 ms grid");
+    let ramp: Vec<_> = recs.iter().filter(|x| x["ramp"] == true).collect();
+    assert_eq!(ramp.len(), 5);
+    for dir in ["read", "write", "all"] {
+        let ops: u64 = recs
+            .iter()
+            .filter(|x| x["ramp"] == false)
+            .map(|x| u(&x[dir]["ops"]))
+            .sum();
+        let bytes: u64 = recs
+            .iter()
+            .filter(|x| x["ramp"] == false)
+            .map(|x| u(&x[dir]["bytes"]))
+            .sum();
+        assert_eq!(ops, u(&r["totals"][dir]["ops"]), "{dir} ops");
+        assert_eq!(bytes, u(&r["totals"][dir]["bytes"]), "{dir} bytes");
+        assert_eq!(
+            u(&r["histogram"][if dir == "all" { "read" } else { dir }]["count"]) > 0,
+            true
+        );
+    }
+    let hist_total = u(&r["histogram"]["read"]["count"]) + u(&r["histogram"]["write"]["count"]);
+    assert_eq!(hist_total, u(&r["totals"]["all"]["ops"]));
+    for (i, x) in recs.iter().enumerate() {
+        assert_eq!(u(&x["index"]), i as u64);
+        assert_eq!(u(&x["start_ns"]), i as u64 * 100_000_000, "fixed grid");
+    }
+    let last = recs.last().unwrap();
+    assert_eq!(
+        u(&last["cum_write_bytes"]),
+        recs.iter().map(|x| u(&x["write"]["bytes"])).sum::<u64>()
+    );
+}
+
+#[test]
+fn io_uring_keeps_32_in_flight() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_json(
+        dir.path(),
+        &[
+            "io",
+            "--spec",
+            "RND4K Q32T1",
+            "--size",
+            "64M",
+            "--runtime",
+            "2",
+            "--ioengine",
+            "io_uring",
+        ],
+    );
+    assert_eq!(r["config"]["ioengine"], "io_uring");
+    let inflight = r["totals"]["avg_inflight"].as_f64().unwrap();
+    assert!(
+        inflight > 28.0 && inflight <= 32.5,
+        "average in flight {inflight}"
+    );
+}
+
+#[test]
+fn sync_with_four_jobs_runs_four_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = drivelab()
+        .args([
+            "io",
+            "--rw",
+            "randread",
+            "--numjobs",
+            "4",
+            "--size",
+            "64M",
+            "--runtime",
+            "4",
+            "--output-format",
+            "json",
+        ])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // Wait for the fill to finish and the measured run to start.
+    let mut seen = 0;
+    for _ in 0..100 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let n = std::fs::read_dir(format!("/proc/{pid}/task"))
+            .map(|rd| {
+                rd.flatten()
+                    .filter(|t| {
+                        std::fs::read_to_string(t.path().join("comm"))
+                            .map(|c| c.starts_with("drivelab-job"))
+                            .unwrap_or(false)
+                    })
+                    .count()
+            })
+            .unwrap_or(0);
+        seen = seen.max(n);
+        if seen >= 4 {
+            break;
+        }
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(seen, 4, "four job threads at once");
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let inflight = r["totals"]["avg_inflight"].as_f64().unwrap();
+    assert!(
+        inflight > 3.0 && inflight <= 4.05,
+        "average in flight {inflight}"
+    );
+}
+
+#[test]
+fn interrupt_keeps_a_valid_partial_result_and_removes_the_test_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out.json");
+    let mut child = drivelab()
+        .args([
+            "io",
+            "--rw",
+            "randwrite",
+            "--size",
+            "32M",
+            "--runtime",
+            "60",
+            "--json",
+        ])
+        .arg(&json)
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(dir.path().join("drivelab.test").exists());
+    let _ = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(r["status"], "interrupted");
+    assert!(u(&r["totals"]["write"]["ops"]) > 0);
+    assert!(u(&r["duration_ns"]) < 30_000_000_000);
+    assert!(
+        !dir.path().join("drivelab.test").exists(),
+        "the test file it created is removed"
+    );
+}
+
+#[test]
+fn memory_targets_are_called_memory() {
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let r = run_json(dir.path(), &["io", "--size", "16M", "--runtime", "1"]);
+    assert_eq!(r["target"]["filesystem"], "tmpfs");
+    assert!(r["target"]["in_memory"].is_string());
+    assert!(r["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n.as_str().unwrap().contains("Memory, not a drive")));
+    let o = run_in(dir.path(), &["io", "--size", "16M", "--runtime", "1"]);
+    assert!(stdout(&o).contains("Memory, not a drive"));
+}
+
+#[test]
+fn json_stdout_carries_only_json_and_csv_has_every_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("s.csv");
+    let o = run_in(
+        dir.path(),
+        &[
+            "io",
+            "null",
+            "--runtime",
+            "1",
+            "--log-interval",
+            "250ms",
+            "--output-format",
+            "json",
+            "--csv",
+            csv.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success());
+    let r: serde_json::Value =
+        serde_json::from_slice(&o.stdout).expect("stdout is one JSON document");
+    for k in [
+        "schema_version",
+        "tool",
+        "config",
+        "host",
+        "target",
+        "totals",
+        "series",
+        "histogram",
+    ] {
+        assert!(r.get(k).is_some(), "missing {k}");
+    }
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(text.lines().count(), 1 + 4);
+    assert!(text.lines().next().unwrap().contains("read_lat_p9999_ns"));
+}
+
+#[test]
+fn compress_pattern_compresses_as_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    for (pattern, lo, hi) in [
+        ("random", 0.97, 1.01),
+        ("compress=50", 0.45, 0.56),
+        ("zero", 0.0, 0.01),
+    ] {
+        let f = dir.path().join("drivelab.test");
+        let _ = std::fs::remove_file(&f);
+        run_json(
+            dir.path(),
+            &[
+                "io",
+                "--rw",
+                "write",
+                "--size",
+                "8M",
+                "--io_size",
+                "8M",
+                "--data",
+                pattern,
+                "--keep",
+            ],
+        );
+        let z = std::process::Command::new("zstd")
+            .args(["-q", "-c", "-3"])
+            .arg(&f)
+            .output()
+            .expect("zstd is installed");
+        let ratio = z.stdout.len() as f64 / (8 << 20) as f64;
+        assert!(
+            ratio >= lo && ratio <= hi,
+            "{pattern}: compressed to {ratio:.3}"
+        );
+        std::fs::remove_file(&f).unwrap();
+    }
+}
