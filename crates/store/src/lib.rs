@@ -9,6 +9,14 @@
 //! and upgraded by the numbered migrations in [`MIGRATIONS`] and recorded in a
 //! `schema_migrations` table.
 //!
+//! PostgreSQL is reached with the synchronous `postgres` client and without TLS: use it on
+//! a trusted network, over an SSH tunnel, or through a unix socket
+//! (`postgres://user@%2Fvar%2Frun%2Fpostgresql/db`). A `?options=-csearch_path%3Dname`
+//! suffix keeps the tables in a schema of their own. Passwords never appear in messages.
+//!
+//! Run times are RFC 3339 UTC text; listings sort on that text, newest first, so runs
+//! should use one precision (drivelab writes whole or millisecond seconds consistently).
+//!
 //! ```no_run
 //! use drivelab_store::{RunFilter, Store};
 //! let mut store = Store::open("/tmp/results.sqlite")?;

@@ -220,28 +220,40 @@ fn unreachable_server_is_connection_refused_without_password() {
     );
 }
 
+/// `url` with its password (added if absent) replaced by `password`.
+fn with_password(url: &str, password: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap();
+    let (userinfo, host) = rest.split_once('@').expect("the test URL names a user");
+    let user = userinfo.split(':').next().unwrap();
+    format!("{scheme}://{user}:{password}@{host}")
+}
+
 #[test]
 fn login_failures_name_the_cause_without_password() {
     let url = pg_url();
-    let wrong = url.replace("drivelab_test_pw", "not-the-password");
-    assert_ne!(
-        wrong, url,
-        "the test server's URL carries the script's password"
-    );
-    let message = Store::open(&wrong).unwrap_err().to_string();
+    let wrong = with_password(url, "not-the-password");
     let shown = drivelab_store::redact_url(&wrong);
-    assert_eq!(
-        message,
-        format!("cannot connect to PostgreSQL at {shown}: password authentication failed for user \"drivelab_test\"")
-    );
-    assert!(!message.contains("not-the-password"));
+    match Store::open(&wrong) {
+        Err(err) => {
+            let message = err.to_string();
+            assert!(
+                message.starts_with(&format!("cannot connect to PostgreSQL at {shown}: password authentication failed for user")),
+                "{message}"
+            );
+            assert!(!message.contains("not-the-password"), "{message}");
+        }
+        // Only a server that trusts every loopback login (not the script's) gets here.
+        Ok(_) => eprintln!("{shown} accepts any password; skipping the wrong-password check"),
+    }
 
-    let (base, _) = url.rsplit_once('/').unwrap();
+    let (base, _) = url.split('?').next().unwrap().rsplit_once('/').unwrap();
     let missing_db = format!("{base}/drivelab_no_such_db");
     let message = Store::open(&missing_db).unwrap_err().to_string();
-    assert!(
-        message.ends_with(": database \"drivelab_no_such_db\" does not exist"),
-        "{message}"
+    assert_eq!(
+        message,
+        format!(
+            "cannot connect to PostgreSQL at {}: database \"drivelab_no_such_db\" does not exist",
+            drivelab_store::redact_url(&missing_db)
+        )
     );
-    assert!(!message.contains("drivelab_test_pw"), "{message}");
 }
