@@ -18,7 +18,10 @@ const QD: usize = 32;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let spec = args.get(1).map(String::as_str).unwrap_or("sim:nvme-tlc,capacity=64G");
+    let spec = args
+        .get(1)
+        .map(String::as_str)
+        .unwrap_or("sim:nvme-tlc,capacity=64G");
     let seconds: u64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(3600);
     let mut dev = drivelab_sim::parse(spec).unwrap_or_else(|e| panic!("{e}"));
     let cap = dev.info().capacity_bytes;
@@ -32,7 +35,14 @@ fn main() {
     while offset < cap {
         let Reverse(t) = heap.pop().unwrap_or(Reverse(0));
         let len = (128u64 << 10).min(cap - offset) as u32;
-        let done = dev.submit(IoOp { dir: Dir::Write, offset, len }, t);
+        let done = dev.submit(
+            IoOp {
+                dir: Dir::Write,
+                offset,
+                len,
+            },
+            t,
+        );
         heap.push(Reverse(done));
         offset += len as u64;
         fills += 1;
@@ -62,7 +72,14 @@ fn main() {
             per_s[((t - start) / 1_000_000_000) as usize] += 1;
         }
         let lpn = ((rng.next_u64() >> 32) * pages) >> 32;
-        let done = dev.submit(IoOp { dir: Dir::Write, offset: lpn * 4096, len: 4096 }, t);
+        let done = dev.submit(
+            IoOp {
+                dir: Dir::Write,
+                offset: lpn * 4096,
+                len: 4096,
+            },
+            t,
+        );
         heap.push(Reverse(done));
         submits += 1;
     }
@@ -77,9 +94,15 @@ fn main() {
         .collect();
     let mean = tail.iter().sum::<f64>() / tail.len() as f64;
     let sd = (tail.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / tail.len() as f64).sqrt();
-    let zero = per_s[..seconds as usize].iter().filter(|&&n| n == 0).count();
+    let zero = per_s[..seconds as usize]
+        .iter()
+        .filter(|&&n| n == 0)
+        .count();
     println!("last 400 s: mean {mean:.0} IOPS, sd {sd:.0}; seconds with zero I/O: {zero}");
     let first: Vec<u64> = per_s.iter().take(10).copied().collect();
     println!("first 10 s: {first:?}");
-    println!("{}", serde_json::to_string_pretty(&dev.ground_truth()).unwrap_or_default());
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&dev.ground_truth()).unwrap_or_default()
+    );
 }

@@ -26,8 +26,9 @@
 //! With all dies kept busy (QD32 ≥ dies), each host page costs the dies, on average:
 //! `WA·t_prog` (the host program plus `WA-1` GC programs), `(WA-1)·t_gcread` (reading the
 //! pages GC moves), `WA/Np·t_erase` (one erase per `Np/WA` host pages), and on a DRAM-less
-//! drive `WA·p_miss·(t_read + t_prog)` for mapping-page misses (read the missing page,
-//! write back the dirty one it evicts). Channels carry `WA` page transfers per host page;
+//! drive `p_miss·(t_read + t_prog)` for the host write's mapping-page miss (read the
+//! missing page, write back the dirty one it evicts; GC logs its own map updates
+//! sequentially). With batch GC the same work is done, only bunched into stalls. Channels carry `WA` page transfers per host page;
 //! the host link carries one command and 4 KiB. The IOPS is the least of
 //! `dies / t_die`, `channels / t_chan` and `1 / t_link`.
 
@@ -54,7 +55,7 @@ pub struct WriteCosts {
     pub gc_read_ns: f64,
     /// Die time of one block erase, ns.
     pub erase_ns: f64,
-    /// Die time of a mapping-page miss (read + write-back), ns; 0 with DRAM.
+    /// Die time of a host write's mapping-page miss (read + write-back), ns.
     pub map_miss_ns: f64,
     /// Probability that a mapping access misses (0 with DRAM).
     pub map_miss_prob: f64,
@@ -72,7 +73,7 @@ pub fn steady_random_write_iops(wa: f64, c: &WriteCosts) -> f64 {
     let t_die = wa * c.prog_ns
         + (wa - 1.0) * c.gc_read_ns
         + wa / c.pages_per_block * c.erase_ns
-        + wa * c.map_miss_prob * c.map_miss_ns;
+        + c.map_miss_prob * c.map_miss_ns;
     let die_iops = c.dies * 1e9 / t_die;
     let chan_iops = c.channels * 1e9 / (wa * c.xfer_ns);
     let link_iops = 1e9 / c.link_ns;

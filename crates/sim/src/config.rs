@@ -21,7 +21,8 @@ pub enum Iface {
 
 impl Iface {
     /// Accepted form, for error messages.
-    pub const FORM: &'static str = "sata, pcie<gen>x<lanes> (e.g. pcie3x4, pcie4x4), usb10 or usb20";
+    pub const FORM: &'static str =
+        "sata, pcie<gen>x<lanes> (e.g. pcie3x4, pcie4x4), usb10 or usb20";
 
     fn parse(s: &str) -> Option<Iface> {
         match s {
@@ -292,7 +293,7 @@ impl SimConfig {
                 c.dies = 4;
                 c.dram = false;
                 c.gc = GcMode::Batch;
-                c.gc_batch_blocks = 64;
+                c.gc_batch_blocks = 8;
             }
             _ => return None,
         }
@@ -321,7 +322,11 @@ impl SimConfig {
     pub fn parse(spec: &str) -> Result<SimConfig, String> {
         let body = spec.trim();
         let body = body.strip_prefix("sim:").unwrap_or(body);
-        let mut parts = body.split(',').map(str::trim).filter(|p| !p.is_empty()).peekable();
+        let mut parts = body
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .peekable();
         let mut cfg = match parts.peek() {
             Some(first) if !first.contains('=') => {
                 let name = parts.next().unwrap_or_default();
@@ -494,14 +499,20 @@ mod tests {
             assert_eq!(c.preset, Some(name));
             assert_eq!(c.capacity_bytes, 32 << 30);
             assert_eq!(c.seed, 9);
-            assert_eq!(SimConfig::parse(&c.to_spec()).unwrap(), c, "{}", c.to_spec());
+            assert_eq!(
+                SimConfig::parse(&c.to_spec()).unwrap(),
+                c,
+                "{}",
+                c.to_spec()
+            );
         }
         let c = SimConfig::parse("sim:nvme-tlc").unwrap();
         assert!(c.thermal);
         assert_eq!(c.slc_bytes(), (512u64 << 30) / 10 / 4096 * 4096);
         assert_eq!(SimConfig::parse("sim:sata-mlc").unwrap().slc_bytes(), 0);
         assert!(!SimConfig::parse("sim:dramless").unwrap().dram);
-        let c = SimConfig::parse("sim:nvme-tlc,thermal=off,iface=pcie3x2,cell=qlc,tprog=3ms").unwrap();
+        let c =
+            SimConfig::parse("sim:nvme-tlc,thermal=off,iface=pcie3x2,cell=qlc,tprog=3ms").unwrap();
         assert!(!c.thermal);
         assert_eq!(c.iface, Iface::Pcie { gen: 3, lanes: 2 });
         assert_eq!((c.tread_ns, c.tprog_ns), (90_000, 3_000_000));

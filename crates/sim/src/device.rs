@@ -228,7 +228,8 @@ impl SimDevice {
         let e = &self.energy;
         s.link_bytes as f64 * e.link_per_byte_j
             + s.slc_programs as f64 * e.slc_program_per_page_j
-            + (s.native_programs + s.gc_copies + s.folds + s.map_writes) as f64 * e.program_per_page_j
+            + (s.native_programs + s.gc_copies + s.folds + s.map_writes) as f64
+                * e.program_per_page_j
             + (s.nand_reads + s.map_reads) as f64 * e.read_per_page_j
             + s.erases as f64 * e.erase_j
     }
@@ -275,7 +276,9 @@ impl SimDevice {
                     break;
                 }
                 self.slc.take(ppn);
-                let r = self.res.die(d, from, self.c.read_slc / READ_UNIT_PAGES as u64);
+                let r = self
+                    .res
+                    .die(d, from, self.c.read_slc / READ_UNIT_PAGES as u64);
                 self.res.die(d, r, self.c.prog * self.mult);
                 self.last_read_unit[d as usize] = NONE;
                 self.st.folds += 1;
@@ -323,14 +326,16 @@ impl SimDevice {
             let dd = self.res.least_busy_die();
             let mut moved = 0;
             while moved < READ_UNIT_PAGES {
-                let Some((src, _dst, lpn)) = self.ftl.gc_step(dd) else {
+                // GC logs its own map updates sequentially: no mapping-page misses.
+                let Some((src, _dst, _lpn)) = self.ftl.gc_step(dd) else {
                     break;
                 };
                 moved += 1;
-                read_ns += if self.slc.take(src) { self.c.read_slc / READ_UNIT_PAGES as u64 } else { self.c.gc_read };
-                if self.map.is_some() {
-                    self.map_access(lpn, t, true);
-                }
+                read_ns += if self.slc.take(src) {
+                    self.c.read_slc / READ_UNIT_PAGES as u64
+                } else {
+                    self.c.gc_read
+                };
             }
             if moved == 0 {
                 break;
@@ -407,7 +412,11 @@ impl SimDevice {
             let old = self.ftl.lookup(lpn);
             if old != NONE {
                 let d = self.ftl.die_of_page(old);
-                let rc = if self.slc.is_pending(old) { self.c.read_slc } else { self.c.read };
+                let rc = if self.slc.is_pending(old) {
+                    self.c.read_slc
+                } else {
+                    self.c.read
+                };
                 t = self.res.die(d, t, rc * self.mult);
                 self.st.nand_reads += 1;
             }
@@ -449,7 +458,11 @@ impl SimDevice {
         } else {
             self.last_read_unit[d as usize] = unit;
             self.st.nand_reads += 1;
-            let base = if self.slc.is_pending(ppn) { self.c.read_slc } else { self.c.read };
+            let base = if self.slc.is_pending(ppn) {
+                self.c.read_slc
+            } else {
+                self.c.read
+            };
             self.jitter(base * self.mult)
         };
         let e = self.res.die(d, t, cost);
@@ -464,10 +477,12 @@ impl SimDevice {
     /// Ground-truth numbers derived from the parameters (see `analytic`).
     fn analytic(&self) -> (f64, f64, f64, f64) {
         let np = self.ftl.pages_per_block() as f64;
+        // Blocks that hold no data on average: the free pool (between the GC watermarks)
+        // and the unwritten half of each die's open block.
         let reserve = match self.cfg.gc {
             GcMode::Incremental => self.gc_low as f64 - 0.5,
             GcMode::Batch => (self.gc_low + self.gc_high) as f64 / 2.0,
-        };
+        } + self.cfg.dies as f64 / 2.0;
         let alpha = (self.ftl.blocks() as f64 - reserve) * np / self.ftl.user_pages() as f64;
         let wa = greedy_write_amplification(alpha);
         let miss_prob = if self.map.is_some() {
@@ -605,9 +620,14 @@ impl DeviceModel for SimDevice {
             .min(self.cfg.channels as f64 * 1e9 / self.c.xfer as f64)
             .min(1e9 / self.link_cost_unthrottled(PAGE_BYTES) as f64);
         let qd1_read_ns =
-            (self.c.read + self.c.xfer + self.link_cost_unthrottled(PAGE_BYTES) + self.c.latency) as f64;
+            (self.c.read + self.c.xfer + self.link_cost_unthrottled(PAGE_BYTES) + self.c.latency)
+                as f64;
         let pairs = |v: &[(u64, u64)]| v.iter().map(|&(a, b)| json!([a, b])).collect::<Vec<_>>();
-        let throttle = self.thermal.as_ref().map(|t| t.intervals(self.now_ns)).unwrap_or_default();
+        let throttle = self
+            .thermal
+            .as_ref()
+            .map(|t| t.intervals(self.now_ns))
+            .unwrap_or_default();
         json!({
             "model": format!("drivelab-sim {}", self.cfg.preset.unwrap_or("generic")),
             "spec": self.spec,

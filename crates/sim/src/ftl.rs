@@ -49,7 +49,6 @@ pub struct Ftl {
     closed: u32,
     free: Vec<u32>,
     open: Vec<OpenBlock>,
-    dies: u32,
     mapped: u64,
     victim: u32,
     victim_off: u32,
@@ -82,7 +81,6 @@ impl Ftl {
             // Popped from the end: block 0 first.
             free: (0..blocks).rev().collect(),
             open: Vec::with_capacity(dies as usize),
-            dies,
             mapped: 0,
             victim: NONE,
             victim_off: 0,
@@ -390,7 +388,10 @@ impl Ftl {
             if ppn != NONE {
                 mapped += 1;
                 if self.p2l.get(ppn as usize) != lpn as u32 {
-                    return Err(format!("l2p[{lpn}]={ppn} but p2l[{ppn}]={}", self.p2l.get(ppn as usize)));
+                    return Err(format!(
+                        "l2p[{lpn}]={ppn} but p2l[{ppn}]={}",
+                        self.p2l.get(ppn as usize)
+                    ));
                 }
                 valid[(ppn >> self.shift) as usize] += 1;
             }
@@ -403,7 +404,10 @@ impl Ftl {
             .filter(|&(ppn, &l)| l != NONE && self.l2p.get(l as usize) == ppn as u32)
             .count() as u64;
         if mapped != self.mapped || back != mapped {
-            return Err(format!("mapped {mapped}, counter {}, reverse {back}", self.mapped));
+            return Err(format!(
+                "mapped {mapped}, counter {}, reverse {back}",
+                self.mapped
+            ));
         }
         if valid != self.valid {
             return Err("per-block valid counts differ from the map".into());
@@ -418,7 +422,10 @@ impl Ftl {
             let mut p = NONE;
             while b != NONE {
                 if self.state[b as usize] != State::Closed || self.valid[b as usize] != c as u32 {
-                    return Err(format!("block {b} in bucket {c} but valid {}", self.valid[b as usize]));
+                    return Err(format!(
+                        "block {b} in bucket {c} but valid {}",
+                        self.valid[b as usize]
+                    ));
                 }
                 if self.prev[b as usize] != p {
                     return Err(format!("bad back link at block {b}"));
@@ -432,7 +439,10 @@ impl Ftl {
             }
         }
         if in_buckets != self.closed {
-            return Err(format!("{in_buckets} blocks in buckets, {} closed", self.closed));
+            return Err(format!(
+                "{in_buckets} blocks in buckets, {} closed",
+                self.closed
+            ));
         }
         let free_state = self.state.iter().filter(|&&s| s == State::Free).count();
         if free_state != self.free.len() {
@@ -463,7 +473,7 @@ mod tests {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
         for i in 0..20_000u32 {
             gc_until(&mut ftl, 6);
-            let lpn = (rng.next_u32() % 512) as u32;
+            let lpn = rng.next_u32() % 512;
             if i % 7 == 0 {
                 ftl.trim(lpn);
             } else {

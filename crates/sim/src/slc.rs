@@ -22,7 +22,11 @@ pub struct SlcCache {
 impl SlcCache {
     /// A cache of `capacity` pages over `physical_pages` physical pages.
     pub fn new(capacity: u64, physical_pages: u64) -> SlcCache {
-        let words = if capacity == 0 { 0 } else { physical_pages.div_ceil(64) as usize };
+        let words = if capacity == 0 {
+            0
+        } else {
+            physical_pages.div_ceil(64) as usize
+        };
         SlcCache {
             capacity,
             fifo: VecDeque::with_capacity(capacity as usize),

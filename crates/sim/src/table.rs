@@ -32,11 +32,6 @@ impl Table {
         self.len
     }
 
-    /// Whether the table has no entries.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// All entries.
     #[inline]
     pub fn as_slice(&self) -> &[u32] {

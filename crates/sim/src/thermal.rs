@@ -114,7 +114,11 @@ impl Thermal {
         // Time (ns after last_ns) at which the exponential passes `level`.
         let crossing = |level: f64| -> u64 {
             let ratio = (self.temp_c - t_ss) / (level - t_ss);
-            let t = if ratio > 0.0 { self.p.tau_s * ratio.ln() } else { dt_s };
+            let t = if ratio > 0.0 {
+                self.p.tau_s * ratio.ln()
+            } else {
+                dt_s
+            };
             self.last_ns + (t.clamp(0.0, dt_s) * 1e9) as u64
         };
         if !self.throttled && t_new >= self.p.throttle_c {

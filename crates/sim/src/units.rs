@@ -65,7 +65,7 @@ pub fn parse_duration_ns(text: &str) -> Option<u64> {
         _ => return None,
     };
     let v = num.parse::<f64>().ok()? * mult;
-    (v.is_finite() && v >= 1.0 && v < 1e15).then_some(v.round() as u64)
+    (v.is_finite() && (1.0..1e15).contains(&v)).then_some(v.round() as u64)
 }
 
 /// Parse `on`/`off` (also `true`/`false`, `yes`/`no`, `1`/`0`).

@@ -1,0 +1,509 @@
+//! Behaviour of the simulated drive through the `DeviceModel` trait, against known
+//! answers. Capacities are scaled down (1–32 GB) so the debug-build suite stays fast; the
+//! quantities under test (write amplification, cache size, die saturation, stall and
+//! throttle mechanisms) depend on ratios — spare factor, blocks per die, cache size vs
+//! bytes written, power vs thermal resistance — not on absolute capacity, as long as there
+//! are hundreds of erase blocks for greedy GC to choose among.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap};
+
+use drivelab_engine::model::DeviceModel;
+use drivelab_engine::op::{Dir, IoOp};
+use drivelab_sim::analytic::greedy_write_amplification;
+use drivelab_sim::SimDevice;
+use rand_xoshiro::rand_core::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+/// One completed I/O: submitted at, completed at, bytes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Done {
+    at: u64,
+    end: u64,
+    len: u32,
+}
+
+/// Keep `qd` I/Os outstanding from `start`, submitting each new one when one completes
+/// (as the engine's virtual-time backend does); `next(t)` gives the next I/O or `None` to
+/// stop. Returns every completion and the time the last one ended.
+fn run(
+    dev: &mut SimDevice,
+    qd: usize,
+    start: u64,
+    mut next: impl FnMut(u64) -> Option<IoOp>,
+) -> (Vec<Done>, u64) {
+    let mut heap: BinaryHeap<Reverse<u64>> = (0..qd).map(|_| Reverse(start)).collect();
+    let mut out = Vec::new();
+    let mut last = start;
+    while let Some(Reverse(t)) = heap.pop() {
+        last = last.max(t);
+        let Some(op) = next(t) else {
+            continue;
+        };
+        let end = dev.submit(op, t);
+        assert!(end >= t);
+        out.push(Done {
+            at: t,
+            end,
+            len: op.len,
+        });
+        heap.push(Reverse(end));
+    }
+    (out, last)
+}
+
+fn seq_fill(dev: &mut SimDevice, start: u64) -> u64 {
+    let cap = dev.info().capacity_bytes;
+    let mut off = 0;
+    run(dev, 32, start, |_| {
+        (off < cap).then(|| {
+            let op = IoOp {
+                dir: Dir::Write,
+                offset: off,
+                len: (128 << 10).min(cap - off) as u32,
+            };
+            off += op.len as u64;
+            op
+        })
+    })
+    .1
+}
+
+fn rand_writes(dev: &mut SimDevice, start: u64, count: u64, seed: u64) -> (Vec<Done>, u64) {
+    let pages = dev.info().capacity_bytes / 4096;
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut left = count;
+    run(dev, 32, start, |_| {
+        (left > 0).then(|| {
+            left -= 1;
+            let lpn = ((rng.next_u64() >> 32) * pages) >> 32;
+            IoOp {
+                dir: Dir::Write,
+                offset: lpn * 4096,
+                len: 4096,
+            }
+        })
+    })
+}
+
+fn gt(dev: &SimDevice, key: &str) -> f64 {
+    dev.ground_truth()[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("ground truth has no number {key}"))
+}
+
+/// Completions per second over [from, to) of `done`.
+fn iops(done: &[Done], from: u64, to: u64) -> f64 {
+    done.iter().filter(|d| d.end >= from && d.end < to).count() as f64 / ((to - from) as f64 * 1e-9)
+}
+
+#[test]
+fn same_parameters_and_calls_give_identical_results() {
+    let spec = "sim:nvme-tlc,capacity=1G,block=1M,slc=64M,seed=5";
+    let script = |dev: &mut SimDevice| {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
+        let mut ends = Vec::new();
+        let mut t = 0;
+        for i in 0..60_000u64 {
+            let lpn = rng.next_u64() % (1 << 18);
+            t += rng.next_u64() % 20_000;
+            let end = match i % 10 {
+                0 => dev.discard(lpn * 4096, 64 << 10, t),
+                1..=3 => dev.submit(
+                    IoOp {
+                        dir: Dir::Read,
+                        offset: lpn * 4096,
+                        len: 4096,
+                    },
+                    t,
+                ),
+                _ => dev.submit(
+                    IoOp {
+                        dir: Dir::Write,
+                        offset: lpn * 4096,
+                        len: 4096,
+                    },
+                    t,
+                ),
+            };
+            ends.push(end);
+            if i % 20_000 == 0 {
+                t += 50_000_000; // idle: folding runs
+                dev.advance_to(t);
+            }
+        }
+        (ends, dev.ground_truth(), dev.sensors(t))
+    };
+    let mut a = drivelab_sim::parse(spec).unwrap();
+    let mut b = drivelab_sim::parse(spec).unwrap();
+    let (ra, rb) = (script(&mut a), script(&mut b));
+    assert_eq!(ra.0, rb.0);
+    assert_eq!(ra.1, rb.1);
+    assert_eq!(ra.2, rb.2);
+    assert_eq!(ra.2[0].name, "temperature");
+    assert_eq!(ra.2[0].unit, "celsius");
+    // Another seed changes the NAND timing jitter, nothing else.
+    let mut c = drivelab_sim::parse("sim:nvme-tlc,capacity=1G,block=1M,slc=64M,seed=6").unwrap();
+    let rc = script(&mut c);
+    assert_ne!(ra.0, rc.0);
+    assert_eq!(ra.1["host_written_bytes"], rc.1["host_written_bytes"]);
+}
+
+#[test]
+fn valid_pages_add_up_to_mapped_lbas_through_writes_and_trims() {
+    let mut dev =
+        drivelab_sim::parse("sim:nvme-tlc,capacity=256M,op=10%,thermal=off,block=256K").unwrap();
+    let pages = 65536u64;
+    let mut model = BTreeSet::new();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
+    let mut t = 0;
+    for i in 0..200_000u64 {
+        t += 1_000;
+        let lpn = rng.next_u64() % pages;
+        if i % 50 == 0 {
+            let n = 1 + rng.next_u64() % 64;
+            let n = n.min(pages - lpn);
+            dev.discard(lpn * 4096, n * 4096, t);
+            for l in lpn..lpn + n {
+                model.remove(&l);
+            }
+        } else {
+            dev.submit(
+                IoOp {
+                    dir: Dir::Write,
+                    offset: lpn * 4096,
+                    len: 4096,
+                },
+                t,
+            );
+            model.insert(lpn);
+        }
+        if i % 40_000 == 0 {
+            dev.check_invariants().unwrap();
+        }
+    }
+    dev.check_invariants().unwrap();
+    assert_eq!(dev.mapped_pages(), model.len() as u64);
+    // Reads of trimmed or never-written pages are fast; mapped pages pay the NAND read.
+    let t = t + 1_000_000_000;
+    let unmapped = (0..pages).find(|l| !model.contains(l)).unwrap();
+    let mapped = *model.iter().next().unwrap();
+    let fast = dev.submit(
+        IoOp {
+            dir: Dir::Read,
+            offset: unmapped * 4096,
+            len: 4096,
+        },
+        t,
+    ) - t;
+    let t = t + 1_000_000_000;
+    let slow = dev.submit(
+        IoOp {
+            dir: Dir::Read,
+            offset: mapped * 4096,
+            len: 4096,
+        },
+        t,
+    ) - t;
+    assert!(
+        fast < 12_000 && slow > 50_000,
+        "unmapped {fast} ns, mapped {slow} ns"
+    );
+    // Trimming everything leaves nothing mapped.
+    dev.discard(0, pages * 4096, t + 1_000_000_000);
+    assert_eq!(dev.mapped_pages(), 0);
+    dev.check_invariants().unwrap();
+}
+
+/// Steady-state WA of greedy GC under uniform random 4 KiB writes vs the analytic model
+/// (Desnoyers, SYSTOR 2012; Hu et al., SYSTOR 2009; see `analytic`).
+#[test]
+fn greedy_gc_write_amplification_matches_the_analytic_model() {
+    for (op, writes) in [("7%", 6u64), ("25%", 4), ("50%", 3)] {
+        // 1 GiB, 1 MiB blocks (256 pages): ~1100 blocks; 2 dies keep the GC reserve small.
+        let spec = format!("sim:capacity=1G,op={op},block=1M,dies=2,channels=2,slc=0");
+        let mut dev = drivelab_sim::parse(&spec).unwrap();
+        let pages = 1u64 << 18;
+        let t = seq_fill(&mut dev, 0);
+        let (_, t) = rand_writes(&mut dev, t, (writes - 1) * pages, 1);
+        let (host0, nand0) = (
+            gt(&dev, "host_written_bytes"),
+            gt(&dev, "nand_data_written_bytes"),
+        );
+        rand_writes(&mut dev, t, pages, 2);
+        let wa = (gt(&dev, "nand_data_written_bytes") - nand0)
+            / (gt(&dev, "host_written_bytes") - host0);
+        let spare = gt(&dev, "effective_spare_ratio");
+        let expect = greedy_write_amplification(1.0 + spare);
+        assert!(
+            (wa / expect - 1.0).abs() < 0.10,
+            "op={op}: measured WA {wa:.3}, analytic {expect:.3}"
+        );
+        let nominal = op.trim_end_matches('%').parse::<f64>().unwrap() / 100.0;
+        assert!(
+            (spare - nominal).abs() < 0.015,
+            "effective spare {spare} vs op {nominal}"
+        );
+        assert_eq!(gt(&dev, "steady_state_write_amplification_ratio"), expect);
+    }
+}
+
+#[test]
+fn slc_cache_of_n_gb_ends_after_n_gb_of_sequential_writes() {
+    let mut dev = drivelab_sim::parse("sim:nvme-tlc,capacity=8G,slc=2G,thermal=off").unwrap();
+    assert_eq!(gt(&dev, "slc_cache_bytes"), (2u64 << 30) as f64);
+    let mut written = 0u64;
+    let (done, t) = run(&mut dev, 32, 0, |_| {
+        (written < 4 << 30).then(|| {
+            let op = IoOp {
+                dir: Dir::Write,
+                offset: written,
+                len: 128 << 10,
+            };
+            written += 128 << 10;
+            op
+        })
+    });
+    // Throughput in 128 MiB windows by completion order.
+    let window = 1024; // 128 KiB I/Os per 128 MiB
+    let rates: Vec<f64> = done
+        .chunks(window)
+        .map(|c| {
+            let bytes: u64 = c.iter().map(|d| d.len as u64).sum();
+            bytes as f64 / ((c.last().unwrap().end - c[0].end) as f64 * 1e-9)
+        })
+        .collect();
+    let (fast, slow) = (rates[2], rates[rates.len() - 2]);
+    assert!(
+        fast > 2.5 * slow,
+        "SLC {fast:.3e} B/s vs native {slow:.3e} B/s"
+    );
+    let drop = rates.iter().position(|&r| r < (fast + slow) / 2.0).unwrap();
+    let drop_bytes = drop as u64 * (128 << 20);
+    assert!(
+        (drop_bytes as i64 - (2i64 << 30)).abs() <= 128 << 20,
+        "write rate dropped after {} MiB",
+        drop_bytes >> 20
+    );
+    assert!((fast / gt(&dev, "slc_write_bytes_per_s") - 1.0).abs() < 0.1);
+    assert!((slow / gt(&dev, "native_write_bytes_per_s") - 1.0).abs() < 0.1);
+    // Idle folds the cache back; then it absorbs writes at SLC speed again.
+    assert_eq!(gt(&dev, "slc_cache_used_bytes"), (2u64 << 30) as f64);
+    let t = t + 60_000_000_000;
+    dev.advance_to(t);
+    assert_eq!(gt(&dev, "slc_cache_used_bytes"), 0.0);
+    assert!(gt(&dev, "nand_fold_written_bytes") > 0.0);
+    let mut off = 0u64;
+    let (again, _) = run(&mut dev, 32, t, |_| {
+        (off < 512 << 20).then(|| {
+            let op = IoOp {
+                dir: Dir::Write,
+                offset: off,
+                len: 128 << 10,
+            };
+            off += 128 << 10;
+            op
+        })
+    });
+    let secs = (again.last().unwrap().end - t) as f64 * 1e-9;
+    assert!((512u64 << 20) as f64 / secs > 0.9 * fast);
+}
+
+/// Steady-state 4 KiB QD32 random-write IOPS: measured vs the analytic ground truth, and
+/// 25 % spare beats 7 %.
+#[test]
+fn more_spare_area_gives_higher_steady_state_random_write_iops() {
+    let mut result = Vec::new();
+    for op in ["7%", "25%"] {
+        // 4 dies keep the GC reserve (2 × dies + 2 blocks) small next to 1 GiB of 1 MiB blocks.
+        let spec = format!(
+            "sim:nvme-tlc,capacity=1G,op={op},block=1M,dies=4,channels=4,slc=0,thermal=off"
+        );
+        let mut dev = drivelab_sim::parse(&spec).unwrap();
+        let t = seq_fill(&mut dev, 0);
+        let (_, t) = rand_writes(&mut dev, t, 4 << 18, 3);
+        let (done, end) = rand_writes(&mut dev, t, 1 << 18, 4);
+        let measured = iops(&done, t + (end - t) / 4, end - (end - t) / 4);
+        let truth = gt(&dev, "steady_state_random_write_4k_qd32_iops_per_s");
+        assert!(
+            (measured / truth - 1.0).abs() < 0.10,
+            "op={op}: measured {measured:.0} IOPS, truth {truth:.0}"
+        );
+        result.push(measured);
+    }
+    assert!(
+        result[1] > 1.8 * result[0],
+        "25% spare {:.0} vs 7% spare {:.0} IOPS",
+        result[1],
+        result[0]
+    );
+}
+
+#[test]
+fn dramless_preset_stalls_for_whole_seconds_once_spare_area_is_used_up() {
+    let mut dev = drivelab_sim::parse("sim:dramless,capacity=8G").unwrap();
+    let t = seq_fill(&mut dev, 0);
+    let pages = dev.info().capacity_bytes / 4096;
+    let end = t + 60_000_000_000;
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
+    let (done, _) = run(&mut dev, 32, t, |now| {
+        (now < end).then(|| {
+            let lpn = ((rng.next_u64() >> 32) * pages) >> 32;
+            IoOp {
+                dir: Dir::Write,
+                offset: lpn * 4096,
+                len: 4096,
+            }
+        })
+    });
+    let mut per_s = vec![0u32; 60];
+    for d in done.iter().filter(|d| d.end < end) {
+        per_s[((d.end - t) / 1_000_000_000) as usize] += 1;
+    }
+    let zero = per_s.iter().filter(|&&n| n == 0).count();
+    assert!(per_s[0] > 5_000, "fresh spare area is fast: {per_s:?}");
+    assert!(
+        zero >= 5,
+        "seconds with no completed I/O: {zero} in {per_s:?}"
+    );
+    let g = dev.ground_truth();
+    let stalls = g["gc_stall_intervals_ns"].as_array().unwrap();
+    assert!(stalls
+        .iter()
+        .any(|s| s[1].as_u64().unwrap() - s[0].as_u64().unwrap() > 1_000_000_000));
+    // The same workload on a drive with DRAM and incremental GC never stalls.
+    let mut calm =
+        drivelab_sim::parse("sim:nvme-tlc,capacity=8G,op=5%,dies=4,channels=2,thermal=off")
+            .unwrap();
+    let t = seq_fill(&mut calm, 0);
+    rand_writes(&mut calm, t, 1 << 20, 5);
+    assert!(calm.ground_truth()["gc_stall_intervals_ns"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+}
+
+#[test]
+fn thermal_throttling_engages_under_sustained_writes_and_releases_when_idle() {
+    let mut dev = drivelab_sim::parse("sim:nvme-tlc,capacity=32G,slc=100%").unwrap();
+    let idle_temp = dev.sensors(0)[0].value;
+    let mut off = 0u64;
+    let cap = 32u64 << 30;
+    let (done, t) = run(&mut dev, 32, 0, |_| {
+        (off < cap).then(|| {
+            let op = IoOp {
+                dir: Dir::Write,
+                offset: off,
+                len: 128 << 10,
+            };
+            off += 128 << 10;
+            op
+        })
+    });
+    let g = dev.ground_truth();
+    let iv = g["throttle_intervals_ns"].as_array().unwrap().clone();
+    assert!(
+        !iv.is_empty(),
+        "no throttling in {:.1} s of writes",
+        t as f64 * 1e-9
+    );
+    let onset = iv[0][0].as_u64().unwrap();
+    assert!(onset > 1_000_000_000, "throttled too early: {onset} ns");
+    assert!(g["max_temperature_celsius"].as_f64().unwrap() >= 75.0);
+    // Throttled writes are slower than before.
+    let before = iops(&done, onset - 1_000_000_000, onset);
+    let first_end = iv[0][1].as_u64().unwrap().min(t);
+    let during = iops(
+        &done,
+        onset + 100_000_000,
+        first_end.max(onset + 200_000_000),
+    );
+    assert!(
+        during < 0.6 * before,
+        "before {before:.0}/s, throttled {during:.0}/s"
+    );
+    // Idle for two minutes: folds the cache back (which keeps it warm for half a
+    // minute), cools down and releases.
+    let later = t + 120_000_000_000;
+    dev.advance_to(later);
+    let g = dev.ground_truth();
+    assert_eq!(g["throttled_now"], false);
+    let last = g["throttle_intervals_ns"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert!(last[1].as_u64().unwrap() < later);
+    let cool = dev.sensors(later)[0].value;
+    assert!(
+        cool < idle_temp + 2.0,
+        "idle {idle_temp:.1} °C, after cooling {cool:.1} °C"
+    );
+    // With the thermal model off nothing throttles and no sensor is reported.
+    let off_dev = drivelab_sim::parse("sim:nvme-tlc,capacity=1G,block=1M,thermal=off").unwrap();
+    assert!(off_dev.sensors(0).is_empty());
+}
+
+#[test]
+fn random_read_iops_saturates_at_the_die_count() {
+    // 8 dies, 60 µs reads: at most 133 k IOPS from the dies (the link allows ~1 M).
+    let mut dev = drivelab_sim::parse(
+        "sim:nvme-tlc,capacity=1G,block=1M,dies=8,channels=8,slc=0,thermal=off",
+    )
+    .unwrap();
+    let mut t = seq_fill(&mut dev, 0);
+    let pages = 1u64 << 18;
+    let max = gt(&dev, "random_read_4k_max_iops_per_s");
+    assert!((max - 8e9 / 60_000.0).abs() < 1.0);
+    let qd1_latency = gt(&dev, "random_read_qd1_latency_ns");
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(8);
+    let mut curve = Vec::new();
+    for qd in [1usize, 2, 4, 8, 16, 32, 64] {
+        t += 1_000_000_000;
+        let mut left = 20_000;
+        let (done, end) = run(&mut dev, qd, t, |_| {
+            (left > 0).then(|| {
+                left -= 1;
+                IoOp {
+                    dir: Dir::Read,
+                    offset: (rng.next_u64() % pages) * 4096,
+                    len: 4096,
+                }
+            })
+        });
+        curve.push(iops(&done, t + (end - t) / 10, end - (end - t) / 10));
+        t = end;
+    }
+    let at = |qd: usize| curve[qd.trailing_zeros() as usize];
+    // QD1 is latency-bound, low QDs scale almost linearly, and the curve flattens at the
+    // dies' limit: never above it, close to it at QD ≥ 4 × dies.
+    assert!((at(1) * qd1_latency * 1e-9 - 1.0).abs() < 0.1, "{curve:?}");
+    assert!(at(4) > 3.0 * at(1), "{curve:?}");
+    assert!(curve.iter().all(|&x| x < 1.07 * max), "{curve:?} vs {max}");
+    assert!(
+        at(32) > 0.75 * max && at(64) > 0.85 * max,
+        "{curve:?} vs {max}"
+    );
+    assert!(at(64) < 1.15 * at(32), "{curve:?}");
+    assert!(
+        at(8) < 0.85 * max,
+        "dies collide below saturation: {curve:?}"
+    );
+    let knee = gt(&dev, "random_read_saturation_qd");
+    assert!((8.0..=12.0).contains(&knee), "{knee}");
+}
+
+#[test]
+fn spec_strings_and_presets() {
+    let names: Vec<&str> = drivelab_sim::presets().iter().map(|p| p.0).collect();
+    assert_eq!(names, ["sata-mlc", "nvme-tlc", "dramless"]);
+    let dev = drivelab_sim::parse("sim:nvme-tlc,capacity=32G").unwrap();
+    let info = dev.info();
+    assert_eq!(info.capacity_bytes, 32 << 30);
+    assert_eq!(info.model, "drivelab-sim nvme-tlc");
+    assert!(info.spec.starts_with("sim:nvme-tlc,capacity=32G,"));
+    assert_eq!(drivelab_sim::parse(&info.spec).unwrap().info(), info);
+    let e = drivelab_sim::parse("sim:capacity=1G,op=1%,block=64M").unwrap_err();
+    assert!(e.contains("op") && !e.contains('\n'), "{e}");
+}
