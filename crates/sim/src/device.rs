@@ -610,6 +610,12 @@ impl DeviceModel for SimDevice {
         }
     }
 
+    /// Counters so far (host and NAND bytes, write amplification = NAND data page writes /
+    /// host page writes), analytic steady-state values (`analytic` module docs), cache
+    /// size, die count, `random_read_saturation_qd` (outstanding 4 KiB reads needed to
+    /// keep the bottleneck — normally every die — busy: max IOPS × QD1 latency, Little's
+    /// law; random die collisions make the measured curve approach the limit gradually
+    /// above it), throttle intervals and GC stalls of at least `STALL_REPORT_NS`.
     fn ground_truth(&self) -> serde_json::Value {
         let s = &self.st;
         let nand_data_pages = s.slc_programs + s.native_programs + s.gc_copies + s.folds;

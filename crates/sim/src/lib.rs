@@ -13,6 +13,10 @@
 //! presets with [`presets`]. [`DeviceModel::ground_truth`](drivelab_engine::model::DeviceModel::ground_truth)
 //! reports what the model knows to be true (write amplification, steady-state IOPS, cache
 //! size, throttle and GC-stall intervals), for checking what drivelab measured.
+//!
+//! Speed: `examples/consistency_bench.rs` fills a 64 GB `nvme-tlc` drive and runs one
+//! virtual hour of 4 KiB QD32 random writes (~109 M submits) in about 26 s on one core
+//! (~240 ns per submit including its event loop; the GC copies ~7 pages per host write).
 
 pub mod analytic;
 pub mod config;
