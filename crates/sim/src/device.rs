@@ -551,8 +551,8 @@ impl DeviceModel for SimDevice {
                 self.st.host_bytes_written += len;
                 self.st.host_write_pages += (last - first + 1) as u64;
                 let t1 = self.res.link(1, t, self.link_cost(len));
-                let head_partial = op.offset % PAGE_BYTES != 0;
-                let tail_partial = (op.offset + len) % PAGE_BYTES != 0;
+                let head_partial = !op.offset.is_multiple_of(PAGE_BYTES);
+                let tail_partial = !(op.offset + len).is_multiple_of(PAGE_BYTES);
                 let mut done = t1;
                 for lpn in first..=last {
                     let partial = (lpn == first && head_partial) || (lpn == last && tail_partial);

@@ -93,7 +93,7 @@ pub fn format_size(bytes: u64) -> String {
         return "0".to_string();
     }
     for (m, u) in UNITS {
-        if bytes % m == 0 {
+        if bytes.is_multiple_of(m) {
             return format!("{}{u}", bytes / m);
         }
     }
@@ -102,9 +102,9 @@ pub fn format_size(bytes: u64) -> String {
 
 /// Print a duration in the shortest exact form `parse_duration_ns` reads back.
 pub fn format_duration(ns: u64) -> String {
-    if ns % 1_000_000 == 0 {
+    if ns.is_multiple_of(1_000_000) {
         format!("{}ms", ns / 1_000_000)
-    } else if ns % 1_000 == 0 {
+    } else if ns.is_multiple_of(1_000) {
         format!("{}us", ns / 1_000)
     } else {
         format!("{ns}ns")
