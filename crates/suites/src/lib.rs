@@ -1,1 +1,29 @@
-//! drivelab-suites (being built).
+//! drivelab-suites: the review methodologies behind `drivelab run`.
+//!
+//! A suite ([`suite::Suite`]) turns its knobs into a plan of engine steps resolved
+//! against a target ([`plan`]); the shared runner ([`runner::execute`]) carries the plan
+//! out, saving each step into a result bundle ([`bundle`]) the moment it finishes, and
+//! asks the suite for its analysis (built on `drivelab-analysis`) at the end. A bundle
+//! that was interrupted or killed is continued from its next unfinished step.
+//!
+//! Suites: [`quick`] (CrystalDiskMark presets), [`peak`] (QD sweep with the 95 % knee),
+//! [`consistency`] (hour of 4K random writes after preconditioning), [`seqfill`]
+//! (sequential fill, cache and drops), [`iometer`] (IOMeter profiles and access specs),
+//! [`mixed`] (read-share sweep).
+
+pub mod bundle;
+pub mod consistency;
+pub mod hash;
+pub mod iometer;
+pub mod mixed;
+pub mod peak;
+pub mod plan;
+pub mod quick;
+pub mod records;
+pub mod runner;
+pub mod seqfill;
+pub mod suite;
+
+pub use bundle::{Bundle, BundleStatus, Metric, RunDoc, StepRecord, StepStatus, Summary};
+pub use runner::{execute, Observer, Outcome, Runner};
+pub use suite::{from_saved, Report, Suite, SUITES};

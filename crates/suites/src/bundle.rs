@@ -1,0 +1,347 @@
+//! The result bundle: a directory holding `run.json` (every step with its config, totals,
+//! series and histograms, plus the suite's summary) and, once the suite is done,
+//! `summary.txt` (the table it printed). Layout: `docs/bundle.md`.
+//!
+//! `run.json` is rewritten after every step through a temporary file and a rename, so a
+//! kill at any moment leaves either the previous or the new document, never a torn one.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use drivelab_engine::hist::HistogramJson;
+use drivelab_engine::job::IoErrorRecord;
+use drivelab_engine::model::SensorReading;
+use drivelab_engine::result::{Histograms, HostInfo, RunResult, RunStatus, Series, Tool, Totals};
+use drivelab_engine::spec::Workload;
+use drivelab_engine::target::TargetInfo;
+
+use crate::plan::StepKind;
+
+/// Version of the bundle layout; bumped on any incompatible change.
+pub const BUNDLE_SCHEMA_VERSION: u32 = 1;
+/// The bundle's main document.
+pub const RUN_JSON: &str = "run.json";
+/// The printed summary table, written when the suite finishes.
+pub const SUMMARY_TXT: &str = "summary.txt";
+
+/// State of a whole suite run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BundleStatus {
+    /// Steps are still being run (or the process was killed: resume it).
+    Running,
+    Complete,
+    /// Stopped by the user; resume it to continue.
+    Interrupted,
+    /// A step failed.
+    Failed,
+}
+
+/// State of one step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepStatus {
+    Complete,
+    Interrupted,
+    Failed,
+    /// Not run, by the suite's rule (early stop of a sweep, steady state reached).
+    Skipped,
+}
+
+impl StepStatus {
+    /// Finished steps are never run again by `--resume`.
+    pub fn finished(self) -> bool {
+        matches!(self, StepStatus::Complete | StepStatus::Skipped)
+    }
+}
+
+impl From<RunStatus> for StepStatus {
+    fn from(s: RunStatus) -> StepStatus {
+        match s {
+            RunStatus::Complete => StepStatus::Complete,
+            RunStatus::Interrupted => StepStatus::Interrupted,
+            RunStatus::Failed => StepStatus::Failed,
+        }
+    }
+}
+
+/// One headline number: `{"name":"SEQ1M Q8T1 read","value":3500.1,"unit":"MB/s"}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metric {
+    pub name: String,
+    pub value: f64,
+    pub unit: String,
+}
+
+impl Metric {
+    /// A metric, or None when the value is not finite (nothing measured).
+    pub fn new(name: impl Into<String>, value: Option<f64>, unit: &str) -> Option<Metric> {
+        value.filter(|v| v.is_finite()).map(|value| Metric {
+            name: name.into(),
+            value,
+            unit: unit.into(),
+        })
+    }
+}
+
+/// A suite's analysis results and its headline metrics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// The suite's own analysis (its shape depends on the suite; see docs/bundle.md).
+    pub analysis: serde_json::Value,
+    /// Flat list of headline numbers.
+    pub metrics: Vec<Metric>,
+}
+
+/// One step as saved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    /// Position in the plan (0-based).
+    pub index: usize,
+    pub id: String,
+    pub name: String,
+    pub kind: StepKind,
+    pub params: serde_json::Value,
+    pub status: StepStatus,
+    /// Why a skipped step was skipped.
+    pub skip_reason: Option<String>,
+    /// Wall-clock start and end of the step (RFC 3339 UTC, milliseconds), idle included.
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+    /// The resolved workload the step ran (or would have run, when skipped).
+    pub config: Workload,
+    /// Sensor values before and after the step (empty when the target has none).
+    pub sensors_start: Vec<SensorReading>,
+    pub sensors_end: Vec<SensorReading>,
+    /// What the engine measured; None for skipped steps.
+    pub run: Option<StepRun>,
+}
+
+/// The engine's result of one step (a run result without the per-run identity, which
+/// the bundle holds once).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepRun {
+    pub status: RunStatus,
+    pub failure: Option<String>,
+    /// Wall-clock start of the engine run.
+    pub started_at: String,
+    pub duration_ns: u64,
+    pub totals: Totals,
+    pub series: Series,
+    pub histogram: Histograms,
+    pub errors: Vec<IoErrorRecord>,
+    pub notes: Vec<String>,
+    pub simulator_ground_truth: Option<serde_json::Value>,
+}
+
+impl From<RunResult> for StepRun {
+    fn from(r: RunResult) -> StepRun {
+        StepRun {
+            status: r.status,
+            failure: r.failure,
+            started_at: r.started_at,
+            duration_ns: r.duration_ns,
+            totals: r.totals,
+            series: r.series,
+            histogram: r.histogram,
+            errors: r.errors,
+            notes: r.notes,
+            simulator_ground_truth: r.simulator_ground_truth,
+        }
+    }
+}
+
+impl StepRecord {
+    /// The read and write histograms, if the step ran.
+    pub fn histograms(&self) -> Option<(&HistogramJson, &HistogramJson)> {
+        self.run
+            .as_ref()
+            .map(|r| (&r.histogram.read, &r.histogram.write))
+    }
+}
+
+/// The bundle's `run.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunDoc {
+    pub schema_version: u32,
+    pub tool: Tool,
+    pub suite: String,
+    /// The suite's resolved knobs (defaults, `--short` and flags applied).
+    pub knobs: serde_json::Value,
+    pub host: HostInfo,
+    /// The target as the user named it (for `--resume`).
+    pub target_arg: Option<String>,
+    pub target: TargetInfo,
+    /// The default test file was created by this suite run (removed at its end unless kept).
+    pub test_file_created: bool,
+    /// sha256 (hex) of the canonical JSON of the suite, its knobs and every planned step's
+    /// workload without seeds: equal hashes mean comparable runs.
+    pub config_hash: String,
+    pub status: BundleStatus,
+    pub created_at: String,
+    pub updated_at: String,
+    /// How many steps the plan has.
+    pub planned_steps: usize,
+    /// Finished (and the latest unfinished) steps, in plan order.
+    pub steps: Vec<StepRecord>,
+    /// Set once every step is finished.
+    pub summary: Option<Summary>,
+    /// Plain-language caveats.
+    pub notes: Vec<String>,
+}
+
+/// Wall-clock now, RFC 3339 UTC with milliseconds.
+pub fn now_rfc3339() -> String {
+    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+}
+
+/// A bundle directory and its document.
+pub struct Bundle {
+    pub dir: PathBuf,
+    pub doc: RunDoc,
+}
+
+impl Bundle {
+    /// Create the directory (and parents) and write the initial `run.json`. Refuses a
+    /// directory that already holds a `run.json`.
+    pub fn create(dir: &Path, doc: RunDoc) -> Result<Bundle, String> {
+        if dir.join(RUN_JSON).exists() {
+            return Err(format!(
+                "--out {}: already holds a result bundle; choose a new directory or --resume it",
+                dir.display()
+            ));
+        }
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("--out {}: cannot create the directory: {e}", dir.display()))?;
+        let b = Bundle {
+            dir: dir.to_path_buf(),
+            doc,
+        };
+        b.save()?;
+        Ok(b)
+    }
+
+    /// Open an existing bundle for `--resume`.
+    pub fn open(dir: &Path) -> Result<Bundle, String> {
+        let p = dir.join(RUN_JSON);
+        let text = std::fs::read_to_string(&p).map_err(|e| {
+            format!(
+                "--resume {}: cannot read {}: {e}",
+                dir.display(),
+                p.display()
+            )
+        })?;
+        let doc: RunDoc = serde_json::from_str(&text).map_err(|e| {
+            format!(
+                "--resume {}: {RUN_JSON} is not a drivelab bundle: {e}",
+                dir.display()
+            )
+        })?;
+        if doc.schema_version != BUNDLE_SCHEMA_VERSION {
+            return Err(format!(
+                "--resume {}: bundle schema {} is not the supported {BUNDLE_SCHEMA_VERSION}",
+                dir.display(),
+                doc.schema_version
+            ));
+        }
+        Ok(Bundle {
+            dir: dir.to_path_buf(),
+            doc,
+        })
+    }
+
+    /// Write `run.json` atomically (temporary file, fsync, rename).
+    pub fn save(&self) -> Result<(), String> {
+        let path = self.dir.join(RUN_JSON);
+        let tmp = self.dir.join(format!(".{RUN_JSON}.tmp"));
+        let text = serde_json::to_vec(&self.doc).map_err(|e| e.to_string())?;
+        let write = || -> std::io::Result<()> {
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(&text)?;
+            f.write_all(b"\n")?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, &path)?;
+            if let Ok(d) = std::fs::File::open(&self.dir) {
+                let _ = d.sync_all();
+            }
+            Ok(())
+        };
+        write().map_err(|e| format!("cannot write {}: {e}", path.display()))
+    }
+
+    /// Store a step record (replacing an earlier unfinished one of the same index) and save.
+    pub fn put_step(&mut self, rec: StepRecord) -> Result<(), String> {
+        self.doc.steps.retain(|s| s.index != rec.index);
+        let at = self
+            .doc
+            .steps
+            .iter()
+            .position(|s| s.index > rec.index)
+            .unwrap_or(self.doc.steps.len());
+        self.doc.steps.insert(at, rec);
+        self.doc.updated_at = now_rfc3339();
+        self.save()
+    }
+
+    /// The saved record of the plan step `index`, if any.
+    pub fn step(&self, index: usize) -> Option<&StepRecord> {
+        self.doc.steps.iter().find(|s| s.index == index)
+    }
+
+    /// Set the status and save.
+    pub fn set_status(&mut self, status: BundleStatus) -> Result<(), String> {
+        self.doc.status = status;
+        self.doc.updated_at = now_rfc3339();
+        self.save()
+    }
+
+    /// Write the summary table next to `run.json`.
+    pub fn write_table(&self, table: &str) -> Result<(), String> {
+        let p = self.dir.join(SUMMARY_TXT);
+        std::fs::write(&p, table).map_err(|e| format!("cannot write {}: {e}", p.display()))
+    }
+}
+
+/// A new default bundle directory: `<base>/<suite>-<UTC timestamp>` (a `-2`, `-3`, …
+/// suffix when that exists already).
+pub fn default_dir(base: &Path, suite: &str) -> PathBuf {
+    let ts = humantime::format_rfc3339_seconds(std::time::SystemTime::now())
+        .to_string()
+        .replace(['-', ':'], "");
+    let first = base.join(format!("{suite}-{ts}"));
+    if !first.exists() {
+        return first;
+    }
+    (2..)
+        .map(|n| base.join(format!("{suite}-{ts}-{n}")))
+        .find(|p| !p.exists())
+        .unwrap_or(first)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_dir_is_suite_and_compact_utc_time() {
+        let d = tempfile::tempdir().unwrap();
+        let p = default_dir(d.path(), "quick");
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        // quick-20250102T030405Z
+        assert!(name.starts_with("quick-"), "{name}");
+        assert_eq!(name.len(), "quick-".len() + 16, "{name}");
+        assert!(name.ends_with('Z'));
+        std::fs::create_dir_all(&p).unwrap();
+        let q = default_dir(d.path(), "quick");
+        assert_ne!(p, q);
+    }
+
+    #[test]
+    fn metrics_drop_missing_values() {
+        assert!(Metric::new("x", None, "MB/s").is_none());
+        assert!(Metric::new("x", Some(f64::NAN), "MB/s").is_none());
+        assert_eq!(Metric::new("x", Some(1.5), "MB/s").unwrap().value, 1.5);
+    }
+}

@@ -1,0 +1,318 @@
+//! `consistency`: the performance-consistency test. Precondition the span (discard, then
+//! 128K sequential writes at QD32, `passes` times), then 4K random writes at QD32 with
+//! incompressible data over the whole span for `duration`, per-second series. The test is
+//! run in rounds (one engine run each, back to back) so the SNIA PTS steady-state rule can
+//! be checked between rounds (`--until-steady`) and a resumed run continues at a round.
+//!
+//! Scored on the last 400 s: average IOPS and average ÷ standard deviation, min, p1/p99,
+//! zero-IOPS seconds, the performance levels, the end of the initial burst and the PTS
+//! verdict over the rounds. `--op 25%` tests 75 % of the span after discarding the rest.
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use drivelab_analysis::consistency::{
+    burst_transition, performance_levels, score, stalls, REVIEW_WINDOW_S,
+};
+use drivelab_analysis::steady::{pts_verdict, rounds_from_series};
+use drivelab_engine::size::SizeOrPercent;
+use drivelab_engine::spec::{DataPattern, RwMode};
+use drivelab_engine::target::TargetInfo;
+
+use crate::bundle::{Metric, StepRecord, Summary};
+use crate::plan::{self, Action, PlannedStep, Shape, StepKind};
+use crate::records::{self, fmt};
+use crate::suite::{secs, span_file_bytes, Report, Suite};
+
+/// The consistency suite's knobs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Consistency {
+    /// Span: the whole target.
+    pub size: SizeOrPercent,
+    /// Length of the random-write test: 3600 s.
+    pub duration_ns: u64,
+    /// Length of one PTS round: 60 s (whole seconds).
+    pub round_ns: u64,
+    /// Scoring window: the last 400 s.
+    pub window_s: usize,
+    /// Queue depth of the random writes: 32.
+    pub qd: u32,
+    /// Sequential fill passes of the precondition: 1 (2 for the SNIA variant).
+    pub passes: u32,
+    /// Over-provisioning simulated: this share of the span is discarded and never written.
+    pub op_percent: f64,
+    /// Stop once the PTS steady state is reached.
+    pub until_steady: bool,
+    /// Content of the writes: incompressible.
+    pub data: DataPattern,
+    pub short: bool,
+}
+
+/// Block size and depth of the precondition's sequential passes.
+pub const PRECONDITION_BS: u32 = 128 << 10;
+pub const PRECONDITION_QD: u32 = 32;
+
+impl Consistency {
+    pub fn new(short: bool) -> Consistency {
+        Consistency {
+            size: if short {
+                SizeOrPercent::Bytes(64 << 20)
+            } else {
+                SizeOrPercent::Percent(100.0)
+            },
+            duration_ns: if short { secs(10) } else { secs(3600) },
+            round_ns: if short { secs(2) } else { secs(60) },
+            window_s: if short { 6 } else { REVIEW_WINDOW_S },
+            qd: 32,
+            passes: 1,
+            op_percent: 0.0,
+            until_steady: false,
+            data: DataPattern::Random,
+            short,
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        if self.round_ns < secs(1) || !self.round_ns.is_multiple_of(secs(1)) {
+            return Err("--round: must be a whole number of seconds, at least 1s".into());
+        }
+        if self.duration_ns < self.round_ns {
+            return Err("--duration: must be at least one --round".into());
+        }
+        if self.window_s == 0 {
+            return Err("--window: must be at least 1s".into());
+        }
+        if self.qd == 0 {
+            return Err("--qd: must be at least 1".into());
+        }
+        if self.passes == 0 {
+            return Err("--passes: must be at least 1".into());
+        }
+        if !(0.0..100.0).contains(&self.op_percent) {
+            return Err("--op: must be a percentage from 0 to below 100, like 25%".into());
+        }
+        Ok(())
+    }
+
+    fn round_s(&self) -> usize {
+        (self.round_ns / secs(1)) as usize
+    }
+}
+
+impl Suite for Consistency {
+    fn name(&self) -> &'static str {
+        "consistency"
+    }
+    fn knobs(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or_default()
+    }
+    fn test_file_bytes(&self) -> Option<u64> {
+        span_file_bytes(self.size)
+    }
+    fn plan(&self, target: &TargetInfo) -> Result<Vec<PlannedStep>, String> {
+        self.validate()?;
+        let span = plan::span_bytes(self.size, target);
+        let tested = plan::span_bytes(
+            SizeOrPercent::Bytes(((span as f64) * (1.0 - self.op_percent / 100.0)) as u64),
+            target,
+        );
+        let also_discard = (tested < span).then_some((tested, span - tested));
+        let shape = Shape::new(RwMode::RandWrite, 4096, self.qd, 1).data(self.data);
+        let mut out = Vec::new();
+        let base = plan::workload(&shape, (0, tested), plan::for_time(self.round_ns), target)?;
+        let fill = plan::precondition_pass(&base, PRECONDITION_BS, PRECONDITION_QD);
+        for pass in 1..=self.passes {
+            out.push(PlannedStep {
+                id: format!("precondition-pass{pass}"),
+                name: if pass == 1 {
+                    "precondition: discard, sequential fill pass 1".into()
+                } else {
+                    format!("precondition: sequential fill pass {pass}")
+                },
+                kind: StepKind::Prepare,
+                params: json!({ "pass": pass }),
+                action: if pass == 1 {
+                    Action::Precondition { also_discard }
+                } else {
+                    Action::Run
+                },
+                idle_before_ns: 0,
+                workload: fill.clone(),
+            });
+        }
+        let rounds = self.duration_ns.div_ceil(self.round_ns);
+        for r in 1..=rounds {
+            let len = self
+                .round_ns
+                .min(self.duration_ns - (r - 1) * self.round_ns);
+            let w = plan::workload(&shape, (0, tested), plan::for_time(len), target)?;
+            out.push(PlannedStep {
+                id: format!("randwrite-round{r}"),
+                name: format!("4K random write QD{}, round {r} of {rounds}", self.qd),
+                kind: StepKind::Measure,
+                params: json!({ "round": r }),
+                action: Action::Run,
+                idle_before_ns: 0,
+                workload: w,
+            });
+        }
+        Ok(out)
+    }
+    fn skip(&self, step: &PlannedStep, done: &[StepRecord]) -> Option<String> {
+        if !self.until_steady || step.kind != StepKind::Measure {
+            return None;
+        }
+        let rounds = rounds_from_series(&test_series(done), self.round_s());
+        pts_verdict(&rounds)
+            .reached
+            .then(|| "the PTS steady state was reached (--until-steady)".into())
+    }
+    fn report(&self, steps: &[StepRecord]) -> Report {
+        let a = analyze(steps, self.window_s, self.round_s());
+        let mut metrics = Vec::new();
+        let w = format!("last {} s", a.scores.window_len_s);
+        metrics.extend(Metric::new(
+            format!("average IOPS ({w})"),
+            a.scores.avg_iops,
+            "IOPS",
+        ));
+        metrics.extend(Metric::new(
+            format!("average / standard deviation ({w})"),
+            a.scores.avg_over_stddev,
+            "ratio",
+        ));
+        metrics.extend(Metric::new(
+            format!("minimum IOPS ({w})"),
+            a.scores.min_iops,
+            "IOPS",
+        ));
+        metrics.extend(Metric::new(
+            "seconds with no completed I/O",
+            Some(a.scores.series_zero_seconds as f64),
+            "s",
+        ));
+        metrics.extend(Metric::new(
+            "end of the initial burst",
+            a.burst.as_ref().map(|b| b.at_s as f64),
+            "s",
+        ));
+        metrics.extend(Metric::new(
+            "performance levels",
+            Some(a.levels.len() as f64),
+            "levels",
+        ));
+        metrics.extend(Metric::new(
+            "PTS steady state reached",
+            Some(if a.steady.reached { 1.0 } else { 0.0 }),
+            "bool",
+        ));
+        let s = &a.scores;
+        let mut table = format!(
+            "drivelab consistency: 4K random writes QD{} over {}{} after {} fill pass(es), {} s measured\n",
+            self.qd,
+            if self.op_percent > 0.0 {
+                format!("{:.0} % of ", 100.0 - self.op_percent)
+            } else {
+                String::new()
+            },
+            "the span",
+            self.passes,
+            s.series_len_s
+        );
+        table += &format!(
+            "  last {} s: average {} IOPS, average/stddev {}, min {}, p1 {}, p99 {}\n",
+            s.window_len_s,
+            fmt(s.avg_iops, 0),
+            fmt(s.avg_over_stddev, 2),
+            fmt(s.min_iops, 0),
+            fmt(s.p1_iops, 0),
+            fmt(s.p99_iops, 0)
+        );
+        table += &format!(
+            "  zero-IOPS seconds: {} (longest run {} s); in the window: {}\n",
+            s.series_zero_seconds, s.series_longest_zero_run_s, s.zero_seconds
+        );
+        table += &match &a.burst {
+            Some(b) => format!(
+                "  initial burst: {:.0} IOPS until {} s, then {:.0} IOPS\n",
+                b.burst_iops, b.at_s, b.steady_iops
+            ),
+            None => "  initial burst: none found\n".into(),
+        };
+        let levels: Vec<String> = a
+            .levels
+            .iter()
+            .map(|l| format!("{:.0}", l.centre_iops))
+            .collect();
+        table += &format!(
+            "  performance levels: {}\n",
+            if levels.is_empty() {
+                "-".into()
+            } else {
+                levels.join(", ") + " IOPS"
+            }
+        );
+        table += &format!(
+            "  PTS steady state ({} rounds of {} s): {}\n",
+            a.rounds.len(),
+            self.round_s(),
+            match (
+                a.steady.reached,
+                a.steady.window_first_round,
+                a.steady.window_last_round
+            ) {
+                (true, Some(f), Some(l)) => format!("reached in rounds {}–{}", f + 1, l + 1),
+                _ if a.steady.gave_up => "not reached (gave up after 25 rounds)".into(),
+                _ => "not reached".into(),
+            }
+        );
+        Report {
+            summary: Summary {
+                analysis: serde_json::to_value(&a).unwrap_or_default(),
+                metrics,
+            },
+            table,
+        }
+    }
+}
+
+/// The random-write test's per-second IOPS, rounds concatenated in order.
+fn test_series(steps: &[StepRecord]) -> Vec<f64> {
+    steps
+        .iter()
+        .filter(|s| s.kind == StepKind::Measure && records::totals(s).is_some())
+        .filter(|s| s.params.get("round").is_some())
+        .flat_map(records::iops_series)
+        .collect()
+}
+
+/// The consistency analysis saved in the bundle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConsistencyAnalysis {
+    pub iops_per_s: Vec<f64>,
+    pub scores: drivelab_analysis::consistency::ConsistencyScores,
+    pub stalls: Vec<drivelab_analysis::consistency::Stall>,
+    /// Levels of the part after the initial burst (the whole series without one).
+    pub levels: Vec<drivelab_analysis::consistency::Level>,
+    pub burst: Option<drivelab_analysis::consistency::Transition>,
+    /// Mean IOPS of each round.
+    pub rounds: Vec<f64>,
+    pub steady: drivelab_analysis::steady::SteadyVerdict,
+}
+
+/// Analyse the finished steps of a consistency run.
+pub fn analyze(steps: &[StepRecord], window_s: usize, round_s: usize) -> ConsistencyAnalysis {
+    let x = test_series(steps);
+    let burst = burst_transition(&x);
+    let from = burst.as_ref().map_or(0, |b| b.at_s);
+    let rounds = rounds_from_series(&x, round_s);
+    ConsistencyAnalysis {
+        scores: score(&x, window_s),
+        stalls: stalls(&x),
+        levels: performance_levels(&x[from..]),
+        burst,
+        steady: pts_verdict(&rounds),
+        rounds,
+        iops_per_s: x,
+    }
+}

@@ -1,0 +1,88 @@
+//! The config hash of a suite run: sha256 of the canonical JSON of the suite name, its
+//! resolved knobs and every planned step's workload without its random seed. Two runs
+//! with equal hashes ran the same steps with the same settings, so their numbers compare.
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::plan::PlannedStep;
+
+/// Canonical JSON: object keys sorted, no whitespace, numbers as serde_json writes them.
+pub fn canonical_json(v: &Value) -> String {
+    let mut out = String::new();
+    write_canonical(v, &mut out);
+    out
+}
+
+fn write_canonical(v: &Value, out: &mut String) {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String((*k).clone()).to_string());
+                out.push(':');
+                write_canonical(&m[k.as_str()], out);
+            }
+            out.push('}');
+        }
+        Value::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(x, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// Lowercase hex sha256 of `text`.
+pub fn sha256_hex(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The config hash of a plan (see the module doc).
+pub fn config_hash(suite: &str, knobs: &Value, plan: &[PlannedStep]) -> String {
+    let steps: Vec<Value> = plan
+        .iter()
+        .map(|s| {
+            let mut w = serde_json::to_value(&s.workload).unwrap_or(Value::Null);
+            if let Value::Object(m) = &mut w {
+                m.remove("randseed");
+            }
+            serde_json::json!({ "id": s.id, "workload": w })
+        })
+        .collect();
+    let doc = serde_json::json!({ "suite": suite, "knobs": knobs, "steps": steps });
+    sha256_hex(&canonical_json(&doc))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_form_sorts_keys_at_every_level() {
+        let a: Value = serde_json::from_str(r#"{"b":1,"a":{"d":[1,2],"c":"x"}}"#).unwrap();
+        assert_eq!(canonical_json(&a), r#"{"a":{"c":"x","d":[1,2]},"b":1}"#);
+    }
+
+    #[test]
+    fn sha256_known_answer() {
+        assert_eq!(
+            sha256_hex("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+}

@@ -1,0 +1,322 @@
+//! `peak`: the enterprise review's queue-depth sweep. 4K random read, 4K random write,
+//! 128K sequential read (each thread its own stream) and 128K sequential write at QD 1,
+//! 2, 4, … up to `max_qd`, by threads each doing one synchronous I/O (or io_uring). The
+//! headline per workload is the lowest QD reaching 95 % of the best throughput, with its
+//! latencies; a sweep stops early once throughput has fallen for two points past its peak.
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use drivelab_analysis::qd::{knee_95, sweep_should_stop, Knee, SweepPoint};
+use drivelab_engine::size::SizeOrPercent;
+use drivelab_engine::spec::{IoEngine, RwMode};
+use drivelab_engine::target::TargetInfo;
+
+use crate::bundle::{Metric, StepRecord, Summary};
+use crate::plan::{self, Action, PlannedStep, Shape, StepKind};
+use crate::records::{self, fmt, param_str, param_u64, us};
+use crate::suite::{millis, secs, span_file_bytes, Report, Suite};
+
+/// The sweep's workloads: id, label, mode, block size.
+pub const WORKLOADS: [(&str, &str, RwMode, u32); 4] = [
+    ("4k-randread", "4K random read", RwMode::RandRead, 4096),
+    ("4k-randwrite", "4K random write", RwMode::RandWrite, 4096),
+    ("128k-read", "128K sequential read", RwMode::Read, 128 << 10),
+    (
+        "128k-write",
+        "128K sequential write",
+        RwMode::Write,
+        128 << 10,
+    ),
+];
+
+/// The peak suite's knobs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Peak {
+    /// Highest queue depth of the sweep: 512.
+    pub max_qd: u32,
+    /// `sync` (one thread per outstanding I/O, the reference's method) or `io_uring`.
+    pub ioengine: IoEngine,
+    /// Length of one point: 30 s.
+    pub point_time_ns: u64,
+    /// Span: the whole target.
+    pub size: SizeOrPercent,
+    /// Stop a sweep once throughput fell for two consecutive points past the peak.
+    pub early_stop: bool,
+    /// Workload ids to sweep (all four by default).
+    pub workloads: Vec<String>,
+    pub short: bool,
+}
+
+impl Peak {
+    pub fn new(short: bool) -> Peak {
+        Peak {
+            max_qd: if short { 4 } else { 512 },
+            ioengine: IoEngine::Sync,
+            point_time_ns: if short { millis(250) } else { secs(30) },
+            size: if short {
+                SizeOrPercent::Bytes(64 << 20)
+            } else {
+                SizeOrPercent::Percent(100.0)
+            },
+            early_stop: true,
+            workloads: WORKLOADS.iter().map(|w| w.0.to_string()).collect(),
+            short,
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        if self.max_qd == 0 || self.max_qd > 4096 {
+            return Err("--max-qd: must be from 1 to 4096".into());
+        }
+        if !matches!(self.ioengine, IoEngine::Sync | IoEngine::IoUring) {
+            return Err("--ioengine: must be sync or io_uring".into());
+        }
+        if self.point_time_ns < 10_000_000 {
+            return Err("--point-time: must be at least 10ms".into());
+        }
+        for w in &self.workloads {
+            if !WORKLOADS.iter().any(|x| x.0 == w) {
+                let ids: Vec<&str> = WORKLOADS.iter().map(|x| x.0).collect();
+                return Err(format!(
+                    "--workloads: '{w}' is not one of {}",
+                    ids.join(", ")
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The queue depths of the sweep: powers of two up to `max_qd`, and `max_qd` itself.
+    pub fn qds(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = (0..32)
+            .map(|i| 1u32 << i)
+            .take_while(|&q| q <= self.max_qd)
+            .collect();
+        if v.last() != Some(&self.max_qd) {
+            v.push(self.max_qd);
+        }
+        v
+    }
+}
+
+fn is_random(id: &str) -> bool {
+    id.starts_with("4k")
+}
+
+/// The sweep's throughput for a step: IOPS for random workloads, MB/s for sequential.
+fn throughput(rec: &StepRecord) -> Option<f64> {
+    let t = records::totals(rec)?;
+    let id = param_str(rec, "workload")?;
+    Some(if is_random(id) {
+        t.all.ops_per_s
+    } else {
+        t.all.mbps
+    })
+}
+
+impl Suite for Peak {
+    fn name(&self) -> &'static str {
+        "peak"
+    }
+    fn knobs(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or_default()
+    }
+    fn test_file_bytes(&self) -> Option<u64> {
+        span_file_bytes(self.size)
+    }
+    fn plan(&self, target: &TargetInfo) -> Result<Vec<PlannedStep>, String> {
+        self.validate()?;
+        let span = (0, plan::span_bytes(self.size, target));
+        let mut out = Vec::new();
+        for (id, label, rw, bs) in WORKLOADS {
+            if !self.workloads.iter().any(|w| w == id) {
+                continue;
+            }
+            for qd in self.qds() {
+                let (iodepth, jobs) = match self.ioengine {
+                    IoEngine::Sync => (1, qd),
+                    _ => (qd, 1),
+                };
+                let shape = Shape::new(rw, bs, iodepth, jobs).engine(self.ioengine);
+                let w = plan::workload(&shape, span, plan::for_time(self.point_time_ns), target)
+                    .map_err(|e| format!("{label} QD{qd}: {e}"))?;
+                out.push(PlannedStep {
+                    id: format!("{id}-qd{qd}"),
+                    name: format!("{label}, QD{qd}"),
+                    kind: StepKind::Measure,
+                    params: json!({ "workload": id, "qd": qd }),
+                    action: Action::Run,
+                    idle_before_ns: 0,
+                    workload: w,
+                });
+            }
+        }
+        Ok(out)
+    }
+    fn skip(&self, step: &PlannedStep, done: &[StepRecord]) -> Option<String> {
+        if !self.early_stop {
+            return None;
+        }
+        let id = step.params["workload"].as_str()?;
+        let curve: Vec<f64> = done
+            .iter()
+            .filter(|s| param_str(s, "workload") == Some(id))
+            .filter_map(throughput)
+            .collect();
+        sweep_should_stop(&curve).then(|| {
+            "throughput fell for two consecutive points past the peak (early stop)".to_string()
+        })
+    }
+    fn report(&self, steps: &[StepRecord]) -> Report {
+        let mut sweeps = Vec::new();
+        let mut metrics = Vec::new();
+        let mut table = format!(
+            "drivelab peak: QD sweep 1…{} ({}), {:.1} s per point; knee = lowest QD with ≥95 % of the best throughput\n",
+            self.max_qd,
+            match self.ioengine {
+                IoEngine::Sync => "threads, one synchronous I/O each",
+                _ => "io_uring",
+            },
+            self.point_time_ns as f64 / 1e9
+        );
+        table += &format!(
+            "{:<24} {:>6} {:>12} {:>10} {:>12} {:>12} {:>12}\n",
+            "Workload", "QD", "IOPS", "MB/s", "mean µs", "p99 µs", "p99.99 µs"
+        );
+        for (id, label, _, _) in WORKLOADS {
+            if !self.workloads.iter().any(|w| w == id) {
+                continue;
+            }
+            let sweep = sweep_of(steps, id);
+            let unit = if is_random(id) { "IOPS" } else { "MB/s" };
+            if let Some(k) = &sweep.knee {
+                let p = &sweep.curve[k.index];
+                metrics.extend(Metric::new(
+                    format!("{label} knee QD"),
+                    Some(k.qd as f64),
+                    "QD",
+                ));
+                metrics.extend(Metric::new(
+                    format!("{label} at knee"),
+                    Some(k.throughput),
+                    unit,
+                ));
+                metrics.extend(Metric::new(
+                    format!("{label} peak"),
+                    Some(k.peak_throughput),
+                    unit,
+                ));
+                metrics.extend(Metric::new(
+                    format!("{label} mean latency at knee"),
+                    p.lat_mean_us,
+                    "µs",
+                ));
+                metrics.extend(Metric::new(
+                    format!("{label} p99 latency at knee"),
+                    p.lat_p99_us,
+                    "µs",
+                ));
+                metrics.extend(Metric::new(
+                    format!("{label} p99.99 latency at knee"),
+                    p.lat_p9999_us,
+                    "µs",
+                ));
+                table += &format!(
+                    "{:<24} {:>6} {:>12.0} {:>10.1} {:>12} {:>12} {:>12}\n",
+                    label,
+                    k.qd,
+                    p.iops,
+                    p.mbps,
+                    fmt(p.lat_mean_us, 1),
+                    fmt(p.lat_p99_us, 1),
+                    fmt(p.lat_p9999_us, 1)
+                );
+            } else {
+                table += &format!("{label:<24} {:>6}\n", "-");
+            }
+            sweeps.push(json!({ "workload": id, "label": label, "unit": unit, "sweep": sweep }));
+        }
+        Report {
+            summary: Summary {
+                analysis: json!({ "sweeps": sweeps }),
+                metrics,
+            },
+            table,
+        }
+    }
+}
+
+/// One measured point of a sweep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    pub qd: u32,
+    pub iops: f64,
+    pub mbps: f64,
+    pub lat_mean_us: Option<f64>,
+    pub lat_p99_us: Option<f64>,
+    pub lat_p9999_us: Option<f64>,
+}
+
+/// A workload's curve, its knee, and where it stopped early.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sweep {
+    pub curve: Vec<Point>,
+    /// `index` points into `curve`.
+    pub knee: Option<Knee>,
+    /// QDs skipped by the early-stop rule.
+    pub skipped_qds: Vec<u32>,
+}
+
+fn sweep_of(steps: &[StepRecord], id: &str) -> Sweep {
+    let mut curve = Vec::new();
+    let mut skipped = Vec::new();
+    for s in steps
+        .iter()
+        .filter(|s| param_str(s, "workload") == Some(id))
+    {
+        let qd = param_u64(s, "qd").unwrap_or(0) as u32;
+        let Some(t) = records::totals(s) else {
+            if s.status == crate::bundle::StepStatus::Skipped {
+                skipped.push(qd);
+            }
+            continue;
+        };
+        let l = &t.all.latency;
+        curve.push(Point {
+            qd,
+            iops: t.all.ops_per_s,
+            mbps: t.all.mbps,
+            lat_mean_us: us(l.mean_ns),
+            lat_p99_us: us(l.at(99.0).map(|v| v as f64)),
+            lat_p9999_us: us(l.at(99.99).map(|v| v as f64)),
+        });
+    }
+    let pts: Vec<SweepPoint> = curve
+        .iter()
+        .map(|p| SweepPoint {
+            qd: p.qd,
+            throughput: if is_random(id) { p.iops } else { p.mbps },
+        })
+        .collect();
+    Sweep {
+        knee: knee_95(&pts),
+        curve,
+        skipped_qds: skipped,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn qds_are_powers_of_two_and_the_maximum() {
+        let mut p = Peak::new(false);
+        assert_eq!(p.qds(), vec![1, 2, 4, 8, 16, 32, 64, 128, 256, 512]);
+        p.max_qd = 12;
+        assert_eq!(p.qds(), vec![1, 2, 4, 8, 12]);
+        p.max_qd = 1;
+        assert_eq!(p.qds(), vec![1]);
+    }
+}

@@ -1,0 +1,310 @@
+//! The shared step runner: carries out a plan against a target step by step, saving each
+//! step in the bundle the moment it finishes, skipping steps a resumed bundle already
+//! holds, and asking the suite for its analysis at the end.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use drivelab_engine::prepare;
+use drivelab_engine::result::{RunResult, RunStatus};
+use drivelab_engine::run::{self, Progress, RunOptions};
+use drivelab_engine::target::{Target, TargetKind};
+
+use drivelab_engine::result::{HostInfo, Tool};
+
+use crate::bundle::{
+    now_rfc3339, Bundle, BundleStatus, RunDoc, StepRecord, StepStatus, BUNDLE_SCHEMA_VERSION,
+};
+use crate::hash::config_hash;
+use crate::plan::{Action, PlannedStep, StepKind};
+use crate::suite::{Report, Suite};
+
+/// What a front end wants to hear while a suite runs (all optional).
+pub trait Observer: Sync {
+    /// A step is about to run (`index` of `total`, 0-based).
+    fn step_started(&self, _index: usize, _total: usize, _name: &str) {}
+    /// The engine's once-a-second view of the running step.
+    fn progress(&self, _p: &Progress<'_>) {}
+    /// A step finished and was saved.
+    fn step_finished(&self, _rec: &StepRecord) {}
+    /// Something worth telling the user (filling the test file, replaying a step, …).
+    fn message(&self, _text: &str) {}
+}
+
+/// How a suite run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Every step finished; the analysis is in the bundle.
+    Complete(Report),
+    /// Stopped by the user; finished steps are saved.
+    Interrupted,
+    /// A step failed (the message says why); finished steps are saved.
+    Failed(String),
+}
+
+/// Options of a suite run.
+pub struct Runner<'a> {
+    /// Set asynchronously (Ctrl-C) to stop after draining the running step.
+    pub stop: &'a AtomicBool,
+    pub observer: Option<&'a dyn Observer>,
+}
+
+/// Idle for `ns`, in slices so a stop request is seen within 100 ms.
+fn idle(target: &mut Target, ns: u64, stop: &AtomicBool) {
+    let slice = 100_000_000;
+    let mut left = ns;
+    while left > 0 && !stop.load(Ordering::Relaxed) {
+        let d = left.min(slice);
+        target.idle(d);
+        left -= d;
+    }
+}
+
+/// Run one planned step's action.
+fn act(step: &PlannedStep, target: &mut Target, opts: &Runner<'_>) -> Result<RunResult, String> {
+    let cb = |p: &Progress<'_>| {
+        if let Some(o) = opts.observer {
+            o.progress(p)
+        }
+    };
+    let progress: Option<&(dyn Fn(&Progress<'_>) + Sync)> = match opts.observer {
+        Some(_) => Some(&cb),
+        None => None,
+    };
+    match &step.action {
+        Action::Run => run::run(
+            &step.workload,
+            target,
+            &RunOptions {
+                stop: opts.stop,
+                progress,
+            },
+        ),
+        Action::Precondition { also_discard } => {
+            if let Some((off, len)) = *also_discard {
+                target
+                    .discard(off, len)
+                    .map_err(|e| format!("discarding {len} bytes at {off} failed: {e}"))?;
+            }
+            let w = &step.workload;
+            let block = w.max_bs();
+            prepare::precondition(w, target, block, w.iodepth, 1, opts.stop)?
+                .into_iter()
+                .next()
+                .ok_or_else(|| "the precondition pass did not run".to_string())
+        }
+    }
+}
+
+/// Carry out `plan` (made by `suite` for this target) into `bundle`. Steps the bundle
+/// already holds as finished are not run again; on a simulated target, whose state does
+/// not outlive the process, finished preparation steps are replayed first (unsaved).
+pub fn execute(
+    suite: &dyn Suite,
+    plan: &[PlannedStep],
+    target: &mut Target,
+    bundle: &mut Bundle,
+    opts: &Runner<'_>,
+) -> Result<Outcome, String> {
+    let total = plan.len();
+    let resumed = bundle.doc.steps.iter().any(|s| s.status.finished());
+    let replay_prepares = resumed && target.info.kind == TargetKind::Simulated;
+    if bundle.doc.status != BundleStatus::Running {
+        bundle.set_status(BundleStatus::Running)?;
+    }
+    let mut ran_before = false;
+    for (i, step) in plan.iter().enumerate() {
+        if let Some(rec) = bundle.step(i) {
+            if rec.id != step.id {
+                return Err(format!(
+                    "the bundle's step {i} is '{}' but the plan's is '{}': not the same suite plan",
+                    rec.id, step.id
+                ));
+            }
+            if rec.status.finished() {
+                if replay_prepares
+                    && step.kind == StepKind::Prepare
+                    && rec.status == StepStatus::Complete
+                {
+                    if let Some(o) = opts.observer {
+                        o.message(&format!(
+                            "replaying '{}' (a simulated device does not keep its state between runs)",
+                            step.name
+                        ));
+                    }
+                    act(step, target, opts)?;
+                }
+                continue;
+            }
+        }
+        if opts.stop.load(Ordering::Relaxed) {
+            bundle.set_status(BundleStatus::Interrupted)?;
+            return Ok(Outcome::Interrupted);
+        }
+        let done: Vec<StepRecord> = bundle
+            .doc
+            .steps
+            .iter()
+            .filter(|s| s.index < i)
+            .cloned()
+            .collect();
+        if let Some(reason) = suite.skip(step, &done) {
+            let now = now_rfc3339();
+            bundle.put_step(StepRecord {
+                index: i,
+                id: step.id.clone(),
+                name: step.name.clone(),
+                kind: step.kind,
+                params: step.params.clone(),
+                status: StepStatus::Skipped,
+                skip_reason: Some(reason),
+                started_at: Some(now.clone()),
+                finished_at: Some(now),
+                config: step.workload.clone(),
+                sensors_start: Vec::new(),
+                sensors_end: Vec::new(),
+                run: None,
+            })?;
+            continue;
+        }
+        if let Some(o) = opts.observer {
+            o.step_started(i, total, &step.name);
+        }
+        let started_at = now_rfc3339();
+        if ran_before && step.idle_before_ns > 0 {
+            idle(target, step.idle_before_ns, opts.stop);
+        }
+        if step.workload.read_percent() > 0 && !target.is_filled() {
+            if let (Some(o), true) = (opts.observer, target.info.created_by_drivelab) {
+                o.message(&format!(
+                    "writing {} once so that reads hit data…",
+                    target.info.path
+                ));
+            }
+            match prepare::ensure_filled(&step.workload, target, opts.stop)? {
+                RunStatus::Complete => {}
+                RunStatus::Interrupted => {
+                    bundle.set_status(BundleStatus::Interrupted)?;
+                    return Ok(Outcome::Interrupted);
+                }
+                RunStatus::Failed => {
+                    bundle.set_status(BundleStatus::Failed)?;
+                    return Ok(Outcome::Failed("filling the test file failed".into()));
+                }
+            }
+        }
+        let sensors_start = target.sensors();
+        let res = match act(step, target, opts) {
+            Ok(r) => r,
+            Err(e) => {
+                bundle.set_status(BundleStatus::Failed)?;
+                return Ok(Outcome::Failed(format!("step '{}': {e}", step.name)));
+            }
+        };
+        ran_before = true;
+        let status = StepStatus::from(res.status);
+        let failure = res.failure.clone();
+        let rec = StepRecord {
+            index: i,
+            id: step.id.clone(),
+            name: step.name.clone(),
+            kind: step.kind,
+            params: step.params.clone(),
+            status,
+            skip_reason: None,
+            started_at: Some(started_at),
+            finished_at: Some(now_rfc3339()),
+            config: res.config.clone(),
+            sensors_start,
+            sensors_end: target.sensors(),
+            run: Some(res.into()),
+        };
+        bundle.put_step(rec)?;
+        if let Some(o) = opts.observer {
+            if let Some(r) = bundle.step(i) {
+                o.step_finished(r);
+            }
+        }
+        match status {
+            StepStatus::Complete | StepStatus::Skipped => {}
+            StepStatus::Interrupted => {
+                bundle.set_status(BundleStatus::Interrupted)?;
+                return Ok(Outcome::Interrupted);
+            }
+            StepStatus::Failed => {
+                bundle.set_status(BundleStatus::Failed)?;
+                return Ok(Outcome::Failed(format!(
+                    "step '{}' failed: {}",
+                    step.name,
+                    failure.unwrap_or_else(|| "I/O error".into())
+                )));
+            }
+        }
+    }
+    let report = suite.report(&bundle.doc.steps);
+    bundle.doc.summary = Some(report.summary.clone());
+    bundle.set_status(BundleStatus::Complete)?;
+    bundle.write_table(&report.table)?;
+    Ok(Outcome::Complete(report))
+}
+
+/// A new bundle document for `suite`'s `plan` on `target`.
+pub fn new_doc(
+    suite: &dyn Suite,
+    plan: &[PlannedStep],
+    target: &Target,
+    target_arg: Option<String>,
+) -> RunDoc {
+    let knobs = suite.knobs();
+    let now = now_rfc3339();
+    let mut notes = Vec::new();
+    if let Some(why) = &target.info.in_memory {
+        notes.push(format!("Memory, not a drive, was measured: {why}."));
+    }
+    if target.info.kind == TargetKind::Simulated {
+        notes.push("A simulated device was measured; all times are virtual.".into());
+    }
+    RunDoc {
+        schema_version: BUNDLE_SCHEMA_VERSION,
+        tool: Tool::current(),
+        suite: suite.name().into(),
+        config_hash: config_hash(suite.name(), &knobs, plan),
+        knobs,
+        host: HostInfo::current(),
+        target_arg,
+        target: target.info.clone(),
+        test_file_created: target.created_now(),
+        status: BundleStatus::Running,
+        created_at: now.clone(),
+        updated_at: now,
+        planned_steps: plan.len(),
+        steps: Vec::new(),
+        summary: None,
+        notes,
+    }
+}
+
+/// Check that a bundle being resumed belongs to this target and this plan: same target
+/// identity and the same config hash (same knobs, same resolved workloads).
+pub fn check_resume(doc: &RunDoc, plan: &[PlannedStep], target: &Target) -> Result<(), String> {
+    let (a, b) = (&doc.target, &target.info);
+    if a.kind != b.kind || a.path != b.path || a.capacity_bytes != b.capacity_bytes {
+        return Err(format!(
+            "--resume: the bundle was made on {} ({} bytes), not on {} ({} bytes)",
+            a.path, a.capacity_bytes, b.path, b.capacity_bytes
+        ));
+    }
+    if a.serial.is_some() && a.serial != b.serial {
+        return Err(format!(
+            "--resume: {} is now a different device (serial {:?}, the bundle's is {:?})",
+            b.path, b.serial, a.serial
+        ));
+    }
+    let hash = config_hash(&doc.suite, &doc.knobs, plan);
+    if hash != doc.config_hash {
+        return Err(
+            "--resume: the suite's plan on this target differs from the bundle's (config hash changed)"
+                .into(),
+        );
+    }
+    Ok(())
+}

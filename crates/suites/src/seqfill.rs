@@ -1,0 +1,225 @@
+//! `seqfill`: sequential fill consistency. 128K sequential writes at QD32 to 90 % of the
+//! span, write rate and cumulative bytes every second; the summary finds the write
+//! cache (initial speed, bytes absorbed, post-cache average) and the drop episodes, and
+//! records the device temperature at both ends when a sensor is readable (null otherwise).
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use drivelab_analysis::fill::{analyze_fill, FillSummary};
+use drivelab_engine::model::SensorReading;
+use drivelab_engine::size::{human_bytes, SizeOrPercent};
+use drivelab_engine::spec::{DataPattern, IoEngine, RwMode};
+use drivelab_engine::target::TargetInfo;
+
+use crate::bundle::{Metric, StepRecord, Summary};
+use crate::plan::{self, Action, Bound, PlannedStep, Shape, StepKind};
+use crate::records::{self, fmt};
+use crate::suite::{span_file_bytes, Report, Suite};
+
+/// The seqfill suite's knobs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeqFill {
+    /// Span: the whole target.
+    pub size: SizeOrPercent,
+    /// How much of the span to write: 90 %.
+    pub fill: SizeOrPercent,
+    /// Block size: 128K.
+    pub bs: u32,
+    /// Queue depth: 32.
+    pub qd: u32,
+    /// A second is part of a drop episode when its rate is below this fraction of the
+    /// post-cache median: 0.5.
+    pub drop_fraction: f64,
+    pub data: DataPattern,
+    pub short: bool,
+}
+
+impl SeqFill {
+    pub fn new(short: bool) -> SeqFill {
+        SeqFill {
+            size: if short {
+                SizeOrPercent::Bytes(64 << 20)
+            } else {
+                SizeOrPercent::Percent(100.0)
+            },
+            fill: SizeOrPercent::Percent(90.0),
+            bs: 128 << 10,
+            qd: 32,
+            drop_fraction: 0.5,
+            data: DataPattern::Random,
+            short,
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        if self.qd == 0 {
+            return Err("--qd: must be at least 1".into());
+        }
+        if !(self.drop_fraction > 0.0 && self.drop_fraction < 1.0) {
+            return Err("--drop-fraction: must be between 0 and 1, like 0.5".into());
+        }
+        Ok(())
+    }
+}
+
+/// The temperature among sensor readings, if any.
+pub fn temperature(readings: &[SensorReading]) -> Option<f64> {
+    readings
+        .iter()
+        .find(|r| r.name == "temperature")
+        .map(|r| r.value)
+}
+
+impl Suite for SeqFill {
+    fn name(&self) -> &'static str {
+        "seqfill"
+    }
+    fn knobs(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or_default()
+    }
+    fn test_file_bytes(&self) -> Option<u64> {
+        span_file_bytes(self.size)
+    }
+    fn plan(&self, target: &TargetInfo) -> Result<Vec<PlannedStep>, String> {
+        self.validate()?;
+        let span = plan::span_bytes(self.size, target);
+        let bytes = self.fill.resolve(span).min(span) / self.bs as u64 * self.bs as u64;
+        if bytes == 0 {
+            return Err(format!(
+                "--fill: {} of a {} span is less than one {}-byte block",
+                match self.fill {
+                    SizeOrPercent::Bytes(b) => human_bytes(b),
+                    SizeOrPercent::Percent(p) => format!("{p}%"),
+                },
+                human_bytes(span),
+                self.bs
+            ));
+        }
+        let shape = Shape::new(RwMode::Write, self.bs, self.qd, 1)
+            .engine(IoEngine::IoUring)
+            .data(self.data);
+        let w = plan::workload(&shape, (0, span), Bound::Bytes(bytes), target)?;
+        Ok(vec![PlannedStep {
+            id: "seqfill".into(),
+            name: format!(
+                "{} sequential write QD{} of {}",
+                human_bytes(self.bs as u64),
+                self.qd,
+                human_bytes(bytes)
+            ),
+            kind: StepKind::Measure,
+            params: json!({ "fill_bytes": bytes }),
+            action: Action::Run,
+            idle_before_ns: 0,
+            workload: w,
+        }])
+    }
+    fn report(&self, steps: &[StepRecord]) -> Report {
+        let a = steps
+            .iter()
+            .find(|s| s.id == "seqfill")
+            .map(|s| analyze(s, self.drop_fraction));
+        let mut metrics = Vec::new();
+        let mut table = String::from("drivelab seqfill: sequential fill consistency\n");
+        if let Some(a) = &a {
+            let f = &a.fill;
+            metrics.extend(Metric::new(
+                "initial (cache) write speed",
+                f.initial_mbps,
+                "MB/s",
+            ));
+            metrics.extend(Metric::new(
+                "estimated cache size",
+                f.cache_bytes.map(|b| b as f64 / 1e9),
+                "GB",
+            ));
+            metrics.extend(Metric::new(
+                "post-cache average",
+                f.post_cache_avg_mbps,
+                "MB/s",
+            ));
+            metrics.extend(Metric::new("overall average", f.overall_avg_mbps, "MB/s"));
+            metrics.extend(Metric::new(
+                "drop episodes",
+                Some(f.drop_count as f64),
+                "episodes",
+            ));
+            metrics.extend(Metric::new(
+                "temperature at start",
+                a.temperature_start_celsius,
+                "°C",
+            ));
+            metrics.extend(Metric::new(
+                "temperature at end",
+                a.temperature_end_celsius,
+                "°C",
+            ));
+            table += &format!(
+                "  wrote {} in {} s: initial {} MB/s, cache {} GB, post-cache average {} MB/s, overall {} MB/s\n",
+                human_bytes(f.total_bytes),
+                f.duration_s,
+                fmt(f.initial_mbps, 1),
+                fmt(f.cache_bytes.map(|b| b as f64 / 1e9), 2),
+                fmt(f.post_cache_avg_mbps, 1),
+                fmt(f.overall_avg_mbps, 1)
+            );
+            table += &format!(
+                "  drops below {} MB/s: {} (longest {} s, {} s in all)\n",
+                fmt(f.drop_threshold_mbps, 1),
+                f.drop_count,
+                f.drop_longest_s,
+                f.drop_total_s
+            );
+            table += &format!(
+                "  temperature: {} °C at start, {} °C at end\n",
+                fmt(a.temperature_start_celsius, 1),
+                fmt(a.temperature_end_celsius, 1)
+            );
+        }
+        Report {
+            summary: Summary {
+                analysis: serde_json::to_value(&a).unwrap_or_default(),
+                metrics,
+            },
+            table,
+        }
+    }
+}
+
+/// The seqfill analysis saved in the bundle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeqFillAnalysis {
+    /// Write rate each second (decimal MB/s).
+    pub mbps_per_s: Vec<f64>,
+    /// Bytes written by the end of each second.
+    pub cum_write_bytes: Vec<u64>,
+    pub fill: FillSummary,
+    /// None when no temperature sensor was readable (not 0).
+    pub temperature_start_celsius: Option<f64>,
+    pub temperature_end_celsius: Option<f64>,
+    pub temperature_available: bool,
+}
+
+/// Analyse the fill step.
+pub fn analyze(rec: &StepRecord, drop_fraction: f64) -> SeqFillAnalysis {
+    let mbps = records::per_interval(rec, |x| x.write.bytes_per_s / 1e6);
+    let cum: Vec<u64> = rec.run.as_ref().map_or_else(Vec::new, |r| {
+        r.series
+            .records
+            .iter()
+            .filter(|x| !x.ramp)
+            .map(|x| x.cum_write_bytes)
+            .collect()
+    });
+    let start = temperature(&rec.sensors_start);
+    let end = temperature(&rec.sensors_end);
+    SeqFillAnalysis {
+        fill: analyze_fill(&mbps, &cum, drop_fraction),
+        mbps_per_s: mbps,
+        cum_write_bytes: cum,
+        temperature_available: start.is_some() || end.is_some(),
+        temperature_start_celsius: start,
+        temperature_end_celsius: end,
+    }
+}

@@ -1,0 +1,85 @@
+//! What every suite provides: its knobs, its plan against a target, its early-stop rule
+//! and its analysis of the finished steps.
+
+use drivelab_engine::size::SizeOrPercent;
+use drivelab_engine::target::TargetInfo;
+
+use crate::bundle::{StepRecord, Summary};
+use crate::plan::PlannedStep;
+
+/// A suite's analysis of its steps: the summary saved in the bundle and the table printed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    pub summary: Summary,
+    pub table: String,
+}
+
+/// One review methodology.
+pub trait Suite {
+    /// The suite's name as typed after `drivelab run`.
+    fn name(&self) -> &'static str;
+    /// The resolved knobs, as recorded in the bundle (and read back by `--resume`).
+    fn knobs(&self) -> serde_json::Value;
+    /// Size of the default test file this suite wants (for file targets it creates).
+    fn test_file_bytes(&self) -> Option<u64> {
+        None
+    }
+    /// Every step, resolved against the target.
+    fn plan(&self, target: &TargetInfo) -> Result<Vec<PlannedStep>, String>;
+    /// Whether the next planned step should be skipped given the records of the steps
+    /// before it (in plan order); returns the reason.
+    fn skip(&self, _step: &PlannedStep, _done: &[StepRecord]) -> Option<String> {
+        None
+    }
+    /// Analyse the finished steps.
+    fn report(&self, steps: &[StepRecord]) -> Report;
+}
+
+/// The suite names `drivelab run` accepts.
+pub const SUITES: [&str; 6] = [
+    "quick",
+    "peak",
+    "consistency",
+    "seqfill",
+    "iometer",
+    "mixed",
+];
+
+/// Rebuild a suite from a bundle's name and knobs (for `--resume`).
+pub fn from_saved(name: &str, knobs: &serde_json::Value) -> Result<Box<dyn Suite>, String> {
+    fn de<T: serde::de::DeserializeOwned>(k: &serde_json::Value) -> Result<T, String> {
+        serde_json::from_value(k.clone()).map_err(|e| format!("the bundle's knobs: {e}"))
+    }
+    Ok(match name {
+        "quick" => Box::new(de::<crate::quick::Quick>(knobs)?),
+        "peak" => Box::new(de::<crate::peak::Peak>(knobs)?),
+        "consistency" => Box::new(de::<crate::consistency::Consistency>(knobs)?),
+        "seqfill" => Box::new(de::<crate::seqfill::SeqFill>(knobs)?),
+        "iometer" => Box::new(de::<crate::iometer::IoMeter>(knobs)?),
+        "mixed" => Box::new(de::<crate::mixed::Mixed>(knobs)?),
+        _ => {
+            return Err(format!(
+                "unknown suite '{name}': expected one of {}",
+                SUITES.join(", ")
+            ))
+        }
+    })
+}
+
+/// The test-file size implied by a span knob: its bytes, or None for a share of the target.
+pub fn span_file_bytes(size: SizeOrPercent) -> Option<u64> {
+    match size {
+        SizeOrPercent::Bytes(b) => Some(b),
+        SizeOrPercent::Percent(_) => None,
+    }
+}
+
+/// Seconds as nanoseconds.
+pub const fn secs(s: u64) -> u64 {
+    s * 1_000_000_000
+}
+
+/// Milliseconds as nanoseconds.
+pub const fn millis(ms: u64) -> u64 {
+    ms * 1_000_000
+}

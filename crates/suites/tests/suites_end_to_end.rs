@@ -1,0 +1,404 @@
+//! Every suite end to end with `--short` knobs on a simulated drive and on a test file,
+//! through the shared runner into a bundle; and a resumed bundle does not redo steps.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use drivelab_engine::target::{OpenOptions, Target, TargetKind, TargetSpec};
+use drivelab_suites::bundle::{Bundle, BundleStatus, RunDoc, StepStatus, RUN_JSON};
+use drivelab_suites::runner::{check_resume, execute, new_doc, Observer, Outcome, Runner};
+use drivelab_suites::{consistency, iometer, mixed, peak, quick, seqfill, Suite};
+
+fn sim(spec: &str) -> Target {
+    let d = drivelab_sim::parse(spec).unwrap();
+    Target::open(TargetSpec::Model(Box::new(d)), &OpenOptions::default()).unwrap()
+}
+
+fn test_file(dir: &Path, bytes: u64) -> Target {
+    Target::open(
+        TargetSpec::Path(Some(dir.join("drivelab.test"))),
+        &OpenOptions {
+            write: true,
+            direct: true,
+            create_size: bytes,
+            ..OpenOptions::default()
+        },
+    )
+    .unwrap()
+}
+
+fn run(suite: &dyn Suite, target: &mut Target, out: &Path) -> (RunDoc, Outcome) {
+    let plan = suite.plan(&target.info).unwrap();
+    let doc = new_doc(suite, &plan, target, None);
+    let mut b = Bundle::create(out, doc).unwrap();
+    let stop = AtomicBool::new(false);
+    let o = execute(
+        suite,
+        &plan,
+        target,
+        &mut b,
+        &Runner {
+            stop: &stop,
+            observer: None,
+        },
+    )
+    .unwrap();
+    // What is on disk is what the runner holds.
+    let saved = Bundle::open(out).unwrap().doc;
+    assert_eq!(saved.status, b.doc.status);
+    let ids = |d: &RunDoc| {
+        d.steps
+            .iter()
+            .map(|s| (s.id.clone(), s.status, s.started_at.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ids(&saved), ids(&b.doc));
+    (saved, o)
+}
+
+fn metric(doc: &RunDoc, name: &str) -> f64 {
+    doc.summary
+        .as_ref()
+        .unwrap()
+        .metrics
+        .iter()
+        .find(|m| m.name == name)
+        .unwrap_or_else(|| panic!("no metric '{name}'"))
+        .value
+}
+
+fn check_complete(doc: &RunDoc, o: &Outcome) {
+    assert!(matches!(o, Outcome::Complete(_)), "{o:?}");
+    assert_eq!(doc.status, BundleStatus::Complete);
+    assert_eq!(doc.steps.len(), doc.planned_steps);
+    assert_eq!(doc.config_hash.len(), 64);
+    for s in &doc.steps {
+        assert!(s.status.finished(), "{} is {:?}", s.id, s.status);
+        if s.status == StepStatus::Complete {
+            let r = s.run.as_ref().unwrap();
+            assert!(!r.series.records.is_empty(), "{} has a series", s.id);
+            assert!(r.totals.all.ops > 0, "{} did I/O", s.id);
+        }
+    }
+}
+
+#[test]
+fn quick_on_a_simulated_nvme_drive_gives_the_four_row_table() {
+    let d = tempfile::tempdir().unwrap();
+    let mut t = sim("sim:nvme-tlc,capacity=4G");
+    let q = quick::Quick::new(true);
+    let (doc, o) = run(&q, &mut t, &d.path().join("b"));
+    check_complete(&doc, &o);
+    assert_eq!(doc.steps.len(), 4 * 2 * 2);
+    let Outcome::Complete(r) = o else {
+        unreachable!()
+    };
+    for test in ["SEQ1M Q8T1", "SEQ1M Q1T1", "RND4K Q32T1", "RND4K Q1T1"] {
+        assert!(r.table.contains(test), "{}", r.table);
+        assert!(metric(&doc, &format!("{test} read")) > 0.0);
+        assert!(metric(&doc, &format!("{test} write")) > 0.0);
+    }
+    assert!(r.table.contains("best of 2 runs"));
+    // Deep sequential reads beat QD1 4K random reads by far on any SSD model.
+    assert!(metric(&doc, "SEQ1M Q8T1 read") > 5.0 * metric(&doc, "RND4K Q1T1 read"));
+    // Best is the highest of the runs.
+    let a = &doc.summary.as_ref().unwrap().analysis["tests"][0]["read"];
+    let best = a["best_mbps"].as_f64().unwrap();
+    for v in a["mbps"].as_array().unwrap() {
+        assert!(v.as_f64().unwrap() <= best);
+    }
+    assert!(d.path().join("b").join("summary.txt").exists());
+}
+
+#[test]
+fn quick_on_a_test_file() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let mut q = quick::Quick::new(true);
+    q.size = drivelab_engine::size::SizeOrPercent::Bytes(16 << 20);
+    q.runs = 1;
+    q.runtime_ns = 100_000_000;
+    let mut t = test_file(d.path(), 16 << 20);
+    let (doc, o) = run(&q, &mut t, &d.path().join("b"));
+    check_complete(&doc, &o);
+    assert!(t.is_filled(), "reads ran on a filled file");
+    assert_eq!(doc.target.kind, TargetKind::File);
+    assert!(doc.test_file_created);
+    t.close(false).unwrap();
+}
+
+#[test]
+fn peak_sweeps_each_workload_and_finds_a_knee() {
+    let d = tempfile::tempdir().unwrap();
+    let mut t = sim("sim:nvme-tlc,capacity=4G");
+    let mut p = peak::Peak::new(true);
+    p.max_qd = 16;
+    p.early_stop = false;
+    let (doc, o) = run(&p, &mut t, &d.path().join("b"));
+    check_complete(&doc, &o);
+    assert_eq!(doc.steps.len(), 4 * 5);
+    let knee = metric(&doc, "4K random read knee QD");
+    assert!([1.0, 2.0, 4.0, 8.0, 16.0].contains(&knee));
+    // The knee reaches 95 % of the best point of the sweep.
+    assert!(
+        metric(&doc, "4K random read at knee")
+            >= 0.95 * metric(&doc, "4K random read peak") * (1.0 - 1e-9)
+    );
+    // Random reads scale with depth on a 16-die drive.
+    let sweeps = &doc.summary.as_ref().unwrap().analysis["sweeps"];
+    let curve = sweeps[0]["sweep"]["curve"].as_array().unwrap();
+    let iops = |i: usize| curve[i]["iops"].as_f64().unwrap();
+    assert!(
+        iops(4) > 4.0 * iops(0),
+        "QD16 {} vs QD1 {}",
+        iops(4),
+        iops(0)
+    );
+}
+
+#[test]
+fn consistency_preconditions_then_scores_rounds() {
+    let d = tempfile::tempdir().unwrap();
+    let mut t = sim("sim:dramless,capacity=2G");
+    let mut c = consistency::Consistency::new(true);
+    c.size = drivelab_engine::size::SizeOrPercent::Bytes(256 << 20);
+    c.duration_ns = 12_000_000_000;
+    c.op_percent = 25.0;
+    let (doc, o) = run(&c, &mut t, &d.path().join("b"));
+    check_complete(&doc, &o);
+    assert_eq!(doc.steps[0].id, "precondition-pass1");
+    // The precondition wrote the tested 75 % once, sequentially.
+    let pre = doc.steps[0].run.as_ref().unwrap();
+    assert_eq!(pre.totals.write.bytes, 192 << 20);
+    assert_eq!(doc.steps[1].config.size_bytes, 192 << 20);
+    let a = &doc.summary.as_ref().unwrap().analysis;
+    assert_eq!(a["iops_per_s"].as_array().unwrap().len(), 12);
+    assert_eq!(a["rounds"].as_array().unwrap().len(), 6);
+    assert_eq!(a["scores"]["window_len_s"], 6);
+    assert!(metric(&doc, "average IOPS (last 6 s)") > 0.0);
+}
+
+#[test]
+fn consistency_until_steady_skips_the_remaining_rounds() {
+    let d = tempfile::tempdir().unwrap();
+    // A fast drive with lots of spare area writes at one steady rate from the start.
+    let mut t = sim("sim:nvme-tlc,capacity=4G");
+    let mut c = consistency::Consistency::new(true);
+    c.size = drivelab_engine::size::SizeOrPercent::Bytes(256 << 20);
+    c.duration_ns = 20_000_000_000;
+    c.round_ns = 1_000_000_000;
+    c.until_steady = true;
+    let (doc, o) = run(&c, &mut t, &d.path().join("b"));
+    check_complete(&doc, &o);
+    let skipped = doc
+        .steps
+        .iter()
+        .filter(|s| s.status == StepStatus::Skipped)
+        .count();
+    let ran = doc
+        .steps
+        .iter()
+        .filter(|s| s.status == StepStatus::Complete)
+        .count()
+        - 1;
+    assert!(skipped > 0, "steady state should end the test early");
+    assert_eq!(ran + skipped, 20);
+    assert_eq!(
+        doc.summary.as_ref().unwrap().analysis["steady"]["reached"],
+        true
+    );
+}
+
+#[test]
+fn seqfill_finds_the_slc_cache_and_records_temperature() {
+    let d = tempfile::tempdir().unwrap();
+    let mut t = sim("sim:nvme-tlc,capacity=8G");
+    let mut s = seqfill::SeqFill::new(true);
+    s.size = drivelab_engine::size::SizeOrPercent::Percent(100.0);
+    let (doc, o) = run(&s, &mut t, &d.path().join("b"));
+    check_complete(&doc, &o);
+    let a = &doc.summary.as_ref().unwrap().analysis;
+    let cum = a["cum_write_bytes"].as_array().unwrap();
+    let last = cum.last().unwrap().as_u64().unwrap();
+    assert_eq!(last, (8u64 << 30) * 9 / 10 / (128 << 10) * (128 << 10));
+    // The simulated drive has a thermal model: its temperature is readable.
+    assert_eq!(a["temperature_available"], true);
+    assert!(a["temperature_start_celsius"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn seqfill_without_sensors_records_temperature_as_null() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let mut t = test_file(d.path(), 16 << 20);
+    let mut s = seqfill::SeqFill::new(true);
+    s.size = drivelab_engine::size::SizeOrPercent::Bytes(16 << 20);
+    let (doc, o) = run(&s, &mut t, &d.path().join("b"));
+    check_complete(&doc, &o);
+    let a = &doc.summary.as_ref().unwrap().analysis;
+    assert!(a["temperature_start_celsius"].is_null());
+    assert!(a["temperature_end_celsius"].is_null());
+    assert_eq!(a["temperature_available"], false);
+    // 90 % of 16 MiB in whole 128 KiB blocks: 115 blocks.
+    assert_eq!(
+        doc.steps[0].run.as_ref().unwrap().totals.write.bytes,
+        115 << 17
+    );
+    t.close(false).unwrap();
+}
+
+#[test]
+fn iometer_prepares_the_span_and_runs_profiles_and_specs() {
+    let d = tempfile::tempdir().unwrap();
+    let mut t = sim("sim:sata-mlc,capacity=4G");
+    let mut m = iometer::IoMeter::new(true);
+    m.qds = vec![1, 4];
+    m.seq_qds = vec![1];
+    m.specs = vec!["workstation".into(), "database".into()];
+    let (doc, o) = run(&m, &mut t, &d.path().join("b"));
+    check_complete(&doc, &o);
+    let ids: Vec<&str> = doc.steps.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "prepare-span",
+            "4k-randwrite-qd1",
+            "4k-randwrite-qd4",
+            "4k-randread-qd1",
+            "4k-randread-qd4",
+            "512k-write-qd1",
+            "512k-read-qd1",
+            "spec-workstation",
+            "spec-database"
+        ]
+    );
+    let ws = &doc.steps[7].config;
+    assert_eq!(
+        (ws.rwmixread, ws.percentage_random, ws.iodepth),
+        (80, 80, 64)
+    );
+    assert_eq!(
+        doc.steps[1].config.data,
+        drivelab_engine::spec::DataPattern::Repeat
+    );
+    assert_eq!(doc.steps[5].config.numjobs, 2);
+}
+
+#[test]
+fn mixed_sweeps_the_read_share() {
+    let d = tempfile::tempdir().unwrap();
+    let mut t = sim("sim:nvme-tlc,capacity=4G");
+    let m = mixed::Mixed::new(true);
+    let (doc, o) = run(&m, &mut t, &d.path().join("b"));
+    check_complete(&doc, &o);
+    assert_eq!(doc.steps.len(), 11);
+    let first = doc.steps[0].run.as_ref().unwrap();
+    let last = doc.steps[10].run.as_ref().unwrap();
+    assert_eq!(first.totals.read.ops, 0);
+    assert_eq!(last.totals.write.ops, 0);
+    let mid = doc.steps[5].run.as_ref().unwrap();
+    let share = mid.totals.read.ops as f64 / mid.totals.all.ops as f64;
+    assert!((share - 0.5).abs() < 0.05, "{share}");
+}
+
+/// Stops the run after the first step is saved.
+struct StopAfterFirst<'a>(&'a AtomicBool);
+
+impl Observer for StopAfterFirst<'_> {
+    fn step_finished(&self, _rec: &drivelab_suites::StepRecord) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn resume_continues_without_redoing_finished_steps() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("b");
+    let mut q = quick::Quick::new(true);
+    q.runs = 1;
+    let stop = AtomicBool::new(false);
+    let mut t = sim("sim:sata-mlc,capacity=4G");
+    let plan = q.plan(&t.info).unwrap();
+    let mut b = Bundle::create(
+        &out,
+        new_doc(&q, &plan, &t, Some("sim:sata-mlc,capacity=4G".into())),
+    )
+    .unwrap();
+    let o = execute(
+        &q,
+        &plan,
+        &mut t,
+        &mut b,
+        &Runner {
+            stop: &stop,
+            observer: Some(&StopAfterFirst(&stop)),
+        },
+    )
+    .unwrap();
+    assert_eq!(o, Outcome::Interrupted);
+    let first = Bundle::open(&out).unwrap().doc;
+    assert_eq!(first.status, BundleStatus::Interrupted);
+    assert_eq!(first.steps.len(), 1);
+    assert!(std::fs::read_to_string(out.join(RUN_JSON))
+        .unwrap()
+        .ends_with("}\n"));
+
+    // A new process: rebuild the suite from the bundle, reopen the target, continue.
+    let mut b = Bundle::open(&out).unwrap();
+    let suite = drivelab_suites::from_saved(&b.doc.suite, &b.doc.knobs).unwrap();
+    let mut t = sim(b.doc.target_arg.as_deref().unwrap());
+    let plan = suite.plan(&t.info).unwrap();
+    check_resume(&b.doc, &plan, &t).unwrap();
+    let stop = AtomicBool::new(false);
+    let o = execute(
+        suite.as_ref(),
+        &plan,
+        &mut t,
+        &mut b,
+        &Runner {
+            stop: &stop,
+            observer: None,
+        },
+    )
+    .unwrap();
+    assert!(matches!(o, Outcome::Complete(_)));
+    assert_eq!(b.doc.steps.len(), 8);
+    let key = |s: &drivelab_suites::StepRecord| {
+        (
+            s.id.clone(),
+            s.started_at.clone(),
+            s.finished_at.clone(),
+            s.config.randseed,
+        )
+    };
+    assert_eq!(
+        key(&b.doc.steps[0]),
+        key(&first.steps[0]),
+        "the finished step was kept as it was"
+    );
+    assert_eq!(b.doc.config_hash, first.config_hash);
+
+    // Another target or other knobs do not resume this bundle.
+    let other = sim("sim:sata-mlc,capacity=8G");
+    let plan2 = suite.plan(&other.info).unwrap();
+    assert!(check_resume(&b.doc, &plan2, &other).is_err());
+    let mut q2 = q.clone();
+    q2.runs = 2;
+    let plan3 = q2.plan(&t.info).unwrap();
+    assert!(check_resume(&b.doc, &plan3, &t).is_err());
+}
+
+#[test]
+fn same_settings_share_a_config_hash_and_seeds_do_not_matter() {
+    let a = sim("sim:nvme-tlc,capacity=4G");
+    let q = quick::Quick::new(true);
+    let p1 = q.plan(&a.info).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    let p2 = q.plan(&a.info).unwrap();
+    assert_ne!(p1[0].workload.randseed, p2[0].workload.randseed);
+    let h = |p: &[drivelab_suites::plan::PlannedStep]| {
+        drivelab_suites::hash::config_hash("quick", &q.knobs(), p)
+    };
+    assert_eq!(h(&p1), h(&p2));
+    let mut q2 = q.clone();
+    q2.runtime_ns *= 2;
+    assert_ne!(h(&p1), h(&q2.plan(&a.info).unwrap()));
+}
