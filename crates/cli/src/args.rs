@@ -24,9 +24,12 @@ pub struct Cli {
 pub enum Command {
     /// Run one workload (fio-style options) and report IOPS, bandwidth and latency.
     Io(IoArgs),
+    /// Run a review methodology (quick, peak, consistency, seqfill, iometer, mixed) into a
+    /// result bundle, or continue one with --resume.
+    Run(crate::run_args::RunArgs),
 }
 
-fn pct(s: &str) -> Result<u32, String> {
+pub fn pct(s: &str) -> Result<u32, String> {
     s.trim_end_matches('%')
         .parse::<u32>()
         .ok()
@@ -34,14 +37,14 @@ fn pct(s: &str) -> Result<u32, String> {
         .ok_or_else(|| format!("'{s}' is not a percentage from 0 to 100"))
 }
 
-fn positive(s: &str) -> Result<u32, String> {
+pub fn positive(s: &str) -> Result<u32, String> {
     s.parse::<u32>()
         .ok()
         .filter(|&v| v > 0)
         .ok_or_else(|| format!("'{s}' is not a whole number of at least 1"))
 }
 
-fn bs(s: &str) -> Result<u32, String> {
+pub fn bs(s: &str) -> Result<u32, String> {
     let v = size::parse_size(s)?;
     if v == 0 || v > (1 << 30) {
         return Err(format!("'{s}' is not a block size from 1 byte to 1G"));
@@ -57,7 +60,7 @@ fn bssplit(s: &str) -> Result<BsSplit, String> {
     drivelab_engine::spec::parse_bssplit(s).map(BsSplit)
 }
 
-fn duration(s: &str) -> Result<u64, String> {
+pub fn duration(s: &str) -> Result<u64, String> {
     size::parse_duration_ns(s)
 }
 

@@ -8,6 +8,7 @@ mod args;
 mod cmd;
 mod fail;
 mod output;
+mod run_args;
 mod session;
 mod signals;
 mod target_arg;

@@ -241,7 +241,7 @@ impl Suite for IoMeter {
         let mut specs = Vec::new();
         let mut metrics = Vec::new();
         let mut table = format!(
-            "drivelab iometer: {:.1} s per test, data {}\n{:<34} {:>12} {:>10} {:>10}\n",
+            "drivelab iometer: {} s per test, data {}\n{:<40} {:>12} {:>10} {:>10}\n",
             self.test_time_ns as f64 / 1e9,
             self.data.name(),
             "Test",
@@ -277,7 +277,7 @@ impl Suite for IoMeter {
                 "MB/s",
             ));
             table += &format!(
-                "{:<34} {:>12.0} {:>10.1} {:>10}\n",
+                "{:<40} {:>12.0} {:>10.1} {:>10}\n",
                 s.name,
                 t.all.ops_per_s,
                 t.all.mbps,

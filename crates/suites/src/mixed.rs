@@ -107,7 +107,7 @@ impl Suite for Mixed {
         let mut rows = Vec::new();
         let mut metrics = Vec::new();
         let mut table = format!(
-            "drivelab mixed: {} B random, QD{}, {:.1} s per step\n{:>7} {:>12} {:>12} {:>12} {:>12} {:>12}\n",
+            "drivelab mixed: {} B random, QD{}, {} s per step\n{:>7} {:>12} {:>12} {:>12} {:>12} {:>12}\n",
             self.bs,
             self.qd,
             self.step_time_ns as f64 / 1e9,

@@ -172,7 +172,7 @@ impl Suite for Peak {
         let mut sweeps = Vec::new();
         let mut metrics = Vec::new();
         let mut table = format!(
-            "drivelab peak: QD sweep 1…{} ({}), {:.1} s per point; knee = lowest QD with ≥95 % of the best throughput\n",
+            "drivelab peak: QD sweep 1…{} ({}), {} s per point; knee = lowest QD with ≥95 % of the best throughput\n",
             self.max_qd,
             match self.ioengine {
                 IoEngine::Sync => "threads, one synchronous I/O each",

@@ -252,7 +252,7 @@ impl Quick {
             SizeOrPercent::Percent(p) => format!("{p}% of the target"),
         };
         let mut out = format!(
-            "drivelab quick ({}): {size}, {} × {:.1} s per test, {which} shown; MB/s = 10^6 bytes/s\n",
+            "drivelab quick ({}): {size}, {} × {} s per test, {which} shown; MB/s = 10^6 bytes/s\n",
             self.preset,
             self.runs,
             self.runtime_ns as f64 / 1e9

@@ -96,8 +96,9 @@ fn act(step: &PlannedStep, target: &mut Target, opts: &Runner<'_>) -> Result<Run
 }
 
 /// Carry out `plan` (made by `suite` for this target) into `bundle`. Steps the bundle
-/// already holds as finished are not run again; on a simulated target, whose state does
-/// not outlive the process, finished preparation steps are replayed first (unsaved).
+/// already holds as finished are not run again; on a simulated target (whose state does
+/// not outlive the process) or a test file created anew, finished preparation steps are
+/// replayed first (unsaved).
 pub fn execute(
     suite: &dyn Suite,
     plan: &[PlannedStep],
@@ -107,7 +108,10 @@ pub fn execute(
 ) -> Result<Outcome, String> {
     let total = plan.len();
     let resumed = bundle.doc.steps.iter().any(|s| s.status.finished());
-    let replay_prepares = resumed && target.info.kind == TargetKind::Simulated;
+    // A simulated device's state dies with the process, and a test file created now is
+    // fresh: either way the finished preparation steps must be redone (unsaved).
+    let replay_prepares =
+        resumed && (target.info.kind == TargetKind::Simulated || target.created_now());
     if bundle.doc.status != BundleStatus::Running {
         bundle.set_status(BundleStatus::Running)?;
     }

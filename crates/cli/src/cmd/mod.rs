@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 mod io;
+mod run;
 
 use crate::args::{Cli, Command};
 use crate::fail::Fail;
@@ -9,5 +10,6 @@ use crate::fail::Fail;
 pub fn dispatch(cli: Cli) -> Result<i32, Fail> {
     match cli.cmd {
         Command::Io(a) => io::run(a),
+        Command::Run(a) => run::run(a),
     }
 }

@@ -9,7 +9,12 @@ pub struct Line {
 }
 
 fn show(p: &Progress<'_>) {
-    let mut line = format!("\r[{:>5.0}s]", p.wall.as_secs_f64());
+    show_with("", p);
+}
+
+/// Draw the progress line of `p`, led by `prefix` (e.g. the running step of a suite).
+pub fn show_with(prefix: &str, p: &Progress<'_>) {
+    let mut line = format!("\r\x1b[2K{prefix}[{:>5.0}s]", p.wall.as_secs_f64());
     if let Some(r) = p.latest {
         if r.read.ops > 0 {
             line += &format!(

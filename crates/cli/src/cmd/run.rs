@@ -1,0 +1,203 @@
+//! `drivelab run SUITE [TARGET]` and `drivelab run --resume BUNDLE`: a review methodology
+//! into a result bundle, with its summary table on stdout.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+use drivelab_engine::run::Progress;
+use drivelab_engine::target::{self, OpenOptions, TargetKind, TargetSpec};
+use drivelab_suites::bundle::{default_dir, Bundle, BundleStatus};
+use drivelab_suites::runner::{check_resume, execute, new_doc};
+use drivelab_suites::{from_saved, Observer, Outcome, Runner, StepRecord, Suite};
+
+use crate::fail::{Fail, FAILED, INTERRUPTED};
+use crate::output::progress;
+use crate::run_args::{RunArgs, SuiteCmd};
+use crate::session::Session;
+
+/// Where bundles go by default, under the current directory.
+const RESULTS_DIR: &str = "drivelab-results";
+
+/// Step and engine progress on stderr, only when stderr is a terminal.
+struct Tty {
+    enabled: bool,
+    step: std::sync::Mutex<String>,
+}
+
+impl Tty {
+    fn new() -> Tty {
+        Tty {
+            enabled: std::io::stderr().is_terminal(),
+            step: std::sync::Mutex::new(String::new()),
+        }
+    }
+    fn clear(&self) {
+        if self.enabled {
+            eprint!("\r\x1b[2K");
+        }
+    }
+}
+
+impl Observer for Tty {
+    fn step_started(&self, index: usize, total: usize, name: &str) {
+        if self.enabled {
+            let s = format!("[{}/{}] {name} ", index + 1, total);
+            eprint!("\r\x1b[2K{s}");
+            *self.step.lock().unwrap_or_else(|e| e.into_inner()) = s;
+        }
+    }
+    fn progress(&self, p: &Progress<'_>) {
+        if self.enabled {
+            let s = self.step.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            progress::show_with(&s, p);
+        }
+    }
+    fn step_finished(&self, _rec: &StepRecord) {
+        self.clear();
+    }
+    fn message(&self, text: &str) {
+        if self.enabled {
+            eprintln!("\r\x1b[2Kdrivelab: {text}");
+        }
+    }
+}
+
+/// The TARGET as recorded for `--resume`: paths made absolute (the default test file too).
+fn target_arg(given: Option<&str>) -> Result<String, Fail> {
+    match given {
+        Some(s) if s == "null" || s == "sim" || s.starts_with("sim:") => Ok(s.to_string()),
+        other => {
+            let p = PathBuf::from(other.unwrap_or(target::TEST_FILE_NAME));
+            std::path::absolute(&p)
+                .map(|p| p.display().to_string())
+                .map_err(|e| Fail::usage(format!("TARGET {}: {e}", p.display())))
+        }
+    }
+}
+
+fn open_options(suite: &dyn Suite, overwrite: bool, destructive: Option<PathBuf>) -> OpenOptions {
+    OpenOptions {
+        write: true,
+        direct: true,
+        overwrite,
+        destructive,
+        create_size: suite.test_file_bytes().unwrap_or(target::TEST_FILE_SIZE),
+    }
+}
+
+pub fn run(a: RunArgs) -> Result<i32, Fail> {
+    match (&a.suite, &a.resume) {
+        (Some(cmd), None) => start(cmd),
+        (None, Some(dir)) => resume(dir, &a),
+        _ => Err(Fail::usage(
+            "run: name a suite (quick, peak, consistency, seqfill, iometer, mixed) or give --resume BUNDLE",
+        )),
+    }
+}
+
+fn start(cmd: &SuiteCmd) -> Result<i32, Fail> {
+    let suite = cmd.build().map_err(Fail::usage)?;
+    let common = cmd.common();
+    let t = &common.target;
+    let arg = target_arg(t.target.as_deref())?;
+    let spec = crate::target_arg::parse(Some(&arg))?;
+    let open = open_options(suite.as_ref(), t.overwrite, t.destructive.clone());
+    let mut session = Session::open(spec, &open, t.keep)?;
+    let plan = suite
+        .plan(&session.target().info)
+        .map_err(|e| session.usage(format!("{}: {e}", suite.name())))?;
+    let dir = common
+        .out
+        .clone()
+        .unwrap_or_else(|| default_dir(Path::new(RESULTS_DIR), suite.name()));
+    let doc = new_doc(suite.as_ref(), &plan, session.target(), Some(arg));
+    let mut bundle = Bundle::create(&dir, doc).map_err(|e| session.usage(e))?;
+    finish(suite.as_ref(), &plan, session, &mut bundle)
+}
+
+fn resume(dir: &Path, a: &RunArgs) -> Result<i32, Fail> {
+    let mut bundle = Bundle::open(dir).map_err(Fail::usage)?;
+    let suite = from_saved(&bundle.doc.suite, &bundle.doc.knobs)
+        .map_err(|e| Fail::usage(format!("--resume {}: {e}", dir.display())))?;
+    if bundle.doc.status == BundleStatus::Complete {
+        let report = suite.report(&bundle.doc.steps);
+        print!("{}", report.table);
+        eprintln!("drivelab: {} is already complete", dir.display());
+        return Ok(0);
+    }
+    let arg = bundle.doc.target_arg.clone().ok_or_else(|| {
+        Fail::usage(format!(
+            "--resume {}: the bundle does not name its target",
+            dir.display()
+        ))
+    })?;
+    let spec = if bundle.doc.target.kind == TargetKind::File {
+        TargetSpec::Path(Some(PathBuf::from(&arg)))
+    } else {
+        crate::target_arg::parse(Some(&arg))?
+    };
+    let open = open_options(suite.as_ref(), a.overwrite, a.destructive.clone());
+    let mut session = Session::open(spec, &open, a.keep)?;
+    if bundle.doc.test_file_created {
+        session.adopt_test_file();
+    }
+    let plan = suite
+        .plan(&session.target().info)
+        .map_err(|e| session.usage(format!("{}: {e}", suite.name())))?;
+    check_resume(&bundle.doc, &plan, session.target()).map_err(|e| session.usage(e))?;
+    let done = bundle
+        .doc
+        .steps
+        .iter()
+        .filter(|s| s.status.finished())
+        .count();
+    eprintln!(
+        "drivelab: resuming {} at step {} of {}",
+        dir.display(),
+        done + 1,
+        plan.len()
+    );
+    finish(suite.as_ref(), &plan, session, &mut bundle)
+}
+
+fn finish(
+    suite: &dyn Suite,
+    plan: &[drivelab_suites::plan::PlannedStep],
+    mut session: Session,
+    bundle: &mut Bundle,
+) -> Result<i32, Fail> {
+    let tty = Tty::new();
+    let stop = session.stop.clone();
+    let outcome = execute(
+        suite,
+        plan,
+        session.target_mut(),
+        bundle,
+        &Runner {
+            stop: &stop,
+            observer: Some(&tty),
+        },
+    )
+    .map_err(|e| session.failed(e))?;
+    tty.clear();
+    let dir = bundle.dir.display().to_string();
+    let code = match outcome {
+        Outcome::Complete(report) => {
+            print!("{}", report.table);
+            println!("Result bundle: {dir}");
+            0
+        }
+        Outcome::Interrupted => {
+            eprintln!(
+                "drivelab: interrupted; finished steps are saved in {dir}; continue with: drivelab run --resume {dir}"
+            );
+            INTERRUPTED
+        }
+        Outcome::Failed(e) => {
+            eprintln!("drivelab: the suite failed: {e}; finished steps are saved in {dir}");
+            FAILED
+        }
+    };
+    session.close()?;
+    Ok(code)
+}

@@ -1,0 +1,408 @@
+//! Grammar of `drivelab run`: one subcommand per suite, every knob a flag whose default
+//! is the reference's value (shrunk by `--short`), and `--resume BUNDLE`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+use drivelab_engine::size::{self, SizeOrPercent};
+use drivelab_engine::spec::{CdmSpec, DataPattern, IoEngine};
+use drivelab_suites::{consistency, iometer, mixed, peak, quick, seqfill, Suite};
+
+use crate::args::{bs, duration, pct, positive, TargetArgs};
+
+#[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct RunArgs {
+    /// Continue the suite saved in this bundle directory from its next unfinished step.
+    #[arg(long, value_name = "BUNDLE")]
+    pub resume: Option<PathBuf>,
+    /// With --resume: keep a test file drivelab created instead of removing it at the end.
+    #[arg(long, requires = "resume")]
+    pub keep: bool,
+    /// With --resume: allow writes to the bundle's target file drivelab did not create.
+    #[arg(long, requires = "resume")]
+    pub overwrite: bool,
+    /// With --resume: allow writes to this block device (must be the bundle's target).
+    #[arg(long, value_name = "DEVICE", requires = "resume")]
+    pub destructive: Option<PathBuf>,
+    #[command(subcommand)]
+    pub suite: Option<SuiteCmd>,
+}
+
+/// Options every suite takes.
+#[derive(Args, Debug, Clone)]
+pub struct CommonArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// Bundle directory [default: a new drivelab-results/<suite>-<UTC time>/ here].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Shrink durations and sizes so the suite runs in seconds (the values used are recorded).
+    #[arg(long)]
+    pub short: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SuiteCmd {
+    /// CrystalDiskMark's presets: read then write per test, 3 runs of 5 s, 1 GiB.
+    Quick(QuickArgs),
+    /// Queue-depth sweep 1…512 of 4K random and 128K sequential I/O; the 95 % knee.
+    Peak(PeakArgs),
+    /// Precondition, then an hour of 4K random writes at QD32; consistency scores.
+    Consistency(ConsistencyArgs),
+    /// 128K sequential writes at QD32 over 90 % of the target: cache and drops.
+    Seqfill(SeqFillArgs),
+    /// IOMeter-style profiles (QD 1…16, 2 workers × QD 1…4) and access specs.
+    Iometer(IoMeterArgs),
+    /// 4K random I/O at one QD with the read share swept 0…100 %.
+    Mixed(MixedArgs),
+}
+
+fn size_or_pct(s: &str) -> Result<SizeOrPercent, String> {
+    size::parse_size_or_percent(s)
+}
+
+fn u32_list(s: &str) -> Result<Vec<u32>, String> {
+    s.split(',')
+        .map(|x| positive(x.trim()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| {
+            format!("'{s}' is not a comma-separated list of whole numbers ≥ 1, like 1,2,4")
+        })
+}
+
+fn names(s: &str) -> Result<Vec<String>, String> {
+    let v: Vec<String> = s
+        .split(',')
+        .map(|x| x.trim().to_string())
+        .filter(|x| !x.is_empty())
+        .collect();
+    if v.is_empty() {
+        return Err("give at least one name".into());
+    }
+    Ok(v)
+}
+
+fn cdm_tests(s: &str) -> Result<Vec<String>, String> {
+    s.split(',')
+        .map(|t| CdmSpec::parse(t.trim()).map(|c| c.label()))
+        .collect()
+}
+
+fn percent_f(s: &str) -> Result<f64, String> {
+    s.trim_end_matches('%')
+        .parse::<f64>()
+        .ok()
+        .filter(|v| (0.0..100.0).contains(v))
+        .ok_or_else(|| format!("'{s}' is not a percentage from 0 to below 100, like 25%"))
+}
+
+fn fraction(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|v| *v > 0.0 && *v < 1.0)
+        .ok_or_else(|| format!("'{s}' is not a fraction between 0 and 1, like 0.5"))
+}
+
+fn seconds(s: &str) -> Result<usize, String> {
+    let ns = duration(s)?;
+    if ns < 1_000_000_000 || ns % 1_000_000_000 != 0 {
+        return Err(format!(
+            "'{s}' is not a whole number of seconds ≥ 1, like 400 or 400s"
+        ));
+    }
+    Ok((ns / 1_000_000_000) as usize)
+}
+
+fn repeat_or_random(s: &str) -> Result<DataPattern, String> {
+    match s {
+        "repeat" => Ok(DataPattern::Repeat),
+        "random" => Ok(DataPattern::Random),
+        _ => Err(format!("'{s}' is not repeat or random")),
+    }
+}
+
+fn peak_engine(s: &str) -> Result<IoEngine, String> {
+    match IoEngine::parse(s)? {
+        e @ (IoEngine::Sync | IoEngine::IoUring) => Ok(e),
+        _ => Err(format!("'{s}' is not sync or io_uring")),
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct QuickArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// standard, nvme, peak or realworld [default: standard].
+    #[arg(long, value_parser = quick::parse_preset)]
+    pub preset: Option<String>,
+    /// Own list of tests instead of a preset, e.g. "SEQ1M Q8T1,RND4K Q32T16".
+    #[arg(long, value_parser = cdm_tests)]
+    pub tests: Option<Vec<String>>,
+    /// Test-file size / span [default: 1G; --short 64M].
+    #[arg(long, value_parser = size_or_pct)]
+    pub size: Option<SizeOrPercent>,
+    /// Length of one run [default: 5s; --short 300ms].
+    #[arg(long, value_parser = duration)]
+    pub runtime: Option<u64>,
+    /// Idle between tests [default: 5s; --short 0].
+    #[arg(long, value_parser = duration)]
+    pub interval: Option<u64>,
+    /// Runs per test and direction [default: 3; --short 2].
+    #[arg(long, value_parser = positive)]
+    pub runs: Option<u32>,
+    /// Which of the runs the table shows: best (CrystalDiskMark's) or mean [default: best].
+    #[arg(long, value_parser = ["best", "mean"])]
+    pub show: Option<String>,
+    /// Content of writes [default: random].
+    #[arg(long, value_parser = DataPattern::parse)]
+    pub data: Option<DataPattern>,
+}
+
+#[derive(Args, Debug)]
+pub struct PeakArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Highest queue depth of the sweep [default: 512; --short 4].
+    #[arg(long = "max-qd", value_parser = positive)]
+    pub max_qd: Option<u32>,
+    /// sync (threads, one synchronous I/O each: the reference's method) or io_uring [default: sync].
+    #[arg(long, value_parser = peak_engine)]
+    pub ioengine: Option<IoEngine>,
+    /// Length of one sweep point [default: 30s; --short 250ms].
+    #[arg(long = "point-time", value_parser = duration)]
+    pub point_time: Option<u64>,
+    /// Span, bytes or % of the target [default: 100%; --short 64M].
+    #[arg(long, value_parser = size_or_pct)]
+    pub size: Option<SizeOrPercent>,
+    /// Run every QD even after throughput fell twice past the peak.
+    #[arg(long = "no-early-stop")]
+    pub no_early_stop: bool,
+    /// Workloads to sweep [default: 4k-randread,4k-randwrite,128k-read,128k-write].
+    #[arg(long, value_parser = names)]
+    pub workloads: Option<Vec<String>>,
+}
+
+#[derive(Args, Debug)]
+pub struct ConsistencyArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Span, bytes or % of the target [default: 100%; --short 64M].
+    #[arg(long, value_parser = size_or_pct)]
+    pub size: Option<SizeOrPercent>,
+    /// Length of the random-write test [default: 3600s; --short 10s].
+    #[arg(long, value_parser = duration)]
+    pub duration: Option<u64>,
+    /// Length of one steady-state round, whole seconds [default: 60s; --short 2s].
+    #[arg(long, value_parser = duration)]
+    pub round: Option<u64>,
+    /// Scoring window at the end of the test [default: 400s; --short 6s].
+    #[arg(long, value_parser = seconds)]
+    pub window: Option<usize>,
+    /// Queue depth of the random writes [default: 32].
+    #[arg(long, value_parser = positive)]
+    pub qd: Option<u32>,
+    /// Sequential fill passes of the precondition (2 for the SNIA variant) [default: 1].
+    #[arg(long, value_parser = positive)]
+    pub passes: Option<u32>,
+    /// Over-provisioning to simulate: test (100 − N) % of the span, discard the rest [default: 0%].
+    #[arg(long, value_parser = percent_f)]
+    pub op: Option<f64>,
+    /// Stop once the SNIA PTS steady state is reached.
+    #[arg(long = "until-steady")]
+    pub until_steady: bool,
+    /// Content of writes [default: random, incompressible].
+    #[arg(long, value_parser = DataPattern::parse)]
+    pub data: Option<DataPattern>,
+}
+
+#[derive(Args, Debug)]
+pub struct SeqFillArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Span, bytes or % of the target [default: 100%; --short 64M].
+    #[arg(long, value_parser = size_or_pct)]
+    pub size: Option<SizeOrPercent>,
+    /// How much of the span to write, bytes or % [default: 90%].
+    #[arg(long, value_parser = size_or_pct)]
+    pub fill: Option<SizeOrPercent>,
+    /// Block size [default: 128k].
+    #[arg(long, value_parser = bs)]
+    pub bs: Option<u32>,
+    /// Queue depth [default: 32].
+    #[arg(long, value_parser = positive)]
+    pub qd: Option<u32>,
+    /// Drop episodes: seconds below this fraction of the post-cache median [default: 0.5].
+    #[arg(long = "drop-fraction", value_parser = fraction)]
+    pub drop_fraction: Option<f64>,
+    /// Content of writes [default: random].
+    #[arg(long, value_parser = DataPattern::parse)]
+    pub data: Option<DataPattern>,
+}
+
+#[derive(Args, Debug)]
+pub struct IoMeterArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Span [default: 10GB, or the whole target when smaller; --short 64M].
+    #[arg(long, value_parser = size_or_pct)]
+    pub size: Option<SizeOrPercent>,
+    /// Length of one test [default: 3m; --short 250ms].
+    #[arg(long = "test-time", value_parser = duration)]
+    pub test_time: Option<u64>,
+    /// Queue depths of the 4K random profiles [default: 1,2,4,8,16].
+    #[arg(long, value_parser = u32_list)]
+    pub qds: Option<Vec<u32>>,
+    /// Outstanding I/Os per worker of the 512K sequential profiles [default: 1,2,4].
+    #[arg(long = "seq-qds", value_parser = u32_list)]
+    pub seq_qds: Option<Vec<u32>>,
+    /// Workers of the sequential profiles [default: 2].
+    #[arg(long = "seq-workers", value_parser = positive)]
+    pub seq_workers: Option<u32>,
+    /// Access specs to run: workstation, database, fileserver, webserver, streaming-read,
+    /// streaming-write [default: workstation].
+    #[arg(long, value_parser = names)]
+    pub specs: Option<Vec<String>>,
+    /// Outstanding I/Os of the access-spec tests [default: 64].
+    #[arg(long = "spec-qd", value_parser = positive)]
+    pub spec_qd: Option<u32>,
+    /// repeat (IOMeter's repeating bytes) or random [default: repeat].
+    #[arg(long, value_parser = repeat_or_random)]
+    pub data: Option<DataPattern>,
+}
+
+#[derive(Args, Debug)]
+pub struct MixedArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Span, bytes or % of the target [default: 100%; --short 64M].
+    #[arg(long, value_parser = size_or_pct)]
+    pub size: Option<SizeOrPercent>,
+    /// Block size [default: 4k].
+    #[arg(long, value_parser = bs)]
+    pub bs: Option<u32>,
+    /// Outstanding I/Os [default: 32].
+    #[arg(long, value_parser = positive)]
+    pub qd: Option<u32>,
+    /// Step of the read share, percent [default: 10].
+    #[arg(long, value_parser = pct)]
+    pub step: Option<u32>,
+    /// Length of one step [default: 60s; --short 250ms].
+    #[arg(long = "step-time", value_parser = duration)]
+    pub step_time: Option<u64>,
+    /// Content of writes [default: random].
+    #[arg(long, value_parser = DataPattern::parse)]
+    pub data: Option<DataPattern>,
+}
+
+fn set<T>(slot: &mut T, v: Option<T>) {
+    if let Some(v) = v {
+        *slot = v;
+    }
+}
+
+impl SuiteCmd {
+    pub fn common(&self) -> &CommonArgs {
+        match self {
+            SuiteCmd::Quick(a) => &a.common,
+            SuiteCmd::Peak(a) => &a.common,
+            SuiteCmd::Consistency(a) => &a.common,
+            SuiteCmd::Seqfill(a) => &a.common,
+            SuiteCmd::Iometer(a) => &a.common,
+            SuiteCmd::Mixed(a) => &a.common,
+        }
+    }
+
+    /// The suite with its knobs: defaults (or `--short` ones), then the flags given.
+    /// Errors name the flag.
+    pub fn build(&self) -> Result<Box<dyn Suite>, String> {
+        let short = self.common().short;
+        Ok(match self {
+            SuiteCmd::Quick(a) => {
+                let mut k = quick::Quick::new(short);
+                if let Some(p) = &a.preset {
+                    k.preset = p.clone();
+                    k.tests = quick::preset_tests(p).unwrap_or_default();
+                }
+                if let Some(t) = &a.tests {
+                    k.preset = "custom".into();
+                    k.tests = t.clone();
+                }
+                set(&mut k.size, a.size);
+                set(&mut k.runtime_ns, a.runtime);
+                set(&mut k.interval_ns, a.interval);
+                set(&mut k.runs, a.runs);
+                set(&mut k.data, a.data);
+                if let Some(s) = &a.show {
+                    k.show = if s == "mean" {
+                        quick::Show::Mean
+                    } else {
+                        quick::Show::Best
+                    };
+                }
+                k.validate()?;
+                Box::new(k)
+            }
+            SuiteCmd::Peak(a) => {
+                let mut k = peak::Peak::new(short);
+                set(&mut k.max_qd, a.max_qd);
+                set(&mut k.ioengine, a.ioengine);
+                set(&mut k.point_time_ns, a.point_time);
+                set(&mut k.size, a.size);
+                set(&mut k.workloads, a.workloads.clone());
+                k.early_stop = !a.no_early_stop;
+                k.validate()?;
+                Box::new(k)
+            }
+            SuiteCmd::Consistency(a) => {
+                let mut k = consistency::Consistency::new(short);
+                set(&mut k.size, a.size);
+                set(&mut k.duration_ns, a.duration);
+                set(&mut k.round_ns, a.round);
+                set(&mut k.window_s, a.window);
+                set(&mut k.qd, a.qd);
+                set(&mut k.passes, a.passes);
+                set(&mut k.op_percent, a.op);
+                set(&mut k.data, a.data);
+                k.until_steady = a.until_steady;
+                k.validate()?;
+                Box::new(k)
+            }
+            SuiteCmd::Seqfill(a) => {
+                let mut k = seqfill::SeqFill::new(short);
+                set(&mut k.size, a.size);
+                set(&mut k.fill, a.fill);
+                set(&mut k.bs, a.bs);
+                set(&mut k.qd, a.qd);
+                set(&mut k.drop_fraction, a.drop_fraction);
+                set(&mut k.data, a.data);
+                k.validate()?;
+                Box::new(k)
+            }
+            SuiteCmd::Iometer(a) => {
+                let mut k = iometer::IoMeter::new(short);
+                set(&mut k.size, a.size);
+                set(&mut k.test_time_ns, a.test_time);
+                set(&mut k.qds, a.qds.clone());
+                set(&mut k.seq_qds, a.seq_qds.clone());
+                set(&mut k.seq_workers, a.seq_workers);
+                set(&mut k.specs, a.specs.clone());
+                set(&mut k.spec_qd, a.spec_qd);
+                set(&mut k.data, a.data);
+                k.validate()?;
+                Box::new(k)
+            }
+            SuiteCmd::Mixed(a) => {
+                let mut k = mixed::Mixed::new(short);
+                set(&mut k.size, a.size);
+                set(&mut k.bs, a.bs);
+                set(&mut k.qd, a.qd);
+                set(&mut k.step_percent, a.step);
+                set(&mut k.step_time_ns, a.step_time);
+                set(&mut k.data, a.data);
+                k.validate()?;
+                Box::new(k)
+            }
+        })
+    }
+}
