@@ -62,16 +62,21 @@ fn size_or_pct(s: &str) -> Result<SizeOrPercent, String> {
     size::parse_size_or_percent(s)
 }
 
-fn u32_list(s: &str) -> Result<Vec<u32>, String> {
+/// A comma-separated list (a newtype so clap takes it as one value).
+#[derive(Debug, Clone)]
+pub struct List<T>(pub Vec<T>);
+
+fn u32_list(s: &str) -> Result<List<u32>, String> {
     s.split(',')
         .map(|x| positive(x.trim()))
         .collect::<Result<Vec<_>, _>>()
+        .map(List)
         .map_err(|_| {
             format!("'{s}' is not a comma-separated list of whole numbers ≥ 1, like 1,2,4")
         })
 }
 
-fn names(s: &str) -> Result<Vec<String>, String> {
+fn names(s: &str) -> Result<List<String>, String> {
     let v: Vec<String> = s
         .split(',')
         .map(|x| x.trim().to_string())
@@ -80,13 +85,14 @@ fn names(s: &str) -> Result<Vec<String>, String> {
     if v.is_empty() {
         return Err("give at least one name".into());
     }
-    Ok(v)
+    Ok(List(v))
 }
 
-fn cdm_tests(s: &str) -> Result<Vec<String>, String> {
+fn cdm_tests(s: &str) -> Result<List<String>, String> {
     s.split(',')
         .map(|t| CdmSpec::parse(t.trim()).map(|c| c.label()))
-        .collect()
+        .collect::<Result<Vec<_>, _>>()
+        .map(List)
 }
 
 fn percent_f(s: &str) -> Result<f64, String> {
@@ -138,7 +144,7 @@ pub struct QuickArgs {
     pub preset: Option<String>,
     /// Own list of tests instead of a preset, e.g. "SEQ1M Q8T1,RND4K Q32T16".
     #[arg(long, value_parser = cdm_tests)]
-    pub tests: Option<Vec<String>>,
+    pub tests: Option<List<String>>,
     /// Test-file size / span [default: 1G; --short 64M].
     #[arg(long, value_parser = size_or_pct)]
     pub size: Option<SizeOrPercent>,
@@ -180,7 +186,7 @@ pub struct PeakArgs {
     pub no_early_stop: bool,
     /// Workloads to sweep [default: 4k-randread,4k-randwrite,128k-read,128k-write].
     #[arg(long, value_parser = names)]
-    pub workloads: Option<Vec<String>>,
+    pub workloads: Option<List<String>>,
 }
 
 #[derive(Args, Debug)]
@@ -252,17 +258,17 @@ pub struct IoMeterArgs {
     pub test_time: Option<u64>,
     /// Queue depths of the 4K random profiles [default: 1,2,4,8,16].
     #[arg(long, value_parser = u32_list)]
-    pub qds: Option<Vec<u32>>,
+    pub qds: Option<List<u32>>,
     /// Outstanding I/Os per worker of the 512K sequential profiles [default: 1,2,4].
     #[arg(long = "seq-qds", value_parser = u32_list)]
-    pub seq_qds: Option<Vec<u32>>,
+    pub seq_qds: Option<List<u32>>,
     /// Workers of the sequential profiles [default: 2].
     #[arg(long = "seq-workers", value_parser = positive)]
     pub seq_workers: Option<u32>,
     /// Access specs to run: workstation, database, fileserver, webserver, streaming-read,
     /// streaming-write [default: workstation].
     #[arg(long, value_parser = names)]
-    pub specs: Option<Vec<String>>,
+    pub specs: Option<List<String>>,
     /// Outstanding I/Os of the access-spec tests [default: 64].
     #[arg(long = "spec-qd", value_parser = positive)]
     pub spec_qd: Option<u32>,
@@ -326,7 +332,7 @@ impl SuiteCmd {
                 }
                 if let Some(t) = &a.tests {
                     k.preset = "custom".into();
-                    k.tests = t.clone();
+                    k.tests = t.0.clone();
                 }
                 set(&mut k.size, a.size);
                 set(&mut k.runtime_ns, a.runtime);
@@ -349,7 +355,7 @@ impl SuiteCmd {
                 set(&mut k.ioengine, a.ioengine);
                 set(&mut k.point_time_ns, a.point_time);
                 set(&mut k.size, a.size);
-                set(&mut k.workloads, a.workloads.clone());
+                set(&mut k.workloads, a.workloads.as_ref().map(|l| l.0.clone()));
                 k.early_stop = !a.no_early_stop;
                 k.validate()?;
                 Box::new(k)
@@ -383,10 +389,10 @@ impl SuiteCmd {
                 let mut k = iometer::IoMeter::new(short);
                 set(&mut k.size, a.size);
                 set(&mut k.test_time_ns, a.test_time);
-                set(&mut k.qds, a.qds.clone());
-                set(&mut k.seq_qds, a.seq_qds.clone());
+                set(&mut k.qds, a.qds.as_ref().map(|l| l.0.clone()));
+                set(&mut k.seq_qds, a.seq_qds.as_ref().map(|l| l.0.clone()));
                 set(&mut k.seq_workers, a.seq_workers);
-                set(&mut k.specs, a.specs.clone());
+                set(&mut k.specs, a.specs.as_ref().map(|l| l.0.clone()));
                 set(&mut k.spec_qd, a.spec_qd);
                 set(&mut k.data, a.data);
                 k.validate()?;

@@ -1,0 +1,134 @@
+//! `drivelab run --resume BUNDLE` after the suite was killed (SIGKILL) mid-way continues
+//! with the next unfinished step and never redoes a finished one.
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::Value;
+
+fn read_doc(dir: &Path) -> Option<Value> {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).ok()?).ok()
+}
+
+fn finished_steps(doc: &Value) -> Vec<Value> {
+    doc["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["status"] == "complete")
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn resume_after_a_kill_continues_without_redoing_finished_steps() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let bundle = d.path().join("b");
+    let mut child = drivelab()
+        .args([
+            "run",
+            "quick",
+            "--short",
+            "--runs",
+            "1",
+            "--runtime",
+            "400ms",
+            "--out",
+            "b",
+        ])
+        .current_dir(d.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it hard as soon as its first step is saved.
+    let t0 = Instant::now();
+    let before = loop {
+        if let Some(doc) = read_doc(&bundle) {
+            if !finished_steps(&doc).is_empty() {
+                child.kill().unwrap(); // SIGKILL
+                break doc;
+            }
+        }
+        assert!(t0.elapsed() < Duration::from_secs(60), "no step was saved");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    child.wait().unwrap();
+    // Whatever the moment of the kill, run.json is whole and names finished steps.
+    let killed = read_doc(&bundle).expect("run.json is never torn");
+    assert_eq!(killed["status"], "running");
+    let done = finished_steps(&killed);
+    assert!(done.len() >= finished_steps(&before).len());
+    assert!(done.len() < 8, "killed before the end");
+    assert!(
+        d.path().join("drivelab.test").exists(),
+        "a killed run leaves its test file"
+    );
+
+    let o = run_in(d.path(), &["run", "--resume", "b"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains(&format!("resuming b at step {}", done.len() + 1)));
+    assert!(stdout(&o).contains("SEQ1M Q8T1"));
+    let after = read_doc(&bundle).unwrap();
+    assert_eq!(after["status"], "complete");
+    assert_eq!(after["config_hash"], killed["config_hash"]);
+    let steps = after["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 8);
+    for (old, new) in done.iter().zip(steps) {
+        // The same step, untouched: same id, times and random seed.
+        assert_eq!(old["id"], new["id"]);
+        assert_eq!(old["started_at"], new["started_at"]);
+        assert_eq!(old["finished_at"], new["finished_at"]);
+        assert_eq!(old["config"]["randseed"], new["config"]["randseed"]);
+    }
+    let last_old = done.last().unwrap()["finished_at"].as_str().unwrap();
+    for s in &steps[done.len()..] {
+        assert!(
+            s["started_at"].as_str().unwrap() > last_old,
+            "{} ran after the kill",
+            s["id"]
+        );
+    }
+    assert!(
+        !d.path().join("drivelab.test").exists(),
+        "the resumed run removes the test file its first run created"
+    );
+
+    // A finished bundle just shows its table again.
+    let o = run_in(d.path(), &["run", "--resume", "b"]);
+    assert!(o.status.success());
+    assert!(stdout(&o).contains("RND4K Q1T1"));
+}
+
+#[test]
+fn resume_refuses_another_target() {
+    let d = tempfile::tempdir().unwrap();
+    let o = run_in(
+        d.path(),
+        &[
+            "run",
+            "mixed",
+            "sim:nvme-tlc,capacity=4G",
+            "--short",
+            "--out",
+            "b",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Pretend it was cut short and aimed at another drive.
+    let p = d.path().join("b/run.json");
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    doc["status"] = "interrupted".into();
+    doc["target_arg"] = "sim:nvme-tlc,capacity=8G".into();
+    std::fs::write(&p, doc.to_string()).unwrap();
+    let o = run_in(d.path(), &["run", "--resume", "b"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("the bundle was made on"),
+        "{}",
+        stderr(&o)
+    );
+}

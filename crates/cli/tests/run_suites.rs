@@ -1,0 +1,266 @@
+//! `drivelab run`: every suite end to end with --short on a test file, a simulated drive
+//! and a loop device; bad suite flags are one line with exit code 2.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use serde_json::Value;
+
+/// Extra flags that keep each suite to a few seconds on a real file.
+fn quick_flags(suite: &str) -> Vec<&'static str> {
+    match suite {
+        "consistency" => vec!["--duration", "3s", "--round", "1s", "--window", "2s"],
+        "quick" => vec!["--runs", "1"],
+        _ => vec![],
+    }
+}
+
+/// Check a finished bundle and return its run.json.
+fn check_bundle(dir: &Path, suite: &str) -> Value {
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
+    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["suite"], suite);
+    assert_eq!(doc["status"], "complete", "{suite}");
+    assert_eq!(
+        doc["knobs"]["short"], true,
+        "the chosen values are recorded"
+    );
+    let hash = doc["config_hash"].as_str().unwrap();
+    assert!(hash.len() == 64 && hash.chars().all(|c| c.is_ascii_hexdigit()));
+    let steps = doc["steps"].as_array().unwrap();
+    assert_eq!(steps.len() as u64, doc["planned_steps"].as_u64().unwrap());
+    for s in steps {
+        if s["status"] == "complete" {
+            let run = &s["run"];
+            assert!(!run["series"]["records"].as_array().unwrap().is_empty());
+            assert!(run["totals"]["all"]["ops"].as_u64().unwrap() > 0);
+            assert!(run["histogram"]["read"]["count"].is_u64());
+            assert!(s["config"]["bs"].is_array());
+        } else {
+            assert_eq!(s["status"], "skipped", "{suite}: {}", s["id"]);
+        }
+    }
+    let metrics = doc["summary"]["metrics"].as_array().unwrap();
+    assert!(!metrics.is_empty(), "{suite} has headline metrics");
+    for m in metrics {
+        assert!(m["name"].is_string() && m["value"].is_f64() && m["unit"].is_string());
+    }
+    assert!(dir.join("summary.txt").exists());
+    doc
+}
+
+#[test]
+fn every_suite_runs_short_on_the_default_test_file() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    for suite in [
+        "quick",
+        "peak",
+        "consistency",
+        "seqfill",
+        "iometer",
+        "mixed",
+    ] {
+        let out = format!("b-{suite}");
+        let mut args = vec!["run", suite, "--short", "--out", &out];
+        args.extend(quick_flags(suite));
+        let o = run_in(d.path(), &args);
+        assert!(o.status.success(), "{suite}: {}", stderr(&o));
+        assert!(stdout(&o).contains(&format!("Result bundle: {out}")));
+        // Progress only on a terminal: nothing on stderr here.
+        assert_eq!(stderr(&o), "", "{suite}");
+        let doc = check_bundle(&d.path().join(&out), suite);
+        assert_eq!(doc["target"]["kind"], "file");
+        assert_eq!(doc["test_file_created"], true);
+        assert!(
+            !d.path().join("drivelab.test").exists(),
+            "{suite}: the test file is removed at the end"
+        );
+    }
+}
+
+#[test]
+fn quick_prints_the_four_row_table() {
+    let d = tempfile::tempdir().unwrap();
+    let o = run_in(
+        d.path(),
+        &["run", "quick", "sim:nvme-tlc,capacity=4G", "--short"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].contains("best of 2 runs shown"), "{out}");
+    assert!(lines[1].contains("Read MB/s") && lines[1].contains("Write MB/s"));
+    for (i, t) in ["SEQ1M Q8T1", "SEQ1M Q1T1", "RND4K Q32T1", "RND4K Q1T1"]
+        .iter()
+        .enumerate()
+    {
+        assert!(lines[2 + i].starts_with(t), "{out}");
+        let nums: Vec<f64> = lines[2 + i]
+            .split_whitespace()
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        assert_eq!(nums.len(), 6, "MB/s, IOPS, µs for read and write: {out}");
+    }
+    // The default bundle directory: drivelab-results/quick-<UTC time>/.
+    let results: Vec<_> = std::fs::read_dir(d.path().join("drivelab-results"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(results.len(), 1);
+    assert!(results[0].starts_with("quick-") && results[0].ends_with('Z'));
+    let doc = check_bundle(
+        &d.path().join("drivelab-results").join(&results[0]),
+        "quick",
+    );
+    let m = &doc["summary"]["metrics"][0];
+    assert_eq!(m["name"], "SEQ1M Q8T1 read");
+    assert_eq!(m["unit"], "MB/s");
+
+    let o = run_in(
+        d.path(),
+        &[
+            "run",
+            "quick",
+            "sim:nvme-tlc,capacity=4G",
+            "--short",
+            "--show",
+            "mean",
+            "--preset",
+            "realworld",
+            "--out",
+            "m",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("mean of 2 runs shown"));
+    assert_eq!(
+        stdout(&o)
+            .lines()
+            .filter(|l| l.starts_with("SEQ") || l.starts_with("RND"))
+            .count(),
+        2
+    );
+}
+
+#[test]
+fn every_suite_runs_short_on_a_simulated_drive() {
+    let d = tempfile::tempdir().unwrap();
+    for suite in [
+        "quick",
+        "peak",
+        "consistency",
+        "seqfill",
+        "iometer",
+        "mixed",
+    ] {
+        let out = format!("b-{suite}");
+        let o = run_in(
+            d.path(),
+            &[
+                "run",
+                suite,
+                "sim:dramless,capacity=4G",
+                "--short",
+                "--out",
+                &out,
+            ],
+        );
+        assert!(o.status.success(), "{suite}: {}", stderr(&o));
+        let doc = check_bundle(&d.path().join(&out), suite);
+        assert_eq!(doc["target"]["kind"], "simulated");
+    }
+}
+
+#[test]
+fn suites_write_a_loop_device_only_with_destructive() {
+    let lo = Loop::new(96 << 20, false);
+    let d = tempfile::tempdir().unwrap();
+    let o = run_in(d.path(), &["run", "seqfill", &lo.dev, "--short"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--destructive"), "{}", stderr(&o));
+    assert!(
+        !d.path().join("drivelab-results").exists(),
+        "nothing written"
+    );
+    let dest = format!("--destructive={}", lo.dev);
+    for suite in [
+        "quick",
+        "peak",
+        "consistency",
+        "seqfill",
+        "iometer",
+        "mixed",
+    ] {
+        let out = format!("b-{suite}");
+        let mut args = vec![
+            "run",
+            suite,
+            lo.dev.as_str(),
+            "--short",
+            dest.as_str(),
+            "--out",
+            &out,
+        ];
+        args.extend(quick_flags(suite));
+        let o = run_in(d.path(), &args);
+        assert!(o.status.success(), "{suite}: {}", stderr(&o));
+        let doc = check_bundle(&d.path().join(&out), suite);
+        assert_eq!(doc["target"]["kind"], "block_device");
+        assert_eq!(doc["target"]["path"], lo.dev.as_str());
+    }
+}
+
+#[test]
+fn an_existing_user_file_needs_overwrite() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let f = d.path().join("user.bin");
+    std::fs::write(&f, vec![0xEEu8; 8 << 20]).unwrap();
+    let p = f.to_str().unwrap();
+    let o = run_in(d.path(), &["run", "mixed", p, "--short"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--overwrite"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&f).unwrap(), vec![0xEEu8; 8 << 20]);
+    let o = run_in(
+        d.path(),
+        &["run", "mixed", p, "--short", "--overwrite", "--out", "b"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    check_bundle(&d.path().join("b"), "mixed");
+    assert!(f.exists(), "a user's file is never removed");
+}
+
+#[test]
+fn bad_suite_flags_give_one_line_and_exit_2() {
+    let d = tempfile::tempdir().unwrap();
+    for args in [
+        &["run", "peak", "--max-qd", "0"][..],
+        &["run", "peak", "--ioengine", "null"],
+        &["run", "peak", "--workloads", "8k-nope"],
+        &["run", "quick", "--preset", "bogus"],
+        &["run", "quick", "--tests", "SEQ1M"],
+        &["run", "quick", "--frobnicate"],
+        &["run", "consistency", "--op", "150%"],
+        &["run", "consistency", "--round", "1500ms"],
+        &["run", "consistency", "--duration", "1s", "--round", "2s"],
+        &["run", "seqfill", "--drop-fraction", "2"],
+        &["run", "iometer", "--specs", "nope"],
+        &["run", "iometer", "--data", "zero"],
+        &["run", "mixed", "--step", "0"],
+        &["run", "nosuchsuite"],
+        &["run"],
+        &["run", "--resume", "missing-bundle"],
+    ] {
+        let o = run_in(d.path(), args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("drivelab: "), "{args:?}: {err}");
+    }
+    assert!(
+        std::fs::read_dir(d.path()).unwrap().next().is_none(),
+        "nothing created"
+    );
+}
