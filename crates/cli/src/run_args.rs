@@ -378,7 +378,7 @@ impl SuiteCmd {
                 let mut k = seqfill::SeqFill::new(short);
                 set(&mut k.size, a.size);
                 set(&mut k.fill, a.fill);
-                set(&mut k.bs, a.bs);
+                set(&mut k.bs_bytes, a.bs);
                 set(&mut k.qd, a.qd);
                 set(&mut k.drop_fraction, a.drop_fraction);
                 set(&mut k.data, a.data);
@@ -401,7 +401,7 @@ impl SuiteCmd {
             SuiteCmd::Mixed(a) => {
                 let mut k = mixed::Mixed::new(short);
                 set(&mut k.size, a.size);
-                set(&mut k.bs, a.bs);
+                set(&mut k.bs_bytes, a.bs);
                 set(&mut k.qd, a.qd);
                 set(&mut k.step_percent, a.step);
                 set(&mut k.step_time_ns, a.step_time);

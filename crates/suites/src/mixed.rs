@@ -19,7 +19,7 @@ pub struct Mixed {
     /// Span: the whole target.
     pub size: SizeOrPercent,
     /// Block size: 4K.
-    pub bs: u32,
+    pub bs_bytes: u32,
     /// Outstanding I/Os: 32 (io_uring; QD1 uses the sync engine).
     pub qd: u32,
     /// Step of the read share in percent: 10.
@@ -38,7 +38,7 @@ impl Mixed {
             } else {
                 SizeOrPercent::Percent(100.0)
             },
-            bs: 4096,
+            bs_bytes: 4096,
             qd: 32,
             step_percent: 10,
             step_time_ns: if short { millis(250) } else { secs(60) },
@@ -87,7 +87,7 @@ impl Suite for Mixed {
         let span = (0, plan::span_bytes(self.size, target));
         let mut out = Vec::new();
         for share in self.shares() {
-            let shape = Shape::new(RwMode::RandRw, self.bs, self.qd, 1)
+            let shape = Shape::new(RwMode::RandRw, self.bs_bytes, self.qd, 1)
                 .mix(share)
                 .data(self.data);
             let w = plan::workload(&shape, span, plan::for_time(self.step_time_ns), target)?;
@@ -108,7 +108,7 @@ impl Suite for Mixed {
         let mut metrics = Vec::new();
         let mut table = format!(
             "drivelab mixed: {} B random, QD{}, {} s per step\n{:>7} {:>12} {:>12} {:>12} {:>12} {:>12}\n",
-            self.bs,
+            self.bs_bytes,
             self.qd,
             self.step_time_ns as f64 / 1e9,
             "read %",

@@ -25,7 +25,7 @@ pub struct SeqFill {
     /// How much of the span to write: 90 %.
     pub fill: SizeOrPercent,
     /// Block size: 128K.
-    pub bs: u32,
+    pub bs_bytes: u32,
     /// Queue depth: 32.
     pub qd: u32,
     /// A second is part of a drop episode when its rate is below this fraction of the
@@ -44,7 +44,7 @@ impl SeqFill {
                 SizeOrPercent::Percent(100.0)
             },
             fill: SizeOrPercent::Percent(90.0),
-            bs: 128 << 10,
+            bs_bytes: 128 << 10,
             qd: 32,
             drop_fraction: 0.5,
             data: DataPattern::Random,
@@ -84,7 +84,7 @@ impl Suite for SeqFill {
     fn plan(&self, target: &TargetInfo) -> Result<Vec<PlannedStep>, String> {
         self.validate()?;
         let span = plan::span_bytes(self.size, target);
-        let bytes = self.fill.resolve(span).min(span) / self.bs as u64 * self.bs as u64;
+        let bytes = self.fill.resolve(span).min(span) / self.bs_bytes as u64 * self.bs_bytes as u64;
         if bytes == 0 {
             return Err(format!(
                 "--fill: {} of a {} span is less than one {}-byte block",
@@ -93,10 +93,10 @@ impl Suite for SeqFill {
                     SizeOrPercent::Percent(p) => format!("{p}%"),
                 },
                 human_bytes(span),
-                self.bs
+                self.bs_bytes
             ));
         }
-        let shape = Shape::new(RwMode::Write, self.bs, self.qd, 1)
+        let shape = Shape::new(RwMode::Write, self.bs_bytes, self.qd, 1)
             .engine(IoEngine::IoUring)
             .data(self.data);
         let w = plan::workload(&shape, (0, span), Bound::Bytes(bytes), target)?;
@@ -104,7 +104,7 @@ impl Suite for SeqFill {
             id: "seqfill".into(),
             name: format!(
                 "{} sequential write QD{} of {}",
-                human_bytes(self.bs as u64),
+                human_bytes(self.bs_bytes as u64),
                 self.qd,
                 human_bytes(bytes)
             ),

@@ -116,7 +116,6 @@ fn quick_on_a_test_file() {
     let mut q = quick::Quick::new(true);
     q.size = drivelab_engine::size::SizeOrPercent::Bytes(16 << 20);
     q.runs = 1;
-    q.runtime_ns = 100_000_000;
     let mut t = test_file(d.path(), 16 << 20);
     let (doc, o) = run(&q, &mut t, &d.path().join("b"));
     check_complete(&doc, &o);
@@ -401,4 +400,32 @@ fn same_settings_share_a_config_hash_and_seeds_do_not_matter() {
     let mut q2 = q.clone();
     q2.runtime_ns *= 2;
     assert_ne!(h(&p1), h(&q2.plan(&a.info).unwrap()));
+}
+
+#[test]
+fn seqfill_measures_the_simulated_slc_cache_size() {
+    let d = tempfile::tempdir().unwrap();
+    let mut t = sim("sim:dramless,capacity=16G,slc=30%");
+    let mut s = seqfill::SeqFill::new(false);
+    s.short = true;
+    let (doc, o) = run(&s, &mut t, &d.path().join("b"));
+    check_complete(&doc, &o);
+    let truth = doc.steps[0]
+        .run
+        .as_ref()
+        .unwrap()
+        .simulator_ground_truth
+        .as_ref()
+        .unwrap()["slc_cache_bytes"]
+        .as_f64()
+        .unwrap();
+    let measured = metric(&doc, "estimated cache size") * 1e9;
+    assert!(
+        (measured - truth).abs() < 0.05 * truth,
+        "cache {measured} bytes measured, {truth} true"
+    );
+    // Without a thermal model the temperature is unavailable: null, not 0.
+    let a = &doc.summary.as_ref().unwrap().analysis;
+    assert!(a["temperature_start_celsius"].is_null());
+    assert!(metric(&doc, "post-cache average") < 0.5 * metric(&doc, "initial (cache) write speed"));
 }
