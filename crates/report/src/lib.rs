@@ -2,9 +2,10 @@
 //! data-driven chart model ([`Chart`]), an SVG renderer of our own
 //! ([`render_svg`]), PNG output through resvg with a shipped font
 //! ([`render_png`], [`write_pngs`]), and one self-contained, offline HTML
-//! report ([`Report`]) with per-drive toggles. Mapping suite results to
-//! charts lives elsewhere; this crate only knows axes, series and marks.
+//! report ([`Report`]) with per-drive toggles; and the mapping of drivelab's
+//! result bundles to those charts and tables ([`bundles`]).
 
+pub mod bundles;
 mod error;
 mod files;
 mod html;

@@ -1,2 +1,3 @@
 //! Test helpers shared by the integration tests.
+pub mod bundles;
 pub mod sample;

@@ -1,0 +1,294 @@
+//! `consistency`: IOPS each second as scatter plots on a log and on a linear axis, a zoom
+//! on the scoring window (shaded, both scores printed), stalls marked; the per-second
+//! latency band; a histogram of per-second IOPS in the window; the scores tabulated.
+
+use drivelab_suites::consistency::ConsistencyAnalysis;
+use drivelab_suites::plan::StepKind;
+
+use super::exceedance::{self, Dir};
+use super::{cell, Entry};
+use crate::html::{fmt_number, Column, Row, Section, Table};
+use crate::model::{Axis, Chart, Dash, Mark, Series};
+
+struct Drive<'a> {
+    e: &'a Entry<'a>,
+    a: ConsistencyAnalysis,
+}
+
+/// Bins of the per-second IOPS histogram.
+const BINS: usize = 40;
+
+fn is_round(st: &drivelab_suites::StepRecord) -> bool {
+    st.kind == StepKind::Measure && st.params.get("round").is_some()
+}
+
+pub(crate) fn section(entries: &[Entry]) -> Section {
+    let drives: Vec<Drive> = entries
+        .iter()
+        .filter_map(|e| {
+            let a = serde_json::from_value(e.summary.analysis.clone()).ok()?;
+            Some(Drive { e, a })
+        })
+        .collect();
+    let mut s = Section::new("Consistency (4K random writes after preconditioning)").text(
+        "Completed 4K random writes each second at QD32 over the whole span, after a \
+         sequential fill. Scored on the last seconds (the shaded window): average IOPS and \
+         average ÷ standard deviation (higher is steadier). Ticks along the bottom mark \
+         seconds in which no I/O completed.",
+    );
+    if drives.is_empty() {
+        return s.text("No consistency analysis could be read from these bundles.");
+    }
+    let time = || Axis::linear("Time", "s");
+    let mut log = Chart::new(
+        "consistency-log",
+        "Consistency: IOPS each second (log scale)",
+        time(),
+        Axis::log10("Throughput", "IOPS"),
+    )
+    .subtitle("1 point per second");
+    let mut lin = Chart::new(
+        "consistency-linear",
+        "Consistency: IOPS each second (linear scale)",
+        time(),
+        Axis::linear("Throughput", "IOPS"),
+    )
+    .subtitle("1 point per second");
+    // The zoom: from a little before the earliest window to the longest series.
+    let start = drives
+        .iter()
+        .map(|d| d.a.scores.window_start_s)
+        .min()
+        .unwrap_or(0);
+    let end = drives
+        .iter()
+        .map(|d| d.a.scores.series_len_s)
+        .max()
+        .unwrap_or(1);
+    let lead = ((end - start) as f64 * 0.15).ceil() as usize;
+    let zoom_from = start.saturating_sub(lead);
+    let mut zoom = Chart::new(
+        "consistency-zoom",
+        "Consistency: the scoring window",
+        Axis::linear("Time", "s").range(Some(zoom_from as f64), Some(end as f64)),
+        Axis::linear("Throughput", "IOPS").tight(),
+    );
+    let mut band = Chart::new(
+        "consistency-latency",
+        "Consistency: per-second latency",
+        time(),
+        Axis::log10("Latency", "µs"),
+    )
+    .subtitle("band from the median to the p99 of each second; line: p99");
+    let max_iops = drives
+        .iter()
+        .flat_map(|d| d.a.iops_per_s.iter().copied())
+        .fold(0.0f64, f64::max)
+        .max(1.0);
+    let bin_w = nice_bin(max_iops / BINS as f64);
+    let mut hist = Chart::new(
+        "consistency-histogram",
+        "Consistency: distribution of per-second IOPS in the scoring window",
+        Axis::linear("Throughput", "IOPS"),
+        Axis::linear("Seconds", "s"),
+    );
+    let mut exc = exceedance::chart(
+        "consistency-exceedance".into(),
+        "Consistency: write latency exceedance".into(),
+    )
+    .subtitle("every second of the random-write test");
+    let mut table = Table {
+        caption: "Consistency scores".into(),
+        columns: vec![
+            Column::text("Drive"),
+            Column::number("Window", "s"),
+            Column::number("Average", "IOPS"),
+            Column::number("Average ÷ std dev", "ratio"),
+            Column::number("Minimum", "IOPS"),
+            Column::number("p1", "IOPS"),
+            Column::number("p99", "IOPS"),
+            Column::number("Zero-IOPS seconds", "s"),
+            Column::number("Burst ends", "s"),
+            Column::text("Performance levels (IOPS)"),
+            Column::text("PTS steady state"),
+        ],
+        rows: Vec::new(),
+    };
+    let same_window = drives
+        .iter()
+        .all(|d| d.a.scores.window_start_s == drives[0].a.scores.window_start_s);
+    for d in &drives {
+        let name = d.e.label;
+        let g = Some(name.to_string());
+        let sc = &d.a.scores;
+        let pts: Vec<(f64, f64)> =
+            d.a.iops_per_s
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| (i as f64, v))
+                .collect();
+        log.series.push(Series::scatter(
+            name,
+            name,
+            pts.iter().copied().filter(|p| p.1 > 0.0).collect(),
+        ));
+        lin.series.push(Series::scatter(name, name, pts.clone()));
+        zoom.series.push(Series::scatter(
+            name,
+            name,
+            pts.iter()
+                .copied()
+                .filter(|p| p.0 >= zoom_from as f64)
+                .collect(),
+        ));
+        let stall_xs: Vec<f64> =
+            d.a.stalls
+                .iter()
+                .flat_map(|st| (st.start_s..st.start_s + st.len_s).map(|t| t as f64))
+                .collect();
+        if !stall_xs.is_empty() {
+            for c in [&mut log, &mut lin, &mut zoom] {
+                c.marks.push(Mark::Ticks {
+                    xs: stall_xs.clone(),
+                    label: format!("{name}: no I/O completed"),
+                    group: g.clone(),
+                });
+            }
+        }
+        let (w0, w1) = (sc.window_start_s, sc.window_start_s + sc.window_len_s);
+        zoom.marks.push(Mark::XRange {
+            x0: w0 as f64,
+            x1: w1 as f64,
+            label: Some(format!("last {} s scored", sc.window_len_s)),
+            group: if same_window { None } else { g.clone() },
+        });
+        if let (Some(avg), 1) = (sc.avg_iops, drives.len()) {
+            zoom.marks.push(Mark::HLine {
+                y: avg,
+                label: Some(format!("{name}: average")),
+            });
+        }
+        zoom.callouts.push(format!(
+            "{}{} IOPS average, {} average ÷ std dev",
+            if drives.len() > 1 {
+                format!("{name}: ")
+            } else {
+                String::new()
+            },
+            cell(sc.avg_iops, 0),
+            cell(sc.avg_over_stddev, 2)
+        ));
+        // Per-second latency of the rounds, in the same order as the IOPS series.
+        let mut lo_hi = Vec::new();
+        let mut p99 = Vec::new();
+        let recs =
+            d.e.steps(is_round)
+                .into_iter()
+                .flat_map(|st| st.run.iter().flat_map(|r| r.series.records.iter()))
+                .filter(|r| !r.ramp);
+        for (i, r) in recs.enumerate() {
+            if let (Some(p50), Some(p)) = (r.all.lat_p50_ns, r.all.lat_p99_ns) {
+                lo_hi.push((i as f64, p50 as f64 / 1e3, p as f64 / 1e3));
+                p99.push((i as f64, p as f64 / 1e3));
+            }
+        }
+        if !lo_hi.is_empty() {
+            band.series
+                .push(Series::band(format!("{name} median–p99"), name, lo_hi));
+            band.series
+                .push(Series::line(format!("{name} p99"), name, p99).dashed(Dash::Solid));
+        }
+        let mut counts = vec![0.0; BINS + 1];
+        for &v in d.a.iops_per_s.iter().skip(w0).take(w1 - w0) {
+            let b = ((v / bin_w) as usize).min(BINS);
+            counts[b] += 1.0;
+        }
+        let bars: Vec<(f64, f64)> = counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0.0)
+            .map(|(b, &c)| ((b as f64 + 0.5) * bin_w, c))
+            .collect();
+        if !bars.is_empty() {
+            hist.series
+                .push(Series::bars(name, name, bars).with_bar_width(bin_w));
+        }
+        let h = d.e.histograms(is_round);
+        if let Some(series) = exceedance::series(name.to_string(), name, &h, Dir::Write) {
+            exc.series.push(series);
+        }
+        let levels: Vec<String> =
+            d.a.levels
+                .iter()
+                .map(|l| fmt_number(l.centre_iops, 0))
+                .collect();
+        let steady = &d.a.steady;
+        table.rows.push(Row {
+            group: g.clone(),
+            cells: vec![
+                name.to_string(),
+                format!("{}–{}", w0, w1),
+                cell(sc.avg_iops, 0),
+                cell(sc.avg_over_stddev, 2),
+                cell(sc.min_iops, 0),
+                cell(sc.p1_iops, 0),
+                cell(sc.p99_iops, 0),
+                sc.series_zero_seconds.to_string(),
+                d.a.burst
+                    .as_ref()
+                    .map_or_else(|| "–".into(), |b| b.at_s.to_string()),
+                if levels.is_empty() {
+                    "–".into()
+                } else {
+                    levels.join(", ")
+                },
+                match (
+                    steady.reached,
+                    steady.window_first_round,
+                    steady.window_last_round,
+                ) {
+                    (true, Some(f), Some(l)) => format!("reached, rounds {}–{}", f + 1, l + 1),
+                    _ if steady.gave_up => "not reached (gave up)".into(),
+                    _ => format!("not reached in {} rounds", d.a.rounds.len()),
+                },
+            ],
+        });
+    }
+    hist.subtitle = Some(format!("bins of {} IOPS", fmt_number(bin_w, 0)));
+    log = log
+        .note("Seconds with no completed I/O cannot be drawn on a log axis: the ticks mark them.");
+    s = s.table(table);
+    for c in [log, lin, zoom, band, hist, exc] {
+        if !c.series.is_empty() {
+            s = s.chart(c);
+        }
+    }
+    s
+}
+
+/// A 1-2-5 bin width at or above `raw`.
+fn nice_bin(raw: f64) -> f64 {
+    if raw.is_nan() || raw <= 0.0 {
+        return 1.0;
+    }
+    let mag = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|&w| w >= raw)
+        .unwrap_or(10.0 * mag)
+        .max(1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nice_bin;
+
+    #[test]
+    fn bins_are_round() {
+        assert_eq!(nice_bin(1234.0), 2000.0);
+        assert_eq!(nice_bin(50.0), 50.0);
+        assert_eq!(nice_bin(0.2), 1.0);
+        assert_eq!(nice_bin(0.0), 1.0);
+    }
+}

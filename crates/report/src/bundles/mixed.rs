@@ -1,0 +1,142 @@
+//! `mixed`: IOPS and mean latency against the share of reads (the mixed-ratio curve),
+//! tabulated, and the latency exceedance at all-writes, the middle and all-reads.
+
+use super::exceedance::{self, Dir};
+use super::{cell, Entry};
+use crate::html::{Column, Row, Section, Table};
+use crate::model::{Axis, Chart, Dash, Series};
+
+pub(crate) fn section(entries: &[Entry]) -> Section {
+    let mut s = Section::new("Mixed read/write ratio")
+        .text("Random I/O at one queue depth with the share of reads swept from 0 to 100 %.");
+    let share = || Axis::linear("Read share", "%").range(Some(0.0), Some(100.0));
+    let mut iops = Chart::new(
+        "mixed-iops",
+        "Mixed: IOPS vs read share",
+        share(),
+        Axis::linear("Throughput", "IOPS"),
+    )
+    .subtitle("total solid, reads dashed, writes dotted");
+    let mut lat = Chart::new(
+        "mixed-latency",
+        "Mixed: mean latency vs read share",
+        share(),
+        Axis::linear("Mean latency", "µs"),
+    )
+    .subtitle("reads dashed, writes dotted");
+    let mut exc = exceedance::chart(
+        "mixed-exceedance".into(),
+        "Mixed: latency exceedance at 0 %, the middle and 100 % reads".into(),
+    );
+    let mut table = Table {
+        caption: "Mixed read/write sweep".into(),
+        columns: vec![
+            Column::text("Drive"),
+            Column::number("Reads", "%"),
+            Column::number("Total", "IOPS"),
+            Column::number("Reads", "IOPS"),
+            Column::number("Writes", "IOPS"),
+            Column::number("Read latency", "µs"),
+            Column::number("Write latency", "µs"),
+            Column::number("p99", "µs"),
+        ],
+        rows: Vec::new(),
+    };
+    for e in entries {
+        let name = e.label;
+        let rows: Vec<&serde_json::Value> = e.summary.analysis["steps"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .collect();
+        let line = |key: &str, skip_edge: Option<f64>| -> Vec<(f64, f64)> {
+            rows.iter()
+                .filter_map(|r| Some((r["read_percent"].as_f64()?, r[key].as_f64()?)))
+                .filter(|p| Some(p.0) != skip_edge)
+                .collect()
+        };
+        let total = line("iops", None);
+        if total.is_empty() {
+            continue;
+        }
+        iops.series
+            .push(Series::line(name, name, total).dashed(Dash::Solid));
+        iops.series.push(
+            Series::line(format!("{name} reads"), name, line("read_iops", Some(0.0)))
+                .dashed(Dash::Dashed),
+        );
+        iops.series.push(
+            Series::line(
+                format!("{name} writes"),
+                name,
+                line("write_iops", Some(100.0)),
+            )
+            .dashed(Dash::Dotted),
+        );
+        lat.series.push(
+            Series::line(
+                format!("{name} reads"),
+                name,
+                line("read_lat_mean_us", Some(0.0)),
+            )
+            .dashed(Dash::Dashed),
+        );
+        lat.series.push(
+            Series::line(
+                format!("{name} writes"),
+                name,
+                line("write_lat_mean_us", Some(100.0)),
+            )
+            .dashed(Dash::Dotted),
+        );
+        let shares: Vec<u64> = rows
+            .iter()
+            .filter_map(|r| r["read_percent"].as_u64())
+            .collect();
+        let mut picks: Vec<u64> = Vec::new();
+        if let (Some(&lo), Some(&hi)) = (shares.iter().min(), shares.iter().max()) {
+            let mid = shares
+                .iter()
+                .copied()
+                .min_by_key(|&v| v.abs_diff((lo + hi) / 2))
+                .unwrap_or(lo);
+            for p in [lo, mid, hi] {
+                if !picks.contains(&p) {
+                    picks.push(p);
+                }
+            }
+        }
+        for p in picks {
+            let h = e.histograms(|st| st.params["read_percent"].as_u64() == Some(p));
+            if let Some(series) =
+                exceedance::series(format!("{name} {p} % reads"), name, &h, Dir::Both)
+            {
+                exc.series.push(series);
+            }
+        }
+        for r in &rows {
+            table.rows.push(Row {
+                group: Some(name.to_string()),
+                cells: vec![
+                    name.to_string(),
+                    cell(r["read_percent"].as_f64(), 0),
+                    cell(r["iops"].as_f64(), 0),
+                    cell(r["read_iops"].as_f64(), 0),
+                    cell(r["write_iops"].as_f64(), 0),
+                    cell(r["read_lat_mean_us"].as_f64(), 1),
+                    cell(r["write_lat_mean_us"].as_f64(), 1),
+                    cell(r["lat_p99_us"].as_f64(), 1),
+                ],
+            });
+        }
+    }
+    iops.series.retain(|s| !s.points.is_empty());
+    lat.series.retain(|s| !s.points.is_empty());
+    s = s.table(table);
+    for c in [iops, lat, exc] {
+        if !c.series.is_empty() {
+            s = s.chart(c);
+        }
+    }
+    s
+}

@@ -1,0 +1,274 @@
+//! From result bundles to a report: each suite present gets a section with the charts
+//! and tables of the reviews it follows, every drive (bundle label) is one group with
+//! its own colour and toggle, and several bundles of one suite share its charts.
+//!
+//! The suite's saved analysis (`summary.analysis` in `run.json`) is the source of the
+//! headline numbers; an unfinished bundle without one is analysed again from its saved
+//! steps by the suite itself, so the report never disagrees with `drivelab run`.
+
+mod consistency;
+mod exceedance;
+mod iometer;
+mod mixed;
+mod peak;
+mod quick;
+mod seqfill;
+
+use std::path::Path;
+
+use drivelab_engine::result::Histograms;
+use drivelab_suites::bundle::{RunDoc, StepRecord, StepStatus, Summary};
+use drivelab_suites::bundle::{BUNDLE_SCHEMA_VERSION, RUN_JSON};
+
+use crate::html::{Column, Report, Row, Section, Table};
+
+pub use exceedance::{exceedance_points, merge_histograms};
+
+/// One result bundle and the name of its drive (its group in every chart).
+#[derive(Debug, Clone)]
+pub struct DriveRun {
+    /// Group name: colour, legend and toggle button.
+    pub label: String,
+    /// The bundle's `run.json`.
+    pub doc: RunDoc,
+}
+
+impl DriveRun {
+    /// A bundle labelled `label`, or by its target ([`drive_label`]) when `None`.
+    pub fn new(label: Option<String>, doc: RunDoc) -> DriveRun {
+        let label = label.unwrap_or_else(|| drive_label(&doc));
+        DriveRun { label, doc }
+    }
+}
+
+/// Reads `<dir>/run.json`; the message says what is wrong with the directory.
+pub fn open_bundle(dir: &Path) -> Result<RunDoc, String> {
+    let path = dir.join(RUN_JSON);
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        format!(
+            "{}: not a result bundle directory (cannot read {RUN_JSON}: {e})",
+            dir.display()
+        )
+    })?;
+    let doc: RunDoc = serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "{}: {RUN_JSON} is not a drivelab result bundle: {e}",
+            dir.display()
+        )
+    })?;
+    if doc.schema_version != BUNDLE_SCHEMA_VERSION {
+        return Err(format!(
+            "{}: bundle schema {} is not the supported {BUNDLE_SCHEMA_VERSION}",
+            dir.display(),
+            doc.schema_version
+        ));
+    }
+    Ok(doc)
+}
+
+/// The default name of a bundle's drive: its model and path, e.g.
+/// `drivelab-sim nvme-tlc (sim:nvme-tlc,capacity=4G)`, or the path alone.
+pub fn drive_label(doc: &RunDoc) -> String {
+    let t = &doc.target;
+    let model = t
+        .model
+        .clone()
+        .or_else(|| t.simulated.as_ref().map(|m| m.model.clone()))
+        .filter(|m| !m.trim().is_empty());
+    let path = doc
+        .target_arg
+        .clone()
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| t.path.clone());
+    match model {
+        Some(m) if !path.is_empty() => format!("{} ({path})", m.trim()),
+        Some(m) => m.trim().to_string(),
+        None => path,
+    }
+}
+
+/// Makes labels unique where two bundles of one suite share one: the second becomes
+/// `label #2`, and so on (otherwise their series would merge in the suite's charts).
+pub fn disambiguate(runs: &mut [DriveRun]) {
+    for i in 1..runs.len() {
+        let clash = |runs: &[DriveRun], label: &str| {
+            runs[..i]
+                .iter()
+                .any(|r| r.label == label && r.doc.suite == runs[i].doc.suite)
+        };
+        if clash(runs, &runs[i].label) {
+            let base = runs[i].label.clone();
+            let mut n = 2;
+            while clash(runs, &format!("{base} #{n}")) {
+                n += 1;
+            }
+            runs[i].label = format!("{base} #{n}");
+        }
+    }
+}
+
+/// The suite's analysis: the saved summary, or the suite's own analysis of the saved
+/// steps when the bundle did not finish.
+pub fn summary_of(doc: &RunDoc) -> Option<Summary> {
+    if let Some(s) = &doc.summary {
+        return Some(s.clone());
+    }
+    let suite = drivelab_suites::from_saved(&doc.suite, &doc.knobs).ok()?;
+    Some(suite.report(&doc.steps).summary)
+}
+
+/// One bundle of a suite, ready for charting.
+pub(crate) struct Entry<'a> {
+    /// Group (drive) name.
+    pub label: &'a str,
+    pub doc: &'a RunDoc,
+    pub summary: Summary,
+}
+
+impl Entry<'_> {
+    /// Completed steps satisfying `pred`, in plan order.
+    pub fn steps(&self, pred: impl Fn(&StepRecord) -> bool) -> Vec<&StepRecord> {
+        self.doc
+            .steps
+            .iter()
+            .filter(|s| s.status == StepStatus::Complete && s.run.is_some() && pred(s))
+            .collect()
+    }
+
+    /// The histograms of the completed steps satisfying `pred`.
+    pub fn histograms(&self, pred: impl Fn(&StepRecord) -> bool) -> Vec<&Histograms> {
+        self.steps(pred)
+            .into_iter()
+            .filter_map(|s| s.run.as_ref().map(|r| &r.histogram))
+            .collect()
+    }
+}
+
+/// Lower-case id piece from a label: `SEQ1M Q8T1` → `seq1m-q8t1`.
+pub(crate) fn slug(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('-') && !out.is_empty() {
+            out.push('-');
+        }
+    }
+    out.trim_end_matches('-').to_string()
+}
+
+/// A number for a table cell ("–" when missing).
+pub(crate) fn cell(v: Option<f64>, decimals: usize) -> String {
+    crate::html::fmt_number(v.unwrap_or(f64::NAN), decimals)
+}
+
+/// The report of `runs` (labels made unique per suite first): a section listing the
+/// runs, then one section per suite present, in `drivelab run`'s order.
+pub fn bundle_report(runs: &[DriveRun]) -> Report {
+    let mut runs = runs.to_vec();
+    disambiguate(&mut runs);
+    let mut groups: Vec<String> = Vec::new();
+    for r in &runs {
+        if !groups.contains(&r.label) {
+            groups.push(r.label.clone());
+        }
+    }
+    let mut report = Report::new("drivelab report")
+        .meta("Drives", groups.len().to_string())
+        .meta("Bundles", runs.len().to_string())
+        .meta(
+            "drivelab",
+            runs.first()
+                .map(|r| r.doc.tool.version.clone())
+                .unwrap_or_default(),
+        )
+        .groups(groups);
+    report = report.section(runs_section(&runs));
+    for suite in drivelab_suites::SUITES {
+        let entries: Vec<Entry> = runs
+            .iter()
+            .filter(|r| r.doc.suite == suite)
+            .filter_map(|r| {
+                summary_of(&r.doc).map(|summary| Entry {
+                    label: &r.label,
+                    doc: &r.doc,
+                    summary,
+                })
+            })
+            .collect();
+        if entries.is_empty() {
+            continue;
+        }
+        let section = match suite {
+            "quick" => quick::section(&entries),
+            "peak" => peak::section(&entries),
+            "consistency" => consistency::section(&entries),
+            "seqfill" => seqfill::section(&entries),
+            "iometer" => iometer::section(&entries),
+            _ => mixed::section(&entries),
+        };
+        report = report.section(section);
+    }
+    report
+}
+
+fn runs_section(runs: &[DriveRun]) -> Section {
+    let mut table = Table {
+        caption: "Result bundles in this report".into(),
+        columns: vec![
+            Column::text("Drive"),
+            Column::text("Suite"),
+            Column::text("Target"),
+            Column::text("Capacity"),
+            Column::text("Host"),
+            Column::text("drivelab"),
+            Column::text("Status"),
+            Column::text("Config hash"),
+            Column::text("Created"),
+        ],
+        rows: Vec::new(),
+    };
+    let mut section = Section::new("Runs");
+    for r in runs {
+        let d = &r.doc;
+        table.rows.push(Row {
+            group: Some(r.label.clone()),
+            cells: vec![
+                r.label.clone(),
+                d.suite.clone(),
+                d.target.path.clone(),
+                format!("{:.1} GB", d.target.capacity_bytes as f64 / 1e9),
+                d.host.hostname.clone(),
+                d.tool.version.clone(),
+                format!("{:?}", d.status).to_lowercase(),
+                d.config_hash.chars().take(12).collect(),
+                d.created_at.clone(),
+            ],
+        });
+    }
+    section = section.table(table);
+    for r in runs {
+        if let Some(mem) = &r.doc.target.in_memory {
+            section = section.text(format!(
+                "{} ({}): the target lives in memory ({mem}): memory, not a drive, was measured.",
+                r.label, r.doc.suite
+            ));
+        }
+        for n in &r.doc.notes {
+            section = section.text(format!("{} ({}): {n}", r.label, r.doc.suite));
+        }
+    }
+    section
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_ids() {
+        assert_eq!(slug("SEQ1M Q8T1"), "seq1m-q8t1");
+        assert_eq!(slug("4K random read, QD8"), "4k-random-read-qd8");
+        assert_eq!(slug("--a--"), "a");
+    }
+}

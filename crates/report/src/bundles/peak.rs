@@ -1,0 +1,185 @@
+//! `peak`: per workload, throughput and p99/p99.99 latency against queue depth with the
+//! selected point (lowest QD reaching 95 % of the best throughput) marked and tabulated,
+//! and the latency exceedance at that point.
+
+use serde_json::Value;
+
+use super::exceedance::{self, Dir};
+use super::{cell, Entry};
+use crate::html::{Column, Row, Section, Table};
+use crate::model::{Axis, Chart, Dash, Mark, Series};
+
+/// (id, label, unit) of each workload in first-seen order.
+fn workloads(entries: &[Entry]) -> Vec<(String, String, String)> {
+    let mut out: Vec<(String, String, String)> = Vec::new();
+    for e in entries {
+        for w in e.summary.analysis["sweeps"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            let id = w["workload"].as_str().unwrap_or_default().to_string();
+            if !id.is_empty() && !out.iter().any(|x| x.0 == id) {
+                out.push((
+                    id,
+                    w["label"].as_str().unwrap_or_default().to_string(),
+                    w["unit"].as_str().unwrap_or("IOPS").to_string(),
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn sweep_of<'v>(e: &'v Entry, id: &str) -> Option<&'v Value> {
+    e.summary.analysis["sweeps"]
+        .as_array()?
+        .iter()
+        .find(|w| w["workload"].as_str() == Some(id))
+        .map(|w| &w["sweep"])
+}
+
+fn curve(sweep: &Value, f: impl Fn(&Value) -> Option<f64>) -> Vec<(f64, f64)> {
+    sweep["curve"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| Some((p["qd"].as_f64()?, f(p)?)))
+        .collect()
+}
+
+pub(crate) fn section(entries: &[Entry]) -> Section {
+    let mut s = Section::new("Peak (queue-depth sweep)").text(
+        "Each workload swept over queue depth (threads each doing one I/O, or io_uring). \
+         The ringed point is the lowest queue depth giving at least 95 % of the best \
+         throughput: its throughput and latencies are the headline numbers.",
+    );
+    let mut table = Table {
+        caption: "Selected point per workload: lowest QD with ≥ 95 % of the best throughput".into(),
+        columns: vec![
+            Column::text("Workload"),
+            Column::text("Drive"),
+            Column::number("QD", "outstanding I/Os"),
+            Column::text("Throughput"),
+            Column::text("Best"),
+            Column::number("Share of best", "%"),
+            Column::number("Mean latency", "µs"),
+            Column::number("p99", "µs"),
+            Column::number("p99.99", "µs"),
+        ],
+        rows: Vec::new(),
+    };
+    let mut charts = Vec::new();
+    for (id, label, unit) in workloads(entries) {
+        let qd_axis = || Axis::log2("Queue depth", "outstanding I/Os");
+        let thr_key = if unit == "MB/s" { "mbps" } else { "iops" };
+        let mut thr = Chart::new(
+            format!("peak-{id}-throughput"),
+            format!("Peak {label}: throughput vs queue depth"),
+            qd_axis(),
+            Axis::linear("Throughput", unit.clone()),
+        );
+        let mut lat = Chart::new(
+            format!("peak-{id}-latency"),
+            format!("Peak {label}: tail latency vs queue depth"),
+            qd_axis(),
+            Axis::log10("Latency", "µs"),
+        )
+        .subtitle("p99 solid, p99.99 dashed");
+        let mut exc = exceedance::chart(
+            format!("peak-{id}-exceedance"),
+            format!("Peak {label}: latency exceedance at the selected QD"),
+        );
+        for e in entries {
+            let Some(sw) = sweep_of(e, &id) else {
+                continue;
+            };
+            let pts = curve(sw, |p| p[thr_key].as_f64());
+            if pts.is_empty() {
+                continue;
+            }
+            thr.series.push(Series::line(e.label, e.label, pts));
+            let p99 = curve(sw, |p| p["lat_p99_us"].as_f64());
+            let p9999 = curve(sw, |p| p["lat_p9999_us"].as_f64());
+            lat.series
+                .push(Series::line(format!("{} p99", e.label), e.label, p99).dashed(Dash::Solid));
+            lat.series.push(
+                Series::line(format!("{} p99.99", e.label), e.label, p9999).dashed(Dash::Dashed),
+            );
+            let knee = &sw["knee"];
+            let Some(k) = knee["index"]
+                .as_u64()
+                .and_then(|i| sw["curve"].get(i as usize))
+            else {
+                continue;
+            };
+            let qd = k["qd"].as_f64().unwrap_or(f64::NAN);
+            let v = k[thr_key].as_f64().unwrap_or(f64::NAN);
+            let dec = if unit == "MB/s" { 1 } else { 0 };
+            thr.marks.push(Mark::Point {
+                x: qd,
+                y: v,
+                label: format!("QD{qd}: {} {unit}", crate::html::fmt_number(v, dec)),
+                group: Some(e.label.to_string()),
+                on_y2: false,
+            });
+            if let Some(p) = k["lat_p99_us"].as_f64() {
+                lat.marks.push(Mark::Point {
+                    x: qd,
+                    y: p,
+                    label: format!("QD{qd}"),
+                    group: Some(e.label.to_string()),
+                    on_y2: false,
+                });
+            }
+            table.rows.push(Row {
+                group: Some(e.label.to_string()),
+                cells: vec![
+                    label.clone(),
+                    e.label.to_string(),
+                    format!("{qd}"),
+                    format!("{} {unit}", cell(Some(v), dec)),
+                    format!("{} {unit}", cell(knee["peak_throughput"].as_f64(), dec)),
+                    cell(knee["fraction_of_peak"].as_f64().map(|f| f * 100.0), 1),
+                    cell(k["lat_mean_us"].as_f64(), 1),
+                    cell(k["lat_p99_us"].as_f64(), 1),
+                    cell(k["lat_p9999_us"].as_f64(), 1),
+                ],
+            });
+            let kq = k["qd"].as_u64();
+            let h = e.histograms(|st| {
+                st.params["workload"].as_str() == Some(id.as_str())
+                    && st.params["qd"].as_u64() == kq
+            });
+            if let Some(series) =
+                exceedance::series(format!("{} QD{qd}", e.label), e.label, &h, Dir::Both)
+            {
+                exc.series.push(series);
+            }
+            let skipped: Vec<String> = sw["skipped_qds"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_u64)
+                .map(|q| q.to_string())
+                .collect();
+            if !skipped.is_empty() {
+                thr.notes.push(format!(
+                    "{}: QD {} not run (throughput fell twice past its peak).",
+                    e.label,
+                    skipped.join(", ")
+                ));
+            }
+        }
+        for c in [thr, lat, exc] {
+            if !c.series.is_empty() {
+                charts.push(c);
+            }
+        }
+    }
+    s = s.table(table);
+    for c in charts {
+        s = s.chart(c);
+    }
+    s
+}

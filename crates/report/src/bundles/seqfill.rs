@@ -1,0 +1,156 @@
+//! `seqfill`: write rate against data written with the end of the write cache ringed,
+//! drop episodes shaded and the device temperature on a second axis when a sensor was
+//! readable; the fill summary tabulated; write latency exceedance.
+
+use drivelab_suites::seqfill::SeqFillAnalysis;
+
+use super::exceedance::{self, Dir};
+use super::{cell, Entry};
+use crate::html::{Column, Row, Section, Table};
+use crate::model::{Axis, Chart, Dash, Mark, Series};
+
+fn is_fill(st: &drivelab_suites::StepRecord) -> bool {
+    st.id == "seqfill"
+}
+
+/// Temperature against GB written: every interval's reading when the series has them,
+/// else the readings at the start and the end of the step.
+fn temperature(e: &Entry, a: &SeqFillAnalysis) -> Vec<(f64, f64)> {
+    let mut pts = Vec::new();
+    for st in e.steps(is_fill) {
+        for r in st.run.iter().flat_map(|r| r.series.records.iter()) {
+            if r.ramp {
+                continue;
+            }
+            if let Some(t) = r.sensors.iter().find(|s| s.name == "temperature") {
+                pts.push((r.cum_write_bytes as f64 / 1e9, t.value));
+            }
+        }
+    }
+    if pts.is_empty() {
+        let total = a.cum_write_bytes.last().copied().unwrap_or(0) as f64 / 1e9;
+        if let Some(t) = a.temperature_start_celsius {
+            pts.push((0.0, t));
+        }
+        if let Some(t) = a.temperature_end_celsius {
+            pts.push((total, t));
+        }
+    }
+    pts
+}
+
+pub(crate) fn section(entries: &[Entry]) -> Section {
+    let mut s = Section::new("Sequential fill").text(
+        "128K sequential writes at QD32 over most of the span, the write rate recorded \
+         each second against the data written so far. The ring marks where the write \
+         cache ran out; shaded ranges are drops below the drop threshold.",
+    );
+    let mut c = Chart::new(
+        "seqfill",
+        "Sequential fill: write throughput vs data written",
+        Axis::linear("Data written", "GB"),
+        Axis::linear("Write throughput", "MB/s"),
+    );
+    let mut exc = exceedance::chart(
+        "seqfill-exceedance".into(),
+        "Sequential fill: write latency exceedance".into(),
+    );
+    let mut table = Table {
+        caption: "Sequential fill summary".into(),
+        columns: vec![
+            Column::text("Drive"),
+            Column::number("Written", "GB"),
+            Column::number("Time", "s"),
+            Column::number("Initial (cache) speed", "MB/s"),
+            Column::number("Cache size", "GB"),
+            Column::number("After the cache", "MB/s"),
+            Column::number("Overall average", "MB/s"),
+            Column::number("Drop episodes", "count"),
+            Column::number("Longest drop", "s"),
+            Column::number("Temperature start", "°C"),
+            Column::number("Temperature end", "°C"),
+        ],
+        rows: Vec::new(),
+    };
+    let mut any_temp = false;
+    for e in entries {
+        let Ok(a) = serde_json::from_value::<SeqFillAnalysis>(e.summary.analysis.clone()) else {
+            continue;
+        };
+        let name = e.label;
+        let g = Some(name.to_string());
+        let gb = |i: usize| a.cum_write_bytes.get(i).copied().unwrap_or(0) as f64 / 1e9;
+        let pts: Vec<(f64, f64)> = a
+            .mbps_per_s
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| (gb(i), v))
+            .collect();
+        if pts.is_empty() {
+            continue;
+        }
+        c.series.push(Series::line(name, name, pts));
+        let f = &a.fill;
+        if let (Some(bytes), Some(v)) = (f.cache_bytes, f.cache_mbps.or(f.initial_mbps)) {
+            c.marks.push(Mark::Point {
+                x: bytes as f64 / 1e9,
+                y: v,
+                label: format!("cache ≈ {} GB", cell(Some(bytes as f64 / 1e9), 1)),
+                group: g.clone(),
+                on_y2: false,
+            });
+        }
+        for ep in &f.drops {
+            let end = (ep.start_s + ep.len_s).saturating_sub(1);
+            c.marks.push(Mark::XRange {
+                x0: ep.at_bytes as f64 / 1e9,
+                x1: gb(end).max(ep.at_bytes as f64 / 1e9),
+                label: Some(format!("drop {} s", ep.len_s)),
+                group: g.clone(),
+            });
+        }
+        let temp = temperature(e, &a);
+        if !temp.is_empty() {
+            any_temp = true;
+            c.series.push(
+                Series::line(format!("{name} temperature"), name, temp)
+                    .on_y2()
+                    .dashed(Dash::Dotted),
+            );
+        }
+        let h = e.histograms(is_fill);
+        if let Some(series) = exceedance::series(name.to_string(), name, &h, Dir::Write) {
+            exc.series.push(series);
+        }
+        table.rows.push(Row {
+            group: g,
+            cells: vec![
+                name.to_string(),
+                cell(Some(f.total_bytes as f64 / 1e9), 2),
+                f.duration_s.to_string(),
+                cell(f.initial_mbps, 1),
+                cell(f.cache_bytes.map(|b| b as f64 / 1e9), 2),
+                cell(f.post_cache_avg_mbps, 1),
+                cell(f.overall_avg_mbps, 1),
+                f.drop_count.to_string(),
+                f.drop_longest_s.to_string(),
+                cell(a.temperature_start_celsius, 1),
+                cell(a.temperature_end_celsius, 1),
+            ],
+        });
+    }
+    if any_temp {
+        c = c
+            .with_y2(Axis::linear("Temperature", "°C").tight())
+            .subtitle("temperature dotted, right axis");
+    } else {
+        c = c.note("No temperature sensor was readable: no temperature overlay.");
+    }
+    s = s.table(table);
+    for ch in [c, exc] {
+        if !ch.series.is_empty() {
+            s = s.chart(ch);
+        }
+    }
+    s
+}
