@@ -27,6 +27,12 @@ pub enum Command {
     /// Run a review methodology (quick, peak, consistency, seqfill, iometer, mixed) into a
     /// result bundle, or continue one with --resume.
     Run(crate::run_args::RunArgs),
+    /// Write one self-contained HTML report (and optionally PNG/SVG charts) from result bundles.
+    Report(crate::cmd::report::ReportArgs),
+    /// Compare the headline numbers of runs (bundles or database run ids) side by side.
+    Compare(crate::cmd::compare::CompareArgs),
+    /// The results database: list, show, export, import and record runs.
+    Db(crate::cmd::db::DbArgs),
 }
 
 pub fn pct(s: &str) -> Result<u32, String> {

@@ -8,6 +8,7 @@ mod args;
 mod cmd;
 mod fail;
 mod output;
+mod record;
 mod run_args;
 mod session;
 mod signals;

@@ -1,6 +1,9 @@
 //! One module per subcommand.
 
+pub mod compare;
+pub mod db;
 mod io;
+pub mod report;
 mod run;
 
 use crate::args::{Cli, Command};
@@ -11,5 +14,8 @@ pub fn dispatch(cli: Cli) -> Result<i32, Fail> {
     match cli.cmd {
         Command::Io(a) => io::run(a),
         Command::Run(a) => run::run(a),
+        Command::Report(a) => report::run(a),
+        Command::Compare(a) => compare::run(a),
+        Command::Db(a) => db::run(a),
     }
 }

@@ -184,6 +184,9 @@ fn finish(
     let code = match outcome {
         Outcome::Complete(report) => {
             print!("{}", report.table);
+            for n in caveats(bundle) {
+                println!("note: {n}");
+            }
             println!("Result bundle: {dir}");
             0
         }
@@ -200,4 +203,29 @@ fn finish(
     };
     session.close()?;
     Ok(code)
+}
+
+/// The bundle's caveats, and one line naming the steps whose write content generation
+/// may have been the limit (their numbers are the generator's, not the target's).
+fn caveats(bundle: &Bundle) -> Vec<String> {
+    let mut out = bundle.doc.notes.clone();
+    let limited: Vec<&str> = bundle
+        .doc
+        .steps
+        .iter()
+        .filter(|s| {
+            s.run
+                .as_ref()
+                .is_some_and(|r| r.totals.data.limited_by_generator)
+        })
+        .map(|s| s.name.as_str())
+        .collect();
+    if !limited.is_empty() {
+        out.push(format!(
+            "preparing write content took over a quarter of a job's time in {} step(s) ({}): the data generator, not the target, may have been the limit",
+            limited.len(),
+            limited.join("; ")
+        ));
+    }
+    out
 }

@@ -1,0 +1,326 @@
+//! `drivelab db list | show ID | export [-o FILE] | import FILE | record BUNDLE`: the
+//! results database (SQLite by default, `--db PATH` or `--db postgres://…`).
+
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+use drivelab_store::{RunFilter, RunRecord, RunSummary, StoreError};
+
+use crate::fail::Fail;
+use crate::record::{open_store, record_bundle};
+
+#[derive(Args, Debug)]
+pub struct DbArgs {
+    #[command(subcommand)]
+    pub cmd: DbCommand,
+    /// The results database: a SQLite file or a postgres:// URL
+    /// [default: ~/.local/share/drivelab/results.sqlite].
+    #[arg(long, global = true, value_name = "PATH|URL")]
+    pub db: Option<String>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum DbCommand {
+    /// List recorded runs, newest first.
+    List(ListArgs),
+    /// Show one run: identity and headline metrics.
+    Show(ShowArgs),
+    /// Write recorded runs as one JSON document (to stdout without -o).
+    Export(ExportArgs),
+    /// Add the runs of an export document (runs already present are skipped).
+    Import(ImportArgs),
+    /// Record a result bundle (drivelab run does this when a suite finishes).
+    Record(RecordArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ListArgs {
+    /// Only runs of this suite.
+    #[arg(long)]
+    pub suite: Option<String>,
+    /// Only runs whose device model or serial contains this text.
+    #[arg(long)]
+    pub device: Option<String>,
+    /// At most this many runs.
+    #[arg(long, value_parser = crate::args::positive)]
+    pub limit: Option<u32>,
+    /// Print the listing as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ShowArgs {
+    /// Run id, or a prefix matching one run.
+    #[arg(value_name = "ID")]
+    pub id: String,
+    /// Print the whole record (with the stored run.json) as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// Write to this file instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Only runs of this suite.
+    #[arg(long)]
+    pub suite: Option<String>,
+    /// Only runs whose device model or serial contains this text.
+    #[arg(long)]
+    pub device: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// A document written by `drivelab db export`.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct RecordArgs {
+    /// Result bundle directories.
+    #[arg(required = true, value_name = "BUNDLE")]
+    pub bundles: Vec<PathBuf>,
+}
+
+fn store_fail(e: StoreError) -> Fail {
+    match e {
+        StoreError::AmbiguousId { .. } | StoreError::InvalidExport(_) => Fail::usage(e.to_string()),
+        _ => Fail::failed(e.to_string()),
+    }
+}
+
+pub fn run(a: DbArgs) -> Result<i32, Fail> {
+    let db = a.db.as_deref();
+    if db.is_some_and(|d| d.trim().is_empty()) {
+        return Err(Fail::usage(
+            "--db: give a SQLite file path or a postgres:// URL",
+        ));
+    }
+    match a.cmd {
+        DbCommand::List(l) => list(db, l),
+        DbCommand::Show(s) => show(db, s),
+        DbCommand::Export(e) => export(db, e),
+        DbCommand::Import(i) => import(db, i),
+        DbCommand::Record(r) => record(db, r),
+    }
+}
+
+/// Device shown in listings: model, else path.
+fn device(r: &RunSummary) -> String {
+    r.device_model
+        .clone()
+        .unwrap_or_else(|| r.device_path.clone())
+}
+
+/// One line per run: id, start, suite, status, device, host, config hash.
+pub fn list_table(runs: &[RunSummary]) -> String {
+    let mut out = format!(
+        "{:<16}  {:<24}  {:<11}  {:<11}  {:<30}  {:<12}  {}\n",
+        "RUN ID", "STARTED (UTC)", "SUITE", "STATUS", "DEVICE", "HOST", "CONFIG"
+    );
+    for r in runs {
+        out += &format!(
+            "{:<16}  {:<24}  {:<11}  {:<11}  {:<30}  {:<12}  {}\n",
+            r.run_id,
+            r.started_at,
+            r.suite,
+            r.status,
+            clip(&device(r), 30),
+            clip(&r.host_name, 12),
+            r.config_hash.chars().take(12).collect::<String>()
+        );
+    }
+    out
+}
+
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut c: String = s.chars().take(n - 1).collect();
+        c.push('…');
+        c
+    }
+}
+
+fn list(db: Option<&str>, a: ListArgs) -> Result<i32, Fail> {
+    let mut store = open_store(db).map_err(Fail::failed)?;
+    let runs = store
+        .list_runs(&RunFilter {
+            suite: a.suite,
+            device: a.device,
+            status: None,
+            limit: a.limit.map(|l| l as usize),
+        })
+        .map_err(store_fail)?;
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&runs).map_err(|e| Fail::failed(e.to_string()))?
+        );
+    } else if runs.is_empty() {
+        println!("no runs recorded in {}", store.location());
+    } else {
+        print!("{}", list_table(&runs));
+    }
+    Ok(0)
+}
+
+/// The human form of one record.
+pub fn show_text(r: &RunRecord) -> String {
+    let mut out = String::new();
+    let mut kv = |k: &str, v: &str| out += &format!("{k:<16} {v}\n");
+    kv("run id", &r.run_id);
+    kv("suite", &r.suite);
+    kv("status", &r.status);
+    kv("started", &r.started_at);
+    kv("finished", r.finished_at.as_deref().unwrap_or("-"));
+    kv("device", &r.device_path);
+    kv("kind", &r.device_kind);
+    kv("model", r.device_model.as_deref().unwrap_or("-"));
+    kv("serial", r.device_serial.as_deref().unwrap_or("-"));
+    kv("firmware", r.device_firmware.as_deref().unwrap_or("-"));
+    kv(
+        "capacity",
+        &r.device_capacity_bytes
+            .map_or_else(|| "-".into(), |b| format!("{b} bytes")),
+    );
+    kv("host", &r.host_name);
+    kv("drivelab", &r.tool_version);
+    kv("config hash", &r.config_hash);
+    kv("bundle", r.bundle_path.as_deref().unwrap_or("-"));
+    kv(
+        "run.json",
+        if r.bundle_json.is_some() {
+            "stored"
+        } else {
+            "not stored"
+        },
+    );
+    if !r.metrics.is_empty() {
+        out += "\nheadline metrics:\n";
+        let w = r.metrics.iter().map(|m| m.name.chars().count()).max().unwrap_or(0);
+        for m in &r.metrics {
+            out += &format!(
+                "  {:<w$}  {:>14}  {}\n",
+                m.name,
+                crate::cmd::compare::fmt_value(m.value),
+                m.unit
+            );
+        }
+    }
+    out
+}
+
+fn show(db: Option<&str>, a: ShowArgs) -> Result<i32, Fail> {
+    let mut store = open_store(db).map_err(Fail::failed)?;
+    let Some(r) = store.get_run(&a.id).map_err(store_fail)? else {
+        return Err(Fail::usage(format!(
+            "ID '{}': no run with this id or id prefix in {}",
+            a.id,
+            store.location()
+        )));
+    };
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&r).map_err(|e| Fail::failed(e.to_string()))?
+        );
+    } else {
+        print!("{}", show_text(&r));
+    }
+    Ok(0)
+}
+
+fn export(db: Option<&str>, a: ExportArgs) -> Result<i32, Fail> {
+    if let Some(p) = &a.output {
+        check_output_file(p, "-o/--output")?;
+    }
+    let mut store = open_store(db).map_err(Fail::failed)?;
+    let doc = store
+        .export_runs(&RunFilter {
+            suite: a.suite,
+            device: a.device,
+            status: None,
+            limit: None,
+        })
+        .map_err(store_fail)?;
+    let n = doc["runs"].as_array().map_or(0, Vec::len);
+    let text = serde_json::to_string_pretty(&doc).map_err(|e| Fail::failed(e.to_string()))?;
+    match &a.output {
+        Some(p) => {
+            std::fs::write(p, text + "\n")
+                .map_err(|e| Fail::failed(format!("cannot write {}: {e}", p.display())))?;
+            eprintln!("exported {n} run(s) to {}", p.display());
+        }
+        None => {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{text}");
+        }
+    }
+    Ok(0)
+}
+
+/// An output file's directory must exist and the path must not be a directory.
+pub fn check_output_file(p: &std::path::Path, flag: &str) -> Result<(), Fail> {
+    if p.is_dir() {
+        return Err(Fail::usage(format!(
+            "{flag} {}: is a directory; give a file name",
+            p.display()
+        )));
+    }
+    let parent = p.parent().filter(|d| !d.as_os_str().is_empty());
+    if let Some(d) = parent {
+        if !d.is_dir() {
+            return Err(Fail::usage(format!(
+                "{flag} {}: directory {} does not exist",
+                p.display(),
+                d.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn import(db: Option<&str>, a: ImportArgs) -> Result<i32, Fail> {
+    let text = std::fs::read_to_string(&a.file).map_err(|e| {
+        Fail::usage(format!("FILE {}: cannot read it: {e}", a.file.display()))
+    })?;
+    let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        Fail::usage(format!(
+            "FILE {}: not a JSON document written by drivelab db export ({e})",
+            a.file.display()
+        ))
+    })?;
+    let mut store = open_store(db).map_err(Fail::failed)?;
+    let r = store.import_runs(&doc).map_err(|e| match e {
+        StoreError::InvalidExport(_) | StoreError::InvalidRecord { .. } => {
+            Fail::usage(format!("FILE {}: {e}", a.file.display()))
+        }
+        e => store_fail(e),
+    })?;
+    println!(
+        "imported {} run(s), skipped {} already present, into {}",
+        r.imported,
+        r.skipped,
+        store.location()
+    );
+    Ok(0)
+}
+
+fn record(db: Option<&str>, a: RecordArgs) -> Result<i32, Fail> {
+    // Every bundle must open before anything is written.
+    for b in &a.bundles {
+        drivelab_report::bundles::open_bundle(b).map_err(|e| Fail::usage(format!("BUNDLE {e}")))?;
+    }
+    for b in &a.bundles {
+        let id = record_bundle(b, db).map_err(Fail::failed)?;
+        println!("{id}  {}", b.display());
+    }
+    Ok(0)
+}

@@ -1,0 +1,91 @@
+//! `drivelab report BUNDLE… -o report.html [--png DIR] [--svg DIR] [--label NAME]…`:
+//! one self-contained HTML file with every suite's charts and tables; several bundles
+//! share charts with one group (toggle) per drive. Every input is checked and the whole
+//! report rendered before anything is written.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use drivelab_report::bundles::{bundle_report, open_bundle, DriveRun};
+
+use crate::cmd::db::check_output_file;
+use crate::fail::Fail;
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Result bundle directories written by `drivelab run`.
+    #[arg(required = true, value_name = "BUNDLE")]
+    pub bundles: Vec<PathBuf>,
+    /// The HTML file to write.
+    #[arg(short = 'o', long = "output", value_name = "FILE", default_value = "report.html")]
+    pub output: PathBuf,
+    /// Drive name of each bundle, in the order of the bundles (give one per bundle, or
+    /// none for the target's model and path). Bundles with one name are one drive.
+    #[arg(long, value_name = "NAME")]
+    pub label: Vec<String>,
+    /// Also write every chart as a PNG file (named after the chart) into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub png: Option<PathBuf>,
+    /// Also write every chart as an SVG file (named after the chart) into DIR.
+    #[arg(long, value_name = "DIR")]
+    pub svg: Option<PathBuf>,
+}
+
+fn check_dir(p: &Path, flag: &str) -> Result<(), Fail> {
+    if p.exists() && !p.is_dir() {
+        return Err(Fail::usage(format!(
+            "{flag} {}: exists and is not a directory; give a directory for the chart files",
+            p.display()
+        )));
+    }
+    Ok(())
+}
+
+pub fn run(a: ReportArgs) -> Result<i32, Fail> {
+    if !a.label.is_empty() && a.label.len() != a.bundles.len() {
+        return Err(Fail::usage(format!(
+            "--label: given {} time(s) for {} bundle(s); give one NAME per BUNDLE, in order, or none",
+            a.label.len(),
+            a.bundles.len()
+        )));
+    }
+    if let Some(l) = a.label.iter().find(|l| l.trim().is_empty()) {
+        return Err(Fail::usage(format!(
+            "--label '{l}': a drive name must not be empty"
+        )));
+    }
+    check_output_file(&a.output, "-o/--output")?;
+    if let Some(d) = &a.png {
+        check_dir(d, "--png")?;
+    }
+    if let Some(d) = &a.svg {
+        check_dir(d, "--svg")?;
+    }
+    let mut runs = Vec::new();
+    for (i, b) in a.bundles.iter().enumerate() {
+        let doc = open_bundle(b).map_err(|e| Fail::usage(format!("BUNDLE {e}")))?;
+        runs.push(DriveRun::new(a.label.get(i).cloned(), doc));
+    }
+    let report = bundle_report(&runs);
+    let html = report
+        .render()
+        .map_err(|e| Fail::failed(format!("cannot render the report: {e}")))?;
+    std::fs::write(&a.output, html)
+        .map_err(|e| Fail::failed(format!("cannot write {}: {e}", a.output.display())))?;
+    let n = report.charts().len();
+    println!(
+        "wrote {} ({n} charts, {} drive(s), {} bundle(s))",
+        a.output.display(),
+        report.palette().groups().len(),
+        runs.len()
+    );
+    if let Some(d) = &a.png {
+        let files = report.write_pngs(d).map_err(|e| Fail::failed(e.to_string()))?;
+        println!("wrote {} PNG files to {}", files.len(), d.display());
+    }
+    if let Some(d) = &a.svg {
+        let files = report.write_svgs(d).map_err(|e| Fail::failed(e.to_string()))?;
+        println!("wrote {} SVG files to {}", files.len(), d.display());
+    }
+    Ok(0)
+}
