@@ -159,13 +159,13 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         zoom.marks.push(Mark::XRange {
             x0: w0 as f64,
             x1: w1 as f64,
-            label: Some(format!("last {} s scored", sc.window_len_s)),
+            label: None,
             group: if same_window { None } else { g.clone() },
         });
         if let (Some(avg), 1) = (sc.avg_iops, drives.len()) {
             zoom.marks.push(Mark::HLine {
                 y: avg,
-                label: Some(format!("{name}: average")),
+                label: Some("average".into()),
             });
         }
         zoom.callouts.push(format!(
@@ -254,6 +254,14 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             ],
         });
     }
+    zoom.subtitle = Some(if same_window {
+        format!(
+            "shaded: the scoring window, the last {} s",
+            drives[0].a.scores.window_len_s
+        )
+    } else {
+        "shaded: each drive's scoring window".to_string()
+    });
     hist.subtitle = Some(format!("bins of {} IOPS", fmt_number(bin_w, 0)));
     log = log
         .note("Seconds with no completed I/O cannot be drawn on a log axis: the ticks mark them.");

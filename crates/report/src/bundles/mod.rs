@@ -236,7 +236,7 @@ fn runs_section(runs: &[DriveRun]) -> Section {
             cells: vec![
                 r.label.clone(),
                 d.suite.clone(),
-                d.target.path.clone(),
+                short_target(d),
                 format!("{:.1} GB", d.target.capacity_bytes as f64 / 1e9),
                 d.host.hostname.clone(),
                 d.tool.version.clone(),
@@ -247,18 +247,48 @@ fn runs_section(runs: &[DriveRun]) -> Section {
         });
     }
     section = section.table(table);
+    // The same caveat of several bundles is printed once, naming them.
+    let mut notes: Vec<(String, Vec<String>)> = Vec::new();
     for r in runs {
+        let mut texts: Vec<String> = r.doc.notes.clone();
         if let Some(mem) = &r.doc.target.in_memory {
-            section = section.text(format!(
-                "{} ({}): the target lives in memory ({mem}): memory, not a drive, was measured.",
-                r.label, r.doc.suite
+            texts.push(format!(
+                "The target lives in memory ({mem}): memory, not a drive, was measured."
             ));
         }
-        for n in &r.doc.notes {
-            section = section.text(format!("{} ({}): {n}", r.label, r.doc.suite));
+        for t in texts {
+            let who = format!("{} ({})", r.label, r.doc.suite);
+            match notes.iter_mut().find(|n| n.0 == t) {
+                Some(n) => n.1.push(who),
+                None => notes.push((t, vec![who])),
+            }
         }
     }
+    for (text, who) in notes {
+        let whom = if who.len() == runs.len() && runs.len() > 1 {
+            "every bundle".to_string()
+        } else {
+            who.join("; ")
+        };
+        section = section.text(format!("{text} — {whom}"));
+    }
     section
+}
+
+/// The target as typed (or its path), cut to a table-friendly length.
+fn short_target(d: &RunDoc) -> String {
+    let t = d
+        .target_arg
+        .clone()
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| d.target.path.clone());
+    if t.chars().count() > 48 {
+        let mut s: String = t.chars().take(47).collect();
+        s.push('…');
+        s
+    } else {
+        t
+    }
 }
 
 #[cfg(test)]
