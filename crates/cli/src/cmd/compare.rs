@@ -15,7 +15,7 @@ use crate::record::open_store;
 pub struct CompareArgs {
     /// Runs to compare: result bundle directories or run ids (or unique id prefixes) in
     /// the results database. The first is the baseline of the ratios.
-    #[arg(required = true, num_args = 2.., value_name = "RUN")]
+    #[arg(value_name = "RUN")]
     pub runs: Vec<String>,
     /// Compare even when the runs' configurations differ (flagged in the output).
     #[arg(long)]
@@ -143,6 +143,12 @@ pub fn table(sides: &[Side]) -> String {
 }
 
 pub fn run(a: CompareArgs) -> Result<i32, Fail> {
+    if a.runs.len() < 2 {
+        return Err(Fail::usage(format!(
+            "RUN: give at least two runs (bundle directories or run ids) to compare, not {}",
+            a.runs.len()
+        )));
+    }
     if a.db.as_deref().is_some_and(|d| d.trim().is_empty()) {
         return Err(Fail::usage(
             "--db: give a SQLite file path or a postgres:// URL",

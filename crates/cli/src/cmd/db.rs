@@ -54,7 +54,7 @@ pub struct ListArgs {
 pub struct ShowArgs {
     /// Run id, or a prefix matching one run.
     #[arg(value_name = "ID")]
-    pub id: String,
+    pub id: Option<String>,
     /// Print the whole record (with the stored run.json) as JSON.
     #[arg(long)]
     pub json: bool,
@@ -77,13 +77,13 @@ pub struct ExportArgs {
 pub struct ImportArgs {
     /// A document written by `drivelab db export`.
     #[arg(value_name = "FILE")]
-    pub file: PathBuf,
+    pub file: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
 pub struct RecordArgs {
     /// Result bundle directories.
-    #[arg(required = true, value_name = "BUNDLE")]
+    #[arg(value_name = "BUNDLE")]
     pub bundles: Vec<PathBuf>,
 }
 
@@ -204,7 +204,12 @@ pub fn show_text(r: &RunRecord) -> String {
     );
     if !r.metrics.is_empty() {
         out += "\nheadline metrics:\n";
-        let w = r.metrics.iter().map(|m| m.name.chars().count()).max().unwrap_or(0);
+        let w = r
+            .metrics
+            .iter()
+            .map(|m| m.name.chars().count())
+            .max()
+            .unwrap_or(0);
         for m in &r.metrics {
             out += &format!(
                 "  {:<w$}  {:>14}  {}\n",
@@ -218,11 +223,23 @@ pub fn show_text(r: &RunRecord) -> String {
 }
 
 fn show(db: Option<&str>, a: ShowArgs) -> Result<i32, Fail> {
+    let Some(id) = a.id.filter(|i| !i.is_empty()) else {
+        return Err(Fail::usage(
+            "ID: give the run id, or a prefix of it, as listed by drivelab db list",
+        ));
+    };
     let mut store = open_store(db).map_err(Fail::failed)?;
-    let Some(r) = store.get_run(&a.id).map_err(store_fail)? else {
+    let Some(r) = store.get_run(&id).map_err(|e| {
+        let f = store_fail(e);
+        Fail {
+            code: f.code,
+            message: format!("ID {id}: {}", f.message),
+        }
+    })?
+    else {
         return Err(Fail::usage(format!(
             "ID '{}': no run with this id or id prefix in {}",
-            a.id,
+            id,
             store.location()
         )));
     };
@@ -288,19 +305,23 @@ pub fn check_output_file(p: &std::path::Path, flag: &str) -> Result<(), Fail> {
 }
 
 fn import(db: Option<&str>, a: ImportArgs) -> Result<i32, Fail> {
-    let text = std::fs::read_to_string(&a.file).map_err(|e| {
-        Fail::usage(format!("FILE {}: cannot read it: {e}", a.file.display()))
-    })?;
+    let Some(file) = a.file else {
+        return Err(Fail::usage(
+            "FILE: give a JSON document written by drivelab db export",
+        ));
+    };
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| Fail::usage(format!("FILE {}: cannot read it: {e}", file.display())))?;
     let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
         Fail::usage(format!(
             "FILE {}: not a JSON document written by drivelab db export ({e})",
-            a.file.display()
+            file.display()
         ))
     })?;
     let mut store = open_store(db).map_err(Fail::failed)?;
     let r = store.import_runs(&doc).map_err(|e| match e {
         StoreError::InvalidExport(_) | StoreError::InvalidRecord { .. } => {
-            Fail::usage(format!("FILE {}: {e}", a.file.display()))
+            Fail::usage(format!("FILE {}: {e}", file.display()))
         }
         e => store_fail(e),
     })?;
@@ -314,6 +335,11 @@ fn import(db: Option<&str>, a: ImportArgs) -> Result<i32, Fail> {
 }
 
 fn record(db: Option<&str>, a: RecordArgs) -> Result<i32, Fail> {
+    if a.bundles.is_empty() {
+        return Err(Fail::usage(
+            "BUNDLE: give one or more result bundle directories (made by drivelab run)",
+        ));
+    }
     // Every bundle must open before anything is written.
     for b in &a.bundles {
         drivelab_report::bundles::open_bundle(b).map_err(|e| Fail::usage(format!("BUNDLE {e}")))?;

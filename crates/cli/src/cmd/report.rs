@@ -14,10 +14,15 @@ use crate::fail::Fail;
 #[derive(Args, Debug)]
 pub struct ReportArgs {
     /// Result bundle directories written by `drivelab run`.
-    #[arg(required = true, value_name = "BUNDLE")]
+    #[arg(value_name = "BUNDLE")]
     pub bundles: Vec<PathBuf>,
     /// The HTML file to write.
-    #[arg(short = 'o', long = "output", value_name = "FILE", default_value = "report.html")]
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE",
+        default_value = "report.html"
+    )]
     pub output: PathBuf,
     /// Drive name of each bundle, in the order of the bundles (give one per bundle, or
     /// none for the target's model and path). Bundles with one name are one drive.
@@ -42,6 +47,11 @@ fn check_dir(p: &Path, flag: &str) -> Result<(), Fail> {
 }
 
 pub fn run(a: ReportArgs) -> Result<i32, Fail> {
+    if a.bundles.is_empty() {
+        return Err(Fail::usage(
+            "BUNDLE: give one or more result bundle directories (made by drivelab run)",
+        ));
+    }
     if !a.label.is_empty() && a.label.len() != a.bundles.len() {
         return Err(Fail::usage(format!(
             "--label: given {} time(s) for {} bundle(s); give one NAME per BUNDLE, in order, or none",
@@ -80,11 +90,15 @@ pub fn run(a: ReportArgs) -> Result<i32, Fail> {
         runs.len()
     );
     if let Some(d) = &a.png {
-        let files = report.write_pngs(d).map_err(|e| Fail::failed(e.to_string()))?;
+        let files = report
+            .write_pngs(d)
+            .map_err(|e| Fail::failed(e.to_string()))?;
         println!("wrote {} PNG files to {}", files.len(), d.display());
     }
     if let Some(d) = &a.svg {
-        let files = report.write_svgs(d).map_err(|e| Fail::failed(e.to_string()))?;
+        let files = report
+            .write_svgs(d)
+            .map_err(|e| Fail::failed(e.to_string()))?;
         println!("wrote {} SVG files to {}", files.len(), d.display());
     }
     Ok(0)

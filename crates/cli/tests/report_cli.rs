@@ -1,0 +1,176 @@
+//! `drivelab report` and `drivelab compare` on bundles made by `drivelab run --short`:
+//! files written, one chart file per chart, ratios that match the bundles' numbers,
+//! config-hash refusals, and bad input (one line, exit 2, nothing written).
+
+mod report_db_common;
+
+use report_db_common::*;
+use serde_json::Value;
+
+fn metric(bundle: &std::path::Path, name: &str) -> f64 {
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(bundle.join("run.json")).unwrap()).unwrap();
+    doc["summary"]["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap_or_else(|| panic!("no metric {name}"))["value"]
+        .as_f64()
+        .unwrap()
+}
+
+#[test]
+fn report_of_several_drives_writes_html_and_one_file_per_chart() {
+    let d = tempfile::tempdir().unwrap();
+    let q1 = bundle("quick", NVME);
+    let q2 = bundle("quick", SATA);
+    let c = bundle("consistency", DRAMLESS);
+    let p = bundle("peak", NVME);
+    let html = d.path().join("r.html");
+    let o = run_in(
+        d.path(),
+        &[
+            "report",
+            q1.to_str().unwrap(),
+            q2.to_str().unwrap(),
+            c.to_str().unwrap(),
+            p.to_str().unwrap(),
+            "-o",
+            html.to_str().unwrap(),
+            "--png",
+            "png",
+            "--svg",
+            "svg",
+            "--label",
+            "Drive A",
+            "--label",
+            "Drive B",
+            "--label",
+            "Drive C",
+            "--label",
+            "Drive A",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&html).unwrap();
+    assert!(text.contains("Content-Security-Policy"));
+    let charts = text.matches(" class=\"dl-chart\" ").count();
+    assert!(charts >= 20, "{charts} charts");
+    // Three drives (the peak bundle joins Drive A), one toggle each.
+    assert_eq!(text.matches("class=\"dl-tog dl-g").count(), 3);
+    for id in [
+        "quick-read",
+        "consistency-zoom",
+        "peak-4k-randread-throughput",
+    ] {
+        assert!(text.contains(&format!("data-chart=\"{id}\"")), "{id}");
+    }
+    let count = |dir: &str, ext: &str| {
+        std::fs::read_dir(d.path().join(dir))
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().path().extension().unwrap() == ext)
+            .count()
+    };
+    assert_eq!(count("png", "png"), charts);
+    assert_eq!(count("svg", "svg"), charts);
+    assert!(d.path().join("png/consistency-log.png").exists());
+    assert!(
+        stdout(&o).contains("3 drive(s), 4 bundle(s)"),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn bad_report_input_is_one_line_exit_2_and_writes_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let q = bundle("quick", NVME);
+    let q = q.to_str().unwrap();
+    std::fs::create_dir(d.path().join("empty")).unwrap();
+    std::fs::write(d.path().join("afile"), "x").unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["report", "missing-dir"], "BUNDLE missing-dir"),
+        (vec!["report", "empty"], "not a result bundle directory"),
+        (vec!["report", q, "--label", "a", "--label", "b"], "--label"),
+        (vec!["report", q, "--label", " "], "--label"),
+        (vec!["report", q, "-o", "no/such/dir/r.html"], "-o/--output"),
+        (vec!["report", q, "-o", "empty"], "is a directory"),
+        (vec!["report", q, "--png", "afile"], "--png"),
+        (vec!["report", q, "--svg", "afile"], "--svg"),
+        (vec!["report"], "BUNDLE"),
+        (vec!["report", q, "--bogus"], "--bogus"),
+    ];
+    for (args, want) in cases {
+        let o = run_in(d.path(), &args);
+        assert_usage(&o, want);
+        assert!(
+            !d.path().join("report.html").exists(),
+            "{args:?} wrote a report"
+        );
+    }
+    let left: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    let mut left = left;
+    left.sort();
+    assert_eq!(left, vec!["afile", "empty"], "something was written");
+}
+
+#[test]
+fn compare_gives_values_and_ratios_to_the_first() {
+    let d = tempfile::tempdir().unwrap();
+    let a = bundle("quick", NVME);
+    let b = bundle("quick", SATA);
+    let o = run_in(
+        d.path(),
+        &["compare", a.to_str().unwrap(), b.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(!out.contains("CONFIG DIFFERS"), "{out}");
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("SEQ1M Q8T1 read "))
+        .unwrap_or_else(|| panic!("{out}"));
+    let ratio = metric(&b, "SEQ1M Q8T1 read") / metric(&a, "SEQ1M Q8T1 read");
+    assert!(line.ends_with(&format!("{ratio:.2}x")), "{line} vs {ratio}");
+    assert!(out.contains("A = drivelab-sim nvme-tlc"), "{out}");
+}
+
+#[test]
+fn compare_refuses_different_configs_unless_forced_and_then_flags_them() {
+    let d = tempfile::tempdir().unwrap();
+    let a = bundle("quick", NVME);
+    let c = bundle("consistency", DRAMLESS);
+    let (a, c) = (a.to_str().unwrap(), c.to_str().unwrap());
+    let o = run_in(d.path(), &["compare", a, c]);
+    assert_usage(&o, "config hash");
+    assert!(stderr(&o).contains("--force"));
+    assert!(stdout(&o).is_empty());
+    let o = run_in(d.path(), &["compare", a, c, "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("WARNING"), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("!!! WARNING"), "{out}");
+    assert!(
+        out.contains("B = ") && out.contains("<-- CONFIG DIFFERS"),
+        "{out}"
+    );
+}
+
+#[test]
+fn bad_compare_input_is_one_line_exit_2() {
+    let d = tempfile::tempdir().unwrap();
+    let a = bundle("quick", NVME);
+    let a = a.to_str().unwrap();
+    let db = d.path().join("r.sqlite");
+    let db = db.to_str().unwrap();
+    assert_usage(&run_in(d.path(), &["compare", a]), "RUN");
+    assert_usage(
+        &run_in(d.path(), &["compare", a, "nosuchrun", "--db", db]),
+        "RUN nosuchrun: neither a result bundle directory nor a run id",
+    );
+    assert_usage(&run_in(d.path(), &["compare", a, a, "--db", ""]), "--db");
+}
