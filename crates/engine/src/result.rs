@@ -228,6 +228,9 @@ pub struct RunResult {
     pub started_at: String,
     /// Whole run on the run's clock, ramp included.
     pub duration_ns: u64,
+    /// For simulated targets: the virtual time at which the run began (the model's
+    /// ground-truth times are on this clock); None for real targets.
+    pub virtual_start_ns: Option<u64>,
     pub totals: Totals,
     pub series: Series,
     pub histogram: Histograms,

@@ -362,6 +362,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         failure,
         started_at,
         duration_ns: end - origin,
+        virtual_start_ns: is_model.then_some(origin),
         totals,
         series: Series {
             interval_ns: w.log_interval_ns,

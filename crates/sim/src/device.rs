@@ -93,6 +93,9 @@ pub struct SimDevice {
     gate_ns: u64,
     now_ns: u64,
     stalls: Vec<(u64, u64)>,
+    /// When garbage collection first had to copy a valid page: the end of the
+    /// fresh-out-of-box burst, when host writes start paying for write amplification.
+    gc_first_copy_ns: Option<u64>,
     last_read_unit: Vec<u32>,
     host_die: u32,
     st: Stats,
@@ -179,6 +182,7 @@ impl SimDevice {
             gate_ns: 0,
             now_ns: 0,
             stalls: Vec::new(),
+            gc_first_copy_ns: None,
             st: Stats::default(),
         })
     }
@@ -331,6 +335,7 @@ impl SimDevice {
                     break;
                 };
                 moved += 1;
+                self.gc_first_copy_ns.get_or_insert(t);
                 read_ns += if self.slc.take(src) {
                     self.c.read_slc / READ_UNIT_PAGES as u64
                 } else {
@@ -615,7 +620,9 @@ impl DeviceModel for SimDevice {
     /// size, die count, `random_read_saturation_qd` (outstanding 4 KiB reads needed to
     /// keep the bottleneck — normally every die — busy: max IOPS × QD1 latency, Little's
     /// law; random die collisions make the measured curve approach the limit gradually
-    /// above it), throttle intervals and GC stalls of at least `STALL_REPORT_NS`.
+    /// above it), throttle intervals, GC stalls of at least `STALL_REPORT_NS`, and
+    /// `gc_first_copy_at_ns`: when GC first had to copy a valid page (the end of the
+    /// fresh-out-of-box burst).
     fn ground_truth(&self) -> serde_json::Value {
         let s = &self.st;
         let nand_data_pages = s.slc_programs + s.native_programs + s.gc_copies + s.folds;
@@ -674,6 +681,7 @@ impl DeviceModel for SimDevice {
             "throttle_intervals_ns": pairs(&throttle),
             "gc_stall_threshold_ns": STALL_REPORT_NS,
             "gc_stall_intervals_ns": pairs(&self.stalls),
+            "gc_first_copy_at_ns": self.gc_first_copy_ns,
         })
     }
 }

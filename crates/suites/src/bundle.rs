@@ -128,6 +128,9 @@ pub struct StepRun {
     /// Wall-clock start of the engine run.
     pub started_at: String,
     pub duration_ns: u64,
+    /// For simulated targets: the virtual time at which the run began.
+    #[serde(default)]
+    pub virtual_start_ns: Option<u64>,
     pub totals: Totals,
     pub series: Series,
     pub histogram: Histograms,
@@ -143,6 +146,7 @@ impl From<RunResult> for StepRun {
             failure: r.failure,
             started_at: r.started_at,
             duration_ns: r.duration_ns,
+            virtual_start_ns: r.virtual_start_ns,
             totals: r.totals,
             series: r.series,
             histogram: r.histogram,

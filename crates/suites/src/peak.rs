@@ -30,6 +30,10 @@ pub const WORKLOADS: [(&str, &str, RwMode, u32); 4] = [
     ),
 ];
 
+/// Block size and depth of the precondition's sequential fill.
+const PRECONDITION_BS: u32 = 128 << 10;
+const PRECONDITION_QD: u32 = 32;
+
 /// The peak suite's knobs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Peak {
@@ -46,6 +50,11 @@ pub struct Peak {
     /// Workload ids to sweep (all four by default).
     pub workloads: Vec<String>,
     pub short: bool,
+    /// Discard and write the span once sequentially before the sweep, so reads hit
+    /// written data. None: only when the sweep writes anyway (a read-only sweep of a block
+    /// device stays read-only).
+    #[serde(default)]
+    pub precondition: Option<bool>,
 }
 
 impl Peak {
@@ -62,7 +71,17 @@ impl Peak {
             early_stop: true,
             workloads: WORKLOADS.iter().map(|w| w.0.to_string()).collect(),
             short,
+            precondition: None,
         }
+    }
+
+    /// Whether the sweep starts by writing the span (see `precondition`).
+    pub fn preconditions(&self) -> bool {
+        self.precondition.unwrap_or_else(|| {
+            WORKLOADS
+                .iter()
+                .any(|(id, _, rw, _)| rw.writes(0) && self.workloads.iter().any(|w| w == id))
+        })
     }
 
     pub fn validate(&self) -> Result<(), String> {
@@ -129,6 +148,19 @@ impl Suite for Peak {
         self.validate()?;
         let span = (0, plan::span_bytes(self.size, target));
         let mut out = Vec::new();
+        if self.preconditions() {
+            let shape = Shape::new(RwMode::Write, PRECONDITION_BS, PRECONDITION_QD, 1);
+            let base = plan::workload(&shape, span, plan::for_time(self.point_time_ns), target)?;
+            out.push(PlannedStep {
+                id: "precondition".into(),
+                name: "precondition: discard, sequential fill".into(),
+                kind: StepKind::Prepare,
+                params: json!({}),
+                action: Action::Precondition { also_discard: None },
+                idle_before_ns: 0,
+                workload: plan::precondition_pass(&base, PRECONDITION_BS, PRECONDITION_QD),
+            });
+        }
         for (id, label, rw, bs) in WORKLOADS {
             if !self.workloads.iter().any(|w| w == id) {
                 continue;

@@ -44,7 +44,9 @@ impl Backend for VirtualBackend<'_> {
                 }
             }
         }
+        let mut last_done = t0;
         while let Some(Reverse((done, _, slot))) = heap.pop() {
+            last_done = done;
             while done >= next_sample {
                 for r in self.model.sensors(next_sample) {
                     self.agg.sensor(r);
@@ -60,6 +62,10 @@ impl Backend for VirtualBackend<'_> {
                 heap.push(Reverse((d, seq, slot)));
                 seq += 1;
             }
+        }
+        // The model's clock follows submissions; the run ends at its last completion.
+        if last_done > self.model.now_ns() {
+            self.model.advance_to(last_done);
         }
         for job in jobs.iter_mut() {
             job.rec.finish();
