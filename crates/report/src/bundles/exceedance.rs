@@ -28,7 +28,8 @@ fn bucket_width(lower: u64) -> u64 {
 }
 
 /// `(latency µs, share of I/Os slower)` at each bucket's upper edge, starting with
-/// `(min, 1)`. Points closer than 2 % in latency are thinned; shares of 0 (beyond the
+/// `(min, 1)`. Points within 2 % in latency and 10 % in share of the previous are
+/// thinned; shares of 0 (beyond the
 /// slowest I/O) are left out, as a log axis cannot show them.
 pub fn exceedance_points(h: &Histogram) -> Vec<(f64, f64)> {
     let total = h.count();
@@ -51,7 +52,7 @@ pub fn exceedance_points(h: &Histogram) -> Vec<(f64, f64)> {
         let y = above as f64 / total as f64;
         let last = i + 1 == buckets.len();
         match pts.last() {
-            Some(&(px, _)) if x < px * 1.02 && !last => {}
+            Some(&(px, py)) if x < px * 1.02 && y > py * 0.9 && !last => {}
             _ => pts.push((x, y)),
         }
     }

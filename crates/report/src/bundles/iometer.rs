@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use super::exceedance::{self, Dir};
-use super::{cell, Entry};
+use super::{cell, curve, Entry};
 use crate::html::{Column, Row, Section, Table};
 use crate::model::{Axis, Chart, Series};
 
@@ -86,7 +86,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             if pts.is_empty() {
                 continue;
             }
-            let series = Series::line(format!("{name} {label}"), name, pts);
+            let series = curve(format!("{name} {label}"), name, pts);
             if rnd {
                 random.series.push(series);
             } else {

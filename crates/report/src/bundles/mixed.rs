@@ -2,9 +2,9 @@
 //! tabulated, and the latency exceedance at all-writes, the middle and all-reads.
 
 use super::exceedance::{self, Dir};
-use super::{cell, Entry};
+use super::{cell, curve, Entry};
 use crate::html::{Column, Row, Section, Table};
-use crate::model::{Axis, Chart, Dash, Series};
+use crate::model::{Axis, Chart, Dash};
 
 pub(crate) fn section(entries: &[Entry]) -> Section {
     let mut s = Section::new("Mixed read/write ratio")
@@ -60,13 +60,12 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             continue;
         }
         iops.series
-            .push(Series::line(name, name, total).dashed(Dash::Solid));
+            .push(curve(name, name, total).dashed(Dash::Solid));
         iops.series.push(
-            Series::line(format!("{name} reads"), name, line("read_iops", Some(0.0)))
-                .dashed(Dash::Dashed),
+            curve(format!("{name} reads"), name, line("read_iops", Some(0.0))).dashed(Dash::Dashed),
         );
         iops.series.push(
-            Series::line(
+            curve(
                 format!("{name} writes"),
                 name,
                 line("write_iops", Some(100.0)),
@@ -74,7 +73,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             .dashed(Dash::Dotted),
         );
         lat.series.push(
-            Series::line(
+            curve(
                 format!("{name} reads"),
                 name,
                 line("read_lat_mean_us", Some(0.0)),
@@ -82,7 +81,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             .dashed(Dash::Dashed),
         );
         lat.series.push(
-            Series::line(
+            curve(
                 format!("{name} writes"),
                 name,
                 line("write_lat_mean_us", Some(100.0)),

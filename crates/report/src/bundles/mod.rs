@@ -157,6 +157,19 @@ pub(crate) fn slug(s: &str) -> String {
     out.trim_end_matches('-').to_string()
 }
 
+/// A line through `points`, or marks when a single point could not show as a line.
+pub(crate) fn curve(
+    name: impl Into<String>,
+    group: impl Into<String>,
+    points: Vec<(f64, f64)>,
+) -> crate::model::Series {
+    if points.len() < 2 {
+        crate::model::Series::scatter(name, group, points)
+    } else {
+        crate::model::Series::line(name, group, points)
+    }
+}
+
 /// A number for a table cell ("–" when missing).
 pub(crate) fn cell(v: Option<f64>, decimals: usize) -> String {
     crate::html::fmt_number(v.unwrap_or(f64::NAN), decimals)

@@ -5,9 +5,9 @@
 use serde_json::Value;
 
 use super::exceedance::{self, Dir};
-use super::{cell, Entry};
+use super::{cell, curve, Entry};
 use crate::html::{Column, Row, Section, Table};
-use crate::model::{Axis, Chart, Dash, Mark, Series};
+use crate::model::{Axis, Chart, Dash, Mark};
 
 /// (id, label, unit) of each workload in first-seen order.
 fn workloads(entries: &[Entry]) -> Vec<(String, String, String)> {
@@ -39,7 +39,7 @@ fn sweep_of<'v>(e: &'v Entry, id: &str) -> Option<&'v Value> {
         .map(|w| &w["sweep"])
 }
 
-fn curve(sweep: &Value, f: impl Fn(&Value) -> Option<f64>) -> Vec<(f64, f64)> {
+fn points(sweep: &Value, f: impl Fn(&Value) -> Option<f64>) -> Vec<(f64, f64)> {
     sweep["curve"]
         .as_array()
         .into_iter()
@@ -94,18 +94,17 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             let Some(sw) = sweep_of(e, &id) else {
                 continue;
             };
-            let pts = curve(sw, |p| p[thr_key].as_f64());
+            let pts = points(sw, |p| p[thr_key].as_f64());
             if pts.is_empty() {
                 continue;
             }
-            thr.series.push(Series::line(e.label, e.label, pts));
-            let p99 = curve(sw, |p| p["lat_p99_us"].as_f64());
-            let p9999 = curve(sw, |p| p["lat_p9999_us"].as_f64());
+            thr.series.push(curve(e.label, e.label, pts));
+            let p99 = points(sw, |p| p["lat_p99_us"].as_f64());
+            let p9999 = points(sw, |p| p["lat_p9999_us"].as_f64());
             lat.series
-                .push(Series::line(format!("{} p99", e.label), e.label, p99).dashed(Dash::Solid));
-            lat.series.push(
-                Series::line(format!("{} p99.99", e.label), e.label, p9999).dashed(Dash::Dashed),
-            );
+                .push(curve(format!("{} p99", e.label), e.label, p99).dashed(Dash::Solid));
+            lat.series
+                .push(curve(format!("{} p99.99", e.label), e.label, p9999).dashed(Dash::Dashed));
             let knee = &sw["knee"];
             let Some(k) = knee["index"]
                 .as_u64()

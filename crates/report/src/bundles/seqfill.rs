@@ -5,9 +5,9 @@
 use drivelab_suites::seqfill::SeqFillAnalysis;
 
 use super::exceedance::{self, Dir};
-use super::{cell, Entry};
+use super::{cell, curve, Entry};
 use crate::html::{Column, Row, Section, Table};
-use crate::model::{Axis, Chart, Dash, Mark, Series};
+use crate::model::{Axis, Chart, Dash, Mark};
 
 fn is_fill(st: &drivelab_suites::StepRecord) -> bool {
     st.id == "seqfill"
@@ -89,7 +89,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         if pts.is_empty() {
             continue;
         }
-        c.series.push(Series::line(name, name, pts));
+        c.series.push(curve(name, name, pts));
         let f = &a.fill;
         if let (Some(bytes), Some(v)) = (f.cache_bytes, f.cache_mbps.or(f.initial_mbps)) {
             c.marks.push(Mark::Point {
@@ -113,7 +113,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         if !temp.is_empty() {
             any_temp = true;
             c.series.push(
-                Series::line(format!("{name} temperature"), name, temp)
+                curve(format!("{name} temperature"), name, temp)
                     .on_y2()
                     .dashed(Dash::Dotted),
             );
