@@ -187,6 +187,19 @@ pub struct PeakArgs {
     /// Workloads to sweep [default: 4k-randread,4k-randwrite,128k-read,128k-write].
     #[arg(long, value_parser = names)]
     pub workloads: Option<List<String>>,
+    /// Write the span once sequentially before the sweep, so reads hit written data
+    /// (an SSD answers reads of unwritten or trimmed blocks without touching flash)
+    /// [default: 1 when the sweep writes anyway, else 0].
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = flag01)]
+    pub precondition: Option<bool>,
+}
+
+fn flag01(s: &str) -> Result<bool, String> {
+    match s {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(format!("'{s}' is not 0 or 1")),
+    }
 }
 
 #[derive(Args, Debug)]
@@ -357,6 +370,7 @@ impl SuiteCmd {
                 set(&mut k.size, a.size);
                 set(&mut k.workloads, a.workloads.as_ref().map(|l| l.0.clone()));
                 k.early_stop = !a.no_early_stop;
+                k.precondition = a.precondition;
                 k.validate()?;
                 Box::new(k)
             }

@@ -70,3 +70,76 @@ fn no_permission_is_a_clear_error() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("permission denied"), "{}", stderr(&o));
 }
+
+/// Start a random-read run on a user's file and cut the file short under it: every read
+/// past the new end comes back short, which is an I/O error with its offset.
+fn shrinking_file_run(extra: &[&str]) -> (std::process::ExitStatus, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("shrinks.bin");
+    std::fs::write(&f, vec![7u8; 64 << 20]).unwrap();
+    let json = dir.path().join("r.json");
+    let mut child = drivelab()
+        .args([
+            "io",
+            f.to_str().unwrap(),
+            "--rw",
+            "randread",
+            "--runtime",
+            "4",
+            "--direct=0",
+            "--json",
+        ])
+        .arg(&json)
+        .args(extra)
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&f)
+        .unwrap()
+        .set_len(1 << 20)
+        .unwrap();
+    let status = child.wait().unwrap();
+    let r = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    (status, r)
+}
+
+#[test]
+fn an_io_error_stops_the_run_with_a_partial_result_naming_offset_and_errno() {
+    let (status, r) = shrinking_file_run(&[]);
+    assert_eq!(status.code(), Some(1));
+    assert_eq!(r["status"], "failed");
+    let e = &r["errors"][0];
+    assert!(e["offset_bytes"].as_u64().unwrap() >= 1 << 20, "{e}");
+    assert_eq!(e["len_bytes"], 4096);
+    assert!(
+        e["message"].as_str().unwrap().contains("short transfer"),
+        "{e}"
+    );
+    assert!(r["failure"].as_str().unwrap().contains("offset"));
+    assert!(
+        r["totals"]["read"]["ops"].as_u64().unwrap() > 0,
+        "reads before the error count"
+    );
+}
+
+#[test]
+fn continue_on_error_counts_and_goes_on() {
+    let (status, r) = shrinking_file_run(&["--continue-on-error"]);
+    assert_eq!(status.code(), Some(0));
+    assert_eq!(r["status"], "complete");
+    let errors = r["totals"]["error_count"].as_u64().unwrap();
+    assert!(errors > 100, "{errors} errors counted");
+    assert_eq!(
+        r["errors"].as_array().unwrap().len(),
+        100,
+        "the first 100 are kept in full"
+    );
+    // Reads inside the first MiB keep succeeding until the end.
+    let recs = r["series"]["records"].as_array().unwrap();
+    assert!(recs.last().unwrap()["read"]["ops"].as_u64().unwrap() > 0);
+}
