@@ -25,6 +25,13 @@ pub struct RunArgs {
     /// With --resume: allow writes to this block device (must be the bundle's target).
     #[arg(long, value_name = "DEVICE", requires = "resume")]
     pub destructive: Option<PathBuf>,
+    /// Record the finished run in this results database: a SQLite file or a
+    /// postgres://… URL [default: results.sqlite under the user's data directory].
+    #[arg(long, global = true, value_name = "PATH|URL")]
+    pub db: Option<String>,
+    /// Do not record the finished run in the results database.
+    #[arg(long = "no-db", global = true, conflicts_with = "db")]
+    pub no_db: bool,
     #[command(subcommand)]
     pub suite: Option<SuiteCmd>,
 }

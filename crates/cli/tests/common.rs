@@ -4,8 +4,13 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+/// drivelab, with the results database of the default location kept inside the test's
+/// own data directory (never the user's).
 pub fn drivelab() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_drivelab"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_drivelab"));
+    let data = std::env::temp_dir().join(format!("drivelab-test-data-{}", std::process::id()));
+    c.env("XDG_DATA_HOME", data);
+    c
 }
 
 /// Run drivelab with `args` in `dir`.

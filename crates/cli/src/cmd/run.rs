@@ -86,16 +86,21 @@ fn open_options(suite: &dyn Suite, overwrite: bool, destructive: Option<PathBuf>
 }
 
 pub fn run(a: RunArgs) -> Result<i32, Fail> {
+    // Where a finished run is recorded: None = not at all, Some(None) = the default.
+    let db = (!a.no_db).then(|| a.db.clone());
     match (&a.suite, &a.resume) {
-        (Some(cmd), None) => start(cmd),
-        (None, Some(dir)) => resume(dir, &a),
+        (Some(cmd), None) => start(cmd, &db),
+        (None, Some(dir)) => resume(dir, &a, &db),
         _ => Err(Fail::usage(
             "run: name a suite (quick, peak, consistency, seqfill, iometer, mixed) or give --resume BUNDLE",
         )),
     }
 }
 
-fn start(cmd: &SuiteCmd) -> Result<i32, Fail> {
+/// Where a finished run is recorded (see `run`).
+type DbChoice = Option<Option<String>>;
+
+fn start(cmd: &SuiteCmd, db: &DbChoice) -> Result<i32, Fail> {
     let suite = cmd.build().map_err(Fail::usage)?;
     let common = cmd.common();
     let t = &common.target;
@@ -112,10 +117,10 @@ fn start(cmd: &SuiteCmd) -> Result<i32, Fail> {
         .unwrap_or_else(|| default_dir(Path::new(RESULTS_DIR), suite.name()));
     let doc = new_doc(suite.as_ref(), &plan, session.target(), Some(arg));
     let mut bundle = Bundle::create(&dir, doc).map_err(|e| session.usage(e))?;
-    finish(suite.as_ref(), &plan, session, &mut bundle)
+    finish(suite.as_ref(), &plan, session, &mut bundle, db)
 }
 
-fn resume(dir: &Path, a: &RunArgs) -> Result<i32, Fail> {
+fn resume(dir: &Path, a: &RunArgs, db: &DbChoice) -> Result<i32, Fail> {
     let mut bundle = Bundle::open(dir).map_err(Fail::usage)?;
     let suite = from_saved(&bundle.doc.suite, &bundle.doc.knobs)
         .map_err(|e| Fail::usage(format!("--resume {}: {e}", dir.display())))?;
@@ -157,7 +162,7 @@ fn resume(dir: &Path, a: &RunArgs) -> Result<i32, Fail> {
         done + 1,
         plan.len()
     );
-    finish(suite.as_ref(), &plan, session, &mut bundle)
+    finish(suite.as_ref(), &plan, session, &mut bundle, db)
 }
 
 fn finish(
@@ -165,6 +170,7 @@ fn finish(
     plan: &[drivelab_suites::plan::PlannedStep],
     mut session: Session,
     bundle: &mut Bundle,
+    db: &DbChoice,
 ) -> Result<i32, Fail> {
     let tty = Tty::new();
     let stop = session.stop.clone();
@@ -188,6 +194,16 @@ fn finish(
                 println!("note: {n}");
             }
             println!("Result bundle: {dir}");
+            if let Some(db) = db {
+                // The run itself succeeded: a database that cannot be reached is reported,
+                // not turned into a failure of the run.
+                match crate::record::record_bundle(&bundle.dir, db.as_deref()) {
+                    Ok(id) => println!("Recorded in the results database as run {id}"),
+                    Err(e) => {
+                        eprintln!("drivelab: the run was not recorded in the results database: {e}")
+                    }
+                }
+            }
             0
         }
         Outcome::Interrupted => {
