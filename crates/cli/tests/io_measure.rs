@@ -85,10 +85,7 @@ fn interval_sums_equal_totals_and_ramp_is_tagged() {
             .sum();
         assert_eq!(ops, u(&r["totals"][dir]["ops"]), "{dir} ops");
         assert_eq!(bytes, u(&r["totals"][dir]["bytes"]), "{dir} bytes");
-        assert_eq!(
-            u(&r["histogram"][if dir == "all" { "read" } else { dir }]["count"]) > 0,
-            true
-        );
+        assert!(u(&r["histogram"][if dir == "all" { "read" } else { dir }]["count"]) > 0);
     }
     let hist_total = u(&r["histogram"]["read"]["count"]) + u(&r["histogram"]["write"]["count"]);
     assert_eq!(hist_total, u(&r["totals"]["all"]["ops"]));
@@ -131,7 +128,7 @@ fn io_uring_keeps_32_in_flight() {
 #[test]
 fn sync_with_four_jobs_runs_four_threads() {
     let dir = tempfile::tempdir().unwrap();
-    let mut child = drivelab()
+    let child = drivelab()
         .args([
             "io",
             "--rw",

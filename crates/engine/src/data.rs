@@ -108,10 +108,9 @@ fn xor_copy(dst: &mut [u8], src: &[u8], key: u64) {
 #[inline]
 fn stamp(buf: &mut [u8], target_offset: u64, seq: u64) {
     let hi = (seq & 0xFF_FFFF) << 40;
-    let mut sector = target_offset / STAMP_STRIDE as u64;
-    for chunk in buf.chunks_exact_mut(STAMP_STRIDE) {
+    let first = target_offset / STAMP_STRIDE as u64;
+    for (sector, chunk) in (first..).zip(buf.chunks_exact_mut(STAMP_STRIDE)) {
         chunk[..8].copy_from_slice(&(sector | hi).to_le_bytes());
-        sector += 1;
     }
 }
 

@@ -35,7 +35,7 @@ pub fn ensure_filled(
     fw.size_bytes = t.capacity_bytes;
     fw.ioengine = IoEngine::IoUring;
     fw.direct = true;
-    let bs = if fw.size_bytes % FILL_BS as u64 == 0 {
+    let bs = if fw.size_bytes.is_multiple_of(FILL_BS as u64) {
         FILL_BS
     } else {
         t.logical_sector_bytes.max(4096)

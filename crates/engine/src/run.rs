@@ -77,7 +77,7 @@ pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, S
             target.path
         ));
     }
-    if needs_sector && offset % sector as u64 != 0 {
+    if needs_sector && !offset.is_multiple_of(sector as u64) {
         return Err(format!(
             "--offset: {offset} is not a multiple of the {sector}-byte logical sector"
         ));

@@ -229,7 +229,7 @@ impl Aggregator {
         let mut g = self.lock();
         self.finalise(&mut g, Some(end_ns.max(self.origin_ns + 1)));
         let records = std::mem::take(&mut g.records);
-        let totals = std::mem::replace(&mut g.totals, [Histogram::new(), Histogram::new()]);
+        let totals = std::mem::take(&mut g.totals);
         (records, totals, g.total_bytes)
     }
 }

@@ -98,7 +98,7 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
         .parse()
         .map_err(|_| format!("'{text}' is not {DURATION_FORM}"))?;
     let ns = v * mult;
-    if !ns.is_finite() || ns < 0.0 || ns > 1e18 {
+    if !ns.is_finite() || !(0.0..=1e18).contains(&ns) {
         return Err(format!("'{text}' is not {DURATION_FORM}"));
     }
     Ok(ns.round() as u64)

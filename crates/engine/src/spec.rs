@@ -402,7 +402,7 @@ impl CdmSpec {
 
     /// The label as CrystalDiskMark prints it.
     pub fn label(&self) -> String {
-        let size = if self.bs % (1 << 20) == 0 {
+        let size = if self.bs.is_multiple_of(1 << 20) {
             format!("{}M", self.bs >> 20)
         } else {
             format!("{}K", self.bs >> 10)
