@@ -9,15 +9,13 @@ use std::sync::Arc;
 use drivelab_engine::prepare;
 use drivelab_engine::result::RunStatus;
 use drivelab_engine::spec::Workload;
-use drivelab_engine::target::{OpenOptions, Target, TargetKind, TargetSpec};
+use drivelab_engine::target::{OpenOptions, Target, TargetSpec};
 
 use crate::fail::{Fail, INTERRUPTED};
 
 pub struct Session {
     target: Option<Target>,
     keep: bool,
-    /// A drivelab test file an earlier (resumed) run created: removed at the end unless kept.
-    adopted: Option<std::path::PathBuf>,
     pub stop: Arc<AtomicBool>,
 }
 
@@ -28,7 +26,6 @@ impl Session {
         Ok(Session {
             target: Some(target),
             keep,
-            adopted: None,
             stop,
         })
     }
@@ -56,32 +53,13 @@ impl Session {
     fn cleanup(&mut self) {
         if let Some(t) = self.target.take() {
             let _ = t.close(self.keep);
-            let _ = self.remove_adopted();
         }
     }
 
     /// Treat the open target as a test file this command created (a resumed suite whose
-    /// first run created it): remove it at the end unless kept. Only a file carrying
-    /// drivelab's test-file marker is ever adopted.
+    /// first run created it): remove it at the end unless kept.
     pub fn adopt_test_file(&mut self) {
-        let t = self.target();
-        if t.info.kind == TargetKind::File && t.info.created_by_drivelab && !t.created_now() {
-            self.adopted = Some(std::path::PathBuf::from(&t.info.path));
-        }
-    }
-
-    fn remove_adopted(&mut self) -> std::io::Result<()> {
-        match self.adopted.take() {
-            Some(p) if !self.keep => {
-                // The marker sidecar exists only where the filesystem has no user xattrs.
-                if let (Some(dir), Some(name)) = (p.parent(), p.file_name()) {
-                    let side = dir.join(format!(".{}.drivelab", name.to_string_lossy()));
-                    let _ = std::fs::remove_file(side);
-                }
-                std::fs::remove_file(&p)
-            }
-            _ => Ok(()),
-        }
+        self.target_mut().adopt_test_file();
     }
 
     /// Write a fresh test file once before reads (see `prepare::ensure_filled`).
@@ -113,8 +91,6 @@ impl Session {
     pub fn close(mut self) -> Result<(), Fail> {
         if let Some(t) = self.target.take() {
             t.close(self.keep)
-                .map_err(|e| Fail::failed(format!("cannot remove the test file: {e}")))?;
-            self.remove_adopted()
                 .map_err(|e| Fail::failed(format!("cannot remove the test file: {e}")))?;
         }
         Ok(())

@@ -205,5 +205,6 @@ pub(super) fn open(path: &Path, opts: &OpenOptions) -> Result<Target, TargetErro
         info,
         handle: Handle::File(f),
         created_path: None,
+        adopted: false,
     })
 }

@@ -116,6 +116,7 @@ pub(super) fn create(
         info,
         handle: Handle::File(f),
         created_path: Some(path.to_path_buf()),
+        adopted: false,
     })
 }
 
@@ -142,6 +143,7 @@ pub(super) fn open_existing(path: &Path, opts: &OpenOptions) -> Result<Target, T
         info,
         handle: Handle::File(f),
         created_path: None,
+        adopted: false,
     })
 }
 

@@ -113,6 +113,8 @@ pub struct Target {
     handle: Handle,
     /// A test file created by this run, to remove at the end unless kept.
     created_path: Option<PathBuf>,
+    /// `created_path` was taken over from an earlier process, not created now.
+    adopted: bool,
 }
 
 enum Handle {
@@ -129,6 +131,7 @@ impl Target {
                 info: TargetInfo::bare(TargetKind::Null, "null".into(), capacity, 512),
                 handle: Handle::Null,
                 created_path: None,
+                adopted: false,
             }),
             TargetSpec::Model(model) => {
                 let mi = model.info();
@@ -145,6 +148,7 @@ impl Target {
                     info,
                     handle: Handle::Model(model),
                     created_path: None,
+                    adopted: false,
                 })
             }
             TargetSpec::Path(p) => {
@@ -222,7 +226,7 @@ impl Target {
 
     /// Whether the file was created by this run (and will be removed by [`Target::close`]).
     pub fn created_now(&self) -> bool {
-        self.created_path.is_some()
+        self.created_path.is_some() && !self.adopted
     }
 
     /// Record that the file's content is now fully written.
@@ -253,6 +257,19 @@ impl Target {
         match created_path {
             Some(p) if !keep => file::remove(&p),
             _ => Ok(()),
+        }
+    }
+
+    /// Take over a drivelab test file an earlier process created (a resumed suite), so
+    /// that [`Target::close`] removes it like one created now. Only a file carrying
+    /// drivelab's marker is ever taken over.
+    pub fn adopt_test_file(&mut self) {
+        if self.info.kind == TargetKind::File
+            && self.info.created_by_drivelab
+            && self.created_path.is_none()
+        {
+            self.created_path = Some(PathBuf::from(&self.info.path));
+            self.adopted = true;
         }
     }
 
