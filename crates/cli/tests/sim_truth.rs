@@ -290,3 +290,75 @@ fn over_provisioning_by_25_percent_scores_higher() {
     );
     assert!(b > 1.5 * a, "25 % spare: {b:.0} IOPS against {a:.0}");
 }
+
+/// What a run measured, without what depends on the host (CPU time, wall-clock dates).
+fn measured(run: &Value) -> Value {
+    let mut r = run.clone();
+    for k in ["started_at", "host", "notes"] {
+        r.as_object_mut().unwrap().remove(k);
+    }
+    r["totals"].as_object_mut().unwrap().remove("cpu");
+    r["totals"]["data"]
+        .as_object_mut()
+        .unwrap()
+        .remove("bytes_per_s_per_core");
+    r
+}
+
+#[test]
+fn the_same_simulated_drive_gives_the_same_result_bit_for_bit() {
+    let args = [
+        "consistency",
+        "sim:dramless,capacity=4G,seed=9",
+        "--duration",
+        "60s",
+        "--round",
+        "20s",
+        "--window",
+        "30s",
+    ];
+    let a = suite(&args);
+    let b = suite(&args);
+    let steps = |d: &Value| -> Vec<Value> {
+        d["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| measured(&s["run"]))
+            .collect()
+    };
+    assert_eq!(steps(&a), steps(&b));
+    assert_eq!(a["summary"], b["summary"]);
+    // A different device seed gives a different run.
+    let c = suite(&[
+        "consistency",
+        "sim:dramless,capacity=4G,seed=10",
+        "--duration",
+        "60s",
+        "--round",
+        "20s",
+        "--window",
+        "30s",
+    ]);
+    assert_ne!(steps(&a), steps(&c));
+    // `drivelab io` with the same --randseed, likewise.
+    let dir = tempfile::tempdir().unwrap();
+    let io = [
+        "io",
+        "sim:nvme-tlc,capacity=4G",
+        "--rw",
+        "randrw",
+        "--iodepth",
+        "16",
+        "--runtime",
+        "5s",
+        "--randseed",
+        "7",
+    ];
+    let x = run_json(dir.path(), &io);
+    let y = run_json(dir.path(), &io);
+    let (mx, my) = (measured(&x), measured(&y));
+    assert_eq!(mx["series"], my["series"]);
+    assert_eq!(mx["totals"], my["totals"]);
+    assert_eq!(mx["histogram"], my["histogram"]);
+}

@@ -98,7 +98,10 @@ fn act(step: &PlannedStep, target: &mut Target, opts: &Runner<'_>) -> Result<Run
 /// Carry out `plan` (made by `suite` for this target) into `bundle`. Steps the bundle
 /// already holds as finished are not run again; on a simulated target (whose state does
 /// not outlive the process) or a test file created anew, finished preparation steps are
-/// replayed first (unsaved).
+/// replayed first (unsaved). On a simulated device every step's random seed follows
+/// from the device's full parameter string (its `seed=` included) and the step's place
+/// in the plan, so the same suite on the same simulated drive gives the same result, bit
+/// for bit.
 pub fn execute(
     suite: &dyn Suite,
     plan: &[PlannedStep],
@@ -106,6 +109,13 @@ pub fn execute(
     bundle: &mut Bundle,
     opts: &Runner<'_>,
 ) -> Result<Outcome, String> {
+    let seeded;
+    let plan = if target.info.kind == TargetKind::Simulated {
+        seeded = simulation_seeds(plan, &target.info.path);
+        &seeded[..]
+    } else {
+        plan
+    };
     let total = plan.len();
     let resumed = bundle.doc.steps.iter().any(|s| s.status.finished());
     // A simulated device's state dies with the process, and a test file created now is
@@ -311,4 +321,21 @@ pub fn check_resume(doc: &RunDoc, plan: &[PlannedStep], target: &Target) -> Resu
         );
     }
     Ok(())
+}
+
+/// The plan with each step's seed derived from the simulated device's parameters and the
+/// step's index (FNV-1a), instead of the clock.
+fn simulation_seeds(plan: &[PlannedStep], spec: &str) -> Vec<PlannedStep> {
+    let mut base: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in spec.bytes() {
+        base = (base ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    plan.iter()
+        .enumerate()
+        .map(|(i, step)| {
+            let mut s = step.clone();
+            s.workload.randseed = (base ^ i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            s
+        })
+        .collect()
 }
