@@ -49,12 +49,12 @@ pub fn ensure_filled(
             progress: None,
         },
     )?;
-    if res.status == RunStatus::Complete {
+    if res.measured.status == RunStatus::Complete {
         target.mark_filled();
-    } else if let Some(f) = res.failure {
+    } else if let Some(f) = res.measured.failure {
         return Err(f);
     }
-    Ok(res.status)
+    Ok(res.measured.status)
 }
 
 /// Discard the span of `w` (BLKDISCARD, punched holes, or the model's TRIM), then write it
@@ -89,7 +89,7 @@ pub fn precondition(
                 progress: None,
             },
         )?;
-        let done = r.status == RunStatus::Complete;
+        let done = r.measured.status == RunStatus::Complete;
         out.push(r);
         if !done {
             break;

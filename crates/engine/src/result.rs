@@ -212,7 +212,7 @@ pub struct Histograms {
     pub write: HistogramJson,
 }
 
-/// The complete result of one run.
+/// The complete result of one run: who measured what, and what was measured.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunResult {
     pub schema_version: u32,
@@ -221,6 +221,15 @@ pub struct RunResult {
     pub config: Workload,
     pub host: HostInfo,
     pub target: TargetInfo,
+    /// What was measured (its fields sit at the top level of the document).
+    #[serde(flatten)]
+    pub measured: Measured,
+}
+
+/// What one run measured, apart from the identity of tool, host and target (a suite's
+/// bundle holds those once and this per step).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measured {
     pub status: RunStatus,
     /// Why a failed run failed.
     pub failure: Option<String>,
@@ -230,6 +239,7 @@ pub struct RunResult {
     pub duration_ns: u64,
     /// For simulated targets: the virtual time at which the run began (the model's
     /// ground-truth times are on this clock); None for real targets.
+    #[serde(default)]
     pub virtual_start_ns: Option<u64>,
     pub totals: Totals,
     pub series: Series,

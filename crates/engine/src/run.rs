@@ -358,23 +358,25 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         config: w.clone(),
         host: HostInfo::current(),
         target: info,
-        status,
-        failure,
-        started_at,
-        duration_ns: end - origin,
-        virtual_start_ns: is_model.then_some(origin),
-        totals,
-        series: Series {
-            interval_ns: w.log_interval_ns,
-            records,
+        measured: Measured {
+            status,
+            failure,
+            started_at,
+            duration_ns: end - origin,
+            virtual_start_ns: is_model.then_some(origin),
+            totals,
+            series: Series {
+                interval_ns: w.log_interval_ns,
+                records,
+            },
+            histogram: Histograms {
+                read: totals_h[0].to_json(),
+                write: totals_h[1].to_json(),
+            },
+            errors,
+            notes,
+            simulator_ground_truth: target.model().map(|m| m.ground_truth()),
         },
-        histogram: Histograms {
-            read: totals_h[0].to_json(),
-            write: totals_h[1].to_json(),
-        },
-        errors,
-        notes,
-        simulator_ground_truth: target.model().map(|m| m.ground_truth()),
     })
 }
 

@@ -8,35 +8,11 @@ pub const PERCENT_FORM: &str = "a percentage like 7% or a fraction like 0.07";
 /// The accepted form of a duration, for error messages.
 pub const DURATION_FORM: &str = "a duration like 60us, 2.4ms or 500ns";
 
-/// Parse a size: `k`/`K`/`Ki`/`KiB` = 1024, `KB` = 1000, `M`/`MiB` = 2^20, `MB` = 10^6,
-/// `G`, `T` likewise; a bare number is bytes. Fractions are allowed when the result is a
-/// whole number of bytes (`1.5G`).
+/// Parse a size with the engine's rules (`k`/`Ki`/`KiB` = 1024, `KB` = 1000, `M`/`MiB`
+/// = 2^20, `MB` = 10^6, …; a bare number is bytes; `1.5G` when whole bytes), so a
+/// simulated drive's sizes read exactly like every other size drivelab takes.
 pub fn parse_size(text: &str) -> Option<u64> {
-    let s = text.trim();
-    let split = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    if num.is_empty() || num.starts_with('.') || num.matches('.').count() > 1 {
-        return None;
-    }
-    let mult: u64 = match unit {
-        "" | "b" | "B" => 1,
-        "k" | "K" | "Ki" | "KiB" => 1 << 10,
-        "KB" | "kB" => 1_000,
-        "m" | "M" | "Mi" | "MiB" => 1 << 20,
-        "MB" => 1_000_000,
-        "g" | "G" | "Gi" | "GiB" => 1 << 30,
-        "GB" => 1_000_000_000,
-        "t" | "T" | "Ti" | "TiB" => 1 << 40,
-        "TB" => 1_000_000_000_000,
-        _ => return None,
-    };
-    if !num.contains('.') {
-        return num.parse::<u64>().ok()?.checked_mul(mult);
-    }
-    let bytes = num.parse::<f64>().ok()? * mult as f64;
-    (bytes.is_finite() && bytes < u64::MAX as f64 && bytes.fract() == 0.0).then_some(bytes as u64)
+    drivelab_engine::size::parse_size(text).ok()
 }
 
 /// Parse `7%`, `7.5%` or the fraction `0.07`; returns percent (7.0). Negative is refused.

@@ -11,9 +11,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use drivelab_engine::hist::HistogramJson;
-use drivelab_engine::job::IoErrorRecord;
 use drivelab_engine::model::SensorReading;
-use drivelab_engine::result::{Histograms, HostInfo, RunResult, RunStatus, Series, Tool, Totals};
+use drivelab_engine::result::{HostInfo, Measured, RunStatus, Tool};
 use drivelab_engine::spec::Workload;
 use drivelab_engine::target::TargetInfo;
 
@@ -119,43 +118,9 @@ pub struct StepRecord {
     pub run: Option<StepRun>,
 }
 
-/// The engine's result of one step (a run result without the per-run identity, which
-/// the bundle holds once).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StepRun {
-    pub status: RunStatus,
-    pub failure: Option<String>,
-    /// Wall-clock start of the engine run.
-    pub started_at: String,
-    pub duration_ns: u64,
-    /// For simulated targets: the virtual time at which the run began.
-    #[serde(default)]
-    pub virtual_start_ns: Option<u64>,
-    pub totals: Totals,
-    pub series: Series,
-    pub histogram: Histograms,
-    pub errors: Vec<IoErrorRecord>,
-    pub notes: Vec<String>,
-    pub simulator_ground_truth: Option<serde_json::Value>,
-}
-
-impl From<RunResult> for StepRun {
-    fn from(r: RunResult) -> StepRun {
-        StepRun {
-            status: r.status,
-            failure: r.failure,
-            started_at: r.started_at,
-            duration_ns: r.duration_ns,
-            virtual_start_ns: r.virtual_start_ns,
-            totals: r.totals,
-            series: r.series,
-            histogram: r.histogram,
-            errors: r.errors,
-            notes: r.notes,
-            simulator_ground_truth: r.simulator_ground_truth,
-        }
-    }
-}
+/// The engine's result of one step: what it measured, without the per-run identity,
+/// which the bundle holds once.
+pub type StepRun = Measured;
 
 impl StepRecord {
     /// The read and write histograms, if the step ran.

@@ -215,8 +215,8 @@ pub fn execute(
             }
         };
         ran_before = true;
-        let status = StepStatus::from(res.status);
-        let failure = res.failure.clone();
+        let status = StepStatus::from(res.measured.status);
+        let failure = res.measured.failure.clone();
         let rec = StepRecord {
             index: i,
             id: step.id.clone(),
@@ -230,7 +230,7 @@ pub fn execute(
             config: res.config.clone(),
             sensors_start,
             sensors_end: target.sensors(),
-            run: Some(res.into()),
+            run: Some(res.measured),
         };
         bundle.put_step(rec)?;
         if let Some(o) = opts.observer {

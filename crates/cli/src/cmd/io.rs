@@ -134,7 +134,7 @@ pub fn run(a: IoArgs) -> Result<i32, Fail> {
         output::json::write_file(p, &res).map_err(Fail::failed)?;
     }
     if let Some(p) = &a.csv {
-        output::csv::write_file(p, &res.series).map_err(Fail::failed)?;
+        output::csv::write_file(p, &res.measured.series).map_err(Fail::failed)?;
     }
     if json_stdout {
         output::json::write_stdout(&res).map_err(Fail::failed)?;
@@ -142,11 +142,11 @@ pub fn run(a: IoArgs) -> Result<i32, Fail> {
         print!("{}", output::summary::render(&res));
     }
     session.close()?;
-    Ok(match res.status {
+    Ok(match res.measured.status {
         RunStatus::Complete => 0,
         RunStatus::Interrupted => INTERRUPTED,
         RunStatus::Failed => {
-            if let Some(f) = &res.failure {
+            if let Some(f) = &res.measured.failure {
                 eprintln!("drivelab: the run failed: {f}");
             }
             if interrupted {

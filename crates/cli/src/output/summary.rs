@@ -53,6 +53,7 @@ fn dir_line(name: &str, d: &DirTotals, out: &mut String) {
 
 /// Render the summary (several lines, ending in a newline).
 pub fn render(r: &RunResult) -> String {
+    let m = &r.measured;
     let w = &r.config;
     let t = &r.target;
     let mut out = String::new();
@@ -91,9 +92,9 @@ pub fn render(r: &RunResult) -> String {
         if w.direct { ", direct" } else { ", buffered" },
         t.path,
     );
-    dir_line("read", &r.totals.read, &mut out);
-    dir_line("write", &r.totals.write, &mut out);
-    let c = &r.totals.cpu;
+    dir_line("read", &m.totals.read, &mut out);
+    dir_line("write", &m.totals.write, &mut out);
+    let c = &m.totals.cpu;
     let _ = writeln!(
         out,
         "  cpu   {:.2} s user, {:.2} s sys{}; {:.2} in flight on average",
@@ -102,23 +103,23 @@ pub fn render(r: &RunResult) -> String {
         c.cpu_s_per_million_io
             .map(|v| format!(" = {v:.2} s per million I/Os"))
             .unwrap_or_default(),
-        r.totals.avg_inflight
+        m.totals.avg_inflight
     );
-    if r.totals.error_count > 0 {
-        let _ = writeln!(out, "  errors {}", r.totals.error_count);
+    if m.totals.error_count > 0 {
+        let _ = writeln!(out, "  errors {}", m.totals.error_count);
     }
-    match r.status {
+    match m.status {
         RunStatus::Complete => {}
         RunStatus::Interrupted => out.push_str("  status interrupted: partial result\n"),
         RunStatus::Failed => {
             let _ = writeln!(
                 out,
                 "  status failed: {}",
-                r.failure.as_deref().unwrap_or("see errors")
+                m.failure.as_deref().unwrap_or("see errors")
             );
         }
     }
-    for n in &r.notes {
+    for n in &m.notes {
         let _ = writeln!(out, "  note  {n}");
     }
     out
