@@ -23,6 +23,7 @@ pub mod op;
 pub mod prepare;
 pub mod result;
 pub mod run;
+pub mod sensor;
 pub mod series;
 pub mod size;
 pub mod spec;

@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::op::IoOp;
+pub use crate::sensor::SensorReading;
 
 /// Identity and geometry of a simulated device, as a real device would report them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -22,18 +23,6 @@ pub struct ModelInfo {
     pub model: String,
     /// The full resolved parameter string, e.g. `sim:capacity=64G,op=7%,...`.
     pub spec: String,
-}
-
-/// One sensor value (temperature, power, …) at a time on the run's clock.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SensorReading {
-    /// Short name, e.g. "temperature".
-    pub name: String,
-    /// Unit, e.g. "celsius", "watt".
-    pub unit: String,
-    pub value: f64,
-    /// When it was sampled, on the same clock as the I/O timestamps (ns).
-    pub at_ns: u64,
 }
 
 /// A storage device simulated in virtual time.

@@ -213,6 +213,11 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
             )
         })
         .collect();
+    let mut sources = if is_model {
+        Vec::new()
+    } else {
+        target.take_sensors()
+    };
     let cpu0 = crate::sys::process_cpu_s();
     let finished = AtomicBool::new(false);
     let backend_result: Mutex<Result<(), String>> = Mutex::new(Ok(()));
@@ -233,6 +238,11 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
                     }
                 }
             });
+        }
+        if !sources.is_empty() {
+            let (sources, agg, finished, clock) = (&mut sources, &agg, &finished, &wall_clock);
+            let interval = w.log_interval_ns;
+            s.spawn(move || sample_sensors(sources, agg, finished, clock, origin, interval));
         }
         let r = if is_model {
             let file = None;
@@ -259,6 +269,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         *backend_result.lock().unwrap_or_else(|e| e.into_inner()) = r;
         finished.store(true, Ordering::Relaxed);
     });
+    target.return_sensors(sources);
     let cpu1 = crate::sys::process_cpu_s();
     let end = match target.model() {
         Some(m) => m.now_ns(),
@@ -378,6 +389,31 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
             simulator_ground_truth: target.model().map(|m| m.ground_truth()),
         },
     })
+}
+
+/// Sample every attached sensor at the start of each interval until the run is over.
+fn sample_sensors(
+    sources: &mut [Box<dyn crate::sensor::SensorSource>],
+    agg: &Aggregator,
+    finished: &AtomicBool,
+    clock: &MonotonicClock,
+    origin: u64,
+    interval: u64,
+) {
+    let mut next = origin;
+    while !finished.load(Ordering::Relaxed) {
+        let now = clock.now_ns();
+        if now >= next {
+            for r in sources.iter_mut().flat_map(|s| s.sample(now)) {
+                agg.sensor(r);
+            }
+            while next <= now {
+                next += interval;
+            }
+        }
+        let wait = (next.saturating_sub(clock.now_ns())).min(50_000_000);
+        std::thread::sleep(Duration::from_nanos(wait));
+    }
 }
 
 /// A sequential-write workload that writes the whole span once with the given pattern:

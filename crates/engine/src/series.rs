@@ -15,8 +15,8 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::hist::{Histogram, SparseHistogram};
-use crate::model::SensorReading;
 use crate::op::Dir;
+use crate::sensor::SensorReading;
 
 /// One direction in one interval.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

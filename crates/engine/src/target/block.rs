@@ -206,5 +206,6 @@ pub(super) fn open(path: &Path, opts: &OpenOptions) -> Result<Target, TargetErro
         handle: Handle::File(f),
         created_path: None,
         adopted: false,
+        sensors: Vec::new(),
     })
 }

@@ -117,6 +117,7 @@ pub(super) fn create(
         handle: Handle::File(f),
         created_path: Some(path.to_path_buf()),
         adopted: false,
+        sensors: Vec::new(),
     })
 }
 
@@ -144,6 +145,7 @@ pub(super) fn open_existing(path: &Path, opts: &OpenOptions) -> Result<Target, T
         handle: Handle::File(f),
         created_path: None,
         adopted: false,
+        sensors: Vec::new(),
     })
 }
 

@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{DeviceModel, ModelInfo, SensorReading};
+use crate::model::{DeviceModel, ModelInfo};
+use crate::sensor::{SensorReading, SensorSource};
 pub use file::{TEST_FILE_NAME, TEST_FILE_SIZE};
 
 /// What kind of thing a target is.
@@ -115,6 +116,8 @@ pub struct Target {
     created_path: Option<PathBuf>,
     /// `created_path` was taken over from an earlier process, not created now.
     adopted: bool,
+    /// Sensors attached to a real target (temperature, power, …).
+    sensors: Vec<Box<dyn SensorSource>>,
 }
 
 enum Handle {
@@ -132,6 +135,7 @@ impl Target {
                 handle: Handle::Null,
                 created_path: None,
                 adopted: false,
+                sensors: Vec::new(),
             }),
             TargetSpec::Model(model) => {
                 let mi = model.info();
@@ -149,6 +153,7 @@ impl Target {
                     handle: Handle::Model(model),
                     created_path: None,
                     adopted: false,
+                    sensors: Vec::new(),
                 })
             }
             TargetSpec::Path(p) => {
@@ -216,12 +221,28 @@ impl Target {
         }
     }
 
-    /// Sensor values now (simulated devices only, for now).
-    pub fn sensors(&self) -> Vec<SensorReading> {
+    /// Attach a sensor, sampled once per interval during every later run and by
+    /// [`Target::sensors`].
+    pub fn add_sensor(&mut self, source: Box<dyn SensorSource>) {
+        self.sensors.push(source);
+    }
+
+    /// Sensor values now: a simulated device's own, or those of the attached sources
+    /// (stamped 0: outside a run there is no run clock).
+    pub fn sensors(&mut self) -> Vec<SensorReading> {
         match &self.handle {
             Handle::Model(m) => m.sensors(m.now_ns()),
-            _ => Vec::new(),
+            _ => self.sensors.iter_mut().flat_map(|s| s.sample(0)).collect(),
         }
+    }
+
+    /// Lend the attached sources to a run (given back with [`Target::return_sensors`]).
+    pub(crate) fn take_sensors(&mut self) -> Vec<Box<dyn SensorSource>> {
+        std::mem::take(&mut self.sensors)
+    }
+
+    pub(crate) fn return_sensors(&mut self, sensors: Vec<Box<dyn SensorSource>>) {
+        self.sensors = sensors;
     }
 
     /// Whether the file was created by this run (and will be removed by [`Target::close`]).
