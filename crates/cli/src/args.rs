@@ -176,4 +176,8 @@ pub struct IoArgs {
     /// io_uring: register the target's file descriptor with the ring.
     #[arg(long)]
     pub registerfiles: bool,
+    /// io_uring: submit once this many I/Os are ready; 1 submits each I/O at once, which
+    /// gives the device its work soonest [default: 1, like fio].
+    #[arg(long = "iodepth_batch_submit", alias = "iodepth-batch-submit", value_parser = positive, allow_hyphen_values = true)]
+    pub iodepth_batch_submit: Option<u32>,
 }

@@ -274,6 +274,14 @@ pub struct Workload {
     /// io_uring: register buffers and files with the ring.
     pub fixedbufs: bool,
     pub registerfiles: bool,
+    /// io_uring: submit once this many I/Os are ready (fio's `iodepth_batch_submit`);
+    /// 1 submits each I/O the moment it is prepared.
+    #[serde(default = "one")]
+    pub iodepth_batch_submit: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 impl Workload {
@@ -322,6 +330,7 @@ pub struct WorkloadRequest {
     pub continue_on_error: bool,
     pub fixedbufs: bool,
     pub registerfiles: bool,
+    pub iodepth_batch_submit: u32,
 }
 
 impl Default for WorkloadRequest {
@@ -350,6 +359,7 @@ impl Default for WorkloadRequest {
             continue_on_error: false,
             fixedbufs: false,
             registerfiles: false,
+            iodepth_batch_submit: 1,
         }
     }
 }

@@ -91,6 +91,9 @@ fn request(a: &IoArgs) -> WorkloadRequest {
     r.continue_on_error = a.continue_on_error;
     r.fixedbufs = a.fixedbufs;
     r.registerfiles = a.registerfiles;
+    if let Some(n) = a.iodepth_batch_submit {
+        r.iodepth_batch_submit = n;
+    }
     r
 }
 
