@@ -177,7 +177,8 @@ pub struct IoArgs {
     #[arg(long)]
     pub registerfiles: bool,
     /// io_uring: submit once this many I/Os are ready; 1 submits each I/O at once, which
-    /// gives the device its work soonest [default: 1, like fio].
+    /// gives a slow device its work soonest [default: automatic — each at once, unless
+    /// the device completes most of the queue between two looks, then all together].
     #[arg(long = "iodepth_batch_submit", alias = "iodepth-batch-submit", value_parser = positive, allow_hyphen_values = true)]
     pub iodepth_batch_submit: Option<u32>,
 }

@@ -196,7 +196,7 @@ mod tests {
             continue_on_error: false,
             fixedbufs: false,
             registerfiles: false,
-            iodepth_batch_submit: 1,
+            iodepth_batch_submit: 0,
         }
     }
 

@@ -24,9 +24,6 @@ pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, S
     if req.iodepth == 0 {
         return Err("--iodepth: must be at least 1".into());
     }
-    if req.iodepth_batch_submit == 0 {
-        return Err("--iodepth_batch_submit: must be at least 1".into());
-    }
     if req.numjobs == 0 {
         return Err("--numjobs: must be at least 1".into());
     }
@@ -146,7 +143,7 @@ pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, S
         continue_on_error: req.continue_on_error,
         fixedbufs: req.fixedbufs,
         registerfiles: req.registerfiles,
-        iodepth_batch_submit: req.iodepth_batch_submit.clamp(1, req.iodepth.max(1)),
+        iodepth_batch_submit: req.iodepth_batch_submit.min(req.iodepth.max(1)),
     })
 }
 

@@ -275,13 +275,10 @@ pub struct Workload {
     pub fixedbufs: bool,
     pub registerfiles: bool,
     /// io_uring: submit once this many I/Os are ready (fio's `iodepth_batch_submit`);
-    /// 1 submits each I/O the moment it is prepared.
-    #[serde(default = "one")]
+    /// 1 submits each I/O the moment it is prepared; 0 chooses by itself (see
+    /// `backend::uring`).
+    #[serde(default)]
     pub iodepth_batch_submit: u32,
-}
-
-fn one() -> u32 {
-    1
 }
 
 impl Workload {
@@ -330,6 +327,7 @@ pub struct WorkloadRequest {
     pub continue_on_error: bool,
     pub fixedbufs: bool,
     pub registerfiles: bool,
+    /// 0: automatic.
     pub iodepth_batch_submit: u32,
 }
 
@@ -359,7 +357,7 @@ impl Default for WorkloadRequest {
             continue_on_error: false,
             fixedbufs: false,
             registerfiles: false,
-            iodepth_batch_submit: 1,
+            iodepth_batch_submit: 0,
         }
     }
 }

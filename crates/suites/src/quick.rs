@@ -8,7 +8,7 @@ use serde_json::json;
 
 use drivelab_engine::size::{human_bytes, SizeOrPercent};
 use drivelab_engine::spec::{CdmSpec, DataPattern, IoEngine, RwMode};
-use drivelab_engine::target::TargetInfo;
+use drivelab_engine::target::{TargetInfo, TargetKind};
 
 use crate::bundle::{Metric, StepRecord, Summary};
 use crate::plan::{self, Action, PlannedStep, Shape, StepKind};
@@ -109,6 +109,9 @@ pub fn parse_preset(s: &str) -> Result<String, String> {
 }
 
 const DIRS: [&str; 2] = ["read", "write"];
+/// Block size and depth of the span's fill on devices and simulated drives.
+const FILL_BS: u32 = 1 << 20;
+const FILL_QD: u32 = 8;
 
 impl Suite for Quick {
     fn name(&self) -> &'static str {
@@ -124,6 +127,22 @@ impl Suite for Quick {
         self.validate()?;
         let span = (0, plan::span_bytes(self.size, target));
         let mut out = Vec::new();
+        // CrystalDiskMark reads a test file it has written. A drivelab test file is filled
+        // before reads anyway; a device or a simulated drive gets its span written once
+        // first, since an SSD answers reads of unwritten blocks without touching flash.
+        if target.kind != TargetKind::File {
+            let shape = Shape::new(RwMode::Write, FILL_BS, FILL_QD, 1).data(self.data);
+            let base = plan::workload(&shape, span, plan::for_time(self.runtime_ns), target)?;
+            out.push(PlannedStep {
+                id: "fill".into(),
+                name: "write the span once before reading it".into(),
+                kind: StepKind::Prepare,
+                params: json!({}),
+                action: Action::Precondition { also_discard: None },
+                idle_before_ns: 0,
+                workload: plan::precondition_pass(&base, FILL_BS, FILL_QD),
+            });
+        }
         for label in &self.tests {
             let s = CdmSpec::parse(label)?;
             let label = s.label();
