@@ -9,7 +9,7 @@ use serde_json::json;
 
 use drivelab_analysis::qd::{knee_95, sweep_should_stop, Knee, SweepPoint};
 use drivelab_engine::size::SizeOrPercent;
-use drivelab_engine::spec::{IoEngine, RwMode};
+use drivelab_engine::spec::{DataPattern, IoEngine, RwMode};
 use drivelab_engine::target::TargetInfo;
 
 use crate::bundle::{Metric, StepRecord, Summary};
@@ -149,17 +149,15 @@ impl Suite for Peak {
         let span = (0, plan::span_bytes(self.size, target));
         let mut out = Vec::new();
         if self.preconditions() {
-            let shape = Shape::new(RwMode::Write, PRECONDITION_BS, PRECONDITION_QD, 1);
-            let base = plan::workload(&shape, span, plan::for_time(self.point_time_ns), target)?;
-            out.push(PlannedStep {
-                id: "precondition".into(),
-                name: "precondition: discard, sequential fill".into(),
-                kind: StepKind::Prepare,
-                params: json!({}),
-                action: Action::Precondition { also_discard: None },
-                idle_before_ns: 0,
-                workload: plan::precondition_pass(&base, PRECONDITION_BS, PRECONDITION_QD),
-            });
+            out.push(plan::fill_span_step(
+                "precondition",
+                "precondition: discard, sequential fill",
+                span,
+                PRECONDITION_BS,
+                PRECONDITION_QD,
+                DataPattern::Random,
+                target,
+            )?);
         }
         for (id, label, rw, bs) in WORKLOADS {
             if !self.workloads.iter().any(|w| w == id) {

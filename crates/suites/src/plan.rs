@@ -187,6 +187,30 @@ pub fn precondition_pass(base: &Workload, block: u32, qd: u32) -> Workload {
     run::fill_workload(&w, block, qd)
 }
 
+/// A preparation step that discards `span` and writes it once sequentially with `block`
+/// blocks at depth `qd` and `data` content, so that later reads hit written data.
+pub fn fill_span_step(
+    id: &str,
+    name: &str,
+    span: (u64, u64),
+    block: u32,
+    qd: u32,
+    data: DataPattern,
+    target: &TargetInfo,
+) -> Result<PlannedStep, String> {
+    let shape = Shape::new(RwMode::Write, block, qd, 1).data(data);
+    let base = workload(&shape, span, for_time(1_000_000_000), target)?;
+    Ok(PlannedStep {
+        id: id.into(),
+        name: name.into(),
+        kind: StepKind::Prepare,
+        params: serde_json::json!({}),
+        action: Action::Precondition { also_discard: None },
+        idle_before_ns: 0,
+        workload: precondition_pass(&base, block, qd),
+    })
+}
+
 /// A stable id fragment from a label: lowercase, runs of other characters become `-`.
 pub fn slug(label: &str) -> String {
     let mut out = String::new();

@@ -131,17 +131,15 @@ impl Suite for Quick {
         // before reads anyway; a device or a simulated drive gets its span written once
         // first, since an SSD answers reads of unwritten blocks without touching flash.
         if target.kind != TargetKind::File {
-            let shape = Shape::new(RwMode::Write, FILL_BS, FILL_QD, 1).data(self.data);
-            let base = plan::workload(&shape, span, plan::for_time(self.runtime_ns), target)?;
-            out.push(PlannedStep {
-                id: "fill".into(),
-                name: "write the span once before reading it".into(),
-                kind: StepKind::Prepare,
-                params: json!({}),
-                action: Action::Precondition { also_discard: None },
-                idle_before_ns: 0,
-                workload: plan::precondition_pass(&base, FILL_BS, FILL_QD),
-            });
+            out.push(plan::fill_span_step(
+                "fill",
+                "write the span once before reading it",
+                span,
+                FILL_BS,
+                FILL_QD,
+                self.data,
+                target,
+            )?);
         }
         for label in &self.tests {
             let s = CdmSpec::parse(label)?;
