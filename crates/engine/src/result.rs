@@ -180,8 +180,9 @@ pub struct DataGeneration {
     pub bytes_per_s_per_core: Option<f64>,
     /// Largest share of a job's time spent preparing content.
     pub busiest_job_fraction: f64,
-    /// True when preparing content took over a quarter of some job's time: then the
-    /// generator, not the target, may have been the limit.
+    /// True when preparing content took over half of some job's time, or over a quarter
+    /// while fewer I/Os were in flight than asked for (below 90 % of the queue depth):
+    /// then the generator, not the target, may have been the limit.
     pub limited_by_generator: bool,
 }
 

@@ -323,6 +323,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     let total_ops = all_h.count();
     let cpu_used = (cpu1.0 - cpu0.0) + (cpu1.1 - cpu0.1);
     let span_ns = (end - origin).max(1);
+    let avg_inflight = all_h.sum() as f64 / measured_ns as f64;
     let busiest = if is_model {
         0.0
     } else {
@@ -334,7 +335,10 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         bytes_per_s_per_core: (data_ns_sum > 0)
             .then(|| data_bytes as f64 / (data_ns_sum as f64 / 1e9)),
         busiest_job_fraction: busiest,
-        limited_by_generator: busiest > 0.25,
+        // Busy preparing content for most of its time, or for a good part of it while
+        // the queue ran below the depth asked for: then the target was not kept busy.
+        limited_by_generator: busiest > 0.5
+            || (busiest > 0.25 && avg_inflight < 0.9 * w.queue_depth() as f64),
     };
     let mut notes = Vec::new();
     if let Some(why) = &info.in_memory {
@@ -354,7 +358,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         read: DirTotals::new(&totals_h[0], bytes[0], measured_ns),
         write: DirTotals::new(&totals_h[1], bytes[1], measured_ns),
         all: DirTotals::new(&all_h, bytes[0] + bytes[1], measured_ns),
-        avg_inflight: all_h.sum() as f64 / measured_ns as f64,
+        avg_inflight,
         queue_depth: w.queue_depth(),
         cpu: CpuUsage {
             user_s: cpu1.0 - cpu0.0,

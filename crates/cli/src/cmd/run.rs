@@ -238,7 +238,7 @@ fn caveats(bundle: &Bundle) -> Vec<String> {
         .collect();
     if !limited.is_empty() {
         out.push(format!(
-            "preparing write content took over a quarter of a job's time in {} step(s) ({}): the data generator, not the target, may have been the limit",
+            "preparing write content kept the target from being fully busy in {} step(s) ({}): the data generator, not the target, may have been the limit",
             limited.len(),
             limited.join("; ")
         ));

@@ -123,7 +123,6 @@ impl Backend for UringBackend {
                         if per_write && wrote {
                             job.data_ns += t - mark;
                         }
-                        mark = t;
                         for &s in &batch {
                             slots[s].1 = t;
                         }
@@ -132,6 +131,8 @@ impl Backend for UringBackend {
                             std::mem::forget(bufs);
                             return Err(e);
                         }
+                        // The system call is the kernel's time, not content preparation.
+                        mark = clock.now_ns();
                     }
                 }
                 if inflight == 0 {
