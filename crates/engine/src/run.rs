@@ -271,6 +271,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         finished.store(true, Ordering::Relaxed);
     });
     target.return_sensors(sources);
+    target.refresh_marker();
     let cpu1 = crate::sys::process_cpu_s();
     let end = match target.model() {
         Some(m) => m.now_ns(),

@@ -137,6 +137,15 @@ pub(super) fn open(path: &Path, opts: &OpenOptions) -> Result<Target, TargetErro
             open_error(path, &e, opts.direct)
         }
     })?;
+    // The path was checked, then opened: make sure the device opened is the one checked
+    // (a symlink could have been pointed elsewhere in between).
+    let opened = f.metadata().map_err(|e| open_error(path, &e, false))?;
+    if !opened.file_type().is_block_device() || opened.rdev() != rdev {
+        return Err(TargetError(format!(
+            "target {}: the device changed while drivelab opened it",
+            path.display()
+        )));
+    }
     let capacity = crate::sys::block_capacity(&f).map_err(|e| {
         TargetError(format!(
             "target {}: cannot read its capacity: {e}",
@@ -206,6 +215,7 @@ pub(super) fn open(path: &Path, opts: &OpenOptions) -> Result<Target, TargetErro
         handle: Handle::File(f),
         created_path: None,
         adopted: false,
+        filled: false,
         sensors: Vec::new(),
     })
 }

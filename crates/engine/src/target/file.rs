@@ -1,10 +1,16 @@
 //! Regular-file targets: drivelab's own test files and files users point at.
 //!
-//! A test file drivelab creates carries a marker (the extended attribute `user.drivelab`,
-//! or a hidden sidecar file `.NAME.drivelab` where the filesystem has no user xattrs).
-//! Only a marked file is ever written without `--overwrite`.
+//! A test file drivelab creates carries a marker: the extended attribute `user.drivelab`,
+//! or a hidden sidecar file `.NAME.drivelab` where the filesystem has no user xattrs. The
+//! marker records the file's identity — device, inode, size and modification time —
+//! as drivelab last left it, and a file counts as drivelab's only while all four still
+//! match. So a sidecar left behind by a deleted file, or a user's data copied over a kept
+//! test file (which keeps the inode and its xattr), is not mistaken for a test file: it
+//! is only read unless `--overwrite`. A test file is removed only while the path still
+//! names the very file drivelab created.
 
 use std::fs::{File, OpenOptions as FsOpen};
+use std::io::Write;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -18,8 +24,7 @@ pub const TEST_FILE_NAME: &str = "drivelab.test";
 pub const TEST_FILE_SIZE: u64 = 1 << 30;
 
 const XATTR: &str = "user.drivelab";
-pub(super) const MARK_CREATED: &str = "test-file";
-pub(super) const MARK_FILLED: &str = "test-file filled";
+const MARK_PREFIX: &str = "drivelab-test-file v2";
 
 fn sidecar(path: &Path) -> PathBuf {
     let name = path
@@ -38,22 +43,89 @@ fn open_flags(write: bool, direct: bool) -> FsOpen {
     o
 }
 
-/// The marker of an open file, if any.
-pub(super) fn marker(f: &File) -> Option<String> {
-    crate::sys::get_xattr(f, XATTR).map(|v| String::from_utf8_lossy(&v).into_owned())
+/// What a marker says about its file.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Marker {
+    pub filled: bool,
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime_ns: i128,
 }
 
-fn marker_at(f: &File, path: &Path) -> Option<String> {
-    marker(f).or_else(|| {
-        std::fs::read_to_string(sidecar(path))
-            .ok()
-            .map(|s| s.trim().to_string())
-    })
+impl Marker {
+    /// The marker for `f` as it is now.
+    fn of(f: &File, filled: bool) -> std::io::Result<Marker> {
+        let m = f.metadata()?;
+        Ok(Marker {
+            filled,
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.len(),
+            mtime_ns: m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
+        })
+    }
+
+    fn encode(&self) -> String {
+        format!(
+            "{MARK_PREFIX} filled={} dev={} ino={} size={} mtime_ns={}",
+            self.filled as u8, self.dev, self.ino, self.size, self.mtime_ns
+        )
+    }
+
+    fn decode(s: &str) -> Option<Marker> {
+        let rest = s.trim().strip_prefix(MARK_PREFIX)?;
+        let field = |k: &str| {
+            rest.split_whitespace()
+                .find_map(|kv| kv.strip_prefix(k)?.strip_prefix('='))
+        };
+        Some(Marker {
+            filled: field("filled")? == "1",
+            dev: field("dev")?.parse().ok()?,
+            ino: field("ino")?.parse().ok()?,
+            size: field("size")?.parse().ok()?,
+            mtime_ns: field("mtime_ns")?.parse().ok()?,
+        })
+    }
+
+    /// Whether the marker describes `f` exactly as it is now.
+    fn matches(&self, f: &File) -> bool {
+        Marker::of(f, self.filled).is_ok_and(|now| now == *self)
+    }
 }
 
-/// Set the marker (best effort for updates; creation checks it).
-pub(super) fn mark(f: &File, value: &str) {
-    let _ = crate::sys::set_xattr(f, XATTR, value.as_bytes());
+/// The marker of `f` (xattr, else the sidecar next to `path`), if it still describes it.
+pub(super) fn marker(f: &File, path: &Path) -> Option<Marker> {
+    let text = crate::sys::get_xattr(f, XATTR)
+        .map(|v| String::from_utf8_lossy(&v).into_owned())
+        .or_else(|| {
+            let mut s = String::new();
+            let mut side = FsOpen::new();
+            side.read(true).custom_flags(libc::O_NOFOLLOW);
+            side.open(sidecar(path))
+                .and_then(|mut h| std::io::Read::read_to_string(&mut h, &mut s))
+                .ok()
+                .map(|_| s)
+        })?;
+    Marker::decode(&text).filter(|m| m.matches(f))
+}
+
+/// Write (or refresh) the marker of `f`: the xattr, else the sidecar, which is never
+/// followed through a symlink.
+pub(super) fn write_marker(f: &File, path: &Path, filled: bool) -> std::io::Result<()> {
+    let text = Marker::of(f, filled)?.encode();
+    match crate::sys::set_xattr(f, XATTR, text.as_bytes()) {
+        Ok(()) => Ok(()),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOTSUP) | Some(libc::EPERM)) => {
+            let mut o = FsOpen::new();
+            o.write(true)
+                .create(true)
+                .truncate(true)
+                .custom_flags(libc::O_NOFOLLOW);
+            o.open(sidecar(path))?.write_all(text.as_bytes())
+        }
+        Err(e) => Err(e),
+    }
 }
 
 fn info_for(path: &Path, f: &File, created: bool) -> TargetInfo {
@@ -72,24 +144,28 @@ fn info_for(path: &Path, f: &File, created: bool) -> TargetInfo {
     info
 }
 
+fn same_file(a: &File, b: &File) -> bool {
+    match (a.metadata(), b.metadata()) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}
+
 /// Create a new test file of `opts.create_size` bytes with the marker.
-pub(super) fn create(
-    path: &Path,
-    opts: &OpenOptions,
-    _default: bool,
-) -> Result<Target, TargetError> {
-    let mut o = open_flags(true, opts.direct);
+pub(super) fn create(path: &Path, opts: &OpenOptions) -> Result<Target, TargetError> {
+    // Created without O_DIRECT (a filesystem without it would otherwise leave an empty
+    // file behind), marked, then reopened for the run's I/O.
+    let mut o = open_flags(true, false);
     o.create_new(true);
-    let f = o
-        .open(path)
-        .map_err(|e| open_error(path, &e, opts.direct))?;
+    let made = o.open(path).map_err(|e| open_error(path, &e, false))?;
     let fail = |msg: String| {
         let _ = std::fs::remove_file(path);
+        let _ = std::fs::remove_file(sidecar(path));
         TargetError(msg)
     };
-    if let Err(e) = crate::sys::fallocate(&f, opts.create_size) {
+    if let Err(e) = crate::sys::fallocate(&made, opts.create_size) {
         if e.raw_os_error() == Some(libc::EOPNOTSUPP) {
-            f.set_len(opts.create_size).map_err(|e| {
+            made.set_len(opts.create_size).map_err(|e| {
                 fail(format!(
                     "target {}: cannot size the test file: {e}",
                     path.display()
@@ -103,29 +179,43 @@ pub(super) fn create(
             )));
         }
     }
-    if crate::sys::set_xattr(&f, XATTR, MARK_CREATED.as_bytes()).is_err() {
-        std::fs::write(sidecar(path), MARK_CREATED).map_err(|e| {
-            fail(format!(
-                "target {}: cannot mark the test file: {e}",
+    let f = if opts.direct {
+        let f = open_flags(true, true)
+            .open(path)
+            .map_err(|e| fail(open_error(path, &e, true).0))?;
+        if !same_file(&made, &f) {
+            return Err(TargetError(format!(
+                "target {}: the file changed while drivelab created it",
                 path.display()
-            ))
-        })?;
-    }
+            )));
+        }
+        f
+    } else {
+        made
+    };
+    write_marker(&f, path, false).map_err(|e| {
+        fail(format!(
+            "target {}: cannot mark the test file: {e}",
+            path.display()
+        ))
+    })?;
     let info = info_for(path, &f, true);
     Ok(Target {
         info,
         handle: Handle::File(f),
         created_path: Some(path.to_path_buf()),
         adopted: false,
+        filled: false,
         sensors: Vec::new(),
     })
 }
 
-/// Open an existing regular file; writes only to a marked file or with `overwrite`.
+/// Open an existing regular file; writes only to drivelab's own test file (its marker
+/// still describing it) or with `overwrite`.
 pub(super) fn open_existing(path: &Path, opts: &OpenOptions) -> Result<Target, TargetError> {
     let probe = File::open(path).map_err(|e| open_error(path, &e, false))?;
-    let ours = marker_at(&probe, path).is_some();
-    drop(probe);
+    let mark = marker(&probe, path);
+    let ours = mark.is_some();
     if opts.write && !ours && !opts.overwrite {
         return Err(TargetError(format!(
             "target {} was not created by drivelab, so it is only read; pass --overwrite to let drivelab write to it (its contents will be lost)",
@@ -136,6 +226,12 @@ pub(super) fn open_existing(path: &Path, opts: &OpenOptions) -> Result<Target, T
     let f = open_flags(opts.write || ours, opts.direct)
         .open(path)
         .map_err(|e| open_error(path, &e, opts.direct))?;
+    if !same_file(&probe, &f) {
+        return Err(TargetError(format!(
+            "target {}: the file changed while drivelab opened it",
+            path.display()
+        )));
+    }
     let info = info_for(path, &f, ours);
     if info.capacity_bytes == 0 {
         return Err(TargetError(format!("target {} is empty", path.display())));
@@ -145,12 +241,54 @@ pub(super) fn open_existing(path: &Path, opts: &OpenOptions) -> Result<Target, T
         handle: Handle::File(f),
         created_path: None,
         adopted: false,
+        filled: mark.is_some_and(|m| m.filled),
         sensors: Vec::new(),
     })
 }
 
-/// Remove a test file and its sidecar marker.
-pub(super) fn remove(path: &Path) -> std::io::Result<()> {
+/// Remove the test file at `path` and its sidecar, but only while `path` still names
+/// `f` itself (a file moved into its place is left alone).
+pub(super) fn remove(f: &File, path: &Path) -> std::io::Result<()> {
+    let ours = f.metadata()?;
+    let there = std::fs::symlink_metadata(path)?;
+    if !there.file_type().is_file() || there.dev() != ours.dev() || there.ino() != ours.ino() {
+        return Err(std::io::Error::other(format!(
+            "{} is no longer the test file drivelab created; it was left alone",
+            path.display()
+        )));
+    }
     let _ = std::fs::remove_file(sidecar(path));
     std::fs::remove_file(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_round_trip_and_go_stale_when_the_file_changes() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("t");
+        let f = File::options()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&p)
+            .unwrap();
+        f.set_len(4096).unwrap();
+        let m = Marker::of(&f, true).unwrap();
+        assert_eq!(Marker::decode(&m.encode()), Some(m.clone()));
+        assert!(m.matches(&f));
+        assert_eq!(
+            Marker::decode("test-file"),
+            None,
+            "old markers are not trusted"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::os::unix::fs::FileExt::write_at(&f, b"user data", 0).unwrap();
+        assert!(
+            !m.matches(&f),
+            "a write by someone else makes the marker stale"
+        );
+    }
 }

@@ -116,6 +116,8 @@ pub struct Target {
     created_path: Option<PathBuf>,
     /// `created_path` was taken over from an earlier process, not created now.
     adopted: bool,
+    /// A drivelab test file whose whole content has been written.
+    filled: bool,
     /// Sensors attached to a real target (temperature, power, …).
     sensors: Vec<Box<dyn SensorSource>>,
 }
@@ -135,6 +137,7 @@ impl Target {
                 handle: Handle::Null,
                 created_path: None,
                 adopted: false,
+                filled: false,
                 sensors: Vec::new(),
             }),
             TargetSpec::Model(model) => {
@@ -153,15 +156,13 @@ impl Target {
                     handle: Handle::Model(model),
                     created_path: None,
                     adopted: false,
+                    filled: false,
                     sensors: Vec::new(),
                 })
             }
             TargetSpec::Path(p) => {
-                let (path, default) = match p {
-                    Some(p) => (p, false),
-                    None => (PathBuf::from(TEST_FILE_NAME), true),
-                };
-                open_path(&path, default, opts)
+                let path = p.unwrap_or_else(|| PathBuf::from(TEST_FILE_NAME));
+                open_path(&path, opts)
             }
         }
     }
@@ -250,33 +251,54 @@ impl Target {
         self.created_path.is_some() && !self.adopted
     }
 
-    /// Record that the file's content is now fully written.
-    pub fn mark_filled(&self) {
+    /// Record that a drivelab test file's content is now fully written.
+    pub fn mark_filled(&mut self) {
         if let (Handle::File(f), TargetKind::File) = (&self.handle, self.info.kind) {
-            file::mark(f, file::MARK_FILLED);
+            if self.info.created_by_drivelab {
+                self.filled = true;
+                let _ = file::write_marker(f, Path::new(&self.info.path), true);
+            }
+        }
+    }
+
+    /// Refresh a drivelab test file's marker to the file as it is now (after drivelab's
+    /// own writes), so that a later process still recognises it. A process killed in the
+    /// middle of writing leaves the marker stale: the file is then only read unless
+    /// `--overwrite`, which errs on the side of the user's data.
+    pub fn refresh_marker(&self) {
+        if let (Handle::File(f), TargetKind::File) = (&self.handle, self.info.kind) {
+            if self.info.created_by_drivelab {
+                let _ = file::write_marker(f, Path::new(&self.info.path), self.filled);
+            }
         }
     }
 
     /// Whether a drivelab test file is known to be fully written (so reads hit data).
     pub fn is_filled(&self) -> bool {
-        match (&self.handle, self.info.kind) {
-            (Handle::File(f), TargetKind::File) => {
-                file::marker(f).as_deref() == Some(file::MARK_FILLED)
-            }
+        match self.info.kind {
+            TargetKind::File => self.filled,
             _ => true,
         }
     }
 
-    /// Close the target; remove a test file created by this run unless `keep`.
+    /// Close the target: remove a test file created by this run unless `keep`; a test
+    /// file that stays gets its marker refreshed to its identity as drivelab leaves it.
     pub fn close(self, keep: bool) -> std::io::Result<()> {
         let Target {
             handle,
             created_path,
+            info,
+            filled,
             ..
         } = self;
-        drop(handle);
+        let Handle::File(f) = handle else {
+            return Ok(());
+        };
         match created_path {
-            Some(p) if !keep => file::remove(&p),
+            Some(p) if !keep => file::remove(&f, &p),
+            _ if info.kind == TargetKind::File && info.created_by_drivelab => {
+                file::write_marker(&f, Path::new(&info.path), filled)
+            }
             _ => Ok(()),
         }
     }
@@ -300,7 +322,7 @@ impl Target {
     }
 }
 
-fn open_path(path: &Path, default: bool, opts: &OpenOptions) -> Result<Target, TargetError> {
+fn open_path(path: &Path, opts: &OpenOptions) -> Result<Target, TargetError> {
     let shown = path.display();
     match std::fs::metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -314,7 +336,7 @@ fn open_path(path: &Path, default: bool, opts: &OpenOptions) -> Result<Target, T
                     parent.display()
                 )));
             }
-            file::create(path, opts, default)
+            file::create(path, opts)
         }
         Err(e) => Err(TargetError(format!("target {shown}: {e}"))),
         Ok(md) => {

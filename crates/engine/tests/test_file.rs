@@ -1,0 +1,60 @@
+//! drivelab's test files: recognised only while their marker still describes them,
+//! removed only while the path still names them.
+
+use drivelab_engine::target::{OpenOptions, Target, TargetSpec};
+
+fn create(path: &std::path::Path) -> Target {
+    let opts = OpenOptions {
+        write: true,
+        direct: false,
+        create_size: 1 << 20,
+        ..OpenOptions::default()
+    };
+    Target::open(TargetSpec::Path(Some(path.to_path_buf())), &opts).unwrap()
+}
+
+fn open_for_write(path: &std::path::Path) -> Result<Target, String> {
+    let opts = OpenOptions {
+        write: true,
+        ..OpenOptions::default()
+    };
+    Target::open(TargetSpec::Path(Some(path.to_path_buf())), &opts).map_err(|e| e.0)
+}
+
+#[test]
+fn a_kept_test_file_stays_drivelabs_until_someone_else_writes_it() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("t.bin");
+    create(&p).close(true).unwrap();
+    // Kept and untouched: still drivelab's, writable without --overwrite.
+    let t = open_for_write(&p).unwrap();
+    assert!(t.info.created_by_drivelab);
+    t.close(true).unwrap();
+    // A user's data written over it (same inode, xattr and all): no longer drivelab's.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(&p, vec![0xEEu8; 1 << 20]).unwrap();
+    let err = open_for_write(&p).err().expect("refused");
+    assert!(err.contains("--overwrite"), "{err}");
+    assert!(std::fs::read(&p).unwrap().iter().all(|&b| b == 0xEE));
+}
+
+#[test]
+fn a_file_moved_into_the_test_files_place_is_not_removed() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("t.bin");
+    let t = create(&p);
+    let mine = d.path().join("mine.bin");
+    std::fs::write(&mine, b"precious").unwrap();
+    std::fs::rename(&mine, &p).unwrap();
+    let err = t.close(false).expect_err("refuses to remove another file");
+    assert!(err.to_string().contains("left alone"), "{err}");
+    assert_eq!(std::fs::read(&p).unwrap(), b"precious");
+}
+
+#[test]
+fn a_test_file_is_removed_at_close_unless_kept() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("t.bin");
+    create(&p).close(false).unwrap();
+    assert!(!p.exists());
+}
