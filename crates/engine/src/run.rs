@@ -214,6 +214,9 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
             )
         })
         .collect();
+    if w.writes() {
+        target.refresh_marker(true);
+    }
     let mut sources = if is_model {
         Vec::new()
     } else {
@@ -271,7 +274,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         finished.store(true, Ordering::Relaxed);
     });
     target.return_sensors(sources);
-    target.refresh_marker();
+    target.refresh_marker(false);
     let cpu1 = crate::sys::process_cpu_s();
     let end = match target.model() {
         Some(m) => m.now_ns(),

@@ -58,3 +58,20 @@ fn a_test_file_is_removed_at_close_unless_kept() {
     create(&p).close(false).unwrap();
     assert!(!p.exists());
 }
+
+#[test]
+fn a_run_killed_while_writing_leaves_a_file_that_can_be_resumed() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("t.bin");
+    let t = create(&p);
+    // A run starts writing (the marker says so), writes, and the process dies without
+    // closing the target.
+    t.refresh_marker(true);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::os::unix::fs::FileExt::write_at(t.file().unwrap(), &[7u8; 4096], 0).unwrap();
+    std::mem::forget(t);
+    let again = open_for_write(&p).expect("still drivelab's: same device and inode");
+    assert!(again.info.created_by_drivelab);
+    again.close(false).unwrap();
+    assert!(!p.exists());
+}

@@ -47,6 +47,9 @@ fn open_flags(write: bool, direct: bool) -> FsOpen {
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Marker {
     pub filled: bool,
+    /// A drivelab run was writing the file when the marker was last written: size and
+    /// time may have moved since (a killed run), so only device and inode are compared.
+    writing: bool,
     dev: u64,
     ino: u64,
     size: u64,
@@ -55,10 +58,11 @@ pub(super) struct Marker {
 
 impl Marker {
     /// The marker for `f` as it is now.
-    fn of(f: &File, filled: bool) -> std::io::Result<Marker> {
+    fn of(f: &File, filled: bool, writing: bool) -> std::io::Result<Marker> {
         let m = f.metadata()?;
         Ok(Marker {
             filled,
+            writing,
             dev: m.dev(),
             ino: m.ino(),
             size: m.len(),
@@ -68,8 +72,8 @@ impl Marker {
 
     fn encode(&self) -> String {
         format!(
-            "{MARK_PREFIX} filled={} dev={} ino={} size={} mtime_ns={}",
-            self.filled as u8, self.dev, self.ino, self.size, self.mtime_ns
+            "{MARK_PREFIX} filled={} writing={} dev={} ino={} size={} mtime_ns={}",
+            self.filled as u8, self.writing as u8, self.dev, self.ino, self.size, self.mtime_ns
         )
     }
 
@@ -81,6 +85,7 @@ impl Marker {
         };
         Some(Marker {
             filled: field("filled")? == "1",
+            writing: field("writing")? == "1",
             dev: field("dev")?.parse().ok()?,
             ino: field("ino")?.parse().ok()?,
             size: field("size")?.parse().ok()?,
@@ -88,14 +93,37 @@ impl Marker {
         })
     }
 
-    /// Whether the marker describes `f` exactly as it is now.
+    /// Whether the marker describes `f` as it is now (see `writing`).
     fn matches(&self, f: &File) -> bool {
-        Marker::of(f, self.filled).is_ok_and(|now| now == *self)
+        Marker::of(f, self.filled, self.writing).is_ok_and(|now| {
+            if self.writing {
+                (now.dev, now.ino) == (self.dev, self.ino)
+            } else {
+                now == *self
+            }
+        })
     }
 }
 
-/// The marker of `f` (xattr, else the sidecar next to `path`), if it still describes it.
-pub(super) fn marker(f: &File, path: &Path) -> Option<Marker> {
+/// What the marker of a file says.
+pub(super) enum MarkerState {
+    /// No drivelab marker: a user's file.
+    Absent,
+    /// A marker that no longer describes the file: it changed since drivelab left it.
+    Stale,
+    Ours(Marker),
+}
+
+/// The marker of `f` (xattr, else the sidecar next to `path`), checked against the file.
+pub(super) fn marker_state(f: &File, path: &Path) -> MarkerState {
+    match read_marker(f, path) {
+        None => MarkerState::Absent,
+        Some(m) if m.matches(f) => MarkerState::Ours(m),
+        Some(_) => MarkerState::Stale,
+    }
+}
+
+fn read_marker(f: &File, path: &Path) -> Option<Marker> {
     let text = crate::sys::get_xattr(f, XATTR)
         .map(|v| String::from_utf8_lossy(&v).into_owned())
         .or_else(|| {
@@ -107,13 +135,18 @@ pub(super) fn marker(f: &File, path: &Path) -> Option<Marker> {
                 .ok()
                 .map(|_| s)
         })?;
-    Marker::decode(&text).filter(|m| m.matches(f))
+    Marker::decode(&text)
 }
 
 /// Write (or refresh) the marker of `f`: the xattr, else the sidecar, which is never
 /// followed through a symlink.
-pub(super) fn write_marker(f: &File, path: &Path, filled: bool) -> std::io::Result<()> {
-    let text = Marker::of(f, filled)?.encode();
+pub(super) fn write_marker(
+    f: &File,
+    path: &Path,
+    filled: bool,
+    writing: bool,
+) -> std::io::Result<()> {
+    let text = Marker::of(f, filled, writing)?.encode();
     match crate::sys::set_xattr(f, XATTR, text.as_bytes()) {
         Ok(()) => Ok(()),
         Err(e) if matches!(e.raw_os_error(), Some(libc::ENOTSUP) | Some(libc::EPERM)) => {
@@ -193,7 +226,7 @@ pub(super) fn create(path: &Path, opts: &OpenOptions) -> Result<Target, TargetEr
     } else {
         made
     };
-    write_marker(&f, path, false).map_err(|e| {
+    write_marker(&f, path, false, false).map_err(|e| {
         fail(format!(
             "target {}: cannot mark the test file: {e}",
             path.display()
@@ -214,11 +247,19 @@ pub(super) fn create(path: &Path, opts: &OpenOptions) -> Result<Target, TargetEr
 /// still describing it) or with `overwrite`.
 pub(super) fn open_existing(path: &Path, opts: &OpenOptions) -> Result<Target, TargetError> {
     let probe = File::open(path).map_err(|e| open_error(path, &e, false))?;
-    let mark = marker(&probe, path);
+    let state = marker_state(&probe, path);
+    let mark = match &state {
+        MarkerState::Ours(m) => Some(m.clone()),
+        _ => None,
+    };
     let ours = mark.is_some();
     if opts.write && !ours && !opts.overwrite {
+        let why = match state {
+            MarkerState::Stale => "was changed since drivelab last wrote it",
+            _ => "was not created by drivelab",
+        };
         return Err(TargetError(format!(
-            "target {} was not created by drivelab, so it is only read; pass --overwrite to let drivelab write to it (its contents will be lost)",
+            "target {} {why}, so it is only read; pass --overwrite to let drivelab write to it (its contents will be lost)",
             path.display()
         )));
     }
@@ -276,9 +317,10 @@ mod tests {
             .open(&p)
             .unwrap();
         f.set_len(4096).unwrap();
-        let m = Marker::of(&f, true).unwrap();
+        let m = Marker::of(&f, true, false).unwrap();
         assert_eq!(Marker::decode(&m.encode()), Some(m.clone()));
         assert!(m.matches(&f));
+        let w = Marker::of(&f, true, true).unwrap();
         assert_eq!(
             Marker::decode("test-file"),
             None,
@@ -289,6 +331,10 @@ mod tests {
         assert!(
             !m.matches(&f),
             "a write by someone else makes the marker stale"
+        );
+        assert!(
+            w.matches(&f),
+            "while a run writes, only device and inode count"
         );
     }
 }

@@ -256,7 +256,7 @@ impl Target {
         if let (Handle::File(f), TargetKind::File) = (&self.handle, self.info.kind) {
             if self.info.created_by_drivelab {
                 self.filled = true;
-                let _ = file::write_marker(f, Path::new(&self.info.path), true);
+                let _ = file::write_marker(f, Path::new(&self.info.path), true, false);
             }
         }
     }
@@ -265,10 +265,14 @@ impl Target {
     /// own writes), so that a later process still recognises it. A process killed in the
     /// middle of writing leaves the marker stale: the file is then only read unless
     /// `--overwrite`, which errs on the side of the user's data.
-    pub fn refresh_marker(&self) {
+    ///
+    /// `writing`: a run is about to write the file. Until the marker is refreshed again,
+    /// it is recognised by device and inode alone, so a run killed while writing can be
+    /// resumed.
+    pub fn refresh_marker(&self, writing: bool) {
         if let (Handle::File(f), TargetKind::File) = (&self.handle, self.info.kind) {
             if self.info.created_by_drivelab {
-                let _ = file::write_marker(f, Path::new(&self.info.path), self.filled);
+                let _ = file::write_marker(f, Path::new(&self.info.path), self.filled, writing);
             }
         }
     }
@@ -297,7 +301,7 @@ impl Target {
         match created_path {
             Some(p) if !keep => file::remove(&f, &p),
             _ if info.kind == TargetKind::File && info.created_by_drivelab => {
-                file::write_marker(&f, Path::new(&info.path), filled)
+                file::write_marker(&f, Path::new(&info.path), filled, false)
             }
             _ => Ok(()),
         }
