@@ -103,9 +103,6 @@ impl Suite for Consistency {
     fn name(&self) -> &'static str {
         "consistency"
     }
-    fn knobs(&self) -> serde_json::Value {
-        serde_json::to_value(self).unwrap_or_default()
-    }
     fn test_file_bytes(&self) -> Option<u64> {
         span_file_bytes(self.size)
     }

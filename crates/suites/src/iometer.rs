@@ -161,9 +161,6 @@ impl Suite for IoMeter {
     fn name(&self) -> &'static str {
         "iometer"
     }
-    fn knobs(&self) -> serde_json::Value {
-        serde_json::to_value(self).unwrap_or_default()
-    }
     fn test_file_bytes(&self) -> Option<u64> {
         // The default test file keeps its usual size: the span is the whole file when smaller.
         span_file_bytes(self.size).filter(|&b| b < drivelab_engine::target::TEST_FILE_SIZE)

@@ -26,4 +26,4 @@ pub mod suite;
 
 pub use bundle::{Bundle, BundleStatus, Metric, RunDoc, StepRecord, StepStatus, Summary};
 pub use runner::{execute, Observer, Outcome, Runner};
-pub use suite::{from_saved, Report, Suite, SUITES};
+pub use suite::{from_saved, Knobs, Report, Suite, SUITES};

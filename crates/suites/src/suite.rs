@@ -14,12 +14,22 @@ pub struct Report {
     pub table: String,
 }
 
+/// A suite's knobs as recorded in the bundle (and read back by `--resume`): every
+/// suite's knob struct is serializable, so this comes with it.
+pub trait Knobs {
+    fn knobs(&self) -> serde_json::Value;
+}
+
+impl<T: serde::Serialize> Knobs for T {
+    fn knobs(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or_default()
+    }
+}
+
 /// One review methodology.
-pub trait Suite {
+pub trait Suite: Knobs {
     /// The suite's name as typed after `drivelab run`.
     fn name(&self) -> &'static str;
-    /// The resolved knobs, as recorded in the bundle (and read back by `--resume`).
-    fn knobs(&self) -> serde_json::Value;
     /// Size of the default test file this suite wants (for file targets it creates).
     fn test_file_bytes(&self) -> Option<u64> {
         None

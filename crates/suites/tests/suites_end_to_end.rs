@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use drivelab_engine::target::{OpenOptions, Target, TargetKind, TargetSpec};
 use drivelab_suites::bundle::{Bundle, BundleStatus, RunDoc, StepStatus, RUN_JSON};
 use drivelab_suites::runner::{check_resume, execute, new_doc, Observer, Outcome, Runner};
-use drivelab_suites::{consistency, iometer, mixed, peak, quick, seqfill, Suite};
+use drivelab_suites::{consistency, iometer, mixed, peak, quick, seqfill, Knobs, Suite};
 
 fn sim(spec: &str) -> Target {
     let d = drivelab_sim::parse(spec).unwrap();
