@@ -38,18 +38,10 @@ pub fn write_svgs_with<'a>(
     palette: &GroupPalette,
     dir: &Path,
 ) -> Result<Vec<PathBuf>, ReportError> {
-    let charts: Vec<&Chart> = charts.into_iter().collect();
-    check_ids(&charts)?;
-    std::fs::create_dir_all(dir).map_err(io(dir))?;
-    let mut out = Vec::new();
-    for c in charts {
+    write_each(charts, dir, "svg", |c| {
         let svg = render_svg(c, palette)?;
-        let path = dir.join(format!("{}.svg", c.id));
-        let doc = format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{svg}\n");
-        std::fs::write(&path, doc).map_err(io(&path))?;
-        out.push(path);
-    }
-    Ok(out)
+        Ok(format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{svg}\n").into_bytes())
+    })
 }
 
 /// Writes `<dir>/<id>.png` for every chart at [`PNG_SCALE`], colours from `palette`.
@@ -58,14 +50,26 @@ pub fn write_pngs_with<'a>(
     palette: &GroupPalette,
     dir: &Path,
 ) -> Result<Vec<PathBuf>, ReportError> {
+    write_each(charts, dir, "png", |c| {
+        svg_to_png(&render_svg(c, palette)?, PNG_SCALE, &c.id)
+    })
+}
+
+/// Writes `<dir>/<id>.<ext>` for every chart (creating `dir`), its bytes from `render`.
+fn write_each<'a>(
+    charts: impl IntoIterator<Item = &'a Chart>,
+    dir: &Path,
+    ext: &str,
+    render: impl Fn(&Chart) -> Result<Vec<u8>, ReportError>,
+) -> Result<Vec<PathBuf>, ReportError> {
     let charts: Vec<&Chart> = charts.into_iter().collect();
     check_ids(&charts)?;
     std::fs::create_dir_all(dir).map_err(io(dir))?;
     let mut out = Vec::new();
     for c in charts {
-        let png = svg_to_png(&render_svg(c, palette)?, PNG_SCALE, &c.id)?;
-        let path = dir.join(format!("{}.png", c.id));
-        std::fs::write(&path, png).map_err(io(&path))?;
+        let bytes = render(c)?;
+        let path = dir.join(format!("{}.{ext}", c.id));
+        std::fs::write(&path, bytes).map_err(io(&path))?;
         out.push(path);
     }
     Ok(out)

@@ -89,6 +89,11 @@ impl Backend for UringBackend {
             let mut now = clock.now_ns();
             loop {
                 batch.clear();
+                let batch_submit = match fixed_batch {
+                    0 if reaped_share >= 0.5 => qd,
+                    0 => 1,
+                    n => n,
+                };
                 // Time between hand-overs while writing: preparing content (and the I/Os).
                 let mut mark = now;
                 let mut wrote = false;
@@ -111,11 +116,6 @@ impl Backend for UringBackend {
                     slots[slot].0 = op;
                     batch.push(slot);
                     inflight += 1;
-                    let batch_submit = match fixed_batch {
-                        0 if reaped_share >= 0.5 => qd,
-                        0 => 1,
-                        n => n,
-                    };
                     if batch.len() >= batch_submit {
                         // Hand this batch to the kernel now, without waiting: the device
                         // gets its work soonest (one kick per I/O at batch size 1).
