@@ -1,6 +1,7 @@
 //! A target held for the length of a command: opened under the safety rules, filled
 //! before reads when it is a fresh test file, and cleaned up whatever happens (a test
-//! file this run created is removed unless `--keep`, also on errors and Ctrl-C).
+//! file this run created is removed unless `--keep`, also on errors and Ctrl-C, and on a
+//! second Ctrl-C that ends the process without waiting).
 
 use std::io::IsTerminal;
 use std::sync::atomic::AtomicBool;
@@ -23,11 +24,13 @@ impl Session {
     pub fn open(spec: TargetSpec, opts: &OpenOptions, keep: bool) -> Result<Session, Fail> {
         let stop = crate::signals::stop_flag();
         let target = Target::open(spec, opts).map_err(|e| Fail::usage(e.0))?;
-        Ok(Session {
+        let session = Session {
             target: Some(target),
             keep,
             stop,
-        })
+        };
+        session.arm_second_signal();
+        Ok(session)
     }
 
     pub fn target(&self) -> &Target {
@@ -50,7 +53,17 @@ impl Session {
         Fail::failed(msg)
     }
 
+    /// What a second Ctrl-C removes before exiting: the test file `close` would remove.
+    fn arm_second_signal(&self) {
+        let file = match &self.target {
+            Some(t) if !self.keep => t.created_file(),
+            _ => None,
+        };
+        crate::signals::remove_on_exit(file);
+    }
+
     fn cleanup(&mut self) {
+        crate::signals::remove_on_exit(None);
         if let Some(t) = self.target.take() {
             let _ = t.close(self.keep);
         }
@@ -60,6 +73,7 @@ impl Session {
     /// first run created it): remove it at the end unless kept.
     pub fn adopt_test_file(&mut self) {
         self.target_mut().adopt_test_file();
+        self.arm_second_signal();
     }
 
     /// Write a fresh test file once before reads (see `prepare::ensure_filled`).
@@ -89,6 +103,7 @@ impl Session {
 
     /// Close the target (removing a test file created by this run unless kept).
     pub fn close(mut self) -> Result<(), Fail> {
+        crate::signals::remove_on_exit(None);
         if let Some(t) = self.target.take() {
             t.close(self.keep)
                 .map_err(|e| Fail::failed(format!("cannot remove the test file: {e}")))?;

@@ -1,18 +1,71 @@
-//! Ctrl-C and SIGTERM: the first sets a flag the engine watches (stop issuing, drain,
-//! write the partial result); a second one ends the process at once.
+//! Ctrl-C and SIGTERM. The first sets a flag the engine watches (stop issuing, drain,
+//! write the partial result, remove a test file this run created). A second one does not
+//! wait for the drain: it removes that test file at once, if there is one, and ends the
+//! process with 130.
 
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
+use drivelab_engine::target::CreatedFile;
 use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
 
-/// Install the handlers and return the flag they set.
+/// The test file a second signal removes (set while a session holds one to remove).
+static REMOVE_ON_EXIT: Mutex<Option<CreatedFile>> = Mutex::new(None);
+
+/// Install the handlers once and return the flag they set.
 pub fn stop_flag() -> Arc<AtomicBool> {
-    let flag = Arc::new(AtomicBool::new(false));
-    for sig in [SIGINT, SIGTERM] {
-        // A second signal while the flag is already set exits with 130.
-        let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, flag.clone());
-        let _ = signal_hook::flag::register(sig, flag.clone());
+    static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+    FLAG.get_or_init(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        match Signals::new([SIGINT, SIGTERM]) {
+            Ok(mut signals) => {
+                let f = flag.clone();
+                std::thread::Builder::new()
+                    .name("drivelab-signals".into())
+                    .spawn(move || {
+                        for _ in signals.forever() {
+                            if !f.swap(true, Ordering::SeqCst) {
+                                continue;
+                            }
+                            second_signal();
+                        }
+                    })
+                    .expect("cannot start the signal thread");
+            }
+            Err(_) => {
+                // Without the watcher thread, fall back to the flag alone.
+                for sig in [SIGINT, SIGTERM] {
+                    let _ = signal_hook::flag::register(sig, flag.clone());
+                }
+            }
+        }
+        flag
+    })
+    .clone()
+}
+
+/// Remove `file` if a second signal ends the process before the session does (None:
+/// nothing to remove, e.g. once the session has closed it or with `--keep`).
+pub fn remove_on_exit(file: Option<CreatedFile>) {
+    *REMOVE_ON_EXIT.lock().unwrap_or_else(|e| e.into_inner()) = file;
+}
+
+fn second_signal() -> ! {
+    let pending = REMOVE_ON_EXIT
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take();
+    match pending.map(|f| (f.remove(), f)) {
+        Some((Ok(()), f)) => eprintln!(
+            "drivelab: interrupted again: stopped at once; {} was removed",
+            f.path().display()
+        ),
+        Some((Err(e), f)) => eprintln!(
+            "drivelab: interrupted again: stopped at once; could not remove {}: {e}",
+            f.path().display()
+        ),
+        None => eprintln!("drivelab: interrupted again: stopped at once"),
     }
-    flag
+    std::process::exit(130)
 }

@@ -289,17 +289,46 @@ pub(super) fn open_existing(path: &Path, opts: &OpenOptions) -> Result<Target, T
 
 /// Remove the test file at `path` and its sidecar, but only while `path` still names
 /// `f` itself (a file moved into its place is left alone).
-pub(super) fn remove(f: &File, path: &Path) -> std::io::Result<()> {
-    let ours = f.metadata()?;
-    let there = std::fs::symlink_metadata(path)?;
-    if !there.file_type().is_file() || there.dev() != ours.dev() || there.ino() != ours.ino() {
-        return Err(std::io::Error::other(format!(
-            "{} is no longer the test file drivelab created; it was left alone",
-            path.display()
-        )));
+/// A test file drivelab created, as it can be removed later, from anywhere (the handler
+/// of a second Ctrl-C included): its path and the identity it had when it was noted.
+#[derive(Clone, Debug)]
+pub struct CreatedFile {
+    path: PathBuf,
+    dev: u64,
+    ino: u64,
+}
+
+impl CreatedFile {
+    pub(super) fn of(f: &File, path: &Path) -> std::io::Result<CreatedFile> {
+        let m = f.metadata()?;
+        Ok(CreatedFile {
+            path: path.to_path_buf(),
+            dev: m.dev(),
+            ino: m.ino(),
+        })
     }
-    let _ = std::fs::remove_file(sidecar(path));
-    std::fs::remove_file(path)
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Remove the file and its sidecar marker, but only while the path still names the
+    /// file that was created: anything moved into its place is left alone.
+    pub fn remove(&self) -> std::io::Result<()> {
+        let there = std::fs::symlink_metadata(&self.path)?;
+        if !there.file_type().is_file() || there.dev() != self.dev || there.ino() != self.ino {
+            return Err(std::io::Error::other(format!(
+                "{} is no longer the test file drivelab created; it was left alone",
+                self.path.display()
+            )));
+        }
+        let _ = std::fs::remove_file(sidecar(&self.path));
+        std::fs::remove_file(&self.path)
+    }
+}
+
+pub(super) fn remove(f: &File, path: &Path) -> std::io::Result<()> {
+    CreatedFile::of(f, path)?.remove()
 }
 
 #[cfg(test)]

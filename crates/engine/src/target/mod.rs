@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{DeviceModel, ModelInfo};
 use crate::sensor::{SensorReading, SensorSource};
-pub use file::{TEST_FILE_NAME, TEST_FILE_SIZE};
+pub use file::{CreatedFile, TEST_FILE_NAME, TEST_FILE_SIZE};
 
 /// What kind of thing a target is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -323,6 +323,15 @@ impl Target {
     /// Path of a test file this run created (for removal on interruption).
     pub fn created_path(&self) -> Option<&Path> {
         self.created_path.as_deref()
+    }
+
+    /// The test file [`Target::close`] would remove, as something another thread can
+    /// remove on its own (a second Ctrl-C that cannot wait for the run to drain).
+    pub fn created_file(&self) -> Option<CreatedFile> {
+        match (&self.handle, &self.created_path) {
+            (Handle::File(f), Some(p)) => file::CreatedFile::of(f, p).ok(),
+            _ => None,
+        }
     }
 }
 
