@@ -70,7 +70,7 @@ pub fn duration(s: &str) -> Result<u64, String> {
     size::parse_duration_ns(s)
 }
 
-fn direct(s: &str) -> Result<bool, String> {
+fn switch(s: &str) -> Result<bool, String> {
     match s {
         "1" | "true" | "yes" | "on" => Ok(true),
         "0" | "false" | "no" | "off" => Ok(false),
@@ -122,7 +122,7 @@ pub struct IoArgs {
     #[arg(long, value_parser = IoEngine::parse)]
     pub ioengine: Option<IoEngine>,
     /// O_DIRECT, bypassing the page cache [default: 1 for files and block devices].
-    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = direct)]
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = switch)]
     pub direct: Option<bool>,
     /// Length of the span (LBA range) to use, bytes or % of the target [default: all after --offset].
     #[arg(long, value_parser = size::parse_size_or_percent, allow_hyphen_values = true)]
@@ -170,12 +170,15 @@ pub struct IoArgs {
     /// Keep going after I/O errors (counted and recorded) instead of stopping.
     #[arg(long = "continue-on-error", alias = "continue_on_error")]
     pub continue_on_error: bool,
-    /// io_uring: register the I/O buffers with the ring.
-    #[arg(long)]
-    pub fixedbufs: bool,
-    /// io_uring: register the target's file descriptor with the ring.
-    #[arg(long)]
-    pub registerfiles: bool,
+    /// io_uring: register the I/O buffers with the ring, sparing the kernel a page
+    /// lookup per I/O; `--fixedbufs=0` turns it off [default: true; falls back to
+    /// plain buffers, with a note, where registration is refused].
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = switch)]
+    pub fixedbufs: Option<bool>,
+    /// io_uring: register the target's file descriptor with the ring; `=0` turns it
+    /// off [default: true].
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = switch)]
+    pub registerfiles: Option<bool>,
     /// io_uring: submit once this many I/Os are ready; 1 submits each I/O at once, which
     /// gives a slow device its work soonest [default: automatic — each at once, unless
     /// the device completes most of the queue between two looks, then all together].

@@ -112,3 +112,30 @@ impl Drop for Mount {
         let _ = Command::new("umount").arg(self.dir.path()).status();
     }
 }
+
+/// A zram device of `size` bytes (a block driver that takes no non-blocking I/O);
+/// removed on drop.
+pub struct Zram {
+    pub dev: String,
+}
+
+impl Zram {
+    pub fn new(size: u64) -> Zram {
+        if !Path::new("/sys/class/zram-control").exists() {
+            let _ = Command::new("modprobe").arg("zram").status();
+        }
+        let o = Command::new("zramctl")
+            .args(["-f", "-s", &size.to_string()])
+            .output()
+            .expect("zramctl (util-linux) is available");
+        assert!(o.status.success(), "zramctl failed: {}", stderr(&o));
+        let dev = String::from_utf8(o.stdout).unwrap().trim().to_string();
+        Zram { dev }
+    }
+}
+
+impl Drop for Zram {
+    fn drop(&mut self) {
+        let _ = Command::new("zramctl").args(["-r", &self.dev]).status();
+    }
+}

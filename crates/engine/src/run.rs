@@ -141,8 +141,8 @@ pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, S
         log_interval_ns: req.log_interval_ns,
         align_bytes: align,
         continue_on_error: req.continue_on_error,
-        fixedbufs: req.fixedbufs,
-        registerfiles: req.registerfiles,
+        fixedbufs: req.fixedbufs && ioengine == IoEngine::IoUring,
+        registerfiles: req.registerfiles && ioengine == IoEngine::IoUring,
         iodepth_batch_submit: req.iodepth_batch_submit.min(req.iodepth.max(1)),
     })
 }
@@ -225,6 +225,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     let cpu0 = crate::sys::process_cpu_s();
     let finished = AtomicBool::new(false);
     let backend_result: Mutex<Result<(), String>> = Mutex::new(Ok(()));
+    let backend_notes: Mutex<Vec<String>> = Mutex::new(Vec::new());
     std::thread::scope(|s| {
         if let Some(cb) = opts.progress {
             let agg = &agg;
@@ -254,6 +255,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
                 workload: w,
                 clock: &wall_clock,
                 file,
+                notes: &backend_notes,
             };
             let model = target.model_mut().expect("model target");
             VirtualBackend { model, agg: &agg }.run(&mut jobs, &ctx)
@@ -262,6 +264,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
                 workload: w,
                 clock: &wall_clock,
                 file: target.file(),
+                notes: &backend_notes,
             };
             let mut backend: Box<dyn Backend> = match w.ioengine {
                 IoEngine::Sync => Box::new(SyncBackend),
@@ -357,6 +360,11 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     if is_model {
         notes.push("A simulated device was measured; all times are virtual.".into());
     }
+    notes.extend(
+        backend_notes
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner()),
+    );
     let totals = Totals {
         elapsed_ns: measured_ns,
         read: DirTotals::new(&totals_h[0], bytes[0], measured_ns),

@@ -271,7 +271,7 @@ pub struct Workload {
     pub align_bytes: u32,
     /// Keep going after I/O errors (counted and recorded).
     pub continue_on_error: bool,
-    /// io_uring: register buffers and files with the ring.
+    /// io_uring: register buffers and files with the ring (false for other engines).
     pub fixedbufs: bool,
     pub registerfiles: bool,
     /// io_uring: submit once this many I/Os are ready (fio's `iodepth_batch_submit`);
@@ -325,6 +325,8 @@ pub struct WorkloadRequest {
     pub data: DataPattern,
     pub log_interval_ns: u64,
     pub continue_on_error: bool,
+    /// io_uring: register buffers and the file with each ring (default on; a ring that
+    /// cannot register them falls back to plain ones and the result notes it).
     pub fixedbufs: bool,
     pub registerfiles: bool,
     /// 0: automatic.
@@ -355,8 +357,8 @@ impl Default for WorkloadRequest {
             data: DataPattern::Random,
             log_interval_ns: 1_000_000_000,
             continue_on_error: false,
-            fixedbufs: false,
-            registerfiles: false,
+            fixedbufs: true,
+            registerfiles: true,
             iodepth_batch_submit: 0,
         }
     }

@@ -66,6 +66,35 @@ pub fn fallocate(f: &File, len: u64) -> io::Result<()> {
     check(unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, len as libc::off_t) })
 }
 
+/// Read `buf.len()` bytes at `offset` without blocking (preadv2 with RWF_NOWAIT).
+/// Ok(false) when the read went through, Ok(true) when the kernel answered that it
+/// would have had to block (EAGAIN) or cannot try without blocking (EOPNOTSUPP).
+pub fn read_would_block(f: &File, buf: &mut [u8], offset: u64) -> io::Result<bool> {
+    let iov = libc::iovec {
+        iov_base: buf.as_mut_ptr() as *mut libc::c_void,
+        iov_len: buf.len(),
+    };
+    // SAFETY: the kernel writes at most `iov_len` bytes into `buf`, which is exclusively
+    // borrowed for the call; the iovec array of one entry lives on this stack frame.
+    let rc = unsafe {
+        libc::preadv2(
+            f.as_raw_fd(),
+            &iov,
+            1,
+            offset as libc::off_t,
+            libc::RWF_NOWAIT,
+        )
+    };
+    if rc >= 0 {
+        return Ok(false);
+    }
+    let e = io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EAGAIN) | Some(libc::EOPNOTSUPP) => Ok(true),
+        _ => Err(e),
+    }
+}
+
 /// Filesystem magic number of the filesystem holding `path` (statfs f_type).
 pub fn fs_magic(path: &Path) -> io::Result<i64> {
     let c = CString::new(path.as_os_str().as_bytes())

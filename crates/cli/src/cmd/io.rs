@@ -89,8 +89,12 @@ fn request(a: &IoArgs) -> WorkloadRequest {
         r.log_interval_ns = v;
     }
     r.continue_on_error = a.continue_on_error;
-    r.fixedbufs = a.fixedbufs;
-    r.registerfiles = a.registerfiles;
+    if let Some(v) = a.fixedbufs {
+        r.fixedbufs = v;
+    }
+    if let Some(v) = a.registerfiles {
+        r.registerfiles = v;
+    }
     if let Some(n) = a.iodepth_batch_submit {
         r.iodepth_batch_submit = n;
     }

@@ -12,6 +12,7 @@ pub mod uring;
 pub mod virtual_time;
 
 use std::fs::File;
+use std::sync::Mutex;
 
 use crate::clock::Clock;
 use crate::job::Job;
@@ -23,6 +24,18 @@ pub struct BackendCtx<'a> {
     pub clock: &'a dyn Clock,
     /// The opened target for backends that do real I/O.
     pub file: Option<&'a File>,
+    /// Notes for the result: how the backend had to carry out this run, in a sentence.
+    pub notes: &'a Mutex<Vec<String>>,
+}
+
+impl BackendCtx<'_> {
+    /// Add a note once (jobs that meet the same condition say it once).
+    pub fn note(&self, text: String) {
+        let mut notes = self.notes.lock().unwrap_or_else(|e| e.into_inner());
+        if !notes.contains(&text) {
+            notes.push(text);
+        }
+    }
 }
 
 /// One I/O backend.

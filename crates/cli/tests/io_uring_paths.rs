@@ -1,0 +1,248 @@
+//! How the io_uring backend adapts to its target: targets that take no non-blocking I/O
+//! (zram) go straight to the kernel's workers, registered buffers fall back when refused.
+//! Either way bytes land where the engine says and the result says what was done.
+
+mod common;
+use common::*;
+
+const WORKERS_NOTE: &str = "handed every I/O to its kernel workers";
+
+fn notes(r: &serde_json::Value) -> Vec<String> {
+    r["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_target_without_non_blocking_io_goes_to_the_kernels_workers_and_bytes_still_land() {
+    let z = Zram::new(32 << 20);
+    let dir = tempfile::tempdir().unwrap();
+    let dest = format!("--destructive={}", z.dev);
+    // Every block written once, out of order, many in flight: each sector must carry
+    // its own offset.
+    let r = run_json(
+        dir.path(),
+        &[
+            "io",
+            &z.dev,
+            "--rw",
+            "randwrite",
+            "--bs",
+            "16k",
+            "--iodepth",
+            "32",
+            "--ioengine",
+            "io_uring",
+            "--io_size",
+            "100%",
+            "--percentage_random",
+            "0",
+            &dest,
+        ],
+    );
+    assert!(
+        notes(&r).iter().any(|n| n.contains(WORKERS_NOTE)),
+        "{:?}",
+        notes(&r)
+    );
+    assert_eq!(r["totals"]["write"]["bytes"], 32 << 20);
+    let data = std::fs::read(&z.dev).unwrap();
+    for (i, s) in data.chunks(512).enumerate() {
+        assert_eq!(stamp(s).0, i as u64 * 512, "sector {i}");
+    }
+    // Random reads: the queue stays deep and the intervals add up to the totals.
+    let r = run_json(
+        dir.path(),
+        &[
+            "io",
+            &z.dev,
+            "--rw",
+            "randread",
+            "--iodepth",
+            "32",
+            "--ioengine",
+            "io_uring",
+            "--runtime",
+            "1",
+        ],
+    );
+    assert!(notes(&r).iter().any(|n| n.contains(WORKERS_NOTE)));
+    let t = &r["totals"];
+    assert!(t["avg_inflight"].as_f64().unwrap() > 20.0, "{t}");
+    let series_ops: u64 = r["series"]["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| !x["ramp"].as_bool().unwrap_or(false))
+        .map(|x| x["read"]["ops"].as_u64().unwrap())
+        .sum();
+    assert_eq!(series_ops, t["read"]["ops"].as_u64().unwrap());
+}
+
+#[test]
+fn a_file_on_a_disk_is_submitted_inline() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let r = run_json(
+        dir.path(),
+        &[
+            "io",
+            "--rw",
+            "randread",
+            "--iodepth",
+            "8",
+            "--ioengine",
+            "io_uring",
+            "--runtime",
+            "0.5",
+            "--size",
+            "64m",
+        ],
+    );
+    assert!(
+        !notes(&r).iter().any(|n| n.contains(WORKERS_NOTE)),
+        "{:?}",
+        notes(&r)
+    );
+    assert_eq!(r["config"]["fixedbufs"], true);
+    assert_eq!(r["config"]["registerfiles"], true);
+    assert!(r["totals"]["read"]["ops"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn refused_buffer_registration_falls_back_with_a_note() {
+    // Root may lock any amount of memory, so drop to nobody with a small RLIMIT_MEMLOCK:
+    // enough for a ring, not for 4 × 64 KiB of registered buffers.
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let f = dir.path().join("user.bin");
+    std::fs::write(&f, vec![7u8; 4 << 20]).unwrap();
+    let chown = std::process::Command::new("chown")
+        .args([
+            "65534:65534",
+            f.to_str().unwrap(),
+            dir.path().to_str().unwrap(),
+        ])
+        .status()
+        .unwrap();
+    assert!(chown.success());
+    let o = std::process::Command::new("prlimit")
+        .args([
+            "--memlock=65536:65536",
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+        ])
+        .arg("--clear-groups")
+        .arg(env!("CARGO_BIN_EXE_drivelab"))
+        .args([
+            "io",
+            f.to_str().unwrap(),
+            "--rw",
+            "randread",
+            "--bs",
+            "64k",
+            "--iodepth",
+            "4",
+            "--ioengine",
+            "io_uring",
+            "--runtime",
+            "0.5",
+            "--output-format",
+            "json",
+        ])
+        .env("XDG_DATA_HOME", dir.path())
+        .output()
+        .expect("prlimit and setpriv (util-linux) are available");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        notes(&r)
+            .iter()
+            .any(|n| n.contains("refused to register") && n.contains("plain buffers were used")),
+        "{:?}",
+        notes(&r)
+    );
+    assert!(r["totals"]["read"]["ops"].as_u64().unwrap() > 0);
+    // Turned off, nothing is registered and nothing needs saying.
+    let o = std::process::Command::new("prlimit")
+        .args([
+            "--memlock=65536:65536",
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+        ])
+        .arg("--clear-groups")
+        .arg(env!("CARGO_BIN_EXE_drivelab"))
+        .args([
+            "io",
+            f.to_str().unwrap(),
+            "--rw",
+            "randread",
+            "--bs",
+            "64k",
+            "--iodepth",
+            "4",
+            "--ioengine",
+            "io_uring",
+            "--runtime",
+            "0.3",
+            "--fixedbufs=0",
+            "--output-format",
+            "json",
+        ])
+        .env("XDG_DATA_HOME", dir.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["config"]["fixedbufs"], false);
+    assert!(!notes(&r).iter().any(|n| n.contains("refused to register")));
+}
+
+#[test]
+fn a_second_ctrl_c_stops_at_once_and_still_removes_the_test_file() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let child = drivelab()
+        .args([
+            "io",
+            "--rw",
+            "write",
+            "--bs",
+            "1m",
+            "--iodepth",
+            "64",
+            "--ioengine",
+            "io_uring",
+            "--runtime",
+            "60",
+        ])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let test_file = dir.path().join("drivelab.test");
+    let t0 = std::time::Instant::now();
+    while !test_file.exists() && t0.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let pid = child.id().to_string();
+    let kill = || {
+        std::process::Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+    };
+    kill();
+    std::thread::sleep(std::time::Duration::from_millis(10));
+    kill();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert!(!test_file.exists(), "the test file was left behind");
+    // 64 MiB of direct writes in flight take far longer to drain than 10 ms here, so the
+    // second signal is the one that ended the run.
+    assert!(stderr(&o).contains("interrupted again"), "{}", stderr(&o));
+}
