@@ -13,14 +13,15 @@
 //!   thread starts each I/O itself. The automatic batch size (0, the default) follows
 //!   the device. While the kernel reaps only part of the queue between two looks (a real
 //!   drive, where each I/O waits on the device), the refill is handed over in chunks of
-//!   a third of what one look reaps. Each hand-over costs a system call and a doorbell
-//!   (on a virtual disk a trap to the host, here about a quarter of all the CPU spent
-//!   per I/O), while every I/O held back for a chunk waits for the kernel's work on the
-//!   others before the device hears of it. On the virtio disk here chunks of three or
-//!   four gave fio's IOPS at 0.65× its CPU per I/O; one submission per I/O cost 0.72×,
-//!   and the whole refill with the wait lost 10 % of the IOPS. When most of the queue
-//!   completes between two looks (memory, the page cache: the I/O is done inside the
-//!   submitting call), the refill goes in with the wait as one call.
+//!   a tenth of the queue depth (at least one). Each hand-over costs a system call and
+//!   a doorbell (on a virtual disk a trap to the host, here about a quarter of all the
+//!   CPU spent per I/O), while every I/O held back for a chunk waits for the kernel's
+//!   work on the others before the device hears of it. On the virtio disk here, at
+//!   QD32, chunks of three gave fio's IOPS at 0.65–0.69× its CPU per I/O; one submission
+//!   per I/O cost 0.72–0.82×, chunks sized from what each look reaps did worse than
+//!   either, and the whole refill with the wait lost 10 % of the IOPS. When most of the
+//!   queue completes between two looks (memory, the page cache: the I/O is done inside
+//!   the submitting call), the refill goes in with the wait as one call.
 //! - **Workers** (zram and other drivers without non-blocking submission, filesystems
 //!   that cannot try without blocking): io_uring would try each I/O, fail, and queue it
 //!   for its kernel worker threads, one of which then does all the work alone while the
@@ -28,8 +29,8 @@
 //!   workers (IOSQE_ASYNC), lets one worker per CPU run them side by side (the job's
 //!   share of the CPUs when there are several jobs), submits each refill with the wait,
 //!   and waits for a quarter of the queue per look: the rest of the queue keeps the
-//!   workers busy meanwhile. On /dev/zram here that gave 1.2× the IOPS of the default
-//!   path. The result says so in a note.
+//!   workers busy meanwhile. On /dev/zram here that gave 1.25× fio's IOPS, where the
+//!   default path gave 1.04×. The result says so in a note.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -148,8 +149,8 @@ impl Backend for UringBackend {
             loop {
                 batch.clear();
                 let batch_submit = match fixed_batch {
-                    0 if workers || reaped_share >= 0.5 => qd,
-                    0 => ((reaped_share * qd as f64 / 3.0).round() as usize).max(1),
+                    0 if workers || reaped_share >= 0.75 => qd,
+                    0 => (qd as f64 / 10.0).round().max(1.0) as usize,
                     n => n,
                 };
                 // Time between hand-overs while writing: preparing content (and the I/Os).
