@@ -61,7 +61,8 @@ impl Backend for UringBackend {
         let mode = probe(file, w);
         if let Mode::Workers { per_ring, why } = mode {
             ctx.note(format!(
-                "The target does not take non-blocking I/O ({why}): io_uring handed every I/O to its kernel workers, up to {per_ring} per job."
+                "The target does not take non-blocking I/O ({why}): io_uring handed every I/O to its kernel workers, up to {per_ring} per job, and the job waited for {} completions at a time (latencies include that wait).",
+                (w.iodepth / 4).max(1)
             ));
         }
         per_job_threads(jobs, |job| {
