@@ -127,36 +127,30 @@ fn refused_buffer_registration_falls_back_with_a_note() {
         .status()
         .unwrap();
     assert!(chown.success());
-    let o = std::process::Command::new("prlimit")
-        .args([
-            "--memlock=65536:65536",
-            "setpriv",
-            "--reuid=65534",
-            "--regid=65534",
-        ])
-        .arg("--clear-groups")
-        .arg(env!("CARGO_BIN_EXE_drivelab"))
-        .args([
-            "io",
-            f.to_str().unwrap(),
-            "--rw",
-            "randread",
-            "--bs",
-            "64k",
-            "--iodepth",
-            "4",
-            "--ioengine",
-            "io_uring",
-            "--runtime",
-            "0.5",
-            "--output-format",
-            "json",
-        ])
-        .env("XDG_DATA_HOME", dir.path())
-        .output()
-        .expect("prlimit and setpriv (util-linux) are available");
-    assert!(o.status.success(), "{}", stderr(&o));
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // 64 KiB random reads, QD4, as nobody with 64 KiB of lockable memory.
+    let run = |extra: &[&str]| -> serde_json::Value {
+        let o = std::process::Command::new("prlimit")
+            .args(["--memlock=65536:65536", "setpriv", "--reuid=65534"])
+            .args(["--regid=65534", "--clear-groups"])
+            .arg(env!("CARGO_BIN_EXE_drivelab"))
+            .args(["io", f.to_str().unwrap(), "--rw", "randread", "--bs", "64k"])
+            .args([
+                "--iodepth",
+                "4",
+                "--ioengine",
+                "io_uring",
+                "--runtime",
+                "0.5",
+            ])
+            .args(["--output-format", "json"])
+            .args(extra)
+            .env("XDG_DATA_HOME", dir.path())
+            .output()
+            .expect("prlimit and setpriv (util-linux) are available");
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let r = run(&[]);
     assert!(
         notes(&r)
             .iter()
@@ -166,37 +160,7 @@ fn refused_buffer_registration_falls_back_with_a_note() {
     );
     assert!(r["totals"]["read"]["ops"].as_u64().unwrap() > 0);
     // Turned off, nothing is registered and nothing needs saying.
-    let o = std::process::Command::new("prlimit")
-        .args([
-            "--memlock=65536:65536",
-            "setpriv",
-            "--reuid=65534",
-            "--regid=65534",
-        ])
-        .arg("--clear-groups")
-        .arg(env!("CARGO_BIN_EXE_drivelab"))
-        .args([
-            "io",
-            f.to_str().unwrap(),
-            "--rw",
-            "randread",
-            "--bs",
-            "64k",
-            "--iodepth",
-            "4",
-            "--ioengine",
-            "io_uring",
-            "--runtime",
-            "0.3",
-            "--fixedbufs=0",
-            "--output-format",
-            "json",
-        ])
-        .env("XDG_DATA_HOME", dir.path())
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let r = run(&["--fixedbufs=0"]);
     assert_eq!(r["config"]["fixedbufs"], false);
     assert!(!notes(&r).iter().any(|n| n.contains("refused to register")));
 }
