@@ -59,10 +59,9 @@ impl Backend for UringBackend {
         let w = ctx.workload;
         let clock = ctx.clock;
         let mode = probe(file, w);
-        if let Mode::Workers { per_ring, why } = mode {
+        if let Mode::Workers { per_ring, wait } = mode {
             ctx.note(format!(
-                "The target does not take non-blocking I/O ({why}): io_uring handed every I/O to its kernel workers, up to {per_ring} per job, and the job waited for {} completions at a time (latencies include that wait).",
-                (w.iodepth / 4).max(1)
+                "The target does not take non-blocking I/O (a read without blocking was refused): io_uring handed every I/O to its kernel workers, up to {per_ring} per job, and the job waited for {wait} completions at a time (latencies include that wait)."
             ));
         }
         per_job_threads(jobs, |job| {
@@ -112,21 +111,19 @@ impl Backend for UringBackend {
                     )),
                 }
             }
-            if let Mode::Workers { per_ring, .. } = mode {
-                // Best effort (Linux ≥ 5.15): without the cap, io_uring may start one
-                // worker per queued I/O, all fighting over the same CPUs.
-                let _ = ring
-                    .submitter()
-                    .register_iowq_max_workers(&mut [per_ring, per_ring]);
-            }
-            let workers = matches!(mode, Mode::Workers { .. });
-            let sqe_flags = if workers {
-                squeue::Flags::ASYNC
-            } else {
-                squeue::Flags::empty()
+            // SQE flags, and completions to wait for per look.
+            let (sqe_flags, want) = match mode {
+                Mode::Inline => (squeue::Flags::empty(), 1),
+                Mode::Workers { per_ring, wait } => {
+                    // Best effort (Linux ≥ 5.15): without the cap, io_uring may start one
+                    // worker per queued I/O, all fighting over the same CPUs.
+                    let _ = ring
+                        .submitter()
+                        .register_iowq_max_workers(&mut [per_ring, per_ring]);
+                    (squeue::Flags::ASYNC, wait as usize)
+                }
             };
-            // Completions to wait for per look.
-            let want = if workers { (qd / 4).max(1) } else { 1 };
+            let workers = matches!(mode, Mode::Workers { .. });
             let per_write = job.per_write_data();
             let mut slots: Vec<(IoOp, u64)> = vec![
                 (
@@ -283,7 +280,11 @@ fn build(
 #[derive(Clone, Copy)]
 enum Mode {
     Inline,
-    Workers { per_ring: u32, why: &'static str },
+    /// Up to `per_ring` workers per ring; the job waits for `wait` completions per look.
+    Workers {
+        per_ring: u32,
+        wait: u32,
+    },
 }
 
 /// Read the span's first block the usual way (so what a non-blocking read may need is
@@ -302,7 +303,7 @@ fn probe(file: &File, w: &Workload) -> Mode {
             let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
             Mode::Workers {
                 per_ring: (cpus / w.numjobs.max(1)).max(1),
-                why: "a read without blocking was refused",
+                wait: (w.iodepth / 4).max(1),
             }
         }
         _ => Mode::Inline,

@@ -287,8 +287,6 @@ pub(super) fn open_existing(path: &Path, opts: &OpenOptions) -> Result<Target, T
     })
 }
 
-/// Remove the test file at `path` and its sidecar, but only while `path` still names
-/// `f` itself (a file moved into its place is left alone).
 /// A test file drivelab created, as it can be removed later, from anywhere (the handler
 /// of a second Ctrl-C included): its path and the identity it had when it was noted.
 #[derive(Clone, Debug)]
@@ -327,6 +325,8 @@ impl CreatedFile {
     }
 }
 
+/// Remove the test file at `path` and its sidecar, but only while `path` still names
+/// `f` itself (a file moved into its place is left alone).
 pub(super) fn remove(f: &File, path: &Path) -> std::io::Result<()> {
     CreatedFile::of(f, path)?.remove()
 }

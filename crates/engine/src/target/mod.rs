@@ -320,11 +320,6 @@ impl Target {
         }
     }
 
-    /// Path of a test file this run created (for removal on interruption).
-    pub fn created_path(&self) -> Option<&Path> {
-        self.created_path.as_deref()
-    }
-
     /// The test file [`Target::close`] would remove, as something another thread can
     /// remove on its own (a second Ctrl-C that cannot wait for the run to drain).
     pub fn created_file(&self) -> Option<CreatedFile> {
