@@ -8,6 +8,16 @@ use std::path::Path;
 use common::*;
 use serde_json::Value;
 
+/// Every methodology `drivelab run` has.
+const SUITES: [&str; 6] = [
+    "quick",
+    "peak",
+    "consistency",
+    "seqfill",
+    "iometer",
+    "mixed",
+];
+
 /// Extra flags that keep each suite to a few seconds on a real file.
 fn quick_flags(suite: &str) -> Vec<&'static str> {
     match suite {
@@ -55,14 +65,7 @@ fn check_bundle(dir: &Path, suite: &str) -> Value {
 #[test]
 fn every_suite_runs_short_on_the_default_test_file() {
     let d = tempfile::tempdir_in("/var/tmp").unwrap();
-    for suite in [
-        "quick",
-        "peak",
-        "consistency",
-        "seqfill",
-        "iometer",
-        "mixed",
-    ] {
+    for suite in SUITES {
         let out = format!("b-{suite}");
         let mut args = vec!["run", suite, "--short", "--out", &out];
         args.extend(quick_flags(suite));
@@ -148,14 +151,7 @@ fn quick_prints_the_four_row_table() {
 #[test]
 fn every_suite_runs_short_on_a_simulated_drive() {
     let d = tempfile::tempdir().unwrap();
-    for suite in [
-        "quick",
-        "peak",
-        "consistency",
-        "seqfill",
-        "iometer",
-        "mixed",
-    ] {
+    for suite in SUITES {
         let out = format!("b-{suite}");
         let o = run_in(
             d.path(),
@@ -186,14 +182,7 @@ fn suites_write_a_loop_device_only_with_destructive() {
         "nothing written"
     );
     let dest = format!("--destructive={}", lo.dev);
-    for suite in [
-        "quick",
-        "peak",
-        "consistency",
-        "seqfill",
-        "iometer",
-        "mixed",
-    ] {
+    for suite in SUITES {
         let out = format!("b-{suite}");
         let mut args = vec![
             "run",

@@ -74,41 +74,9 @@ pub const NVME: &str = "sim:nvme-tlc,capacity=4G";
 pub const SATA: &str = "sim:sata-mlc,capacity=4G";
 pub const DRAMLESS: &str = "sim:dramless,capacity=4G";
 
-fn script_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/pg-test-server.sh")
-}
-
-/// URL of the test PostgreSQL server: `DRIVELAB_TEST_PG_URL`, else the one
-/// `scripts/pg-test-server.sh` starts (installing it if need be). Panics (the test
-/// fails, it does not skip) when none can be had.
-pub fn pg_url() -> &'static str {
-    static URL: OnceLock<String> = OnceLock::new();
-    URL.get_or_init(|| {
-        if let Ok(url) = std::env::var("DRIVELAB_TEST_PG_URL") {
-            if !url.is_empty() {
-                return url;
-            }
-        }
-        let script = script_path();
-        let out = Command::new("bash")
-            .arg(&script)
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
-        let so = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{} failed: {}",
-            script.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        so.lines()
-            .last()
-            .and_then(|l| l.strip_prefix("export DRIVELAB_TEST_PG_URL="))
-            .unwrap_or_else(|| panic!("{} printed no URL: {so}", script.display()))
-            .trim()
-            .to_string()
-    })
-}
+#[path = "../../../store/tests/common/pg.rs"]
+mod pg;
+pub use pg::pg_url;
 
 /// A fresh, empty PostgreSQL schema named after the test; the URL that uses it.
 pub fn fresh_pg(test: &str) -> String {
