@@ -27,10 +27,12 @@ pub struct DataPool {
 }
 
 impl DataPool {
-    /// Build the pool for `pattern`, sized for blocks up to `max_bs` bytes.
-    pub fn new(pattern: DataPattern, max_bs: u32, seed: u64) -> Arc<DataPool> {
+    /// Build the pool for `pattern`, sized for blocks up to `max_bs` bytes. A run that
+    /// never writes (`writes` false) gets no pool: its buffers only receive reads, and
+    /// 16 MiB of random bytes would cost it milliseconds of CPU for nothing.
+    pub fn new(pattern: DataPattern, max_bs: u32, seed: u64, writes: bool) -> Arc<DataPool> {
         let pool = match pattern {
-            DataPattern::Random | DataPattern::Compress(_) => {
+            DataPattern::Random | DataPattern::Compress(_) if writes => {
                 let len = POOL_BYTES.max(2 * max_bs as usize).next_multiple_of(4096);
                 let mut rng = fastrand::Rng::with_seed(seed ^ 0xDA7A);
                 let mut v = vec![0u8; len];
@@ -44,7 +46,7 @@ impl DataPool {
                 }
                 v
             }
-            DataPattern::Zero | DataPattern::Repeat => Vec::new(),
+            _ => Vec::new(),
         };
         Arc::new(DataPool { pattern, pool })
     }
@@ -63,6 +65,8 @@ impl DataPool {
         match self.pattern {
             DataPattern::Zero => buf.fill(0),
             DataPattern::Repeat => buf.fill(REPEAT_BYTE),
+            // No pool: a read-only run, whose buffers only receive reads.
+            DataPattern::Random | DataPattern::Compress(_) if self.pool.is_empty() => {}
             DataPattern::Random | DataPattern::Compress(_) => {
                 for chunk in buf.chunks_mut(self.pool.len()) {
                     chunk.copy_from_slice(&self.pool[..chunk.len()]);
@@ -151,7 +155,7 @@ mod tests {
 
     #[test]
     fn stamps_carry_offsets_and_writes_differ() {
-        let pool = DataPool::new(DataPattern::Random, 1 << 20, 1);
+        let pool = DataPool::new(DataPattern::Random, 1 << 20, 1, true);
         let mut a = vec![0u8; 8192];
         let mut b = vec![0u8; 8192];
         pool.fill_write(&mut a, 1 << 30, 5, 1);
@@ -163,16 +167,24 @@ mod tests {
     }
 
     #[test]
+    fn read_only_runs_get_no_pool() {
+        let pool = DataPool::new(DataPattern::Random, 1 << 20, 1, false);
+        assert!(!pool.per_write());
+        let mut b = vec![7u8; 8192];
+        pool.init_buffer(&mut b);
+    }
+
+    #[test]
     fn patterns() {
-        let z = DataPool::new(DataPattern::Zero, 4096, 1);
+        let z = DataPool::new(DataPattern::Zero, 4096, 1, true);
         let mut b = vec![1u8; 4096];
         z.init_buffer(&mut b);
         assert!(b.iter().all(|&x| x == 0));
         assert!(!z.per_write());
-        let r = DataPool::new(DataPattern::Repeat, 4096, 1);
+        let r = DataPool::new(DataPattern::Repeat, 4096, 1, true);
         r.init_buffer(&mut b);
         assert!(b.iter().all(|&x| x == REPEAT_BYTE));
-        let c = DataPool::new(DataPattern::Compress(50), 4096, 1);
+        let c = DataPool::new(DataPattern::Compress(50), 4096, 1, true);
         c.fill_write(&mut b, 0, 3, 0);
         // Half of each block is one repeated 8-byte word: about half compresses away.
         let words: std::collections::HashSet<&[u8]> = b.chunks(8).collect();

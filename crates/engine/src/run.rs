@@ -189,7 +189,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         user: opts.stop,
         abort: AtomicBool::new(false),
     };
-    let pool = DataPool::new(w.data, w.max_bs(), w.randseed);
+    let pool = DataPool::new(w.data, w.max_bs(), w.randseed, w.writes());
     let sector = info.logical_sector_bytes;
     let mut jobs: Vec<Job<'_>> = (0..w.numjobs)
         .map(|j| {
