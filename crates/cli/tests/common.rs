@@ -58,12 +58,18 @@ pub struct Loop {
 
 impl Loop {
     pub fn new(size: u64, partitions: bool) -> Loop {
+        Loop::with_sector(size, partitions, 512)
+    }
+
+    /// With a logical sector of `sector` bytes (512 or 4096).
+    pub fn with_sector(size: u64, partitions: bool, sector: u32) -> Loop {
         let dir = tempfile::tempdir_in("/var/tmp").unwrap();
         let img = dir.path().join("disk.img");
         let f = std::fs::File::create(&img).unwrap();
         f.set_len(size).unwrap();
         drop(f);
-        let mut args = vec!["-f", "--show"];
+        let sector = sector.to_string();
+        let mut args = vec!["-f", "--show", "--sector-size", &sector];
         if partitions {
             args.push("-P");
         }

@@ -146,3 +146,31 @@ fn a_mounted_partition_protects_the_whole_device() {
     assert!(err.contains("p1 is mounted on"), "{err}");
     drop(m);
 }
+
+#[test]
+fn a_file_takes_the_direct_io_alignment_of_its_filesystem() {
+    // ext4 on a disk with 4 KiB logical sectors: direct I/O on its files needs 4 KiB.
+    let lo = Loop::with_sector(64 << 20, false, 4096);
+    let m = Mount::new(&lo.dev);
+    let file = m.dir.path().join("t.bin");
+    let f = file.to_str().unwrap();
+    let o = run_in(
+        m.dir.path(),
+        &["io", f, "--size", "8M", "--bs", "512", "--runtime", "1"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.starts_with("drivelab: --bs:") && err.contains("4096-byte logical sector"),
+        "{err}"
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!file.exists(), "the test file is not left behind");
+    let r = run_json(
+        m.dir.path(),
+        &["io", f, "--size", "8M", "--bs", "4k", "--runtime", "0.5"],
+    );
+    assert_eq!(r["target"]["logical_sector_bytes"], 4096);
+    assert!(r["totals"]["read"]["ops"].as_u64().unwrap() > 0);
+    drop(m);
+}

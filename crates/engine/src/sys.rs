@@ -106,6 +106,26 @@ pub fn fs_magic(path: &Path) -> io::Result<i64> {
     Ok(st.f_type as i64)
 }
 
+/// Offset alignment direct I/O on this open file needs (statx STATX_DIOALIGN, Linux ≥
+/// 6.1), if the filesystem reports one.
+pub fn dio_offset_align(f: &File) -> Option<u32> {
+    // SAFETY: statx is plain old data; all-zero is a valid value.
+    let mut st: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: the descriptor is open for the call, the path is an empty NUL-terminated
+    // string (AT_EMPTY_PATH: the descriptor itself) and `st` a valid out pointer.
+    let rc = unsafe {
+        libc::statx(
+            f.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            libc::STATX_DIOALIGN,
+            &mut st,
+        )
+    };
+    (rc == 0 && st.stx_mask & libc::STATX_DIOALIGN != 0 && st.stx_dio_offset_align > 0)
+        .then_some(st.stx_dio_offset_align)
+}
+
 /// CPU time of the whole process so far: (user, system) seconds.
 pub fn process_cpu_s() -> (f64, f64) {
     // SAFETY: rusage is plain old data; all-zero is a valid value.

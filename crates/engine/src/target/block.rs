@@ -15,6 +15,17 @@ fn sysfs_dir(rdev: u64) -> PathBuf {
     ))
 }
 
+/// Logical block size of the block device `dev` (a partition's is its disk's), from sysfs.
+pub(super) fn logical_block_size(dev: u64) -> Option<u32> {
+    let sys = sysfs_dir(dev).canonicalize().ok()?;
+    let queue = if sys.join("partition").exists() {
+        sys.parent()?.join("queue")
+    } else {
+        sys.join("queue")
+    };
+    read_trim(queue.join("logical_block_size"))?.parse().ok()
+}
+
 fn read_trim(p: impl AsRef<Path>) -> Option<String> {
     std::fs::read_to_string(p)
         .ok()

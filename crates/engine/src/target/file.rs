@@ -164,7 +164,15 @@ pub(super) fn write_marker(
 fn info_for(path: &Path, f: &File, created: bool) -> TargetInfo {
     let md = f.metadata().ok();
     let size = md.as_ref().map_or(0, |m| m.len());
-    let mut info = TargetInfo::bare(TargetKind::File, path.display().to_string(), size, 512);
+    // What direct I/O on the file must be aligned to: as the filesystem reports it, else
+    // the logical block size of the device under it, else 512 bytes.
+    let sector = crate::sys::dio_offset_align(f)
+        .or_else(|| {
+            md.as_ref()
+                .and_then(|m| super::block::logical_block_size(m.dev()))
+        })
+        .unwrap_or(512);
+    let mut info = TargetInfo::bare(TargetKind::File, path.display().to_string(), size, sector);
     info.physical_sector_bytes = md.map_or(4096, |m| m.blksize() as u32);
     if let Ok(magic) = crate::sys::fs_magic(path) {
         let (name, mem) = fs_name(magic);
