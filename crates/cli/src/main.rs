@@ -7,6 +7,7 @@
 mod args;
 mod cmd;
 mod fail;
+mod out_path;
 mod output;
 mod record;
 mod run_args;

@@ -50,6 +50,23 @@ fn bad_inputs_are_one_line_exit_2_nothing_written() {
     bad(&["io", "--ioengine", "sync", "--iodepth", "8"], "--iodepth");
     bad(&["io", "--log-interval", "1ms", "null"], "--log-interval");
     bad(&["io", "--bogus"], "--bogus");
+    // Limits: buffers beyond the memory there is, threads, the deepest ring, 1G blocks.
+    bad(
+        &["io", "--size", "64M", "--bs", "64M", "--iodepth", "1024"],
+        "--bs/--iodepth/--numjobs",
+    );
+    bad(&["io", "null", "--numjobs", "5000"], "--numjobs");
+    bad(&["io", "--iodepth", "40000"], "--iodepth");
+    bad(&["io", "null", "--spec", "SEQ3G Q1T1"], "--spec");
+    bad(&["io", "null", "--bssplit", "3G/100"], "--bssplit");
+    // Output files that cannot be written are found before the run.
+    bad(
+        &["io", "null", "--json", "/nonexistent-dir/r.json"],
+        "--json",
+    );
+    bad(&["io", "null", "--json", "/proc/r.json"], "--json");
+    bad(&["io", "null", "--csv", "/tmp"], "--csv");
+    bad(&["io", "--size", "1k", "--json", "r.json"], "--size");
 }
 
 #[test]

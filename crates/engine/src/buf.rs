@@ -17,6 +17,22 @@ impl AlignedBuf {
         let off = raw.as_ptr().align_offset(BUF_ALIGN);
         AlignedBuf { raw, off, len }
     }
+
+    /// As [`AlignedBuf::new`], but an allocation the system refuses is an error (naming
+    /// the size) instead of an abort: for the I/O buffers, whose size the user chooses.
+    pub fn try_new(len: usize) -> Result<AlignedBuf, String> {
+        let mut raw = Vec::new();
+        let total = len.checked_add(BUF_ALIGN).ok_or("I/O buffers too large")?;
+        raw.try_reserve_exact(total).map_err(|_| {
+            format!(
+                "cannot allocate {} of I/O buffers",
+                crate::size::human_bytes(len as u64)
+            )
+        })?;
+        raw.resize(total, 0);
+        let off = raw.as_ptr().align_offset(BUF_ALIGN);
+        Ok(AlignedBuf { raw, off, len })
+    }
     pub fn len(&self) -> usize {
         self.len
     }

@@ -67,12 +67,7 @@ impl HostInfo {
             .and_then(|l| l.split_once(':'))
             .map(|(_, v)| v.trim().to_string())
             .unwrap_or_default();
-        let memory_bytes = read("/proc/meminfo")
-            .lines()
-            .find(|l| l.starts_with("MemTotal:"))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse::<u64>().ok())
-            .map_or(0, |kib| kib * 1024);
+        let memory_bytes = crate::sys::meminfo_bytes("MemTotal").unwrap_or(0);
         HostInfo {
             hostname: read("/proc/sys/kernel/hostname"),
             kernel: read("/proc/sys/kernel/osrelease"),

@@ -16,6 +16,13 @@ use crate::series::{Aggregator, IntervalRecord, Recorder};
 use crate::spec::{BsShare, IoEngine, Workload, WorkloadRequest};
 use crate::target::{Target, TargetInfo, TargetKind};
 
+/// The largest block size (also the largest any `--bssplit` or `--spec` may name).
+pub const MAX_BS: u32 = 1 << 30;
+/// The most jobs (threads) one run may have.
+pub const MAX_JOBS: u32 = 4096;
+/// The deepest io_uring the kernel sets up (IORING_MAX_ENTRIES).
+pub const MAX_URING_DEPTH: u32 = 32768;
+
 /// Resolve a request against a target: defaults filled, sizes resolved, every rule
 /// checked. Errors are one line naming the option and the accepted form.
 pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, String> {
@@ -33,8 +40,13 @@ pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, S
     if req.percentage_random > 100 {
         return Err("--percentage_random: must be a percentage from 0 to 100".into());
     }
-    if req.bs.iter().any(|b| b.bytes == 0) {
-        return Err("--bs: must be at least one byte, like 4k".into());
+    if req.bs.iter().any(|b| b.bytes == 0 || b.bytes > MAX_BS) {
+        return Err("--bs: a block size from 1 byte to 1G, like 4k".into());
+    }
+    if req.numjobs > MAX_JOBS {
+        return Err(format!(
+            "--numjobs: at most {MAX_JOBS} threads (for more outstanding I/O, raise --iodepth with --ioengine io_uring)"
+        ));
     }
     let ioengine = match target.kind {
         TargetKind::Simulated => IoEngine::Sim,
@@ -49,6 +61,11 @@ pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, S
         return Err(format!(
             "--iodepth: the sync engine keeps one I/O in flight per thread; for QD{} use --numjobs {} (threads) or --ioengine io_uring",
             req.iodepth, req.iodepth
+        ));
+    }
+    if ioengine == IoEngine::IoUring && req.iodepth > MAX_URING_DEPTH {
+        return Err(format!(
+            "--iodepth: io_uring keeps at most {MAX_URING_DEPTH} I/Os in flight per ring (per job; add --numjobs for more)"
         ));
     }
     let direct = req.direct.unwrap_or(matches!(
@@ -94,6 +111,26 @@ pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, S
             "--size: the span of {size} bytes is too small for {} job(s) of {max_bs}-byte blocks",
             req.numjobs
         ));
+    }
+    if real_io || ioengine == IoEngine::Null {
+        // Each job holds a buffer of the largest block per I/O it keeps in flight.
+        let per_job = if ioengine == IoEngine::IoUring {
+            req.iodepth as u64
+        } else {
+            1
+        };
+        let buffers = req.numjobs as u64 * per_job * max_bs.next_multiple_of(4096);
+        if let Some(avail) = crate::sys::meminfo_bytes("MemAvailable") {
+            if buffers > avail / 2 {
+                return Err(format!(
+                    "--bs/--iodepth/--numjobs: {} job(s) × {per_job} I/O(s) in flight × {} blocks need {} of buffers, more than half of the {} of memory available",
+                    req.numjobs,
+                    crate::size::human_bytes(max_bs),
+                    crate::size::human_bytes(buffers),
+                    crate::size::human_bytes(avail)
+                ));
+            }
+        }
     }
     let io_size = req.io_size.map(|s| s.resolve(size));
     if req.runtime_ns == Some(0) && io_size.is_none() {

@@ -78,8 +78,10 @@ pub fn parse_bssplit(s: &str) -> Result<Vec<BsShare>, String> {
             .split_once('/')
             .ok_or_else(|| format!("'{s}' is not {FORM}"))?;
         let bytes = crate::size::parse_size(size).map_err(|e| format!("{e} (in '{s}')"))?;
-        if bytes == 0 || bytes > u32::MAX as u64 {
-            return Err(format!("block size '{size}' out of range (in '{s}')"));
+        if bytes == 0 || bytes > crate::run::MAX_BS as u64 {
+            return Err(format!(
+                "block size '{size}' is not from 1 byte to 1G (in '{s}')"
+            ));
         }
         let percent: u32 = pct
             .trim()
@@ -399,7 +401,7 @@ impl CdmSpec {
         let (q, t) = qt.split_once('T').ok_or_else(err)?;
         let q: u32 = q.parse().map_err(|_| err())?;
         let t: u32 = t.parse().map_err(|_| err())?;
-        if bs == 0 || bs > u32::MAX as u64 || q == 0 || t == 0 {
+        if bs == 0 || bs > crate::run::MAX_BS as u64 || q == 0 || t == 0 {
             return Err(err());
         }
         Ok(CdmSpec {

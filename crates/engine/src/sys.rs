@@ -126,6 +126,19 @@ pub fn dio_offset_align(f: &File) -> Option<u32> {
         .then_some(st.stx_dio_offset_align)
 }
 
+/// A field of /proc/meminfo ("MemTotal", "MemAvailable", …) in bytes.
+pub fn meminfo_bytes(field: &str) -> Option<u64> {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))?
+        .split_whitespace()
+        .next()?
+        .parse::<u64>()
+        .ok()
+        .map(|kib| kib * 1024)
+}
+
 /// CPU time of the whole process so far: (user, system) seconds.
 pub fn process_cpu_s() -> (f64, f64) {
     // SAFETY: rusage is plain old data; all-zero is a valid value.

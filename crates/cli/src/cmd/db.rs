@@ -8,6 +8,7 @@ use clap::{Args, Subcommand};
 use drivelab_store::{RunFilter, RunRecord, RunSummary, StoreError};
 
 use crate::fail::Fail;
+use crate::out_path::Reserved;
 use crate::record::{open_store, record_bundle};
 
 #[derive(Args, Debug)]
@@ -255,9 +256,11 @@ fn show(db: Option<&str>, a: ShowArgs) -> Result<i32, Fail> {
 }
 
 fn export(db: Option<&str>, a: ExportArgs) -> Result<i32, Fail> {
-    if let Some(p) = &a.output {
-        check_output_file(p, "-o/--output")?;
-    }
+    let out = a
+        .output
+        .as_deref()
+        .map(|p| Reserved::file(p, "-o/--output"))
+        .transpose()?;
     let mut store = open_store(db).map_err(Fail::failed)?;
     let doc = store
         .export_runs(&RunFilter {
@@ -269,11 +272,13 @@ fn export(db: Option<&str>, a: ExportArgs) -> Result<i32, Fail> {
         .map_err(store_fail)?;
     let n = doc["runs"].as_array().map_or(0, Vec::len);
     let text = serde_json::to_string_pretty(&doc).map_err(|e| Fail::failed(e.to_string()))?;
-    match &a.output {
-        Some(p) => {
+    match out {
+        Some(r) => {
+            let p = r.path();
             std::fs::write(p, text + "\n")
                 .map_err(|e| Fail::failed(format!("cannot write {}: {e}", p.display())))?;
             eprintln!("exported {n} run(s) to {}", p.display());
+            r.keep();
         }
         None => {
             let mut out = std::io::stdout().lock();
@@ -281,27 +286,6 @@ fn export(db: Option<&str>, a: ExportArgs) -> Result<i32, Fail> {
         }
     }
     Ok(0)
-}
-
-/// An output file's directory must exist and the path must not be a directory.
-pub fn check_output_file(p: &std::path::Path, flag: &str) -> Result<(), Fail> {
-    if p.is_dir() {
-        return Err(Fail::usage(format!(
-            "{flag} {}: is a directory; give a file name",
-            p.display()
-        )));
-    }
-    let parent = p.parent().filter(|d| !d.as_os_str().is_empty());
-    if let Some(d) = parent {
-        if !d.is_dir() {
-            return Err(Fail::usage(format!(
-                "{flag} {}: directory {} does not exist",
-                p.display(),
-                d.display()
-            )));
-        }
-    }
-    Ok(())
 }
 
 fn import(db: Option<&str>, a: ImportArgs) -> Result<i32, Fail> {

@@ -9,6 +9,7 @@ use drivelab_engine::target::{self, OpenOptions, TargetSpec};
 
 use crate::args::IoArgs;
 use crate::fail::{Fail, FAILED, INTERRUPTED};
+use crate::out_path::Reserved;
 use crate::output;
 use crate::session::Session;
 
@@ -103,6 +104,17 @@ fn request(a: &IoArgs) -> WorkloadRequest {
 
 pub fn run(a: IoArgs) -> Result<i32, Fail> {
     let req = request(&a);
+    // Found out now, not after the run.
+    let json_out = a
+        .json
+        .as_deref()
+        .map(|p| Reserved::file(p, "--json"))
+        .transpose()?;
+    let csv_out = a
+        .csv
+        .as_deref()
+        .map(|p| Reserved::file(p, "--csv"))
+        .transpose()?;
     let json_stdout = a.output_format == "json";
     let spec = crate::target_arg::parse(a.target.target.as_deref())?;
     let writes = req.rw.writes(req.rwmixread);
@@ -137,16 +149,20 @@ pub fn run(a: IoArgs) -> Result<i32, Fail> {
     .map_err(|e| session.failed(e))?;
     progress.clear();
     let interrupted = session.stop.load(Ordering::Relaxed);
-    if let Some(p) = &a.json {
-        output::json::write_file(p, &res).map_err(Fail::failed)?;
-    }
-    if let Some(p) = &a.csv {
-        output::csv::write_file(p, &res.measured.series).map_err(Fail::failed)?;
-    }
+    // The measurement is shown first, so that a file that cannot be written after all
+    // (a full disk) does not take it with it.
     if json_stdout {
         output::json::write_stdout(&res).map_err(Fail::failed)?;
     } else {
         print!("{}", output::summary::render(&res));
+    }
+    if let Some(r) = json_out {
+        output::json::write_file(r.path(), &res).map_err(Fail::failed)?;
+        r.keep();
+    }
+    if let Some(r) = csv_out {
+        output::csv::write_file(r.path(), &res.measured.series).map_err(Fail::failed)?;
+        r.keep();
     }
     session.close()?;
     Ok(match res.measured.status {

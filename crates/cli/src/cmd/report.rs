@@ -3,13 +3,13 @@
 //! share charts with one group (toggle) per drive. Every input is checked and the whole
 //! report rendered before anything is written.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 use drivelab_report::bundles::{bundle_report, open_bundle, DriveRun};
 
-use crate::cmd::db::check_output_file;
 use crate::fail::Fail;
+use crate::out_path::Reserved;
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
@@ -36,16 +36,6 @@ pub struct ReportArgs {
     pub svg: Option<PathBuf>,
 }
 
-fn check_dir(p: &Path, flag: &str) -> Result<(), Fail> {
-    if p.exists() && !p.is_dir() {
-        return Err(Fail::usage(format!(
-            "{flag} {}: exists and is not a directory; give a directory for the chart files",
-            p.display()
-        )));
-    }
-    Ok(())
-}
-
 pub fn run(a: ReportArgs) -> Result<i32, Fail> {
     if a.bundles.is_empty() {
         return Err(Fail::usage(
@@ -64,13 +54,17 @@ pub fn run(a: ReportArgs) -> Result<i32, Fail> {
             "--label '{l}': a drive name must not be empty"
         )));
     }
-    check_output_file(&a.output, "-o/--output")?;
-    if let Some(d) = &a.png {
-        check_dir(d, "--png")?;
-    }
-    if let Some(d) = &a.svg {
-        check_dir(d, "--svg")?;
-    }
+    let out = Reserved::file(&a.output, "-o/--output")?;
+    let png = a
+        .png
+        .as_deref()
+        .map(|d| Reserved::dir(d, "--png"))
+        .transpose()?;
+    let svg = a
+        .svg
+        .as_deref()
+        .map(|d| Reserved::dir(d, "--svg"))
+        .transpose()?;
     let mut runs = Vec::new();
     for (i, b) in a.bundles.iter().enumerate() {
         let doc = open_bundle(b).map_err(|e| Fail::usage(format!("BUNDLE {e}")))?;
@@ -82,6 +76,7 @@ pub fn run(a: ReportArgs) -> Result<i32, Fail> {
         .map_err(|e| Fail::failed(format!("cannot render the report: {e}")))?;
     std::fs::write(&a.output, html)
         .map_err(|e| Fail::failed(format!("cannot write {}: {e}", a.output.display())))?;
+    out.keep();
     let n = report.charts().len();
     println!(
         "wrote {} ({n} charts, {} drive(s), {} bundle(s))",
@@ -89,17 +84,19 @@ pub fn run(a: ReportArgs) -> Result<i32, Fail> {
         report.palette().groups().len(),
         runs.len()
     );
-    if let Some(d) = &a.png {
+    if let Some(d) = png {
         let files = report
-            .write_pngs(d)
+            .write_pngs(d.path())
             .map_err(|e| Fail::failed(e.to_string()))?;
-        println!("wrote {} PNG files to {}", files.len(), d.display());
+        println!("wrote {} PNG files to {}", files.len(), d.path().display());
+        d.keep();
     }
-    if let Some(d) = &a.svg {
+    if let Some(d) = svg {
         let files = report
-            .write_svgs(d)
+            .write_svgs(d.path())
             .map_err(|e| Fail::failed(e.to_string()))?;
-        println!("wrote {} SVG files to {}", files.len(), d.display());
+        println!("wrote {} SVG files to {}", files.len(), d.path().display());
+        d.keep();
     }
     Ok(0)
 }

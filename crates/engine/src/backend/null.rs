@@ -19,7 +19,7 @@ impl Backend for NullBackend {
         let qd = ctx.workload.iodepth as usize;
         let clock = ctx.clock;
         per_job_threads(jobs, |job| {
-            let mut buf = AlignedBuf::new(max_bs);
+            let mut buf = AlignedBuf::try_new(max_bs)?;
             job.init_buffer(buf.as_mut_slice());
             let mut batch: Vec<IoOp> = Vec::with_capacity(qd);
             let mut t0 = clock.now_ns();

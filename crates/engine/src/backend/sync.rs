@@ -20,7 +20,7 @@ impl Backend for SyncBackend {
         let max_bs = ctx.workload.max_bs() as usize;
         let clock = ctx.clock;
         per_job_threads(jobs, |job| {
-            let mut buf = AlignedBuf::new(max_bs);
+            let mut buf = AlignedBuf::try_new(max_bs)?;
             job.init_buffer(buf.as_mut_slice());
             let per_write = job.per_write_data();
             let mut now = clock.now_ns();

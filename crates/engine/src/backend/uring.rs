@@ -68,7 +68,7 @@ impl Backend for UringBackend {
             let qd = w.iodepth as usize;
             let stride = (w.max_bs() as usize).next_multiple_of(crate::buf::BUF_ALIGN);
             // Declared before the ring so that it is dropped after it.
-            let mut bufs = AlignedBuf::new(stride * qd);
+            let mut bufs = AlignedBuf::try_new(stride * qd)?;
             let mut ring = new_ring(qd as u32).map_err(|e| {
                 let hint = if e.raw_os_error() == Some(libc::ENOMEM) {
                     " (RLIMIT_MEMLOCK may be too low; --ioengine sync needs none)"
