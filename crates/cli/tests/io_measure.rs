@@ -308,3 +308,74 @@ fn compress_pattern_compresses_as_asked() {
         std::fs::remove_file(&f).unwrap();
     }
 }
+
+#[test]
+fn cpu_time_counts_from_the_end_of_the_ramp() {
+    // The null engine keeps its one job thread busy all the time: 1.5 s of CPU in all,
+    // of which the measured 0.5 s after the ramp is what the totals may count.
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_json(
+        dir.path(),
+        &["io", "null", "--runtime", "0.5", "--ramp_time", "1"],
+    );
+    let cpu = &r["totals"]["cpu"];
+    let used = cpu["user_s"].as_f64().unwrap() + cpu["sys_s"].as_f64().unwrap();
+    assert!(used < 0.9, "{cpu}");
+    let per_m = cpu["cpu_s_per_million_io"].as_f64().unwrap();
+    let ops = u(&r["totals"]["all"]["ops"]);
+    assert!((per_m - used / ops as f64 * 1e6).abs() < 1e-9 * per_m.max(1.0));
+    // A run that ends within its ramp measured nothing, and says so.
+    let r = run_json(
+        dir.path(),
+        &[
+            "io",
+            "sim:nvme-tlc",
+            "--rw",
+            "randwrite",
+            "--io_size",
+            "40k",
+            "--ramp_time",
+            "1s",
+        ],
+    );
+    assert_eq!(r["totals"]["elapsed_ns"], 0);
+    assert_eq!(r["totals"]["all"]["ops"], 0);
+    assert!(r["totals"]["cpu"]["cpu_s_per_million_io"].is_null());
+    let notes = r["notes"].to_string();
+    assert!(notes.contains("ended within the ramp"), "{notes}");
+}
+
+#[test]
+fn an_explicit_iodepth_wins_over_a_q1_spec() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_json(
+        dir.path(),
+        &[
+            "io",
+            "--size",
+            "16M",
+            "--spec",
+            "RND4K Q1T1",
+            "--iodepth",
+            "8",
+            "--runtime",
+            "0.3",
+        ],
+    );
+    assert_eq!(r["config"]["iodepth"], 8);
+    assert_eq!(r["config"]["ioengine"], "io_uring");
+    let r = run_json(
+        dir.path(),
+        &[
+            "io",
+            "--size",
+            "16M",
+            "--spec",
+            "RND4K Q1T2",
+            "--runtime",
+            "0.3",
+        ],
+    );
+    assert_eq!(r["config"]["ioengine"], "sync");
+    assert_eq!(r["config"]["numjobs"], 2);
+}

@@ -259,7 +259,8 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     } else {
         target.take_sensors()
     };
-    let cpu0 = crate::sys::process_cpu_s();
+    // CPU time counts from the end of the ramp, like the I/Os it is divided by.
+    let cpu0 = Mutex::new(crate::sys::process_cpu_s());
     let finished = AtomicBool::new(false);
     let backend_result: Mutex<Result<(), String>> = Mutex::new(Ok(()));
     let backend_notes: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -278,6 +279,21 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
                             latest: latest.as_ref(),
                         });
                     }
+                }
+            });
+        }
+        if w.ramp_ns > 0 && !is_model {
+            let (cpu0, finished, clock) = (&cpu0, &finished, &wall_clock);
+            let ramp_end = origin + w.ramp_ns;
+            s.spawn(move || {
+                while !finished.load(Ordering::Relaxed) {
+                    let now = clock.now_ns();
+                    if now >= ramp_end {
+                        *cpu0.lock().unwrap_or_else(|e| e.into_inner()) =
+                            crate::sys::process_cpu_s();
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_nanos((ramp_end - now).min(20_000_000)));
                 }
             });
         }
@@ -316,6 +332,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     target.return_sensors(sources);
     target.refresh_marker(false);
     let cpu1 = crate::sys::process_cpu_s();
+    let cpu0 = cpu0.into_inner().unwrap_or_else(|e| e.into_inner());
     let end = match target.model() {
         Some(m) => m.now_ns(),
         None => wall_clock.now_ns(),
@@ -324,7 +341,9 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         .map_or(end, |d| end.min(d).max(origin + 1))
         .max(origin + 1);
     let (records, totals_h, bytes) = agg.finish(end);
-    let measured_ns = end.saturating_sub(origin + w.ramp_ns).max(1);
+    // Zero when the run ended within the ramp: then nothing was measured.
+    let measured_ns = end.saturating_sub(origin + w.ramp_ns);
+    let cpu0 = if measured_ns == 0 { cpu1 } else { cpu0 };
 
     let mut errors = Vec::new();
     let mut error_count = 0;
@@ -367,7 +386,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     let total_ops = all_h.count();
     let cpu_used = (cpu1.0 - cpu0.0) + (cpu1.1 - cpu0.1);
     let span_ns = (end - origin).max(1);
-    let avg_inflight = all_h.sum() as f64 / measured_ns as f64;
+    let avg_inflight = all_h.sum() as f64 / measured_ns.max(1) as f64;
     let busiest = if is_model {
         0.0
     } else {
@@ -396,6 +415,9 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     }
     if is_model {
         notes.push("A simulated device was measured; all times are virtual.".into());
+    }
+    if measured_ns == 0 {
+        notes.push("The run ended within the ramp (--ramp_time): nothing was measured.".into());
     }
     notes.extend(
         backend_notes

@@ -4,7 +4,7 @@ use std::sync::atomic::Ordering;
 
 use drivelab_engine::result::RunStatus;
 use drivelab_engine::run::{self, RunOptions};
-use drivelab_engine::spec::{BsShare, IoEngine, RwMode, WorkloadRequest};
+use drivelab_engine::spec::{BsShare, RwMode, WorkloadRequest};
 use drivelab_engine::target::{self, OpenOptions, TargetSpec};
 
 use crate::args::IoArgs;
@@ -28,13 +28,9 @@ fn request(a: &IoArgs) -> WorkloadRequest {
             bytes: s.bs,
             percent: 100,
         }];
+        // The engine follows from the depth (io_uring above Q1) unless --ioengine names one.
         r.iodepth = s.q;
         r.numjobs = s.t;
-        r.ioengine = Some(if s.q > 1 {
-            IoEngine::IoUring
-        } else {
-            IoEngine::Sync
-        });
     }
     if let Some(rw) = a.rw {
         if a.spec.is_none() || matches!(rw, RwMode::Rw | RwMode::RandRw) {
