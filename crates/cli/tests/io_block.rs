@@ -18,6 +18,19 @@ fn block_device_refusals_and_a_confirmed_write() {
     assert_eq!(r["target"]["capacity_bytes"], 64 << 20);
     assert_eq!(r["target"]["logical_sector_bytes"], 512);
     assert_eq!(r["config"]["direct"], true);
+    // A confirmation naming another device is refused even for reads.
+    let other = Loop::new(1 << 20, false);
+    let o = run_in(
+        dir.path(),
+        &["io", &lo.dev, "--runtime", "1", "--destructive", &other.dev],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("does not name the target"),
+        "{}",
+        stderr(&o)
+    );
+    drop(other);
     // Writes without --destructive: refused.
     let o = run_in(
         dir.path(),

@@ -67,6 +67,26 @@ fn bad_inputs_are_one_line_exit_2_nothing_written() {
     bad(&["io", "null", "--json", "/proc/r.json"], "--json");
     bad(&["io", "null", "--csv", "/tmp"], "--csv");
     bad(&["io", "--size", "1k", "--json", "r.json"], "--size");
+    // --destructive confirms writing one block device; anything else is pointed out.
+    bad(
+        &["io", "--rw", "write", "--destructive", "/dev/null"],
+        "--destructive=/dev/null",
+    );
+    bad(
+        &[
+            "io",
+            "/dev/no-such-dev",
+            "--rw",
+            "write",
+            "--destructive",
+            "/dev/no-such-dev",
+        ],
+        "is not a block device",
+    );
+    bad(
+        &["io", "/dev/no-such-dev", "--size", "8M"],
+        "no such device",
+    );
 }
 
 #[test]

@@ -102,14 +102,8 @@ fn in_use(path: &Path, rdev: u64) -> Option<String> {
 pub(super) fn open(path: &Path, opts: &OpenOptions) -> Result<Target, TargetError> {
     let md = std::fs::metadata(path).map_err(|e| open_error(path, &e, false))?;
     let rdev = md.rdev();
-    if opts.write {
-        let Some(allowed) = &opts.destructive else {
-            return Err(TargetError(format!(
-                "target {} is a block device: writing destroys its data; pass --destructive={} to confirm",
-                path.display(),
-                path.display()
-            )));
-        };
+    if let Some(allowed) = &opts.destructive {
+        // Checked for reads too: a confirmation naming another device is a mistake.
         let same = std::fs::metadata(allowed)
             .map(|m| m.file_type().is_block_device() && m.rdev() == rdev)
             .unwrap_or(false);
@@ -117,6 +111,15 @@ pub(super) fn open(path: &Path, opts: &OpenOptions) -> Result<Target, TargetErro
             return Err(TargetError(format!(
                 "--destructive={} does not name the target {}; it must name the very device to be written",
                 allowed.display(),
+                path.display()
+            )));
+        }
+    }
+    if opts.write {
+        if opts.destructive.is_none() {
+            return Err(TargetError(format!(
+                "target {} is a block device: writing destroys its data; pass --destructive={} to confirm",
+                path.display(),
                 path.display()
             )));
         }

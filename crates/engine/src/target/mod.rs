@@ -332,7 +332,19 @@ impl Target {
 
 fn open_path(path: &Path, opts: &OpenOptions) -> Result<Target, TargetError> {
     let shown = path.display();
-    match std::fs::metadata(path) {
+    let md = std::fs::metadata(path);
+    if let Some(allowed) = &opts.destructive {
+        // It confirms writing to one block device: anything else is a mistake to point out,
+        // not to ignore (a mistyped device path would otherwise become a new test file).
+        use std::os::unix::fs::FileTypeExt;
+        if !md.as_ref().is_ok_and(|m| m.file_type().is_block_device()) {
+            return Err(TargetError(format!(
+                "--destructive={}: the target {shown} is not a block device; --destructive confirms writes to a block device only",
+                allowed.display()
+            )));
+        }
+    }
+    match md {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let parent = path
                 .parent()
@@ -341,6 +353,12 @@ fn open_path(path: &Path, opts: &OpenOptions) -> Result<Target, TargetError> {
             if !parent.is_dir() {
                 return Err(TargetError(format!(
                     "target {shown}: no such file or directory (its directory {} does not exist)",
+                    parent.display()
+                )));
+            }
+            if on_devtmpfs(parent) {
+                return Err(TargetError(format!(
+                    "target {shown}: no such device (drivelab does not create test files among the device nodes in {})",
                     parent.display()
                 )));
             }
@@ -367,6 +385,33 @@ fn open_path(path: &Path, opts: &OpenOptions) -> Result<Target, TargetError> {
             }
         }
     }
+}
+
+/// Whether `dir` is on devtmpfs (/dev): a path there that does not exist is a device
+/// that is not there, not a place for a test file.
+fn on_devtmpfs(dir: &Path) -> bool {
+    let Ok(dir) = dir.canonicalize() else {
+        return false;
+    };
+    let Ok(mi) = std::fs::read_to_string("/proc/self/mountinfo") else {
+        return false;
+    };
+    // The deepest mount point holding `dir` decides.
+    let mut best: Option<(usize, bool)> = None;
+    for line in mi.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let Some(sep) = f.iter().position(|&x| x == "-") else {
+            continue;
+        };
+        let (Some(mnt), Some(fstype)) = (f.get(4), f.get(sep + 1)) else {
+            continue;
+        };
+        let mnt = mnt.replace("\\040", " ");
+        if dir.starts_with(&mnt) && best.is_none_or(|(len, _)| mnt.len() >= len) {
+            best = Some((mnt.len(), *fstype == "devtmpfs"));
+        }
+    }
+    best.is_some_and(|(_, dev)| dev)
 }
 
 pub(crate) fn open_error(path: &Path, e: &std::io::Error, direct: bool) -> TargetError {
