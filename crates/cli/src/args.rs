@@ -101,7 +101,7 @@ pub struct IoArgs {
     #[command(flatten)]
     pub target: TargetArgs,
     /// I/O pattern.
-    #[arg(long, value_name = "read|write|randread|randwrite|rw|randrw", value_parser = RwMode::parse)]
+    #[arg(long, value_name = "read|write|randread|randwrite|rw|randrw", value_parser = RwMode::parse, allow_hyphen_values = true)]
     pub rw: Option<RwMode>,
     /// Share of reads in mixed modes, percent [default: 50].
     #[arg(long, value_parser = pct, allow_hyphen_values = true)]
@@ -110,7 +110,7 @@ pub struct IoArgs {
     #[arg(long, value_parser = bs, conflicts_with = "bssplit", allow_hyphen_values = true)]
     pub bs: Option<u32>,
     /// Block-size mix, e.g. 4k/60:64k/40 (shares add up to 100).
-    #[arg(long, value_parser = bssplit)]
+    #[arg(long, value_parser = bssplit, allow_hyphen_values = true)]
     pub bssplit: Option<BsSplit>,
     /// I/Os outstanding per job (io_uring) [default: 1].
     #[arg(long, value_parser = positive, allow_hyphen_values = true)]
@@ -119,7 +119,7 @@ pub struct IoArgs {
     #[arg(long, value_parser = positive, allow_hyphen_values = true)]
     pub numjobs: Option<u32>,
     /// sync (one I/O per thread), io_uring or null [default: io_uring when iodepth > 1, else sync].
-    #[arg(long, value_parser = IoEngine::parse)]
+    #[arg(long, value_parser = IoEngine::parse, allow_hyphen_values = true)]
     pub ioengine: Option<IoEngine>,
     /// O_DIRECT, bypassing the page cache [default: 1 for files and block devices].
     #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = switch)]
@@ -140,23 +140,23 @@ pub struct IoArgs {
     #[arg(long = "ramp_time", alias = "ramp-time", value_parser = duration, allow_hyphen_values = true)]
     pub ramp_time: Option<u64>,
     /// For random modes: share of I/Os at random offsets, the rest sequential [default: 100].
-    #[arg(long = "percentage_random", alias = "percentage-random", value_parser = pct)]
+    #[arg(long = "percentage_random", alias = "percentage-random", value_parser = pct, allow_hyphen_values = true)]
     pub percentage_random: Option<u32>,
     /// uniform or zoned:IO%/SPAN%:… [default: uniform].
-    #[arg(long = "random_distribution", alias = "random-distribution", value_parser = Distribution::parse)]
+    #[arg(long = "random_distribution", alias = "random-distribution", value_parser = Distribution::parse, allow_hyphen_values = true)]
     pub random_distribution: Option<Distribution>,
     /// Seed of every random choice (always recorded) [default: from the clock].
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub randseed: Option<u64>,
     /// CrystalDiskMark shorthand, e.g. "RND4K Q32T16" or "SEQ1M Q8T1" (Q per thread, T threads);
     /// direction from --rw (read by default).
-    #[arg(long, value_parser = CdmSpec::parse)]
+    #[arg(long, value_parser = CdmSpec::parse, allow_hyphen_values = true)]
     pub spec: Option<CdmSpec>,
     /// Content of writes: random, zero, repeat or compress=N [default: random].
-    #[arg(long, value_parser = DataPattern::parse)]
+    #[arg(long, value_parser = DataPattern::parse, allow_hyphen_values = true)]
     pub data: Option<DataPattern>,
     /// Width of one interval of the series, at least 10ms [default: 1s].
-    #[arg(long = "log-interval", alias = "log_interval", value_parser = duration)]
+    #[arg(long = "log-interval", alias = "log_interval", value_parser = duration, allow_hyphen_values = true)]
     pub log_interval: Option<u64>,
     /// Write the result document (JSON) to this file.
     #[arg(long, value_name = "FILE")]

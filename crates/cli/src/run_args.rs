@@ -147,28 +147,28 @@ pub struct QuickArgs {
     #[command(flatten)]
     pub common: CommonArgs,
     /// standard, nvme, peak or realworld [default: standard].
-    #[arg(long, value_parser = quick::parse_preset)]
+    #[arg(long, value_parser = quick::parse_preset, allow_hyphen_values = true)]
     pub preset: Option<String>,
     /// Own list of tests instead of a preset, e.g. "SEQ1M Q8T1,RND4K Q32T16".
-    #[arg(long, value_parser = cdm_tests)]
+    #[arg(long, value_parser = cdm_tests, allow_hyphen_values = true)]
     pub tests: Option<List<String>>,
     /// Test-file size / span [default: 1G; --short 64M].
-    #[arg(long, value_parser = size_or_pct)]
+    #[arg(long, value_parser = size_or_pct, allow_hyphen_values = true)]
     pub size: Option<SizeOrPercent>,
     /// Length of one run [default: 5s; --short 300ms].
-    #[arg(long, value_parser = duration)]
+    #[arg(long, value_parser = duration, allow_hyphen_values = true)]
     pub runtime: Option<u64>,
     /// Idle between tests [default: 5s; --short 0].
-    #[arg(long, value_parser = duration)]
+    #[arg(long, value_parser = duration, allow_hyphen_values = true)]
     pub interval: Option<u64>,
     /// Runs per test and direction [default: 3; --short 2].
-    #[arg(long, value_parser = positive)]
+    #[arg(long, value_parser = positive, allow_hyphen_values = true)]
     pub runs: Option<u32>,
     /// Which of the runs the table shows: best (CrystalDiskMark's) or mean [default: best].
-    #[arg(long, value_parser = ["best", "mean"])]
+    #[arg(long, value_parser = ["best", "mean"], allow_hyphen_values = true)]
     pub show: Option<String>,
     /// Content of writes [default: random].
-    #[arg(long, value_parser = DataPattern::parse)]
+    #[arg(long, value_parser = DataPattern::parse, allow_hyphen_values = true)]
     pub data: Option<DataPattern>,
 }
 
@@ -177,22 +177,22 @@ pub struct PeakArgs {
     #[command(flatten)]
     pub common: CommonArgs,
     /// Highest queue depth of the sweep [default: 512; --short 4].
-    #[arg(long = "max-qd", value_parser = positive)]
+    #[arg(long = "max-qd", value_parser = positive, allow_hyphen_values = true)]
     pub max_qd: Option<u32>,
     /// sync (threads, one synchronous I/O each: the reference's method) or io_uring [default: sync].
-    #[arg(long, value_parser = peak_engine)]
+    #[arg(long, value_parser = peak_engine, allow_hyphen_values = true)]
     pub ioengine: Option<IoEngine>,
     /// Length of one sweep point [default: 30s; --short 250ms].
-    #[arg(long = "point-time", value_parser = duration)]
+    #[arg(long = "point-time", value_parser = duration, allow_hyphen_values = true)]
     pub point_time: Option<u64>,
     /// Span, bytes or % of the target [default: 100%; --short 64M].
-    #[arg(long, value_parser = size_or_pct)]
+    #[arg(long, value_parser = size_or_pct, allow_hyphen_values = true)]
     pub size: Option<SizeOrPercent>,
     /// Run every QD even after throughput fell twice past the peak.
     #[arg(long = "no-early-stop")]
     pub no_early_stop: bool,
     /// Workloads to sweep [default: 4k-randread,4k-randwrite,128k-read,128k-write].
-    #[arg(long, value_parser = names)]
+    #[arg(long, value_parser = names, allow_hyphen_values = true)]
     pub workloads: Option<List<String>>,
     /// Write the span once sequentially before the sweep, so reads hit written data
     /// (an SSD answers reads of unwritten or trimmed blocks without touching flash)
@@ -214,31 +214,31 @@ pub struct ConsistencyArgs {
     #[command(flatten)]
     pub common: CommonArgs,
     /// Span, bytes or % of the target [default: 100%; --short 64M].
-    #[arg(long, value_parser = size_or_pct)]
+    #[arg(long, value_parser = size_or_pct, allow_hyphen_values = true)]
     pub size: Option<SizeOrPercent>,
     /// Length of the random-write test [default: 3600s; --short 10s].
-    #[arg(long, value_parser = duration)]
+    #[arg(long, value_parser = duration, allow_hyphen_values = true)]
     pub duration: Option<u64>,
     /// Length of one steady-state round, whole seconds [default: 60s; --short 2s].
-    #[arg(long, value_parser = duration)]
+    #[arg(long, value_parser = duration, allow_hyphen_values = true)]
     pub round: Option<u64>,
     /// Scoring window at the end of the test [default: 400s; --short 6s].
-    #[arg(long, value_parser = seconds)]
+    #[arg(long, value_parser = seconds, allow_hyphen_values = true)]
     pub window: Option<usize>,
     /// Queue depth of the random writes [default: 32].
-    #[arg(long, value_parser = positive)]
+    #[arg(long, value_parser = positive, allow_hyphen_values = true)]
     pub qd: Option<u32>,
     /// Sequential fill passes of the precondition (2 for the SNIA variant) [default: 1].
-    #[arg(long, value_parser = positive)]
+    #[arg(long, value_parser = positive, allow_hyphen_values = true)]
     pub passes: Option<u32>,
     /// Over-provisioning to simulate: test (100 − N) % of the span, discard the rest [default: 0%].
-    #[arg(long, value_parser = percent_f)]
+    #[arg(long, value_parser = percent_f, allow_hyphen_values = true)]
     pub op: Option<f64>,
     /// Stop once the SNIA PTS steady state is reached.
     #[arg(long = "until-steady")]
     pub until_steady: bool,
     /// Content of writes [default: random, incompressible].
-    #[arg(long, value_parser = DataPattern::parse)]
+    #[arg(long, value_parser = DataPattern::parse, allow_hyphen_values = true)]
     pub data: Option<DataPattern>,
 }
 
@@ -247,22 +247,22 @@ pub struct SeqFillArgs {
     #[command(flatten)]
     pub common: CommonArgs,
     /// Span, bytes or % of the target [default: 100%; --short 64M].
-    #[arg(long, value_parser = size_or_pct)]
+    #[arg(long, value_parser = size_or_pct, allow_hyphen_values = true)]
     pub size: Option<SizeOrPercent>,
     /// How much of the span to write, bytes or % [default: 90%].
-    #[arg(long, value_parser = size_or_pct)]
+    #[arg(long, value_parser = size_or_pct, allow_hyphen_values = true)]
     pub fill: Option<SizeOrPercent>,
     /// Block size [default: 128k].
-    #[arg(long, value_parser = bs)]
+    #[arg(long, value_parser = bs, allow_hyphen_values = true)]
     pub bs: Option<u32>,
     /// Queue depth [default: 32].
-    #[arg(long, value_parser = positive)]
+    #[arg(long, value_parser = positive, allow_hyphen_values = true)]
     pub qd: Option<u32>,
     /// Drop episodes: seconds below this fraction of the post-cache median [default: 0.5].
-    #[arg(long = "drop-fraction", value_parser = fraction)]
+    #[arg(long = "drop-fraction", value_parser = fraction, allow_hyphen_values = true)]
     pub drop_fraction: Option<f64>,
     /// Content of writes [default: random].
-    #[arg(long, value_parser = DataPattern::parse)]
+    #[arg(long, value_parser = DataPattern::parse, allow_hyphen_values = true)]
     pub data: Option<DataPattern>,
 }
 
@@ -271,29 +271,29 @@ pub struct IoMeterArgs {
     #[command(flatten)]
     pub common: CommonArgs,
     /// Span [default: 10GB, or the whole target when smaller; --short 64M].
-    #[arg(long, value_parser = size_or_pct)]
+    #[arg(long, value_parser = size_or_pct, allow_hyphen_values = true)]
     pub size: Option<SizeOrPercent>,
     /// Length of one test [default: 3m; --short 250ms].
-    #[arg(long = "test-time", value_parser = duration)]
+    #[arg(long = "test-time", value_parser = duration, allow_hyphen_values = true)]
     pub test_time: Option<u64>,
     /// Queue depths of the 4K random profiles [default: 1,2,4,8,16].
-    #[arg(long, value_parser = u32_list)]
+    #[arg(long, value_parser = u32_list, allow_hyphen_values = true)]
     pub qds: Option<List<u32>>,
     /// Outstanding I/Os per worker of the 512K sequential profiles [default: 1,2,4].
-    #[arg(long = "seq-qds", value_parser = u32_list)]
+    #[arg(long = "seq-qds", value_parser = u32_list, allow_hyphen_values = true)]
     pub seq_qds: Option<List<u32>>,
     /// Workers of the sequential profiles [default: 2].
-    #[arg(long = "seq-workers", value_parser = positive)]
+    #[arg(long = "seq-workers", value_parser = positive, allow_hyphen_values = true)]
     pub seq_workers: Option<u32>,
     /// Access specs to run: workstation, database, fileserver, webserver, streaming-read,
     /// streaming-write [default: workstation].
-    #[arg(long, value_parser = names)]
+    #[arg(long, value_parser = names, allow_hyphen_values = true)]
     pub specs: Option<List<String>>,
     /// Outstanding I/Os of the access-spec tests [default: 64].
-    #[arg(long = "spec-qd", value_parser = positive)]
+    #[arg(long = "spec-qd", value_parser = positive, allow_hyphen_values = true)]
     pub spec_qd: Option<u32>,
     /// repeat (IOMeter's repeating bytes) or random [default: repeat].
-    #[arg(long, value_parser = repeat_or_random)]
+    #[arg(long, value_parser = repeat_or_random, allow_hyphen_values = true)]
     pub data: Option<DataPattern>,
 }
 
@@ -302,22 +302,22 @@ pub struct MixedArgs {
     #[command(flatten)]
     pub common: CommonArgs,
     /// Span, bytes or % of the target [default: 100%; --short 64M].
-    #[arg(long, value_parser = size_or_pct)]
+    #[arg(long, value_parser = size_or_pct, allow_hyphen_values = true)]
     pub size: Option<SizeOrPercent>,
     /// Block size [default: 4k].
-    #[arg(long, value_parser = bs)]
+    #[arg(long, value_parser = bs, allow_hyphen_values = true)]
     pub bs: Option<u32>,
     /// Outstanding I/Os [default: 32].
-    #[arg(long, value_parser = positive)]
+    #[arg(long, value_parser = positive, allow_hyphen_values = true)]
     pub qd: Option<u32>,
     /// Step of the read share, percent [default: 10].
-    #[arg(long, value_parser = pct)]
+    #[arg(long, value_parser = pct, allow_hyphen_values = true)]
     pub step: Option<u32>,
     /// Length of one step [default: 60s; --short 250ms].
-    #[arg(long = "step-time", value_parser = duration)]
+    #[arg(long = "step-time", value_parser = duration, allow_hyphen_values = true)]
     pub step_time: Option<u64>,
     /// Content of writes [default: random].
-    #[arg(long, value_parser = DataPattern::parse)]
+    #[arg(long, value_parser = DataPattern::parse, allow_hyphen_values = true)]
     pub data: Option<DataPattern>,
 }
 

@@ -87,6 +87,21 @@ fn bad_inputs_are_one_line_exit_2_nothing_written() {
         &["io", "/dev/no-such-dev", "--size", "8M"],
         "no such device",
     );
+    bad(&["io", "--size", "0"], "--size");
+    bad(&["io", "--size", "2M", "--offset", "50%"], "--offset");
+    bad(&["io", "--rw", "write", "--io_size", "1k"], "--io_size");
+    bad(
+        &["io", "null", "--random_distribution", "zoned:NaN/NaN"],
+        "--random_distribution",
+    );
+    // A value that starts with '-' still names its option.
+    bad(&["io", "null", "--randseed", "-1"], "--randseed");
+    bad(
+        &["io", "null", "--percentage_random", "-5"],
+        "--percentage_random",
+    );
+    bad(&["io", "null", "--log-interval", "-1s"], "--log-interval");
+    bad(&["io", "null", "--spec", "-RND"], "--spec");
 }
 
 #[test]

@@ -13,6 +13,7 @@ use crate::gen::OpGen;
 use crate::job::{Job, StopFlags};
 use crate::result::*;
 use crate::series::{Aggregator, IntervalRecord, Recorder};
+use crate::size::SizeOrPercent;
 use crate::spec::{BsShare, IoEngine, Workload, WorkloadRequest};
 use crate::target::{Target, TargetInfo, TargetKind};
 
@@ -23,11 +24,9 @@ pub const MAX_JOBS: u32 = 4096;
 /// The deepest io_uring the kernel sets up (IORING_MAX_ENTRIES).
 pub const MAX_URING_DEPTH: u32 = 32768;
 
-/// Resolve a request against a target: defaults filled, sizes resolved, every rule
-/// checked. Errors are one line naming the option and the accepted form.
-pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, String> {
-    let cap = target.capacity_bytes;
-    let sector = target.logical_sector_bytes.max(1);
+/// The rules that do not depend on the target, so that a command can check them before
+/// it opens (or creates) anything. [`resolve`] checks them too.
+pub fn check(req: &WorkloadRequest) -> Result<(), String> {
     if req.iodepth == 0 {
         return Err("--iodepth: must be at least 1".into());
     }
@@ -48,6 +47,44 @@ pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, S
             "--numjobs: at most {MAX_JOBS} threads (for more outstanding I/O, raise --iodepth with --ioengine io_uring)"
         ));
     }
+    // io_uring is also the engine a depth above 1 gets by default.
+    if req.ioengine.is_none_or(|e| e == IoEngine::IoUring) && req.iodepth > MAX_URING_DEPTH {
+        return Err(format!(
+            "--iodepth: io_uring keeps at most {MAX_URING_DEPTH} I/Os in flight per ring (per job; add --numjobs for more)"
+        ));
+    }
+    if req.ioengine == Some(IoEngine::Sync) && req.iodepth > 1 {
+        return Err(format!(
+            "--iodepth: the sync engine keeps one I/O in flight per thread; for QD{} use --numjobs {} (threads) or --ioengine io_uring",
+            req.iodepth, req.iodepth
+        ));
+    }
+    match req.size {
+        Some(SizeOrPercent::Bytes(0)) => {
+            return Err("--size: must be more than 0, like 1G or 50%".into())
+        }
+        Some(SizeOrPercent::Percent(p)) if p <= 0.0 => {
+            return Err("--size: must be more than 0, like 1G or 50%".into())
+        }
+        _ => {}
+    }
+    if req.runtime_ns == Some(0) && req.io_size.is_none() {
+        return Err(
+            "--runtime: must be more than 0, or give --io_size for a byte-bounded run".into(),
+        );
+    }
+    if req.log_interval_ns < 10_000_000 {
+        return Err("--log-interval: must be at least 10ms".into());
+    }
+    Ok(())
+}
+
+/// Resolve a request against a target: defaults filled, sizes resolved, every rule
+/// checked. Errors are one line naming the option and the accepted form.
+pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, String> {
+    check(req)?;
+    let cap = target.capacity_bytes;
+    let sector = target.logical_sector_bytes.max(1);
     let ioengine = match target.kind {
         TargetKind::Simulated => IoEngine::Sim,
         TargetKind::Null => IoEngine::Null,
@@ -57,17 +94,6 @@ pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, S
             IoEngine::Sync
         }),
     };
-    if ioengine == IoEngine::Sync && req.iodepth > 1 {
-        return Err(format!(
-            "--iodepth: the sync engine keeps one I/O in flight per thread; for QD{} use --numjobs {} (threads) or --ioengine io_uring",
-            req.iodepth, req.iodepth
-        ));
-    }
-    if ioengine == IoEngine::IoUring && req.iodepth > MAX_URING_DEPTH {
-        return Err(format!(
-            "--iodepth: io_uring keeps at most {MAX_URING_DEPTH} I/Os in flight per ring (per job; add --numjobs for more)"
-        ));
-    }
     let direct = req.direct.unwrap_or(matches!(
         target.kind,
         TargetKind::File | TargetKind::BlockDevice
@@ -133,19 +159,20 @@ pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, S
         }
     }
     let io_size = req.io_size.map(|s| s.resolve(size));
-    if req.runtime_ns == Some(0) && io_size.is_none() {
-        return Err(
-            "--runtime: must be more than 0, or give --io_size for a byte-bounded run".into(),
-        );
-    }
     if req.runtime_ns.is_none() && io_size.is_none() {
         return Err("--runtime or --io_size: one of them must bound the run".into());
     }
     if io_size == Some(0) {
         return Err("--io_size: must be more than 0".into());
     }
-    if req.log_interval_ns < 10_000_000 {
-        return Err("--log-interval: must be at least 10ms".into());
+    if let Some(b) = io_size {
+        let least = req.numjobs as u64 * max_bs;
+        if b < least {
+            return Err(format!(
+                "--io_size: {b} bytes is less than one block per job ({} job(s) of {max_bs}-byte blocks: at least {least})",
+                req.numjobs
+            ));
+        }
     }
     let align = min_bs.next_multiple_of(if needs_sector { sector } else { 1 });
     let ramp_ns = req.ramp_ns.div_ceil(req.log_interval_ns) * req.log_interval_ns;

@@ -141,7 +141,8 @@ impl Distribution {
             let span: f64 = b
                 .parse()
                 .map_err(|_| format!("'{s}' is not {}", Self::FORM))?;
-            if io < 0.0 || span <= 0.0 {
+            // Finite numbers only (NaN would pass every comparison below).
+            if !io.is_finite() || !span.is_finite() || io < 0.0 || span <= 0.0 {
                 return Err(format!("'{s}' is not {}", Self::FORM));
             }
             zones.push(Zone {
@@ -451,6 +452,9 @@ mod tests {
         assert!(CdmSpec::parse("XYZ1M Q1T1").is_err());
         assert!(Distribution::parse("zoned:50/5:30/15:20/80").is_ok());
         assert!(Distribution::parse("zoned:50/5:30/15").is_err());
+        assert!(Distribution::parse("zoned:NaN/NaN").is_err());
+        assert!(Distribution::parse("zoned:100/NaN").is_err());
+        assert!(Distribution::parse("zoned:100/inf").is_err());
         assert_eq!(
             DataPattern::parse("compress=50").unwrap(),
             DataPattern::Compress(50)

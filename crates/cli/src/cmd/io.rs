@@ -4,6 +4,7 @@ use std::sync::atomic::Ordering;
 
 use drivelab_engine::result::RunStatus;
 use drivelab_engine::run::{self, RunOptions};
+use drivelab_engine::size::SizeOrPercent;
 use drivelab_engine::spec::{BsShare, RwMode, WorkloadRequest};
 use drivelab_engine::target::{self, OpenOptions, TargetSpec};
 
@@ -100,6 +101,8 @@ fn request(a: &IoArgs) -> WorkloadRequest {
 
 pub fn run(a: IoArgs) -> Result<i32, Fail> {
     let req = request(&a);
+    // What can be checked without the target is checked before it is opened (or made).
+    run::check(&req).map_err(Fail::usage)?;
     // Found out now, not after the run.
     let json_out = a
         .json
@@ -115,7 +118,18 @@ pub fn run(a: IoArgs) -> Result<i32, Fail> {
     let spec = crate::target_arg::parse(a.target.target.as_deref())?;
     let writes = req.rw.writes(req.rwmixread);
     let create_size = match (&spec, req.size) {
-        (TargetSpec::Path(_), Some(drivelab_engine::size::SizeOrPercent::Bytes(s))) => {
+        (TargetSpec::Path(p), Some(SizeOrPercent::Bytes(s))) => {
+            if let SizeOrPercent::Percent(_) = req.offset {
+                let missing = !p
+                    .as_deref()
+                    .unwrap_or(std::path::Path::new(target::TEST_FILE_NAME))
+                    .exists();
+                if missing {
+                    return Err(Fail::usage(
+                        "--offset: a percentage of a test file that --size is about to size; give the offset in bytes",
+                    ));
+                }
+            }
             req.offset.resolve(0) + s
         }
         _ => target::TEST_FILE_SIZE,
