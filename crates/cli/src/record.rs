@@ -10,17 +10,52 @@ use drivelab_store::{Metric, RunRecord, Store, StoreError};
 use drivelab_suites::bundle::{BundleStatus, RunDoc};
 use sha2::{Digest, Sha256};
 
+use crate::fail::Fail;
+
 /// Opens the database named by `--db` (a SQLite path or a `postgres://` URL), or the
 /// default SQLite file under the user's data directory.
-pub fn open_store(db: Option<&str>) -> Result<Store, String> {
-    let r = match db {
-        Some(loc) if loc.trim().is_empty() => {
-            return Err("--db: give a SQLite file path or a postgres:// URL".into())
-        }
+pub fn open_store(db: Option<&str>) -> Result<Store, Fail> {
+    check_location(db)?;
+    match db {
         Some(loc) => Store::open(loc),
         None => Store::open_sqlite(&Store::default_location()),
+    }
+    .map_err(|e| Fail::failed(e.to_string()))
+}
+
+/// The same for commands that only read: a SQLite file that is not there is not made
+/// (None: there is no database yet).
+pub fn open_existing_store(db: Option<&str>) -> Result<Option<Store>, Fail> {
+    check_location(db)?;
+    let sqlite = match db {
+        None => Some(Store::default_location()),
+        Some(loc) if !loc.contains("://") => Some(std::path::PathBuf::from(loc)),
+        Some(_) => None,
     };
-    r.map_err(|e| e.to_string())
+    if sqlite.is_some_and(|p| !p.exists()) {
+        return Ok(None);
+    }
+    open_store(db).map(Some)
+}
+
+/// Where no database could be: empty, or a URL of another kind than postgres://.
+pub fn check_location(db: Option<&str>) -> Result<(), Fail> {
+    let Some(loc) = db else { return Ok(()) };
+    let postgres = loc.starts_with("postgres://") || loc.starts_with("postgresql://");
+    if loc.trim().is_empty() || (loc.contains("://") && !postgres) {
+        return Err(Fail::usage(format!(
+            "--db '{loc}': give a SQLite file path or a postgres:// URL"
+        )));
+    }
+    Ok(())
+}
+
+/// Where a missing database would be, for messages.
+pub fn location_shown(db: Option<&str>) -> String {
+    db.map_or_else(
+        || Store::default_location().display().to_string(),
+        str::to_string,
+    )
 }
 
 /// The run id of a bundle: 16 hex digits of a hash of its identity (creation time,
@@ -119,7 +154,7 @@ pub fn run_record(dir: &Path, doc: &RunDoc) -> Result<RunRecord, String> {
 pub fn record_bundle(bundle_dir: &Path, db: Option<&str>) -> Result<String, String> {
     let doc = open_bundle(bundle_dir)?;
     let rec = run_record(bundle_dir, &doc)?;
-    let mut store = open_store(db)?;
+    let mut store = open_store(db).map_err(|f| f.message)?;
     match store.insert_run(&rec) {
         Ok(()) | Err(StoreError::DuplicateRun(_)) => Ok(rec.run_id),
         Err(e) => Err(e.to_string()),

@@ -228,7 +228,17 @@ fn bad_database_input_is_one_line_exit_2() {
     std::fs::write(d.path().join("other.json"), "{\"format\":\"x\"}").unwrap();
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["db", "show", "--db", db], "ID"),
-        (vec!["db", "show", "feedface", "--db", db], "ID 'feedface'"),
+        // Commands that only read do not make a database that is not there.
+        (
+            vec!["db", "show", "feedface", "--db", db],
+            "no database there",
+        ),
+        (vec!["db", "export", "--db", db], "no database there"),
+        (
+            vec!["compare", "feedface", "cafe", "--db", db],
+            "RUN feedface",
+        ),
+        (vec!["db", "list", "--db", "mysql://x"], "--db 'mysql://x'"),
         (vec!["db", "import", "--db", db], "FILE"),
         (
             vec!["db", "import", "missing.json", "--db", db],
@@ -255,5 +265,13 @@ fn bad_database_input_is_one_line_exit_2() {
     for (args, want) in cases {
         assert_usage(&run_in(d.path(), &args), want);
     }
+    assert!(!d.path().join("no").exists());
+    assert!(!d.path().join("r.sqlite").exists());
+    assert!(!d.path().join("mysql:").exists());
+    let list = ok(&run_in(
+        d.path(),
+        &["db", "list", "--db", "no/dir/r.sqlite"],
+    ));
+    assert!(list.contains("no runs recorded"), "{list}");
     assert!(!d.path().join("no").exists());
 }

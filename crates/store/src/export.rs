@@ -32,7 +32,7 @@ pub(crate) fn build_document(runs: &[RunRecord]) -> Result<Value, StoreError> {
 }
 
 /// Reads and validates every record of an export document.
-pub(crate) fn parse_document(doc: &Value) -> Result<Vec<RunRecord>, StoreError> {
+pub fn parse_document(doc: &Value) -> Result<Vec<RunRecord>, StoreError> {
     let bad = |reason: String| StoreError::InvalidExport(reason);
     let object = doc
         .as_object()

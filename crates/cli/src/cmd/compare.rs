@@ -9,7 +9,7 @@ use clap::Args;
 use drivelab_report::bundles::{drive_label, open_bundle, summary_of};
 
 use crate::fail::Fail;
-use crate::record::open_store;
+use crate::record::open_existing_store;
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
@@ -163,7 +163,12 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
             continue;
         }
         if store.is_none() {
-            store = Some(open_store(a.db.as_deref()).map_err(Fail::failed)?);
+            store = Some(open_existing_store(a.db.as_deref())?.ok_or_else(|| {
+                Fail::usage(format!(
+                    "RUN {r}: not a result bundle directory, and there is no results database to look the id up in ({})",
+                    crate::record::location_shown(a.db.as_deref())
+                ))
+            })?);
         }
         let st = store.as_mut().expect("opened above");
         let rec = st

@@ -9,7 +9,7 @@ use drivelab_store::{RunFilter, RunRecord, RunSummary, StoreError};
 
 use crate::fail::Fail;
 use crate::out_path::Reserved;
-use crate::record::{open_store, record_bundle};
+use crate::record::{location_shown, open_existing_store, open_store, record_bundle};
 
 #[derive(Args, Debug)]
 pub struct DbArgs {
@@ -150,7 +150,17 @@ fn clip(s: &str, n: usize) -> String {
 }
 
 fn list(db: Option<&str>, a: ListArgs) -> Result<i32, Fail> {
-    let mut store = open_store(db).map_err(Fail::failed)?;
+    let Some(mut store) = open_existing_store(db)? else {
+        if a.json {
+            println!("[]");
+        } else {
+            println!(
+                "no runs recorded (no database at {} yet)",
+                location_shown(db)
+            );
+        }
+        return Ok(0);
+    };
     let runs = store
         .list_runs(&RunFilter {
             suite: a.suite,
@@ -229,7 +239,7 @@ fn show(db: Option<&str>, a: ShowArgs) -> Result<i32, Fail> {
             "ID: give the run id, or a prefix of it, as listed by drivelab db list",
         ));
     };
-    let mut store = open_store(db).map_err(Fail::failed)?;
+    let mut store = open_existing_store(db)?.ok_or_else(|| no_database(db))?;
     let Some(r) = store.get_run(&id).map_err(|e| {
         let f = store_fail(e);
         Fail {
@@ -261,7 +271,7 @@ fn export(db: Option<&str>, a: ExportArgs) -> Result<i32, Fail> {
         .as_deref()
         .map(|p| Reserved::file(p, "-o/--output"))
         .transpose()?;
-    let mut store = open_store(db).map_err(Fail::failed)?;
+    let mut store = open_existing_store(db)?.ok_or_else(|| no_database(db))?;
     let doc = store
         .export_runs(&RunFilter {
             suite: a.suite,
@@ -302,7 +312,10 @@ fn import(db: Option<&str>, a: ImportArgs) -> Result<i32, Fail> {
             file.display()
         ))
     })?;
-    let mut store = open_store(db).map_err(Fail::failed)?;
+    // Checked before the database is opened, so a wrong file makes no database.
+    drivelab_store::parse_export(&doc)
+        .map_err(|e| Fail::usage(format!("FILE {}: {e}", file.display())))?;
+    let mut store = open_store(db)?;
     let r = store.import_runs(&doc).map_err(|e| match e {
         StoreError::InvalidExport(_) | StoreError::InvalidRecord { .. } => {
             Fail::usage(format!("FILE {}: {e}", file.display()))
@@ -333,4 +346,12 @@ fn record(db: Option<&str>, a: RecordArgs) -> Result<i32, Fail> {
         println!("{id}  {}", b.display());
     }
     Ok(0)
+}
+
+/// For commands that read a database that is not there.
+pub fn no_database(db: Option<&str>) -> Fail {
+    Fail::usage(format!(
+        "--db {}: no database there yet (drivelab run and drivelab db record make one)",
+        location_shown(db)
+    ))
 }

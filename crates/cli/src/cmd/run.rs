@@ -88,6 +88,10 @@ fn open_options(suite: &dyn Suite, overwrite: bool, destructive: Option<PathBuf>
 pub fn run(a: RunArgs) -> Result<i32, Fail> {
     // Where a finished run is recorded: None = not at all, Some(None) = the default.
     let db = (!a.no_db).then(|| a.db.clone());
+    if let Some(d) = &db {
+        // A --db that cannot be a database is bad input, found before the suite runs.
+        crate::record::check_location(d.as_deref())?;
+    }
     match (&a.suite, &a.resume) {
         (Some(cmd), None) => start(cmd, &db),
         (None, Some(dir)) => resume(dir, &a, &db),
