@@ -165,7 +165,7 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
         if store.is_none() {
             store = Some(open_existing_store(a.db.as_deref())?.ok_or_else(|| {
                 Fail::usage(format!(
-                    "RUN {r}: not a result bundle directory, and there is no results database to look the id up in ({})",
+                    "RUN {r}: neither a result bundle directory nor a run id (there is no results database at {} yet)",
                     crate::record::location_shown(a.db.as_deref())
                 ))
             })?);
