@@ -51,17 +51,35 @@ fn dir_line(name: &str, d: &DirTotals, out: &mut String) {
     );
 }
 
+/// Seconds as a person reads them: "1.23 ms", "0.3 s", "2.5 s", "30 s", "3600 s".
+fn seconds(ns: u64) -> String {
+    let s = ns as f64 / 1e9;
+    if s < 0.01 {
+        let t = format!("{:.2}", s * 1e3);
+        format!("{} ms", t.trim_end_matches('0').trim_end_matches('.'))
+    } else if s < 10.0 {
+        let t = format!("{s:.2}");
+        format!("{} s", t.trim_end_matches('0').trim_end_matches('.'))
+    } else {
+        format!("{s:.0} s")
+    }
+}
+
 /// Render the summary (several lines, ending in a newline).
 pub fn render(r: &RunResult) -> String {
     let m = &r.measured;
     let w = &r.config;
     let t = &r.target;
     let mut out = String::new();
-    let bound = match (w.runtime_ns, w.io_size_bytes) {
-        (Some(ns), _) => format!("{:.0} s", ns as f64 / 1e9),
+    let mut bound = match (w.runtime_ns, w.io_size_bytes) {
+        (Some(ns), _) => seconds(ns),
         (None, Some(b)) => human_bytes(b),
         (None, None) => String::new(),
     };
+    // A run that stopped early says how much of it was measured.
+    if m.status != RunStatus::Complete {
+        bound = format!("{bound} (stopped after {})", seconds(m.totals.elapsed_ns));
+    }
     let what = match t.kind {
         TargetKind::File => format!(
             "file on {}, {}",
@@ -123,4 +141,16 @@ pub fn render(r: &RunResult) -> String {
         let _ = writeln!(out, "  note  {n}");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn seconds_keep_their_fractions() {
+        assert_eq!(super::seconds(300_000_000), "0.3 s");
+        assert_eq!(super::seconds(2_500_000_000), "2.5 s");
+        assert_eq!(super::seconds(5_000_000_000), "5 s");
+        assert_eq!(super::seconds(30_000_000_000), "30 s");
+        assert_eq!(super::seconds(1_234_567), "1.23 ms");
+    }
 }
