@@ -22,6 +22,15 @@ pub const BUCKETS: usize = bucket_index(MAX_TRACKED_NS) + 1;
 /// Worst-case relative error of a reported percentile (bucket midpoint).
 pub const RELATIVE_ERROR: f64 = 1.0 / (2 * SUB) as f64;
 
+/// The rank (1-based) of percentile `p` among `n` samples: ⌈p/100 · n⌉, at least 1.
+/// Worked out in integers from p in millionths of a percent, so that 99.9 % of 1000 is
+/// 999 (in floating point, 0.999 · 1000 comes out a hair above 999 and rounds up).
+pub fn rank(p: f64, n: u64) -> u64 {
+    let micro = (p * 1e6).round().max(0.0) as u128;
+    let scale = 100_000_000u128;
+    ((micro * n as u128).div_ceil(scale) as u64).max(1)
+}
+
 /// Bucket holding `v` (which must be ≤ [`MAX_TRACKED_NS`]).
 #[inline(always)]
 pub const fn bucket_index(v: u64) -> usize {
@@ -202,7 +211,7 @@ impl Histogram {
         if self.s.count == 0 {
             return None;
         }
-        let rank = ((p / 100.0) * self.s.count as f64).ceil().max(1.0) as u64;
+        let rank = rank(p, self.s.count);
         let mut seen = 0u64;
         for (i, &c) in self.counts.iter().enumerate() {
             seen += c;
@@ -294,6 +303,18 @@ pub struct HistogramJson {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn ranks_are_exact_where_the_product_is_whole() {
+        assert_eq!(super::rank(99.9, 1000), 999);
+        assert_eq!(super::rank(99.9, 10_000), 9990);
+        assert_eq!(super::rank(99.99, 1_000_000), 999_900);
+        assert_eq!(super::rank(99.999, 100_000), 99_999);
+        assert_eq!(super::rank(50.0, 3), 2);
+        assert_eq!(super::rank(99.0, 1), 1);
+        assert_eq!(super::rank(1.0, 10), 1);
+        assert_eq!(super::rank(100.0, 7), 7);
+    }
+
     use super::*;
 
     #[test]
@@ -328,7 +349,7 @@ mod tests {
         }
         values.sort_unstable();
         for p in [1.0, 10.0, 50.0, 90.0, 99.0, 99.9, 99.99, 99.999, 100.0] {
-            let rank = ((p / 100.0) * values.len() as f64).ceil() as usize;
+            let rank = rank(p, values.len() as u64) as usize;
             let exact = values[rank - 1] as f64;
             let got = h.percentile(p).unwrap() as f64;
             assert!(

@@ -109,7 +109,7 @@ impl LatencyStats {
                 .iter()
                 .filter_map(|&p| {
                     let v = h.percentile(p)?;
-                    let rank = ((p / 100.0) * n as f64).ceil() as u64;
+                    let rank = crate::hist::rank(p, n);
                     Some(Percentile {
                         percentile: p,
                         value_ns: v,
