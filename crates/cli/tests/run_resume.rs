@@ -13,6 +13,17 @@ fn read_doc(dir: &Path) -> Option<Value> {
     serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).ok()?).ok()
 }
 
+/// Each step of run.json as the text it was written as (numbers digit for digit).
+fn step_texts(dir: &Path) -> Vec<String> {
+    #[derive(serde::Deserialize)]
+    struct Steps {
+        steps: Vec<Box<serde_json::value::RawValue>>,
+    }
+    let text = std::fs::read_to_string(dir.join("run.json")).unwrap();
+    let doc: Steps = serde_json::from_str(&text).unwrap();
+    doc.steps.iter().map(|r| r.get().to_string()).collect()
+}
+
 fn finished_steps(doc: &Value) -> Vec<Value> {
     doc["steps"]
         .as_array()
@@ -59,6 +70,7 @@ fn resume_after_a_kill_continues_without_redoing_finished_steps() {
     child.wait().unwrap();
     // Whatever the moment of the kill, run.json is whole and names finished steps.
     let killed = read_doc(&bundle).expect("run.json is never torn");
+    let killed_texts = step_texts(&bundle);
     assert_eq!(killed["status"], "running");
     let done = finished_steps(&killed);
     assert!(done.len() >= finished_steps(&before).len());
@@ -78,11 +90,22 @@ fn resume_after_a_kill_continues_without_redoing_finished_steps() {
     let steps = after["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 8);
     for (old, new) in done.iter().zip(steps) {
-        // The same step, untouched: same id, times and random seed.
+        // The same step, untouched: same id, times and random seed, and every number
+        // exactly as it was (read back and written again without a digit lost).
         assert_eq!(old["id"], new["id"]);
         assert_eq!(old["started_at"], new["started_at"]);
-        assert_eq!(old["finished_at"], new["finished_at"]);
         assert_eq!(old["config"]["randseed"], new["config"]["randseed"]);
+        assert_eq!(old, new, "step {} changed on resume", old["id"]);
+    }
+    for (old, new) in killed_texts
+        .iter()
+        .zip(step_texts(&bundle))
+        .take(done.len())
+    {
+        assert_eq!(
+            old, &new,
+            "a finished step was rewritten differently on resume"
+        );
     }
     let last_old = done.last().unwrap()["finished_at"].as_str().unwrap();
     for s in &steps[done.len()..] {

@@ -291,6 +291,24 @@ pub fn default_dir(base: &Path, suite: &str) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
+    /// A bundle read back and written again (resume, the results database) keeps every
+    /// number digit for digit: serde_json's exact float parsing is on.
+    #[test]
+    fn numbers_read_back_exactly() {
+        for text in [
+            "7745428225943865",
+            "7745428225943865.0",
+            "0.30000000000000004",
+            "1.2345678901234567e-7",
+            "123456.78901234567",
+            "8.988465674311579e307",
+        ] {
+            let exact: f64 = text.parse().unwrap();
+            let got: f64 = serde_json::from_str(text).unwrap();
+            assert_eq!(got.to_bits(), exact.to_bits(), "{text}");
+        }
+    }
+
     use super::*;
 
     #[test]
