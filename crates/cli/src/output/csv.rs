@@ -38,6 +38,12 @@ fn dir_cells(d: &IntervalDir, out: &mut String) {
     );
 }
 
+/// Nanoseconds as seconds with all nine decimals: every row's times exactly as in the
+/// JSON series (ops / duration_s gives the row's ops_per_s for any interval width).
+fn exact_s(ns: u64) -> String {
+    format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000)
+}
+
 /// Render the series.
 pub fn render(series: &Series) -> String {
     let mut out = String::from("index,start_s,duration_s,ramp");
@@ -50,10 +56,10 @@ pub fn render(series: &Series) -> String {
     for r in &series.records {
         let _ = write!(
             out,
-            "{},{:.3},{:.3},{}",
+            "{},{},{},{}",
             r.index,
-            r.start_ns as f64 / 1e9,
-            r.duration_ns as f64 / 1e9,
+            exact_s(r.start_ns),
+            exact_s(r.duration_ns),
             r.ramp as u8
         );
         dir_cells(&r.read, &mut out);
@@ -67,4 +73,14 @@ pub fn render(series: &Series) -> String {
 pub fn write_file(path: &Path, series: &Series) -> Result<(), String> {
     std::fs::write(path, render(series))
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn times_keep_every_nanosecond() {
+        assert_eq!(super::exact_s(15_500_000), "0.015500000");
+        assert_eq!(super::exact_s(3_000_000_230), "3.000000230");
+        assert_eq!(super::exact_s(0), "0.000000000");
+    }
 }

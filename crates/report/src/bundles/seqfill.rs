@@ -127,7 +127,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             cells: vec![
                 name.to_string(),
                 cell(Some(f.total_bytes as f64 / 1e9), 2),
-                f.duration_s.to_string(),
+                cell(Some(a.elapsed_s), if a.elapsed_s < 10.0 { 2 } else { 0 }),
                 cell(f.initial_mbps, 1),
                 cell(f.cache_bytes.map(|b| b as f64 / 1e9), 2),
                 cell(f.post_cache_avg_mbps, 1),
