@@ -94,6 +94,18 @@ fn bad_inputs_are_one_line_exit_2_nothing_written() {
         &["io", "null", "--random_distribution", "zoned:NaN/NaN"],
         "--random_distribution",
     );
+    bad(
+        &[
+            "io",
+            "--size",
+            "16M",
+            "--bs",
+            "1M",
+            "--random_distribution",
+            "zoned:90/1:10/99",
+        ],
+        "--random_distribution: zone 1",
+    );
     // A value that starts with '-' still names its option.
     bad(&["io", "null", "--randseed", "-1"], "--randseed");
     bad(

@@ -6,13 +6,45 @@
 //! a stream wraps to the start of its region at the end.
 
 use crate::op::{Dir, IoOp};
-use crate::spec::{Distribution, Workload};
+use crate::spec::{Distribution, Workload, Zone};
 
 struct ZoneRange {
     /// Cumulative share of random I/Os up to and including this zone, scaled to 2^32.
     cum: u64,
     start: u64,
     len: u64,
+}
+
+/// Where each zone of a zoned distribution lies in the span (`start`, `size` bytes),
+/// its edges aligned down to `align`.
+fn zone_ranges(zones: &[Zone], start: u64, size: u64, align: u64) -> Vec<ZoneRange> {
+    let mut io = 0.0;
+    let mut span = 0.0;
+    zones
+        .iter()
+        .map(|z| {
+            let from = (size as f64 * span / 100.0) as u64 / align * align;
+            span += z.span_percent;
+            io += z.io_percent;
+            let end = ((size as f64 * span / 100.0) as u64 / align * align).min(size);
+            ZoneRange {
+                cum: ((io / 100.0) * (1u64 << 32) as f64) as u64,
+                start: start + from,
+                len: end - from,
+            }
+        })
+        .collect()
+}
+
+/// The first zone that is to get I/O but is narrower than `block` bytes (its index and
+/// width): its I/Os would have to go elsewhere.
+pub fn narrow_zone(zones: &[Zone], size: u64, align: u64, block: u64) -> Option<(usize, u64)> {
+    zone_ranges(zones, 0, size, align)
+        .iter()
+        .zip(zones)
+        .enumerate()
+        .find(|(_, (r, z))| z.io_percent > 0.0 && r.len < block)
+        .map(|(i, (r, _))| (i, r.len))
 }
 
 /// Produces one job's I/Os.
@@ -51,23 +83,7 @@ impl OpGen {
         let zones = match &w.random_distribution {
             Distribution::Uniform => Vec::new(),
             Distribution::Zoned { zones } => {
-                let mut io = 0.0;
-                let mut span = 0.0;
-                zones
-                    .iter()
-                    .map(|z| {
-                        let start = (w.size_bytes as f64 * span / 100.0) as u64 / align * align;
-                        span += z.span_percent;
-                        io += z.io_percent;
-                        let end = ((w.size_bytes as f64 * span / 100.0) as u64 / align * align)
-                            .min(w.size_bytes);
-                        ZoneRange {
-                            cum: ((io / 100.0) * (1u64 << 32) as f64) as u64,
-                            start: w.offset_bytes + start,
-                            len: end - start,
-                        }
-                    })
-                    .collect()
+                zone_ranges(zones, w.offset_bytes, w.size_bytes, align)
             }
         };
         let region = (w.size_bytes / w.numjobs as u64) / align * align;

@@ -14,7 +14,7 @@ use crate::job::{Job, StopFlags};
 use crate::result::*;
 use crate::series::{Aggregator, IntervalRecord, Recorder};
 use crate::size::SizeOrPercent;
-use crate::spec::{BsShare, IoEngine, Workload, WorkloadRequest};
+use crate::spec::{BsShare, Distribution, IoEngine, Workload, WorkloadRequest};
 use crate::target::{Target, TargetInfo, TargetKind};
 
 /// The largest block size (also the largest any `--bssplit` or `--spec` may name).
@@ -175,6 +175,15 @@ pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, S
         }
     }
     let align = min_bs.next_multiple_of(if needs_sector { sector } else { 1 });
+    if let Distribution::Zoned { zones } = &req.random_distribution {
+        if let Some((i, width)) = crate::gen::narrow_zone(zones, size, align as u64, max_bs) {
+            return Err(format!(
+                "--random_distribution: zone {} ({} % of the span) is {width} bytes wide, less than one {max_bs}-byte block; widen it or use a larger --size",
+                i + 1,
+                zones[i].span_percent
+            ));
+        }
+    }
     let ramp_ns = req.ramp_ns.div_ceil(req.log_interval_ns) * req.log_interval_ns;
     let randseed = req.randseed.unwrap_or_else(|| {
         std::time::SystemTime::now()
