@@ -369,12 +369,13 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     target.refresh_marker(false);
     let cpu1 = crate::sys::process_cpu_s();
     let cpu0 = cpu0.into_inner().unwrap_or_else(|e| e.into_inner());
-    let end = match target.model() {
+    // When the last I/O came back: after the deadline, I/Os still in flight drain.
+    let drained = match target.model() {
         Some(m) => m.now_ns(),
         None => wall_clock.now_ns(),
     };
     let end = deadline
-        .map_or(end, |d| end.min(d).max(origin + 1))
+        .map_or(drained, |d| drained.min(d).max(origin + 1))
         .max(origin + 1);
     let (records, totals_h, bytes) = agg.finish(end);
     // Zero when the run ended within the ramp: then nothing was measured.
@@ -422,7 +423,10 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     let total_ops = all_h.count();
     let cpu_used = (cpu1.0 - cpu0.0) + (cpu1.1 - cpu0.1);
     let span_ns = (end - origin).max(1);
-    let avg_inflight = all_h.sum() as f64 / measured_ns.max(1) as f64;
+    // Little's law over the time those latencies were spent in: up to the last
+    // completion, drained ones included (their whole latency is in the sum).
+    let inflight_ns = drained.max(end).saturating_sub(origin + w.ramp_ns);
+    let avg_inflight = all_h.sum() as f64 / inflight_ns.max(1) as f64;
     let busiest = if is_model {
         0.0
     } else {
