@@ -379,3 +379,25 @@ fn an_explicit_iodepth_wins_over_a_q1_spec() {
     assert_eq!(r["config"]["ioengine"], "sync");
     assert_eq!(r["config"]["numjobs"], 2);
 }
+
+#[test]
+fn average_in_flight_never_exceeds_the_depth() {
+    // A short run on the simulator: the I/Os still in flight at the deadline drain
+    // after it, and their latencies must not inflate the average past the depth.
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_json(
+        dir.path(),
+        &[
+            "io",
+            "sim:nvme-tlc",
+            "--rw",
+            "randwrite",
+            "--iodepth",
+            "8",
+            "--runtime",
+            "1",
+        ],
+    );
+    let avg = r["totals"]["avg_inflight"].as_f64().unwrap();
+    assert!(avg > 7.5 && avg <= 8.0 + 1e-9, "{avg}");
+}
