@@ -17,9 +17,11 @@
 //!   a doorbell (on a virtual disk a trap to the host, here about a quarter of all the
 //!   CPU spent per I/O), while every I/O held back for a chunk waits for the kernel's
 //!   work on the others before the device hears of it. On the virtio disk here, at
-//!   QD32, chunks of three gave fio's IOPS at 0.65–0.69× its CPU per I/O; one submission
-//!   per I/O cost 0.72–0.82×, chunks sized from what each look reaps did worse than
-//!   either, and the whole refill with the wait lost 10 % of the IOPS. When most of the
+//!   QD32, chunks of three gave fio's IOPS at about 0.72× its CPU per I/O in 5 s runs
+//!   (0.79× in steady state, where the kernel's shared path alone is about 0.71×); one
+//!   submission per I/O cost 0.80×, larger or growing chunks lost IOPS without saving
+//!   CPU, and the whole refill with the wait lost 10 % of the IOPS
+//!   (docs/performance.md). When most of the
 //!   queue completes between two looks (memory, the page cache: the I/O is done inside
 //!   the submitting call), the refill goes in with the wait as one call.
 //! - **Workers** (zram and other drivers without non-blocking submission, filesystems
