@@ -159,8 +159,10 @@ fn check_window(win: &[f64], first: usize, rule: &SteadyRule) -> WindowCheck {
         range_limit,
         slope_excursion,
         slope_limit,
-        range_ok: range <= range_limit * slack,
-        slope_ok: slope_excursion <= slope_limit * slack,
+        // A window of nothing (a drive that stopped answering) is not a steady state:
+        // its limits, fractions of a zero mean, would pass anything flat.
+        range_ok: mean > 0.0 && range <= range_limit * slack,
+        slope_ok: mean > 0.0 && slope_excursion <= slope_limit * slack,
     }
 }
 
@@ -180,6 +182,12 @@ pub fn rounds_from_series(per_s: &[f64], round_s: usize) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rounds_of_nothing_are_not_steady() {
+        let v = pts_verdict(&[5000.0, 4000.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+        assert!(!v.reached, "{v:?}");
+    }
 
     fn close(a: Option<f64>, b: f64) -> bool {
         a.is_some_and(|a| (a - b).abs() < 1e-9)
