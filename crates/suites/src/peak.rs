@@ -10,7 +10,7 @@ use serde_json::json;
 use drivelab_analysis::qd::{knee_95, sweep_should_stop, Knee, SweepPoint};
 use drivelab_engine::size::SizeOrPercent;
 use drivelab_engine::spec::{DataPattern, IoEngine, RwMode};
-use drivelab_engine::target::TargetInfo;
+use drivelab_engine::target::{TargetInfo, TargetKind};
 
 use crate::bundle::{Metric, StepRecord, Summary};
 use crate::plan::{self, Action, PlannedStep, Shape, StepKind};
@@ -75,12 +75,15 @@ impl Peak {
         }
     }
 
-    /// Whether the sweep starts by writing the span (see `precondition`).
-    pub fn preconditions(&self) -> bool {
+    /// Whether the sweep starts by writing the span (see `precondition`): by default
+    /// when it writes anyway, and on a simulated drive, which has no data to keep (a
+    /// read-only sweep of a real device leaves its data alone).
+    pub fn preconditions(&self, target: &TargetInfo) -> bool {
         self.precondition.unwrap_or_else(|| {
-            WORKLOADS
-                .iter()
-                .any(|(id, _, rw, _)| rw.writes(0) && self.workloads.iter().any(|w| w == id))
+            target.kind == TargetKind::Simulated
+                || WORKLOADS
+                    .iter()
+                    .any(|(id, _, rw, _)| rw.writes(0) && self.workloads.iter().any(|w| w == id))
         })
     }
 
@@ -145,7 +148,7 @@ impl Suite for Peak {
         self.validate()?;
         let span = (0, plan::span_bytes(self.size, target));
         let mut out = Vec::new();
-        if self.preconditions() {
+        if self.preconditions(target) {
             out.push(plan::fill_span_step(
                 "precondition",
                 "precondition: discard, sequential fill",
@@ -207,6 +210,9 @@ impl Suite for Peak {
             },
             self.point_time_ns as f64 / 1e9
         );
+        if !steps.iter().any(|s| s.id == "precondition") {
+            table += "(the span was not written first: reads found whatever the drive held, and blocks never written or trimmed may read faster than data)\n";
+        }
         table += &format!(
             "{:<24} {:>6} {:>12} {:>10} {:>12} {:>12} {:>12}\n",
             "Workload", "QD", "IOPS", "MB/s", "mean µs", "p99 µs", "p99.99 µs"

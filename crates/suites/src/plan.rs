@@ -187,6 +187,11 @@ pub fn precondition_pass(base: &Workload, block: u32, qd: u32) -> Workload {
     run::fill_workload(&w, block, qd)
 }
 
+/// Block size and depth of the fill that writes a device's or simulated drive's span
+/// once before a suite reads it.
+pub const FILL_BS: u32 = 1 << 20;
+pub const FILL_QD: u32 = 8;
+
 /// A preparation step that discards `span` and writes it once sequentially with `block`
 /// blocks at depth `qd` and `data` content, so that later reads hit written data.
 pub fn fill_span_step(

@@ -109,9 +109,6 @@ pub fn parse_preset(s: &str) -> Result<String, String> {
 }
 
 const DIRS: [&str; 2] = ["read", "write"];
-/// Block size and depth of the span's fill on devices and simulated drives.
-const FILL_BS: u32 = 1 << 20;
-const FILL_QD: u32 = 8;
 
 impl Suite for Quick {
     fn name(&self) -> &'static str {
@@ -132,8 +129,8 @@ impl Suite for Quick {
                 "fill",
                 "write the span once before reading it",
                 span,
-                FILL_BS,
-                FILL_QD,
+                plan::FILL_BS,
+                plan::FILL_QD,
                 self.data,
                 target,
             )?);

@@ -159,6 +159,25 @@ fn peak_sweeps_each_workload_and_finds_a_knee() {
 }
 
 #[test]
+fn a_read_only_peak_sweep_writes_a_simulated_drive_first() {
+    // A simulated drive has no data to keep, and unwritten blocks read without flash.
+    let d = tempfile::tempdir().unwrap();
+    let mut t = sim("sim:nvme-tlc,capacity=4G");
+    let mut p = peak::Peak::new(true);
+    p.max_qd = 4;
+    p.workloads = vec!["4k-randread".into()];
+    let (doc, o) = run(&p, &mut t, &d.path().join("b"));
+    check_complete(&doc, &o);
+    assert_eq!(doc.steps[0].id, "precondition");
+    assert!(doc.steps.len() > 1);
+    let table = p.report(&doc.steps).table;
+    assert!(!table.contains("was not written first"), "{table}");
+    // Without the precondition the report says what the reads found.
+    let unwritten: Vec<_> = doc.steps[1..].to_vec();
+    assert!(p.report(&unwritten).table.contains("was not written first"));
+}
+
+#[test]
 fn consistency_preconditions_then_scores_rounds() {
     let d = tempfile::tempdir().unwrap();
     let mut t = sim("sim:dramless,capacity=2G");
@@ -292,12 +311,16 @@ fn mixed_sweeps_the_read_share() {
     let m = mixed::Mixed::new(true);
     let (doc, o) = run(&m, &mut t, &d.path().join("b"));
     check_complete(&doc, &o);
-    assert_eq!(doc.steps.len(), 11);
-    let first = doc.steps[0].run.as_ref().unwrap();
-    let last = doc.steps[10].run.as_ref().unwrap();
+    // The span is written once first, so that reads find data.
+    assert_eq!(doc.steps.len(), 12);
+    assert_eq!(doc.steps[0].id, "fill");
+    let fill = doc.steps[0].run.as_ref().unwrap();
+    assert_eq!(fill.totals.write.bytes, doc.steps[1].config.size_bytes);
+    let first = doc.steps[1].run.as_ref().unwrap();
+    let last = doc.steps[11].run.as_ref().unwrap();
     assert_eq!(first.totals.read.ops, 0);
     assert_eq!(last.totals.write.ops, 0);
-    let mid = doc.steps[5].run.as_ref().unwrap();
+    let mid = doc.steps[6].run.as_ref().unwrap();
     let share = mid.totals.read.ops as f64 / mid.totals.all.ops as f64;
     assert!((share - 0.5).abs() < 0.05, "{share}");
 }
