@@ -102,11 +102,13 @@ pub struct FillSummary {
 ///   no cache behaviour, `cache_bytes` is `None` (so a cache that runs out in
 ///   the last 30 s is not seen). Seconds below [`CACHE_DIP_FRACTION`] (½) ×
 ///   that median are dips, which the following steps leave out. The cache end
-///   is the slow non-dip second s in s₀ .. s₀ + 59 with the highest step
-///   score = (share of fast seconds among the non-dip seconds of
-///   s − 60 .. s − 1) + (share of slow seconds among the non-dip seconds of
-///   s .. s + 59), the earliest on ties; so a dip just before the real end
-///   does not move it.
+///   is the slow non-dip second s in s₀ .. s₀ + 59 that fits a step best:
+///   the fewest misfits = (slow non-dip seconds among s − 60 .. s − 1) +
+///   (fast non-dip seconds among s .. s + 59), the earliest on ties. So a dip
+///   just before the real end does not move it, and neither does a brief slow
+///   spell inside the cache phase (a thermal throttle) followed by more cache
+///   speed: ending the cache there would leave the fast seconds after it as
+///   misfits.
 /// - **Cache size**: the cache ran out inside second s − 1 or s. With c the
 ///   median of up to 60 non-dip seconds before s − 1 and p the median of up
 ///   to 60 non-dip seconds after s, the fraction of a second spent at cache
@@ -234,26 +236,21 @@ fn find_cache_end(v: &[f64], thr: f64) -> Option<CacheEdge> {
         dip_below: median(window(first)).unwrap_or(0.0) * CACHE_DIP_FRACTION,
     };
     let probe = edge(first);
-    // Share of a window's non-dip seconds for which `pred` holds.
-    let share = |w: &[f64], pred: &dyn Fn(f64) -> bool| {
-        let kept = probe.without_dips(w);
-        if kept.is_empty() {
-            0.0
-        } else {
-            kept.iter().filter(|&&x| pred(x)).count() as f64 / kept.len() as f64
-        }
+    // Non-dip seconds of a window that a step at its edge would misplace.
+    let misfits = |w: &[f64], fits: &dyn Fn(f64) -> bool| {
+        probe.without_dips(w).iter().filter(|&&x| !fits(x)).count()
     };
-    let step_score = |s: usize| {
-        share(&v[s.saturating_sub(CACHE_CONFIRM_S)..s], &|x| x >= thr)
-            + share(window(s), &|x| x < thr)
+    let step_misfits = |s: usize| {
+        misfits(&v[s.saturating_sub(CACHE_CONFIRM_S)..s], &|x| x >= thr)
+            + misfits(window(s), &|x| x < thr)
     };
-    // Highest score, the earliest second on ties.
+    // Fewest misfits, the earliest second on ties.
     let best = (first..n.min(first + CACHE_CONFIRM_S))
         .filter(|&s| v[s] < thr && !probe.is_dip(v[s]))
-        .map(|s| (s, step_score(s)))
-        .fold(None, |best: Option<(usize, f64)>, (s, score)| match best {
-            Some((_, b)) if b >= score => best,
-            _ => Some((s, score)),
+        .map(|s| (s, step_misfits(s)))
+        .fold(None, |best: Option<(usize, usize)>, (s, m)| match best {
+            Some((_, b)) if b <= m => best,
+            _ => Some((s, m)),
         });
     Some(edge(best.map_or(first, |b| b.0)))
 }
@@ -519,6 +516,27 @@ mod tests {
         assert_eq!(r.cache_bytes, Some(96_120_000_000));
         assert_eq!(r.drop_count, 1);
         assert_eq!(r.drops[0].start_s, 90);
+    }
+
+    #[test]
+    fn a_thermal_throttle_inside_the_cache_is_not_its_end() {
+        // 6 s at cache speed, 2 s throttled, 4 s at cache speed again, then native.
+        let mut mbps = vec![5000.0; 6];
+        mbps.extend([3000.0; 2]);
+        mbps.extend([5000.0; 4]);
+        mbps.extend([1300.0; 100]);
+        let mut total = 0u64;
+        let cum: Vec<u64> = mbps
+            .iter()
+            .map(|m| {
+                total += (m * 1e6) as u64;
+                total
+            })
+            .collect();
+        let r = analyze_fill(&mbps, &cum, 0.5);
+        assert_eq!(r.cache_end_s, Some(12), "{r:?}");
+        let cache = r.cache_bytes.unwrap() as f64;
+        assert!((cache - 56e9).abs() < 1.5e9, "{cache}");
     }
 
     #[test]
