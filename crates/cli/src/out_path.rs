@@ -27,6 +27,15 @@ impl Reserved {
                 p.display()
             )));
         }
+        {
+            use std::os::unix::fs::FileTypeExt;
+            if std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device()) {
+                return Err(Fail::usage(format!(
+                    "{flag} {}: is a block device; give a file name (results are never written over a device)",
+                    p.display()
+                )));
+            }
+        }
         if let Some(d) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
             if !d.is_dir() {
                 return Err(Fail::usage(format!(
@@ -77,6 +86,19 @@ impl Reserved {
             made: true,
             dir: true,
         })
+    }
+
+    /// Refuse an output file that is the very file (or device) under test.
+    pub fn not_the_target(self, target: &Path, flag: &str) -> Result<Reserved, Fail> {
+        use std::os::unix::fs::MetadataExt;
+        let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+        if id(&self.path).is_some() && id(&self.path) == id(target) {
+            return Err(Fail::usage(format!(
+                "{flag} {}: is the target under test; give another file name",
+                self.path.display()
+            )));
+        }
+        Ok(self)
     }
 
     pub fn path(&self) -> &Path {

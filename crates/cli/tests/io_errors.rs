@@ -207,3 +207,30 @@ fn continue_on_error_counts_and_goes_on() {
     let recs = r["series"]["records"].as_array().unwrap();
     assert!(recs.last().unwrap()["read"]["ops"].as_u64().unwrap() > 0);
 }
+
+#[test]
+fn results_are_never_written_over_the_target_or_a_device() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("user.bin");
+    std::fs::write(&f, vec![9u8; 1 << 20]).unwrap();
+    let f = f.to_str().unwrap();
+    let o = run_in(
+        dir.path(),
+        &["io", f, "--rw", "read", "--runtime", "0.2", "--csv", f],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("is the target under test"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read(f).unwrap(), vec![9u8; 1 << 20]);
+    let lo = Loop::new(1 << 20, false);
+    let o = run_in(
+        dir.path(),
+        &["io", "null", "--runtime", "0.1", "--json", &lo.dev],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("is a block device"), "{}", stderr(&o));
+    assert!(std::fs::read(&lo.dev).unwrap().iter().all(|&b| b == 0));
+}

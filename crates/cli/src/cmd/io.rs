@@ -104,15 +104,17 @@ pub fn run(a: IoArgs) -> Result<i32, Fail> {
     // What can be checked without the target is checked before it is opened (or made).
     run::check(&req).map_err(Fail::usage)?;
     // Found out now, not after the run.
+    let target_path =
+        std::path::PathBuf::from(a.target.target.as_deref().unwrap_or(target::TEST_FILE_NAME));
     let json_out = a
         .json
         .as_deref()
-        .map(|p| Reserved::file(p, "--json"))
+        .map(|p| Reserved::file(p, "--json")?.not_the_target(&target_path, "--json"))
         .transpose()?;
     let csv_out = a
         .csv
         .as_deref()
-        .map(|p| Reserved::file(p, "--csv"))
+        .map(|p| Reserved::file(p, "--csv")?.not_the_target(&target_path, "--csv"))
         .transpose()?;
     let json_stdout = a.output_format == "json";
     let spec = crate::target_arg::parse(a.target.target.as_deref())?;
