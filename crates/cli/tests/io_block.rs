@@ -187,3 +187,39 @@ fn a_file_takes_the_direct_io_alignment_of_its_filesystem() {
     assert!(r["totals"]["read"]["ops"].as_u64().unwrap() > 0);
     drop(m);
 }
+
+#[test]
+fn a_device_under_a_loop_device_is_in_use() {
+    // The loop driver registers no holder and claims nothing: only its backing file
+    // tells that /dev/loopA is under /dev/loopB (which may be mounted).
+    let lower = Loop::new(16 << 20, false);
+    let o = std::process::Command::new("losetup")
+        .args(["-f", "--show", &lower.dev])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let upper = String::from_utf8(o.stdout).unwrap().trim().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_in(
+        dir.path(),
+        &[
+            "io",
+            &lower.dev,
+            "--rw",
+            "write",
+            "--destructive",
+            &lower.dev,
+            "--runtime",
+            "0.2",
+        ],
+    );
+    let _ = std::process::Command::new("losetup")
+        .args(["-d", &upper])
+        .status();
+    assert_eq!(r.status.code(), Some(2), "{}", stderr(&r));
+    assert!(
+        stderr(&r).contains(&format!("backs the loop device {upper}")),
+        "{}",
+        stderr(&r)
+    );
+}

@@ -95,6 +95,25 @@ fn in_use(path: &Path, rdev: u64) -> Option<String> {
             }
         }
     }
+    // A loop device over this one (or a partition of it) claims nothing and registers
+    // no holder, so only its backing file says so.
+    if let Ok(rd) = std::fs::read_dir("/sys/block") {
+        for e in rd.flatten() {
+            let Some(backing) = read_trim(e.path().join("loop/backing_file")) else {
+                continue;
+            };
+            let backed = std::fs::metadata(&backing)
+                .ok()
+                .filter(|m| m.file_type().is_block_device())
+                .map(|m| format!("{}:{}", libc::major(m.rdev()), libc::minor(m.rdev())));
+            if let Some((n, _)) = devs.iter().find(|(_, d)| backed.as_deref() == Some(d)) {
+                return Some(format!(
+                    "/dev/{n} backs the loop device /dev/{}",
+                    e.file_name().to_string_lossy()
+                ));
+            }
+        }
+    }
     let _ = path;
     None
 }
