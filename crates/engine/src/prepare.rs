@@ -68,12 +68,20 @@ pub fn precondition(
     passes: u32,
     stop: &AtomicBool,
 ) -> Result<Vec<RunResult>, String> {
-    target.discard(w.offset_bytes, w.size_bytes).map_err(|e| {
-        format!(
-            "discarding {} bytes at {} failed: {e}",
-            w.size_bytes, w.offset_bytes
-        )
-    })?;
+    // A device (or filesystem) that takes no discards (TRIM) is only written: an HDD has
+    // nothing to trim, and the fill alone still puts data under every block.
+    let untrimmed = match target.discard(w.offset_bytes, w.size_bytes) {
+        Ok(()) => None,
+        Err(e) if discard_unsupported(&e) => Some(format!(
+            "The target does not take discards (TRIM: {e}): the precondition only wrote the span."
+        )),
+        Err(e) => {
+            return Err(format!(
+                "discarding {} bytes at {} failed: {e}",
+                w.size_bytes, w.offset_bytes
+            ))
+        }
+    };
     let mut fw = w.clone();
     if fw.ioengine == IoEngine::Sync {
         fw.ioengine = IoEngine::IoUring;
@@ -90,10 +98,23 @@ pub fn precondition(
             },
         )?;
         let done = r.measured.status == RunStatus::Complete;
+        let mut r = r;
+        if let Some(n) = &untrimmed {
+            r.measured.notes.push(n.clone());
+        }
         out.push(r);
         if !done {
             break;
         }
     }
     Ok(out)
+}
+
+/// Whether a discard failed because the target cannot discard at all (rather than a
+/// real error): EOPNOTSUPP, or ENOTTY/EINVAL from devices without the ioctl.
+pub fn discard_unsupported(e: &std::io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EOPNOTSUPP) | Some(libc::ENOTTY) | Some(libc::EINVAL)
+    )
 }

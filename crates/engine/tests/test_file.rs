@@ -78,3 +78,29 @@ fn a_run_killed_while_writing_leaves_a_file_that_can_be_resumed() {
     again.close(false).unwrap();
     assert!(!p.exists());
 }
+
+#[test]
+fn a_discard_makes_a_filled_test_file_need_filling_again() {
+    // Punched holes read as zeros without the disk: a later read run must fill again,
+    // and a later process must see the same from the marker.
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("t.bin");
+    let mut t = create(&p);
+    t.mark_filled();
+    assert!(t.is_filled());
+    t.discard(0, 1 << 19).unwrap();
+    assert!(!t.is_filled());
+    t.close(true).unwrap();
+    let t = open_for_write(&p).unwrap();
+    assert!(!t.is_filled());
+    t.close(false).unwrap();
+}
+
+#[test]
+fn a_target_without_discard_is_told_apart_from_a_failing_one() {
+    use drivelab_engine::prepare::discard_unsupported;
+    let e = |n| std::io::Error::from_raw_os_error(n);
+    assert!(discard_unsupported(&e(libc::EOPNOTSUPP)));
+    assert!(discard_unsupported(&e(libc::ENOTTY)));
+    assert!(!discard_unsupported(&e(libc::EIO)));
+}

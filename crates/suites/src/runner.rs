@@ -81,9 +81,13 @@ fn act(step: &PlannedStep, target: &mut Target, opts: &Runner<'_>) -> Result<Run
         ),
         Action::Precondition { also_discard } => {
             if let Some((off, len)) = *also_discard {
-                target
-                    .discard(off, len)
-                    .map_err(|e| format!("discarding {len} bytes at {off} failed: {e}"))?;
+                target.discard(off, len).map_err(|e| {
+                    if prepare::discard_unsupported(&e) {
+                        format!("--op: the target does not take discards (TRIM: {e}), so over-provisioning cannot be simulated on it; run without --op")
+                    } else {
+                        format!("discarding {len} bytes at {off} failed: {e}")
+                    }
+                })?;
             }
             let w = &step.workload;
             let block = w.max_bs();
