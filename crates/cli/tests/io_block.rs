@@ -223,3 +223,29 @@ fn a_device_under_a_loop_device_is_in_use() {
         stderr(&r)
     );
 }
+
+#[test]
+fn a_read_only_peak_sweep_needs_no_destructive_even_when_mounted() {
+    let lo = Loop::new(64 << 20, false);
+    let m = Mount::new(&lo.dev);
+    let dir = tempfile::tempdir().unwrap();
+    let o = run_in(
+        dir.path(),
+        &[
+            "run",
+            "peak",
+            &lo.dev,
+            "--short",
+            "--no-db",
+            "--workloads",
+            "4k-randread",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("4K random read"), "{}", stdout(&o));
+    // Writing sweeps still need the confirmation.
+    let o = run_in(dir.path(), &["run", "peak", &lo.dev, "--short", "--no-db"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--destructive"), "{}", stderr(&o));
+    drop(m);
+}

@@ -79,12 +79,15 @@ impl Peak {
     /// when it writes anyway, and on a simulated drive, which has no data to keep (a
     /// read-only sweep of a real device leaves its data alone).
     pub fn preconditions(&self, target: &TargetInfo) -> bool {
-        self.precondition.unwrap_or_else(|| {
-            target.kind == TargetKind::Simulated
-                || WORKLOADS
-                    .iter()
-                    .any(|(id, _, rw, _)| rw.writes(0) && self.workloads.iter().any(|w| w == id))
-        })
+        self.precondition
+            .unwrap_or_else(|| target.kind == TargetKind::Simulated || self.writes())
+    }
+
+    /// Whether any of the chosen workloads writes.
+    fn writes(&self) -> bool {
+        WORKLOADS
+            .iter()
+            .any(|(id, _, rw, _)| rw.writes(0) && self.workloads.iter().any(|w| w == id))
     }
 
     pub fn validate(&self) -> Result<(), String> {
@@ -143,6 +146,9 @@ impl Suite for Peak {
     }
     fn test_file_bytes(&self) -> Option<u64> {
         span_file_bytes(self.size)
+    }
+    fn writes_to_device(&self) -> bool {
+        self.writes() || self.precondition == Some(true)
     }
     fn plan(&self, target: &TargetInfo) -> Result<Vec<PlannedStep>, String> {
         self.validate()?;

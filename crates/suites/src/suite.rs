@@ -34,6 +34,11 @@ pub trait Suite: Knobs {
     fn test_file_bytes(&self) -> Option<u64> {
         None
     }
+    /// Whether the suite writes to a block device (so that it needs `--destructive`);
+    /// true unless a suite knows it only reads there.
+    fn writes_to_device(&self) -> bool {
+        true
+    }
     /// Every step, resolved against the target.
     fn plan(&self, target: &TargetInfo) -> Result<Vec<PlannedStep>, String>;
     /// Whether the next planned step should be skipped given the records of the steps

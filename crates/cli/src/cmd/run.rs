@@ -75,9 +75,20 @@ fn target_arg(given: Option<&str>) -> Result<String, Fail> {
     }
 }
 
-fn open_options(suite: &dyn Suite, overwrite: bool, destructive: Option<PathBuf>) -> OpenOptions {
+fn open_options(
+    suite: &dyn Suite,
+    spec: &TargetSpec,
+    overwrite: bool,
+    destructive: Option<PathBuf>,
+) -> OpenOptions {
+    // A suite that only reads a block device (a read-only peak sweep) needs no
+    // --destructive and may run on a mounted one; files and simulated drives are
+    // opened for writing (a test file may need filling).
+    use std::os::unix::fs::FileTypeExt;
+    let device = matches!(spec, TargetSpec::Path(Some(p))
+        if std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device()));
     OpenOptions {
-        write: true,
+        write: !device || suite.writes_to_device(),
         direct: true,
         overwrite,
         destructive,
@@ -110,7 +121,7 @@ fn start(cmd: &SuiteCmd, db: &DbChoice) -> Result<i32, Fail> {
     let t = &common.target;
     let arg = target_arg(t.target.as_deref())?;
     let spec = crate::target_arg::parse(Some(&arg))?;
-    let open = open_options(suite.as_ref(), t.overwrite, t.destructive.clone());
+    let open = open_options(suite.as_ref(), &spec, t.overwrite, t.destructive.clone());
     let mut session = Session::open(spec, &open, t.keep)?;
     let plan = suite
         .plan(&session.target().info)
@@ -145,7 +156,7 @@ fn resume(dir: &Path, a: &RunArgs, db: &DbChoice) -> Result<i32, Fail> {
     } else {
         crate::target_arg::parse(Some(&arg))?
     };
-    let open = open_options(suite.as_ref(), a.overwrite, a.destructive.clone());
+    let open = open_options(suite.as_ref(), &spec, a.overwrite, a.destructive.clone());
     let mut session = Session::open(spec, &open, a.keep)?;
     let plan = suite
         .plan(&session.target().info)
