@@ -200,10 +200,19 @@ fn finish(
             stop: &stop,
             observer: Some(&tty),
         },
-    )
-    .map_err(|e| session.failed(e))?;
+    );
     tty.clear();
     let dir = bundle.dir.display().to_string();
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => {
+            // The bundle says so too (it would otherwise stay 'running').
+            let _ = bundle.set_status(BundleStatus::Failed);
+            return Err(session.failed(format!(
+                "the suite failed: {e}; finished steps are saved in {dir}"
+            )));
+        }
+    };
     let code = match outcome {
         Outcome::Complete(report) => {
             print!("{}", report.table);
