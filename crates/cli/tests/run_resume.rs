@@ -155,3 +155,26 @@ fn resume_refuses_another_target() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_bundle_in_use_by_another_process_is_not_resumed() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let o = run_in(
+        d.path(),
+        &[
+            "run", "quick", "--short", "--no-db", "--runs", "1", "--out", "b",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    // Hold its lock as a process running (or resuming) it would.
+    let lock = std::fs::File::create(d.path().join("b/.lock")).unwrap();
+    lock.try_lock().unwrap();
+    let o = run_in(d.path(), &["run", "--resume", "b"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("another drivelab process"),
+        "{}",
+        stderr(&o)
+    );
+    drop(lock);
+}

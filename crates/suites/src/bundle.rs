@@ -193,6 +193,30 @@ impl Bundle {
     }
 
     /// Open an existing bundle for `--resume`.
+    /// Take the bundle for this process: held while the returned file is open, refused
+    /// while another process runs (or resumes) the same bundle.
+    pub fn lock(dir: &Path) -> Result<std::fs::File, String> {
+        let p = dir.join(".lock");
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&p)
+            .map_err(|e| format!("{}: cannot open {}: {e}", dir.display(), p.display()))?;
+        match f.try_lock() {
+            Ok(()) => Ok(f),
+            Err(std::fs::TryLockError::WouldBlock) => Err(format!(
+                "{}: another drivelab process is running this bundle; wait for it, or stop it and --resume",
+                dir.display()
+            )),
+            Err(std::fs::TryLockError::Error(e)) => Err(format!(
+                "{}: cannot lock {}: {e}",
+                dir.display(),
+                p.display()
+            )),
+        }
+    }
+
     pub fn open(dir: &Path) -> Result<Bundle, String> {
         let p = dir.join(RUN_JSON);
         let text = std::fs::read_to_string(&p).map_err(|e| {
@@ -280,12 +304,12 @@ pub fn default_dir(base: &Path, suite: &str) -> PathBuf {
         .to_string()
         .replace(['-', ':'], "");
     let first = base.join(format!("{suite}-{ts}"));
-    if !first.exists() {
-        return first;
-    }
-    (2..)
-        .map(|n| base.join(format!("{suite}-{ts}-{n}")))
-        .find(|p| !p.exists())
+    // Claimed by making it, so that two runs started in the same second do not both
+    // pick the same name.
+    let _ = std::fs::create_dir_all(base);
+    std::iter::once(first.clone())
+        .chain((2..10_000).map(|n| base.join(format!("{suite}-{ts}-{n}"))))
+        .find(|p| std::fs::create_dir(p).is_ok())
         .unwrap_or(first)
 }
 

@@ -132,10 +132,14 @@ fn start(cmd: &SuiteCmd, db: &DbChoice) -> Result<i32, Fail> {
         .unwrap_or_else(|| default_dir(Path::new(RESULTS_DIR), suite.name()));
     let doc = new_doc(suite.as_ref(), &plan, session.target(), Some(arg));
     let mut bundle = Bundle::create(&dir, doc).map_err(|e| session.usage(e))?;
+    let _lock = Bundle::lock(&dir).map_err(|e| session.usage(e))?;
     finish(suite.as_ref(), &plan, session, &mut bundle, db)
 }
 
 fn resume(dir: &Path, a: &RunArgs, db: &DbChoice) -> Result<i32, Fail> {
+    Bundle::open(dir).map_err(Fail::usage)?;
+    // Read again once this process holds it: another may have just finished with it.
+    let _lock = Bundle::lock(dir).map_err(|e| Fail::usage(format!("--resume {e}")))?;
     let mut bundle = Bundle::open(dir).map_err(Fail::usage)?;
     let suite = from_saved(&bundle.doc.suite, &bundle.doc.knobs)
         .map_err(|e| Fail::usage(format!("--resume {}: {e}", dir.display())))?;
