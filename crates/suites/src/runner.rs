@@ -311,11 +311,21 @@ pub fn check_resume(doc: &RunDoc, plan: &[PlannedStep], target: &Target) -> Resu
             a.path, a.capacity_bytes, b.path, b.capacity_bytes
         ));
     }
-    if a.serial.is_some() && a.serial != b.serial {
-        return Err(format!(
-            "--resume: {} is now a different device (serial {:?}, the bundle's is {:?})",
-            b.path, b.serial, a.serial
-        ));
+    // Identity as far as either side recorded it: a device swapped in at the same path
+    // (or a loop device over another file) is another drive.
+    for (what, then, now) in [
+        ("model", &a.model, &b.model),
+        ("serial", &a.serial, &b.serial),
+        ("firmware", &a.firmware, &b.firmware),
+    ] {
+        if (then.is_some() || now.is_some()) && then != now {
+            return Err(format!(
+                "--resume: {} is now a different device ({what} {}, the bundle's is {})",
+                b.path,
+                now.as_deref().unwrap_or("unknown"),
+                then.as_deref().unwrap_or("unknown")
+            ));
+        }
     }
     let hash = config_hash(&doc.suite, &doc.knobs, plan);
     if hash != doc.config_hash {

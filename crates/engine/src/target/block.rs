@@ -26,6 +26,14 @@ pub(super) fn logical_block_size(dev: u64) -> Option<u32> {
     read_trim(queue.join("logical_block_size"))?.parse().ok()
 }
 
+/// The unit serial number from a SCSI VPD page 0x80 (SATA and SAS disks expose it only
+/// there): a 4-byte header, then the serial in ASCII.
+fn vpd_serial(p: &Path) -> Option<String> {
+    let raw = std::fs::read(p).ok()?;
+    let text = String::from_utf8_lossy(raw.get(4..)?).trim().to_string();
+    (!text.is_empty()).then_some(text)
+}
+
 fn read_trim(p: impl AsRef<Path>) -> Option<String> {
     std::fs::read_to_string(p)
         .ok()
@@ -218,12 +226,27 @@ pub(super) fn open(path: &Path, opts: &OpenOptions) -> Result<Target, TargetErro
         canon.parent().map(|p| p.join("device")).unwrap_or_default()
     };
     info.model = read_trim(dev.join("model"));
-    info.serial = read_trim(dev.join("serial")).or_else(|| read_trim(canon.join("serial")));
+    info.serial = read_trim(dev.join("serial"))
+        .or_else(|| read_trim(canon.join("serial")))
+        .or_else(|| vpd_serial(&dev.join("vpd_pg80")))
+        .or_else(|| read_trim(dev.join("wwid")));
     info.firmware = read_trim(dev.join("firmware_rev")).or_else(|| read_trim(dev.join("rev")));
     if name.starts_with("loop") {
         let backing = read_trim(canon.join("loop/backing_file"));
         if info.model.is_none() {
             info.model = Some("Linux loop device".into());
+        }
+        // A loop device's identity is the file under it (so that resuming a bundle on a
+        // loop device now over another file is refused, as a swapped drive would be).
+        if let Some(b) = &backing {
+            if let Ok(m) = std::fs::metadata(b) {
+                info.serial.get_or_insert(format!(
+                    "backing file {b} (device {}:{}, inode {})",
+                    libc::major(m.dev()),
+                    libc::minor(m.dev()),
+                    m.ino()
+                ));
+            }
         }
         if let Some(b) = &backing {
             if let Ok(m) = crate::sys::fs_magic(Path::new(b)) {
