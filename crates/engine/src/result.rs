@@ -233,6 +233,11 @@ pub struct Measured {
     pub started_at: String,
     /// Whole run on the run's clock, ramp included.
     pub duration_ns: u64,
+    /// After a time-bounded run's deadline: how long the I/Os still in flight took to
+    /// come back (not in the series' time; their completions count in its last
+    /// interval). Long when the deadline fell in a device stall.
+    #[serde(default)]
+    pub drain_ns: u64,
     /// For simulated targets: the virtual time at which the run began (the model's
     /// ground-truth times are on this clock); None for real targets.
     #[serde(default)]

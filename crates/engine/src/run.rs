@@ -490,6 +490,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
             failure,
             started_at,
             duration_ns: end - origin,
+            drain_ns: drained.saturating_sub(end),
             virtual_start_ns: is_model.then_some(origin),
             totals,
             series: Series {

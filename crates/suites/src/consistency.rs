@@ -159,8 +159,7 @@ impl Suite for Consistency {
         if !self.until_steady || step.kind != StepKind::Measure {
             return None;
         }
-        let rounds = rounds_from_series(&test_series(done), self.round_s());
-        pts_verdict(&rounds)
+        pts_verdict(&round_means(done, self.round_s()))
             .reached
             .then(|| "the PTS steady state was reached (--until-steady)".into())
     }
@@ -273,13 +272,38 @@ impl Suite for Consistency {
     }
 }
 
-/// The random-write test's per-second IOPS, rounds concatenated in order.
-fn test_series(steps: &[StepRecord]) -> Vec<f64> {
+/// The finished rounds of the random-write test, in order.
+fn round_steps(steps: &[StepRecord]) -> impl Iterator<Item = &StepRecord> {
     steps
         .iter()
         .filter(|s| s.kind == StepKind::Measure && records::totals(s).is_some())
         .filter(|s| s.params.get("round").is_some())
-        .flat_map(records::iops_series)
+}
+
+/// The random-write test's per-second IOPS, rounds concatenated in order. Between two
+/// rounds, a drain of the I/Os in flight that took whole seconds (the deadline fell in
+/// a stall) is that many seconds without completions: the device was not answering.
+fn test_series(steps: &[StepRecord]) -> Vec<f64> {
+    let rounds: Vec<&StepRecord> = round_steps(steps).collect();
+    let mut x = Vec::new();
+    for (i, s) in rounds.iter().enumerate() {
+        x.extend(records::iops_series(s));
+        if i + 1 < rounds.len() {
+            let drain_s = s.run.as_ref().map_or(0, |r| r.drain_ns) as f64 / 1e9;
+            x.extend(std::iter::repeat_n(0.0, drain_s.round() as usize));
+        }
+    }
+    x
+}
+
+/// Each finished whole round's mean IOPS over its own `round_s` seconds (what the
+/// steady-state rule judges; a shorter last round is left out, and the drains between
+/// rounds are not part of any round).
+fn round_means(steps: &[StepRecord], round_s: usize) -> Vec<f64> {
+    round_steps(steps)
+        .map(records::iops_series)
+        .filter(|v| round_s > 0 && v.len() >= round_s)
+        .map(|v| rounds_from_series(&v[..round_s], round_s)[0])
         .collect()
 }
 
@@ -302,7 +326,7 @@ pub fn analyze(steps: &[StepRecord], window_s: usize, round_s: usize) -> Consist
     let x = test_series(steps);
     let burst = burst_transition(&x);
     let from = burst.as_ref().map_or(0, |b| b.at_s);
-    let rounds = rounds_from_series(&x, round_s);
+    let rounds = round_means(steps, round_s);
     ConsistencyAnalysis {
         scores: score(&x, window_s),
         stalls: stalls(&x),

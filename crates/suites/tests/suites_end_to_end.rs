@@ -200,6 +200,41 @@ fn consistency_preconditions_then_scores_rounds() {
 }
 
 #[test]
+fn consistency_puts_a_stalled_drain_between_rounds_into_the_series() {
+    // A DRAM-less drive stalls in garbage collection; when a round's deadline falls in
+    // a stall, the I/Os in flight take seconds to come back. Those seconds are device
+    // time without completions, and the series must show them.
+    let d = tempfile::tempdir().unwrap();
+    let mut t = sim("sim:dramless,capacity=4G");
+    let mut c = consistency::Consistency::new(false);
+    c.duration_ns = 600_000_000_000;
+    let (doc, o) = run(&c, &mut t, &d.path().join("b"));
+    check_complete(&doc, &o);
+    let rounds: Vec<_> = doc
+        .steps
+        .iter()
+        .filter(|s| s.params.get("round").is_some())
+        .collect();
+    let drains: Vec<usize> = rounds[..rounds.len() - 1]
+        .iter()
+        .map(|s| (s.run.as_ref().unwrap().drain_ns as f64 / 1e9).round() as usize)
+        .collect();
+    assert!(
+        drains.iter().any(|&s| s > 0),
+        "no stalled drain: {drains:?}"
+    );
+    let secs: usize = rounds
+        .iter()
+        .map(|s| s.run.as_ref().unwrap().series.records.len())
+        .sum();
+    let a = &doc.summary.as_ref().unwrap().analysis;
+    let x = a["iops_per_s"].as_array().unwrap();
+    assert_eq!(x.len(), secs + drains.iter().sum::<usize>());
+    // Each round is still judged on its own 60 s.
+    assert_eq!(a["rounds"].as_array().unwrap().len(), 10);
+}
+
+#[test]
 fn consistency_until_steady_skips_the_remaining_rounds() {
     let d = tempfile::tempdir().unwrap();
     // A fast drive with lots of spare area writes at one steady rate from the start.
