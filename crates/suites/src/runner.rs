@@ -100,9 +100,9 @@ fn act(step: &PlannedStep, target: &mut Target, opts: &Runner<'_>) -> Result<Run
 }
 
 /// Carry out `plan` (made by `suite` for this target) into `bundle`. Steps the bundle
-/// already holds as finished are not run again; on a simulated target (whose state does
-/// not outlive the process) or a test file created anew, finished preparation steps are
-/// replayed first (unsaved). On a simulated device every step's random seed follows
+/// already holds as finished are not saved again; on a simulated target (whose state
+/// does not outlive the process) all of them are replayed first (unsaved), on a test file
+/// created anew its finished preparation steps. On a simulated device every step's random seed follows
 /// from the device's full parameter string (its `seed=` included) and the step's place
 /// in the plan, so the same suite on the same simulated drive gives the same result, bit
 /// for bit.
@@ -122,10 +122,13 @@ pub fn execute(
     };
     let total = plan.len();
     let resumed = bundle.doc.steps.iter().any(|s| s.status.finished());
-    // A simulated device's state dies with the process, and a test file created now is
-    // fresh: either way the finished preparation steps must be redone (unsaved).
-    let replay_prepares =
-        resumed && (target.info.kind == TargetKind::Simulated || target.created_now());
+    // A simulated device's state dies with the process: every finished step is redone
+    // (unsaved, with the same seeds, so the drive is where the bundle left it; a
+    // consistency test resumed after round 5 continues on a drive that has taken five
+    // rounds, not on a fresh one). A test file created now is fresh: its finished
+    // preparation steps are redone.
+    let simulated = target.info.kind == TargetKind::Simulated;
+    let replay_prepares = resumed && (simulated || target.created_now());
     if bundle.doc.status != BundleStatus::Running {
         bundle.set_status(BundleStatus::Running)?;
     }
@@ -140,9 +143,12 @@ pub fn execute(
             }
             if rec.status.finished() {
                 if replay_prepares
-                    && step.kind == StepKind::Prepare
+                    && (step.kind == StepKind::Prepare || simulated)
                     && rec.status == StepStatus::Complete
                 {
+                    if simulated && step.idle_before_ns > 0 {
+                        idle(target, step.idle_before_ns, opts.stop);
+                    }
                     if let Some(o) = opts.observer {
                         o.message(&format!(
                             "replaying '{}' (a simulated device does not keep its state between runs)",

@@ -491,3 +491,70 @@ fn seqfill_measures_the_simulated_slc_cache_size() {
     assert!(a["temperature_start_celsius"].is_null());
     assert!(metric(&doc, "post-cache average") < 0.5 * metric(&doc, "initial (cache) write speed"));
 }
+
+/// Stops the run once `n` steps are saved.
+struct StopAfter<'a>(&'a AtomicBool, std::sync::atomic::AtomicUsize, usize);
+
+impl Observer for StopAfter<'_> {
+    fn step_finished(&self, _rec: &drivelab_suites::StepRecord) {
+        if self.1.fetch_add(1, Ordering::Relaxed) + 1 >= self.2 {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+#[test]
+fn a_resumed_consistency_test_continues_on_the_drive_as_it_was() {
+    // A simulated drive keeps no state between processes: resuming replays every
+    // finished step, so the rounds after the break measure the same drive, and (with
+    // the same seeds) give exactly what an unbroken run gives.
+    let spec = "sim:dramless,capacity=2G";
+    let mut c = consistency::Consistency::new(true);
+    c.size = drivelab_engine::size::SizeOrPercent::Bytes(256 << 20);
+    c.duration_ns = 12_000_000_000;
+    let d = tempfile::tempdir().unwrap();
+    let mut t = sim(spec);
+    let (whole, o) = run(&c, &mut t, &d.path().join("whole"));
+    check_complete(&whole, &o);
+
+    let out = d.path().join("broken");
+    let mut t = sim(spec);
+    let plan = c.plan(&t.info).unwrap();
+    let mut b = Bundle::create(&out, new_doc(&c, &plan, &t, Some(spec.into()))).unwrap();
+    let stop = AtomicBool::new(false);
+    let o = execute(
+        &c,
+        &plan,
+        &mut t,
+        &mut b,
+        &Runner {
+            stop: &stop,
+            observer: Some(&StopAfter(&stop, Default::default(), 3)),
+        },
+    )
+    .unwrap();
+    assert_eq!(o, Outcome::Interrupted);
+    let mut b = Bundle::open(&out).unwrap();
+    let mut t = sim(spec);
+    let plan = c.plan(&t.info).unwrap();
+    let stop = AtomicBool::new(false);
+    let o = execute(
+        &c,
+        &plan,
+        &mut t,
+        &mut b,
+        &Runner {
+            stop: &stop,
+            observer: None,
+        },
+    )
+    .unwrap();
+    assert!(matches!(o, Outcome::Complete(_)));
+    let ops = |doc: &drivelab_suites::bundle::RunDoc| -> Vec<u64> {
+        doc.steps
+            .iter()
+            .map(|s| s.run.as_ref().unwrap().totals.all.ops)
+            .collect()
+    };
+    assert_eq!(ops(&b.doc), ops(&whole));
+}
