@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use drivelab_engine::prepare;
 use drivelab_engine::result::{RunResult, RunStatus};
 use drivelab_engine::run::{self, Progress, RunOptions};
+use drivelab_engine::size::{human_bytes, SizeOrPercent};
 use drivelab_engine::target::{Target, TargetKind};
 
 use drivelab_engine::result::{HostInfo, Tool};
@@ -286,6 +287,20 @@ pub fn new_doc(
     }
     if target.info.kind == TargetKind::Simulated {
         notes.push("A simulated device was measured; all times are virtual.".into());
+    }
+    // A span asked for in bytes that the target cannot hold is cut to the target: say so,
+    // since the knobs (and the suite's headings) still show what was asked for.
+    let asked = knobs
+        .get("size")
+        .and_then(|v| serde_json::from_value::<SizeOrPercent>(v.clone()).ok());
+    if let Some(SizeOrPercent::Bytes(b)) = asked {
+        if b > target.info.capacity_bytes {
+            notes.push(format!(
+                "--size {} is more than the target holds ({}): the whole target was used.",
+                human_bytes(b),
+                human_bytes(target.info.capacity_bytes)
+            ));
+        }
     }
     RunDoc {
         schema_version: BUNDLE_SCHEMA_VERSION,

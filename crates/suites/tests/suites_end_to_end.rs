@@ -346,6 +346,19 @@ fn mixed_sweeps_the_read_share() {
     let m = mixed::Mixed::new(true);
     let (doc, o) = run(&m, &mut t, &d.path().join("b"));
     check_complete(&doc, &o);
+    assert!(!doc.notes.iter().any(|n| n.contains("--size")));
+    // A span asked for beyond the target is cut to it, and the bundle says so.
+    let mut big = mixed::Mixed::new(true);
+    big.size = drivelab_engine::size::SizeOrPercent::Bytes(8 << 30);
+    let mut t2 = sim("sim:nvme-tlc,capacity=4G");
+    let (cut, _) = run(&big, &mut t2, &d.path().join("cut"));
+    assert!(
+        cut.notes
+            .iter()
+            .any(|n| n.contains("--size 8 GiB is more than the target holds")),
+        "{:?}",
+        cut.notes
+    );
     // The span is written once first, so that reads find data.
     assert_eq!(doc.steps.len(), 12);
     assert_eq!(doc.steps[0].id, "fill");
