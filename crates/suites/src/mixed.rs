@@ -6,7 +6,7 @@ use serde_json::json;
 
 use drivelab_engine::size::SizeOrPercent;
 use drivelab_engine::spec::{DataPattern, RwMode};
-use drivelab_engine::target::{TargetInfo, TargetKind};
+use drivelab_engine::target::TargetInfo;
 
 use crate::bundle::{Metric, StepRecord, Summary};
 use crate::plan::{self, Action, PlannedStep, Shape, StepKind};
@@ -83,22 +83,9 @@ impl Suite for Mixed {
         self.validate()?;
         let span = (0, plan::span_bytes(self.size, target));
         let mut out = Vec::new();
-        // As the quick suite does: a drivelab test file is filled before reads anyway; a
-        // device or a simulated drive gets its span written once first, since an SSD
-        // answers reads of unwritten blocks without touching flash, and the read-heavy
-        // steps would otherwise measure how much of the span earlier steps happened to
-        // write.
-        if target.kind != TargetKind::File {
-            out.push(plan::fill_span_step(
-                "fill",
-                "write the span once before reading it",
-                span,
-                plan::FILL_BS,
-                plan::FILL_QD,
-                self.data,
-                target,
-            )?);
-        }
+        // Else the read-heavy steps would measure how much of the span earlier steps
+        // happened to write.
+        out.extend(plan::fill_before_reads(span, self.data, target)?);
         for share in self.shares() {
             let shape = Shape::new(RwMode::RandRw, self.bs_bytes, self.qd, 1)
                 .mix(share)

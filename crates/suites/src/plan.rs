@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use drivelab_engine::run;
 use drivelab_engine::size::SizeOrPercent;
 use drivelab_engine::spec::{BsShare, DataPattern, IoEngine, RwMode, Workload, WorkloadRequest};
-use drivelab_engine::target::TargetInfo;
+use drivelab_engine::target::{TargetInfo, TargetKind};
 
 /// Whether a step prepares the target or measures it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -189,8 +189,31 @@ pub fn precondition_pass(base: &Workload, block: u32, qd: u32) -> Workload {
 
 /// Block size and depth of the fill that writes a device's or simulated drive's span
 /// once before a suite reads it.
-pub const FILL_BS: u32 = 1 << 20;
-pub const FILL_QD: u32 = 8;
+const FILL_BS: u32 = 1 << 20;
+const FILL_QD: u32 = 8;
+
+/// The step that writes a block device's or simulated drive's span once before a suite
+/// reads it (an SSD answers reads of unwritten blocks without touching flash); None for
+/// a file, which drivelab fills before reads anyway.
+pub fn fill_before_reads(
+    span: (u64, u64),
+    data: DataPattern,
+    target: &TargetInfo,
+) -> Result<Option<PlannedStep>, String> {
+    if target.kind == TargetKind::File {
+        return Ok(None);
+    }
+    fill_span_step(
+        "fill",
+        "write the span once before reading it",
+        span,
+        FILL_BS,
+        FILL_QD,
+        data,
+        target,
+    )
+    .map(Some)
+}
 
 /// A preparation step that discards `span` and writes it once sequentially with `block`
 /// blocks at depth `qd` and `data` content, so that later reads hit written data.

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use drivelab_engine::size::{human_bytes, SizeOrPercent};
 use drivelab_engine::spec::{CdmSpec, DataPattern, IoEngine, RwMode};
-use drivelab_engine::target::{TargetInfo, TargetKind};
+use drivelab_engine::target::TargetInfo;
 
 use crate::bundle::{Metric, StepRecord, Summary};
 use crate::plan::{self, Action, PlannedStep, Shape, StepKind};
@@ -121,20 +121,8 @@ impl Suite for Quick {
         self.validate()?;
         let span = (0, plan::span_bytes(self.size, target));
         let mut out = Vec::new();
-        // CrystalDiskMark reads a test file it has written. A drivelab test file is filled
-        // before reads anyway; a device or a simulated drive gets its span written once
-        // first, since an SSD answers reads of unwritten blocks without touching flash.
-        if target.kind != TargetKind::File {
-            out.push(plan::fill_span_step(
-                "fill",
-                "write the span once before reading it",
-                span,
-                plan::FILL_BS,
-                plan::FILL_QD,
-                self.data,
-                target,
-            )?);
-        }
+        // CrystalDiskMark reads a test file it has written.
+        out.extend(plan::fill_before_reads(span, self.data, target)?);
         for label in &self.tests {
             let s = CdmSpec::parse(label)?;
             let label = s.label();
