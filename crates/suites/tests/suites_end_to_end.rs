@@ -373,13 +373,27 @@ fn mixed_sweeps_the_read_share() {
     assert!((share - 0.5).abs() < 0.05, "{share}");
 }
 
-/// Stops the run after the first step is saved.
-struct StopAfterFirst<'a>(&'a AtomicBool);
+/// Stops the run once `n` steps are saved.
+struct StopAfter<'a>(&'a AtomicBool, std::sync::atomic::AtomicUsize, usize);
 
-impl Observer for StopAfterFirst<'_> {
+impl Observer for StopAfter<'_> {
     fn step_finished(&self, _rec: &drivelab_suites::StepRecord) {
-        self.0.store(true, Ordering::Relaxed);
+        if self.1.fetch_add(1, Ordering::Relaxed) + 1 >= self.2 {
+            self.0.store(true, Ordering::Relaxed);
+        }
     }
+}
+
+/// Carry out `plan` into `b`, stopping when `stop` is set.
+fn go(
+    suite: &dyn Suite,
+    plan: &[drivelab_suites::plan::PlannedStep],
+    t: &mut Target,
+    b: &mut Bundle,
+    stop: &AtomicBool,
+    observer: Option<&dyn Observer>,
+) -> Outcome {
+    execute(suite, plan, t, b, &Runner { stop, observer }).unwrap()
 }
 
 #[test]
@@ -396,17 +410,14 @@ fn resume_continues_without_redoing_finished_steps() {
         new_doc(&q, &plan, &t, Some("sim:sata-mlc,capacity=4G".into())),
     )
     .unwrap();
-    let o = execute(
+    let o = go(
         &q,
         &plan,
         &mut t,
         &mut b,
-        &Runner {
-            stop: &stop,
-            observer: Some(&StopAfterFirst(&stop)),
-        },
-    )
-    .unwrap();
+        &stop,
+        Some(&StopAfter(&stop, Default::default(), 1)),
+    );
     assert_eq!(o, Outcome::Interrupted);
     let first = Bundle::open(&out).unwrap().doc;
     assert_eq!(first.status, BundleStatus::Interrupted);
@@ -422,17 +433,7 @@ fn resume_continues_without_redoing_finished_steps() {
     let plan = suite.plan(&t.info).unwrap();
     check_resume(&b.doc, &plan, &t).unwrap();
     let stop = AtomicBool::new(false);
-    let o = execute(
-        suite.as_ref(),
-        &plan,
-        &mut t,
-        &mut b,
-        &Runner {
-            stop: &stop,
-            observer: None,
-        },
-    )
-    .unwrap();
+    let o = go(suite.as_ref(), &plan, &mut t, &mut b, &stop, None);
     assert!(matches!(o, Outcome::Complete(_)));
     assert_eq!(b.doc.steps.len(), 1 + 8);
     let key = |s: &drivelab_suites::StepRecord| {
@@ -505,17 +506,6 @@ fn seqfill_measures_the_simulated_slc_cache_size() {
     assert!(metric(&doc, "post-cache average") < 0.5 * metric(&doc, "initial (cache) write speed"));
 }
 
-/// Stops the run once `n` steps are saved.
-struct StopAfter<'a>(&'a AtomicBool, std::sync::atomic::AtomicUsize, usize);
-
-impl Observer for StopAfter<'_> {
-    fn step_finished(&self, _rec: &drivelab_suites::StepRecord) {
-        if self.1.fetch_add(1, Ordering::Relaxed) + 1 >= self.2 {
-            self.0.store(true, Ordering::Relaxed);
-        }
-    }
-}
-
 #[test]
 fn a_resumed_consistency_test_continues_on_the_drive_as_it_was() {
     // A simulated drive keeps no state between processes: resuming replays every
@@ -535,33 +525,20 @@ fn a_resumed_consistency_test_continues_on_the_drive_as_it_was() {
     let plan = c.plan(&t.info).unwrap();
     let mut b = Bundle::create(&out, new_doc(&c, &plan, &t, Some(spec.into()))).unwrap();
     let stop = AtomicBool::new(false);
-    let o = execute(
+    let o = go(
         &c,
         &plan,
         &mut t,
         &mut b,
-        &Runner {
-            stop: &stop,
-            observer: Some(&StopAfter(&stop, Default::default(), 3)),
-        },
-    )
-    .unwrap();
+        &stop,
+        Some(&StopAfter(&stop, Default::default(), 3)),
+    );
     assert_eq!(o, Outcome::Interrupted);
     let mut b = Bundle::open(&out).unwrap();
     let mut t = sim(spec);
     let plan = c.plan(&t.info).unwrap();
     let stop = AtomicBool::new(false);
-    let o = execute(
-        &c,
-        &plan,
-        &mut t,
-        &mut b,
-        &Runner {
-            stop: &stop,
-            observer: None,
-        },
-    )
-    .unwrap();
+    let o = go(&c, &plan, &mut t, &mut b, &stop, None);
     assert!(matches!(o, Outcome::Complete(_)));
     let ops = |doc: &drivelab_suites::bundle::RunDoc| -> Vec<u64> {
         doc.steps
