@@ -6,7 +6,7 @@ use std::path::Path;
 
 use drivelab_engine::target::TargetKind;
 use drivelab_report::bundles::{open_bundle, summary_of};
-use drivelab_store::{Metric, RunRecord, Store, StoreError};
+use drivelab_store::{is_postgres_url, Metric, RunRecord, Store, StoreError};
 use drivelab_suites::bundle::{BundleStatus, RunDoc};
 use sha2::{Digest, Sha256};
 
@@ -29,7 +29,7 @@ pub fn open_existing_store(db: Option<&str>) -> Result<Option<Store>, Fail> {
     check_location(db)?;
     let sqlite = match db {
         None => Some(Store::default_location()),
-        Some(loc) if !loc.contains("://") => Some(std::path::PathBuf::from(loc)),
+        Some(loc) if !is_postgres_url(loc) => Some(std::path::PathBuf::from(loc)),
         Some(_) => None,
     };
     if sqlite.is_some_and(|p| !p.exists()) {
@@ -41,8 +41,7 @@ pub fn open_existing_store(db: Option<&str>) -> Result<Option<Store>, Fail> {
 /// Where no database could be: empty, or a URL of another kind than postgres://.
 pub fn check_location(db: Option<&str>) -> Result<(), Fail> {
     let Some(loc) = db else { return Ok(()) };
-    let postgres = loc.starts_with("postgres://") || loc.starts_with("postgresql://");
-    if loc.trim().is_empty() || (loc.contains("://") && !postgres) {
+    if loc.trim().is_empty() || (loc.contains("://") && !is_postgres_url(loc)) {
         return Err(Fail::usage(format!(
             "--db '{loc}': give a SQLite file path or a postgres:// URL"
         )));

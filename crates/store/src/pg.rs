@@ -20,7 +20,7 @@ pub(crate) struct PgConn {
 }
 
 /// Whether `location` names a PostgreSQL server rather than a file.
-pub(crate) fn is_postgres_url(location: &str) -> bool {
+pub fn is_postgres_url(location: &str) -> bool {
     let lower = location.to_ascii_lowercase();
     lower.starts_with("postgres://") || lower.starts_with("postgresql://")
 }
