@@ -89,7 +89,7 @@ pub fn precondition(
     let fw = run::fill_workload(&fw, bs, qd);
     let mut out = Vec::new();
     for _ in 0..passes {
-        let r = run::run(
+        let mut r = run::run(
             &fw,
             target,
             &RunOptions {
@@ -98,7 +98,6 @@ pub fn precondition(
             },
         )?;
         let done = r.measured.status == RunStatus::Complete;
-        let mut r = r;
         if let Some(n) = &untrimmed {
             r.measured.notes.push(n.clone());
         }

@@ -59,14 +59,12 @@ pub fn check(req: &WorkloadRequest) -> Result<(), String> {
             req.iodepth, req.iodepth
         ));
     }
-    match req.size {
-        Some(SizeOrPercent::Bytes(0)) => {
-            return Err("--size: must be more than 0, like 1G or 50%".into())
-        }
-        Some(SizeOrPercent::Percent(p)) if p <= 0.0 => {
-            return Err("--size: must be more than 0, like 1G or 50%".into())
-        }
-        _ => {}
+    let empty = |s: SizeOrPercent| match s {
+        SizeOrPercent::Bytes(b) => b == 0,
+        SizeOrPercent::Percent(p) => p <= 0.0,
+    };
+    if req.size.is_some_and(empty) {
+        return Err("--size: must be more than 0, like 1G or 50%".into());
     }
     if req.runtime_ns == Some(0) && req.io_size.is_none() {
         return Err(

@@ -301,9 +301,11 @@ fn test_series(steps: &[StepRecord]) -> Vec<f64> {
 /// rounds are not part of any round).
 fn round_means(steps: &[StepRecord], round_s: usize) -> Vec<f64> {
     round_steps(steps)
-        .map(records::iops_series)
-        .filter(|v| round_s > 0 && v.len() >= round_s)
-        .map(|v| rounds_from_series(&v[..round_s], round_s)[0])
+        .filter_map(|s| {
+            rounds_from_series(&records::iops_series(s), round_s)
+                .first()
+                .copied()
+        })
         .collect()
 }
 

@@ -102,11 +102,11 @@ fn act(step: &PlannedStep, target: &mut Target, opts: &Runner<'_>) -> Result<Run
 
 /// Carry out `plan` (made by `suite` for this target) into `bundle`. Steps the bundle
 /// already holds as finished are not saved again; on a simulated target (whose state
-/// does not outlive the process) all of them are replayed first (unsaved), on a test file
-/// created anew its finished preparation steps. On a simulated device every step's random seed follows
-/// from the device's full parameter string (its `seed=` included) and the step's place
-/// in the plan, so the same suite on the same simulated drive gives the same result, bit
-/// for bit.
+/// does not outlive the process) all of them are replayed first (unsaved), on a test
+/// file created anew its finished preparation steps. On a simulated device every step's
+/// random seed follows from the device's full parameter string (its `seed=` included)
+/// and the step's place in the plan, so the same suite on the same simulated drive gives
+/// the same result, bit for bit.
 pub fn execute(
     suite: &dyn Suite,
     plan: &[PlannedStep],

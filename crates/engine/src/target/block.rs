@@ -247,8 +247,6 @@ pub(super) fn open(path: &Path, opts: &OpenOptions) -> Result<Target, TargetErro
                     m.ino()
                 ));
             }
-        }
-        if let Some(b) = &backing {
             if let Ok(m) = crate::sys::fs_magic(Path::new(b)) {
                 let (fs, mem) = super::fs_name(m);
                 if mem {

@@ -201,9 +201,9 @@ impl Target {
                     crate::sys::punch_hole(f, offset, len)?;
                     // Holes read as zeros without touching the disk: a test file is no
                     // longer fully written, and a later read run must fill it again.
-                    if self.info.created_by_drivelab && len > 0 && self.filled {
+                    if len > 0 && self.filled {
                         self.filled = false;
-                        let _ = file::write_marker(f, Path::new(&self.info.path), false, false);
+                        self.refresh_marker(false);
                     }
                     Ok(())
                 }
