@@ -13,6 +13,7 @@ use crate::config::{
     PAGE_BYTES, READ_UNIT_BYTES, SLC_PROGRAM_NS, SLC_PROGRAM_UNIT_BYTES, SLC_READ_NS,
 };
 use crate::ftl::{Ftl, NONE};
+use crate::recent_wa::RecentWa;
 use crate::resources::Resources;
 use crate::slc::SlcCache;
 use crate::thermal::{Energy, Thermal, M2_NVME, NVME_ENERGY};
@@ -64,6 +65,13 @@ struct Stats {
     link_bytes: u64,
 }
 
+impl Stats {
+    /// Data pages programmed into NAND: host, GC and fold programs (mapping pages apart).
+    fn nand_data_pages(&self) -> u64 {
+        self.slc_programs + self.native_programs + self.gc_copies + self.folds
+    }
+}
+
 /// Direct-mapped cache of mapping pages (DRAM-less drives).
 #[derive(Debug, Clone)]
 struct MapCache {
@@ -98,6 +106,7 @@ pub struct SimDevice {
     gc_first_copy_ns: Option<u64>,
     last_read_unit: Vec<u32>,
     host_die: u32,
+    recent_wa: RecentWa,
     st: Stats,
 }
 
@@ -171,6 +180,7 @@ impl SimDevice {
             res: Resources::new(cfg.dies, cfg.channels),
             last_read_unit: vec![NONE; cfg.dies as usize],
             host_die: 0,
+            recent_wa: RecentWa::new(user_pages),
             cfg,
             ftl,
             c,
@@ -313,7 +323,7 @@ impl SimDevice {
         }
         self.st.map_reads += 1;
         self.last_read_unit[d as usize] = NONE;
-        self.res.die(d, t, self.c.read * self.mult)
+        self.res.die_suspend(d, t, self.c.read * self.mult)
     }
 
     /// Collect one greedy victim with its work starting no earlier than `t`.
@@ -479,8 +489,11 @@ impl SimDevice {
         (self.c.link_cmd + bytes * self.c.link_fs_per_byte / 1_000_000) * self.mult
     }
 
-    /// Ground-truth numbers derived from the parameters (see `analytic`).
-    fn analytic(&self) -> (f64, f64, f64, f64) {
+    /// Ground-truth numbers derived from the parameters (see `analytic`): the effective
+    /// spare ratio α, the closed form's steady-state write amplification, the per-page
+    /// costs that turn a write amplification into a random-write rate, and the mapping
+    /// cache's miss ratio.
+    fn analytic(&self) -> (f64, f64, WriteCosts, f64) {
         let np = self.ftl.pages_per_block() as f64;
         // Blocks that hold no data on average: the free pool (between the GC watermarks)
         // and the unwritten half of each die's open block.
@@ -507,7 +520,7 @@ impl SimDevice {
             dies: self.cfg.dies as f64,
             channels: self.cfg.channels as f64,
         };
-        (alpha, wa, steady_random_write_iops(wa, &costs), miss_prob)
+        (alpha, wa, costs, miss_prob)
     }
 
     fn link_cost_unthrottled(&self, bytes: u64) -> u64 {
@@ -564,6 +577,8 @@ impl DeviceModel for SimDevice {
                     let new_unit = lpn == first || lpn % READ_UNIT_PAGES == 0;
                     done = done.max(self.write_page(lpn, t1, partial, new_unit));
                 }
+                let nand = self.st.nand_data_pages();
+                self.recent_wa.note(self.st.host_write_pages, nand);
                 done + self.c.latency
             }
             Dir::Read => {
@@ -616,7 +631,9 @@ impl DeviceModel for SimDevice {
     }
 
     /// Counters so far (host and NAND bytes, write amplification = NAND data page writes /
-    /// host page writes), analytic steady-state values (`analytic` module docs), cache
+    /// host page writes), analytic steady-state values (`analytic` module docs), the write
+    /// amplification over the last drive write (`recent_wa`) with the random-write rate the
+    /// dies sustain at it (what a steady-state measurement should find), cache
     /// size, die count, `random_read_saturation_qd` (outstanding 4 KiB reads needed to
     /// keep the bottleneck — normally every die — busy: max IOPS × QD1 latency, Little's
     /// law; random die collisions make the measured curve approach the limit gradually
@@ -625,10 +642,11 @@ impl DeviceModel for SimDevice {
     /// fresh-out-of-box burst).
     fn ground_truth(&self) -> serde_json::Value {
         let s = &self.st;
-        let nand_data_pages = s.slc_programs + s.native_programs + s.gc_copies + s.folds;
+        let nand_data_pages = s.nand_data_pages();
         let nand_pages = nand_data_pages + s.map_writes;
         let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
-        let (alpha, wa_ss, iops_ss, miss_prob) = self.analytic();
+        let (alpha, wa_ss, costs, miss_prob) = self.analytic();
+        let recent_wa = self.recent_wa.ratio(s.host_write_pages, nand_data_pages);
         let read_iops = (self.cfg.dies as f64 * 1e9 / self.c.read as f64)
             .min(self.cfg.channels as f64 * 1e9 / self.c.xfer as f64)
             .min(1e9 / self.link_cost_unthrottled(PAGE_BYTES) as f64);
@@ -641,7 +659,7 @@ impl DeviceModel for SimDevice {
             .as_ref()
             .map(|t| t.intervals(self.now_ns))
             .unwrap_or_default();
-        json!({
+        let mut truth = json!({
             "model": format!("drivelab-sim {}", self.cfg.preset.unwrap_or("generic")),
             "spec": self.spec,
             "now_ns": self.now_ns,
@@ -663,7 +681,7 @@ impl DeviceModel for SimDevice {
             "write_amplification_ratio": ratio(nand_data_pages, s.host_write_pages),
             "write_amplification_with_metadata_ratio": ratio(nand_pages, s.host_write_pages),
             "steady_state_write_amplification_ratio": wa_ss,
-            "steady_state_random_write_4k_qd32_iops_per_s": iops_ss,
+            "steady_state_random_write_4k_qd32_iops_per_s": steady_random_write_iops(wa_ss, &costs),
             "map_cache_miss_ratio": miss_prob,
             "slc_cache_bytes": self.slc_capacity_bytes(),
             "slc_cache_used_bytes": self.slc.used() * PAGE_BYTES,
@@ -682,7 +700,12 @@ impl DeviceModel for SimDevice {
             "gc_stall_threshold_ns": STALL_REPORT_NS,
             "gc_stall_intervals_ns": pairs(&self.stalls),
             "gc_first_copy_at_ns": self.gc_first_copy_ns,
-        })
+        });
+        // (Added apart: one `json!` this long exceeds the macro's recursion limit.)
+        truth["recent_write_amplification_ratio"] = json!(recent_wa);
+        truth["random_write_4k_qd32_iops_at_recent_wa_per_s"] =
+            json!(recent_wa.map(|wa| steady_random_write_iops(wa, &costs)));
+        truth
     }
 }
 

@@ -36,6 +36,20 @@ impl Resources {
         end
     }
 
+    /// A read that goes ahead of die `d`'s queue: it starts at `t` even when the die is
+    /// busy (the controller suspends the program or erase in progress, as real ones do
+    /// for reads) and pushes the die's queued work back by its `cost`. Returns its end.
+    #[inline]
+    pub fn die_suspend(&mut self, d: u32, t: u64, cost: u64) -> u64 {
+        let slot = &mut self.die_free[d as usize];
+        let end = t + cost;
+        *slot = (*slot).max(t) + cost;
+        if *slot > self.busy_until {
+            self.busy_until = *slot;
+        }
+        end
+    }
+
     /// Hold the channel of die `d` for `cost` ns; returns the end.
     #[inline]
     pub fn chan(&mut self, d: u32, t: u64, cost: u64) -> u64 {
@@ -107,5 +121,15 @@ mod tests {
         assert_eq!(r.link(1, 300, 5), 305);
         assert_eq!(r.busy_until(), 305);
         assert_eq!(r.least_busy_die(), 1);
+    }
+
+    #[test]
+    fn a_suspending_read_jumps_the_queue_and_delays_it() {
+        let mut r = Resources::new(1, 1);
+        assert_eq!(r.die(0, 0, 1_000), 1_000); // a long program
+        assert_eq!(r.die_suspend(0, 100, 60), 160); // the read does not wait for it
+        assert_eq!(r.die_free_at(0), 1_060); // the program resumes 60 ns later
+        assert_eq!(r.die_suspend(0, 2_000, 60), 2_060); // an idle die: from `t`
+        assert_eq!(r.die_free_at(0), 2_060);
     }
 }
