@@ -124,6 +124,14 @@ pub struct IoArgs {
     /// O_DIRECT, bypassing the page cache [default: 1 for files and block devices].
     #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = switch)]
     pub direct: Option<bool>,
+    /// Buffered I/O: write back and drop the span's cached pages before the run, so that
+    /// it starts from the target (fio's invalidate) [default: 1].
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = switch)]
+    pub invalidate: Option<bool>,
+    /// Buffered I/O: at the end, wait until the writes are on the target (fsync); the
+    /// wait counts in the elapsed time and the rates (fio's end_fsync) [default: 0].
+    #[arg(long = "end_fsync", alias = "end-fsync", value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = switch)]
+    pub end_fsync: Option<bool>,
     /// Length of the span (LBA range) to use, bytes or % of the target [default: all after --offset].
     #[arg(long, value_parser = size::parse_size_or_percent, allow_hyphen_values = true)]
     pub size: Option<SizeOrPercent>,
@@ -145,11 +153,14 @@ pub struct IoArgs {
     /// uniform or zoned:IO%/SPAN%:… [default: uniform].
     #[arg(long = "random_distribution", alias = "random-distribution", value_parser = Distribution::parse, allow_hyphen_values = true)]
     pub random_distribution: Option<Distribution>,
-    /// Seed of every random choice (always recorded) [default: from the clock].
+    /// Seed of every random choice (always recorded) [default: from the clock]. Offsets,
+    /// directions, block sizes and write content each draw from their own stream of it, so
+    /// one seed gives the same offsets whatever the data pattern or read/write mix.
     #[arg(long, allow_hyphen_values = true)]
     pub randseed: Option<u64>,
-    /// CrystalDiskMark shorthand, e.g. "RND4K Q32T16" or "SEQ1M Q8T1" (Q per thread, T threads);
-    /// direction from --rw (read by default).
+    /// CrystalDiskMark shorthand, e.g. "RND4K Q32T16" or "SEQ1M Q8T1" (Q per thread, T threads).
+    /// SEQ or RND comes from the spec, the direction from --rw (read, write or the rw/randrw
+    /// mix, spelt with or without "rand"; read by default).
     #[arg(long, value_parser = CdmSpec::parse, allow_hyphen_values = true)]
     pub spec: Option<CdmSpec>,
     /// Content of writes: random, zero, repeat or compress=N [default: random].

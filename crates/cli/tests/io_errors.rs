@@ -206,6 +206,12 @@ fn continue_on_error_counts_and_goes_on() {
     // Reads inside the first MiB keep succeeding until the end.
     let recs = r["series"]["records"].as_array().unwrap();
     assert!(recs.last().unwrap()["read"]["ops"].as_u64().unwrap() > 0);
+    // The result says how many failed, beside the rates of the ones that did not.
+    let notes = r["notes"].to_string();
+    assert!(
+        notes.contains(&format!("{errors} of ")) && notes.contains("successful ones only"),
+        "{notes}"
+    );
 }
 
 #[test]

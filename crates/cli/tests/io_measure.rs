@@ -273,10 +273,16 @@ fn json_stdout_carries_only_json_and_csv_has_every_interval() {
 #[test]
 fn compress_pattern_compresses_as_asked() {
     let dir = tempfile::tempdir().unwrap();
-    for (pattern, lo, hi) in [
-        ("random", 0.97, 1.01),
-        ("compress=50", 0.45, 0.56),
-        ("zero", 0.0, 0.01),
+    for (pattern, bs, lo, hi) in [
+        ("random", "4k", 0.97, 1.01),
+        ("compress=50", "4k", 0.45, 0.56),
+        // Any block size: the zeros are in every sector, not at the end of every 4 KiB.
+        ("compress=50", "512", 0.45, 0.58),
+        ("compress=50", "6k", 0.45, 0.56),
+        ("compress=75", "128k", 0.2, 0.31),
+        ("zero", "4k", 0.0, 0.01),
+        // A new byte value per write: a little more than zeros, far from random.
+        ("repeat", "4k", 0.0, 0.02),
     ] {
         let f = dir.path().join("drivelab.test");
         let _ = std::fs::remove_file(&f);
@@ -292,6 +298,8 @@ fn compress_pattern_compresses_as_asked() {
                 "8M",
                 "--data",
                 pattern,
+                "--bs",
+                bs,
                 "--keep",
             ],
         );
@@ -303,7 +311,7 @@ fn compress_pattern_compresses_as_asked() {
         let ratio = z.stdout.len() as f64 / (8 << 20) as f64;
         assert!(
             ratio >= lo && ratio <= hi,
-            "{pattern}: compressed to {ratio:.3}"
+            "{pattern} --bs {bs}: compressed to {ratio:.3}"
         );
         std::fs::remove_file(&f).unwrap();
     }
@@ -378,6 +386,100 @@ fn an_explicit_iodepth_wins_over_a_q1_spec() {
     );
     assert_eq!(r["config"]["ioengine"], "sync");
     assert_eq!(r["config"]["numjobs"], 2);
+}
+
+#[test]
+fn a_byte_budget_never_cuts_an_io_to_a_size_not_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_json(
+        dir.path(),
+        &["io", "null", "--bs", "4k", "--io_size", "10000"],
+    );
+    assert_eq!(u(&r["totals"]["all"]["bytes"]), 8192);
+    assert_eq!(u(&r["totals"]["all"]["ops"]), 2);
+    let notes = r["notes"].to_string();
+    assert!(notes.contains("--io_size: the last 1808 bytes"), "{notes}");
+    // A budget of whole blocks is met exactly, over several jobs and sizes.
+    let r = run_json(
+        dir.path(),
+        &[
+            "io",
+            "null",
+            "--bssplit",
+            "4k/50:64k/50",
+            "--numjobs",
+            "3",
+            "--io_size",
+            "1M",
+        ],
+    );
+    assert_eq!(u(&r["totals"]["all"]["bytes"]), 1 << 20);
+}
+
+#[test]
+fn buffered_io_starts_from_the_target_and_says_what_it_measured() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_json(
+        dir.path(),
+        &[
+            "io",
+            "--size",
+            "16M",
+            "--rw",
+            "write",
+            "--bs",
+            "1M",
+            "--direct=0",
+            "--io_size",
+            "16M",
+            "--end_fsync",
+        ],
+    );
+    let notes = r["notes"].to_string();
+    assert!(notes.contains("Buffered I/O"), "{notes}");
+    assert!(
+        notes.contains("flushed to the target at the end"),
+        "{notes}"
+    );
+    assert_eq!(r["config"]["end_fsync"], true);
+    let r = run_json(
+        dir.path(),
+        &["io", "--size", "16M", "--direct=0", "--runtime", "0.2"],
+    );
+    let notes = r["notes"].to_string();
+    assert!(
+        notes.contains("emptied of the span before the run"),
+        "{notes}"
+    );
+    assert!(notes.contains("readahead off"), "{notes}");
+}
+
+#[test]
+fn a_spec_sets_seq_or_rnd_and_rw_only_the_direction() {
+    let dir = tempfile::tempdir().unwrap();
+    for (spec, rw, expect) in [
+        ("RND4K Q1T1", "rw", "randrw"),
+        ("RND4K Q1T1", "read", "randread"),
+        ("RND4K Q1T1", "write", "randwrite"),
+        ("SEQ1M Q1T1", "randrw", "rw"),
+        ("SEQ1M Q1T1", "randwrite", "write"),
+        ("SEQ1M Q1T1", "randread", "read"),
+    ] {
+        let r = run_json(
+            dir.path(),
+            &[
+                "io",
+                "null",
+                "--spec",
+                spec,
+                "--rw",
+                rw,
+                "--runtime",
+                "0.05",
+            ],
+        );
+        assert_eq!(r["config"]["rw"], expect, "--spec {spec} --rw {rw}");
+    }
 }
 
 #[test]

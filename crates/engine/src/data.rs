@@ -7,9 +7,11 @@
 //! the same content (nothing for a deduplicating or compressing controller to exploit),
 //! the cost per byte is about one memcpy (no RNG per byte), and every sector says where
 //! it was meant to land, which is how the tests check that bytes land where the engine
-//! says. `compress=N` does the same with a pool in which N % of each 4 KiB block is zeros
-//! before the XOR (one repeated word after it). `zero` and `repeat` fill each buffer once
-//! and reuse it.
+//! says. `compress=N` does the same with a pool in which N % of each 512-byte sector is
+//! zeros before the XOR (one repeated word after it), so a write of any size is N %
+//! compressible. `repeat` is IOMeter's "repeating bytes": each write one byte value
+//! throughout, drawn afresh per write (IOMeter: "first IO all A's, second all B's").
+//! `zero` fills each buffer once and reuses it.
 
 use std::sync::Arc;
 
@@ -18,7 +20,6 @@ use crate::spec::DataPattern;
 /// Bytes of random pool shared by all jobs of a run.
 pub const POOL_BYTES: usize = 16 << 20;
 const STAMP_STRIDE: usize = 512;
-const REPEAT_BYTE: u8 = 0xA5;
 
 /// The shared, read-only pool writes are drawn from.
 pub struct DataPool {
@@ -38,10 +39,11 @@ impl DataPool {
                 let mut v = vec![0u8; len];
                 rng.fill(&mut v);
                 if let DataPattern::Compress(n) = pattern {
-                    let zeros = 4096 * n as usize / 100;
-                    for block in v.chunks_mut(4096) {
-                        let keep = block.len().saturating_sub(zeros);
-                        block[keep..].fill(0);
+                    // Per sector (the smallest write), after the stamp's 8 bytes.
+                    let zeros = (STAMP_STRIDE * n as usize / 100).min(STAMP_STRIDE - 8);
+                    for sector in v.chunks_mut(STAMP_STRIDE) {
+                        let keep = sector.len().saturating_sub(zeros);
+                        sector[keep..].fill(0);
                     }
                 }
                 v
@@ -57,14 +59,15 @@ impl DataPool {
 
     /// Whether every write needs fresh content (else buffers are filled once).
     pub fn per_write(&self) -> bool {
-        !self.pool.is_empty()
+        !self.pool.is_empty() || self.pattern == DataPattern::Repeat
     }
 
     /// Fill a buffer once at the start of a job (all patterns).
     pub fn init_buffer(&self, buf: &mut [u8]) {
         match self.pattern {
             DataPattern::Zero => buf.fill(0),
-            DataPattern::Repeat => buf.fill(REPEAT_BYTE),
+            // Each write fills its own (`fill_write`).
+            DataPattern::Repeat => {}
             // No pool: a read-only run, whose buffers only receive reads.
             DataPattern::Random | DataPattern::Compress(_) if self.pool.is_empty() => {}
             DataPattern::Random | DataPattern::Compress(_) => {
@@ -80,6 +83,9 @@ impl DataPool {
     #[inline]
     pub fn fill_write(&self, buf: &mut [u8], target_offset: u64, pick: u64, seq: u64) {
         if self.pool.is_empty() {
+            if self.pattern == DataPattern::Repeat {
+                buf.fill(pick as u8);
+            }
             return;
         }
         let slots = ((self.pool.len() - buf.len()) / 4096 + 1) as u64;
@@ -181,13 +187,33 @@ mod tests {
         z.init_buffer(&mut b);
         assert!(b.iter().all(|&x| x == 0));
         assert!(!z.per_write());
+        // Repeating bytes: one value per write, a new one for the next.
         let r = DataPool::new(DataPattern::Repeat, 4096, 1, true);
-        r.init_buffer(&mut b);
-        assert!(b.iter().all(|&x| x == REPEAT_BYTE));
+        assert!(r.per_write());
+        let mut values = std::collections::HashSet::new();
+        for pick in 0..8u64 {
+            r.fill_write(
+                &mut b,
+                0,
+                pick.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56,
+                pick,
+            );
+            assert!(b.iter().all(|&x| x == b[0]));
+            values.insert(b[0]);
+        }
+        assert!(values.len() >= 6, "{values:?}");
+        // Half of each sector is one repeated 8-byte word, whatever the write's size:
+        // about half compresses away.
         let c = DataPool::new(DataPattern::Compress(50), 4096, 1, true);
-        c.fill_write(&mut b, 0, 3, 0);
-        // Half of each block is one repeated 8-byte word: about half compresses away.
-        let words: std::collections::HashSet<&[u8]> = b.chunks(8).collect();
-        assert!((250..300).contains(&words.len()), "{}", words.len());
+        for len in [512, 1536, 4096] {
+            let mut b = vec![0u8; len];
+            c.fill_write(&mut b, 0, 3, 0);
+            for sector in b.chunks(512) {
+                let tail = &sector[256..];
+                assert!(tail.chunks(8).all(|w| w == &tail[..8]), "{len}");
+                let words: std::collections::HashSet<&[u8]> = sector[8..256].chunks(8).collect();
+                assert_eq!(words.len(), 31, "{len}: the head is random");
+            }
+        }
     }
 }

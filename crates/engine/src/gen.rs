@@ -4,6 +4,13 @@
 //! alignment. Sequential I/O with several jobs gives each job its own stream in its own
 //! equal region of the span (the "file server streaming to several users" pattern);
 //! a stream wraps to the start of its region at the end.
+//!
+//! As in fio, reads and writes each have their own sequential position (`rw` reads one
+//! stream and writes another), and a sequential I/O carries on from the last I/O of its
+//! direction, random or not, so `percentage_random` makes short sequential runs from
+//! random places. Offsets, directions, block sizes, the random/sequential choice and
+//! write content each draw from their own stream of the seed: the same seed gives the
+//! same offsets whatever the data pattern or mix.
 
 use crate::op::{Dir, IoOp};
 use crate::spec::{Distribution, Workload, Zone};
@@ -47,9 +54,28 @@ pub fn narrow_zone(zones: &[Zone], size: u64, align: u64, block: u64) -> Option<
         .map(|(i, (r, _))| (i, r.len))
 }
 
+/// Seed of stream `k` of a job seeded with `seed` (SplitMix64's finaliser, so nearby
+/// seeds and streams give unrelated sequences).
+fn stream_seed(seed: u64, k: u64) -> u64 {
+    let mut z = seed ^ k.wrapping_mul(0xD1B5_4A32_D192_ED03);
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// Produces one job's I/Os.
 pub struct OpGen {
-    rng: fastrand::Rng,
+    /// Offsets (and the zone of a zoned distribution).
+    offset_rng: fastrand::Rng,
+    /// Read or write.
+    dir_rng: fastrand::Rng,
+    /// Block size of a `bssplit`.
+    bs_rng: fastrand::Rng,
+    /// Random or sequential (`percentage_random`).
+    random_rng: fastrand::Rng,
+    /// Write content.
+    data_rng: fastrand::Rng,
     read_pct: u32,
     /// Cumulative shares (of 100) and sizes; one entry for a fixed block size.
     bs: Vec<(u32, u32)>,
@@ -61,13 +87,13 @@ pub struct OpGen {
     zones: Vec<ZoneRange>,
     seq_start: u64,
     seq_end: u64,
-    cursor: u64,
-    sector: u64,
+    /// Where the next sequential read and write go (fio's last position per direction).
+    cursor: [u64; 2],
 }
 
 impl OpGen {
-    /// Generator for job `job` of `w.numjobs`; `sector` is the target's logical sector.
-    pub fn new(w: &Workload, job: u32, sector: u32) -> OpGen {
+    /// Generator for job `job` of `w.numjobs`.
+    pub fn new(w: &Workload, job: u32) -> OpGen {
         let seed = w
             .randseed
             .wrapping_add((job as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
@@ -88,8 +114,13 @@ impl OpGen {
         };
         let region = (w.size_bytes / w.numjobs as u64) / align * align;
         let seq_start = w.offset_bytes + region * job as u64;
+        let stream = |k| fastrand::Rng::with_seed(stream_seed(seed, k));
         OpGen {
-            rng: fastrand::Rng::with_seed(seed),
+            offset_rng: stream(0),
+            dir_rng: stream(1),
+            bs_rng: stream(2),
+            random_rng: stream(3),
+            data_rng: stream(4),
             read_pct: w.read_percent(),
             bs,
             random: w.rw.is_random(),
@@ -100,8 +131,7 @@ impl OpGen {
             zones,
             seq_start,
             seq_end: seq_start + region,
-            cursor: seq_start,
-            sector: sector as u64,
+            cursor: [seq_start; 2],
         }
     }
 
@@ -112,7 +142,7 @@ impl OpGen {
             100 => Dir::Read,
             0 => Dir::Write,
             p => {
-                if self.rng.u32(0..100) < p {
+                if self.dir_rng.u32(0..100) < p {
                     Dir::Read
                 } else {
                     Dir::Write
@@ -122,19 +152,20 @@ impl OpGen {
         let len = if self.bs.len() == 1 {
             self.bs[0].1
         } else {
-            let r = self.rng.u32(0..100);
+            let r = self.bs_rng.u32(0..100);
             self.bs
                 .iter()
                 .find(|(c, _)| r < *c)
                 .map_or(self.bs[0].1, |b| b.1)
         };
-        let random =
-            self.random && (self.random_pct == 100 || self.rng.u32(0..100) < self.random_pct);
+        let random = self.random
+            && (self.random_pct == 100 || self.random_rng.u32(0..100) < self.random_pct);
         let offset = if random {
             self.random_offset(len as u64)
         } else {
-            self.seq_offset(len as u64)
+            self.seq_offset(dir, len as u64)
         };
+        self.cursor[dir.index()] = offset + len as u64;
         IoOp { dir, offset, len }
     }
 
@@ -143,7 +174,7 @@ impl OpGen {
         let (start, span) = if self.zones.is_empty() {
             (self.span_start, self.span_len)
         } else {
-            let r = self.rng.u64(0..1 << 32);
+            let r = self.offset_rng.u64(0..1 << 32);
             let z = self
                 .zones
                 .iter()
@@ -153,30 +184,52 @@ impl OpGen {
             (z.start, z.len)
         };
         let slots = (span.saturating_sub(len)) / self.align + 1;
-        start + self.rng.u64(0..slots) * self.align
+        start + self.offset_rng.u64(0..slots) * self.align
     }
 
+    /// The next sequential offset of direction `dir`: on from its last I/O, back to the
+    /// start of the job's region at the region's end (or, after a random I/O outside
+    /// the region, at the span's end).
     #[inline]
-    fn seq_offset(&mut self, len: u64) -> u64 {
-        if self.cursor + len > self.seq_end {
-            self.cursor = self.seq_start;
-        }
-        let off = self.cursor;
-        self.cursor += len;
-        off
-    }
-
-    /// Shorten the last I/O of a byte-bounded job to what is left (whole sectors).
-    pub fn clip(&self, op: &mut IoOp, left: u64) {
-        if (op.len as u64) > left {
-            op.len = (left / self.sector * self.sector) as u32;
+    fn seq_offset(&self, dir: Dir, len: u64) -> u64 {
+        let at = self.cursor[dir.index()];
+        let end = if (self.seq_start..=self.seq_end).contains(&at) {
+            self.seq_end
+        } else {
+            self.span_start + self.span_len
+        };
+        if at + len > end {
+            self.seq_start
+        } else {
+            at
         }
     }
 
-    /// Random u64 for the data source (shares the job's seeded stream).
+    /// Fit the last I/O of a byte-bounded job into the `left` bytes: the largest block
+    /// size of the workload that fits. False when none does (the job is done).
+    pub fn fit(&self, op: &mut IoOp, left: u64) -> bool {
+        if op.len as u64 <= left {
+            return true;
+        }
+        match self
+            .bs
+            .iter()
+            .map(|b| b.1)
+            .filter(|&b| b as u64 <= left)
+            .max()
+        {
+            Some(b) => {
+                op.len = b;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The stream write content is drawn from.
     #[inline]
-    pub fn rng(&mut self) -> &mut fastrand::Rng {
-        &mut self.rng
+    pub fn data_rng(&mut self) -> &mut fastrand::Rng {
+        &mut self.data_rng
     }
 }
 
@@ -213,13 +266,15 @@ mod tests {
             fixedbufs: false,
             registerfiles: false,
             iodepth_batch_submit: 0,
+            invalidate: true,
+            end_fsync: false,
         }
     }
 
     #[test]
     fn random_offsets_aligned_inside_span_and_mix_holds() {
         let w = workload(RwMode::RandRw, 1);
-        let mut g = OpGen::new(&w, 0, 512);
+        let mut g = OpGen::new(&w, 0);
         let n = 200_000;
         let mut reads = 0;
         for _ in 0..n {
@@ -238,7 +293,7 @@ mod tests {
         let w = workload(RwMode::Write, 4);
         let region = w.size_bytes / 4;
         for j in 0..4 {
-            let mut g = OpGen::new(&w, j, 512);
+            let mut g = OpGen::new(&w, j);
             let first = g.next_op().offset;
             assert_eq!(first, w.offset_bytes + region * j as u64);
             let mut prev = first;
@@ -259,7 +314,7 @@ mod tests {
     fn zoned_distribution_puts_io_where_asked() {
         let mut w = workload(RwMode::RandRead, 1);
         w.random_distribution = Distribution::parse("zoned:50/5:30/15:20/80").unwrap();
-        let mut g = OpGen::new(&w, 0, 512);
+        let mut g = OpGen::new(&w, 0);
         let mut first5 = 0;
         let n = 100_000;
         for _ in 0..n {
@@ -270,5 +325,86 @@ mod tests {
         }
         let share = first5 as f64 / n as f64;
         assert!((share - 0.5).abs() < 0.02, "{share}");
+    }
+
+    #[test]
+    fn sequential_reads_and_writes_each_have_their_own_stream() {
+        let w = workload(RwMode::Rw, 1);
+        let mut g = OpGen::new(&w, 0);
+        let mut next = [w.offset_bytes; 2];
+        let mut seen = [0; 2];
+        for _ in 0..1000 {
+            let op = g.next_op();
+            let d = op.dir.index();
+            assert_eq!(
+                op.offset, next[d],
+                "{:?} carries on from its own last I/O",
+                op.dir
+            );
+            next[d] += op.len as u64;
+            seen[d] += 1;
+        }
+        assert!(seen[0] > 600 && seen[1] > 200, "{seen:?}");
+    }
+
+    #[test]
+    fn percentage_random_runs_on_from_the_last_io() {
+        let mut w = workload(RwMode::RandRead, 1);
+        w.percentage_random = 50;
+        let mut g = OpGen::new(&w, 0);
+        let mut prev_end = None;
+        let (mut seq, mut n) = (0, 20_000);
+        while n > 0 {
+            let op = g.next_op();
+            if Some(op.offset) == prev_end {
+                seq += 1;
+            }
+            prev_end = Some(op.offset + op.len as u64);
+            n -= 1;
+        }
+        // Half the I/Os continue from the one before (a random one lands there by chance
+        // once in 16 k).
+        let share = seq as f64 / 20_000.0;
+        assert!((share - 0.5).abs() < 0.02, "{share}");
+    }
+
+    #[test]
+    fn the_seed_gives_the_same_offsets_whatever_the_mix() {
+        let offsets = |rw, read_pct: u32| {
+            let mut w = workload(rw, 1);
+            w.rwmixread = read_pct;
+            let mut g = OpGen::new(&w, 0);
+            (0..1000).map(|_| g.next_op().offset).collect::<Vec<_>>()
+        };
+        let reads = offsets(RwMode::RandRead, 100);
+        assert_eq!(offsets(RwMode::RandWrite, 0), reads);
+        assert_eq!(offsets(RwMode::RandRw, 30), reads);
+    }
+
+    #[test]
+    fn the_last_io_of_a_byte_budget_keeps_a_size_of_the_workload() {
+        let mut w = workload(RwMode::RandRead, 1);
+        w.bs = vec![
+            BsShare {
+                bytes: 4096,
+                percent: 50,
+            },
+            BsShare {
+                bytes: 65536,
+                percent: 50,
+            },
+        ];
+        let g = OpGen::new(&w, 0);
+        let mut op = IoOp {
+            dir: Dir::Read,
+            offset: 0,
+            len: 65536,
+        };
+        assert!(g.fit(&mut op, 10_000));
+        assert_eq!(op.len, 4096);
+        assert!(
+            !g.fit(&mut op, 2048),
+            "nothing fits in less than the smallest block"
+        );
     }
 }

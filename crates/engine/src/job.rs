@@ -105,8 +105,7 @@ impl<'a> Job<'a> {
             if *left == 0 {
                 return None;
             }
-            self.gen.clip(&mut op, *left);
-            if op.len == 0 {
+            if !self.gen.fit(&mut op, *left) {
                 *left = 0;
                 return None;
             }
@@ -129,7 +128,7 @@ impl<'a> Job<'a> {
     #[inline(always)]
     pub fn fill(&mut self, op: &IoOp, buf: &mut [u8]) {
         if op.dir == Dir::Write && self.data.per_write() {
-            let pick = self.gen.rng().u64(..);
+            let pick = self.gen.data_rng().u64(..);
             self.data.fill_write(buf, op.offset, pick, self.writes);
             self.writes += 1;
             self.data_bytes += op.len as u64;

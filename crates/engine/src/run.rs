@@ -215,6 +215,8 @@ pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, S
         fixedbufs: req.fixedbufs && ioengine == IoEngine::IoUring,
         registerfiles: req.registerfiles && ioengine == IoEngine::IoUring,
         iodepth_batch_submit: req.iodepth_batch_submit.min(req.iodepth.max(1)),
+        invalidate: req.invalidate,
+        end_fsync: req.end_fsync,
     })
 }
 
@@ -240,6 +242,23 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let wall_clock = MonotonicClock::new();
     let is_model = target.model().is_some();
+    // Buffered I/O through the page cache: start from the target, as fio does.
+    let buffered = !w.direct && !is_model && target.file().is_some();
+    let mut cache_note = None;
+    if buffered {
+        if let Some(f) = target.file() {
+            if w.invalidate {
+                if let Err(e) = crate::sys::drop_cache(f, w.offset_bytes, w.size_bytes) {
+                    cache_note = Some(format!(
+                        "--invalidate: the span's cached pages could not be dropped before the run ({e})."
+                    ));
+                }
+            }
+            // Readahead as the pattern wants it (fio's default fadvise_hint); advice
+            // only, so a refusal changes nothing that needs saying.
+            let _ = crate::sys::advise_access(f, w.rw.is_random());
+        }
+    }
     let origin = match target.model() {
         Some(m) => m.now_ns(),
         None => wall_clock.now_ns(),
@@ -261,20 +280,15 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         abort: AtomicBool::new(false),
     };
     let pool = DataPool::new(w.data, w.max_bs(), w.randseed, w.writes());
-    let sector = info.logical_sector_bytes;
+    let min_bs = w.min_bs() as u64;
     let mut jobs: Vec<Job<'_>> = (0..w.numjobs)
         .map(|j| {
-            let budget = w.io_size_bytes.map(|total| {
-                let share = total / w.numjobs as u64;
-                if j == 0 {
-                    share + total % w.numjobs as u64
-                } else {
-                    share
-                }
-            });
+            let budget = w
+                .io_size_bytes
+                .map(|total| job_budget(total, min_bs, w.numjobs, j));
             Job::new(
                 j,
-                OpGen::new(w, j, sector),
+                OpGen::new(w, j),
                 pool.clone(),
                 Recorder::new(&agg, j as usize, last_idx),
                 &stop,
@@ -364,6 +378,17 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         finished.store(true, Ordering::Relaxed);
     });
     target.return_sensors(sources);
+    // --end_fsync: the run lasts until the writes are on the target.
+    let mut fsync_end = None;
+    if buffered && w.end_fsync && w.writes() {
+        if let Some(f) = target.file() {
+            let t0 = wall_clock.now_ns();
+            match f.sync_all() {
+                Ok(()) => fsync_end = Some((t0, wall_clock.now_ns())),
+                Err(e) => cache_note = Some(format!("--end_fsync: the final fsync failed ({e}).")),
+            }
+        }
+    }
     target.refresh_marker(false);
     let cpu1 = crate::sys::process_cpu_s();
     let cpu0 = cpu0.into_inner().unwrap_or_else(|e| e.into_inner());
@@ -374,6 +399,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     };
     let end = deadline
         .map_or(drained, |d| drained.min(d).max(origin + 1))
+        .max(fsync_end.map_or(0, |(_, e)| e))
         .max(origin + 1);
     let (records, totals_h, bytes) = agg.finish(end);
     // Zero when the run ended within the ramp: then nothing was measured.
@@ -456,6 +482,44 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     }
     if measured_ns == 0 {
         notes.push("The run ended within the ramp (--ramp_time): nothing was measured.".into());
+    }
+    if buffered && info.in_memory.is_none() {
+        let mut n = format!(
+            "Buffered I/O (--direct=0): the page cache was in the path{}, readahead {} as fio's fadvise_hint does, and reads of cached data came from memory (random offsets are drawn with replacement, as with fio's norandommap, so blocks read before may be read again from the cache).",
+            if w.invalidate {
+                ", emptied of the span before the run"
+            } else {
+                " (not emptied first: --invalidate=0)"
+            },
+            if w.rw.is_random() { "off" } else { "on" }
+        );
+        match fsync_end {
+            Some((t0, t1)) => n.push_str(&format!(
+                " The writes were flushed to the target at the end in {:.3} s, counted in the elapsed time (--end_fsync).",
+                (t1 - t0) as f64 / 1e9
+            )),
+            None if w.writes() => n.push_str(
+                " Writes counted once copied into the cache, not when they reached the target (--end_fsync=1 waits for that).",
+            ),
+            None => {}
+        }
+        notes.push(n);
+    }
+    notes.extend(cache_note);
+    if let Some(total) = w.io_size_bytes {
+        let left = total % min_bs;
+        if left > 0 {
+            notes.push(format!(
+                "--io_size: the last {left} bytes were not done: less than the smallest block ({min_bs} bytes), and no I/O is cut to a size the workload does not ask for."
+            ));
+        }
+    }
+    if error_count > 0 {
+        let tried = total_ops + error_count;
+        notes.push(format!(
+            "{error_count} of {tried} I/Os ({:.2} %) failed (--continue-on-error); IOPS, bandwidth and latency count the successful ones only.",
+            error_count as f64 * 100.0 / tried as f64
+        ));
     }
     notes.extend(
         backend_notes
@@ -552,4 +616,13 @@ pub fn fill_workload(base: &Workload, bs: u32, iodepth: u32) -> Workload {
     w.percentage_random = 100;
     w.align_bytes = bs.min(w.align_bytes.max(512));
     w
+}
+
+/// Job `j`'s share of a byte-bounded run of `total` bytes over `numjobs` jobs: whole
+/// blocks of the smallest size `min_bs`, the odd ones to the first jobs. What is left below
+/// one such block is not done at all (no I/O is cut to a size the workload does not use).
+fn job_budget(total: u64, min_bs: u64, numjobs: u32, j: u32) -> u64 {
+    let units = total / min_bs;
+    let n = numjobs as u64;
+    (units / n + u64::from((j as u64) < units % n)) * min_bs
 }

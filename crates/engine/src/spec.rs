@@ -168,9 +168,10 @@ pub enum DataPattern {
     Random,
     /// All zero bytes.
     Zero,
-    /// IOMeter's repeating bytes: the same block content in every write.
+    /// IOMeter's repeating bytes: each write one byte value throughout, a new value per
+    /// write ("first IO all A's, second all B's").
     Repeat,
-    /// Compressible by about N %: N % of each 4 KiB block is zeros, the rest random.
+    /// Compressible by about N %: N % of each 512-byte sector is zeros, the rest random.
     Compress(u8),
 }
 
@@ -282,6 +283,18 @@ pub struct Workload {
     /// `backend::uring`).
     #[serde(default)]
     pub iodepth_batch_submit: u32,
+    /// Buffered I/O: write back and drop the span's cached pages before the run (fio's
+    /// `invalidate`, on by default as there).
+    #[serde(default = "yes")]
+    pub invalidate: bool,
+    /// Wait, at the end, for the writes to reach the target (fsync); the wait counts in
+    /// the elapsed time (fio's `end_fsync`).
+    #[serde(default)]
+    pub end_fsync: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Workload {
@@ -334,6 +347,8 @@ pub struct WorkloadRequest {
     pub registerfiles: bool,
     /// 0: automatic.
     pub iodepth_batch_submit: u32,
+    pub invalidate: bool,
+    pub end_fsync: bool,
 }
 
 impl Default for WorkloadRequest {
@@ -363,6 +378,8 @@ impl Default for WorkloadRequest {
             fixedbufs: true,
             registerfiles: true,
             iodepth_batch_submit: 0,
+            invalidate: true,
+            end_fsync: false,
         }
     }
 }

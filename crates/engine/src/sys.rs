@@ -60,6 +60,40 @@ pub fn punch_hole(f: &File, offset: u64, len: u64) -> io::Result<()> {
     })
 }
 
+/// Write the dirty pages of `f` and drop its cached pages in `len` bytes at `offset` from
+/// the page cache (fio's `invalidate`), so that buffered I/O starts from the target.
+pub fn drop_cache(f: &File, offset: u64, len: u64) -> io::Result<()> {
+    f.sync_data()?;
+    // SAFETY: posix_fadvise takes plain integers; the fd is valid for the borrow of `f`.
+    let rc = unsafe {
+        libc::posix_fadvise(
+            f.as_raw_fd(),
+            offset as libc::off_t,
+            len as libc::off_t,
+            libc::POSIX_FADV_DONTNEED,
+        )
+    };
+    match rc {
+        0 => Ok(()),
+        e => Err(io::Error::from_raw_os_error(e)),
+    }
+}
+
+/// Tell the kernel how `f` is about to be read (fio's `fadvise_hint`): random access
+/// turns readahead off, so that a random 4 KiB read reads 4 KiB, not a window around it.
+pub fn advise_access(f: &File, random: bool) -> io::Result<()> {
+    let advice = if random {
+        libc::POSIX_FADV_RANDOM
+    } else {
+        libc::POSIX_FADV_SEQUENTIAL
+    };
+    // SAFETY: as for `drop_cache`.
+    match unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, advice) } {
+        0 => Ok(()),
+        e => Err(io::Error::from_raw_os_error(e)),
+    }
+}
+
 /// Reserve `len` bytes for a regular file.
 pub fn fallocate(f: &File, len: u64) -> io::Result<()> {
     // SAFETY: as for `punch_hole`.

@@ -18,12 +18,20 @@ use crate::session::Session;
 fn request(a: &IoArgs) -> WorkloadRequest {
     let mut r = WorkloadRequest::default();
     if let Some(s) = a.spec {
-        let write = matches!(a.rw, Some(RwMode::Write | RwMode::RandWrite));
-        r.rw = match (s.random, write) {
-            (true, false) => RwMode::RandRead,
-            (true, true) => RwMode::RandWrite,
-            (false, false) => RwMode::Read,
-            (false, true) => RwMode::Write,
+        // The spec says sequential or random; --rw only the direction (read, write or
+        // mixed), whether or not it is spelt with "rand".
+        let (read, write) = match a.rw {
+            None | Some(RwMode::Read | RwMode::RandRead) => (true, false),
+            Some(RwMode::Write | RwMode::RandWrite) => (false, true),
+            Some(RwMode::Rw | RwMode::RandRw) => (true, true),
+        };
+        r.rw = match (s.random, read, write) {
+            (true, true, true) => RwMode::RandRw,
+            (true, _, false) => RwMode::RandRead,
+            (true, false, true) => RwMode::RandWrite,
+            (false, true, true) => RwMode::Rw,
+            (false, _, false) => RwMode::Read,
+            (false, false, true) => RwMode::Write,
         };
         r.bs = vec![BsShare {
             bytes: s.bs,
@@ -32,11 +40,8 @@ fn request(a: &IoArgs) -> WorkloadRequest {
         // The engine follows from the depth (io_uring above Q1) unless --ioengine names one.
         r.iodepth = s.q;
         r.numjobs = s.t;
-    }
-    if let Some(rw) = a.rw {
-        if a.spec.is_none() || matches!(rw, RwMode::Rw | RwMode::RandRw) {
-            r.rw = rw;
-        }
+    } else if let Some(rw) = a.rw {
+        r.rw = rw;
     }
     if let Some(v) = a.rwmixread {
         r.rwmixread = v;
@@ -60,6 +65,12 @@ fn request(a: &IoArgs) -> WorkloadRequest {
         r.ioengine = a.ioengine;
     }
     r.direct = a.direct;
+    if let Some(v) = a.invalidate {
+        r.invalidate = v;
+    }
+    if let Some(v) = a.end_fsync {
+        r.end_fsync = v;
+    }
     if let Some(v) = a.offset {
         r.offset = v;
     }
