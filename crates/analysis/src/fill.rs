@@ -13,8 +13,10 @@ use serde::{Deserialize, Serialize};
 use crate::runs::runs_where;
 use crate::stats::{clean, clean_series, mean, median};
 
-/// The initial (cache) speed is the median of this many first seconds.
+/// The initial (cache) speed is taken from this many first seconds.
 pub const INITIAL_WINDOW_S: usize = 5;
+/// ... from those of them within this fraction of the fastest.
+pub const INITIAL_NEAR_FRACTION: f64 = 0.10;
 /// The cache has ended once the rate falls below (1 − 0.10) × the initial
 /// speed ...
 pub const CACHE_DROP_FRACTION: f64 = 0.10;
@@ -53,7 +55,8 @@ pub struct FillSummary {
     pub duration_s: usize,
     /// Bytes written by the end of the last second analysed.
     pub total_bytes: u64,
-    /// Initial (cache) speed: median of the first [`INITIAL_WINDOW_S`] seconds.
+    /// Initial (cache) speed: median of those of the first [`INITIAL_WINDOW_S`]
+    /// seconds that are within 10 % of the fastest of them.
     pub initial_mbps: Option<f64>,
     /// Rate below which the cache counts as exhausted: 0.9 × initial_mbps.
     pub cache_threshold_mbps: Option<f64>,
@@ -90,9 +93,10 @@ pub struct FillSummary {
 /// Analyses a sequential fill.
 ///
 /// Rules:
-/// - **Initial speed**: median of the first [`INITIAL_WINDOW_S`] (5) seconds,
-///   so a slow first second does not matter (caches that last under ~3 s are
-///   therefore not seen).
+/// - **Initial speed**: the median of those of the first [`INITIAL_WINDOW_S`] (5)
+///   seconds within 10 % of the fastest of them: a slow first second does not
+///   matter, and a cache that lasts only a second or two still sets it (a plain
+///   median of the five took the second in which such a cache ran out).
 /// - **Cache end**: call a second slow when its rate is below the threshold
 ///   0.9 × initial speed. The first sustained drop is the first second
 ///   s₀ ≥ 1 that is slow and where the median of seconds s₀ .. s₀ + 59
@@ -132,7 +136,14 @@ pub fn analyze_fill(
     let cum = &cum_bytes_written[..n];
     let before = |s: usize| if s == 0 { 0 } else { cum[s - 1] };
 
-    let initial = median(&v[..n.min(INITIAL_WINDOW_S)]);
+    let first = &v[..n.min(INITIAL_WINDOW_S)];
+    let fastest = first.iter().copied().fold(0.0, f64::max);
+    let near: Vec<f64> = first
+        .iter()
+        .copied()
+        .filter(|&x| x >= (1.0 - INITIAL_NEAR_FRACTION) * fastest)
+        .collect();
+    let initial = median(&near);
     let threshold = initial.map(|i| i * (1.0 - CACHE_DROP_FRACTION));
     let edge = threshold.and_then(|thr| find_cache_end(&v, thr));
     let cache_end = edge.map(|e| e.end_s);
@@ -450,6 +461,24 @@ mod tests {
         assert!((r.drop_reference_mbps.unwrap() / 1500.0 - 1.0).abs() < 0.02);
         let found: Vec<(usize, usize)> = r.drops.iter().map(|e| (e.start_s, e.len_s)).collect();
         assert_eq!(found, f.dips);
+    }
+
+    #[test]
+    fn a_cache_of_two_seconds_sets_the_initial_speed() {
+        // The review's simulated NVMe drive: the cache ran out in the third second.
+        let mut mbps = vec![5242.9, 5243.0, 3754.2];
+        mbps.extend(vec![1310.7; 200]);
+        let cum = cum_of(&mbps);
+        let r = analyze_fill(&mbps, &cum, 0.5);
+        assert!((r.initial_mbps.unwrap() - 5242.95).abs() < 0.01, "{r:?}");
+        assert_eq!(r.cache_end_s, Some(2));
+        let c = r.cache_bytes.unwrap() as f64 / 1e6;
+        assert!(c > 2.0 * 5242.0 && c < 3.0 * 5243.0, "{c} MB");
+        // A slow first second is still left out.
+        let mut mbps = vec![900.0];
+        mbps.extend(vec![1800.0; 100]);
+        let r = analyze_fill(&mbps, &cum_of(&mbps), 0.5);
+        assert_eq!(r.initial_mbps, Some(1800.0));
     }
 
     #[test]

@@ -432,17 +432,26 @@ impl CdmSpec {
 
     /// The label as CrystalDiskMark prints it.
     pub fn label(&self) -> String {
-        let size = if self.bs.is_multiple_of(1 << 20) {
-            format!("{}M", self.bs >> 20)
-        } else {
-            format!("{}K", self.bs >> 10)
-        };
+        let size = block_size_label(self.bs);
         format!(
             "{}{size} Q{}T{}",
             if self.random { "RND" } else { "SEQ" },
             self.q,
             self.t
         )
+    }
+}
+
+/// A block size as CrystalDiskMark and the reviews write it: 512B, 4K, 1.5K, 128K, 1M.
+pub fn block_size_label(bytes: u32) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{}M", bytes >> 20)
+    } else if bytes >= 1024 && bytes.is_multiple_of(1024) {
+        format!("{}K", bytes >> 10)
+    } else if bytes >= 1024 {
+        format!("{:.1}K", bytes as f64 / 1024.0)
+    } else {
+        format!("{bytes}B")
     }
 }
 

@@ -128,6 +128,12 @@ pub enum Dash {
     Dashed,
     /// Dots.
     Dotted,
+    /// Dashes and dots alternating.
+    DashDot,
+    /// Very long dashes.
+    LongDash,
+    /// A dash and two dots.
+    DashDotDot,
 }
 
 /// One data series belonging to a group (a drive).

@@ -202,6 +202,55 @@ fn one_drive_gets_no_prefixes_and_two_runs_of_one_suite_stay_apart() {
 }
 
 #[test]
+fn unfinished_runs_and_unlike_settings_head_their_section() {
+    let (dir, _, _) = common::bundles::all_bundles()
+        .iter()
+        .find(|(_, s, d)| s == "quick" && d.contains("nvme"))
+        .unwrap();
+    let done = open_bundle(dir).unwrap();
+    let mut cut = done.clone();
+    cut.status = drivelab_suites::bundle::BundleStatus::Interrupted;
+    cut.summary = None;
+    let kept = 2;
+    cut.steps.truncate(kept);
+    let mut other = done.clone();
+    other.config_hash = "0".repeat(64);
+    other.knobs["runs"] = serde_json::json!(9);
+    let runs = vec![
+        DriveRun::new(Some("A".into()), done),
+        DriveRun::new(Some("B".into()), cut),
+        DriveRun::new(Some("C".into()), other),
+    ];
+    let r = bundle_report(&runs);
+    let quick = r
+        .sections
+        .iter()
+        .find(|s| s.title.contains("Quick"))
+        .unwrap();
+    let warnings: Vec<&String> = quick
+        .blocks
+        .iter()
+        .take_while(|b| matches!(b, Block::Warning(_)))
+        .map(|b| match b {
+            Block::Warning(t) => t,
+            _ => unreachable!(),
+        })
+        .collect();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with("B: this run did not finish (it was interrupted)")
+            && warnings[0].contains(&format!("{kept} of its")),
+        "{}",
+        warnings[0]
+    );
+    assert!(
+        warnings[1].contains("C (runs ") && warnings[1].contains("→ 9"),
+        "{}",
+        warnings[1]
+    );
+}
+
+#[test]
 fn a_directory_without_a_bundle_is_named() {
     let d = tempfile::tempdir().unwrap();
     let e = open_bundle(d.path()).unwrap_err();

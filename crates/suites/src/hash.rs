@@ -1,6 +1,9 @@
 //! The config hash of a suite run: sha256 of the canonical JSON of the suite name, its
-//! resolved knobs and every planned step's workload without its random seed. Two runs
-//! with equal hashes ran the same steps with the same settings, so their numbers compare.
+//! resolved knobs and every planned step's workload without its random seed and without
+//! its byte spans. Two runs with equal hashes ran the same steps with the same settings,
+//! so their numbers compare. The spans (`offset_bytes`, `size_bytes`, `io_size_bytes`)
+//! follow from the knobs and the target's capacity: a whole-drive test of a 1 TB and a
+//! 2 TB drive is the same test, and the knobs still tell a 10 GB span from a whole drive.
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -52,6 +55,9 @@ pub fn sha256_hex(text: &str) -> String {
         .collect()
 }
 
+/// Workload fields the hash leaves out (see the module doc).
+pub const SPAN_AND_SEED: [&str; 4] = ["randseed", "offset_bytes", "size_bytes", "io_size_bytes"];
+
 /// The config hash of a plan (see the module doc).
 pub fn config_hash(suite: &str, knobs: &Value, plan: &[PlannedStep]) -> String {
     let steps: Vec<Value> = plan
@@ -59,7 +65,9 @@ pub fn config_hash(suite: &str, knobs: &Value, plan: &[PlannedStep]) -> String {
         .map(|s| {
             let mut w = serde_json::to_value(&s.workload).unwrap_or(Value::Null);
             if let Value::Object(m) = &mut w {
-                m.remove("randseed");
+                for k in SPAN_AND_SEED {
+                    m.remove(k);
+                }
             }
             serde_json::json!({ "id": s.id, "workload": w })
         })

@@ -355,6 +355,23 @@ pub fn check_resume(doc: &RunDoc, plan: &[PlannedStep], target: &Target) -> Resu
                 .into(),
         );
     }
+    // The hash leaves the spans out (they follow from the target's capacity); a resumed
+    // step must cover the same bytes as the steps already done.
+    let without_seed = |w: &drivelab_engine::spec::Workload| {
+        let mut v = serde_json::to_value(w).unwrap_or(serde_json::Value::Null);
+        if let serde_json::Value::Object(m) = &mut v {
+            m.remove("randseed");
+        }
+        v
+    };
+    for (s, p) in doc.steps.iter().zip(plan) {
+        if s.run.is_some() && without_seed(&s.config) != without_seed(&p.workload) {
+            return Err(format!(
+                "--resume: step {} would cover other bytes on this target than it did (span {} at {} now, {} at {} then)",
+                s.name, p.workload.size_bytes, p.workload.offset_bytes, s.config.size_bytes, s.config.offset_bytes
+            ));
+        }
+    }
     Ok(())
 }
 

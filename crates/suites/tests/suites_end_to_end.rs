@@ -476,6 +476,17 @@ fn same_settings_share_a_config_hash_and_seeds_do_not_matter() {
     let mut q2 = q.clone();
     q2.runtime_ns *= 2;
     assert_ne!(h(&p1), h(&q2.plan(&a.info).unwrap()));
+    // A whole-drive test on a drive twice the size is the same test: its numbers compare.
+    let c = consistency::Consistency::new(false);
+    let hc = |spec: &str| {
+        let t = sim(spec);
+        let p = c.plan(&t.info).unwrap();
+        drivelab_suites::hash::config_hash("consistency", &c.knobs(), &p)
+    };
+    assert_eq!(
+        hc("sim:nvme-tlc,capacity=4G"),
+        hc("sim:sata-mlc,capacity=8G")
+    );
 }
 
 #[test]

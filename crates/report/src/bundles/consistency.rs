@@ -30,12 +30,14 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             Some(Drive { e, a })
         })
         .collect();
-    let mut s = Section::new("Consistency (4K random writes after preconditioning)").text(
-        "Completed 4K random writes each second at QD32 over the whole span, after a \
-         sequential fill. Scored on the last seconds (the shaded window): average IOPS and \
-         average ÷ standard deviation (higher is steadier). Ticks along the bottom mark \
-         seconds in which no I/O completed.",
-    );
+    let what =
+        super::workloads_of(entries, is_round).unwrap_or_else(|| "4K random writes, QD32".into());
+    let mut s = Section::new("Consistency (random writes after preconditioning)").text(format!(
+        "Completed I/Os each second ({what}), after a sequential fill. Scored on the last \
+         seconds (the shaded window): average IOPS and average ÷ standard deviation \
+         (higher is steadier). Ticks along the bottom mark seconds in which no I/O \
+         completed."
+    ));
     if drives.is_empty() {
         return s.text("No consistency analysis could be read from these bundles.");
     }
@@ -46,14 +48,14 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         time(),
         Axis::log10("Throughput", "IOPS"),
     )
-    .subtitle("1 point per second");
+    .subtitle(format!("1 point per second · {what}"));
     let mut lin = Chart::new(
         "consistency-linear",
         "Consistency: IOPS each second (linear scale)",
         time(),
         Axis::linear("Throughput", "IOPS"),
     )
-    .subtitle("1 point per second");
+    .subtitle(format!("1 point per second · {what}"));
     // The zoom: from a little before the earliest window to the longest series.
     let start = drives
         .iter()
@@ -80,12 +82,28 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         Axis::log10("Latency", "µs"),
     )
     .subtitle("band from the median to the p99 of each second; line: p99");
-    let max_iops = drives
+    // Bins over the scoring windows' own range, not the whole test's: the fresh drive's
+    // burst would otherwise make bins so wide that a window fills one or two of them.
+    let in_window = |d: &Drive| {
+        let sc = &d.a.scores;
+        let w: Vec<f64> =
+            d.a.iops_per_s
+                .iter()
+                .copied()
+                .skip(sc.window_start_s)
+                .take(sc.window_len_s)
+                .collect();
+        w
+    };
+    let (lo, hi) = drives
         .iter()
-        .flat_map(|d| d.a.iops_per_s.iter().copied())
-        .fold(0.0f64, f64::max)
-        .max(1.0);
-    let bin_w = nice_bin(max_iops / BINS as f64);
+        .flat_map(in_window)
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    let lo = if lo.is_finite() { lo } else { 0.0 };
+    let bin_w = nice_bin((hi - lo) / BINS as f64);
+    let bin_from = (lo / bin_w).floor() * bin_w;
     let mut hist = Chart::new(
         "consistency-histogram",
         "Consistency: distribution of per-second IOPS in the scoring window",
@@ -107,17 +125,17 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             Column::number("Minimum", "IOPS"),
             Column::number("p1", "IOPS"),
             Column::number("p99", "IOPS"),
-            Column::number("Zero-IOPS seconds", "s"),
+            Column::number("Zero-IOPS seconds in the window", "s"),
+            Column::number("Zero-IOPS seconds, whole test", "s"),
             Column::number("Burst ends", "s"),
             Column::text("Performance levels (IOPS)"),
             Column::text("PTS steady state"),
         ],
         rows: Vec::new(),
     };
-    let same_window = drives
-        .iter()
-        .all(|d| d.a.scores.window_start_s == drives[0].a.scores.window_start_s);
-    for d in &drives {
+    let window = |d: &Drive| (d.a.scores.window_start_s, d.a.scores.window_len_s);
+    let same_window = drives.iter().all(|d| window(d) == window(&drives[0]));
+    for (idx, d) in drives.iter().enumerate() {
         let name = d.e.label;
         let g = Some(name.to_string());
         let sc = &d.a.scores;
@@ -156,12 +174,26 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             }
         }
         let (w0, w1) = (sc.window_start_s, sc.window_start_s + sc.window_len_s);
-        zoom.marks.push(Mark::XRange {
-            x0: w0 as f64,
-            x1: w1 as f64,
-            label: None,
-            group: if same_window { None } else { g.clone() },
-        });
+        if same_window {
+            if idx == 0 {
+                zoom.marks.push(Mark::XRange {
+                    x0: w0 as f64,
+                    x1: w1 as f64,
+                    label: None,
+                    group: None,
+                });
+            }
+        } else {
+            // One shaded range per drive would stack into grey: the window's start and
+            // end as lines of the drive's own, toggled with it.
+            for x in [w0, w1] {
+                zoom.marks.push(Mark::VLine {
+                    x: x as f64,
+                    label: None,
+                    group: g.clone(),
+                });
+            }
+        }
         if let (Some(avg), 1) = (sc.avg_iops, drives.len()) {
             zoom.marks.push(Mark::HLine {
                 y: avg,
@@ -198,16 +230,16 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             band.series
                 .push(Series::line(format!("{name} p99"), name, p99).dashed(Dash::Solid));
         }
-        let mut counts = vec![0.0; BINS + 1];
-        for &v in d.a.iops_per_s.iter().skip(w0).take(w1 - w0) {
-            let b = ((v / bin_w) as usize).min(BINS);
+        let mut counts = vec![0.0; BINS + 2];
+        for v in in_window(d) {
+            let b = (((v - bin_from) / bin_w) as usize).min(BINS + 1);
             counts[b] += 1.0;
         }
         let bars: Vec<(f64, f64)> = counts
             .iter()
             .enumerate()
             .filter(|(_, &c)| c > 0.0)
-            .map(|(b, &c)| ((b as f64 + 0.5) * bin_w, c))
+            .map(|(b, &c)| (bin_from + (b as f64 + 0.5) * bin_w, c))
             .collect();
         if !bars.is_empty() {
             hist.series
@@ -233,6 +265,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
                 cell(sc.min_iops, 0),
                 cell(sc.p1_iops, 0),
                 cell(sc.p99_iops, 0),
+                sc.zero_seconds.to_string(),
                 sc.series_zero_seconds.to_string(),
                 d.a.burst
                     .as_ref()
@@ -260,7 +293,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             drives[0].a.scores.window_len_s
         )
     } else {
-        "shaded: each drive's scoring window".to_string()
+        "dashed lines in each drive's colour: its scoring window's start and end".to_string()
     });
     hist.subtitle = Some(format!("bins of {} IOPS", fmt_number(bin_w, 0)));
     log = log

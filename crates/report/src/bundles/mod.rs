@@ -17,7 +17,7 @@ mod seqfill;
 use std::path::Path;
 
 use drivelab_engine::result::Histograms;
-use drivelab_suites::bundle::{RunDoc, StepRecord, StepStatus, Summary};
+use drivelab_suites::bundle::{BundleStatus, RunDoc, StepRecord, StepStatus, Summary};
 use drivelab_suites::bundle::{BUNDLE_SCHEMA_VERSION, RUN_JSON};
 
 use crate::html::{Column, Report, Row, Section, Table};
@@ -170,6 +170,56 @@ pub(crate) fn curve(
     }
 }
 
+fn fmt_short(v: f64) -> String {
+    if v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// What a step did, in the words of a chart subtitle: "4K random writes, QD32, 8.6 GB
+/// span" (a bssplit reads "mixed-size"; a mix "random I/O (70 % reads)").
+pub(crate) fn workload_phrase(w: &drivelab_engine::spec::Workload) -> String {
+    let bs = match w.bs.as_slice() {
+        [one] => drivelab_engine::spec::block_size_label(one.bytes),
+        _ => "mixed-size".to_string(),
+    };
+    let kind = if w.rw.is_random() {
+        "random"
+    } else {
+        "sequential"
+    };
+    let what = match w.read_percent() {
+        100 => format!("{bs} {kind} reads"),
+        0 => format!("{bs} {kind} writes"),
+        p => format!("{bs} {kind} I/O ({p} % reads)"),
+    };
+    format!(
+        "{what}, QD{}, {} GB span",
+        w.queue_depth(),
+        fmt_short((w.size_bytes as f64 / 1e8).round() / 10.0)
+    )
+}
+
+/// The workload phrase of the first step satisfying `pred` in each entry, joined when
+/// they differ ("…; …"), or None without such a step.
+pub(crate) fn workloads_of(
+    entries: &[Entry],
+    pred: impl Fn(&StepRecord) -> bool + Copy,
+) -> Option<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for e in entries {
+        if let Some(st) = e.doc.steps.iter().find(|s| pred(s)) {
+            let p = workload_phrase(&st.config);
+            if !seen.contains(&p) {
+                seen.push(p);
+            }
+        }
+    }
+    (!seen.is_empty()).then(|| seen.join("; "))
+}
+
 /// A number for a table cell ("–" when missing).
 pub(crate) fn cell(v: Option<f64>, decimals: usize) -> String {
     crate::html::fmt_number(v.unwrap_or(f64::NAN), decimals)
@@ -220,9 +270,84 @@ pub fn bundle_report(runs: &[DriveRun]) -> Report {
             "iometer" => iometer::section(&entries),
             _ => mixed::section(&entries),
         };
-        report = report.section(section);
+        report = report.section(section.warnings_first(caveats(&entries)));
     }
     report
+}
+
+/// What a reader of a suite's section must know first: runs that did not finish (their
+/// numbers cover only the steps done), and runs made with other settings than the first
+/// (the same test `drivelab compare` refuses without `--force`).
+fn caveats(entries: &[Entry]) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in entries {
+        let d = e.doc;
+        let why = match d.status {
+            BundleStatus::Complete => continue,
+            BundleStatus::Interrupted => "it was interrupted".to_string(),
+            BundleStatus::Running => "it is still running, or was killed".to_string(),
+            BundleStatus::Failed => {
+                let reason = d
+                    .steps
+                    .iter()
+                    .filter_map(|s| s.run.as_ref().and_then(|r| r.failure.clone()))
+                    .next_back();
+                match reason {
+                    Some(r) => format!("it failed: {r}"),
+                    None => "it failed".to_string(),
+                }
+            }
+        };
+        let done = d
+            .steps
+            .iter()
+            .filter(|s| s.status == StepStatus::Complete)
+            .count();
+        out.push(format!(
+            "{}: this run did not finish ({why}). {done} of its {} steps were completed, and its charts and numbers cover only those.",
+            e.label, d.planned_steps
+        ));
+    }
+    if let Some((first, rest)) = entries.split_first() {
+        let unlike: Vec<String> = rest
+            .iter()
+            .filter(|e| e.doc.config_hash != first.doc.config_hash)
+            .map(|e| {
+                let diff = knob_differences(&first.doc.knobs, &e.doc.knobs);
+                if diff.is_empty() {
+                    e.label.to_string()
+                } else {
+                    format!("{} ({diff})", e.label)
+                }
+            })
+            .collect();
+        if !unlike.is_empty() {
+            out.push(format!(
+                "Not the same test: {} ran with other settings than {}, so their numbers do not compare like for like.",
+                unlike.join("; "),
+                first.label
+            ));
+        }
+    }
+    out
+}
+
+/// The suite options in which `b` differs from `a`, as "name a → b".
+fn knob_differences(a: &serde_json::Value, b: &serde_json::Value) -> String {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+        return String::new();
+    };
+    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(|k| {
+            let v = |x: Option<&serde_json::Value>| x.map_or("–".to_string(), |v| v.to_string());
+            format!("{k} {} → {}", v(a.get(k)), v(b.get(k)))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn runs_section(runs: &[DriveRun]) -> Section {

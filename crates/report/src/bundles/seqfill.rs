@@ -9,6 +9,9 @@ use super::{cell, curve, Entry};
 use crate::html::{Column, Row, Section, Table};
 use crate::model::{Axis, Chart, Dash, Mark};
 
+/// Drop episodes labelled one by one up to this many per drive.
+const MAX_DROP_LABELS: usize = 6;
+
 fn is_fill(st: &drivelab_suites::StepRecord) -> bool {
     st.id == "seqfill"
 }
@@ -40,17 +43,20 @@ fn temperature(e: &Entry, a: &SeqFillAnalysis) -> Vec<(f64, f64)> {
 }
 
 pub(crate) fn section(entries: &[Entry]) -> Section {
-    let mut s = Section::new("Sequential fill").text(
-        "128K sequential writes at QD32 over most of the span, the write rate recorded \
-         each second against the data written so far. The ring marks where the write \
-         cache ran out; shaded ranges are drops below the drop threshold.",
-    );
+    let what =
+        super::workloads_of(entries, is_fill).unwrap_or_else(|| "128K sequential writes".into());
+    let mut s = Section::new("Sequential fill").text(format!(
+        "Sequential writes ({what}) over most of the span, the write rate recorded each \
+         second against the data written so far. The ring marks where the write cache ran \
+         out; shaded ranges are drops below the drop threshold."
+    ));
     let mut c = Chart::new(
         "seqfill",
         "Sequential fill: write throughput vs data written",
         Axis::linear("Data written", "GB"),
         Axis::linear("Write throughput", "MB/s"),
-    );
+    )
+    .subtitle(what.clone());
     let mut exc = exceedance::chart(
         "seqfill-exceedance".into(),
         "Sequential fill: write latency exceedance".into(),
@@ -73,6 +79,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         rows: Vec::new(),
     };
     let mut any_temp = false;
+    let mut drop_lines: Vec<String> = Vec::new();
     for e in entries {
         let Ok(a) = serde_json::from_value::<SeqFillAnalysis>(e.summary.analysis.clone()) else {
             continue;
@@ -100,14 +107,24 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
                 on_y2: false,
             });
         }
+        // A few drops are labelled one by one; many would pile their labels into one
+        // unreadable line, so they are counted in the subtitle instead.
+        let label_each = f.drops.len() <= MAX_DROP_LABELS;
         for ep in &f.drops {
             let end = (ep.start_s + ep.len_s).saturating_sub(1);
             c.marks.push(Mark::XRange {
                 x0: ep.at_bytes as f64 / 1e9,
                 x1: gb(end).max(ep.at_bytes as f64 / 1e9),
-                label: Some(format!("drop {} s", ep.len_s)),
+                label: label_each.then(|| format!("drop {} s", ep.len_s)),
                 group: g.clone(),
             });
+        }
+        if !label_each {
+            drop_lines.push(format!(
+                "{name}: {} drops, the longest {} s",
+                f.drops.len(),
+                f.drop_longest_s
+            ));
         }
         let temp = temperature(e, &a);
         if !temp.is_empty() {
@@ -128,7 +145,8 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
                 name.to_string(),
                 cell(Some(f.total_bytes as f64 / 1e9), 2),
                 cell(Some(a.elapsed_s), if a.elapsed_s < 10.0 { 2 } else { 0 }),
-                cell(f.initial_mbps, 1),
+                // The cache's own level where its end was found, else the start's.
+                cell(f.cache_mbps.or(f.initial_mbps), 1),
                 cell(f.cache_bytes.map(|b| b as f64 / 1e9), 2),
                 cell(f.post_cache_avg_mbps, 1),
                 cell(f.overall_avg_mbps, 1),
@@ -139,10 +157,13 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             ],
         });
     }
+    if !drop_lines.is_empty() {
+        c = c.note(format!("Shaded: {}.", drop_lines.join("; ")));
+    }
     if any_temp {
         c = c
             .with_y2(Axis::linear("Temperature", "°C").tight())
-            .subtitle("temperature dotted, right axis");
+            .subtitle(format!("{what} · temperature dotted, right axis"));
     } else {
         c = c.note("No temperature sensor was readable: no temperature overlay.");
     }

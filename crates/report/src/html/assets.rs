@@ -23,6 +23,7 @@ body{margin:0 auto;max-width:1100px;padding:24px 28px 48px;font-family:'DejaVu S
 h1{font-size:1.65em;margin:0 0 .4em}
 h2{font-size:1.25em;margin:1.8em 0 .6em;padding-bottom:.25em;border-bottom:2px solid var(--line)}
 p{max-width:75ch}
+.dl-warn{border-left:4px solid #d55e00;background:#fdf0e8;padding:.5em .8em}
 .dl-meta{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1.2em;margin:0 0 1em;font-size:.9em;color:var(--muted)}
 .dl-meta dt{font-weight:bold}.dl-meta dd{margin:0}
 .dl-toggles{position:sticky;top:0;z-index:2;display:flex;flex-wrap:wrap;gap:6px;align-items:center;padding:8px 0;background:var(--bg);border-bottom:1px solid var(--line)}

@@ -22,6 +22,9 @@ pub use tables::{fmt_number, Column, Row, Table, Tile, TileRow, TileTable};
 pub enum Block {
     /// A paragraph of plain text.
     Text(String),
+    /// A caveat the reader must not miss (an unfinished run, unlike settings), shown
+    /// boxed.
+    Warning(String),
     /// A chart, inlined as SVG (boxed: charts are much larger than the other blocks).
     Chart(Box<Chart>),
     /// A data table.
@@ -51,6 +54,13 @@ impl Section {
     /// Adds a paragraph.
     pub fn text(mut self, text: impl Into<String>) -> Self {
         self.blocks.push(Block::Text(text.into()));
+        self
+    }
+
+    /// Puts caveats at the top of the section, in order, before everything else.
+    pub fn warnings_first(mut self, texts: Vec<String>) -> Self {
+        self.blocks
+            .splice(0..0, texts.into_iter().map(Block::Warning));
         self
     }
 
@@ -145,7 +155,7 @@ impl Report {
                         }
                     }
                 }
-                Block::Text(_) => {}
+                Block::Text(_) | Block::Warning(_) => {}
             }
         }
         p
@@ -198,6 +208,9 @@ impl Report {
                 match b {
                     Block::Text(t) => {
                         let _ = write!(out, "<p>{}</p>", escape(t));
+                    }
+                    Block::Warning(t) => {
+                        let _ = write!(out, r#"<p class="dl-warn">⚠ {}</p>"#, escape(t));
                     }
                     Block::Chart(c) => {
                         let _ = write!(out, r#"<figure class="dl-figure" id="fig-{}">"#, c.id);

@@ -106,7 +106,7 @@ pub fn fmt_number(v: f64, decimals: usize) -> String {
     let n = int.len();
     for (i, c) in int.chars().enumerate() {
         if i > 0 && (n - i) % 3 == 0 {
-            out.push('\u{2009}');
+            out.push('\u{202F}'); // narrow no-break space: a number never splits
         }
         out.push(c);
     }
@@ -203,9 +203,9 @@ mod tests {
 
     #[test]
     fn numbers_get_separators() {
-        assert_eq!(fmt_number(1234567.0, 0), "1\u{2009}234\u{2009}567");
+        assert_eq!(fmt_number(1234567.0, 0), "1\u{202F}234\u{202F}567");
         assert_eq!(fmt_number(999.456, 2), "999.46");
-        assert_eq!(fmt_number(-1234.5, 1), "-1\u{2009}234.5");
+        assert_eq!(fmt_number(-1234.5, 1), "-1\u{202F}234.5");
         assert_eq!(fmt_number(f64::NAN, 1), "–");
     }
 }

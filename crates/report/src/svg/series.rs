@@ -10,7 +10,19 @@ use crate::palette::{GroupPalette, Shape};
 use super::layout::Layout;
 use super::text::{escape, push_num};
 
-/// Dash of line series `idx`: its own, else solid/dashed/dotted by order within its group.
+/// Dash patterns in the order a group's lines take them: six, so that the six access
+/// specs of an IOMeter run on one drive stay apart.
+const DASHES: [Dash; 6] = [
+    Dash::Solid,
+    Dash::Dashed,
+    Dash::Dotted,
+    Dash::DashDot,
+    Dash::LongDash,
+    Dash::DashDotDot,
+];
+
+/// Dash of line series `idx`: its own, else the next of [`DASHES`] by order within its
+/// group.
 pub fn effective_dash(chart: &Chart, idx: usize) -> Dash {
     let s = &chart.series[idx];
     if let Some(d) = s.dash {
@@ -20,11 +32,7 @@ pub fn effective_dash(chart: &Chart, idx: usize) -> Dash {
         .iter()
         .filter(|o| o.group == s.group && o.kind == SeriesKind::Line)
         .count();
-    match before % 3 {
-        0 => Dash::Solid,
-        1 => Dash::Dashed,
-        _ => Dash::Dotted,
-    }
+    DASHES[before % DASHES.len()]
 }
 
 /// SVG attributes for a dash pattern.
@@ -33,6 +41,9 @@ pub fn dash_attr(d: Dash) -> &'static str {
         Dash::Solid => "",
         Dash::Dashed => r#" stroke-dasharray="7 4""#,
         Dash::Dotted => r#" stroke-dasharray="1.5 3" stroke-linecap="round""#,
+        Dash::DashDot => r#" stroke-dasharray="8 3 1.5 3""#,
+        Dash::LongDash => r#" stroke-dasharray="16 4""#,
+        Dash::DashDotDot => r#" stroke-dasharray="8 3 1.5 3 1.5 3""#,
     }
 }
 
