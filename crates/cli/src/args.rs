@@ -100,7 +100,7 @@ pub struct TargetArgs {
 pub struct IoArgs {
     #[command(flatten)]
     pub target: TargetArgs,
-    /// I/O pattern.
+    /// I/O pattern [default: randread; fio's is read].
     #[arg(long, value_name = "read|write|randread|randwrite|rw|randrw", value_parser = RwMode::parse, allow_hyphen_values = true)]
     pub rw: Option<RwMode>,
     /// Share of reads in mixed modes, percent [default: 50].

@@ -28,13 +28,7 @@ fn main() {
                 DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
                 _ => {
                     // One line naming the option and the accepted form.
-                    let text = e.to_string();
-                    let line = text
-                        .lines()
-                        .find(|l| !l.trim().is_empty())
-                        .unwrap_or("invalid arguments")
-                        .trim_start_matches("error: ");
-                    eprintln!("drivelab: {line}");
+                    eprintln!("drivelab: {}", one_line(&e.to_string()));
                     std::process::exit(2);
                 }
             }
@@ -48,4 +42,24 @@ fn main() {
         }
     };
     std::process::exit(code);
+}
+
+/// clap's message in one line: the error, the names it lists on the lines under it
+/// (missing arguments, possible values) and its tip, without the usage block.
+fn one_line(text: &str) -> String {
+    let mut lines = text
+        .lines()
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"));
+    let mut out = lines
+        .by_ref()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("invalid arguments")
+        .trim_start_matches("error: ")
+        .trim_end()
+        .to_string();
+    for l in lines.map(str::trim).filter(|l| !l.is_empty()) {
+        out.push_str(if out.ends_with(':') { " " } else { "; " });
+        out.push_str(l);
+    }
+    out
 }

@@ -11,7 +11,6 @@ use drivelab_suites::{consistency, iometer, mixed, peak, quick, seqfill, Suite};
 use crate::args::{bs, duration, pct, positive, TargetArgs};
 
 #[derive(Args, Debug)]
-#[command(args_conflicts_with_subcommands = true)]
 pub struct RunArgs {
     /// Continue the suite saved in this bundle directory from its next unfinished step.
     #[arg(long, value_name = "BUNDLE")]

@@ -48,6 +48,8 @@ fn bad_inputs_are_one_line_exit_2_nothing_written() {
         "--random_distribution",
     );
     bad(&["io", "--ioengine", "sync", "--iodepth", "8"], "--iodepth");
+    bad(&["io", "null", "--ioengine", "io_uring"], "--ioengine");
+    bad(&["io", "sim:nvme-tlc", "--ioengine", "sync"], "--ioengine");
     bad(&["io", "--log-interval", "1ms", "null"], "--log-interval");
     bad(&["io", "--bogus"], "--bogus");
     // Limits: buffers beyond the memory there is, threads, the deepest ring, 1G blocks.
@@ -239,4 +241,32 @@ fn results_are_never_written_over_the_target_or_a_device() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("is a block device"), "{}", stderr(&o));
     assert!(std::fs::read(&lo.dev).unwrap().iter().all(|&b| b == 0));
+}
+
+#[test]
+fn a_full_or_closed_stdout_is_a_failure_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("none.sqlite");
+    for args in [
+        vec!["io", "null", "--runtime", "0.05"],
+        vec!["db", "list", "--db", db.to_str().unwrap()],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_drivelab"))
+            .args(&args)
+            .current_dir(dir.path())
+            .stdout(full)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(
+            err.contains("cannot write to standard output"),
+            "{args:?}: {err}"
+        );
+    }
 }

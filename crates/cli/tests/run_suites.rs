@@ -58,7 +58,12 @@ fn check_bundle(dir: &Path, suite: &str) -> Value {
     for m in metrics {
         assert!(m["name"].is_string() && m["value"].is_f64() && m["unit"].is_string());
     }
-    assert!(dir.join("summary.txt").exists());
+    // summary.txt holds what the terminal showed: the target first, the caveats last.
+    let summary = std::fs::read_to_string(dir.join("summary.txt")).unwrap();
+    assert!(summary.starts_with("target: "), "{summary}");
+    for n in doc["notes"].as_array().unwrap() {
+        assert!(summary.contains(n.as_str().unwrap()), "{summary}");
+    }
     doc
 }
 
@@ -94,6 +99,13 @@ fn quick_prints_the_four_row_table() {
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     let lines: Vec<&str> = out.lines().collect();
+    // What was measured comes first.
+    assert_eq!(
+        lines[0],
+        "target: sim:nvme-tlc,capacity=4G (simulated, 4 GiB)",
+        "{out}"
+    );
+    let lines = &lines[1..];
     assert!(lines[0].contains("best of 2 runs shown"), "{out}");
     assert!(lines[1].contains("Read MB/s") && lines[1].contains("Write MB/s"));
     for (i, t) in ["SEQ1M Q8T1", "SEQ1M Q1T1", "RND4K Q32T1", "RND4K Q1T1"]

@@ -480,6 +480,12 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     if is_model {
         notes.push("A simulated device was measured; all times are virtual.".into());
     }
+    if w.ioengine == IoEngine::Null && info.kind != TargetKind::Null {
+        notes.push(format!(
+            "--ioengine null: no I/O reached {}; the figures are drivelab's own cost per I/O, not the target's.",
+            info.path
+        ));
+    }
     if measured_ns == 0 {
         notes.push("The run ended within the ramp (--ramp_time): nothing was measured.".into());
     }

@@ -218,11 +218,13 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
             sides.len()
         );
         eprintln!("{warn}");
-        println!("!!! {warn}");
+        crate::output::stdout::say_line(&format!("!!! {warn}"))?;
     }
-    print!("{}", table(&sides));
+    crate::output::stdout::say(&table(&sides))?;
     if !differ.is_empty() {
-        println!("!!! configurations differ: see the rows marked CONFIG DIFFERS above");
+        crate::output::stdout::say_line(
+            "!!! configurations differ: see the rows marked CONFIG DIFFERS above",
+        )?;
     }
     Ok(0)
 }

@@ -1,7 +1,6 @@
 //! `drivelab db list | show ID | export [-o FILE] | import FILE | record BUNDLE`: the
 //! results database (SQLite by default, `--db PATH` or `--db postgres://…`).
 
-use std::io::Write as _;
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
@@ -152,12 +151,12 @@ fn clip(s: &str, n: usize) -> String {
 fn list(db: Option<&str>, a: ListArgs) -> Result<i32, Fail> {
     let Some(mut store) = open_existing_store(db)? else {
         if a.json {
-            println!("[]");
+            crate::output::stdout::say_line("[]")?;
         } else {
-            println!(
+            crate::output::stdout::say_line(&format!(
                 "no runs recorded (no database at {} yet)",
                 location_shown(db)
-            );
+            ))?;
         }
         return Ok(0);
     };
@@ -170,14 +169,13 @@ fn list(db: Option<&str>, a: ListArgs) -> Result<i32, Fail> {
         })
         .map_err(store_fail)?;
     if a.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&runs).map_err(|e| Fail::failed(e.to_string()))?
-        );
+        crate::output::stdout::say_line(
+            &serde_json::to_string_pretty(&runs).map_err(|e| Fail::failed(e.to_string()))?,
+        )?;
     } else if runs.is_empty() {
-        println!("no runs recorded in {}", store.location());
+        crate::output::stdout::say_line(&format!("no runs recorded in {}", store.location()))?;
     } else {
-        print!("{}", list_table(&runs));
+        crate::output::stdout::say(&list_table(&runs))?;
     }
     Ok(0)
 }
@@ -255,12 +253,11 @@ fn show(db: Option<&str>, a: ShowArgs) -> Result<i32, Fail> {
         )));
     };
     if a.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&r).map_err(|e| Fail::failed(e.to_string()))?
-        );
+        crate::output::stdout::say_line(
+            &serde_json::to_string_pretty(&r).map_err(|e| Fail::failed(e.to_string()))?,
+        )?;
     } else {
-        print!("{}", show_text(&r));
+        crate::output::stdout::say(&show_text(&r))?;
     }
     Ok(0)
 }
@@ -291,8 +288,7 @@ fn export(db: Option<&str>, a: ExportArgs) -> Result<i32, Fail> {
             r.keep();
         }
         None => {
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{text}");
+            crate::output::stdout::say_line(&text)?;
         }
     }
     Ok(0)
@@ -322,12 +318,12 @@ fn import(db: Option<&str>, a: ImportArgs) -> Result<i32, Fail> {
         }
         e => store_fail(e),
     })?;
-    println!(
+    crate::output::stdout::say_line(&format!(
         "imported {} run(s), skipped {} already present, into {}",
         r.imported,
         r.skipped,
         store.location()
-    );
+    ))?;
     Ok(0)
 }
 
@@ -343,7 +339,7 @@ fn record(db: Option<&str>, a: RecordArgs) -> Result<i32, Fail> {
     }
     for b in &a.bundles {
         let id = record_bundle(b, db).map_err(Fail::failed)?;
-        println!("{id}  {}", b.display());
+        crate::output::stdout::say_line(&format!("{id}  {}", b.display()))?;
     }
     Ok(0)
 }

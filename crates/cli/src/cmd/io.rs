@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 use drivelab_engine::result::RunStatus;
 use drivelab_engine::run::{self, RunOptions};
 use drivelab_engine::size::SizeOrPercent;
-use drivelab_engine::spec::{BsShare, RwMode, WorkloadRequest};
+use drivelab_engine::spec::{BsShare, IoEngine, RwMode, WorkloadRequest};
 use drivelab_engine::target::{self, OpenOptions, TargetSpec};
 
 use crate::args::IoArgs;
@@ -129,6 +129,23 @@ pub fn run(a: IoArgs) -> Result<i32, Fail> {
         .transpose()?;
     let json_stdout = a.output_format == "json";
     let spec = crate::target_arg::parse(a.target.target.as_deref())?;
+    // null and sim: targets bring their own engine; another one asked for would be
+    // replaced without a word.
+    match (&spec, req.ioengine) {
+        (TargetSpec::Null { .. }, Some(e)) if e != IoEngine::Null => {
+            return Err(Fail::usage(format!(
+                "--ioengine {}: the null target does no I/O and runs on the null engine; leave --ioengine out",
+                e.name()
+            )))
+        }
+        (TargetSpec::Model(_), Some(e)) if e != IoEngine::Sim => {
+            return Err(Fail::usage(format!(
+                "--ioengine {}: a sim: target runs in virtual time on its own engine; leave --ioengine out",
+                e.name()
+            )))
+        }
+        _ => {}
+    }
     let writes = req.rw.writes(req.rwmixread);
     let create_size = match (&spec, req.size) {
         (TargetSpec::Path(p), Some(SizeOrPercent::Bytes(s))) => {
@@ -177,7 +194,7 @@ pub fn run(a: IoArgs) -> Result<i32, Fail> {
     if json_stdout {
         output::json::write_stdout(&res).map_err(Fail::failed)?;
     } else {
-        print!("{}", output::summary::render(&res));
+        output::stdout::say(&output::summary::render(&res))?;
     }
     if let Some(r) = json_out {
         output::json::write_file(r.path(), &res).map_err(Fail::failed)?;

@@ -78,24 +78,32 @@ pub fn run(a: ReportArgs) -> Result<i32, Fail> {
         .map_err(|e| Fail::failed(format!("cannot write {}: {e}", a.output.display())))?;
     out.keep();
     let n = report.charts().len();
-    println!(
+    crate::output::stdout::say_line(&format!(
         "wrote {} ({n} charts, {} drive(s), {} bundle(s))",
         a.output.display(),
         report.palette().groups().len(),
         runs.len()
-    );
+    ))?;
     if let Some(d) = png {
         let files = report
             .write_pngs(d.path())
             .map_err(|e| Fail::failed(e.to_string()))?;
-        println!("wrote {} PNG files to {}", files.len(), d.path().display());
+        crate::output::stdout::say_line(&format!(
+            "wrote {} PNG files to {}",
+            files.len(),
+            d.path().display()
+        ))?;
         d.keep();
     }
     if let Some(d) = svg {
         let files = report
             .write_svgs(d.path())
             .map_err(|e| Fail::failed(e.to_string()))?;
-        println!("wrote {} SVG files to {}", files.len(), d.path().display());
+        crate::output::stdout::say_line(&format!(
+            "wrote {} SVG files to {}",
+            files.len(),
+            d.path().display()
+        ))?;
         d.keep();
     }
     Ok(0)

@@ -106,6 +106,9 @@ pub fn run(a: RunArgs) -> Result<i32, Fail> {
     match (&a.suite, &a.resume) {
         (Some(cmd), None) => start(cmd, &db),
         (None, Some(dir)) => resume(dir, &a, &db),
+        (Some(_), Some(_)) => Err(Fail::usage(
+            "--resume: give the bundle alone, without a suite (the bundle knows its suite and settings)",
+        )),
         _ => Err(Fail::usage(
             "run: name a suite (quick, peak, consistency, seqfill, iometer, mixed) or give --resume BUNDLE",
         )),
@@ -145,7 +148,7 @@ fn resume(dir: &Path, a: &RunArgs, db: &DbChoice) -> Result<i32, Fail> {
         .map_err(|e| Fail::usage(format!("--resume {}: {e}", dir.display())))?;
     if bundle.doc.status == BundleStatus::Complete {
         let report = suite.report(&bundle.doc.steps);
-        print!("{}", report.table);
+        crate::output::stdout::say(&summary_text(&bundle, &report.table))?;
         eprintln!("drivelab: {} is already complete", dir.display());
         return Ok(0);
     }
@@ -219,26 +222,34 @@ fn finish(
     };
     let code = match outcome {
         Outcome::Complete(report) => {
-            print!("{}", report.table);
-            for n in caveats(bundle) {
-                println!("note: {n}");
+            // summary.txt holds what the terminal shows: target, table and caveats.
+            let text = summary_text(bundle, &report.table);
+            if let Err(e) = bundle.write_table(&text) {
+                eprintln!("drivelab: {e}");
             }
-            println!("Result bundle: {dir}");
-            if let Some(db) = db {
+            // Recorded before anything is printed: a closed stdout must not cost the record.
+            let recorded = db
+                .as_ref()
+                .map(|db| crate::record::record_bundle(&bundle.dir, db.as_deref()));
+            crate::output::stdout::say(&text)?;
+            crate::output::stdout::say_line(&format!("Result bundle: {dir}"))?;
+            match recorded {
+                Some(Ok(id)) => crate::output::stdout::say_line(&format!(
+                    "Recorded in the results database as run {id}"
+                ))?,
                 // The run itself succeeded: a database that cannot be reached is reported,
                 // not turned into a failure of the run.
-                match crate::record::record_bundle(&bundle.dir, db.as_deref()) {
-                    Ok(id) => println!("Recorded in the results database as run {id}"),
-                    Err(e) => {
-                        eprintln!("drivelab: the run was not recorded in the results database: {e}")
-                    }
+                Some(Err(e)) => {
+                    eprintln!("drivelab: the run was not recorded in the results database: {e}")
                 }
+                None => {}
             }
             0
         }
         Outcome::Interrupted => {
             eprintln!(
-                "drivelab: interrupted; finished steps are saved in {dir}; continue with: drivelab run --resume {dir}"
+                "drivelab: interrupted; finished steps are saved in {dir}; continue with: {}",
+                resume_command(bundle, suite, db)
             );
             INTERRUPTED
         }
@@ -253,6 +264,44 @@ fn finish(
 
 /// The bundle's caveats, and one line naming the steps whose write content generation
 /// may have been the limit (their numbers are the generator's, not the target's).
+/// The command that continues `bundle` with the choices this run was given that the
+/// bundle does not keep: where to record it, and the permission to write its target.
+fn resume_command(bundle: &Bundle, suite: &dyn Suite, db: &DbChoice) -> String {
+    let d = &bundle.doc;
+    let mut cmd = format!("drivelab run --resume {}", bundle.dir.display());
+    match db {
+        None => cmd.push_str(" --no-db"),
+        // The URL may hold a password: not printed.
+        Some(Some(url)) if drivelab_store::is_postgres_url(url) => {
+            cmd.push_str(" --db <the same URL>")
+        }
+        Some(Some(path)) => cmd.push_str(&format!(" --db {path}")),
+        Some(None) => {}
+    }
+    if d.target.kind == drivelab_engine::target::TargetKind::BlockDevice && suite.writes_to_device()
+    {
+        cmd.push_str(&format!(" --destructive={}", d.target.path));
+    }
+    cmd
+}
+
+/// What `run` prints and saves as `summary.txt`: the target, the suite's table and the
+/// caveats (memory measured, simulated device, span cut to the target, …).
+fn summary_text(bundle: &Bundle, table: &str) -> String {
+    let d = &bundle.doc;
+    let t = &d.target;
+    let what = d.target_arg.clone().unwrap_or_else(|| t.path.clone());
+    let mut text = format!(
+        "target: {what} ({})\n",
+        crate::output::summary::target_description(t)
+    );
+    text.push_str(table);
+    for n in caveats(bundle) {
+        text.push_str(&format!("note: {n}\n"));
+    }
+    text
+}
+
 fn caveats(bundle: &Bundle) -> Vec<String> {
     let mut out = bundle.doc.notes.clone();
     let limited: Vec<&str> = bundle

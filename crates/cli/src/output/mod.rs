@@ -3,4 +3,5 @@
 pub mod csv;
 pub mod json;
 pub mod progress;
+pub mod stdout;
 pub mod summary;

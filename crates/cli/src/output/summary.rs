@@ -80,23 +80,7 @@ pub fn render(r: &RunResult) -> String {
     if m.status != RunStatus::Complete {
         bound = format!("{bound} (stopped after {})", seconds(m.totals.elapsed_ns));
     }
-    let what = match t.kind {
-        TargetKind::File => format!(
-            "file on {}, {}",
-            t.filesystem.as_deref().unwrap_or("?"),
-            human_bytes(t.capacity_bytes)
-        ),
-        TargetKind::BlockDevice => format!(
-            "block device{}, {}",
-            t.model
-                .as_deref()
-                .map(|m| format!(" {m}"))
-                .unwrap_or_default(),
-            human_bytes(t.capacity_bytes)
-        ),
-        TargetKind::Null => "no I/O".into(),
-        TargetKind::Simulated => format!("simulated, {}", human_bytes(t.capacity_bytes)),
-    };
+    let what = target_description(t);
     let _ = writeln!(
         out,
         "{} {}, QD{} ({} job{} × iodepth {}, {}){}, {bound} on {} ({what})",
@@ -141,6 +125,28 @@ pub fn render(r: &RunResult) -> String {
         let _ = writeln!(out, "  note  {n}");
     }
     out
+}
+
+/// What a target is, in a few words: "file on ext4, 1 GiB", "block device Samsung
+/// SSD 980, 1 TB", "simulated, 512 GiB", "no I/O".
+pub fn target_description(t: &drivelab_engine::target::TargetInfo) -> String {
+    match t.kind {
+        TargetKind::File => format!(
+            "file on {}, {}",
+            t.filesystem.as_deref().unwrap_or("?"),
+            human_bytes(t.capacity_bytes)
+        ),
+        TargetKind::BlockDevice => format!(
+            "block device{}, {}",
+            t.model
+                .as_deref()
+                .map(|m| format!(" {m}"))
+                .unwrap_or_default(),
+            human_bytes(t.capacity_bytes)
+        ),
+        TargetKind::Null => "no I/O".into(),
+        TargetKind::Simulated => format!("simulated, {}", human_bytes(t.capacity_bytes)),
+    }
 }
 
 #[cfg(test)]
