@@ -144,7 +144,8 @@ pub struct IoArgs {
     /// Byte bound over all jobs, bytes or % of the span (e.g. 90%).
     #[arg(long = "io_size", alias = "io-size", value_parser = size::parse_size_or_percent, allow_hyphen_values = true)]
     pub io_size: Option<SizeOrPercent>,
-    /// Time before measuring starts: excluded from totals, tagged in the series.
+    /// Time before measuring starts: excluded from totals, tagged in the series; rounded
+    /// up to whole --log-interval intervals [default: 0].
     #[arg(long = "ramp_time", alias = "ramp-time", value_parser = duration, allow_hyphen_values = true)]
     pub ramp_time: Option<u64>,
     /// For random modes: share of I/Os at random offsets, the rest sequential [default: 100].

@@ -63,7 +63,16 @@ impl Loop {
 
     /// With a logical sector of `sector` bytes (512 or 4096).
     pub fn with_sector(size: u64, partitions: bool, sector: u32) -> Loop {
-        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        Loop::build("/var/tmp", size, partitions, sector)
+    }
+
+    /// Over a file in memory (tmpfs).
+    pub fn in_memory(size: u64) -> Loop {
+        Loop::build("/dev/shm", size, false, 512)
+    }
+
+    fn build(under: &str, size: u64, partitions: bool, sector: u32) -> Loop {
+        let dir = tempfile::tempdir_in(under).unwrap();
         let img = dir.path().join("disk.img");
         let f = std::fs::File::create(&img).unwrap();
         f.set_len(size).unwrap();

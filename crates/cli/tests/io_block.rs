@@ -185,6 +185,34 @@ fn a_file_takes_the_direct_io_alignment_of_its_filesystem() {
     );
     assert_eq!(r["target"]["logical_sector_bytes"], 4096);
     assert!(r["totals"]["read"]["ops"].as_u64().unwrap() > 0);
+    assert!(
+        r["target"]["in_memory"].is_null(),
+        "a disk-backed loop device"
+    );
+    drop(m);
+}
+
+#[test]
+fn a_filesystem_on_a_disk_in_memory_is_memory() {
+    // ext4 on a loop device over a tmpfs file: the file's filesystem is not tmpfs, the
+    // disk under it is.
+    let lo = Loop::in_memory(64 << 20);
+    let m = Mount::new(&lo.dev);
+    let f = m.dir.path().join("t.bin");
+    let r = run_json(
+        m.dir.path(),
+        &[
+            "io",
+            f.to_str().unwrap(),
+            "--size",
+            "8M",
+            "--runtime",
+            "0.2",
+        ],
+    );
+    let why = r["target"]["in_memory"].as_str().unwrap_or_default();
+    assert!(why.contains("on ext4") && why.contains("tmpfs"), "{why}");
+    assert!(r["notes"].to_string().contains("Memory, not a drive"));
     drop(m);
 }
 

@@ -49,6 +49,10 @@ fn bad_inputs_are_one_line_exit_2_nothing_written() {
     );
     bad(&["io", "--ioengine", "sync", "--iodepth", "8"], "--iodepth");
     bad(&["io", "null", "--ioengine", "io_uring"], "--ioengine");
+    bad(
+        &["io", "--spec", "RND4K Q32T1", "--ioengine", "sync"],
+        "--spec",
+    );
     bad(&["io", "sim:nvme-tlc", "--ioengine", "sync"], "--ioengine");
     bad(&["io", "--log-interval", "1ms", "null"], "--log-interval");
     bad(&["io", "--bogus"], "--bogus");

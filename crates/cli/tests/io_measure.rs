@@ -217,6 +217,34 @@ fn interrupt_keeps_a_valid_partial_result_and_removes_the_test_file() {
 }
 
 #[test]
+fn interrupt_during_the_fill_still_gives_a_document() {
+    // Reads of a new 2 GiB test file: it is written first, which takes seconds here.
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let json = dir.path().join("out.json");
+    let child = drivelab()
+        .args(["io", "--size", "2G", "--runtime", "60", "--json"])
+        .arg(&json)
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    let _ = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("while filling the test file"), "{err}");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(r["status"], "interrupted");
+    assert_eq!(u(&r["totals"]["all"]["ops"]), 0);
+    assert!(!dir.path().join("drivelab.test").exists());
+}
+
+#[test]
 fn memory_targets_are_called_memory() {
     let dir = tempfile::tempdir_in("/dev/shm").unwrap();
     let r = run_json(dir.path(), &["io", "--size", "16M", "--runtime", "1"]);
@@ -502,4 +530,32 @@ fn average_in_flight_never_exceeds_the_depth() {
     );
     let avg = r["totals"]["avg_inflight"].as_f64().unwrap();
     assert!(avg > 7.5 && avg <= 8.0 + 1e-9, "{avg}");
+}
+
+#[test]
+fn a_percentage_offset_lands_on_a_block_boundary() {
+    let dir = tempfile::tempdir().unwrap();
+    for (offset, bs) in [("10%", "4k"), ("33%", "64k"), ("0%", "4k")] {
+        let r = run_json(
+            dir.path(),
+            &[
+                "io",
+                "null",
+                "--offset",
+                offset,
+                "--size",
+                "1M",
+                "--bs",
+                bs,
+                "--runtime",
+                "0.05",
+            ],
+        );
+        let off = u(&r["config"]["offset_bytes"]);
+        let unit = if bs == "4k" { 4096 } else { 65536 };
+        assert_eq!(off % unit, 0, "--offset {offset} --bs {bs}: {off}");
+        let pct: f64 = offset.trim_end_matches('%').parse().unwrap();
+        let exact = (1u64 << 40) as f64 * pct / 100.0;
+        assert!(exact - off as f64 >= 0.0 && exact - (off as f64) < unit as f64);
+    }
 }

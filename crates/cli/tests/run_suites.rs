@@ -101,8 +101,7 @@ fn quick_prints_the_four_row_table() {
     let lines: Vec<&str> = out.lines().collect();
     // What was measured comes first.
     assert_eq!(
-        lines[0],
-        "target: sim:nvme-tlc,capacity=4G (simulated, 4 GiB)",
+        lines[0], "target: sim:nvme-tlc,capacity=4G (simulated, 4 GiB)",
         "{out}"
     );
     let lines = &lines[1..];

@@ -107,7 +107,16 @@ pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, S
             ));
         }
     }
-    let offset = req.offset.resolve(cap);
+    let min_bs = req.bs.iter().map(|b| b.bytes).min().unwrap_or(4096);
+    // A percentage offset lands on a block boundary, as fio aligns it to the minimum
+    // block size; an offset in bytes is taken as given (and checked below).
+    let offset = match req.offset {
+        SizeOrPercent::Percent(_) => {
+            let unit = (min_bs as u64).next_multiple_of(sector as u64);
+            req.offset.resolve(cap) / unit * unit
+        }
+        SizeOrPercent::Bytes(b) => b,
+    };
     let size = match req.size {
         Some(s) => s.resolve(cap),
         None => cap.saturating_sub(offset),
@@ -124,7 +133,6 @@ pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, S
         ));
     }
     let max_bs = req.bs.iter().map(|b| b.bytes).max().unwrap_or(4096) as u64;
-    let min_bs = req.bs.iter().map(|b| b.bytes).min().unwrap_or(4096);
     let per_job_span = if req.rw.is_random() {
         size
     } else {

@@ -66,8 +66,8 @@ pub fn parse_size_or_percent(text: &str) -> Result<SizeOrPercent, String> {
             .trim()
             .parse()
             .map_err(|_| format!("'{text}' is not {SIZE_FORM} or a percentage like 90%"))?;
-        if !(v > 0.0 && v <= 100.0) {
-            return Err(format!("'{text}': a percentage must be in (0, 100]"));
+        if !(0.0..=100.0).contains(&v) {
+            return Err(format!("'{text}': a percentage must be from 0 to 100"));
         }
         return Ok(SizeOrPercent::Percent(v));
     }

@@ -112,6 +112,16 @@ fn request(a: &IoArgs) -> WorkloadRequest {
 
 pub fn run(a: IoArgs) -> Result<i32, Fail> {
     let req = request(&a);
+    // The depth came from the spec, not --iodepth: say so in its terms.
+    if let (Some(s), None, Some(IoEngine::Sync)) = (a.spec, a.iodepth, req.ioengine) {
+        if s.q > 1 {
+            return Err(Fail::usage(format!(
+                "--spec \"{}\": the sync engine keeps one I/O in flight per thread; use Q1 with T{} threads, or --ioengine io_uring",
+                s.label(),
+                s.q * s.t
+            )));
+        }
+    }
     // What can be checked without the target is checked before it is opened (or made).
     run::check(&req).map_err(Fail::usage)?;
     // Found out now, not after the run.

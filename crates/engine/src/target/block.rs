@@ -26,6 +26,35 @@ pub(super) fn logical_block_size(dev: u64) -> Option<u32> {
     read_trim(queue.join("logical_block_size"))?.parse().ok()
 }
 
+/// Why the block device `name` (sysfs directory `sys`) lives in memory, if it does: a
+/// loop device over a file on tmpfs or ramfs, zram, a RAM disk (brd) or pmem.
+fn memory_backing(name: &str, sys: &Path) -> Option<String> {
+    if name.starts_with("loop") {
+        let b = read_trim(sys.join("loop/backing_file"))?;
+        let (fs, mem) = super::fs_name(crate::sys::fs_magic(Path::new(&b)).ok()?);
+        mem.then(|| format!("{name} is backed by {b} on {fs}, which lives in memory"))
+    } else if name.starts_with("zram") {
+        Some(format!("{name} is a compressed RAM disk (zram)"))
+    } else if name.starts_with("ram") {
+        Some(format!("{name} is a RAM disk (brd)"))
+    } else if name.starts_with("pmem") {
+        Some(format!("{name} is persistent or emulated memory (pmem)"))
+    } else {
+        None
+    }
+}
+
+/// [`memory_backing`] of the disk holding device number `dev` (a filesystem's device:
+/// ext4 on a loop device over a tmpfs file is memory too).
+pub(super) fn memory_backing_of(dev: u64) -> Option<String> {
+    let mut sys = sysfs_dir(dev).canonicalize().ok()?;
+    if sys.join("partition").exists() {
+        sys = sys.parent()?.to_path_buf();
+    }
+    let name = sys.file_name()?.to_string_lossy().into_owned();
+    memory_backing(&name, &sys)
+}
+
 /// The unit serial number from a SCSI VPD page 0x80 (SATA and SAS disks expose it only
 /// there): a 4-byte header, then the serial in ASCII.
 fn vpd_serial(p: &Path) -> Option<String> {
@@ -247,23 +276,11 @@ pub(super) fn open(path: &Path, opts: &OpenOptions) -> Result<Target, TargetErro
                     m.ino()
                 ));
             }
-            if let Ok(m) = crate::sys::fs_magic(Path::new(b)) {
-                let (fs, mem) = super::fs_name(m);
-                if mem {
-                    info.in_memory = Some(format!(
-                        "{name} is backed by {b} on {fs}, which lives in memory"
-                    ));
-                }
-            }
         }
     } else if name.starts_with("zram") {
-        info.in_memory = Some(format!("{name} is a compressed RAM disk (zram)"));
         info.model.get_or_insert("Linux zram".into());
-    } else if name.starts_with("ram") {
-        info.in_memory = Some(format!("{name} is a RAM disk (brd)"));
-    } else if name.starts_with("pmem") {
-        info.in_memory = Some(format!("{name} is persistent or emulated memory (pmem)"));
     }
+    info.in_memory = memory_backing(&name, &canon);
     Ok(Target {
         info,
         handle: Handle::File(f),

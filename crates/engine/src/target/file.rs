@@ -175,12 +175,17 @@ fn info_for(path: &Path, f: &File, created: bool) -> TargetInfo {
         })
         .unwrap_or(512);
     let mut info = TargetInfo::bare(TargetKind::File, path.display().to_string(), size, sector);
-    info.physical_sector_bytes = md.map_or(4096, |m| m.blksize() as u32);
+    info.physical_sector_bytes = md.as_ref().map_or(4096, |m| m.blksize() as u32);
     if let Ok(magic) = crate::sys::fs_magic(path) {
         let (name, mem) = fs_name(magic);
         info.filesystem = Some(name.to_string());
         if mem {
             info.in_memory = Some(format!("the file is on {name}, which lives in memory"));
+        } else if let Some(why) = md
+            .as_ref()
+            .and_then(|m| super::block::memory_backing_of(m.dev()))
+        {
+            info.in_memory = Some(format!("the file is on {name} on a disk in memory: {why}"));
         }
     }
     info.created_by_drivelab = created;
