@@ -95,6 +95,8 @@ fn bad_inputs_are_one_line_exit_2_nothing_written() {
     );
     bad(&["io", "--size", "0"], "--size");
     bad(&["io", "--size", "2M", "--offset", "50%"], "--offset");
+    bad(&["io", "null", "--size", "0%"], "--size");
+    bad(&["io", "null", "--offset", "101%"], "--offset");
     bad(&["io", "--rw", "write", "--io_size", "1k"], "--io_size");
     bad(
         &["io", "null", "--random_distribution", "zoned:NaN/NaN"],

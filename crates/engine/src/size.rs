@@ -144,8 +144,13 @@ mod tests {
             parse_size_or_percent("90%").unwrap(),
             SizeOrPercent::Percent(90.0)
         );
-        assert!(parse_size_or_percent("0%").is_err());
+        // 0 % is a valid offset (a size of 0 is refused where sizes are checked).
+        assert_eq!(
+            parse_size_or_percent("0%").unwrap(),
+            SizeOrPercent::Percent(0.0)
+        );
         assert!(parse_size_or_percent("101%").is_err());
+        assert!(parse_size_or_percent("-1%").is_err());
         assert_eq!(SizeOrPercent::Percent(50.0).resolve(1000), 500);
         assert_eq!(parse_duration_ns("5").unwrap(), 5_000_000_000);
         assert_eq!(parse_duration_ns("10ms").unwrap(), 10_000_000);

@@ -107,8 +107,8 @@ impl Suite for Mixed {
         let mut rows = Vec::new();
         let mut metrics = Vec::new();
         let mut table = format!(
-            "drivelab mixed: {} B random, QD{}, {} s per step\n{:>7} {:>12} {:>12} {:>12} {:>12} {:>12}\n",
-            self.bs_bytes,
+            "drivelab mixed: {} random, QD{}, {} s per step\n{:>7} {:>12} {:>12} {:>12} {:>12} {:>12}\n",
+            drivelab_engine::spec::block_size_label(self.bs_bytes),
             self.qd,
             self.step_time_ns as f64 / 1e9,
             "read %",

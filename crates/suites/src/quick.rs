@@ -243,6 +243,8 @@ fn dir_result(steps: &[StepRecord], label: &str, dir: &str) -> DirResult {
 impl Quick {
     fn table(&self, analysis: &serde_json::Value) -> String {
         let which = match self.show {
+            Show::Best if self.runs == 1 => "one run".to_string(),
+            Show::Mean if self.runs == 1 => "one run".to_string(),
             Show::Best => format!("best of {} runs", self.runs),
             Show::Mean => format!("mean of {} runs", self.runs),
         };

@@ -152,13 +152,22 @@ impl Suite for SeqFill {
                 a.temperature_end_celsius,
                 "°C",
             ));
+            let cache = match f.cache_bytes {
+                Some(b) => format!(
+                    "cache {} GB at {} MB/s, post-cache average {} MB/s",
+                    fmt(Some(b as f64 / 1e9), 2),
+                    fmt(f.cache_mbps.or(f.initial_mbps), 1),
+                    fmt(f.post_cache_avg_mbps, 1)
+                ),
+                None => format!(
+                    "no cache seen (initial {} MB/s held)",
+                    fmt(f.initial_mbps, 1)
+                ),
+            };
             table += &format!(
-                "  wrote {} in {} s: initial {} MB/s, cache {} GB, post-cache average {} MB/s, overall {} MB/s\n",
+                "  wrote {} in {} s: {cache}, overall {} MB/s\n",
                 human_bytes(f.total_bytes),
                 fmt(Some(a.elapsed_s), if a.elapsed_s < 10.0 { 2 } else { 0 }),
-                fmt(f.initial_mbps, 1),
-                fmt(f.cache_bytes.map(|b| b as f64 / 1e9), 2),
-                fmt(f.post_cache_avg_mbps, 1),
                 fmt(f.overall_avg_mbps, 1)
             );
             table += &format!(
@@ -168,11 +177,15 @@ impl Suite for SeqFill {
                 f.drop_longest_s,
                 f.drop_total_s
             );
-            table += &format!(
-                "  temperature: {} °C at start, {} °C at end\n",
-                fmt(a.temperature_start_celsius, 1),
-                fmt(a.temperature_end_celsius, 1)
-            );
+            if a.temperature_start_celsius.is_some() || a.temperature_end_celsius.is_some() {
+                table += &format!(
+                    "  temperature: {} °C at start, {} °C at end\n",
+                    fmt(a.temperature_start_celsius, 1),
+                    fmt(a.temperature_end_celsius, 1)
+                );
+            } else {
+                table += "  temperature: no sensor was readable\n";
+            }
         }
         Report {
             summary: Summary {

@@ -15,13 +15,13 @@ use crate::record::open_existing_store;
 pub struct CompareArgs {
     /// Runs to compare: result bundle directories or run ids (or unique id prefixes) in
     /// the results database. The first is the baseline of the ratios.
-    #[arg(value_name = "RUN")]
+    #[arg(value_name = "RUN", required = true)]
     pub runs: Vec<String>,
     /// Compare even when the runs' configurations differ (flagged in the output).
     #[arg(long)]
     pub force: bool,
     /// The results database for run ids: a SQLite file or a postgres:// URL
-    /// [default: ~/.local/share/drivelab/results.sqlite].
+    /// [default: results.sqlite in $XDG_DATA_HOME/drivelab, else ~/.local/share/drivelab].
     #[arg(long, value_name = "PATH|URL")]
     pub db: Option<String>,
 }

@@ -15,7 +15,7 @@ pub struct DbArgs {
     #[command(subcommand)]
     pub cmd: DbCommand,
     /// The results database: a SQLite file or a postgres:// URL
-    /// [default: ~/.local/share/drivelab/results.sqlite].
+    /// [default: results.sqlite in $XDG_DATA_HOME/drivelab, else ~/.local/share/drivelab].
     #[arg(long, global = true, value_name = "PATH|URL")]
     pub db: Option<String>,
 }
@@ -53,7 +53,7 @@ pub struct ListArgs {
 #[derive(Args, Debug)]
 pub struct ShowArgs {
     /// Run id, or a prefix matching one run.
-    #[arg(value_name = "ID")]
+    #[arg(value_name = "ID", required = true)]
     pub id: Option<String>,
     /// Print the whole record (with the stored run.json) as JSON.
     #[arg(long)]
@@ -76,14 +76,14 @@ pub struct ExportArgs {
 #[derive(Args, Debug)]
 pub struct ImportArgs {
     /// A document written by `drivelab db export`.
-    #[arg(value_name = "FILE")]
+    #[arg(value_name = "FILE", required = true)]
     pub file: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
 pub struct RecordArgs {
     /// Result bundle directories.
-    #[arg(value_name = "BUNDLE")]
+    #[arg(value_name = "BUNDLE", required = true)]
     pub bundles: Vec<PathBuf>,
 }
 

@@ -14,7 +14,7 @@ use crate::out_path::Reserved;
 #[derive(Args, Debug)]
 pub struct ReportArgs {
     /// Result bundle directories written by `drivelab run`.
-    #[arg(value_name = "BUNDLE")]
+    #[arg(value_name = "BUNDLE", required = true)]
     pub bundles: Vec<PathBuf>,
     /// The HTML file to write.
     #[arg(
