@@ -247,16 +247,36 @@ pub fn format_linear(v: f64, step: f64, max_abs: f64) -> String {
     format!("{:.*}{}", decimals, v / div, suffix)
 }
 
-/// Formats 10^k: 1, 10, 100, 1k, 10k, 100k, 1M, …; 0.1, 0.01, 0.001, then 1e-4, 1e-5, ….
+/// Formats 10^k: 1, 10, 100, 1k, 10k, 100k, 1M, …; below 1 as powers, 10⁻¹, 10⁻², …
+/// (one notation down the whole axis, and the one the exceedance charts' notes use).
 pub fn format_decade(k: i32) -> String {
     match k {
-        -3..=-1 => format!("{:.*}", (-k) as usize, 10f64.powi(k)),
         0..=2 => format!("{}", 10i64.pow(k as u32)),
         3..=5 => format!("{}k", 10i64.pow((k - 3) as u32)),
         6..=8 => format!("{}M", 10i64.pow((k - 6) as u32)),
         9..=11 => format!("{}G", 10i64.pow((k - 9) as u32)),
-        _ => format!("1e{k}"),
+        _ => format!("10{}", superscript(k)),
     }
+}
+
+/// `k` in superscript digits: −4 → ⁻⁴.
+fn superscript(k: i32) -> String {
+    k.to_string()
+        .chars()
+        .map(|c| match c {
+            '-' => '⁻',
+            '0' => '⁰',
+            '1' => '¹',
+            '2' => '²',
+            '3' => '³',
+            '4' => '⁴',
+            '5' => '⁵',
+            '6' => '⁶',
+            '7' => '⁷',
+            '8' => '⁸',
+            _ => '⁹',
+        })
+        .collect()
 }
 
 /// Formats 2^k: whole numbers for k ≥ 0, 1/2, 1/4, … below.
@@ -329,7 +349,7 @@ mod tests {
         assert_eq!((t.lo, t.hi), (1e-6, 1.0));
         assert_eq!(
             labels(&t),
-            vec!["1e-6", "1e-5", "1e-4", "0.001", "0.01", "0.1", "1"]
+            vec!["10⁻⁶", "10⁻⁵", "10⁻⁴", "10⁻³", "10⁻²", "10⁻¹", "1"]
         );
         // Minor ticks 2..9 in each of the 6 decades.
         assert_eq!(t.minor.len(), 6 * 8);
