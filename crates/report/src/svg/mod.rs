@@ -520,7 +520,11 @@ fn callouts(s: &mut String, chart: &Chart, lay: &Layout) {
             .iter()
             .flat_map(|se| {
                 se.points.iter().map(move |&(px, py)| {
-                    let yy = if se.on_y2 { lay.px_y2(py) } else { lay.px_y(py) };
+                    let yy = if se.on_y2 {
+                        lay.px_y2(py)
+                    } else {
+                        lay.px_y(py)
+                    };
                     (lay.px_x(px), yy)
                 })
             })

@@ -197,6 +197,25 @@ pub fn draw(out: &mut String, chart: &Chart, lay: &Layout, palette: &GroupPalett
                 if y == 0.0 {
                     continue; // nothing to draw, but the value was shown as zero
                 }
+                // On a category axis a category's bars share its slot among the series
+                // that have a value there: no gaps for drives that did not run a test.
+                let (bw, bi) = if chart.x.categories.is_some() {
+                    let here: Vec<usize> = bars
+                        .iter()
+                        .copied()
+                        .filter(|&i| {
+                            chart.series[i]
+                                .points
+                                .iter()
+                                .any(|&(px, py)| px == x && py.is_finite())
+                        })
+                        .collect();
+                    let n = here.len().max(1) as f64;
+                    let pos = here.iter().position(|&i| i == idx).unwrap_or(0) as f64;
+                    (total / n, pos)
+                } else {
+                    (bw, bi)
+                };
                 let x0 = lay.px_x(x - total / 2.0 + bi * bw);
                 let mut x1 = lay.px_x(x - total / 2.0 + (bi + 1.0) * bw);
                 if x1 - x0 < 1.0 {
