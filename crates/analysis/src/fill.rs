@@ -56,7 +56,8 @@ pub struct FillSummary {
     /// Bytes written by the end of the last second analysed.
     pub total_bytes: u64,
     /// Initial (cache) speed: median of those of the first [`INITIAL_WINDOW_S`]
-    /// seconds that are within 10 % of the fastest of them.
+    /// seconds that are within 10 % of the fastest of them when there are two or more,
+    /// else of all of them.
     pub initial_mbps: Option<f64>,
     /// Rate below which the cache counts as exhausted: 0.9 × initial_mbps.
     pub cache_threshold_mbps: Option<f64>,
@@ -94,9 +95,11 @@ pub struct FillSummary {
 ///
 /// Rules:
 /// - **Initial speed**: the median of those of the first [`INITIAL_WINDOW_S`] (5)
-///   seconds within 10 % of the fastest of them: a slow first second does not
-///   matter, and a cache that lasts only a second or two still sets it (a plain
-///   median of the five took the second in which such a cache ran out).
+///   seconds within 10 % of the fastest of them, when there are at least two: a slow
+///   first second does not matter, and a cache that lasts two seconds still sets it (a
+///   plain median of the five took the second in which such a cache ran out). A single
+///   fast second (a DRAM buffer's burst) does not: then it is the median of the five,
+///   and caches that last under two seconds are not seen.
 /// - **Cache end**: call a second slow when its rate is below the threshold
 ///   0.9 × initial speed. The first sustained drop is the first second
 ///   s₀ ≥ 1 that is slow and where the median of seconds s₀ .. s₀ + 59
@@ -143,7 +146,13 @@ pub fn analyze_fill(
         .copied()
         .filter(|&x| x >= (1.0 - INITIAL_NEAR_FRACTION) * fastest)
         .collect();
-    let initial = median(&near);
+    // One fast second alone (a DRAM buffer's burst ahead of the SLC cache) does not set
+    // it: the plain median of the first seconds does then.
+    let initial = if near.len() >= 2 {
+        median(&near)
+    } else {
+        median(first)
+    };
     let threshold = initial.map(|i| i * (1.0 - CACHE_DROP_FRACTION));
     let edge = threshold.and_then(|thr| find_cache_end(&v, thr));
     let cache_end = edge.map(|e| e.end_s);
@@ -479,6 +488,13 @@ mod tests {
         mbps.extend(vec![1800.0; 100]);
         let r = analyze_fill(&mbps, &cum_of(&mbps), 0.5);
         assert_eq!(r.initial_mbps, Some(1800.0));
+        // One fast second ahead of a long cache is not the cache.
+        let mut mbps = vec![3000.0];
+        mbps.extend(vec![1500.0; 60]);
+        mbps.extend(vec![500.0; 100]);
+        let r = analyze_fill(&mbps, &cum_of(&mbps), 0.5);
+        assert_eq!(r.initial_mbps, Some(1500.0));
+        assert_eq!(r.cache_end_s, Some(61), "{r:?}");
     }
 
     #[test]

@@ -103,6 +103,11 @@ impl Session {
         }
     }
 
+    /// Whether a test file this run created is kept at the end (`--keep`).
+    pub fn keeps(&self) -> bool {
+        self.keep
+    }
+
     /// Close the target (removing a test file created by this run unless kept).
     pub fn close(mut self) -> Result<(), Fail> {
         crate::signals::remove_on_exit(None);

@@ -160,10 +160,10 @@ impl OpGen {
         };
         let random = self.random
             && (self.random_pct == 100 || self.random_rng.u32(0..100) < self.random_pct);
-        let offset = if random {
-            self.random_offset(len as u64)
+        let (offset, len) = if random {
+            (self.random_offset(len as u64), len)
         } else {
-            self.seq_offset(dir, len as u64)
+            self.seq_place(dir, len)
         };
         self.cursor[dir.index()] = offset + len as u64;
         IoOp { dir, offset, len }
@@ -187,27 +187,41 @@ impl OpGen {
         start + self.offset_rng.u64(0..slots) * self.align
     }
 
-    /// The next sequential offset of direction `dir`: on from its last I/O, back to the
-    /// start of the job's region at the region's end (or, after a random I/O outside
-    /// the region, at the span's end).
+    /// Where the next sequential I/O of direction `dir` goes: on from its last I/O, back
+    /// to the start of the job's region at the region's end (or, after a random I/O
+    /// outside the region, at the span's end).
     #[inline]
-    fn seq_offset(&self, dir: Dir, len: u64) -> u64 {
+    ///
+    /// With several block sizes, an I/O that would cross that end takes the largest of
+    /// them that still fits before it, so the stream covers its region to the end (a
+    /// byte-bounded fill of the span writes every byte once); it wraps when none fits.
+    #[inline]
+    fn seq_place(&self, dir: Dir, len: u32) -> (u64, u32) {
         let at = self.cursor[dir.index()];
         let end = if (self.seq_start..=self.seq_end).contains(&at) {
             self.seq_end
         } else {
             self.span_start + self.span_len
         };
-        if at + len > end {
-            self.seq_start
-        } else {
-            at
+        if at + len as u64 <= end {
+            return (at, len);
+        }
+        let room = end.saturating_sub(at);
+        match self
+            .bs
+            .iter()
+            .map(|b| b.1)
+            .filter(|&b| b as u64 <= room)
+            .max()
+        {
+            Some(b) if self.bs.len() > 1 => (at, b),
+            _ => (self.seq_start, len),
         }
     }
 
     /// Fit the last I/O of a byte-bounded job into the `left` bytes: the largest block
     /// size of the workload that fits. False when none does (the job is done).
-    pub fn fit(&self, op: &mut IoOp, left: u64) -> bool {
+    pub fn fit(&mut self, op: &mut IoOp, left: u64) -> bool {
         if op.len as u64 <= left {
             return true;
         }
@@ -220,6 +234,8 @@ impl OpGen {
         {
             Some(b) => {
                 op.len = b;
+                // The next sequential I/O follows this one as it is, with no gap.
+                self.cursor[op.dir.index()] = op.offset + b as u64;
                 true
             }
             None => false,
@@ -394,7 +410,7 @@ mod tests {
                 percent: 50,
             },
         ];
-        let g = OpGen::new(&w, 0);
+        let mut g = OpGen::new(&w, 0);
         let mut op = IoOp {
             dir: Dir::Read,
             offset: 0,

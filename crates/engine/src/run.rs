@@ -133,10 +133,14 @@ pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, S
         ));
     }
     let max_bs = req.bs.iter().map(|b| b.bytes).max().unwrap_or(4096) as u64;
-    let per_job_span = if req.rw.is_random() {
+    // Sequential I/O (all of it, or the share percentage_random leaves) runs in each
+    // job's own region of the span.
+    let per_job_span = if req.rw.is_random() && req.percentage_random == 100 {
         size
     } else {
-        size / req.numjobs as u64
+        // As `OpGen` cuts it: whole alignment units.
+        let unit = (min_bs as u64).next_multiple_of(if needs_sector { sector as u64 } else { 1 });
+        size / req.numjobs as u64 / unit * unit
     };
     if per_job_span < max_bs {
         return Err(format!(
@@ -251,13 +255,15 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     let wall_clock = MonotonicClock::new();
     let is_model = target.model().is_some();
     // Buffered I/O through the page cache: start from the target, as fio does.
-    let buffered = !w.direct && !is_model && target.file().is_some();
-    let mut cache_note = None;
-    if buffered {
+    let buffered =
+        !w.direct && !is_model && w.ioengine != IoEngine::Null && target.file().is_some();
+    let mut cache_notes = Vec::new();
+    // (Not when already stopped: an interrupted fill must not wait for a writeback.)
+    if buffered && !opts.stop.load(Ordering::Relaxed) {
         if let Some(f) = target.file() {
             if w.invalidate {
                 if let Err(e) = crate::sys::drop_cache(f, w.offset_bytes, w.size_bytes) {
-                    cache_note = Some(format!(
+                    cache_notes.push(format!(
                         "--invalidate: the span's cached pages could not be dropped before the run ({e})."
                     ));
                 }
@@ -393,7 +399,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
             let t0 = wall_clock.now_ns();
             match f.sync_all() {
                 Ok(()) => fsync_end = Some((t0, wall_clock.now_ns())),
-                Err(e) => cache_note = Some(format!("--end_fsync: the final fsync failed ({e}).")),
+                Err(e) => cache_notes.push(format!("--end_fsync: the final fsync failed ({e}).")),
             }
         }
     }
@@ -499,27 +505,32 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     }
     if buffered && info.in_memory.is_none() {
         let mut n = format!(
-            "Buffered I/O (--direct=0): the page cache was in the path{}, readahead {} as fio's fadvise_hint does, and reads of cached data came from memory (random offsets are drawn with replacement, as with fio's norandommap, so blocks read before may be read again from the cache).",
+            "Buffered I/O (--direct=0): the page cache was in the path{}.",
             if w.invalidate {
                 ", emptied of the span before the run"
             } else {
                 " (not emptied first: --invalidate=0)"
-            },
-            if w.rw.is_random() { "off" } else { "on" }
+            }
         );
+        if w.read_percent() > 0 {
+            n.push_str(&format!(
+                " Readahead was {} as fio's fadvise_hint does, and reads of cached data came from memory (random offsets are drawn with replacement, as with fio's norandommap, so blocks read before may be read again from the cache).",
+                if w.rw.is_random() { "off" } else { "on" }
+            ));
+        }
         match fsync_end {
             Some((t0, t1)) => n.push_str(&format!(
                 " The writes were flushed to the target at the end in {:.3} s, counted in the elapsed time (--end_fsync).",
                 (t1 - t0) as f64 / 1e9
             )),
-            None if w.writes() => n.push_str(
+            None if w.writes() && !w.end_fsync => n.push_str(
                 " Writes counted once copied into the cache, not when they reached the target (--end_fsync=1 waits for that).",
             ),
             None => {}
         }
         notes.push(n);
     }
-    notes.extend(cache_note);
+    notes.extend(cache_notes);
     if let Some(total) = w.io_size_bytes {
         let left = total % min_bs;
         if left > 0 {
@@ -528,7 +539,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
             ));
         }
     }
-    if error_count > 0 {
+    if error_count > 0 && w.continue_on_error {
         let tried = total_ops + error_count;
         notes.push(format!(
             "{error_count} of {tried} I/Os ({:.2} %) failed (--continue-on-error); IOPS, bandwidth and latency count the successful ones only.",

@@ -6,6 +6,8 @@
 #[derive(Debug, Clone)]
 pub struct Resources {
     die_free: Vec<u64>,
+    /// When the reads that went ahead of each die's queue (`die_suspend`) are done.
+    read_free: Vec<u64>,
     chan_free: Vec<u64>,
     channels: u32,
     link_free: [u64; 2],
@@ -17,6 +19,7 @@ impl Resources {
     pub fn new(dies: u32, channels: u32) -> Resources {
         Resources {
             die_free: vec![0; dies as usize],
+            read_free: vec![0; dies as usize],
             chan_free: vec![0; channels as usize],
             channels,
             link_free: [0; 2],
@@ -41,9 +44,12 @@ impl Resources {
     /// for reads) and pushes the die's queued work back by its `cost`. Returns its end.
     #[inline]
     pub fn die_suspend(&mut self, d: u32, t: u64, cost: u64) -> u64 {
+        // One read at a time per die: a second one waits for the first.
+        let start = t.max(self.read_free[d as usize]);
+        let end = start + cost;
+        self.read_free[d as usize] = end;
         let slot = &mut self.die_free[d as usize];
-        let end = t + cost;
-        *slot = (*slot).max(t) + cost;
+        *slot = (*slot).max(start) + cost;
         if *slot > self.busy_until {
             self.busy_until = *slot;
         }
@@ -129,6 +135,8 @@ mod tests {
         assert_eq!(r.die(0, 0, 1_000), 1_000); // a long program
         assert_eq!(r.die_suspend(0, 100, 60), 160); // the read does not wait for it
         assert_eq!(r.die_free_at(0), 1_060); // the program resumes 60 ns later
+        assert_eq!(r.die_suspend(0, 120, 60), 220); // the die reads one page at a time
+        assert_eq!(r.die_free_at(0), 1_120);
         assert_eq!(r.die_suspend(0, 2_000, 60), 2_060); // an idle die: from `t`
         assert_eq!(r.die_free_at(0), 2_060);
     }

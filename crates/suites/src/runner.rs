@@ -365,10 +365,17 @@ pub fn check_resume(doc: &RunDoc, plan: &[PlannedStep], target: &Target) -> Resu
         v
     };
     for (s, p) in doc.steps.iter().zip(plan) {
-        if s.run.is_some() && without_seed(&s.config) != without_seed(&p.workload) {
+        if s.status.finished() && without_seed(&s.config) != without_seed(&p.workload) {
+            let (now, then) = (&p.workload, &s.config);
             return Err(format!(
-                "--resume: step {} would cover other bytes on this target than it did (span {} at {} now, {} at {} then)",
-                s.name, p.workload.size_bytes, p.workload.offset_bytes, s.config.size_bytes, s.config.offset_bytes
+                "--resume: step {} would cover other bytes on this target than it did ({} bytes at {}{} now, {} at {}{} then)",
+                s.name,
+                now.size_bytes,
+                now.offset_bytes,
+                now.io_size_bytes.map_or(String::new(), |b| format!(", {b} written")),
+                then.size_bytes,
+                then.offset_bytes,
+                then.io_size_bytes.map_or(String::new(), |b| format!(", {b} written")),
             ));
         }
     }

@@ -201,11 +201,12 @@ pub fn run(a: IoArgs) -> Result<i32, Fail> {
     let interrupted = session.stop.load(Ordering::Relaxed);
     // The measurement is shown first, so that a file that cannot be written after all
     // (a full disk) does not take it with it.
-    if json_stdout {
-        output::json::write_stdout(&res).map_err(Fail::failed)?;
+    // A stdout that cannot be written still lets the files be written first.
+    let shown = if json_stdout {
+        output::json::write_stdout(&res).map_err(Fail::failed)
     } else {
-        output::stdout::say(&output::summary::render(&res))?;
-    }
+        output::stdout::say(&output::summary::render(&res))
+    };
     if let Some(r) = json_out {
         output::json::write_file(r.path(), &res).map_err(Fail::failed)?;
         r.keep();
@@ -214,6 +215,7 @@ pub fn run(a: IoArgs) -> Result<i32, Fail> {
         output::csv::write_file(r.path(), &res.measured.series).map_err(Fail::failed)?;
         r.keep();
     }
+    shown?;
     session.close()?;
     Ok(match res.measured.status {
         RunStatus::Complete => 0,

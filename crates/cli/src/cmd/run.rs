@@ -249,7 +249,7 @@ fn finish(
         Outcome::Interrupted => {
             eprintln!(
                 "drivelab: interrupted; finished steps are saved in {dir}; continue with: {}",
-                resume_command(bundle, suite, db)
+                resume_command(bundle, suite, db, session.keeps())
             );
             INTERRUPTED
         }
@@ -262,27 +262,48 @@ fn finish(
     Ok(code)
 }
 
-/// The bundle's caveats, and one line naming the steps whose write content generation
-/// may have been the limit (their numbers are the generator's, not the target's).
 /// The command that continues `bundle` with the choices this run was given that the
-/// bundle does not keep: where to record it, and the permission to write its target.
-fn resume_command(bundle: &Bundle, suite: &dyn Suite, db: &DbChoice) -> String {
+/// bundle does not keep: where to record it, the permission to write its target, and
+/// whether to keep the test file.
+fn resume_command(bundle: &Bundle, suite: &dyn Suite, db: &DbChoice, keep: bool) -> String {
     let d = &bundle.doc;
-    let mut cmd = format!("drivelab run --resume {}", bundle.dir.display());
+    let mut cmd = format!(
+        "drivelab run --resume {}",
+        shell_word(&bundle.dir.display().to_string())
+    );
     match db {
         None => cmd.push_str(" --no-db"),
         // The URL may hold a password: not printed.
         Some(Some(url)) if drivelab_store::is_postgres_url(url) => {
             cmd.push_str(" --db <the same URL>")
         }
-        Some(Some(path)) => cmd.push_str(&format!(" --db {path}")),
+        Some(Some(path)) => cmd.push_str(&format!(" --db {}", shell_word(path))),
         Some(None) => {}
     }
-    if d.target.kind == drivelab_engine::target::TargetKind::BlockDevice && suite.writes_to_device()
-    {
-        cmd.push_str(&format!(" --destructive={}", d.target.path));
+    use drivelab_engine::target::TargetKind;
+    if suite.writes_to_device() {
+        match d.target.kind {
+            TargetKind::BlockDevice => cmd.push_str(&format!(" --destructive={}", d.target.path)),
+            TargetKind::File if !d.test_file_created => cmd.push_str(" --overwrite"),
+            _ => {}
+        }
+    }
+    if keep {
+        cmd.push_str(" --keep");
     }
     cmd
+}
+
+/// `w` as one word for a POSIX shell: as it is when plain, else in single quotes.
+fn shell_word(w: &str) -> String {
+    let plain = !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:=,@%".contains(c));
+    if plain {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', r"'\''"))
+    }
 }
 
 /// What `run` prints and saves as `summary.txt`: the target, the suite's table and the
@@ -302,6 +323,8 @@ fn summary_text(bundle: &Bundle, table: &str) -> String {
     text
 }
 
+/// The bundle's caveats, and one line naming the steps whose write content generation
+/// may have been the limit (their numbers are the generator's, not the target's).
 fn caveats(bundle: &Bundle) -> Vec<String> {
     let mut out = bundle.doc.notes.clone();
     let limited: Vec<&str> = bundle
@@ -323,4 +346,20 @@ fn caveats(bundle: &Bundle) -> Vec<String> {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_word;
+
+    #[test]
+    fn resume_hints_quote_what_a_shell_would_split() {
+        assert_eq!(
+            shell_word("drivelab-results/quick-1"),
+            "drivelab-results/quick-1"
+        );
+        assert_eq!(shell_word("/my runs/db.sqlite"), "'/my runs/db.sqlite'");
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
+        assert_eq!(shell_word(""), "''");
+    }
 }

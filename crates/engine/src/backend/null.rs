@@ -5,7 +5,7 @@
 use super::{per_job_threads, Backend, BackendCtx};
 use crate::buf::AlignedBuf;
 use crate::job::Job;
-use crate::op::IoOp;
+use crate::op::{Dir, IoOp};
 
 pub struct NullBackend;
 
@@ -29,7 +29,14 @@ impl Backend for NullBackend {
                 while batch.len() < qd {
                     match job.next_op(t0) {
                         Some(op) => {
-                            job.fill(&op, &mut buf.as_mut_slice()[..op.len as usize]);
+                            if per_write && op.dir == Dir::Write {
+                                // Without I/O, this is what the content costs.
+                                let f0 = clock.now_ns();
+                                job.fill(&op, &mut buf.as_mut_slice()[..op.len as usize]);
+                                job.data_ns += clock.now_ns() - f0;
+                            } else {
+                                job.fill(&op, &mut buf.as_mut_slice()[..op.len as usize]);
+                            }
                             batch.push(op);
                         }
                         None => break,
@@ -39,10 +46,6 @@ impl Backend for NullBackend {
                     return Ok(());
                 }
                 let t1 = clock.now_ns();
-                // Without I/O, preparing the content is nearly all a write batch costs.
-                if per_write && batch.iter().any(|op| op.dir == crate::op::Dir::Write) {
-                    job.data_ns += t1 - t0;
-                }
                 for op in &batch {
                     job.complete(op, t0, t1, op.len as i64);
                 }

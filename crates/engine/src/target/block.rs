@@ -280,7 +280,15 @@ pub(super) fn open(path: &Path, opts: &OpenOptions) -> Result<Target, TargetErro
     } else if name.starts_with("zram") {
         info.model.get_or_insert("Linux zram".into());
     }
-    info.in_memory = memory_backing(&name, &canon);
+    // A partition lives where its disk does.
+    info.in_memory = if canon.join("partition").exists() {
+        canon.parent().and_then(|disk| {
+            let n = disk.file_name()?.to_string_lossy().into_owned();
+            memory_backing(&n, disk)
+        })
+    } else {
+        memory_backing(&name, &canon)
+    };
     Ok(Target {
         info,
         handle: Handle::File(f),

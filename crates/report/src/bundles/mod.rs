@@ -314,10 +314,15 @@ fn caveats(entries: &[Entry]) -> Vec<String> {
             .filter(|e| e.doc.config_hash != first.doc.config_hash)
             .map(|e| {
                 let diff = knob_differences(&first.doc.knobs, &e.doc.knobs);
-                if diff.is_empty() {
-                    e.label.to_string()
-                } else {
+                if !diff.is_empty() {
                     format!("{} ({diff})", e.label)
+                } else if e.doc.tool.version != first.doc.tool.version {
+                    format!(
+                        "{} (the same options, planned by drivelab {} against {})",
+                        e.label, e.doc.tool.version, first.doc.tool.version
+                    )
+                } else {
+                    format!("{} (the same options, other steps)", e.label)
                 }
             })
             .collect();
