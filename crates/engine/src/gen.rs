@@ -190,7 +190,6 @@ impl OpGen {
     /// Where the next sequential I/O of direction `dir` goes: on from its last I/O, back
     /// to the start of the job's region at the region's end (or, after a random I/O
     /// outside the region, at the span's end).
-    #[inline]
     ///
     /// With several block sizes, an I/O that would cross that end takes the largest of
     /// them that still fits before it, so the stream covers its region to the end (a
