@@ -132,7 +132,9 @@ pub struct IoArgs {
     /// wait counts in the elapsed time and the rates (fio's end_fsync) [default: 0].
     #[arg(long = "end_fsync", alias = "end-fsync", value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = switch)]
     pub end_fsync: Option<bool>,
-    /// Length of the span (LBA range) to use, bytes or % of the target [default: all after --offset].
+    /// Length of the span (LBA range) to use, bytes or % of the target [default: all after
+    /// --offset]; a span past the target's end is refused (the suites cut theirs to the
+    /// target and say so). On a new test file: its size.
     #[arg(long, value_parser = size::parse_size_or_percent, allow_hyphen_values = true)]
     pub size: Option<SizeOrPercent>,
     /// Start of the span, bytes or % of the target [default: 0].

@@ -293,6 +293,13 @@ fn json_stdout_carries_only_json_and_csv_has_every_interval() {
     ] {
         assert!(r.get(k).is_some(), "missing {k}");
     }
+    // Built in a git checkout: the commit is recorded beside the version.
+    let commit = r["tool"]["commit"].as_str().unwrap_or_default();
+    assert!(
+        commit.len() == 12 && commit.chars().all(|c| c.is_ascii_hexdigit()),
+        "{}",
+        r["tool"]
+    );
     let text = std::fs::read_to_string(&csv).unwrap();
     assert_eq!(text.lines().count(), 1 + 4);
     assert!(text.lines().next().unwrap().contains("read_lat_p9999_ns"));

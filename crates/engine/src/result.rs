@@ -32,13 +32,18 @@ pub enum RunStatus {
 pub struct Tool {
     pub name: String,
     pub version: String,
+    /// The commit HEAD was at when it was built; null when built outside a git checkout.
+    #[serde(default)]
+    pub commit: Option<String>,
 }
 
 impl Tool {
     pub fn current() -> Tool {
+        let commit = env!("DRIVELAB_COMMIT");
         Tool {
             name: "drivelab".into(),
             version: env!("CARGO_PKG_VERSION").into(),
+            commit: (!commit.is_empty()).then(|| commit.to_string()),
         }
     }
 }

@@ -122,7 +122,7 @@ pub struct RunSummary {
 pub struct RunFilter {
     /// Only runs of this suite (exact match).
     pub suite: Option<String>,
-    /// Only runs whose device model or serial contains this text (ASCII case-insensitive).
+    /// Only runs whose device model, serial or path contains this text (ASCII case-insensitive).
     pub device: Option<String>,
     /// Only runs with this status (exact match).
     pub status: Option<String>,

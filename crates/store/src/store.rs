@@ -163,9 +163,11 @@ fn filter_clause(filter: &RunFilter, backend: Backend) -> (String, Vec<Param>) {
         let pattern = format!("%{}%", like_escape(&device.to_ascii_lowercase()));
         conditions.push(
             "(LOWER(COALESCE(device_model, '')) LIKE ? ESCAPE '\\' \
-             OR LOWER(COALESCE(device_serial, '')) LIKE ? ESCAPE '\\')"
+             OR LOWER(COALESCE(device_serial, '')) LIKE ? ESCAPE '\\' \
+             OR LOWER(device_path) LIKE ? ESCAPE '\\')"
                 .to_string(),
         );
+        params.push(Param::from(&pattern));
         params.push(Param::from(&pattern));
         params.push(Param::from(&pattern));
     }
@@ -534,7 +536,7 @@ mod tests {
         assert_eq!(sql.matches('?').count(), params.len());
         assert!(sql.contains("COLLATE \"C\""));
         assert_eq!(params[2], Param::from("%sam\\_sung%"));
-        assert_eq!(params[4], Param::Int(Some(3)));
+        assert_eq!(params[5], Param::Int(Some(3)));
         let (sql, params) = filter_clause(&RunFilter::default(), Backend::Sqlite);
         assert_eq!(sql, " ORDER BY started_at DESC, run_id DESC");
         assert!(params.is_empty());

@@ -39,7 +39,7 @@ pub struct ListArgs {
     /// Only runs of this suite.
     #[arg(long)]
     pub suite: Option<String>,
-    /// Only runs whose device model or serial contains this text.
+    /// Only runs whose device model, serial or path contains this text.
     #[arg(long)]
     pub device: Option<String>,
     /// At most this many runs.
@@ -68,7 +68,7 @@ pub struct ExportArgs {
     /// Only runs of this suite.
     #[arg(long)]
     pub suite: Option<String>,
-    /// Only runs whose device model or serial contains this text.
+    /// Only runs whose device model, serial or path contains this text.
     #[arg(long)]
     pub device: Option<String>,
 }

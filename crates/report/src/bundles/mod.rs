@@ -316,10 +316,16 @@ fn caveats(entries: &[Entry]) -> Vec<String> {
                 let diff = knob_differences(&first.doc.knobs, &e.doc.knobs);
                 if !diff.is_empty() {
                     format!("{} ({diff})", e.label)
-                } else if e.doc.tool.version != first.doc.tool.version {
+                } else if e.doc.tool != first.doc.tool {
+                    let build = |t: &drivelab_engine::result::Tool| match &t.commit {
+                        Some(c) => format!("{} ({c})", t.version),
+                        None => t.version.clone(),
+                    };
                     format!(
                         "{} (the same options, planned by drivelab {} against {})",
-                        e.label, e.doc.tool.version, first.doc.tool.version
+                        e.label,
+                        build(&e.doc.tool),
+                        build(&first.doc.tool)
                     )
                 } else {
                     format!("{} (the same options, other steps)", e.label)
@@ -382,7 +388,10 @@ fn runs_section(runs: &[DriveRun]) -> Section {
                 short_target(d),
                 format!("{:.1} GB", d.target.capacity_bytes as f64 / 1e9),
                 d.host.hostname.clone(),
-                d.tool.version.clone(),
+                match &d.tool.commit {
+                    Some(c) => format!("{} ({c})", d.tool.version),
+                    None => d.tool.version.clone(),
+                },
                 format!("{:?}", d.status).to_lowercase(),
                 d.config_hash.chars().take(12).collect(),
                 d.created_at.clone(),

@@ -47,10 +47,13 @@ pub fn list_filters_and_order(store: &mut Store) {
     assert_eq!(ids(&list(store, suite("quick"))), ["4", "2", "1"]);
     assert_eq!(ids(&list(store, suite("consistency"))), ["5", "3"]);
     assert!(list(store, suite("Quick")).is_empty());
-    // Model or serial, ASCII case-insensitive substring.
+    // Model, serial or path, ASCII case-insensitive substring.
     assert_eq!(ids(&list(store, device("samsung"))), ["5", "3", "1"]);
     assert_eq!(ids(&list(store, device("980 PRO"))), ["5", "1"]);
     assert_eq!(ids(&list(store, device("s6ptnz"))), ["3"]);
+    // Or the device's path: a file target has neither model nor serial.
+    assert_eq!(ids(&list(store, device("drivelab.dat"))), ["4"]);
+    assert_eq!(ids(&list(store, device("NVME0N1"))), ["5", "3", "2", "1"]);
     // LIKE wildcards in the text are literal characters.
     assert_eq!(ids(&list(store, device("_"))), ["2"]);
     assert!(list(store, device("%")).is_empty());
