@@ -198,7 +198,11 @@ pub fn execute(
         if ran_before && step.idle_before_ns > 0 {
             idle(target, step.idle_before_ns, opts.stop);
         }
-        if step.workload.read_percent() > 0 && !target.is_filled() {
+        // A fresh test file is written once before the first step of a plan that reads
+        // it at some point, not only before the first read: a write step before it (mixed's
+        // 0 % reads) would otherwise measure allocating writes into unwritten extents.
+        let reads_later = plan[i..].iter().any(|s| s.workload.read_percent() > 0);
+        if reads_later && !target.is_filled() {
             if let (Some(o), true) = (opts.observer, target.info.created_by_drivelab) {
                 o.message(&format!(
                     "writing {} once so that reads hit data…",

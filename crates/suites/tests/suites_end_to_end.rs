@@ -559,3 +559,38 @@ fn a_resumed_consistency_test_continues_on_the_drive_as_it_was() {
     };
     assert_eq!(ops(&b.doc), ops(&whole));
 }
+
+/// Records which step each observer message came in.
+struct Messages(std::sync::Mutex<(usize, Vec<(usize, String)>)>);
+
+impl Observer for Messages {
+    fn step_started(&self, index: usize, _total: usize, _name: &str) {
+        self.0.lock().unwrap().0 = index;
+    }
+    fn message(&self, text: &str) {
+        let mut g = self.0.lock().unwrap();
+        let at = g.0;
+        g.1.push((at, text.to_string()));
+    }
+}
+
+#[test]
+fn a_test_file_is_written_before_mixed_writes_to_it() {
+    // mixed starts with all writes (0 % reads): the fresh file is filled before that
+    // step, not before the first that reads, so no step measures allocating writes.
+    let d = tempfile::tempdir().unwrap();
+    let mut t = test_file(d.path(), 32 << 20);
+    let m = mixed::Mixed::new(true);
+    let plan = m.plan(&t.info).unwrap();
+    assert_eq!(plan[0].workload.read_percent(), 0);
+    let doc = new_doc(&m, &plan, &t, None);
+    let mut b = Bundle::create(&d.path().join("b"), doc).unwrap();
+    let seen = Messages(std::sync::Mutex::new((0, Vec::new())));
+    let stop = AtomicBool::new(false);
+    let o = go(&m, &plan, &mut t, &mut b, &stop, Some(&seen));
+    assert!(matches!(o, Outcome::Complete(_)), "{o:?}");
+    let msgs = seen.0.into_inner().unwrap().1;
+    let fills: Vec<&(usize, String)> = msgs.iter().filter(|m| m.1.contains("once")).collect();
+    assert_eq!(fills.len(), 1, "{msgs:?}");
+    assert_eq!(fills[0].0, 0, "filled before the first step: {msgs:?}");
+}
