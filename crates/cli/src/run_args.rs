@@ -198,6 +198,19 @@ pub struct PeakArgs {
     /// [default: 1 when the sweep writes anyway, else 0].
     #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = flag01)]
     pub precondition: Option<bool>,
+    /// 4K random writes at QD32 over the span before the random-write sweep, so that it
+    /// measures the drive's steady state, as the reference review does; 0 for none
+    /// [default: 1h; --short 1s].
+    #[arg(long = "steady-writes", value_parser = duration_or_zero, allow_hyphen_values = true)]
+    pub steady_writes: Option<u64>,
+}
+
+/// A duration, or 0 for none.
+fn duration_or_zero(s: &str) -> Result<u64, String> {
+    if s.trim() == "0" {
+        return Ok(0);
+    }
+    duration(s)
 }
 
 fn flag01(s: &str) -> Result<bool, String> {
@@ -377,6 +390,7 @@ impl SuiteCmd {
                 set(&mut k.workloads, a.workloads.as_ref().map(|l| l.0.clone()));
                 k.early_stop = !a.no_early_stop;
                 k.precondition = a.precondition;
+                set(&mut k.steady_writes_ns, a.steady_writes);
                 k.validate()?;
                 Box::new(k)
             }

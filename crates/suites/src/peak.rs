@@ -55,7 +55,16 @@ pub struct Peak {
     /// device stays read-only).
     #[serde(default)]
     pub precondition: Option<bool>,
+    /// 4K random writes at QD32 over the span before the random-write sweep, so that it
+    /// measures the drive in its steady state, as the reference measures random writes
+    /// "after hours of non-stop writes to an already full drive": 1 h (the consistency
+    /// test's length, by whose end the reference finds every drive steady); 0 for none.
+    #[serde(default)]
+    pub steady_writes_ns: u64,
 }
+
+/// Depth of the random writes that bring the drive to its steady state.
+const STEADY_WRITES_QD: u32 = 32;
 
 impl Peak {
     pub fn new(short: bool) -> Peak {
@@ -72,6 +81,7 @@ impl Peak {
             workloads: WORKLOADS.iter().map(|w| w.0.to_string()).collect(),
             short,
             precondition: None,
+            steady_writes_ns: if short { secs(1) } else { secs(3600) },
         }
     }
 
@@ -169,6 +179,24 @@ impl Suite for Peak {
             if !self.workloads.iter().any(|w| w == id) {
                 continue;
             }
+            if rw == RwMode::RandWrite && self.steady_writes_ns > 0 {
+                let shape = Shape::new(RwMode::RandWrite, 4096, STEADY_WRITES_QD, 1)
+                    .engine(IoEngine::IoUring);
+                let w = plan::workload(&shape, span, plan::for_time(self.steady_writes_ns), target)
+                    .map_err(|e| format!("--steady-writes: {e}"))?;
+                out.push(PlannedStep {
+                    id: "steady-writes".into(),
+                    name: format!(
+                        "4K random writes at QD{STEADY_WRITES_QD} for {} s: steady state before the random-write sweep",
+                        self.steady_writes_ns / 1_000_000_000
+                    ),
+                    kind: StepKind::Prepare,
+                    params: json!({}),
+                    action: Action::Run,
+                    idle_before_ns: 0,
+                    workload: w,
+                });
+            }
             for qd in self.qds() {
                 let (iodepth, jobs) = match self.ioengine {
                     IoEngine::Sync => (1, qd),
@@ -216,6 +244,12 @@ impl Suite for Peak {
             },
             self.point_time_ns as f64 / 1e9
         );
+        if let Some(st) = steps.iter().find(|s| s.id == "steady-writes") {
+            table += &format!(
+                "(the 4K random-write sweep followed {} s of 4K random writes at QD{STEADY_WRITES_QD} over the span: the drive's steady state)\n",
+                st.config.runtime_ns.unwrap_or(0) / 1_000_000_000
+            );
+        }
         if !steps.iter().any(|s| s.id == "precondition") {
             table += "(the span was not written first: reads found whatever the drive held, and blocks never written or trimmed may read faster than data)\n";
         }

@@ -136,9 +136,11 @@ fn peak_sweeps_each_workload_and_finds_a_knee() {
     p.early_stop = false;
     let (doc, o) = run(&p, &mut t, &d.path().join("b"));
     check_complete(&doc, &o);
-    // The sweep writes, so it first writes the span once: reads hit written data.
-    assert_eq!(doc.steps.len(), 1 + 4 * 5);
+    // The sweep writes, so it first writes the span once: reads hit written data; the
+    // random-write sweep follows a spell of random writes (its steady state).
+    assert_eq!(doc.steps.len(), 1 + 4 * 5 + 1);
     assert_eq!(doc.steps[0].id, "precondition");
+    assert_eq!(doc.steps[1 + 5].id, "steady-writes");
     let knee = metric(&doc, "4K random read knee QD");
     assert!([1.0, 2.0, 4.0, 8.0, 16.0].contains(&knee));
     // The knee reaches 95 % of the best point of the sweep.
@@ -593,4 +595,40 @@ fn a_test_file_is_written_before_mixed_writes_to_it() {
     let fills: Vec<&(usize, String)> = msgs.iter().filter(|m| m.1.contains("once")).collect();
     assert_eq!(fills.len(), 1, "{msgs:?}");
     assert_eq!(fills[0].0, 0, "filled before the first step: {msgs:?}");
+}
+
+#[test]
+fn the_random_write_sweep_follows_an_hour_of_random_writes() {
+    let t = sim("sim:nvme-tlc,capacity=8G").info;
+    let p = peak::Peak::new(false);
+    let plan = p.plan(&t).unwrap();
+    let at = plan.iter().position(|s| s.id == "steady-writes").unwrap();
+    assert_eq!(plan[at + 1].id, "4k-randwrite-qd1");
+    let w = &plan[at].workload;
+    assert_eq!(
+        (w.rw, w.queue_depth(), w.bs[0].bytes),
+        (drivelab_engine::spec::RwMode::RandWrite, 32, 4096)
+    );
+    assert_eq!(w.runtime_ns, Some(3_600_000_000_000));
+    assert_eq!((w.offset_bytes, w.size_bytes), (0, 8 << 30));
+    assert_eq!(plan[at].kind, drivelab_suites::plan::StepKind::Prepare);
+    // None when asked for none, or when the sweep does not write randomly.
+    let none = peak::Peak {
+        steady_writes_ns: 0,
+        ..p.clone()
+    };
+    assert!(!none
+        .plan(&t)
+        .unwrap()
+        .iter()
+        .any(|s| s.id == "steady-writes"));
+    let reads = peak::Peak {
+        workloads: vec!["4k-randread".into(), "128k-write".into()],
+        ..p
+    };
+    assert!(!reads
+        .plan(&t)
+        .unwrap()
+        .iter()
+        .any(|s| s.id == "steady-writes"));
 }

@@ -54,6 +54,31 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
          The ringed point is the lowest queue depth giving at least 95 % of the best \
          throughput: its throughput and latencies are the headline numbers.",
     );
+    // The random-write sweep's state: after a spell of random writes, or fresh.
+    for e in entries {
+        let steady = e.doc.steps.iter().find(|st| st.id == "steady-writes");
+        let writes_randomly = e
+            .doc
+            .steps
+            .iter()
+            .any(|st| st.id.starts_with("4k-randwrite"));
+        match steady.and_then(|st| st.run.as_ref()) {
+            Some(r) => {
+                s = s.text(format!(
+                    "{}: the 4K random-write sweep followed {:.0} s of 4K random writes at QD32 over the span, so it shows the drive's steady state.",
+                    e.label,
+                    r.totals.elapsed_ns as f64 / 1e9
+                ))
+            }
+            None if writes_randomly => {
+                s = s.text(format!(
+                    "{}: the 4K random-write sweep ran on a drive not first brought to its steady state (no steady-writes step): it may show the fresh drive's burst.",
+                    e.label
+                ))
+            }
+            None => {}
+        }
+    }
     let mut table = Table {
         caption: "Selected point per workload: lowest QD with ≥ 95 % of the best throughput".into(),
         columns: vec![
