@@ -238,7 +238,7 @@ pub struct ConsistencyArgs {
     #[arg(long, value_parser = seconds, allow_hyphen_values = true)]
     pub window: Option<usize>,
     /// Queue depth of the random writes [default: 32].
-    #[arg(long, value_parser = positive, allow_hyphen_values = true)]
+    #[arg(long, alias = "iodepth", value_parser = positive, allow_hyphen_values = true)]
     pub qd: Option<u32>,
     /// Sequential fill passes of the precondition (2 for the SNIA variant) [default: 1].
     #[arg(long, value_parser = positive, allow_hyphen_values = true)]
@@ -268,7 +268,7 @@ pub struct SeqFillArgs {
     #[arg(long, value_parser = bs, allow_hyphen_values = true)]
     pub bs: Option<u32>,
     /// Queue depth [default: 32].
-    #[arg(long, value_parser = positive, allow_hyphen_values = true)]
+    #[arg(long, alias = "iodepth", value_parser = positive, allow_hyphen_values = true)]
     pub qd: Option<u32>,
     /// Drop episodes: seconds below this fraction of the post-cache median [default: 0.5].
     #[arg(long = "drop-fraction", value_parser = fraction, allow_hyphen_values = true)]
@@ -320,7 +320,7 @@ pub struct MixedArgs {
     #[arg(long, value_parser = bs, allow_hyphen_values = true)]
     pub bs: Option<u32>,
     /// Outstanding I/Os [default: 32].
-    #[arg(long, value_parser = positive, allow_hyphen_values = true)]
+    #[arg(long, alias = "iodepth", value_parser = positive, allow_hyphen_values = true)]
     pub qd: Option<u32>,
     /// Step of the read share, percent [default: 10].
     #[arg(long, value_parser = pct, allow_hyphen_values = true)]
