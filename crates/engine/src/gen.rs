@@ -114,6 +114,12 @@ impl OpGen {
         };
         let region = (w.size_bytes / w.numjobs as u64) / align * align;
         let seq_start = w.offset_bytes + region * job as u64;
+        // The last job's region runs to the span's end: no block is left out.
+        let seq_end = if job + 1 == w.numjobs {
+            w.offset_bytes + w.size_bytes / align * align
+        } else {
+            seq_start + region
+        };
         let stream = |k| fastrand::Rng::with_seed(stream_seed(seed, k));
         OpGen {
             offset_rng: stream(0),
@@ -130,7 +136,7 @@ impl OpGen {
             span_len: w.size_bytes,
             zones,
             seq_start,
-            seq_end: seq_start + region,
+            seq_end,
             cursor: [seq_start; 2],
         }
     }

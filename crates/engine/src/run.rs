@@ -644,10 +644,13 @@ pub fn fill_workload(base: &Workload, bs: u32, iodepth: u32) -> Workload {
 }
 
 /// Job `j`'s share of a byte-bounded run of `total` bytes over `numjobs` jobs: whole
-/// blocks of the smallest size `min_bs`, the odd ones to the first jobs. What is left below
-/// one such block is not done at all (no I/O is cut to a size the workload does not use).
+/// blocks of the smallest size `min_bs`, the odd ones to the last job (whose sequential
+/// region, likewise, runs to the span's end: a fill of the span by several jobs writes
+/// every block once). What is left below one such block is not done at all (no I/O is
+/// cut to a size the workload does not use).
 fn job_budget(total: u64, min_bs: u64, numjobs: u32, j: u32) -> u64 {
     let units = total / min_bs;
     let n = numjobs as u64;
-    (units / n + u64::from((j as u64) < units % n)) * min_bs
+    let extra = if j + 1 == numjobs { units % n } else { 0 };
+    (units / n + extra) * min_bs
 }

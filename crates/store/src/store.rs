@@ -161,12 +161,17 @@ fn filter_clause(filter: &RunFilter, backend: Backend) -> (String, Vec<Param>) {
     }
     if let Some(device) = &filter.device {
         let pattern = format!("%{}%", like_escape(&device.to_ascii_lowercase()));
-        conditions.push(
-            "(LOWER(COALESCE(device_model, '')) LIKE ? ESCAPE '\\' \
-             OR LOWER(COALESCE(device_serial, '')) LIKE ? ESCAPE '\\' \
-             OR LOWER(device_path) LIKE ? ESCAPE '\\')"
-                .to_string(),
-        );
+        // ASCII case folding on both engines, as the pattern's: PostgreSQL's LOWER folds
+        // other letters too unless the collation is "C" (SQLite's folds ASCII only).
+        let c = match backend {
+            Backend::Sqlite => "",
+            Backend::Postgres => " COLLATE \"C\"",
+        };
+        conditions.push(format!(
+            "(LOWER(COALESCE(device_model, ''){c}) LIKE ? ESCAPE '\\' \
+             OR LOWER(COALESCE(device_serial, ''){c}) LIKE ? ESCAPE '\\' \
+             OR LOWER(device_path{c}) LIKE ? ESCAPE '\\')"
+        ));
         params.push(Param::from(&pattern));
         params.push(Param::from(&pattern));
         params.push(Param::from(&pattern));

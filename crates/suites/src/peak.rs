@@ -59,8 +59,12 @@ pub struct Peak {
     /// measures the drive in its steady state, as the reference measures random writes
     /// "after hours of non-stop writes to an already full drive": 1 h (the consistency
     /// test's length, by whose end the reference finds every drive steady); 0 for none.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub steady_writes_ns: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// Depth of the random writes that bring the drive to its steady state.
@@ -188,7 +192,7 @@ impl Suite for Peak {
                     id: "steady-writes".into(),
                     name: format!(
                         "4K random writes at QD{STEADY_WRITES_QD} for {} s: steady state before the random-write sweep",
-                        self.steady_writes_ns / 1_000_000_000
+                        fmt(Some(self.steady_writes_ns as f64 / 1e9), 1)
                     ),
                     kind: StepKind::Prepare,
                     params: json!({}),
@@ -245,10 +249,21 @@ impl Suite for Peak {
             self.point_time_ns as f64 / 1e9
         );
         if let Some(st) = steps.iter().find(|s| s.id == "steady-writes") {
-            table += &format!(
-                "(the 4K random-write sweep followed {} s of 4K random writes at QD{STEADY_WRITES_QD} over the span: the drive's steady state)\n",
-                st.config.runtime_ns.unwrap_or(0) / 1_000_000_000
-            );
+            let ran = st
+                .run
+                .as_ref()
+                .map_or(0.0, |r| r.totals.elapsed_ns as f64 / 1e9);
+            table += &if st.status == crate::bundle::StepStatus::Complete {
+                format!(
+                    "(the 4K random-write sweep followed {} s of 4K random writes at QD{STEADY_WRITES_QD} over the span: the drive's steady state)\n",
+                    fmt(Some(ran), 1)
+                )
+            } else {
+                format!(
+                    "(the random writes before the 4K random-write sweep stopped after {} s: the sweep may not show the drive's steady state)\n",
+                    fmt(Some(ran), 1)
+                )
+            };
         }
         if !steps.iter().any(|s| s.id == "precondition") {
             table += "(the span was not written first: reads found whatever the drive held, and blocks never written or trimmed may read faster than data)\n";

@@ -16,7 +16,7 @@ use crate::bundle::{
     now_rfc3339, Bundle, BundleStatus, RunDoc, StepRecord, StepStatus, BUNDLE_SCHEMA_VERSION,
 };
 use crate::hash::config_hash;
-use crate::plan::{Action, PlannedStep, StepKind};
+use crate::plan::{Action, PlannedStep};
 use crate::suite::{Report, Suite};
 
 /// What a front end wants to hear while a suite runs (all optional).
@@ -126,8 +126,8 @@ pub fn execute(
     // A simulated device's state dies with the process: every finished step is redone
     // (unsaved, with the same seeds, so the drive is where the bundle left it; a
     // consistency test resumed after round 5 continues on a drive that has taken five
-    // rounds, not on a fresh one). A test file created now is fresh: its finished
-    // preparation steps are redone.
+    // rounds, not on a fresh one). A test file created now is fresh: its finished fills
+    // are redone (not a spell of random writes: a file has no flash state to rebuild).
     let simulated = target.info.kind == TargetKind::Simulated;
     let replay_prepares = resumed && (simulated || target.created_now());
     if bundle.doc.status != BundleStatus::Running {
@@ -143,17 +143,20 @@ pub fn execute(
                 ));
             }
             if rec.status.finished() {
-                if replay_prepares
-                    && (step.kind == StepKind::Prepare || simulated)
-                    && rec.status == StepStatus::Complete
-                {
+                let fill = matches!(step.action, Action::Precondition { .. });
+                if replay_prepares && (fill || simulated) && rec.status == StepStatus::Complete {
                     if simulated && step.idle_before_ns > 0 {
                         idle(target, step.idle_before_ns, opts.stop);
                     }
                     if let Some(o) = opts.observer {
                         o.message(&format!(
-                            "replaying '{}' (a simulated device does not keep its state between runs)",
-                            step.name
+                            "replaying '{}' ({})",
+                            step.name,
+                            if simulated {
+                                "a simulated device does not keep its state between runs"
+                            } else {
+                                "the test file was made anew"
+                            }
                         ));
                     }
                     act(step, target, opts)?;
@@ -202,7 +205,9 @@ pub fn execute(
         // it at some point, not only before the first read: a write step before it (mixed's
         // 0 % reads) would otherwise measure allocating writes into unwritten extents.
         let reads_later = plan[i..].iter().any(|s| s.workload.read_percent() > 0);
-        if reads_later && !target.is_filled() {
+        // (A precondition writes its span itself, and marks a whole test file filled.)
+        let fills = matches!(step.action, Action::Precondition { .. });
+        if reads_later && !fills && !target.is_filled() {
             if let (Some(o), true) = (opts.observer, target.info.created_by_drivelab) {
                 o.message(&format!(
                     "writing {} once so that reads hit data…",

@@ -632,3 +632,24 @@ fn the_random_write_sweep_follows_an_hour_of_random_writes() {
         .iter()
         .any(|s| s.id == "steady-writes"));
 }
+
+#[test]
+fn a_peak_sweep_on_a_new_test_file_writes_it_once() {
+    // The precondition writes the whole file: no fill before it, none before the reads.
+    let d = tempfile::tempdir().unwrap();
+    let mut t = test_file(d.path(), 32 << 20);
+    let mut p = peak::Peak::new(true);
+    p.size = drivelab_engine::size::SizeOrPercent::Percent(100.0);
+    p.max_qd = 2;
+    let plan = p.plan(&t.info).unwrap();
+    assert_eq!(plan[0].id, "precondition");
+    let doc = new_doc(&p, &plan, &t, None);
+    let mut b = Bundle::create(&d.path().join("b"), doc).unwrap();
+    let seen = Messages(std::sync::Mutex::new((0, Vec::new())));
+    let stop = AtomicBool::new(false);
+    let o = go(&p, &plan, &mut t, &mut b, &stop, Some(&seen));
+    assert!(matches!(o, Outcome::Complete(_)), "{o:?}");
+    let msgs = seen.0.into_inner().unwrap().1;
+    assert!(!msgs.iter().any(|m| m.1.contains("once")), "{msgs:?}");
+    assert!(t.is_filled());
+}

@@ -2,6 +2,7 @@
 //! selected point (lowest QD reaching 95 % of the best throughput) marked and tabulated,
 //! and the latency exceedance at that point.
 
+use drivelab_suites::bundle::StepStatus;
 use serde_json::Value;
 
 use super::exceedance::{self, Dir};
@@ -62,7 +63,15 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             .steps
             .iter()
             .any(|st| st.id.starts_with("4k-randwrite"));
+        let complete = steady.is_some_and(|st| st.status == StepStatus::Complete);
         match steady.and_then(|st| st.run.as_ref()) {
+            Some(r) if !complete => {
+                s = s.text(format!(
+                    "{}: the random writes before the 4K random-write sweep stopped after {:.0} s: the sweep may not show the drive's steady state.",
+                    e.label,
+                    r.totals.elapsed_ns as f64 / 1e9
+                ))
+            }
             Some(r) => {
                 s = s.text(format!(
                     "{}: the 4K random-write sweep followed {:.0} s of 4K random writes at QD32 over the span, so it shows the drive's steady state.",

@@ -53,6 +53,9 @@ pub fn list_filters_and_order(store: &mut Store) {
     assert_eq!(ids(&list(store, device("s6ptnz"))), ["3"]);
     // Or the device's path: a file target has neither model nor serial.
     assert_eq!(ids(&list(store, device("drivelab.dat"))), ["4"]);
+    // Case folds in ASCII only, on both engines alike.
+    assert_eq!(ids(&list(store, device("/ÄB/"))), ["4"]);
+    assert!(list(store, device("/äb/")).is_empty());
     assert_eq!(ids(&list(store, device("NVME0N1"))), ["5", "3", "2", "1"]);
     // LIKE wildcards in the text are literal characters.
     assert_eq!(ids(&list(store, device("_"))), ["2"]);

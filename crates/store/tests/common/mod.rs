@@ -87,7 +87,7 @@ pub fn sample_runs() -> Vec<RunRecord> {
     runs[2].finished_at = None;
     runs[2].metrics.clear();
     runs[3].device_kind = "file".into();
-    runs[3].device_path = "/tmp/drivelab.dat".into();
+    runs[3].device_path = "/tmp/Äb/drivelab.dat".into();
     runs[3].device_firmware = None;
     runs[3].device_capacity_bytes = None;
     runs[3].bundle_path = None;
