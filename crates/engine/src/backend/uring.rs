@@ -38,6 +38,7 @@ use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 
+use io_uring::types::{SubmitArgs, Timespec};
 use io_uring::{opcode, squeue, types, IoUring};
 
 use super::{per_job_threads, Backend, BackendCtx};
@@ -146,6 +147,7 @@ impl Backend for UringBackend {
             let mut reaped_share = 0.0f64;
             let fixed_batch = w.iodepth_batch_submit as usize;
             let mut now = clock.now_ns();
+            let mut last_progress = now;
             loop {
                 batch.clear();
                 let batch_submit = match fixed_batch {
@@ -205,12 +207,27 @@ impl Backend for UringBackend {
                 for &s in &batch {
                     slots[s].1 = t_submit;
                 }
-                if let Err(e) = enter(&mut ring, want.min(inflight)) {
-                    // I/Os may still be in flight into `bufs`: never free it.
-                    std::mem::forget(bufs);
-                    return Err(e);
-                }
+                let waited = if workers {
+                    enter_timed(&mut ring, want.min(inflight))
+                } else {
+                    enter(&mut ring, want.min(inflight)).map(|()| false)
+                };
+                let timed_out = match waited {
+                    Ok(t) => t,
+                    Err(e) => {
+                        // I/Os may still be in flight into `bufs`: never free it.
+                        std::mem::forget(bufs);
+                        return Err(e);
+                    }
+                };
                 now = clock.now_ns();
+                if timed_out && now.saturating_sub(last_progress) > STUCK_NS {
+                    std::mem::forget(bufs);
+                    return Err(format!(
+                        "io_uring: {inflight} I/O(s) handed to the kernel's workers made no progress for {} s",
+                        STUCK_NS / 1_000_000_000
+                    ));
+                }
                 let before = inflight;
                 for cqe in ring.completion() {
                     let slot = cqe.user_data() as usize;
@@ -220,6 +237,9 @@ impl Backend for UringBackend {
                     }
                     free.push(slot);
                     inflight -= 1;
+                }
+                if inflight < before {
+                    last_progress = now;
                 }
                 let share = (before - inflight) as f64 / qd as f64;
                 reaped_share = 0.8 * reaped_share + 0.2 * share;
@@ -326,6 +346,27 @@ fn new_ring(qd: u32) -> std::io::Result<IoUring> {
 
 /// Submit what is queued and wait for at least `wait` completions, retrying on EINTR and
 /// EBUSY.
+/// How long a wait for the kernel's workers lasts before the job looks again.
+const WORKER_WAIT: Timespec = Timespec::new().sec(1);
+/// No completion for this long with I/Os in the workers' hands: the run fails.
+const STUCK_NS: u64 = 60_000_000_000;
+
+/// [`enter`] for I/Os in the kernel's workers, with a time limit: true when it passed.
+/// (A completion whose wake-up went missing was seen to stall a job for good on this
+/// kernel once in many runs; looking again after a second picks it up, and an I/O that
+/// really stays out fails the run instead of hanging it.)
+fn enter_timed(ring: &mut IoUring, wait: usize) -> Result<bool, String> {
+    let args = SubmitArgs::new().timespec(&WORKER_WAIT);
+    loop {
+        match ring.submitter().submit_with_args(wait, &args) {
+            Ok(_) => return Ok(false),
+            Err(e) if e.raw_os_error() == Some(libc::ETIME) => return Ok(true),
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::EBUSY)) => continue,
+            Err(e) => return Err(format!("io_uring submit failed: {e}")),
+        }
+    }
+}
+
 fn enter(ring: &mut IoUring, wait: usize) -> Result<(), String> {
     loop {
         match ring.submit_and_wait(wait) {
