@@ -134,7 +134,8 @@ pub struct IoArgs {
     pub end_fsync: Option<bool>,
     /// Length of the span (LBA range) to use, bytes or % of the target [default: all after
     /// --offset]; a span past the target's end is refused (the suites cut theirs to the
-    /// target and say so). On a new test file: its size.
+    /// target and say so). A new test file is made --offset + --size long (1 GiB when
+    /// either is a percentage).
     #[arg(long, value_parser = size::parse_size_or_percent, allow_hyphen_values = true)]
     pub size: Option<SizeOrPercent>,
     /// Start of the span, bytes or % of the target [default: 0].

@@ -259,6 +259,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         !w.direct && !is_model && w.ioengine != IoEngine::Null && target.file().is_some();
     let mut cache_notes = Vec::new();
     // (Not when already stopped: an interrupted fill must not wait for a writeback.)
+    let invalidated = buffered && w.invalidate && !opts.stop.load(Ordering::Relaxed);
     if buffered && !opts.stop.load(Ordering::Relaxed) {
         if let Some(f) = target.file() {
             if w.invalidate {
@@ -506,8 +507,10 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     if buffered && info.in_memory.is_none() {
         let mut n = format!(
             "Buffered I/O (--direct=0): the page cache was in the path{}.",
-            if w.invalidate {
+            if invalidated {
                 ", emptied of the span before the run"
+            } else if w.invalidate {
+                " (not emptied first: the run was stopped before it began)"
             } else {
                 " (not emptied first: --invalidate=0)"
             }
