@@ -433,3 +433,71 @@ fn a_mark_only_group_still_gets_a_colour() {
         .unwrap()
         .contains("data-group=\"only-mark\""));
 }
+
+/// Widths of the bars in a bars path (`M x0 base V top H x1 V base` per bar).
+fn bar_widths(d: &str) -> Vec<f64> {
+    d.split('M')
+        .filter(|b| !b.trim().is_empty())
+        .map(|b| {
+            let x0: f64 = b.split([' ', 'V']).next().unwrap().parse().unwrap();
+            let x1: f64 = b
+                .split('H')
+                .nth(1)
+                .unwrap()
+                .split('V')
+                .next()
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap();
+            x1 - x0
+        })
+        .collect()
+}
+
+#[test]
+fn a_category_is_shared_among_the_bars_that_have_a_value_there() {
+    // Drive B ran only the second test: drive A's bar at the first has the slot alone.
+    let chart = Chart::new(
+        "bars",
+        "Bars",
+        Axis::categories("Test", vec!["a".into(), "b".into()]),
+        Axis::linear("Throughput", "MB/s"),
+    )
+    .with_series(Series::bars("A", "A", vec![(0.0, 10.0), (1.0, 10.0)]))
+    .with_series(Series::bars("B", "B", vec![(1.0, 20.0)]));
+    let svg = render_svg(&chart, &GroupPalette::for_charts([&chart])).unwrap();
+    let doc = parse(&svg);
+    let a = bar_widths(data_paths(&doc)[0].attribute("d").unwrap());
+    assert_eq!(a.len(), 2);
+    assert!((a[0] / a[1] - 2.0).abs() < 0.05, "{a:?}");
+}
+
+#[test]
+fn the_callout_box_avoids_the_data() {
+    // Every point in the top right: the box goes to another corner.
+    let pts: Vec<(f64, f64)> = (0..50).map(|i| (90.0 + i as f64 * 0.2, 95.0)).collect();
+    let chart = Chart::new(
+        "c",
+        "C",
+        Axis::linear("x", "s").range(Some(0.0), Some(100.0)),
+        Axis::linear("y", "IOPS").range(Some(0.0), Some(100.0)),
+    )
+    .with_series(Series::scatter("d", "d", pts))
+    .callout("a line of text in the callout box");
+    let svg = render_svg(&chart, &GroupPalette::for_charts([&chart])).unwrap();
+    let doc = parse(&svg);
+    let rect = doc
+        .descendants()
+        .find(|n| n.attribute("class") == Some("dl-callout"))
+        .and_then(|g| g.first_element_child())
+        .unwrap();
+    let x: f64 = rect.attribute("x").unwrap().parse().unwrap();
+    let width: f64 = doc
+        .root_element()
+        .attribute("width")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(x < width / 2.0, "callout at x={x} of {width}");
+}
