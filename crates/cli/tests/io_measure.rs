@@ -629,3 +629,46 @@ fn a_percentage_offset_lands_on_a_block_boundary() {
         assert!(exact - off as f64 >= 0.0 && exact - (off as f64) < unit as f64);
     }
 }
+
+#[test]
+fn invalidate_drops_the_span_from_the_page_cache() {
+    // A buffered write leaves the file's pages in the page cache; the next buffered run
+    // drops them first (fio's invalidate), unless --invalidate=0. fincore counts them.
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let f = dir.path().join("t.bin");
+    let file = f.to_str().unwrap();
+    let cached = || {
+        let o = std::process::Command::new("fincore")
+            .args(["--bytes", "--noheadings", "--output", "RES", file])
+            .output()
+            .expect("fincore (util-linux) is installed");
+        String::from_utf8_lossy(&o.stdout)
+            .trim()
+            .parse::<u64>()
+            .unwrap()
+    };
+    let write = |extra: &[&str]| {
+        let mut args = vec![
+            "io",
+            file,
+            "--rw",
+            "write",
+            "--direct=0",
+            "--size",
+            "16M",
+            "--keep",
+        ];
+        args.extend_from_slice(extra);
+        run_json(dir.path(), &args)
+    };
+    write(&["--io_size", "16M"]);
+    assert_eq!(cached(), 16 << 20, "a buffered write stays in the cache");
+    write(&["--io_size", "4k", "--invalidate=0"]);
+    assert_eq!(cached(), 16 << 20, "--invalidate=0 leaves it");
+    write(&["--io_size", "4k"]);
+    assert!(
+        cached() <= 64 << 10,
+        "dropped before the run: {} bytes left",
+        cached()
+    );
+}
