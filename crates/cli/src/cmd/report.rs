@@ -84,27 +84,24 @@ pub fn run(a: ReportArgs) -> Result<i32, Fail> {
         report.palette().groups().len(),
         runs.len()
     ))?;
-    if let Some(d) = png {
-        let files = report
-            .write_pngs(d.path())
-            .map_err(|e| Fail::failed(e.to_string()))?;
-        crate::output::stdout::say_line(&format!(
-            "wrote {} PNG files to {}",
-            files.len(),
-            d.path().display()
-        ))?;
-        d.keep();
-    }
-    if let Some(d) = svg {
-        let files = report
-            .write_svgs(d.path())
-            .map_err(|e| Fail::failed(e.to_string()))?;
-        crate::output::stdout::say_line(&format!(
-            "wrote {} SVG files to {}",
-            files.len(),
-            d.path().display()
-        ))?;
-        d.keep();
+    type Write = fn(
+        &drivelab_report::Report,
+        &std::path::Path,
+    ) -> Result<Vec<PathBuf>, drivelab_report::ReportError>;
+    let images: [(Option<Reserved>, &str, Write); 2] = [
+        (png, "PNG", drivelab_report::Report::write_pngs),
+        (svg, "SVG", drivelab_report::Report::write_svgs),
+    ];
+    for (dir, kind, write) in images {
+        if let Some(d) = dir {
+            let files = write(&report, d.path()).map_err(|e| Fail::failed(e.to_string()))?;
+            crate::output::stdout::say_line(&format!(
+                "wrote {} {kind} files to {}",
+                files.len(),
+                d.path().display()
+            ))?;
+            d.keep();
+        }
     }
     Ok(0)
 }
