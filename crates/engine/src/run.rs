@@ -259,10 +259,11 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         !w.direct && !is_model && w.ioengine != IoEngine::Null && target.file().is_some();
     let mut cache_notes = Vec::new();
     // (Not when already stopped: an interrupted fill must not wait for a writeback.)
-    let invalidated = buffered && w.invalidate && !opts.stop.load(Ordering::Relaxed);
-    if buffered && !opts.stop.load(Ordering::Relaxed) {
+    let prepare_cache = buffered && !opts.stop.load(Ordering::Relaxed);
+    let invalidated = prepare_cache && w.invalidate;
+    if prepare_cache {
         if let Some(f) = target.file() {
-            if w.invalidate {
+            if invalidated {
                 if let Err(e) = crate::sys::drop_cache(f, w.offset_bytes, w.size_bytes) {
                     cache_notes.push(format!(
                         "--invalidate: the span's cached pages could not be dropped before the run ({e})."
