@@ -480,7 +480,7 @@ impl SimDevice {
             };
             self.jitter(base * self.mult)
         };
-        let e = self.res.die(d, t, cost);
+        let e = self.res.die_read(d, t, cost);
         self.res.chan(d, e, self.c.xfer)
     }
 

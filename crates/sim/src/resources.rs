@@ -8,6 +8,9 @@ pub struct Resources {
     die_free: Vec<u64>,
     /// When the reads that went ahead of each die's queue (`die_suspend`) are done.
     read_free: Vec<u64>,
+    /// Start and end of the last queued read on each die (`die_read`): a read that goes
+    /// ahead of the queue cannot run beside it.
+    last_read: Vec<(u64, u64)>,
     chan_free: Vec<u64>,
     channels: u32,
     link_free: [u64; 2],
@@ -20,6 +23,7 @@ impl Resources {
         Resources {
             die_free: vec![0; dies as usize],
             read_free: vec![0; dies as usize],
+            last_read: vec![(0, 0); dies as usize],
             chan_free: vec![0; channels as usize],
             channels,
             link_free: [0; 2],
@@ -39,13 +43,27 @@ impl Resources {
         end
     }
 
+    /// A read in die `d`'s queue ([`Resources::die`]), remembered so that a read going
+    /// ahead of the queue does not overlap it.
+    #[inline]
+    pub fn die_read(&mut self, d: u32, t: u64, cost: u64) -> u64 {
+        let end = self.die(d, t, cost);
+        self.last_read[d as usize] = (end - cost, end);
+        end
+    }
+
     /// A read that goes ahead of die `d`'s queue: it starts at `t` even when the die is
     /// busy (the controller suspends the program or erase in progress, as real ones do
     /// for reads) and pushes the die's queued work back by its `cost`. Returns its end.
     #[inline]
     pub fn die_suspend(&mut self, d: u32, t: u64, cost: u64) -> u64 {
-        // One read at a time per die: a second one waits for the first.
-        let start = t.max(self.read_free[d as usize]);
+        // One read at a time per die: a second one waits for the first, and for a
+        // queued read that is running at that moment.
+        let mut start = t.max(self.read_free[d as usize]);
+        let (r0, r1) = self.last_read[d as usize];
+        if (r0..r1).contains(&start) {
+            start = r1;
+        }
         let end = start + cost;
         self.read_free[d as usize] = end;
         let slot = &mut self.die_free[d as usize];
@@ -139,5 +157,8 @@ mod tests {
         assert_eq!(r.die_free_at(0), 1_120);
         assert_eq!(r.die_suspend(0, 2_000, 60), 2_060); // an idle die: from `t`
         assert_eq!(r.die_free_at(0), 2_060);
+        // A queued read running at the time: the suspending one waits for it.
+        assert_eq!(r.die_read(0, 3_000, 60), 3_060);
+        assert_eq!(r.die_suspend(0, 3_010, 60), 3_120);
     }
 }
