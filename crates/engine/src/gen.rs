@@ -211,17 +211,19 @@ impl OpGen {
         if at + len as u64 <= end {
             return (at, len);
         }
-        let room = end.saturating_sub(at);
-        match self
-            .bs
+        match self.largest_within(end.saturating_sub(at)) {
+            Some(b) if self.bs.len() > 1 => (at, b),
+            _ => (self.seq_start, len),
+        }
+    }
+
+    /// The largest block size of the workload that is at most `room` bytes.
+    fn largest_within(&self, room: u64) -> Option<u32> {
+        self.bs
             .iter()
             .map(|b| b.1)
             .filter(|&b| b as u64 <= room)
             .max()
-        {
-            Some(b) if self.bs.len() > 1 => (at, b),
-            _ => (self.seq_start, len),
-        }
     }
 
     /// Fit the last I/O of a byte-bounded job into the `left` bytes: the largest block
@@ -230,13 +232,7 @@ impl OpGen {
         if op.len as u64 <= left {
             return true;
         }
-        match self
-            .bs
-            .iter()
-            .map(|b| b.1)
-            .filter(|&b| b as u64 <= left)
-            .max()
-        {
+        match self.largest_within(left) {
             Some(b) => {
                 op.len = b;
                 // The next sequential I/O follows this one as it is, with no gap.
