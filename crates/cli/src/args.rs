@@ -182,6 +182,10 @@ pub struct IoArgs {
     /// Write the interval series as CSV to this file.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// Let --json and --csv replace a file drivelab did not write (a file drivelab
+    /// wrote is replaced anyway; a bundle's file or a database only with this).
+    #[arg(long)]
+    pub force: bool,
     /// Keep going after I/O errors (counted and recorded) instead of stopping.
     #[arg(long = "continue-on-error", alias = "continue_on_error")]
     pub continue_on_error: bool,

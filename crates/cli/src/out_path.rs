@@ -1,100 +1,124 @@
-//! Output paths, checked before any work: a result that cannot be written is found out
-//! in the first millisecond, not after a run of an hour.
+//! Output paths, checked before any work: a result that cannot be written, or whose
+//! writing would destroy something, is found out in the first millisecond, not after a
+//! run of an hour.
 //!
-//! The check is the real thing: the file (or directory) is opened (or made) up front.
-//! What was made for the purpose is removed again unless the command got as far as
-//! writing it ([`Reserved::keep`]), so bad input still leaves nothing behind.
+//! What an output may replace: nothing, or a file drivelab itself wrote (a result
+//! document, a series CSV, a report, a database export, a chart). Refused unless the
+//! user says `--force`: a results database, a file of a result bundle, any other file.
+//! Refused always: something that is not a regular file (a FIFO would hang the writer),
+//! the target under test, and the other output of the same command. Files are written
+//! whole or not at all ([`drivelab_suites::atomic`]), so a kill leaves the old file or
+//! the new one, never an empty document.
 
+use std::io::Read;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use crate::fail::Fail;
 
-/// An output file or directory, made ready at the start of a command.
-pub struct Reserved {
+/// Marks in the first bytes of a file that drivelab wrote it: result documents, the
+/// database export, the series CSV, the HTML report, SVG and PNG charts.
+const OWN_MARKS: &[&[u8]] = &[
+    b"\"name\": \"drivelab\"",
+    b"\"name\":\"drivelab\"",
+    b"\"drivelab-db-export\"",
+    b"index,start_s,duration_s,",
+    drivelab_report::GENERATOR_MARK.as_bytes(),
+    drivelab_report::PNG_SOFTWARE_MARK,
+];
+
+/// How far into a file the marks are looked for.
+const HEAD_BYTES: usize = 4096;
+
+/// An output file, claimed at the start of a command and written at its end.
+pub struct OutFile {
     path: PathBuf,
-    /// Made by this check (so removed again if the command does not get to keep it).
-    made: bool,
-    dir: bool,
+    flag: &'static str,
 }
 
-impl Reserved {
-    /// A file the command will write: it must not be a directory, its directory must
-    /// exist, and it must be writable there.
-    pub fn file(p: &Path, flag: &str) -> Result<Reserved, Fail> {
-        if p.is_dir() {
-            return Err(Fail::usage(format!(
-                "{flag} {}: is a directory; give a file name",
-                p.display()
+/// Why an existing file may not be replaced without `--force`, if it may not.
+fn foreign(p: &Path) -> Option<String> {
+    let mut head = Vec::with_capacity(HEAD_BYTES);
+    if let Ok(f) = std::fs::File::open(p) {
+        let _ = f.take(HEAD_BYTES as u64).read_to_end(&mut head);
+    }
+    if head.starts_with(b"SQLite format 3\0") {
+        return Some("is a SQLite database (a results database?)".into());
+    }
+    if let Some(b) = bundle_of(p) {
+        return Some(format!("is a file of the result bundle {}", b.display()));
+    }
+    if head.is_empty() || OWN_MARKS.iter().any(|m| contains(&head, m)) {
+        return None;
+    }
+    Some("exists and was not written by drivelab".into())
+}
+
+/// The result bundle directory that holds `p`, if it is one.
+fn bundle_of(p: &Path) -> Option<PathBuf> {
+    let dir = std::fs::canonicalize(p).ok()?.parent()?.to_path_buf();
+    dir.join(drivelab_suites::bundle::RUN_JSON)
+        .is_file()
+        .then_some(dir)
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// What kind of thing other than a regular file `m` is, for messages.
+fn special_kind(m: &std::fs::Metadata) -> Option<&'static str> {
+    let t = m.file_type();
+    if t.is_fifo() {
+        Some("a FIFO")
+    } else if t.is_block_device() {
+        Some("a block device")
+    } else if t.is_char_device() {
+        Some("a character device")
+    } else if t.is_socket() {
+        Some("a socket")
+    } else if t.is_dir() {
+        Some("a directory")
+    } else {
+        None
+    }
+}
+
+impl OutFile {
+    /// Claim `p` for an output: refused (exit 2) unless it may be written (see the
+    /// module's rules; `force` lets a foreign regular file be replaced).
+    pub fn claim(p: &Path, flag: &'static str, force: bool) -> Result<OutFile, Fail> {
+        let bad = |why: String| Fail::usage(format!("{flag} {}: {why}", p.display()));
+        if let Some(kind) = std::fs::metadata(p).ok().as_ref().and_then(special_kind) {
+            return Err(bad(format!(
+                "is {kind}; results are written to regular files only (--output-format json puts a result on standard output)"
             )));
-        }
-        {
-            use std::os::unix::fs::FileTypeExt;
-            if std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device()) {
-                return Err(Fail::usage(format!(
-                    "{flag} {}: is a block device; give a file name (results are never written over a device)",
-                    p.display()
-                )));
-            }
         }
         if let Some(d) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
             if !d.is_dir() {
-                return Err(Fail::usage(format!(
-                    "{flag} {}: directory {} does not exist",
-                    p.display(),
-                    d.display()
+                return Err(bad(format!("directory {} does not exist", d.display())));
+            }
+        }
+        if p.exists() && !force {
+            if let Some(why) = foreign(p) {
+                return Err(bad(format!(
+                    "{why}; give a new file name, or --force to replace it"
                 )));
             }
         }
-        let existed = p.exists();
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(p)
-            .map_err(|e| Fail::usage(format!("{flag} {}: cannot write there: {e}", p.display())))?;
-        Ok(Reserved {
+        check_writable(p).map_err(|e| bad(format!("cannot write there: {e}")))?;
+        Ok(OutFile {
             path: p.to_path_buf(),
-            made: !existed,
-            dir: false,
-        })
-    }
-
-    /// A directory the command will write files into: made if missing (its parent must
-    /// exist).
-    pub fn dir(p: &Path, flag: &str) -> Result<Reserved, Fail> {
-        if p.exists() && !p.is_dir() {
-            return Err(Fail::usage(format!(
-                "{flag} {}: exists and is not a directory; give a directory for the files",
-                p.display()
-            )));
-        }
-        if p.is_dir() {
-            return Ok(Reserved {
-                path: p.to_path_buf(),
-                made: false,
-                dir: true,
-            });
-        }
-        std::fs::create_dir(p).map_err(|e| {
-            Fail::usage(format!(
-                "{flag} {}: cannot make the directory: {e}",
-                p.display()
-            ))
-        })?;
-        Ok(Reserved {
-            path: p.to_path_buf(),
-            made: true,
-            dir: true,
+            flag,
         })
     }
 
     /// Refuse an output file that is the very file (or device) under test.
-    pub fn not_the_target(self, target: &Path, flag: &str) -> Result<Reserved, Fail> {
-        use std::os::unix::fs::MetadataExt;
-        let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
-        if id(&self.path).is_some() && id(&self.path) == id(target) {
+    pub fn not_the_target(self, target: &Path) -> Result<OutFile, Fail> {
+        if same_file(&self.path, target) {
             return Err(Fail::usage(format!(
-                "{flag} {}: is the target under test; give another file name",
+                "{} {}: is the target under test; give another file name",
+                self.flag,
                 self.path.display()
             )));
         }
@@ -105,21 +129,205 @@ impl Reserved {
         &self.path
     }
 
-    /// The command wrote its output here: leave it.
+    /// Write the output, whole or not at all.
+    pub fn write(&self, bytes: &[u8]) -> Result<(), Fail> {
+        drivelab_suites::atomic::write_file(&self.path, bytes)
+            .map_err(|e| Fail::failed(format!("cannot write {}: {e}", self.path.display())))
+    }
+}
+
+/// Two outputs of one command must not be the same file: one would be lost.
+pub fn distinct(outs: &[Option<&OutFile>]) -> Result<(), Fail> {
+    let outs: Vec<&OutFile> = outs.iter().flatten().copied().collect();
+    for (i, a) in outs.iter().enumerate() {
+        if let Some(b) = outs[i + 1..].iter().find(|b| same_file(&a.path, &b.path)) {
+            return Err(Fail::usage(format!(
+                "{} {}: is also the file of {}; give each output its own file",
+                b.flag,
+                b.path.display(),
+                a.flag
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The same file: the same inode when both exist, else the same absolute path.
+fn same_file(a: &Path, b: &Path) -> bool {
+    let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    match (id(a), id(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => absolute(a) == absolute(b),
+    }
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    let parent = p
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let dir = std::fs::canonicalize(parent).unwrap_or_else(|_| parent.to_path_buf());
+    dir.join(p.file_name().unwrap_or_default())
+}
+
+/// A new file can be made beside `p` (where the atomic write will make one): tried for
+/// real, and removed at once.
+fn check_writable(p: &Path) -> std::io::Result<()> {
+    let dir = p
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    tempfile::Builder::new()
+        .prefix(".drivelab-check.")
+        .tempfile_in(dir)
+        .map(drop)?;
+    if p.exists() {
+        std::fs::OpenOptions::new().write(true).open(p).map(drop)?;
+    }
+    Ok(())
+}
+
+/// A directory of chart files (`--png`, `--svg`): made if missing (its parent must
+/// exist). Nothing is written yet; [`OutDir::check_files`] vets the files once their
+/// names are known.
+pub struct OutDir {
+    path: PathBuf,
+    made: bool,
+    flag: &'static str,
+    force: bool,
+}
+
+impl OutDir {
+    pub fn claim(p: &Path, flag: &'static str, force: bool) -> Result<OutDir, Fail> {
+        if p.exists() && !p.is_dir() {
+            return Err(Fail::usage(format!(
+                "{flag} {}: exists and is not a directory; give a directory for the files",
+                p.display()
+            )));
+        }
+        let made = !p.exists();
+        if made {
+            std::fs::create_dir(p).map_err(|e| {
+                Fail::usage(format!(
+                    "{flag} {}: cannot make the directory: {e}",
+                    p.display()
+                ))
+            })?;
+        }
+        Ok(OutDir {
+            path: p.to_path_buf(),
+            made,
+            flag,
+            force,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Every file to be written into the directory may be (see [`OutFile::claim`]).
+    pub fn check_files(&self, names: impl IntoIterator<Item = String>) -> Result<(), Fail> {
+        for n in names {
+            OutFile::claim(&self.path.join(n), self.flag, self.force)?;
+        }
+        Ok(())
+    }
+
+    /// The command wrote its files here: leave the directory.
     pub fn keep(mut self) {
         self.made = false;
     }
 }
 
-impl Drop for Reserved {
+impl Drop for OutDir {
     fn drop(&mut self) {
         if self.made {
-            // Only what this check made, and a directory only while still empty.
-            let _ = if self.dir {
-                std::fs::remove_dir(&self.path)
-            } else {
-                std::fs::remove_file(&self.path)
-            };
+            // Only what this check made, and only while still empty.
+            let _ = std::fs::remove_dir(&self.path);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(p: &Path, force: bool) -> String {
+        match OutFile::claim(p, "--json", force) {
+            Ok(_) => panic!("{} was claimed", p.display()),
+            Err(f) => {
+                assert_eq!(f.code, crate::fail::USAGE);
+                f.message
+            }
+        }
+    }
+
+    #[test]
+    fn a_new_file_or_drivelab_output_may_be_written() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(OutFile::claim(&d.path().join("new.json"), "--json", false).is_ok());
+        let own = d.path().join("r.json");
+        std::fs::write(
+            &own,
+            "{\n  \"schema_version\": 1,\n  \"tool\": {\n    \"name\": \"drivelab\"",
+        )
+        .unwrap();
+        assert!(OutFile::claim(&own, "--json", false).is_ok());
+        let csv = d.path().join("s.csv");
+        std::fs::write(&csv, "index,start_s,duration_s,ramp\n").unwrap();
+        assert!(OutFile::claim(&csv, "--csv", false).is_ok());
+        let empty = d.path().join("empty");
+        std::fs::write(&empty, "").unwrap();
+        assert!(OutFile::claim(&empty, "--csv", false).is_ok());
+        // Nothing was left behind by the checks.
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 3);
+    }
+
+    #[test]
+    fn a_foreign_file_a_database_and_a_bundle_file_need_force() {
+        let d = tempfile::tempdir().unwrap();
+        let user = d.path().join("notes.txt");
+        std::fs::write(&user, "my notes").unwrap();
+        assert!(refused(&user, false).contains("not written by drivelab"));
+        assert!(OutFile::claim(&user, "--json", true).is_ok());
+        let db = d.path().join("results.sqlite");
+        std::fs::write(&db, b"SQLite format 3\0rest").unwrap();
+        assert!(refused(&db, false).contains("SQLite database"));
+        let bundle = d.path().join("b");
+        std::fs::create_dir(&bundle).unwrap();
+        std::fs::write(bundle.join("run.json"), "{\"name\": \"drivelab\"}").unwrap();
+        std::fs::write(bundle.join("summary.txt"), "table").unwrap();
+        for f in ["run.json", "summary.txt"] {
+            assert!(refused(&bundle.join(f), false).contains("result bundle"));
+        }
+        assert_eq!(std::fs::read_to_string(&user).unwrap(), "my notes");
+    }
+
+    #[test]
+    fn special_files_are_refused_even_with_force() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success());
+        assert!(refused(&fifo, true).contains("FIFO"));
+        assert!(refused(Path::new("/dev/null"), true).contains("character device"));
+        assert!(refused(d.path(), true).contains("directory"));
+    }
+
+    #[test]
+    fn two_outputs_of_one_command_must_differ() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("a");
+        let a = OutFile::claim(&p, "--json", false).unwrap();
+        let b = OutFile::claim(&p, "--csv", false).unwrap();
+        let e = distinct(&[Some(&a), Some(&b)]).unwrap_err();
+        assert!(
+            e.message.contains("also the file of --json"),
+            "{}",
+            e.message
+        );
+        let c = OutFile::claim(&d.path().join("c"), "--csv", false).unwrap();
+        assert!(distinct(&[Some(&a), Some(&c), None]).is_ok());
     }
 }

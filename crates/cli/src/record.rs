@@ -18,9 +18,13 @@ pub fn open_store(db: Option<&str>) -> Result<Store, Fail> {
     check_location(db)?;
     match db {
         Some(loc) => Store::open(loc),
-        None => Store::open_sqlite(&Store::default_location()),
+        None => Store::open_default(),
     }
-    .map_err(|e| Fail::failed(e.to_string()))
+    .map_err(|e| match e {
+        // The database named is the wrong thing: bad input, as in every command.
+        StoreError::NotDrivelab { .. } => Fail::usage(e.to_string()),
+        _ => Fail::failed(e.to_string()),
+    })
 }
 
 /// The same for commands that only read: a SQLite file that is not there is not made
@@ -38,13 +42,38 @@ pub fn open_existing_store(db: Option<&str>) -> Result<Option<Store>, Fail> {
     open_store(db).map(Some)
 }
 
-/// Where no database could be: empty, or a URL of another kind than postgres://.
+/// Where no database could be, found before anything runs (exit 2 in every command):
+/// empty, a URL of another kind than postgres://, a malformed postgres:// URL, a file
+/// in a directory that does not exist, a directory, or a file that is not SQLite.
 pub fn check_location(db: Option<&str>) -> Result<(), Fail> {
     let Some(loc) = db else { return Ok(()) };
+    let shown = drivelab_store::redact_url(loc);
+    let bad = |why: &str| Err(Fail::usage(format!("--db '{shown}': {why}")));
     if loc.trim().is_empty() || (loc.contains("://") && !is_postgres_url(loc)) {
-        return Err(Fail::usage(format!(
-            "--db '{loc}': give a SQLite file path or a postgres:// URL"
-        )));
+        return bad("give a SQLite file path or a postgres:// URL");
+    }
+    if is_postgres_url(loc) {
+        return match drivelab_store::check_postgres_url(loc) {
+            Ok(()) => Ok(()),
+            Err(why) => bad(&format!("{why}; give postgres://USER@HOST/DB")),
+        };
+    }
+    let p = Path::new(loc);
+    if let Some(d) = p
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty() && !d.is_dir())
+    {
+        return bad(&format!("directory {} does not exist", d.display()));
+    }
+    if p.is_dir() {
+        return bad("is a directory; give a SQLite file path");
+    }
+    let mut head = [0u8; 16];
+    let len = std::fs::File::open(p)
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+        .unwrap_or(0);
+    if len > 0 && head[..len] != b"SQLite format 3\0"[..len] {
+        return bad("is not a SQLite database");
     }
     Ok(())
 }
@@ -150,12 +179,12 @@ pub fn run_record(dir: &Path, doc: &RunDoc) -> Result<RunRecord, String> {
 /// Records the bundle in `bundle_dir` in the database `db` (`--db`; None = the default
 /// SQLite file) and returns its run id. A bundle recorded before is not stored twice:
 /// its existing id is returned.
-pub fn record_bundle(bundle_dir: &Path, db: Option<&str>) -> Result<String, String> {
-    let doc = open_bundle(bundle_dir)?;
-    let rec = run_record(bundle_dir, &doc)?;
-    let mut store = open_store(db).map_err(|f| f.message)?;
+pub fn record_bundle(bundle_dir: &Path, db: Option<&str>) -> Result<String, Fail> {
+    let doc = open_bundle(bundle_dir).map_err(Fail::failed)?;
+    let rec = run_record(bundle_dir, &doc).map_err(Fail::failed)?;
+    let mut store = open_store(db)?;
     match store.insert_run(&rec) {
         Ok(()) | Err(StoreError::DuplicateRun(_)) => Ok(rec.run_id),
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(Fail::failed(e.to_string())),
     }
 }

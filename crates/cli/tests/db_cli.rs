@@ -268,10 +268,59 @@ fn bad_database_input_is_one_line_exit_2() {
     assert!(!d.path().join("no").exists());
     assert!(!d.path().join("r.sqlite").exists());
     assert!(!d.path().join("mysql:").exists());
-    let list = ok(&run_in(
-        d.path(),
-        &["db", "list", "--db", "no/dir/r.sqlite"],
-    ));
-    assert!(list.contains("no runs recorded"), "{list}");
+    // A database in a directory that is not there is refused alike by every command,
+    // and no directory is made for it.
+    for args in [
+        vec!["db", "list", "--db", "no/dir/r.sqlite"],
+        vec!["db", "record", "nope", "--db", "no/dir/r.sqlite"],
+        vec!["run", "quick", "--short", "null", "--db", "no/dir/r.sqlite"],
+        vec!["db", "list", "--db", "postgres://u:secret@h:notaport/x"],
+        vec![
+            "run",
+            "quick",
+            "--short",
+            "null",
+            "--db",
+            "postgres://u:secret@h:notaport/x",
+        ],
+    ] {
+        let o = run_in(d.path(), &args);
+        assert_usage(&o, "--db");
+        assert!(!stderr(&o).contains("secret"), "{}", stderr(&o));
+    }
     assert!(!d.path().join("no").exists());
+    assert!(!d.path().join("drivelab-results").exists());
+}
+
+/// Another program's SQLite file is left as it was by every command, read-only or not:
+/// one line says it is not drivelab's.
+#[test]
+fn another_programs_database_is_left_alone() {
+    let d = tempfile::tempdir().unwrap();
+    let app = d.path().join("app.sqlite");
+    foreign_sqlite(&app);
+    let before = std::fs::read(&app).unwrap();
+    let b = bundle("quick", NVME);
+    let b = b.to_str().unwrap();
+    for args in [
+        vec!["db", "list", "--db", "app.sqlite"],
+        vec!["db", "export", "--db", "app.sqlite"],
+        vec!["db", "record", b, "--db", "app.sqlite"],
+    ] {
+        let o = run_in(d.path(), &args);
+        assert_usage(&o, "not a drivelab results database");
+        assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    }
+    assert_eq!(std::fs::read(&app).unwrap(), before);
+}
+
+/// A SQLite file with one table of another program (made through python's sqlite3).
+fn foreign_sqlite(p: &std::path::Path) {
+    let ok = std::process::Command::new("python3")
+        .arg("-c")
+        .arg("import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('create table users(id)'); c.commit()")
+        .arg(p)
+        .status()
+        .unwrap();
+    assert!(ok.success());
 }

@@ -9,6 +9,39 @@ use crate::palette::GroupPalette;
 use crate::png::svg_to_png;
 use crate::svg::render_svg;
 
+/// In the head of every HTML report and SVG file drivelab writes: how drivelab knows a
+/// file it may replace is its own.
+pub const GENERATOR_MARK: &str = r#"<meta name="generator" content="drivelab">"#;
+
+/// The PNG text chunk (keyword `Software`) in every chart drivelab writes as PNG.
+pub const PNG_SOFTWARE_MARK: &[u8] = b"Software\0drivelab";
+
+/// The file names `write_pngs`/`write_svgs` give the charts (`<id>.<ext>`).
+pub fn chart_file_names<'a>(charts: impl IntoIterator<Item = &'a Chart>, ext: &str) -> Vec<String> {
+    charts
+        .into_iter()
+        .map(|c| format!("{}.{ext}", c.id))
+        .collect()
+}
+
+/// `png` with a `tEXt` chunk naming drivelab as its software, right after `IHDR`.
+fn mark_png(png: Vec<u8>) -> Vec<u8> {
+    // 8 bytes of signature, then IHDR: length (4), type (4), 13 bytes, CRC (4).
+    const AFTER_IHDR: usize = 8 + 4 + 4 + 13 + 4;
+    if png.len() < AFTER_IHDR || &png[12..16] != b"IHDR" {
+        return png;
+    }
+    let mut chunk = Vec::with_capacity(PNG_SOFTWARE_MARK.len() + 12);
+    chunk.extend_from_slice(&(PNG_SOFTWARE_MARK.len() as u32).to_be_bytes());
+    chunk.extend_from_slice(b"tEXt");
+    chunk.extend_from_slice(PNG_SOFTWARE_MARK);
+    let crc = crc32fast::hash(&chunk[4..]);
+    chunk.extend_from_slice(&crc.to_be_bytes());
+    let mut out = png;
+    out.splice(AFTER_IHDR..AFTER_IHDR, chunk);
+    out
+}
+
 /// Scale of PNG files relative to the chart's CSS size (2 = sharp on high-DPI screens and in print).
 pub const PNG_SCALE: f32 = 2.0;
 
@@ -40,7 +73,10 @@ pub fn write_svgs_with<'a>(
 ) -> Result<Vec<PathBuf>, ReportError> {
     write_each(charts, dir, "svg", |c| {
         let svg = render_svg(c, palette)?;
-        Ok(format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{svg}\n").into_bytes())
+        Ok(format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!-- {GENERATOR_MARK} -->\n{svg}\n"
+        )
+        .into_bytes())
     })
 }
 
@@ -51,7 +87,7 @@ pub fn write_pngs_with<'a>(
     dir: &Path,
 ) -> Result<Vec<PathBuf>, ReportError> {
     write_each(charts, dir, "png", |c| {
-        svg_to_png(&render_svg(c, palette)?, PNG_SCALE, &c.id)
+        svg_to_png(&render_svg(c, palette)?, PNG_SCALE, &c.id).map(mark_png)
     })
 }
 
@@ -69,7 +105,7 @@ fn write_each<'a>(
     for c in charts {
         let bytes = render(c)?;
         let path = dir.join(format!("{}.{ext}", c.id));
-        std::fs::write(&path, bytes).map_err(io(&path))?;
+        drivelab_suites::atomic::write_file(&path, &bytes).map_err(io(&path))?;
         out.push(path);
     }
     Ok(out)

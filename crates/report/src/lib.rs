@@ -16,7 +16,10 @@ mod svg;
 pub mod ticks;
 
 pub use error::ReportError;
-pub use files::{write_pngs, write_pngs_with, write_svgs, write_svgs_with, PNG_SCALE};
+pub use files::{
+    chart_file_names, write_pngs, write_pngs_with, write_svgs, write_svgs_with, GENERATOR_MARK,
+    PNG_SCALE, PNG_SOFTWARE_MARK,
+};
 pub use html::{fmt_number, Block, Column, Report, Row, Section, Table, Tile, TileRow, TileTable};
 pub use model::{Axis, Chart, Dash, Mark, Scale, Series, SeriesKind};
 pub use palette::{GroupPalette, Shape, COLORS};

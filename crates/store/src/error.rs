@@ -24,6 +24,16 @@ pub enum StoreError {
         /// Why, e.g. "connection refused".
         reason: String,
     },
+    /// The database holds another program's tables: drivelab leaves it alone.
+    #[error("{location} is not a drivelab results database: it holds {count} other table(s) ({tables}); give a new file or an existing drivelab database")]
+    NotDrivelab {
+        /// The database (path or redacted URL).
+        location: String,
+        /// How many foreign tables.
+        count: usize,
+        /// A few of their names.
+        tables: String,
+    },
     /// A schema migration failed; the database is left at the previous version.
     #[error(
         "cannot upgrade results database {location} to schema version {version} ({name}): {reason}"

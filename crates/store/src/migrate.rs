@@ -48,6 +48,45 @@ const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (
     applied_at TEXT NOT NULL
 )";
 
+/// Every table drivelab's migrations make. A database holding any other table is
+/// another program's (or shared): drivelab does not put its schema there.
+pub const DRIVELAB_TABLES: &[&str] = &["schema_migrations", "runs", "metrics"];
+
+/// Tables of the database (SQLite) or of the current schema (PostgreSQL).
+fn table_names(conn: &mut dyn Conn) -> Result<Vec<String>, StoreError> {
+    let sql = match conn.backend() {
+        Backend::Sqlite => {
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+        }
+        Backend::Postgres => {
+            "SELECT table_name::text FROM information_schema.tables WHERE table_schema = current_schema()"
+        }
+    };
+    let rows = conn
+        .query(sql, &[])
+        .map_err(|e| e.query("reading the list of tables"))?;
+    rows.iter().map(|r| r.text(0)).collect()
+}
+
+/// Refuse a database that holds tables of another program, naming a few of them.
+fn check_ours(conn: &mut dyn Conn, location: &str) -> Result<(), StoreError> {
+    let mut foreign: Vec<String> = table_names(conn)?
+        .into_iter()
+        .filter(|t| !DRIVELAB_TABLES.contains(&t.as_str()))
+        .collect();
+    if foreign.is_empty() {
+        return Ok(());
+    }
+    foreign.sort();
+    let n = foreign.len();
+    foreign.truncate(3);
+    Err(StoreError::NotDrivelab {
+        location: location.to_string(),
+        count: n,
+        tables: format!("{}{}", foreign.join(", "), if n > 3 { ", …" } else { "" }),
+    })
+}
+
 /// Serialises migrations of concurrent drivelab processes on one PostgreSQL database.
 const PG_LOCK: &str = "SELECT pg_advisory_xact_lock(7243819034551)";
 
@@ -58,6 +97,7 @@ pub(crate) fn migrate(conn: &mut dyn Conn, location: &str) -> Result<Vec<u32>, S
         if conn.backend() == Backend::Postgres {
             conn.batch(PG_LOCK).map_err(|e| e.query(action))?;
         }
+        check_ours(conn, location)?;
         conn.batch(CREATE_TABLE).map_err(|e| e.query(action))?;
         let applied = applied_versions(conn)?;
         if let Some(&found) = applied.iter().max() {

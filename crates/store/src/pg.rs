@@ -25,6 +25,13 @@ pub fn is_postgres_url(location: &str) -> bool {
     lower.starts_with("postgres://") || lower.starts_with("postgresql://")
 }
 
+/// Whether a `postgres://` URL is well formed (without connecting): the reason if not.
+pub fn check_postgres_url(url: &str) -> Result<(), String> {
+    Config::from_str(url)
+        .map(drop)
+        .map_err(|e| format!("invalid URL ({})", pg_reason(&e)))
+}
+
 /// The most telling part of a client error: the server's message, else the OS error.
 fn pg_reason(err: &postgres::Error) -> String {
     if let Some(db) = err.as_db_error() {

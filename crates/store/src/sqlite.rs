@@ -1,4 +1,4 @@
-//! The SQLite engine: a local file, created with its parent directories on first use.
+//! The SQLite engine: a local file, created on first use in a directory that exists.
 
 use std::fs;
 use std::path::Path;
@@ -66,14 +66,14 @@ fn open_reason(path: &Path, err: &rusqlite::Error) -> String {
     sqlite_reason(err)
 }
 
-/// Why the parent directories could not be made, naming a file that is in the way.
-fn mkdir_reason(parent: &Path, err: &std::io::Error) -> String {
+/// Why the database's directory is not there, naming a file that is in the way.
+pub(crate) fn mkdir_reason(parent: &Path) -> String {
     let blocker = parent
         .ancestors()
         .find(|p| p.exists() && !p.is_dir() && !p.as_os_str().is_empty());
     match blocker {
         Some(file) => format!("{} is not a directory", file.display()),
-        None => io_reason(err),
+        None => format!("directory {} does not exist", parent.display()),
     }
 }
 
@@ -84,7 +84,9 @@ impl SqliteConn {
             return Err(open_error(path, "the path is empty"));
         }
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            fs::create_dir_all(parent).map_err(|e| open_error(path, mkdir_reason(parent, &e)))?;
+            if !parent.is_dir() {
+                return Err(open_error(path, mkdir_reason(parent)));
+            }
         }
         if path.is_dir() {
             return Err(open_error(path, "is a directory"));

@@ -316,9 +316,18 @@ impl Store {
         })
     }
 
-    /// Opens the database at [`Store::default_location`].
+    /// Opens the database at [`Store::default_location`], making its directories (the
+    /// one place drivelab makes directories for a database: a `--db` path's directory
+    /// must exist).
     pub fn open_default() -> Result<Store, StoreError> {
-        Self::open_sqlite(&Self::default_location())
+        let path = Self::default_location();
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|_| StoreError::Open {
+                location: path.display().to_string(),
+                reason: crate::sqlite::mkdir_reason(parent),
+            })?;
+        }
+        Self::open_sqlite(&path)
     }
 
     /// `$XDG_DATA_HOME/drivelab/results.sqlite` when `XDG_DATA_HOME` is an absolute path,

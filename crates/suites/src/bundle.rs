@@ -5,7 +5,6 @@
 //! `run.json` is rewritten after every step through a temporary file and a rename, so a
 //! kill at any moment leaves either the previous or the new document, never a torn one.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -173,15 +172,10 @@ pub struct Bundle {
 }
 
 impl Bundle {
-    /// Create the directory (and parents) and write the initial `run.json`. Refuses a
-    /// directory that already holds a `run.json`.
+    /// Create the directory (and parents) and write the initial `run.json`. Only a new
+    /// or empty directory is taken ([`check_new_dir`]).
     pub fn create(dir: &Path, doc: RunDoc) -> Result<Bundle, String> {
-        if dir.join(RUN_JSON).exists() {
-            return Err(format!(
-                "--out {}: already holds a result bundle; choose a new directory or --resume it",
-                dir.display()
-            ));
-        }
+        check_new_dir(dir)?;
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("--out {}: cannot create the directory: {e}", dir.display()))?;
         let b = Bundle {
@@ -248,20 +242,10 @@ impl Bundle {
     /// Write `run.json` atomically (temporary file, fsync, rename).
     pub fn save(&self) -> Result<(), String> {
         let path = self.dir.join(RUN_JSON);
-        let tmp = self.dir.join(format!(".{RUN_JSON}.tmp"));
-        let text = serde_json::to_vec(&self.doc).map_err(|e| e.to_string())?;
-        let write = || -> std::io::Result<()> {
-            let mut f = std::fs::File::create(&tmp)?;
-            f.write_all(&text)?;
-            f.write_all(b"\n")?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, &path)?;
-            if let Ok(d) = std::fs::File::open(&self.dir) {
-                let _ = d.sync_all();
-            }
-            Ok(())
-        };
-        write().map_err(|e| format!("cannot write {}: {e}", path.display()))
+        let mut text = serde_json::to_vec(&self.doc).map_err(|e| e.to_string())?;
+        text.push(b'\n');
+        crate::atomic::write_file(&path, &text)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
 
     /// Store a step record (replacing an earlier unfinished one of the same index) and save.
@@ -293,7 +277,37 @@ impl Bundle {
     /// Write the summary table next to `run.json`.
     pub fn write_table(&self, table: &str) -> Result<(), String> {
         let p = self.dir.join(SUMMARY_TXT);
-        std::fs::write(&p, table).map_err(|e| format!("cannot write {}: {e}", p.display()))
+        crate::atomic::write_file(&p, table.as_bytes())
+            .map_err(|e| format!("cannot write {}: {e}", p.display()))
+    }
+}
+
+/// A bundle goes only into a new or an empty directory: never among a user's files (a
+/// `summary.txt` there would be replaced) nor into another bundle.
+pub fn check_new_dir(dir: &Path) -> Result<(), String> {
+    if dir.join(RUN_JSON).exists() {
+        return Err(format!(
+            "--out {}: already holds a result bundle; choose a new directory or --resume it",
+            dir.display()
+        ));
+    }
+    match std::fs::symlink_metadata(dir) {
+        Err(_) => Ok(()),
+        Ok(m) if !m.is_dir() => Err(format!(
+            "--out {}: exists and is not a directory; give a new or empty directory",
+            dir.display()
+        )),
+        Ok(_) => {
+            let entries = std::fs::read_dir(dir)
+                .map_err(|e| format!("--out {}: cannot read the directory: {e}", dir.display()))?;
+            match entries.count() {
+                0 => Ok(()),
+                n => Err(format!(
+                    "--out {}: is not empty ({n} entries); a bundle takes a new or empty directory",
+                    dir.display()
+                )),
+            }
+        }
     }
 }
 
@@ -347,6 +361,18 @@ mod tests {
         std::fs::create_dir_all(&p).unwrap();
         let q = default_dir(d.path(), "quick");
         assert_ne!(p, q);
+    }
+
+    #[test]
+    fn a_bundle_takes_only_a_new_or_empty_directory() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(check_new_dir(&d.path().join("new")).is_ok());
+        assert!(check_new_dir(d.path()).is_ok());
+        std::fs::write(d.path().join("summary.txt"), "mine").unwrap();
+        let e = check_new_dir(d.path()).unwrap_err();
+        assert!(e.contains("is not empty"), "{e}");
+        let e = check_new_dir(&d.path().join("summary.txt")).unwrap_err();
+        assert!(e.contains("not a directory"), "{e}");
     }
 
     #[test]

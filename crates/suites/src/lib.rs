@@ -9,8 +9,9 @@
 //! Suites: [`quick`] (CrystalDiskMark presets), [`peak`] (QD sweep with the 95 % knee),
 //! [`consistency`] (hour of 4K random writes after preconditioning), [`seqfill`]
 //! (sequential fill, cache and drops), [`iometer`] (IOMeter profiles and access specs),
-//! [`mixed`] (read-share sweep).
+//! [`mixed`] (read-share sweep). Every file is written whole or not at all ([`atomic`]).
 
+pub mod atomic;
 pub mod bundle;
 pub mod consistency;
 pub mod hash;

@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 use drivelab_store::{RunFilter, RunRecord, RunSummary, StoreError};
 
 use crate::fail::Fail;
-use crate::out_path::Reserved;
+use crate::out_path::OutFile;
 use crate::record::{location_shown, open_existing_store, open_store, record_bundle};
 
 #[derive(Args, Debug)]
@@ -71,6 +71,10 @@ pub struct ExportArgs {
     /// Only runs whose device model, serial or path contains this text.
     #[arg(long)]
     pub device: Option<String>,
+    /// Replace an output file drivelab did not write (an export drivelab wrote is
+    /// replaced anyway; a database or a bundle's file only with this).
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Args, Debug)]
@@ -101,6 +105,8 @@ pub fn run(a: DbArgs) -> Result<i32, Fail> {
             "--db: give a SQLite file path or a postgres:// URL",
         ));
     }
+    // The database is checked first, the same way in every subcommand.
+    crate::record::check_location(db)?;
     match a.cmd {
         DbCommand::List(l) => list(db, l),
         DbCommand::Show(s) => show(db, s),
@@ -266,7 +272,7 @@ fn export(db: Option<&str>, a: ExportArgs) -> Result<i32, Fail> {
     let out = a
         .output
         .as_deref()
-        .map(|p| Reserved::file(p, "-o/--output"))
+        .map(|p| OutFile::claim(p, "-o/--output", a.force))
         .transpose()?;
     let mut store = open_existing_store(db)?.ok_or_else(|| no_database(db))?;
     let doc = store
@@ -281,11 +287,8 @@ fn export(db: Option<&str>, a: ExportArgs) -> Result<i32, Fail> {
     let text = serde_json::to_string_pretty(&doc).map_err(|e| Fail::failed(e.to_string()))?;
     match out {
         Some(r) => {
-            let p = r.path();
-            std::fs::write(p, text + "\n")
-                .map_err(|e| Fail::failed(format!("cannot write {}: {e}", p.display())))?;
-            eprintln!("exported {n} run(s) to {}", p.display());
-            r.keep();
+            r.write((text + "\n").as_bytes())?;
+            eprintln!("exported {n} run(s) to {}", r.path().display());
         }
         None => {
             crate::output::stdout::say_line(&text)?;
@@ -338,7 +341,7 @@ fn record(db: Option<&str>, a: RecordArgs) -> Result<i32, Fail> {
         drivelab_report::bundles::open_bundle(b).map_err(|e| Fail::usage(format!("BUNDLE {e}")))?;
     }
     for b in &a.bundles {
-        let id = record_bundle(b, db).map_err(Fail::failed)?;
+        let id = record_bundle(b, db)?;
         crate::output::stdout::say_line(&format!("{id}  {}", b.display()))?;
     }
     Ok(0)

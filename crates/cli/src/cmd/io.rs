@@ -10,7 +10,7 @@ use drivelab_engine::target::{self, OpenOptions, TargetSpec};
 
 use crate::args::IoArgs;
 use crate::fail::{Fail, FAILED, INTERRUPTED};
-use crate::out_path::Reserved;
+use crate::out_path::{self, OutFile};
 use crate::output;
 use crate::session::Session;
 
@@ -127,16 +127,11 @@ pub fn run(a: IoArgs) -> Result<i32, Fail> {
     // Found out now, not after the run.
     let target_path =
         std::path::PathBuf::from(a.target.target.as_deref().unwrap_or(target::TEST_FILE_NAME));
-    let json_out = a
-        .json
-        .as_deref()
-        .map(|p| Reserved::file(p, "--json")?.not_the_target(&target_path, "--json"))
-        .transpose()?;
-    let csv_out = a
-        .csv
-        .as_deref()
-        .map(|p| Reserved::file(p, "--csv")?.not_the_target(&target_path, "--csv"))
-        .transpose()?;
+    let claim =
+        |p: &std::path::Path, flag| OutFile::claim(p, flag, a.force)?.not_the_target(&target_path);
+    let json_out = a.json.as_deref().map(|p| claim(p, "--json")).transpose()?;
+    let csv_out = a.csv.as_deref().map(|p| claim(p, "--csv")).transpose()?;
+    out_path::distinct(&[json_out.as_ref(), csv_out.as_ref()])?;
     let json_stdout = a.output_format == "json";
     let spec = crate::target_arg::parse(a.target.target.as_deref())?;
     // null and sim: targets bring their own engine; another one asked for would be
@@ -208,12 +203,10 @@ pub fn run(a: IoArgs) -> Result<i32, Fail> {
         output::stdout::say(&output::summary::render(&res))
     };
     if let Some(r) = json_out {
-        output::json::write_file(r.path(), &res).map_err(Fail::failed)?;
-        r.keep();
+        r.write(&output::json::to_bytes(&res)?)?;
     }
     if let Some(r) = csv_out {
-        output::csv::write_file(r.path(), &res.measured.series).map_err(Fail::failed)?;
-        r.keep();
+        r.write(output::csv::render(&res.measured.series).as_bytes())?;
     }
     shown?;
     session.close()?;

@@ -7,9 +7,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 use drivelab_report::bundles::{bundle_report, open_bundle, DriveRun};
+use drivelab_report::chart_file_names;
 
 use crate::fail::Fail;
-use crate::out_path::Reserved;
+use crate::out_path::{OutDir, OutFile};
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
@@ -34,6 +35,10 @@ pub struct ReportArgs {
     /// Also write every chart as an SVG file (named after the chart) into DIR.
     #[arg(long, value_name = "DIR")]
     pub svg: Option<PathBuf>,
+    /// Replace output files drivelab did not write (a report or chart drivelab wrote is
+    /// replaced anyway; a bundle's file or a database only with this).
+    #[arg(long)]
+    pub force: bool,
 }
 
 pub fn run(a: ReportArgs) -> Result<i32, Fail> {
@@ -54,16 +59,16 @@ pub fn run(a: ReportArgs) -> Result<i32, Fail> {
             "--label '{l}': a drive name must not be empty"
         )));
     }
-    let out = Reserved::file(&a.output, "-o/--output")?;
+    let out = OutFile::claim(&a.output, "-o/--output", a.force)?;
     let png = a
         .png
         .as_deref()
-        .map(|d| Reserved::dir(d, "--png"))
+        .map(|d| OutDir::claim(d, "--png", a.force))
         .transpose()?;
     let svg = a
         .svg
         .as_deref()
-        .map(|d| Reserved::dir(d, "--svg"))
+        .map(|d| OutDir::claim(d, "--svg", a.force))
         .transpose()?;
     let mut runs = Vec::new();
     for (i, b) in a.bundles.iter().enumerate() {
@@ -74,9 +79,12 @@ pub fn run(a: ReportArgs) -> Result<i32, Fail> {
     let html = report
         .render()
         .map_err(|e| Fail::failed(format!("cannot render the report: {e}")))?;
-    std::fs::write(&a.output, html)
-        .map_err(|e| Fail::failed(format!("cannot write {}: {e}", a.output.display())))?;
-    out.keep();
+    for (dir, ext) in [(&png, "png"), (&svg, "svg")] {
+        if let Some(d) = dir {
+            d.check_files(chart_file_names(report.charts(), ext))?;
+        }
+    }
+    out.write(html.as_bytes())?;
     let n = report.charts().len();
     crate::output::stdout::say_line(&format!(
         "wrote {} ({n} charts, {} drive(s), {} bundle(s))",
@@ -88,7 +96,7 @@ pub fn run(a: ReportArgs) -> Result<i32, Fail> {
         &drivelab_report::Report,
         &std::path::Path,
     ) -> Result<Vec<PathBuf>, drivelab_report::ReportError>;
-    let images: [(Option<Reserved>, &str, Write); 2] = [
+    let images: [(Option<OutDir>, &str, Write); 2] = [
         (png, "PNG", drivelab_report::Report::write_pngs),
         (svg, "SVG", drivelab_report::Report::write_svgs),
     ];

@@ -122,6 +122,10 @@ fn start(cmd: &SuiteCmd, db: &DbChoice) -> Result<i32, Fail> {
     let suite = cmd.build().map_err(Fail::usage)?;
     let common = cmd.common();
     let t = &common.target;
+    // Found out before a test file is made for the run.
+    if let Some(out) = &common.out {
+        drivelab_suites::bundle::check_new_dir(out).map_err(Fail::usage)?;
+    }
     let arg = target_arg(t.target.as_deref())?;
     let spec = crate::target_arg::parse(Some(&arg))?;
     let open = open_options(suite.as_ref(), &spec, t.overwrite, t.destructive.clone());
@@ -240,7 +244,10 @@ fn finish(
                 // The run itself succeeded: a database that cannot be reached is reported,
                 // not turned into a failure of the run.
                 Some(Err(e)) => {
-                    eprintln!("drivelab: the run was not recorded in the results database: {e}")
+                    eprintln!(
+                        "drivelab: the run was not recorded in the results database: {}",
+                        e.message
+                    )
                 }
                 None => {}
             }

@@ -1,7 +1,6 @@
 //! The interval series as CSV, one row per interval, units in the column names.
 
 use std::fmt::Write as _;
-use std::path::Path;
 
 use drivelab_engine::result::Series;
 use drivelab_engine::series::IntervalDir;
@@ -68,11 +67,6 @@ pub fn render(series: &Series) -> String {
         let _ = writeln!(out, ",{}", r.cum_write_bytes);
     }
     out
-}
-
-pub fn write_file(path: &Path, series: &Series) -> Result<(), String> {
-    std::fs::write(path, render(series))
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 #[cfg(test)]

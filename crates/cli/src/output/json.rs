@@ -1,15 +1,16 @@
 //! The result document as strict JSON: to a file, or alone on stdout.
 
 use std::io::Write;
-use std::path::Path;
 
 use serde::Serialize;
 
-/// Write `doc` to `path` (pretty-printed, with a final newline).
-pub fn write_file<T: Serialize>(path: &Path, doc: &T) -> Result<(), String> {
-    let mut text = serde_json::to_string_pretty(doc).map_err(|e| e.to_string())?;
-    text.push('\n');
-    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+use crate::fail::Fail;
+
+/// `doc` pretty-printed, with a final newline, as a file holds it.
+pub fn to_bytes<T: Serialize>(doc: &T) -> Result<Vec<u8>, Fail> {
+    let mut text = serde_json::to_vec_pretty(doc).map_err(|e| Fail::failed(e.to_string()))?;
+    text.push(b'\n');
+    Ok(text)
 }
 
 /// Write `doc` to stdout and nothing else.

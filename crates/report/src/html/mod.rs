@@ -181,6 +181,7 @@ impl Report {
             assets::CSP
         );
         out.push_str(r#"<meta name="viewport" content="width=device-width, initial-scale=1">"#);
+        out.push_str(crate::files::GENERATOR_MARK);
         let _ = write!(out, "<title>{}</title><style>", escape(&self.title));
         out.push_str(assets::CSS);
         out.push_str(&assets::group_css(palette.groups().len()));
@@ -233,9 +234,11 @@ impl Report {
     /// Renders and writes the document to `path`.
     pub fn write(&self, path: &Path) -> Result<(), ReportError> {
         let html = self.render()?;
-        std::fs::write(path, html).map_err(|source| ReportError::Io {
-            path: path.to_path_buf(),
-            source,
+        drivelab_suites::atomic::write_file(path, html.as_bytes()).map_err(|source| {
+            ReportError::Io {
+                path: path.to_path_buf(),
+                source,
+            }
         })
     }
 
