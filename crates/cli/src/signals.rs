@@ -1,4 +1,5 @@
-//! Ctrl-C and SIGTERM. The first sets a flag the engine watches (stop issuing, drain,
+//! Ctrl-C, SIGTERM, SIGHUP (a closed terminal or SSH session: the most common end of a
+//! long run) and SIGQUIT are one thing: an interruption. The first sets a flag the engine watches (stop issuing, drain,
 //! write the partial result, remove a test file this run created). A second one does not
 //! wait for the drain: it removes that test file at once, if there is one, and ends the
 //! process with 130.
@@ -7,8 +8,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use drivelab_engine::target::CreatedFile;
-use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
 use signal_hook::iterator::Signals;
+
+/// The signals that interrupt a run.
+const STOP_SIGNALS: [i32; 4] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT];
 
 /// The test file a second signal removes (set while a session holds one to remove).
 static REMOVE_ON_EXIT: Mutex<Option<CreatedFile>> = Mutex::new(None);
@@ -18,7 +22,7 @@ pub fn stop_flag() -> Arc<AtomicBool> {
     static FLAG: OnceLock<Arc<AtomicBool>> = OnceLock::new();
     FLAG.get_or_init(|| {
         let flag = Arc::new(AtomicBool::new(false));
-        match Signals::new([SIGINT, SIGTERM]) {
+        match Signals::new(STOP_SIGNALS) {
             Ok(mut signals) => {
                 let f = flag.clone();
                 std::thread::Builder::new()
@@ -35,7 +39,7 @@ pub fn stop_flag() -> Arc<AtomicBool> {
             }
             Err(_) => {
                 // Without the watcher thread, fall back to the flag alone.
-                for sig in [SIGINT, SIGTERM] {
+                for sig in STOP_SIGNALS {
                     let _ = signal_hook::flag::register(sig, flag.clone());
                 }
             }

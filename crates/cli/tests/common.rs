@@ -154,3 +154,48 @@ impl Drop for Zram {
         let _ = Command::new("zramctl").args(["-r", &self.dev]).status();
     }
 }
+
+/// Wait until `cond` holds, checking every 10 ms, for at most two minutes (a generous
+/// bound for a loaded machine: the test waits for an event, never for a time).
+pub fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !cond() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// Whether another process holds the lock drivelab takes on a file target it runs on.
+pub fn locked_by_a_run(p: &Path) -> bool {
+    std::fs::File::open(p)
+        .is_ok_and(|f| matches!(f.try_lock(), Err(std::fs::TryLockError::WouldBlock)))
+}
+
+/// The test file's marker text (xattr `user.drivelab`, else the sidecar), if any.
+pub fn marker_text(p: &Path) -> Option<String> {
+    let out = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import os,sys; print(os.getxattr(sys.argv[1], 'user.drivelab').decode())",
+        ])
+        .arg(p)
+        .output()
+        .ok()?;
+    if out.status.success() {
+        return Some(String::from_utf8_lossy(&out.stdout).into_owned());
+    }
+    let name = p.file_name()?.to_string_lossy().into_owned();
+    std::fs::read_to_string(p.with_file_name(format!(".{name}.drivelab"))).ok()
+}
+
+/// Send signal `sig` (e.g. "INT", "HUP") to the process `pid`.
+pub fn signal(pid: u32, sig: &str) {
+    let ok = std::process::Command::new("kill")
+        .args([&format!("-{sig}"), &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success(), "kill -{sig} {pid}");
+}

@@ -69,7 +69,8 @@ fn a_run_killed_while_writing_leaves_a_file_that_can_be_resumed() {
     t.refresh_marker(true);
     std::thread::sleep(std::time::Duration::from_millis(20));
     std::os::unix::fs::FileExt::write_at(t.file().unwrap(), &[7u8; 4096], 0).unwrap();
-    std::mem::forget(t);
+    // Dropped without close: the file stays, as after a kill (which also ends the lock).
+    drop(t);
     let mut again = open_for_write(&p).expect("still drivelab's: same device and inode");
     assert!(again.info.created_by_drivelab);
     // Opened, not created, by this process: kept at close unless taken over (as a

@@ -296,5 +296,6 @@ pub(super) fn open(path: &Path, opts: &OpenOptions) -> Result<Target, TargetErro
         adopted: false,
         filled: false,
         sensors: Vec::new(),
+        lock: None,
     })
 }

@@ -98,13 +98,31 @@ impl Marker {
         Marker::of(f, self.filled, self.writing).is_ok_and(|now| {
             if self.writing {
                 // drivelab's runs never change a test file's size (it is allocated
-                // whole): a different size is someone else's data.
+                // whole): a different size is someone else's data. Data of the same
+                // size copied over the file keeps device, inode and marker, so the
+                // content itself must look like drivelab's.
                 (now.dev, now.ino, now.size) == (self.dev, self.ino, self.size)
+                    && content_could_be_drivelabs(f, now.size)
             } else {
                 now == *self
             }
         })
     }
+}
+
+/// Sectors sampled, evenly over the file, to tell drivelab's content from a user's.
+const CONTENT_SAMPLES: u64 = 1024;
+
+/// Whether every sampled sector of `f` could have been written by drivelab (see
+/// [`crate::data::could_be_drivelabs`]); a sector that cannot be read counts against.
+fn content_could_be_drivelabs(f: &File, size: u64) -> bool {
+    use std::os::unix::fs::FileExt;
+    let sectors = size / 512;
+    let mut buf = [0u8; 512];
+    (0..CONTENT_SAMPLES.min(sectors)).all(|i| {
+        let offset = i * sectors / CONTENT_SAMPLES.min(sectors) * 512;
+        f.read_exact_at(&mut buf, offset).is_ok() && crate::data::could_be_drivelabs(&buf, offset)
+    })
 }
 
 /// What the marker of a file says.
@@ -206,6 +224,8 @@ pub(super) fn create(path: &Path, opts: &OpenOptions) -> Result<Target, TargetEr
     let mut o = open_flags(true, false);
     o.create_new(true);
     let made = o.open(path).map_err(|e| open_error(path, &e, false))?;
+    // Another run that finds the file a moment later must find it locked.
+    lock_for_run(&made, path)?;
     let fail = |msg: String| {
         let _ = std::fs::remove_file(path);
         let _ = std::fs::remove_file(sidecar(path));
@@ -227,7 +247,7 @@ pub(super) fn create(path: &Path, opts: &OpenOptions) -> Result<Target, TargetEr
             )));
         }
     }
-    let f = if opts.direct {
+    let (f, lock) = if opts.direct {
         let f = open_flags(true, true)
             .open(path)
             .map_err(|e| fail(open_error(path, &e, true).0))?;
@@ -237,9 +257,9 @@ pub(super) fn create(path: &Path, opts: &OpenOptions) -> Result<Target, TargetEr
                 path.display()
             )));
         }
-        f
+        (f, Some(made))
     } else {
-        made
+        (made, None)
     };
     write_marker(&f, path, false, false).map_err(|e| {
         fail(format!(
@@ -255,13 +275,32 @@ pub(super) fn create(path: &Path, opts: &OpenOptions) -> Result<Target, TargetEr
         adopted: false,
         filled: false,
         sensors: Vec::new(),
+        lock,
     })
+}
+
+/// Lock `f` (the file at `path`) for this run alone: another drivelab run on the same
+/// file, started in the same directory by mistake, would share the device with this
+/// one and both would report contaminated numbers.
+fn lock_for_run(f: &File, path: &Path) -> Result<(), TargetError> {
+    match f.try_lock() {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => Err(TargetError(format!(
+            "target {} is in use by another drivelab run; wait for it to finish, or give another file",
+            path.display()
+        ))),
+        Err(std::fs::TryLockError::Error(e)) => Err(TargetError(format!(
+            "target {}: cannot lock it: {e}",
+            path.display()
+        ))),
+    }
 }
 
 /// Open an existing regular file; writes only to drivelab's own test file (its marker
 /// still describing it) or with `overwrite`.
 pub(super) fn open_existing(path: &Path, opts: &OpenOptions) -> Result<Target, TargetError> {
     let probe = File::open(path).map_err(|e| open_error(path, &e, false))?;
+    lock_for_run(&probe, path)?;
     let state = marker_state(&probe, path);
     let mark = match &state {
         MarkerState::Ours(m) => Some(m.clone()),
@@ -299,6 +338,7 @@ pub(super) fn open_existing(path: &Path, opts: &OpenOptions) -> Result<Target, T
         adopted: false,
         filled: mark.is_some_and(|m| m.filled),
         sensors: Vec::new(),
+        lock: Some(probe),
     })
 }
 
@@ -371,14 +411,19 @@ mod tests {
             "old markers are not trusted"
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
-        std::os::unix::fs::FileExt::write_at(&f, b"user data", 0).unwrap();
-        assert!(
-            !m.matches(&f),
-            "a write by someone else makes the marker stale"
-        );
+        // A sector as drivelab's random data leaves it: stamped with its own offset.
+        let mut sector = [0x5Au8; 512];
+        sector[..8].copy_from_slice(&(1u64 | 7 << 40).to_le_bytes());
+        std::os::unix::fs::FileExt::write_at(&f, &sector, 512).unwrap();
+        assert!(!m.matches(&f), "a write makes a resting marker stale");
         assert!(
             w.matches(&f),
-            "while a run writes, only device and inode count"
+            "while a run writes, device, inode, size and drivelab-like content count"
+        );
+        std::os::unix::fs::FileExt::write_at(&f, b"user data", 0).unwrap();
+        assert!(
+            !w.matches(&f),
+            "a crashed run's marker does not make a user's content drivelab's"
         );
     }
 }

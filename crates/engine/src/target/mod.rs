@@ -120,6 +120,10 @@ pub struct Target {
     filled: bool,
     /// Sensors attached to a real target (temperature, power, …).
     sensors: Vec<Box<dyn SensorSource>>,
+    /// A file target's exclusive lock (flock), held as long as the target is open so
+    /// that two runs never measure one file at once.
+    #[allow(dead_code)]
+    lock: Option<File>,
 }
 
 enum Handle {
@@ -139,6 +143,7 @@ impl Target {
                 adopted: false,
                 filled: false,
                 sensors: Vec::new(),
+                lock: None,
             }),
             TargetSpec::Model(model) => {
                 let mi = model.info();
@@ -158,6 +163,7 @@ impl Target {
                     adopted: false,
                     filled: false,
                     sensors: Vec::new(),
+                    lock: None,
                 })
             }
             TargetSpec::Path(p) => {
