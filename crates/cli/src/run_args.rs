@@ -10,6 +10,20 @@ use drivelab_suites::{consistency, iometer, mixed, peak, quick, seqfill, Suite};
 
 use crate::args::{bs, duration, pct, positive, TargetArgs};
 
+/// Runs per test: CrystalDiskMark offers 1 to 9; a hundred is far beyond any review,
+/// and the plan of a mistyped count must not exhaust memory.
+pub const MAX_RUNS: u32 = 100;
+
+fn runs(s: &str) -> Result<u32, String> {
+    positive(s).and_then(|n| {
+        if n > MAX_RUNS {
+            Err(format!("'{s}' is more than {MAX_RUNS} runs per test"))
+        } else {
+            Ok(n)
+        }
+    })
+}
+
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// Continue the suite saved in this bundle directory from its next unfinished step.
@@ -160,8 +174,8 @@ pub struct QuickArgs {
     /// Idle between tests [default: 5s; --short 0].
     #[arg(long, value_parser = duration, allow_hyphen_values = true)]
     pub interval: Option<u64>,
-    /// Runs per test and direction [default: 3; --short 2].
-    #[arg(long, value_parser = positive, allow_hyphen_values = true)]
+    /// Runs per test and direction, 1 to 100 [default: 3; --short 2].
+    #[arg(long, value_parser = runs, allow_hyphen_values = true)]
     pub runs: Option<u32>,
     /// Which of the runs the table shows: best (CrystalDiskMark's) or mean [default: best].
     #[arg(long, value_parser = ["best", "mean"], allow_hyphen_values = true)]

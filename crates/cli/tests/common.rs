@@ -199,3 +199,15 @@ pub fn signal(pid: u32, sig: &str) {
         .unwrap();
     assert!(ok.success(), "kill -{sig} {pid}");
 }
+
+/// Bytes the process `pid` has had read from storage so far (`/proc/PID/io`).
+pub fn storage_read_bytes(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/io"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("read_bytes:"))
+                .and_then(|v| v.trim().parse().ok())
+        })
+        .unwrap_or(0)
+}

@@ -168,7 +168,10 @@ fn shrinking_file_run(extra: &[&str]) -> (std::process::ExitStatus, serde_json::
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(800));
+    // Reads under way (the page cache was emptied of the file first, so they reach
+    // the disk): only then is the file cut short.
+    let pid = child.id();
+    wait_until("the run to read", || storage_read_bytes(pid) >= 64 << 10);
     std::fs::OpenOptions::new()
         .write(true)
         .open(&f)
@@ -230,7 +233,17 @@ fn results_are_never_written_over_the_target_or_a_device() {
     let f = f.to_str().unwrap();
     let o = run_in(
         dir.path(),
-        &["io", f, "--rw", "read", "--runtime", "0.2", "--csv", f],
+        &[
+            "io",
+            f,
+            "--rw",
+            "read",
+            "--runtime",
+            "0.2",
+            "--csv",
+            f,
+            "--force",
+        ],
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(

@@ -55,6 +55,8 @@ pub struct Job<'a> {
     bytes_left: Option<u64>,
     continue_on_error: bool,
     writes: u64,
+    /// I/Os handed out so far: a job hands out at least one whatever the deadline.
+    issued: u64,
     pub errors: Vec<IoErrorRecord>,
     pub error_count: u64,
     /// Time spent preparing write content (ns), when measured by the backend.
@@ -86,6 +88,7 @@ impl<'a> Job<'a> {
             bytes_left: bytes_budget,
             continue_on_error,
             writes: 0,
+            issued: 0,
             errors: Vec::new(),
             error_count: 0,
             data_ns: 0,
@@ -94,12 +97,15 @@ impl<'a> Job<'a> {
     }
 
     /// The next I/O to issue at time `now_ns`, or None when the job is done (deadline
-    /// passed, byte budget spent, stop requested).
+    /// passed, byte budget spent, stop requested). A job that has not issued one I/O by
+    /// its deadline (its thread starved of CPU on a busy machine) still issues one: a
+    /// step is never a row of zeros for want of a time slice.
     #[inline(always)]
     pub fn next_op(&mut self, now_ns: u64) -> Option<IoOp> {
-        if now_ns >= self.deadline_ns || self.stop.stopped() {
+        if (now_ns >= self.deadline_ns && self.issued > 0) || self.stop.stopped() {
             return None;
         }
+        self.issued += 1;
         let mut op = self.gen.next_op();
         if let Some(left) = self.bytes_left.as_mut() {
             if *left == 0 {

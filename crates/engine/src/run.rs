@@ -437,16 +437,33 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         .into_inner()
         .unwrap_or_else(|e| e.into_inner())
         .err();
+    let completed = totals_h[0].count() + totals_h[1].count();
+    // Nothing measured is no result: every I/O failed (--continue-on-error), or none
+    // came back. (Within the ramp nothing is measured by design: that run says so.)
+    let nothing = completed == 0 && measured_ns > 0;
     let status = if backend_err.is_some() || stop.abort.load(Ordering::Relaxed) {
         RunStatus::Failed
     } else if opts.stop.load(Ordering::Relaxed) {
         RunStatus::Interrupted
+    } else if nothing {
+        RunStatus::Failed
     } else {
         RunStatus::Complete
     };
+    let backend_err = backend_err.or_else(|| {
+        (status == RunStatus::Failed && nothing && error_count > 0)
+            .then(|| format!("every I/O failed ({error_count} errors): nothing was measured"))
+    });
     let failure = backend_err.or_else(|| {
         (status == RunStatus::Failed).then(|| {
-            errors.first().map_or("I/O error".into(), |e| {
+            let none = || {
+                if nothing {
+                    "no I/O completed in the measured time".to_string()
+                } else {
+                    "I/O error".to_string()
+                }
+            };
+            errors.first().map_or_else(none, |e| {
                 format!(
                     "{} of {} bytes at offset {} failed: {}",
                     e.dir.name(),

@@ -48,11 +48,21 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "PB" | "pB" | "pb" => 1_000_000_000_000_000,
         _ => return Err(format!("'{text}' is not {SIZE_FORM}")),
     };
+    let too_large = || format!("'{text}' is more than the largest size, 16 EiB");
+    if !num.contains('.') {
+        // Whole numbers exactly, in integers: no rounding, no wrapping.
+        let value: u64 = num.parse().map_err(|_| too_large())?;
+        return value.checked_mul(mult).ok_or_else(too_large);
+    }
     let value: f64 = num
         .parse()
         .map_err(|_| format!("'{text}' is not {SIZE_FORM}"))?;
     let bytes = value * mult as f64;
-    if !bytes.is_finite() || bytes > u64::MAX as f64 || bytes.fract() != 0.0 {
+    // Beyond 2^53 a fraction would no longer be exact.
+    if !bytes.is_finite() || bytes >= (1u64 << 53) as f64 {
+        return Err(too_large());
+    }
+    if bytes.fract() != 0.0 {
         return Err(format!("'{text}' is not a whole number of bytes"));
     }
     Ok(bytes as u64)
@@ -76,6 +86,10 @@ pub fn parse_size_or_percent(text: &str) -> Result<SizeOrPercent, String> {
         .map_err(|_| format!("'{text}' is not {SIZE_FORM} or a percentage like 90%"))
 }
 
+/// The longest duration accepted: a year, far beyond any test, and far from the
+/// 584 years at which nanoseconds overflow a u64.
+pub const MAX_DURATION_NS: u64 = 366 * 24 * 3_600_000_000_000;
+
 pub const DURATION_FORM: &str = "a duration like 30 (seconds), 500ms, 10s, 5m or 1h";
 
 /// Parse a duration into nanoseconds: `30` (seconds), `500ms`, `10s`, `5m`, `1h`, `20us`.
@@ -98,8 +112,11 @@ pub fn parse_duration_ns(text: &str) -> Result<u64, String> {
         .parse()
         .map_err(|_| format!("'{text}' is not {DURATION_FORM}"))?;
     let ns = v * mult;
-    if !ns.is_finite() || !(0.0..=1e18).contains(&ns) {
-        return Err(format!("'{text}' is not {DURATION_FORM}"));
+    if !ns.is_finite() || ns > MAX_DURATION_NS as f64 {
+        return Err(format!(
+            "'{text}' is longer than the longest duration drivelab takes, {}h",
+            MAX_DURATION_NS / 3_600_000_000_000
+        ));
     }
     Ok(ns.round() as u64)
 }
@@ -136,6 +153,24 @@ mod tests {
         for bad in ["4kk", "-1", "", "k", "1.2.3", "4 q", "0.3"] {
             assert!(parse_size(bad).is_err(), "{bad}");
         }
+        // Exact in integers, and too large is said to be too large.
+        assert_eq!(
+            parse_size("9007199254740993").unwrap(),
+            9_007_199_254_740_993
+        );
+        for big in [
+            "16384P",
+            "18446744073709551616",
+            "99999999999999999999k",
+            "1e30",
+        ] {
+            let e = parse_size(big).unwrap_err();
+            assert!(
+                e.contains("largest size") || e.contains("is not"),
+                "{big}: {e}"
+            );
+        }
+        assert!(parse_size("16384P").unwrap_err().contains("16 EiB"));
     }
 
     #[test]
@@ -157,5 +192,9 @@ mod tests {
         assert_eq!(parse_duration_ns("1h").unwrap(), 3_600_000_000_000);
         assert!(parse_duration_ns("-1").is_err());
         assert!(parse_duration_ns("5x").is_err());
+        // Too long is a limit, not a malformed duration.
+        let e = parse_duration_ns("99999999h").unwrap_err();
+        assert!(e.contains("longest duration") && e.contains("8784h"), "{e}");
+        assert!(parse_duration_ns("8784h").is_ok());
     }
 }

@@ -87,11 +87,17 @@ pub fn parse_bssplit(s: &str) -> Result<Vec<BsShare>, String> {
             .trim()
             .parse()
             .map_err(|_| format!("'{s}' is not {FORM}"))?;
+        if percent > 100 {
+            return Err(format!(
+                "share '{pct}' of {size} is more than 100 (in '{s}'; {FORM})"
+            ));
+        }
         out.push(BsShare {
             bytes: bytes as u32,
             percent,
         });
     }
+    // Each share is at most 100, so the sum cannot wrap.
     let total: u32 = out.iter().map(|b| b.percent).sum();
     if total != 100 {
         return Err(format!(
@@ -464,6 +470,9 @@ mod tests {
         assert_eq!(parse_bssplit("4k/60:64k/40").unwrap().len(), 2);
         assert!(parse_bssplit("4k/60:64k/30").is_err());
         assert!(parse_bssplit("4k").is_err());
+        // Shares that would wrap a 32-bit sum to 100.
+        let e = parse_bssplit("4k/4294967295:8k/101").unwrap_err();
+        assert!(e.contains("more than 100"), "{e}");
         assert_eq!(
             CdmSpec::parse("RND4K Q32T16").unwrap(),
             CdmSpec {

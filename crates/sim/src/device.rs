@@ -123,6 +123,7 @@ impl SimDevice {
             return Err("sim: bad block: expected at least 64K".into());
         }
         let physical_pages = (user_pages as f64 * (1.0 + cfg.op_percent / 100.0)) as u64;
+        crate::memory::check(crate::memory::tables_bytes(user_pages, physical_pages))?;
         let blocks = physical_pages / np as u64;
         let user_blocks = user_pages.div_ceil(np as u64);
         // Worst case one victim's copies fill every die's open block once; two victims'

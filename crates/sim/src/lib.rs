@@ -22,6 +22,7 @@ pub mod analytic;
 pub mod config;
 mod device;
 mod ftl;
+mod memory;
 mod recent_wa;
 mod resources;
 mod slc;

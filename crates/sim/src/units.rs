@@ -4,7 +4,8 @@
 /// The accepted form of a size, for error messages.
 pub const SIZE_FORM: &str = "a size like 512M, 64G, 64GB or 1T (k/Ki/KiB = 1024, KB = 1000)";
 /// The accepted form of a percentage, for error messages.
-pub const PERCENT_FORM: &str = "a percentage like 7% or a fraction like 0.07";
+pub const PERCENT_FORM: &str =
+    "a percentage like 7% or a fraction from 0 to 1 like 0.07 (a bare 3 is not taken for 300%)";
 /// The accepted form of a duration, for error messages.
 pub const DURATION_FORM: &str = "a duration like 60us, 2.4ms or 500ns";
 
@@ -15,13 +16,19 @@ pub fn parse_size(text: &str) -> Option<u64> {
     drivelab_engine::size::parse_size(text).ok()
 }
 
-/// Parse `7%`, `7.5%` or the fraction `0.07`; returns percent (7.0). Negative is refused.
+/// Parse `7%`, `7.5%` or the fraction `0.07`; returns percent (7.0). Negative is
+/// refused, and so is a bare number above 1: `op=3` is far likelier a forgotten `%`
+/// than 300 %.
 pub fn parse_percent(text: &str) -> Option<f64> {
     let s = text.trim();
     let v = if let Some(p) = s.strip_suffix('%') {
         p.trim().parse::<f64>().ok()?
     } else {
-        s.parse::<f64>().ok()? * 100.0
+        let f = s.parse::<f64>().ok()?;
+        if f > 1.0 {
+            return None;
+        }
+        f * 100.0
     };
     (v.is_finite() && v >= 0.0).then_some(v)
 }
@@ -135,6 +142,9 @@ mod tests {
         assert_eq!(parse_percent("7%"), Some(7.0));
         assert_eq!(parse_percent("0.25"), Some(25.0));
         assert_eq!(parse_percent("-1%"), None);
+        assert_eq!(parse_percent("3"), None, "a bare 3 is not 300 %");
+        assert_eq!(parse_percent("300%"), Some(300.0));
+        assert_eq!(parse_percent("1"), Some(100.0));
         assert_eq!(parse_duration_ns("60us"), Some(60_000));
         assert_eq!(parse_duration_ns("2.4ms"), Some(2_400_000));
         assert_eq!(parse_duration_ns("500ns"), Some(500));

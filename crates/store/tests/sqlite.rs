@@ -72,8 +72,13 @@ fn migration_rows(path: &std::path::Path) -> Vec<(i64, String, String)> {
 #[test]
 fn migrations_run_once_and_are_recorded() {
     let dir = tempfile::tempdir().unwrap();
-    // Parent directories are created.
+    // The directory must exist: a --db path never makes directories (only the default
+    // location's are made, by open_default).
     let path = dir.path().join("a/b/results.sqlite");
+    let e = Store::open(path.to_str().unwrap()).unwrap_err().to_string();
+    assert!(e.contains("does not exist"), "{e}");
+    assert!(!dir.path().join("a").exists());
+    std::fs::create_dir_all(dir.path().join("a/b")).unwrap();
     let mut store = Store::open(path.to_str().unwrap()).unwrap();
     assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
     assert_eq!(store.location(), path.display().to_string());

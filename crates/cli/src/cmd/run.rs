@@ -115,6 +115,10 @@ pub fn run(a: RunArgs) -> Result<i32, Fail> {
     }
 }
 
+/// The most steps a suite's plan may have: every bound knob together stays far below
+/// it, and a plan beyond it is a mistake, not a test.
+const MAX_PLAN_STEPS: usize = 20_000;
+
 /// Where a finished run is recorded (see `run`).
 type DbChoice = Option<Option<String>>;
 
@@ -133,6 +137,13 @@ fn start(cmd: &SuiteCmd, db: &DbChoice) -> Result<i32, Fail> {
     let plan = suite
         .plan(&session.target().info)
         .map_err(|e| session.usage(format!("{}: {e}", suite.name())))?;
+    if plan.len() > MAX_PLAN_STEPS {
+        return Err(session.usage(format!(
+            "{}: the settings make a plan of {} steps, more than the {MAX_PLAN_STEPS} a suite takes; lower the counts (--runs, --qds, --specs …)",
+            suite.name(),
+            plan.len()
+        )));
+    }
     let dir = common
         .out
         .clone()

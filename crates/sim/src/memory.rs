@@ -1,0 +1,73 @@
+//! Whether a simulated drive's tables fit in this machine's memory: a typo such as
+//! `capacity=8T` must be refused with the estimate, not exhaust memory (or meet a
+//! memory limit) minutes into a run.
+
+/// Bytes of the page tables of a drive of `user_pages` logical and `physical_pages`
+/// physical 4 KiB pages: a forward and a reverse map of 4 bytes per page, and about
+/// 2 bits per physical page of SLC and recent-write bookkeeping.
+pub fn tables_bytes(user_pages: u64, physical_pages: u64) -> u64 {
+    4 * (user_pages + physical_pages) + physical_pages / 4
+}
+
+/// Memory this process may still use: the kernel's estimate of available memory, or
+/// the cgroup's limit less its usage where that is lower. None where neither is known.
+pub fn available_bytes() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
+        m.lines()
+            .find_map(|l| l.strip_prefix("MemAvailable:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map(|kib| kib * 1024)
+    });
+    let cgroup = cgroup_room();
+    match (meminfo, cgroup) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The cgroup v2 memory limit of this process less its usage, if it has a limit.
+fn cgroup_room() -> Option<u64> {
+    let rel = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let path = rel
+        .lines()
+        .find_map(|l| l.strip_prefix("0::"))?
+        .trim()
+        .to_string();
+    let dir = std::path::Path::new("/sys/fs/cgroup").join(path.trim_start_matches('/'));
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).ok();
+    let max: u64 = read("memory.max")?.trim().parse().ok()?;
+    let used: u64 = read("memory.current")?.trim().parse().ok()?;
+    Some(max.saturating_sub(used))
+}
+
+/// Refuse tables of `need` bytes that do not fit in the memory available.
+pub fn check(need: u64) -> Result<(), String> {
+    match available_bytes() {
+        Some(have) if need > have => Err(format!(
+            "sim: bad capacity: a drive this large needs about {:.1} GB of memory for its tables, and {:.1} GB are available; give a smaller capacity",
+            need as f64 / 1e9,
+            have as f64 / 1e9
+        )),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eight_tib_needs_about_seventeen_gigabytes() {
+        let user = (8u64 << 40) / 4096;
+        let gb = tables_bytes(user, user * 107 / 100) as f64 / 1e9;
+        assert!((17.0..19.0).contains(&gb), "{gb}");
+    }
+
+    #[test]
+    fn what_does_not_fit_is_refused_with_the_estimate() {
+        let have = available_bytes().expect("this machine says what memory it has");
+        assert!(check(have / 2).is_ok());
+        let e = check(have * 2).unwrap_err();
+        assert!(e.contains("GB of memory") && e.contains("available"), "{e}");
+    }
+}
