@@ -107,16 +107,16 @@ pub struct IoArgs {
     #[arg(long, value_parser = pct, allow_hyphen_values = true)]
     pub rwmixread: Option<u32>,
     /// Block size [default: 4k].
-    #[arg(long, value_parser = bs, conflicts_with = "bssplit", allow_hyphen_values = true)]
+    #[arg(long, value_parser = bs, conflicts_with_all = ["bssplit", "spec"], allow_hyphen_values = true)]
     pub bs: Option<u32>,
     /// Block-size mix, e.g. 4k/60:64k/40 (shares add up to 100).
-    #[arg(long, value_parser = bssplit, allow_hyphen_values = true)]
+    #[arg(long, value_parser = bssplit, conflicts_with = "spec", allow_hyphen_values = true)]
     pub bssplit: Option<BsSplit>,
     /// I/Os outstanding per job (io_uring) [default: 1].
-    #[arg(long, value_parser = positive, allow_hyphen_values = true)]
+    #[arg(long, value_parser = positive, conflicts_with = "spec", allow_hyphen_values = true)]
     pub iodepth: Option<u32>,
     /// Jobs (threads) [default: 1].
-    #[arg(long, value_parser = positive, allow_hyphen_values = true)]
+    #[arg(long, value_parser = positive, conflicts_with = "spec", allow_hyphen_values = true)]
     pub numjobs: Option<u32>,
     /// sync (one I/O per thread), io_uring or null [default: io_uring when iodepth > 1, else sync].
     #[arg(long, value_parser = IoEngine::parse, allow_hyphen_values = true)]

@@ -324,3 +324,33 @@ fn foreign_sqlite(p: &std::path::Path) {
         .unwrap();
     assert!(ok.success());
 }
+
+/// An imported record whose text would drive the terminal (an escape sequence, a
+/// newline forging a row) is refused; nothing of the document is stored.
+#[test]
+fn imported_text_cannot_forge_the_listing() {
+    let d = tempfile::tempdir().unwrap();
+    let b = bundle("quick", NVME);
+    ok(&run_in(
+        d.path(),
+        &["db", "record", b.to_str().unwrap(), "--db", "a.sqlite"],
+    ));
+    let text = ok(&run_in(d.path(), &["db", "export", "--db", "a.sqlite"]));
+    let mut doc: Value = serde_json::from_str(&text).unwrap();
+    for (field, forged) in [
+        ("device_model", "x\u{1b}[2J"),
+        ("suite", "quick\n0123456789abcdef  forged"),
+    ] {
+        let mut bad = doc.clone();
+        bad["runs"][0][field] = Value::from(forged);
+        std::fs::write(d.path().join("bad.json"), bad.to_string()).unwrap();
+        let o = run_in(d.path(), &["db", "import", "bad.json", "--db", "b.sqlite"]);
+        assert_usage(&o, "control character");
+    }
+    doc["runs"][0]["device_model"] = Value::from("plain");
+    std::fs::write(d.path().join("good.json"), doc.to_string()).unwrap();
+    ok(&run_in(
+        d.path(),
+        &["db", "import", "good.json", "--db", "b.sqlite"],
+    ));
+}

@@ -105,3 +105,13 @@ fn a_target_without_discard_is_told_apart_from_a_failing_one() {
     assert!(discard_unsupported(&e(libc::ENOTTY)));
     assert!(!discard_unsupported(&e(libc::EIO)));
 }
+
+#[test]
+fn a_test_file_deleted_during_the_run_is_no_error_at_close() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("t.bin");
+    let t = create(&p);
+    std::fs::remove_file(&p).unwrap();
+    t.close(false)
+        .expect("nothing left to remove is not a failure");
+}

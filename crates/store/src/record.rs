@@ -196,6 +196,26 @@ impl RunRecord {
                 return Err(StoreError::invalid(id, format!("{field} is empty")));
             }
         }
+        // Text that reaches a terminal in listings must not carry control characters
+        // (an escape sequence or a newline would forge the listing).
+        for (field, value) in [
+            ("suite", Some(&self.suite)),
+            ("tool_version", Some(&self.tool_version)),
+            ("host_name", Some(&self.host_name)),
+            ("device_path", Some(&self.device_path)),
+            ("device_model", self.device_model.as_ref()),
+            ("device_serial", self.device_serial.as_ref()),
+            ("device_firmware", self.device_firmware.as_ref()),
+            ("config_hash", Some(&self.config_hash)),
+            ("bundle_path", self.bundle_path.as_ref()),
+        ] {
+            if let Some(c) = value.and_then(|v| v.chars().find(|c| c.is_control())) {
+                return Err(StoreError::invalid(
+                    id,
+                    format!("{field} contains the control character {c:?}"),
+                ));
+            }
+        }
         check_timestamp(id, "started_at", &self.started_at)?;
         if let Some(finished) = &self.finished_at {
             check_timestamp(id, "finished_at", finished)?;

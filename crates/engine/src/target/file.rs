@@ -366,9 +366,17 @@ impl CreatedFile {
     }
 
     /// Remove the file and its sidecar marker, but only while the path still names the
-    /// file that was created: anything moved into its place is left alone.
+    /// file that was created: anything moved into its place is left alone. A file that
+    /// is gone already (deleted during the run) is not an error.
     pub fn remove(&self) -> std::io::Result<()> {
-        let there = std::fs::symlink_metadata(&self.path)?;
+        let there = match std::fs::symlink_metadata(&self.path) {
+            // Removed by someone else already: nothing left to do.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let _ = std::fs::remove_file(sidecar(&self.path));
+                return Ok(());
+            }
+            other => other?,
+        };
         if !there.file_type().is_file() || there.dev() != self.dev || there.ino() != self.ino {
             return Err(std::io::Error::other(format!(
                 "{} is no longer the test file drivelab created; it was left alone",
