@@ -33,6 +33,11 @@ pub enum Command {
     Compare(crate::cmd::compare::CompareArgs),
     /// The results database: list, show, export, import and record runs.
     Db(crate::cmd::db::DbArgs),
+    /// Print a shell completion script for bash, zsh or fish (e.g. `drivelab completions
+    /// bash > /etc/bash_completion.d/drivelab`).
+    Completions(crate::cmd::completions::CompletionsArgs),
+    /// Print the manual page (roff) on stdout, e.g. `drivelab man > drivelab.1`.
+    Man,
 }
 
 pub fn pct(s: &str) -> Result<u32, String> {
