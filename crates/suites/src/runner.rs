@@ -29,6 +29,9 @@ pub trait Observer: Sync {
     fn step_finished(&self, _rec: &StepRecord) {}
     /// Something worth telling the user (filling the test file, replaying a step, …).
     fn message(&self, _text: &str) {}
+    /// Writing `bytes` outside the plan's steps is about to start (the fill of a fresh
+    /// test file before reads); its progress follows through `progress`.
+    fn filling(&self, _bytes: u64) {}
 }
 
 /// How a suite run ended.
@@ -92,7 +95,7 @@ fn act(step: &PlannedStep, target: &mut Target, opts: &Runner<'_>) -> Result<Run
             }
             let w = &step.workload;
             let block = w.max_bs();
-            prepare::precondition(w, target, block, w.iodepth, 1, opts.stop)?
+            prepare::precondition(w, target, block, w.iodepth, 1, opts.stop, progress)?
                 .into_iter()
                 .next()
                 .ok_or_else(|| "the precondition pass did not run".to_string())
@@ -213,8 +216,14 @@ pub fn execute(
                     "writing {} once so that reads hit data…",
                     target.info.path
                 ));
+                o.filling(target.info.capacity_bytes);
             }
-            match prepare::ensure_filled(&step.workload, target, opts.stop)? {
+            let progress = |p: &Progress<'_>| {
+                if let Some(o) = opts.observer {
+                    o.progress(p)
+                }
+            };
+            match prepare::ensure_filled(&step.workload, target, opts.stop, Some(&progress))? {
                 RunStatus::Complete => {}
                 RunStatus::Interrupted => {
                     bundle.set_status(BundleStatus::Interrupted)?;
