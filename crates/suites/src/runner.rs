@@ -373,6 +373,20 @@ pub fn check_resume(doc: &RunDoc, plan: &[PlannedStep], target: &Target) -> Resu
                 .into(),
         );
     }
+    // The hash leaves preparation steps out: the plan must still have the bundle's
+    // steps, preparation included, in the same places.
+    let moved = doc
+        .steps
+        .iter()
+        .find(|s| plan.get(s.index).is_none_or(|p| p.id != s.id));
+    if doc.planned_steps != plan.len() || moved.is_some() {
+        return Err(format!(
+            "--resume: the suite's plan on this target has other steps than the bundle's ({} planned now, {} then{})",
+            plan.len(),
+            doc.planned_steps,
+            moved.map_or(String::new(), |s| format!("; step {} was '{}'", s.index + 1, s.id))
+        ));
+    }
     // The hash leaves the spans out (they follow from the target's capacity); a resumed
     // step must cover the same bytes as the steps already done.
     let without_seed = |w: &drivelab_engine::spec::Workload| {

@@ -492,6 +492,28 @@ fn same_settings_share_a_config_hash_and_seeds_do_not_matter() {
 }
 
 #[test]
+fn preparation_steps_are_not_in_the_config_hash_but_resume_still_checks_them() {
+    let t = sim("sim:nvme-tlc,capacity=4G");
+    let q = quick::Quick::new(true);
+    let plan = q.plan(&t.info).unwrap();
+    let measured: Vec<_> = plan
+        .iter()
+        .filter(|s| s.kind == drivelab_suites::plan::StepKind::Measure)
+        .cloned()
+        .collect();
+    assert!(measured.len() < plan.len(), "the plan fills before reading");
+    let h = |p: &[drivelab_suites::plan::PlannedStep]| {
+        drivelab_suites::hash::config_hash("quick", &q.knobs(), p)
+    };
+    assert_eq!(h(&plan), h(&measured));
+    // A bundle of the full plan is not continued by the plan without its fill.
+    let doc = new_doc(&q, &plan, &t, None);
+    assert!(check_resume(&doc, &plan, &t).is_ok());
+    let e = check_resume(&doc, &measured, &t).unwrap_err();
+    assert!(e.contains("other steps"), "{e}");
+}
+
+#[test]
 fn seqfill_measures_the_simulated_slc_cache_size() {
     let d = tempfile::tempdir().unwrap();
     let mut t = sim("sim:dramless,capacity=16G,slc=30%");
