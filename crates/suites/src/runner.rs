@@ -285,6 +285,12 @@ pub fn execute(
     }
     let report = suite.report(&bundle.doc.steps);
     bundle.doc.summary = Some(report.summary.clone());
+    // Caveats of the steps that concern the whole run go with the bundle's own notes.
+    if let Some(n) = crate::records::generator_note(&bundle.doc.steps) {
+        if !bundle.doc.notes.contains(&n) {
+            bundle.doc.notes.push(n);
+        }
+    }
     bundle.set_status(BundleStatus::Complete)?;
     bundle.write_table(&report.table)?;
     Ok(Outcome::Complete(report))

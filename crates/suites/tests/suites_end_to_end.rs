@@ -514,6 +514,28 @@ fn preparation_steps_are_not_in_the_config_hash_but_resume_still_checks_them() {
 }
 
 #[test]
+fn steps_held_back_by_the_generator_are_named_in_one_bundle_note_with_advice() {
+    let d = tempfile::tempdir().unwrap();
+    let mut t = sim("sim:nvme-tlc,capacity=4G");
+    let (mut doc, _) = run(&quick::Quick::new(true), &mut t, &d.path().join("b"));
+    assert_eq!(drivelab_suites::records::generator_note(&doc.steps), None);
+    let i = doc
+        .steps
+        .iter()
+        .position(|s| s.name.contains("write"))
+        .unwrap();
+    if let Some(r) = doc.steps[i].run.as_mut() {
+        r.totals.data.limited_by_generator = true;
+    }
+    let n = drivelab_suites::records::generator_note(&doc.steps).unwrap();
+    assert!(
+        n.contains(&format!("1 step(s) ({})", doc.steps[i].name)),
+        "{n}"
+    );
+    assert!(n.contains("--data repeat"), "{n}");
+}
+
+#[test]
 fn seqfill_measures_the_simulated_slc_cache_size() {
     let d = tempfile::tempdir().unwrap();
     let mut t = sim("sim:dramless,capacity=16G,slc=30%");

@@ -343,27 +343,14 @@ fn summary_text(bundle: &Bundle, table: &str) -> String {
     text
 }
 
-/// The bundle's caveats, and one line naming the steps whose write content generation
-/// may have been the limit (their numbers are the generator's, not the target's).
+/// The bundle's caveats, with the one on write content generation also for a bundle
+/// finished before it was kept among them.
 fn caveats(bundle: &Bundle) -> Vec<String> {
     let mut out = bundle.doc.notes.clone();
-    let limited: Vec<&str> = bundle
-        .doc
-        .steps
-        .iter()
-        .filter(|s| {
-            s.run
-                .as_ref()
-                .is_some_and(|r| r.totals.data.limited_by_generator)
-        })
-        .map(|s| s.name.as_str())
-        .collect();
-    if !limited.is_empty() {
-        out.push(format!(
-            "preparing write content kept the target from being fully busy in {} step(s) ({}): the data generator, not the target, may have been the limit",
-            limited.len(),
-            limited.join("; ")
-        ));
+    if let Some(n) = drivelab_suites::records::generator_note(&bundle.doc.steps) {
+        if !out.contains(&n) {
+            out.push(n);
+        }
     }
     out
 }
