@@ -26,7 +26,7 @@ fn readme_figures() -> String {
 fn grouped(n: &str) -> String {
     let mut out = String::new();
     for (i, c) in n.chars().enumerate() {
-        if i > 0 && (n.len() - i) % 3 == 0 {
+        if i > 0 && (n.len() - i).is_multiple_of(3) {
             out.push(' ');
         }
         out.push(c);
