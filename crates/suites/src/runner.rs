@@ -234,6 +234,10 @@ pub fn execute(
                     return Ok(Outcome::Failed("filling the test file failed".into()));
                 }
             }
+            // The step itself starts now (its progress is no longer the fill's).
+            if let Some(o) = opts.observer {
+                o.step_started(i, total, &step.name);
+            }
         }
         let sensors_start = target.sensors();
         let res = match act(step, target, opts) {

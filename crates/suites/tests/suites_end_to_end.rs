@@ -618,6 +618,9 @@ impl Observer for Messages {
         let at = g.0;
         g.1.push((at, text.to_string()));
     }
+    fn filling(&self, bytes: u64) {
+        self.message(&format!("filling {bytes}"));
+    }
 }
 
 #[test]
@@ -639,6 +642,11 @@ fn a_test_file_is_written_before_mixed_writes_to_it() {
     let fills: Vec<&(usize, String)> = msgs.iter().filter(|m| m.1.contains("once")).collect();
     assert_eq!(fills.len(), 1, "{msgs:?}");
     assert_eq!(fills[0].0, 0, "filled before the first step: {msgs:?}");
+    // The fill's progress is announced with its size, for bytes done and an ETA.
+    assert!(
+        msgs.contains(&(0, format!("filling {}", 32 << 20))),
+        "{msgs:?}"
+    );
 }
 
 #[test]
