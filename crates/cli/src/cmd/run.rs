@@ -24,12 +24,12 @@ struct View<'a> {
     meter: Meter,
     clock: SuiteClock,
     plan: &'a [PlannedStep],
-    /// The running step (index, bound): a fill outside the plan keeps its index.
-    step: Mutex<(usize, Bound)>,
+    /// The running step (index, bound, whether a fill before it runs).
+    step: Mutex<(usize, Bound, bool)>,
 }
 
 impl View<'_> {
-    fn step(&self) -> std::sync::MutexGuard<'_, (usize, Bound)> {
+    fn step(&self) -> std::sync::MutexGuard<'_, (usize, Bound, bool)> {
         self.step.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -40,7 +40,7 @@ impl Observer for View<'_> {
             .plan
             .get(index)
             .map_or(Bound::Unknown, |s| Bound::of(&s.workload));
-        *self.step() = (index, bound);
+        *self.step() = (index, bound, false);
         let prefix = format!("[{}/{}] {name} ", index + 1, total);
         self.meter.start(&prefix, bound);
         if self.meter.style() == Style::Redraw {
@@ -48,9 +48,9 @@ impl Observer for View<'_> {
         }
     }
     fn progress(&self, p: &Progress<'_>) {
-        let (index, bound) = *self.step();
+        let (index, bound, before) = *self.step();
         self.clock.learn(bound, p);
-        self.meter.show(p, &self.clock.eta(index, bound, p));
+        self.meter.show(p, &self.clock.eta(index, before, bound, p));
     }
     fn step_finished(&self, _rec: &StepRecord) {
         self.meter.clear();
@@ -62,7 +62,9 @@ impl Observer for View<'_> {
         self.meter.start("", Bound::Unknown);
     }
     fn filling(&self, bytes: u64) {
-        self.step().1 = Bound::WriteBytes(bytes);
+        let mut s = self.step();
+        (s.1, s.2) = (Bound::WriteBytes(bytes), true);
+        drop(s);
         self.meter.start("fill ", Bound::WriteBytes(bytes));
     }
 }
@@ -206,7 +208,7 @@ fn finish(
         meter: Meter::new(progress.style(false)),
         clock: SuiteClock::new(plan),
         plan,
-        step: Mutex::new((0, Bound::Unknown)),
+        step: Mutex::new((0, Bound::Unknown, false)),
     };
     let simulated = session.target().info.kind == TargetKind::Simulated;
     let done = bundle

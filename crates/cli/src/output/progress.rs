@@ -325,8 +325,9 @@ impl SuiteClock {
     }
 
     /// The suite's ETA while step `index` runs (`bound`, progress `p`): the step's
-    /// rest plus the steps after it, as far as it can be told.
-    pub fn eta(&self, index: usize, bound: Bound, p: &Progress<'_>) -> String {
+    /// rest plus the steps after it, as far as it can be told. `before` when what runs
+    /// comes before step `index` itself (the fill of a fresh test file).
+    pub fn eta(&self, index: usize, before: bool, bound: Bound, p: &Progress<'_>) -> String {
         let l = self.learnt();
         let wall = p.wall.as_secs_f64();
         let step_left = p
@@ -334,7 +335,7 @@ impl SuiteClock {
             .and_then(|r| bound.done(r))
             .filter(|&f| f > 0.0)
             .map_or(0.0, |f| wall * (1.0 - f) / f);
-        let (secs, bytes) = self.rest(index + 1);
+        let (secs, bytes) = self.rest(if before { index } else { index + 1 });
         let timed = secs * 1e9 * l.wall_per_ns.unwrap_or(1e-9);
         let mut s = format!(
             " | suite ETA {}",
@@ -425,7 +426,9 @@ mod tests {
         let b = Bound::Time(10_000_000_000);
         c.learn(b, &p);
         // Half of step 0 is left (1 s), then 2 x 10 s of target time at 0.2 s each.
-        assert_eq!(c.eta(0, b, &p), " | suite ETA 5 s");
+        assert_eq!(c.eta(0, false, b, &p), " | suite ETA 5 s");
+        // Before step 0 (a fill), all three steps are still to come.
+        assert_eq!(c.eta(0, true, b, &p), " | suite ETA 7 s");
         assert!(c
             .plan_line("x", true, 0)
             .contains("3 steps, 30 s of timed I/O"));
