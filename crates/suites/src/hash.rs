@@ -66,9 +66,18 @@ pub const SPAN_AND_SEED: [&str; 4] = ["randseed", "offset_bytes", "size_bytes", 
 
 /// The config hash of a plan (see the module doc).
 pub fn config_hash(suite: &str, knobs: &Value, plan: &[PlannedStep]) -> String {
-    let steps: Vec<Value> = plan
-        .iter()
-        .filter(|s| s.kind == StepKind::Measure)
+    let measured = plan.iter().filter(|s| s.kind == StepKind::Measure);
+    hash_of(suite, knobs, measured)
+}
+
+/// The config hash as bundles made before preparation steps were left out have it (every
+/// planned step), so that such a bundle can still be resumed.
+pub fn config_hash_with_preparation(suite: &str, knobs: &Value, plan: &[PlannedStep]) -> String {
+    hash_of(suite, knobs, plan.iter())
+}
+
+fn hash_of<'a>(suite: &str, knobs: &Value, steps: impl Iterator<Item = &'a PlannedStep>) -> String {
+    let steps: Vec<Value> = steps
         .map(|s| {
             let mut w = serde_json::to_value(&s.workload).unwrap_or(Value::Null);
             if let Value::Object(m) = &mut w {

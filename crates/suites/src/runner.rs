@@ -377,7 +377,8 @@ pub fn check_resume(doc: &RunDoc, plan: &[PlannedStep], target: &Target) -> Resu
         }
     }
     let hash = config_hash(&doc.suite, &doc.knobs, plan);
-    if hash != doc.config_hash {
+    let earlier = crate::hash::config_hash_with_preparation(&doc.suite, &doc.knobs, plan);
+    if hash != doc.config_hash && earlier != doc.config_hash {
         return Err(
             "--resume: the suite's plan on this target differs from the bundle's (config hash changed)"
                 .into(),

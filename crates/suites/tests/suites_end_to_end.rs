@@ -511,6 +511,12 @@ fn preparation_steps_are_not_in_the_config_hash_but_resume_still_checks_them() {
     assert!(check_resume(&doc, &plan, &t).is_ok());
     let e = check_resume(&doc, &measured, &t).unwrap_err();
     assert!(e.contains("other steps"), "{e}");
+    // A bundle made when the hash still covered the preparation resumes as before.
+    let mut old = doc.clone();
+    old.config_hash =
+        drivelab_suites::hash::config_hash_with_preparation("quick", &q.knobs(), &plan);
+    assert_ne!(old.config_hash, doc.config_hash);
+    assert!(check_resume(&old, &plan, &t).is_ok());
 }
 
 #[test]
