@@ -33,6 +33,11 @@ pub enum Command {
     Compare(crate::cmd::compare::CompareArgs),
     /// The results database: list, show, export, import and record runs.
     Db(crate::cmd::db::DbArgs),
+    /// Print a shell completion script for bash, zsh or fish (e.g. `drivelab completions
+    /// bash > /etc/bash_completion.d/drivelab`).
+    Completions(crate::cmd::completions::CompletionsArgs),
+    /// Print the manual page (roff) on stdout, e.g. `drivelab man > drivelab.1`.
+    Man,
 }
 
 pub fn pct(s: &str) -> Result<u32, String> {
@@ -179,6 +184,11 @@ pub struct IoArgs {
     /// normal (human summary) or json (the result document alone on stdout).
     #[arg(long = "output-format", value_parser = ["normal", "json"], default_value = "normal")]
     pub output_format: String,
+    /// Progress on stderr: auto (a line redrawn in place, only on a terminal and not
+    /// with --output-format json), always (also into a log file: then one plain line per
+    /// interval, for runs under nohup or over ssh) or never.
+    #[arg(long, value_enum, default_value_t)]
+    pub progress: crate::output::progress::ProgressMode,
     /// Write the interval series as CSV to this file.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,

@@ -45,6 +45,11 @@ pub struct RunArgs {
     /// Do not record the finished run in the results database.
     #[arg(long = "no-db", global = true, conflicts_with = "db")]
     pub no_db: bool,
+    /// Progress on stderr: auto (a line redrawn in place, only on a terminal), always
+    /// (also into a log file: then one plain line per interval, for runs under nohup or
+    /// over ssh) or never. The suite's planned duration and its ETA come with it.
+    #[arg(long, global = true, value_enum, default_value_t)]
+    pub progress: crate::output::progress::ProgressMode,
     #[command(subcommand)]
     pub suite: Option<SuiteCmd>,
 }

@@ -3,16 +3,17 @@
 //! file this run created is removed unless `--keep`, also on errors and Ctrl-C, and on a
 //! second Ctrl-C that ends the process without waiting).
 
-use std::io::IsTerminal;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use drivelab_engine::prepare;
 use drivelab_engine::result::RunStatus;
+use drivelab_engine::run::Progress;
 use drivelab_engine::spec::Workload;
 use drivelab_engine::target::{OpenOptions, Target, TargetSpec};
 
 use crate::fail::Fail;
+use crate::output::progress::{Bound, Meter};
 
 pub struct Session {
     target: Option<Target>,
@@ -76,18 +77,23 @@ impl Session {
         self.arm_second_signal();
     }
 
-    /// Write a fresh test file once before reads (see `prepare::ensure_filled`).
-    pub fn ensure_filled(&mut self, w: &Workload, quiet: bool) -> Result<(), Fail> {
+    /// Write a fresh test file once before reads (see `prepare::ensure_filled`), its
+    /// progress on `meter`.
+    pub fn ensure_filled(&mut self, w: &Workload, meter: &Meter) -> Result<(), Fail> {
         let t = self.target();
-        if !quiet && t.info.created_by_drivelab && !t.is_filled() && std::io::stderr().is_terminal()
-        {
-            eprintln!(
+        if t.info.created_by_drivelab && !t.is_filled() {
+            meter.say(&format!(
                 "drivelab: writing {} once so that reads hit data…",
                 t.info.path
-            );
+            ));
         }
+        meter.start("fill ", Bound::WriteBytes(t.info.capacity_bytes));
         let stop = self.stop.clone();
-        match prepare::ensure_filled(w, self.target_mut(), &stop) {
+        let cb = meter.callback();
+        let progress = cb.as_ref().map(|f| f as &(dyn Fn(&Progress<'_>) + Sync));
+        let filled = prepare::ensure_filled(w, self.target_mut(), &stop, progress);
+        meter.clear();
+        match filled {
             Ok(RunStatus::Complete) => Ok(()),
             // The run that follows stops at once and writes its (empty) result marked
             // interrupted, so that a script waiting for a document gets one; the test

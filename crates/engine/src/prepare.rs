@@ -5,7 +5,7 @@
 use std::sync::atomic::AtomicBool;
 
 use crate::result::{RunResult, RunStatus};
-use crate::run::{self, RunOptions};
+use crate::run::{self, Progress, RunOptions};
 use crate::spec::{IoEngine, Workload};
 use crate::target::{Target, TargetKind};
 
@@ -17,10 +17,12 @@ pub const FILL_QD: u32 = 8;
 /// already known to be filled (its marker says so). A sparse file reads from nowhere, far
 /// too fast. Files drivelab did not create, block devices, `null` and simulated targets
 /// are left alone. Returns the fill's status (Complete when nothing was needed).
+/// `progress` hears the fill as it goes (its writes: bytes done of the file's size).
 pub fn ensure_filled(
     w: &Workload,
     target: &mut Target,
     stop: &AtomicBool,
+    progress: Option<&(dyn Fn(&Progress<'_>) + Sync)>,
 ) -> Result<RunStatus, String> {
     let t = &target.info;
     if t.kind != TargetKind::File
@@ -41,14 +43,7 @@ pub fn ensure_filled(
         t.logical_sector_bytes.max(4096)
     };
     let fw = run::fill_workload(&fw, bs, FILL_QD);
-    let res = run::run(
-        &fw,
-        target,
-        &RunOptions {
-            stop,
-            progress: None,
-        },
-    )?;
+    let res = run::run(&fw, target, &RunOptions { stop, progress })?;
     if res.measured.status == RunStatus::Complete {
         target.mark_filled();
     } else if let Some(f) = res.measured.failure {
@@ -59,7 +54,8 @@ pub fn ensure_filled(
 
 /// Discard the span of `w` (BLKDISCARD, punched holes, or the model's TRIM), then write it
 /// sequentially `passes` times with `bs` blocks at queue depth `qd` and `w`'s data pattern.
-/// Returns the result of every pass (their series show the fill itself).
+/// Returns the result of every pass (their series show the fill itself). `progress`
+/// hears each pass as it goes.
 pub fn precondition(
     w: &Workload,
     target: &mut Target,
@@ -67,6 +63,7 @@ pub fn precondition(
     qd: u32,
     passes: u32,
     stop: &AtomicBool,
+    progress: Option<&(dyn Fn(&Progress<'_>) + Sync)>,
 ) -> Result<Vec<RunResult>, String> {
     // A device (or filesystem) that takes no discards (TRIM) is only written: an HDD has
     // nothing to trim, and the fill alone still puts data under every block.
@@ -89,14 +86,7 @@ pub fn precondition(
     let fw = run::fill_workload(&fw, bs, qd);
     let mut out = Vec::new();
     for _ in 0..passes {
-        let mut r = run::run(
-            &fw,
-            target,
-            &RunOptions {
-                stop,
-                progress: None,
-            },
-        )?;
+        let mut r = run::run(&fw, target, &RunOptions { stop, progress })?;
         let done = r.measured.status == RunStatus::Complete;
         if let Some(n) = &untrimmed {
             r.measured.notes.push(n.clone());

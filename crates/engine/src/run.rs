@@ -495,20 +495,14 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         bytes_per_s_per_core: (data_ns_sum > 0)
             .then(|| data_bytes as f64 / (data_ns_sum as f64 / 1e9)),
         busiest_job_fraction: busiest,
-        // Busy preparing content for most of its time, or for a good part of it while
-        // the queue ran below the depth asked for: then the target was not kept busy.
-        limited_by_generator: busiest > 0.5
-            || (busiest > 0.25 && avg_inflight < 0.9 * w.queue_depth() as f64),
+        limited_by_generator: DataGeneration::limits(busiest, avg_inflight, w.queue_depth()),
     };
     let mut notes = Vec::new();
     if let Some(why) = &info.in_memory {
         notes.push(format!("Memory, not a drive, was measured: {why}."));
     }
     if data.limited_by_generator {
-        notes.push(format!(
-            "Preparing write content took {:.0} % of a job's time: the data generator, not the target, may have been the limit.",
-            busiest * 100.0
-        ));
+        notes.push(DataGeneration::note(busiest, avg_inflight, w.queue_depth()));
     }
     if is_model {
         notes.push("A simulated device was measured; all times are virtual.".into());

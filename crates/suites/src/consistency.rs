@@ -204,7 +204,7 @@ impl Suite for Consistency {
         ));
         let s = &a.scores;
         let mut table = format!(
-            "drivelab consistency: 4K random writes QD{} over {}{} after {} fill pass(es), {} s measured\n",
+            "drivelab consistency: 4K random writes QD{} over {}{} after {} fill pass(es), {}\n",
             self.qd,
             if self.op_percent > 0.0 {
                 format!("{:.0} % of ", 100.0 - self.op_percent)
@@ -213,7 +213,7 @@ impl Suite for Consistency {
             },
             "the span",
             self.passes,
-            s.series_len_s
+            measured_text(steps, s.series_len_s)
         );
         table += &format!(
             "  last {} s: average {} IOPS, average/stddev {}, min {}, p1 {}, p99 {}\n",
@@ -294,6 +294,23 @@ fn test_series(steps: &[StepRecord]) -> Vec<f64> {
         }
     }
     x
+}
+
+/// What the series holds, in the terms the run was asked for: the seconds of the rounds
+/// (`--duration` when the test ran to its end) and, apart, the seconds the series adds
+/// between rounds for drains that took whole seconds (see `test_series`).
+fn measured_text(steps: &[StepRecord], series_len_s: usize) -> String {
+    let rounds: Vec<&StepRecord> = round_steps(steps).collect();
+    let in_rounds: usize = rounds.iter().map(|s| records::iops_series(s).len()).sum();
+    let drains = series_len_s.saturating_sub(in_rounds);
+    let mut t = format!("{in_rounds} s measured in {} round(s)", rounds.len());
+    if drains > 0 {
+        t += &format!(
+            " (+ {drains} s between rounds: the I/Os in flight at a round's end drained \
+             through a stall, counted as seconds without completions)"
+        );
+    }
+    t
 }
 
 /// Each finished whole round's mean IOPS over its own `round_s` seconds (what the

@@ -1,14 +1,20 @@
 //! The config hash of a suite run: sha256 of the canonical JSON of the suite name, its
-//! resolved knobs and every planned step's workload without its random seed and without
-//! its byte spans. Two runs with equal hashes ran the same steps with the same settings,
-//! so their numbers compare. The spans (`offset_bytes`, `size_bytes`, `io_size_bytes`)
-//! follow from the knobs and the target's capacity: a whole-drive test of a 1 TB and a
-//! 2 TB drive is the same test, and the knobs still tell a 10 GB span from a whole drive.
+//! resolved knobs and every planned measurement's workload without its random seed and
+//! without its byte spans. Two runs with equal hashes measured the same steps with the
+//! same settings, so their numbers compare. The spans (`offset_bytes`, `size_bytes`,
+//! `io_size_bytes`) follow from the knobs and the target's capacity: a whole-drive test
+//! of a 1 TB and a 2 TB drive is the same test, and the knobs still tell a 10 GB span
+//! from a whole drive. Preparation steps (fills, preconditioning) are not the test and
+//! are left out: a block device gets a fill step before its reads that a test file (which
+//! drivelab fills anyway) does not, and the same `run quick` on both is still the same
+//! test; the knobs that shape the preparation (passes, over-provisioning) are in the
+//! hash as knobs. `--resume` checks the whole plan step by step on top of the hash
+//! (`runner::check_resume`).
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::plan::PlannedStep;
+use crate::plan::{PlannedStep, StepKind};
 
 /// Canonical JSON: object keys sorted, no whitespace, numbers as serde_json writes them.
 pub fn canonical_json(v: &Value) -> String {
@@ -60,8 +66,18 @@ pub const SPAN_AND_SEED: [&str; 4] = ["randseed", "offset_bytes", "size_bytes", 
 
 /// The config hash of a plan (see the module doc).
 pub fn config_hash(suite: &str, knobs: &Value, plan: &[PlannedStep]) -> String {
-    let steps: Vec<Value> = plan
-        .iter()
+    let measured = plan.iter().filter(|s| s.kind == StepKind::Measure);
+    hash_of(suite, knobs, measured)
+}
+
+/// The config hash as bundles made before preparation steps were left out have it (every
+/// planned step), so that such a bundle can still be resumed.
+pub fn config_hash_with_preparation(suite: &str, knobs: &Value, plan: &[PlannedStep]) -> String {
+    hash_of(suite, knobs, plan.iter())
+}
+
+fn hash_of<'a>(suite: &str, knobs: &Value, steps: impl Iterator<Item = &'a PlannedStep>) -> String {
+    let steps: Vec<Value> = steps
         .map(|s| {
             let mut w = serde_json::to_value(&s.workload).unwrap_or(Value::Null);
             if let Value::Object(m) = &mut w {

@@ -49,3 +49,24 @@ pub fn mean(xs: &[f64]) -> Option<f64> {
 pub fn fmt(v: Option<f64>, prec: usize) -> String {
     v.map_or_else(|| "-".into(), |x| format!("{x:.prec$}"))
 }
+
+/// The bundle-level caveat for steps whose write content generation held the target back
+/// (`totals.data.limited_by_generator`): which steps, and what to do about it.
+pub fn generator_note(steps: &[StepRecord]) -> Option<String> {
+    let limited: Vec<&str> = steps
+        .iter()
+        .filter(|s| {
+            s.run
+                .as_ref()
+                .is_some_and(|r| r.totals.data.limited_by_generator)
+        })
+        .map(|s| s.name.as_str())
+        .collect();
+    (!limited.is_empty()).then(|| {
+        format!(
+            "Preparing write content held the target back in {} step(s) ({}): their figures are partly the data generator's (each step's own note says how much). To measure the target alone, rerun with content that is cheaper to prepare, --data repeat (or zero; a drive that compresses then looks faster), where the suite takes --data.",
+            limited.len(),
+            limited.join("; ")
+        )
+    })
+}

@@ -29,6 +29,9 @@ pub trait Observer: Sync {
     fn step_finished(&self, _rec: &StepRecord) {}
     /// Something worth telling the user (filling the test file, replaying a step, …).
     fn message(&self, _text: &str) {}
+    /// Writing `bytes` outside the plan's steps is about to start (the fill of a fresh
+    /// test file before reads); its progress follows through `progress`.
+    fn filling(&self, _bytes: u64) {}
 }
 
 /// How a suite run ended.
@@ -92,7 +95,7 @@ fn act(step: &PlannedStep, target: &mut Target, opts: &Runner<'_>) -> Result<Run
             }
             let w = &step.workload;
             let block = w.max_bs();
-            prepare::precondition(w, target, block, w.iodepth, 1, opts.stop)?
+            prepare::precondition(w, target, block, w.iodepth, 1, opts.stop, progress)?
                 .into_iter()
                 .next()
                 .ok_or_else(|| "the precondition pass did not run".to_string())
@@ -213,8 +216,14 @@ pub fn execute(
                     "writing {} once so that reads hit data…",
                     target.info.path
                 ));
+                o.filling(target.info.capacity_bytes);
             }
-            match prepare::ensure_filled(&step.workload, target, opts.stop)? {
+            let progress = |p: &Progress<'_>| {
+                if let Some(o) = opts.observer {
+                    o.progress(p)
+                }
+            };
+            match prepare::ensure_filled(&step.workload, target, opts.stop, Some(&progress))? {
                 RunStatus::Complete => {}
                 RunStatus::Interrupted => {
                     bundle.set_status(BundleStatus::Interrupted)?;
@@ -224,6 +233,10 @@ pub fn execute(
                     bundle.set_status(BundleStatus::Failed)?;
                     return Ok(Outcome::Failed("filling the test file failed".into()));
                 }
+            }
+            // The step itself starts now (its progress is no longer the fill's).
+            if let Some(o) = opts.observer {
+                o.step_started(i, total, &step.name);
             }
         }
         let sensors_start = target.sensors();
@@ -276,6 +289,12 @@ pub fn execute(
     }
     let report = suite.report(&bundle.doc.steps);
     bundle.doc.summary = Some(report.summary.clone());
+    // Caveats of the steps that concern the whole run go with the bundle's own notes.
+    if let Some(n) = crate::records::generator_note(&bundle.doc.steps) {
+        if !bundle.doc.notes.contains(&n) {
+            bundle.doc.notes.push(n);
+        }
+    }
     bundle.set_status(BundleStatus::Complete)?;
     bundle.write_table(&report.table)?;
     Ok(Outcome::Complete(report))
@@ -358,11 +377,26 @@ pub fn check_resume(doc: &RunDoc, plan: &[PlannedStep], target: &Target) -> Resu
         }
     }
     let hash = config_hash(&doc.suite, &doc.knobs, plan);
-    if hash != doc.config_hash {
+    let earlier = crate::hash::config_hash_with_preparation(&doc.suite, &doc.knobs, plan);
+    if hash != doc.config_hash && earlier != doc.config_hash {
         return Err(
             "--resume: the suite's plan on this target differs from the bundle's (config hash changed)"
                 .into(),
         );
+    }
+    // The hash leaves preparation steps out: the plan must still have the bundle's
+    // steps, preparation included, in the same places.
+    let moved = doc
+        .steps
+        .iter()
+        .find(|s| plan.get(s.index).is_none_or(|p| p.id != s.id));
+    if doc.planned_steps != plan.len() || moved.is_some() {
+        return Err(format!(
+            "--resume: the suite's plan on this target has other steps than the bundle's ({} planned now, {} then{})",
+            plan.len(),
+            doc.planned_steps,
+            moved.map_or(String::new(), |s| format!("; step {} was '{}'", s.index + 1, s.id))
+        ));
     }
     // The hash leaves the spans out (they follow from the target's capacity); a resumed
     // step must cover the same bytes as the steps already done.

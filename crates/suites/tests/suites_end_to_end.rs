@@ -492,6 +492,56 @@ fn same_settings_share_a_config_hash_and_seeds_do_not_matter() {
 }
 
 #[test]
+fn preparation_steps_are_not_in_the_config_hash_but_resume_still_checks_them() {
+    let t = sim("sim:nvme-tlc,capacity=4G");
+    let q = quick::Quick::new(true);
+    let plan = q.plan(&t.info).unwrap();
+    let measured: Vec<_> = plan
+        .iter()
+        .filter(|s| s.kind == drivelab_suites::plan::StepKind::Measure)
+        .cloned()
+        .collect();
+    assert!(measured.len() < plan.len(), "the plan fills before reading");
+    let h = |p: &[drivelab_suites::plan::PlannedStep]| {
+        drivelab_suites::hash::config_hash("quick", &q.knobs(), p)
+    };
+    assert_eq!(h(&plan), h(&measured));
+    // A bundle of the full plan is not continued by the plan without its fill.
+    let doc = new_doc(&q, &plan, &t, None);
+    assert!(check_resume(&doc, &plan, &t).is_ok());
+    let e = check_resume(&doc, &measured, &t).unwrap_err();
+    assert!(e.contains("other steps"), "{e}");
+    // A bundle made when the hash still covered the preparation resumes as before.
+    let mut old = doc.clone();
+    old.config_hash =
+        drivelab_suites::hash::config_hash_with_preparation("quick", &q.knobs(), &plan);
+    assert_ne!(old.config_hash, doc.config_hash);
+    assert!(check_resume(&old, &plan, &t).is_ok());
+}
+
+#[test]
+fn steps_held_back_by_the_generator_are_named_in_one_bundle_note_with_advice() {
+    let d = tempfile::tempdir().unwrap();
+    let mut t = sim("sim:nvme-tlc,capacity=4G");
+    let (mut doc, _) = run(&quick::Quick::new(true), &mut t, &d.path().join("b"));
+    assert_eq!(drivelab_suites::records::generator_note(&doc.steps), None);
+    let i = doc
+        .steps
+        .iter()
+        .position(|s| s.name.contains("write"))
+        .unwrap();
+    if let Some(r) = doc.steps[i].run.as_mut() {
+        r.totals.data.limited_by_generator = true;
+    }
+    let n = drivelab_suites::records::generator_note(&doc.steps).unwrap();
+    assert!(
+        n.contains(&format!("1 step(s) ({})", doc.steps[i].name)),
+        "{n}"
+    );
+    assert!(n.contains("--data repeat"), "{n}");
+}
+
+#[test]
 fn seqfill_measures_the_simulated_slc_cache_size() {
     let d = tempfile::tempdir().unwrap();
     let mut t = sim("sim:dramless,capacity=16G,slc=30%");
@@ -574,6 +624,9 @@ impl Observer for Messages {
         let at = g.0;
         g.1.push((at, text.to_string()));
     }
+    fn filling(&self, bytes: u64) {
+        self.message(&format!("filling {bytes}"));
+    }
 }
 
 #[test]
@@ -595,6 +648,11 @@ fn a_test_file_is_written_before_mixed_writes_to_it() {
     let fills: Vec<&(usize, String)> = msgs.iter().filter(|m| m.1.contains("once")).collect();
     assert_eq!(fills.len(), 1, "{msgs:?}");
     assert_eq!(fills[0].0, 0, "filled before the first step: {msgs:?}");
+    // The fill's progress is announced with its size, for bytes done and an ETA.
+    assert!(
+        msgs.contains(&(0, format!("filling {}", 32 << 20))),
+        "{msgs:?}"
+    );
 }
 
 #[test]

@@ -7,6 +7,9 @@ use std::path::Path;
 
 use clap::Args;
 use drivelab_report::bundles::{drive_label, open_bundle, summary_of};
+use drivelab_suites::hash::SPAN_AND_SEED;
+use drivelab_suites::plan::StepKind;
+use serde_json::Value;
 
 use crate::fail::Fail;
 use crate::record::open_existing_store;
@@ -35,6 +38,11 @@ pub struct Side {
     pub drive: String,
     pub suite: String,
     pub config_hash: String,
+    /// The suite's resolved knobs (`{}` when unknown).
+    pub knobs: Value,
+    /// The measurement steps' names and workloads without seed and spans, as the config
+    /// hash sees them (a bundle's; empty for a database run).
+    pub steps: Vec<(String, Value)>,
     /// (name, value, unit) in the run's order.
     pub metrics: Vec<(String, f64, String)>,
 }
@@ -49,13 +57,85 @@ fn from_bundle(dir: &Path) -> Result<Side, String> {
                 .collect()
         })
         .unwrap_or_default();
+    let steps = doc
+        .steps
+        .iter()
+        .filter(|s| s.kind == StepKind::Measure)
+        .map(|s| (s.name.clone(), as_hashed(&s.config)))
+        .collect();
     Ok(Side {
         source: dir.display().to_string(),
         drive: drive_label(&doc),
         suite: doc.suite,
         config_hash: doc.config_hash,
+        knobs: doc.knobs,
+        steps,
         metrics,
     })
+}
+
+/// A step's workload as the config hash sees it: without its seed and byte spans.
+fn as_hashed(w: &drivelab_engine::spec::Workload) -> Value {
+    let mut v = serde_json::to_value(w).unwrap_or(Value::Null);
+    if let Value::Object(m) = &mut v {
+        for k in SPAN_AND_SEED {
+            m.remove(k);
+        }
+    }
+    v
+}
+
+/// `v` as a value in a message: strings bare, the rest as JSON.
+fn shown(v: Option<&Value>) -> String {
+    match v {
+        None => "(not set)".into(),
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+    }
+}
+
+/// The fields of two JSON objects whose values differ, as `name a vs b`.
+fn fields_differing(a: &Value, b: &Value) -> Vec<String> {
+    let empty = serde_json::Map::new();
+    let (a, b) = (
+        a.as_object().unwrap_or(&empty),
+        b.as_object().unwrap_or(&empty),
+    );
+    let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter()
+        .filter(|k| a.get(*k) != b.get(*k))
+        .map(|k| format!("{k} {} vs {}", shown(b.get(k)), shown(a.get(k))))
+        .collect()
+}
+
+/// Why `other`'s config hash differs from `base`'s, in the knobs or steps that differ
+/// (values given as other's vs base's).
+pub fn why_different(base: &Side, other: &Side) -> String {
+    if base.suite != other.suite {
+        return format!("another suite: {} vs {}", other.suite, base.suite);
+    }
+    let knobs = fields_differing(&base.knobs, &other.knobs);
+    if !knobs.is_empty() {
+        return format!("settings differ: {}", knobs.join(", "));
+    }
+    let steps = (base.steps.len(), other.steps.len());
+    if steps.0 > 0 && steps.1 > 0 && steps.0 != steps.1 {
+        return format!("{} measurement steps vs {}", steps.1, steps.0);
+    }
+    let step = base.steps.iter().zip(&other.steps).find(|(a, b)| a != b);
+    match step {
+        Some((a, b)) if a.0 != b.0 => format!("step '{}' vs '{}'", b.0, a.0),
+        Some((a, b)) => format!(
+            "the same settings, but step '{}' ran otherwise: {}",
+            a.0,
+            fields_differing(&a.1, &b.1).join(", ")
+        ),
+        None => {
+            "the same settings; the planned measurements differ (another drivelab version?)".into()
+        }
+    }
 }
 
 /// Formats a value with about four significant digits.
@@ -188,6 +268,8 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
             },
             suite: rec.suite,
             config_hash: rec.config_hash,
+            knobs: rec.config.get("knobs").cloned().unwrap_or(Value::Null),
+            steps: Vec::new(),
             metrics: rec
                 .metrics
                 .into_iter()
@@ -201,13 +283,11 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
     if !differ.is_empty() && !a.force {
         let i = differ[0];
         return Err(Fail::usage(format!(
-            "RUN {}: its config hash {} differs from the first run's {} ({} vs {} settings): \
-             the numbers are not comparable; --force compares them anyway",
+            "RUN {}: not comparable with the first run ({}; config hash {} vs {}); --force compares them anyway",
             a.runs[i],
+            why_different(&sides[0], &sides[i]),
             short(&sides[i].config_hash),
             short(&sides[0].config_hash),
-            sides[i].suite,
-            sides[0].suite
         )));
     }
     if !differ.is_empty() {
@@ -243,6 +323,8 @@ mod tests {
             drive: "d".into(),
             suite: "quick".into(),
             config_hash: hash.into(),
+            knobs: serde_json::json!({"runs": 3, "preset": "standard"}),
+            steps: Vec::new(),
             metrics: v
                 .iter()
                 .map(|(n, x)| (n.to_string(), *x, "MB/s".to_string()))
@@ -274,6 +356,33 @@ mod tests {
         assert!(a.ends_with('-'), "{a}");
         let b = t.lines().find(|l| l.starts_with("b ")).unwrap();
         assert!(b.ends_with('-'), "{b}");
+    }
+
+    #[test]
+    fn a_refusal_names_the_knobs_that_differ_and_their_values() {
+        let a = side("h", &[]);
+        let mut b = side("g", &[]);
+        b.knobs["runs"] = 2.into();
+        b.knobs["short"] = true.into();
+        assert_eq!(
+            why_different(&a, &b),
+            "settings differ: runs 2 vs 3, short true vs (not set)"
+        );
+        b.suite = "peak".into();
+        assert_eq!(why_different(&a, &b), "another suite: peak vs quick");
+    }
+
+    #[test]
+    fn with_equal_knobs_the_first_differing_step_is_named() {
+        let mut a = side("h", &[]);
+        let mut b = side("g", &[]);
+        let w = |e: &str| serde_json::json!({"ioengine": e, "iodepth": 8});
+        a.steps = vec![("SEQ read".into(), w("io_uring"))];
+        b.steps = vec![("SEQ read".into(), w("sync"))];
+        assert_eq!(
+            why_different(&a, &b),
+            "the same settings, but step 'SEQ read' ran otherwise: ioengine sync vs io_uring"
+        );
     }
 
     #[test]

@@ -116,11 +116,31 @@ pub fn run(a: DbArgs) -> Result<i32, Fail> {
     }
 }
 
-/// Device shown in listings: model, else path.
+/// Device shown in listings: a loop device with the file under it (two loop devices
+/// read alike otherwise), else the model, else the path.
 fn device(r: &RunSummary) -> String {
-    r.device_model
-        .clone()
-        .unwrap_or_else(|| r.device_path.clone())
+    if let Some(file) = r.device_serial.as_deref().and_then(loop_backing) {
+        let dev = r.device_path.trim_start_matches("/dev/");
+        return clip_left(&format!("{dev} on {file}"), 30);
+    }
+    clip(r.device_model.as_deref().unwrap_or(&r.device_path), 30)
+}
+
+/// The backing file a loop device's recorded identity names ("backing file PATH
+/// (device M:N, inode I)", as the engine records it in place of a serial number).
+fn loop_backing(serial: &str) -> Option<&str> {
+    let rest = serial.strip_prefix("backing file ")?;
+    Some(rest.rsplit_once(" (device ").map_or(rest, |(path, _)| path))
+}
+
+/// `s` in at most `n` characters, cut at the start (a path's end tells it apart).
+fn clip_left(s: &str, n: usize) -> String {
+    let count = s.chars().count();
+    if count <= n {
+        return s.to_string();
+    }
+    let tail: String = s.chars().skip(count - (n - 1)).collect();
+    format!("…{tail}")
 }
 
 /// One line per run: id, start, suite, status, device, host, config hash.
@@ -136,7 +156,7 @@ pub fn list_table(runs: &[RunSummary]) -> String {
             r.started_at,
             r.suite,
             r.status,
-            clip(&device(r), 30),
+            device(r),
             clip(&r.host_name, 12),
             r.config_hash.chars().take(12).collect::<String>()
         );
@@ -353,4 +373,46 @@ pub fn no_database(db: Option<&str>) -> Fail {
         "--db {}: no database there yet (drivelab run and drivelab db record make one)",
         location_shown(db)
     ))
+}
+
+#[cfg(test)]
+mod device_tests {
+    use super::*;
+
+    fn summary(path: &str, model: Option<&str>, serial: Option<&str>) -> RunSummary {
+        serde_json::from_value(serde_json::json!({
+            "run_id": "r", "suite": "quick", "started_at": "t", "finished_at": null,
+            "status": "complete", "tool_version": "0", "host_name": "h",
+            "device_path": path, "device_model": model, "device_serial": serial,
+            "device_firmware": null, "device_capacity_bytes": null, "device_kind": "block",
+            "config_hash": "c", "metrics": []
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn loop_devices_are_told_apart_by_their_backing_file() {
+        let a = summary(
+            "/dev/loop0",
+            Some("Linux loop device"),
+            Some("backing file /var/tmp/a/disk.img (device 8:1, inode 12)"),
+        );
+        assert_eq!(device(&a), "loop0 on /var/tmp/a/disk.img");
+        let long = summary(
+            "/dev/loop1",
+            Some("Linux loop device"),
+            Some(
+                "backing file /var/tmp/a-very-long-directory-name/b/disk.img (device 8:1, inode 9)",
+            ),
+        );
+        let shown = device(&long);
+        assert!(
+            shown.starts_with('…') && shown.ends_with("/b/disk.img"),
+            "{shown}"
+        );
+        assert_eq!(shown.chars().count(), 30);
+        let disk = summary("/dev/sda", Some("Samsung SSD"), Some("S3Z"));
+        assert_eq!(device(&disk), "Samsung SSD");
+        assert_eq!(device(&summary("/x/f", None, None)), "/x/f");
+    }
 }

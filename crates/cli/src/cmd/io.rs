@@ -3,7 +3,7 @@
 use std::sync::atomic::Ordering;
 
 use drivelab_engine::result::RunStatus;
-use drivelab_engine::run::{self, RunOptions};
+use drivelab_engine::run::{self, Progress, RunOptions};
 use drivelab_engine::size::SizeOrPercent;
 use drivelab_engine::spec::{BsShare, IoEngine, RwMode, WorkloadRequest};
 use drivelab_engine::target::{self, OpenOptions, TargetSpec};
@@ -12,6 +12,7 @@ use crate::args::IoArgs;
 use crate::fail::{Fail, FAILED, INTERRUPTED};
 use crate::out_path::{self, OutFile};
 use crate::output;
+use crate::output::progress::{Bound, Meter};
 use crate::session::Session;
 
 /// Build the workload request from the options (spec shorthand first, explicit options win).
@@ -178,21 +179,23 @@ pub fn run(a: IoArgs) -> Result<i32, Fail> {
     };
     let mut session = Session::open(spec, &open, a.target.keep)?;
     let w = run::resolve(&req, &session.target().info).map_err(|e| session.usage(e))?;
+    let meter = Meter::new(a.progress.style(json_stdout));
     if w.read_percent() > 0 {
-        session.ensure_filled(&w, json_stdout)?;
+        session.ensure_filled(&w, &meter)?;
     }
-    let progress = output::progress::Line::new(!json_stdout);
+    meter.start("", Bound::of(&w));
     let stop = session.stop.clone();
+    let cb = meter.callback();
     let res = run::run(
         &w,
         session.target_mut(),
         &RunOptions {
             stop: &stop,
-            progress: progress.callback(),
+            progress: cb.as_ref().map(|f| f as &(dyn Fn(&Progress<'_>) + Sync)),
         },
     )
     .map_err(|e| session.failed(e))?;
-    progress.clear();
+    meter.clear();
     let interrupted = session.stop.load(Ordering::Relaxed);
     // The measurement is shown first, so that a file that cannot be written after all
     // (a full disk) does not take it with it.

@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod compare;
+pub mod completions;
 pub mod db;
 mod io;
 pub mod report;
@@ -17,5 +18,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Fail> {
         Command::Report(a) => report::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Db(a) => db::run(a),
+        Command::Completions(a) => completions::completions(a),
+        Command::Man => completions::man(),
     }
 }

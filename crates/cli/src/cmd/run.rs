@@ -1,64 +1,71 @@
 //! `drivelab run SUITE [TARGET]` and `drivelab run --resume BUNDLE`: a review methodology
 //! into a result bundle, with its summary table on stdout.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use drivelab_engine::run::Progress;
 use drivelab_engine::target::{self, OpenOptions, TargetKind, TargetSpec};
 use drivelab_suites::bundle::{default_dir, Bundle, BundleStatus};
+use drivelab_suites::plan::PlannedStep;
 use drivelab_suites::runner::{check_resume, execute, new_doc};
 use drivelab_suites::{from_saved, Observer, Outcome, Runner, StepRecord, Suite};
 
 use crate::fail::{Fail, FAILED, INTERRUPTED};
-use crate::output::progress;
+use crate::output::progress::{Bound, Meter, ProgressMode, Style, SuiteClock};
 use crate::run_args::{RunArgs, SuiteCmd};
 use crate::session::Session;
 
 /// Where bundles go by default, under the current directory.
 const RESULTS_DIR: &str = "drivelab-results";
 
-/// Step and engine progress on stderr, only when stderr is a terminal.
-struct Tty {
-    enabled: bool,
-    step: std::sync::Mutex<String>,
+/// Step and engine progress on stderr (see `--progress`), with the suite's ETA.
+struct View<'a> {
+    meter: Meter,
+    clock: SuiteClock,
+    plan: &'a [PlannedStep],
+    /// The running step (index, bound, whether a fill before it runs).
+    step: Mutex<(usize, Bound, bool)>,
 }
 
-impl Tty {
-    fn new() -> Tty {
-        Tty {
-            enabled: std::io::stderr().is_terminal(),
-            step: std::sync::Mutex::new(String::new()),
-        }
-    }
-    fn clear(&self) {
-        if self.enabled {
-            eprint!("\r\x1b[2K");
-        }
+impl View<'_> {
+    fn step(&self) -> std::sync::MutexGuard<'_, (usize, Bound, bool)> {
+        self.step.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
-impl Observer for Tty {
+impl Observer for View<'_> {
     fn step_started(&self, index: usize, total: usize, name: &str) {
-        if self.enabled {
-            let s = format!("[{}/{}] {name} ", index + 1, total);
-            eprint!("\r\x1b[2K{s}");
-            *self.step.lock().unwrap_or_else(|e| e.into_inner()) = s;
+        let bound = self
+            .plan
+            .get(index)
+            .map_or(Bound::Unknown, |s| Bound::of(&s.workload));
+        *self.step() = (index, bound, false);
+        let prefix = format!("[{}/{}] {name} ", index + 1, total);
+        self.meter.start(&prefix, bound);
+        if self.meter.style() == Style::Redraw {
+            eprint!("\r\x1b[2K{prefix}");
         }
     }
     fn progress(&self, p: &Progress<'_>) {
-        if self.enabled {
-            let s = self.step.lock().unwrap_or_else(|e| e.into_inner()).clone();
-            progress::show_with(&s, p);
-        }
+        let (index, bound, before) = *self.step();
+        self.clock.learn(bound, p);
+        self.meter.show(p, &self.clock.eta(index, before, bound, p));
     }
     fn step_finished(&self, _rec: &StepRecord) {
-        self.clear();
+        self.meter.clear();
     }
     fn message(&self, text: &str) {
-        if self.enabled {
-            eprintln!("\r\x1b[2Kdrivelab: {text}");
-        }
+        self.meter.say(&format!("drivelab: {text}"));
+        // (A replayed step runs with no step_started: its bound is not known.)
+        self.step().1 = Bound::Unknown;
+        self.meter.start("", Bound::Unknown);
+    }
+    fn filling(&self, bytes: u64) {
+        let mut s = self.step();
+        (s.1, s.2) = (Bound::WriteBytes(bytes), true);
+        drop(s);
+        self.meter.start("fill ", Bound::WriteBytes(bytes));
     }
 }
 
@@ -104,7 +111,7 @@ pub fn run(a: RunArgs) -> Result<i32, Fail> {
         crate::record::check_location(d.as_deref())?;
     }
     match (&a.suite, &a.resume) {
-        (Some(cmd), None) => start(cmd, &db),
+        (Some(cmd), None) => start(cmd, &db, a.progress),
         (None, Some(dir)) => resume(dir, &a, &db),
         (Some(_), Some(_)) => Err(Fail::usage(
             "--resume: give the bundle alone, without a suite (the bundle knows its suite and settings)",
@@ -122,7 +129,7 @@ const MAX_PLAN_STEPS: usize = 20_000;
 /// Where a finished run is recorded (see `run`).
 type DbChoice = Option<Option<String>>;
 
-fn start(cmd: &SuiteCmd, db: &DbChoice) -> Result<i32, Fail> {
+fn start(cmd: &SuiteCmd, db: &DbChoice, progress: ProgressMode) -> Result<i32, Fail> {
     let suite = cmd.build().map_err(Fail::usage)?;
     let common = cmd.common();
     let t = &common.target;
@@ -151,7 +158,7 @@ fn start(cmd: &SuiteCmd, db: &DbChoice) -> Result<i32, Fail> {
     let doc = new_doc(suite.as_ref(), &plan, session.target(), Some(arg));
     let mut bundle = Bundle::create(&dir, doc).map_err(|e| session.usage(e))?;
     let _lock = Bundle::lock(&dir).map_err(|e| session.usage(e))?;
-    finish(suite.as_ref(), &plan, session, &mut bundle, db)
+    finish(suite.as_ref(), &plan, session, &mut bundle, db, progress)
 }
 
 fn resume(dir: &Path, a: &RunArgs, db: &DbChoice) -> Result<i32, Fail> {
@@ -201,17 +208,32 @@ fn resume(dir: &Path, a: &RunArgs, db: &DbChoice) -> Result<i32, Fail> {
         done + 1,
         plan.len()
     );
-    finish(suite.as_ref(), &plan, session, &mut bundle, db)
+    finish(suite.as_ref(), &plan, session, &mut bundle, db, a.progress)
 }
 
 fn finish(
     suite: &dyn Suite,
-    plan: &[drivelab_suites::plan::PlannedStep],
+    plan: &[PlannedStep],
     mut session: Session,
     bundle: &mut Bundle,
     db: &DbChoice,
+    progress: ProgressMode,
 ) -> Result<i32, Fail> {
-    let tty = Tty::new();
+    let view = View {
+        meter: Meter::new(progress.style(false)),
+        clock: SuiteClock::new(plan),
+        plan,
+        step: Mutex::new((0, Bound::Unknown, false)),
+    };
+    let simulated = session.target().info.kind == TargetKind::Simulated;
+    let done = bundle
+        .doc
+        .steps
+        .iter()
+        .filter(|s| s.status.finished())
+        .count();
+    view.meter
+        .say(&view.clock.plan_line(suite.name(), simulated, done));
     let stop = session.stop.clone();
     let outcome = execute(
         suite,
@@ -220,10 +242,10 @@ fn finish(
         bundle,
         &Runner {
             stop: &stop,
-            observer: Some(&tty),
+            observer: Some(&view),
         },
     );
-    tty.clear();
+    view.meter.clear();
     let dir = bundle.dir.display().to_string();
     let outcome = match outcome {
         Ok(o) => o,
@@ -341,27 +363,14 @@ fn summary_text(bundle: &Bundle, table: &str) -> String {
     text
 }
 
-/// The bundle's caveats, and one line naming the steps whose write content generation
-/// may have been the limit (their numbers are the generator's, not the target's).
+/// The bundle's caveats, with the one on write content generation also for a bundle
+/// finished before it was kept among them.
 fn caveats(bundle: &Bundle) -> Vec<String> {
     let mut out = bundle.doc.notes.clone();
-    let limited: Vec<&str> = bundle
-        .doc
-        .steps
-        .iter()
-        .filter(|s| {
-            s.run
-                .as_ref()
-                .is_some_and(|r| r.totals.data.limited_by_generator)
-        })
-        .map(|s| s.name.as_str())
-        .collect();
-    if !limited.is_empty() {
-        out.push(format!(
-            "preparing write content kept the target from being fully busy in {} step(s) ({}): the data generator, not the target, may have been the limit",
-            limited.len(),
-            limited.join("; ")
-        ));
+    if let Some(n) = drivelab_suites::records::generator_note(&bundle.doc.steps) {
+        if !out.contains(&n) {
+            out.push(n);
+        }
     }
     out
 }

@@ -1,7 +1,11 @@
-//! Human text on standard output, written so that a closed pipe (`| head`) or a full
-//! disk is an ordinary failure with one line on stderr, never a panic.
+//! Human text on standard output, written so that a full disk is an ordinary failure
+//! with one line on stderr, never a panic, and a closed pipe (`| head`) ends the output
+//! quietly, as with other Unix tools: the reader has what it wanted, so the command goes
+//! on to its normal end (a suite's bundle and record are kept) and exits as it would
+//! have, with nothing more written to stdout and no error message.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::fail::Fail;
 
@@ -25,12 +29,35 @@ pub fn visible(text: &str) -> std::borrow::Cow<'_, str> {
         .into()
 }
 
+/// Set once standard output's reader has gone away.
+static CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Whether standard output's reader has gone away (nothing more is written to it).
+pub fn closed() -> bool {
+    CLOSED.load(Ordering::Relaxed)
+}
+
+/// Ok for a write that failed because the reader closed the pipe (remembered, so that
+/// later writes are skipped), else the error.
+pub fn unless_closed(e: std::io::Error) -> Result<(), std::io::Error> {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        CLOSED.store(true, Ordering::Relaxed);
+        Ok(())
+    } else {
+        Err(e)
+    }
+}
+
 /// Write `text` to standard output (control characters escaped, see [`visible`]) and
 /// flush it.
 pub fn say(text: &str) -> Result<(), Fail> {
+    if closed() {
+        return Ok(());
+    }
     let mut out = std::io::stdout().lock();
     out.write_all(visible(text).as_bytes())
         .and_then(|()| out.flush())
+        .or_else(unless_closed)
         .map_err(|e| Fail::failed(format!("cannot write to standard output: {e}")))
 }
 
