@@ -23,8 +23,10 @@ nullb_create() {
 
 # scsi_debug_disk: the /dev/sdX of the scsi_debug disk (after modprobe scsi_debug ...).
 scsi_debug_disk() {
+    modprobe sd_mod
     i=0; while [ $i -lt 50 ]; do
         for b in /sys/block/sd*; do
+            [ -e "$b/device/model" ] || continue
             [ "$(tr -d ' ' < "$b/device/model" 2>/dev/null)" = scsi_debug ] && { echo "/dev/${b##*/}"; return 0; }
         done
         sleep 0.1; i=$((i + 1))
