@@ -17,14 +17,14 @@ nullb_create() {
     echo "$mb" > "$d/size"; echo 1 > "$d/memory_backed"; echo 4096 > "$d/blocksize"
     for kv in "$@"; do echo "${kv#*=}" > "$d/${kv%%=*}" || return 1; done
     echo 1 > "$d/power"
-    i=0; while [ ! -b "/dev/$n" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+    i=0; while [ ! -b "/dev/$n" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
     [ -b "/dev/$n" ]
 }
 
 # scsi_debug_disk: the /dev/sdX of the scsi_debug disk (after modprobe scsi_debug ...).
 scsi_debug_disk() {
     modprobe sd_mod
-    i=0; while [ $i -lt 50 ]; do
+    i=0; while [ $i -lt 300 ]; do
         for b in /sys/block/sd*; do
             [ -e "$b/device/model" ] || continue
             [ "$(tr -d ' ' < "$b/device/model" 2>/dev/null)" = scsi_debug ] && { echo "/dev/${b##*/}"; return 0; }
