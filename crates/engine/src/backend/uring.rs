@@ -1,38 +1,35 @@
 //! `io_uring`: one ring per job with `iodepth` I/Os outstanding.
 //!
-//! Each loop refills every free slot, handing I/Os to the kernel in batches of
-//! `iodepth_batch_submit`, then waits for completions, so the number really in flight
-//! stays at what the workload asks for while the job has work. Submission time is read
-//! when a batch is handed over; completion time once per reap. Optional registered
-//! buffers (`fixedbufs`) and files (`registerfiles`).
+//! Each loop prepares every free slot, hands the whole refill to the kernel in the same
+//! system call that waits for the next completion, and waits for one completion only.
+//! So the queue depth asked is the queue depth held: no prepared I/O waits in user
+//! space while the kernel works on others, and no completed I/O waits for other
+//! completions before it is counted and replaced. Submission time is read just before
+//! the refill is handed over; completion time once per reap. `--iodepth_batch_submit N`
+//! (fio's option) instead hands I/Os over in chunks of N as they are prepared, trading
+//! queue depth for an earlier start of the first ones. Optional registered buffers
+//! (`fixedbufs`) and files (`registerfiles`).
+//!
+//! History (issue 17, docs/performance.md): the automatic batch used to hand a
+//! device's refill over in chunks of a tenth of the queue depth, and to wait for a
+//! quarter of the queue per look on targets served by the kernel's workers. That saved
+//! CPU, but a file on the virtio disk at QD32 then held 29 I/Os on average, not 32, and
+//! a 5 ms device got 0.88× fio's IOPS at 1.84× its p99 latency. Where a device is the
+//! limit, depth wins.
 //!
 //! Before the jobs start, one read without blocking (RWF_NOWAIT) asks how the target
 //! takes I/O:
 //!
 //! - **Inline** (NVMe, SATA, virtio, loop, files on them, the page cache): the submitting
-//!   thread starts each I/O itself. The automatic batch size (0, the default) follows
-//!   the device. While the kernel reaps only part of the queue between two looks (a real
-//!   drive, where each I/O waits on the device), the refill is handed over in chunks of
-//!   a tenth of the queue depth (at least one). Each hand-over costs a system call and
-//!   a doorbell (on a virtual disk a trap to the host, here about a quarter of all the
-//!   CPU spent per I/O), while every I/O held back for a chunk waits for the kernel's
-//!   work on the others before the device hears of it. On the virtio disk here, at
-//!   QD32, chunks of three gave fio's IOPS at about 0.72× its CPU per I/O in 5 s runs
-//!   (0.79× in steady state, where the kernel's shared path alone is about 0.71×); one
-//!   submission per I/O cost 0.80×, larger or growing chunks lost IOPS without saving
-//!   CPU, and the whole refill with the wait lost 10 % of the IOPS
-//!   (docs/performance.md). When most of the
-//!   queue completes between two looks (memory, the page cache: the I/O is done inside
-//!   the submitting call), the refill goes in with the wait as one call.
-//! - **Workers** (zram and other drivers without non-blocking submission, filesystems
-//!   that cannot try without blocking): io_uring would try each I/O, fail, and queue it
-//!   for its kernel worker threads, one of which then does all the work alone while the
-//!   job thread is woken for every completion. drivelab hands such I/Os straight to the
-//!   workers (IOSQE_ASYNC), lets one worker per CPU run them side by side (the job's
-//!   share of the CPUs when there are several jobs), submits each refill with the wait,
-//!   and waits for a quarter of the queue per look: the rest of the queue keeps the
-//!   workers busy meanwhile. On /dev/zram here that gave 1.25× fio's IOPS, where the
-//!   default path gave 1.04×. The result says so in a note.
+//!   thread starts each I/O itself.
+//! - **Workers** (zram and other drivers without non-blocking submission, FUSE and other
+//!   filesystems that cannot try without blocking): io_uring would try each I/O, fail,
+//!   and queue it for its kernel worker threads. drivelab hands such I/Os straight to
+//!   the workers (IOSQE_ASYNC) and lets one worker per CPU run them side by side (the
+//!   job's share of the CPUs when there are several jobs). A target that completes
+//!   direct I/O asynchronously (most) still gets the whole queue; one that serves an
+//!   I/O only while its issuer waits (FUSE without asynchronous direct I/O) gets at
+//!   most one I/O per worker at a time. The result says so in a note.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -62,9 +59,9 @@ impl Backend for UringBackend {
         let w = ctx.workload;
         let clock = ctx.clock;
         let mode = probe(file, w);
-        if let Mode::Workers { per_ring, wait } = mode {
+        if let Mode::Workers { per_ring } = mode {
             ctx.note(format!(
-                "The target does not take non-blocking I/O (a read without blocking was refused): io_uring handed every I/O to its kernel workers, up to {per_ring} per job, and the job waited for {wait} completions at a time (latencies include that wait)."
+                "The target does not take non-blocking I/O (a read without blocking was refused): io_uring handed every I/O to its kernel workers, up to {per_ring} per job."
             ));
         }
         per_job_threads(jobs, |job| {
@@ -114,16 +111,18 @@ impl Backend for UringBackend {
                     )),
                 }
             }
-            // SQE flags, and completions to wait for per look.
-            let (sqe_flags, want) = match mode {
-                Mode::Inline => (squeue::Flags::empty(), 1),
-                Mode::Workers { per_ring, wait } => {
+            // Every look waits for one completion, whatever the mode: an I/O that is
+            // back is counted and replaced at once, so neither its latency nor the
+            // queue depth waits for other I/Os.
+            let sqe_flags = match mode {
+                Mode::Inline => squeue::Flags::empty(),
+                Mode::Workers { per_ring } => {
                     // Best effort (Linux ≥ 5.15): without the cap, io_uring may start one
                     // worker per queued I/O, all fighting over the same CPUs.
                     let _ = ring
                         .submitter()
                         .register_iowq_max_workers(&mut [per_ring, per_ring]);
-                    (squeue::Flags::ASYNC, wait as usize)
+                    squeue::Flags::ASYNC
                 }
             };
             let workers = matches!(mode, Mode::Workers { .. });
@@ -143,18 +142,16 @@ impl Backend for UringBackend {
             let mut batch: Vec<usize> = Vec::with_capacity(qd);
             let mut inflight = 0usize;
             let mut draining = false;
-            // Share of the queue reaped per look, smoothed (automatic batch size only).
-            let mut reaped_share = 0.0f64;
-            let fixed_batch = w.iodepth_batch_submit as usize;
+            // Automatic (0): the whole refill goes in with the wait, one call per look, so
+            // no prepared I/O waits in user space while the kernel works on others.
+            let batch_submit = match w.iodepth_batch_submit as usize {
+                0 => qd,
+                n => n,
+            };
             let mut now = clock.now_ns();
             let mut last_progress = now;
             loop {
                 batch.clear();
-                let batch_submit = match fixed_batch {
-                    0 if workers || reaped_share >= 0.75 => qd,
-                    0 => (qd as f64 / 10.0).round().max(1.0) as usize,
-                    n => n,
-                };
                 // Time between hand-overs while writing: preparing content (and the I/Os).
                 let mut mark = now;
                 let mut wrote = false;
@@ -208,9 +205,9 @@ impl Backend for UringBackend {
                     slots[s].1 = t_submit;
                 }
                 let waited = if workers {
-                    enter_timed(&mut ring, want.min(inflight))
+                    enter_timed(&mut ring, 1)
                 } else {
-                    enter(&mut ring, want.min(inflight)).map(|()| false)
+                    enter(&mut ring, 1).map(|()| false)
                 };
                 let timed_out = match waited {
                     Ok(t) => t,
@@ -241,8 +238,6 @@ impl Backend for UringBackend {
                 if inflight < before {
                     last_progress = now;
                 }
-                let share = (before - inflight) as f64 / qd as f64;
-                reaped_share = 0.8 * reaped_share + 0.2 * share;
             }
             // Give the file back now: a ring's own teardown runs later, in the kernel's
             // background, and until then the registered file stays open, so the next
@@ -302,10 +297,9 @@ fn build(
 #[derive(Clone, Copy)]
 enum Mode {
     Inline,
-    /// Up to `per_ring` workers per ring; the job waits for `wait` completions per look.
+    /// Up to `per_ring` workers per ring.
     Workers {
         per_ring: u32,
-        wait: u32,
     },
 }
 
@@ -325,7 +319,6 @@ fn probe(file: &File, w: &Workload) -> Mode {
             let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
             Mode::Workers {
                 per_ring: (cpus / w.numjobs.max(1)).max(1),
-                wait: (w.iodepth / 4).max(1),
             }
         }
         _ => Mode::Inline,
