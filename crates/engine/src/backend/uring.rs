@@ -44,7 +44,22 @@ use crate::job::Job;
 use crate::op::{Dir, IoOp};
 use crate::spec::Workload;
 
-pub struct UringBackend;
+/// `mode` is how the target takes I/O, asked by [`UringBackend::prepare`] before the
+/// run's clock starts (the probe is a real I/O: on a slow device it takes as long as
+/// one, which is no part of the measured time); asked at the start of `run` otherwise.
+#[derive(Default)]
+pub struct UringBackend {
+    mode: Option<Mode>,
+}
+
+impl UringBackend {
+    /// Probe the target now (see the module documentation).
+    pub fn prepare(file: &File, w: &Workload) -> UringBackend {
+        UringBackend {
+            mode: Some(probe(file, w)),
+        }
+    }
+}
 
 impl Backend for UringBackend {
     fn name(&self) -> &'static str {
@@ -58,7 +73,7 @@ impl Backend for UringBackend {
         let fd = file.as_raw_fd();
         let w = ctx.workload;
         let clock = ctx.clock;
-        let mode = probe(file, w);
+        let mode = self.mode.unwrap_or_else(|| probe(file, w));
         if let Mode::Workers { per_ring } = mode {
             ctx.note(format!(
                 "The target does not take non-blocking I/O (a read without blocking was refused): io_uring handed every I/O to its kernel workers, up to {per_ring} per job."
