@@ -232,6 +232,42 @@ pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, S
     })
 }
 
+/// Bytes of the span a reading workload would read from that are not on storage (holes,
+/// unwritten extents of a sparse or fallocated file): Some only when there are any.
+pub fn unwritten_in_span(w: &Workload, target: &Target) -> Option<u64> {
+    if w.read_percent() == 0 || w.ioengine == IoEngine::Null {
+        return None;
+    }
+    target
+        .unwritten_bytes(w.offset_bytes, w.size_bytes)
+        .filter(|&b| b > 0)
+}
+
+/// Refuse to read a span with holes or unwritten extents: what comes back is zeros the
+/// filesystem makes up, at memory speed, not a drive's. One line naming the fixes.
+pub fn refuse_unwritten(w: &Workload, target: &Target) -> Result<(), String> {
+    match unwritten_in_span(w, target) {
+        None => Ok(()),
+        Some(b) => Err(format!(
+            "{}: {} of the {} span read are holes or unwritten (fallocated) extents, which read as zeros without touching storage; write the span first (drivelab io {} --rw write --bs 1M --io_size 100% --overwrite), or pass --read-holes to measure anyway, flagged",
+            target.info.path,
+            crate::size::human_bytes(b),
+            crate::size::human_bytes(w.size_bytes),
+            target.info.path
+        )),
+    }
+}
+
+/// The note a run that read holes carries.
+fn unwritten_note(bytes: u64, span: u64) -> String {
+    format!(
+        "Not a drive: {} of the {} span ({:.1} %) are holes or unwritten (fallocated) extents of a sparse file; reads of them are answered with zeros by the filesystem without touching storage, so read figures overstate the target.",
+        crate::size::human_bytes(bytes),
+        crate::size::human_bytes(span),
+        bytes as f64 * 100.0 / span.max(1) as f64
+    )
+}
+
 /// A running view for progress displays, called about once per second of wall time.
 pub struct Progress<'a> {
     /// Wall time since the run started.
@@ -275,6 +311,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
             let _ = crate::sys::advise_access(f, w.rw.is_random());
         }
     }
+    let unwritten = unwritten_in_span(w, target);
     // io_uring asks the target how it takes I/O before the clock starts.
     let mut uring = match (w.ioengine, target.file()) {
         (IoEngine::IoUring, Some(f)) if !is_model => Some(UringBackend::prepare(f, w)),
@@ -498,6 +535,9 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     let mut notes = Vec::new();
     if let Some(why) = &info.in_memory {
         notes.push(format!("Memory, not a drive, was measured: {why}."));
+    }
+    if let Some(b) = unwritten {
+        notes.push(unwritten_note(b, w.size_bytes));
     }
     if data.limited_by_generator {
         notes.push(format!(

@@ -185,6 +185,9 @@ pub fn run(a: IoArgs) -> Result<i32, Fail> {
     let w = run::resolve(&req, &session.target().info).map_err(|e| session.usage(e))?;
     if w.read_percent() > 0 {
         session.ensure_filled(&w, json_stdout)?;
+        if !a.read_holes {
+            run::refuse_unwritten(&w, session.target()).map_err(|e| session.usage(e))?;
+        }
     }
     let progress = output::progress::Line::new(!json_stdout);
     let stop = session.stop.clone();
