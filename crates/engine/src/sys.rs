@@ -131,6 +131,7 @@ pub fn read_would_block(f: &File, buf: &mut [u8], offset: u64) -> io::Result<boo
 
 /// FS_IOC_FIEMAP: _IOWR('f', 11, struct fiemap), the header being 32 bytes.
 const FS_IOC_FIEMAP: libc::c_ulong = 0xC020_660B;
+const FIEMAP_FLAG_SYNC: u32 = 0x1;
 const FIEMAP_EXTENT_LAST: u32 = 0x1;
 const FIEMAP_EXTENT_UNWRITTEN: u32 = 0x800;
 /// Extents asked for per FIEMAP call.
@@ -163,7 +164,9 @@ struct Fiemap {
 /// Bytes of `len` at `offset` in a regular file that hold data on storage: mapped
 /// extents that are not unwritten (fallocated). Holes and unwritten extents read as
 /// zeros without any I/O. Err when the filesystem has no FIEMAP (FUSE, some network
-/// filesystems): then [`data_bytes_seek`] answers for holes at least.
+/// filesystems): then [`data_bytes_seek`] answers for holes at least. Dirty pages are
+/// written back first (FIEMAP_FLAG_SYNC): data written through the page cache and not
+/// yet allocated (delayed allocation) would otherwise look like holes.
 pub fn written_bytes_fiemap(f: &File, offset: u64, len: u64) -> io::Result<u64> {
     let end = offset.saturating_add(len);
     let mut pos = offset;
@@ -172,7 +175,7 @@ pub fn written_bytes_fiemap(f: &File, offset: u64, len: u64) -> io::Result<u64> 
         let mut m = Fiemap {
             start: pos,
             length: end - pos,
-            flags: 0,
+            flags: FIEMAP_FLAG_SYNC,
             mapped_extents: 0,
             extent_count: FIEMAP_BATCH as u32,
             reserved: 0,

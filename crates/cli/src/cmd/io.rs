@@ -185,7 +185,8 @@ pub fn run(a: IoArgs) -> Result<i32, Fail> {
     let w = run::resolve(&req, &session.target().info).map_err(|e| session.usage(e))?;
     if w.read_percent() > 0 {
         session.ensure_filled(&w, json_stdout)?;
-        if !a.read_holes {
+        // (Not when stopped during the fill: the run stops at once, marked interrupted.)
+        if !a.read_holes && !session.stop.load(Ordering::Relaxed) {
             run::refuse_unwritten(&w, session.target()).map_err(|e| session.usage(e))?;
         }
     }
