@@ -105,6 +105,10 @@ pub struct TargetArgs {
 pub struct IoArgs {
     #[command(flatten)]
     pub target: TargetArgs,
+    /// Read a file whose span has holes or unwritten (fallocated) extents anyway; the
+    /// result is flagged (such reads are zeros made up by the filesystem, not I/O).
+    #[arg(long = "read-holes", alias = "read_holes")]
+    pub read_holes: bool,
     /// I/O pattern [default: randread; fio's is read].
     #[arg(long, value_name = "read|write|randread|randwrite|rw|randrw", value_parser = RwMode::parse, allow_hyphen_values = true)]
     pub rw: Option<RwMode>,

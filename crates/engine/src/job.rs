@@ -52,6 +52,11 @@ pub struct Job<'a> {
     stop: &'a StopFlags<'a>,
     origin_ns: u64,
     deadline_ns: u64,
+    /// Start of the measured time (the end of the ramp).
+    window_start_ns: u64,
+    /// Latency of measured I/Os spent outside the time the job had work (before the
+    /// end of the ramp, after the deadline): what the queue depth held leaves out.
+    pub outside_ns: u64,
     bytes_left: Option<u64>,
     continue_on_error: bool,
     writes: u64,
@@ -85,6 +90,8 @@ impl<'a> Job<'a> {
             stop,
             origin_ns,
             deadline_ns: deadline_ns.unwrap_or(u64::MAX),
+            window_start_ns: origin_ns,
+            outside_ns: 0,
             bytes_left: bytes_budget,
             continue_on_error,
             writes: 0,
@@ -120,6 +127,11 @@ impl<'a> Job<'a> {
         Some(op)
     }
 
+    /// Where the measured time starts (the end of the ramp; the origin without one).
+    pub fn set_window_start(&mut self, at_ns: u64) {
+        self.window_start_ns = at_ns;
+    }
+
     /// Whether writes need fresh content per I/O.
     pub fn per_write_data(&self) -> bool {
         self.data.per_write()
@@ -147,10 +159,19 @@ impl<'a> Job<'a> {
     pub fn complete(&mut self, op: &IoOp, submit_ns: u64, done_ns: u64, result: i64) -> bool {
         if result == op.len as i64 {
             self.rec.record(op.dir, op.len, submit_ns, done_ns);
+            if submit_ns < self.window_start_ns || done_ns > self.deadline_ns {
+                self.outside(submit_ns, done_ns);
+            }
             true
         } else {
             self.error(op, done_ns, result)
         }
+    }
+
+    #[cold]
+    fn outside(&mut self, submit_ns: u64, done_ns: u64) {
+        self.outside_ns +=
+            outside_window(submit_ns, done_ns, self.window_start_ns, self.deadline_ns);
     }
 
     #[cold]
@@ -178,5 +199,38 @@ impl<'a> Job<'a> {
             return false;
         }
         true
+    }
+}
+
+/// The part of an I/O's latency (`submit_ns` to `done_ns`) outside the window `[start_ns,
+/// end_ns]`, for an I/O that counts in the totals (done at or after `start_ns`; those
+/// done within a ramp count nowhere, so nothing of theirs is subtracted).
+pub fn outside_window(submit_ns: u64, done_ns: u64, start_ns: u64, end_ns: u64) -> u64 {
+    if done_ns < start_ns {
+        return 0;
+    }
+    let before = start_ns.saturating_sub(submit_ns);
+    let after = done_ns.saturating_sub(end_ns.max(submit_ns));
+    before + after
+}
+
+#[cfg(test)]
+mod tests {
+    use super::outside_window;
+
+    #[test]
+    fn latency_outside_the_window_is_what_lies_before_its_start_or_after_its_end() {
+        // Inside: nothing.
+        assert_eq!(outside_window(10, 20, 0, 100), 0);
+        // Straddles the start: the part before it.
+        assert_eq!(outside_window(10, 30, 25, 100), 15);
+        // Drained after the deadline: the part after it.
+        assert_eq!(outside_window(90, 130, 0, 100), 30);
+        // Submitted after the deadline (cannot happen, but no underflow): all of it.
+        assert_eq!(outside_window(110, 130, 0, 100), 20);
+        // Spans the whole window: both ends.
+        assert_eq!(outside_window(0, 200, 50, 100), 150);
+        // Completed within the ramp: it counts nowhere.
+        assert_eq!(outside_window(0, 20, 50, 100), 0);
     }
 }

@@ -232,6 +232,42 @@ pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, S
     })
 }
 
+/// Bytes of the span a reading workload would read from that are not on storage (holes,
+/// unwritten extents of a sparse or fallocated file): Some only when there are any.
+pub fn unwritten_in_span(w: &Workload, target: &Target) -> Option<u64> {
+    if w.read_percent() == 0 || w.ioengine == IoEngine::Null {
+        return None;
+    }
+    target
+        .unwritten_bytes(w.offset_bytes, w.size_bytes)
+        .filter(|&b| b > 0)
+}
+
+/// Refuse to read a span with holes or unwritten extents: what comes back is zeros the
+/// filesystem makes up, at memory speed, not a drive's. One line naming the fixes.
+pub fn refuse_unwritten(w: &Workload, target: &Target) -> Result<(), String> {
+    match unwritten_in_span(w, target) {
+        None => Ok(()),
+        Some(b) => Err(format!(
+            "{}: {} of the {} span read are holes or unwritten (fallocated) extents, which read as zeros without touching storage; write the span first (drivelab io {} --rw write --bs 1M --io_size 100% --overwrite), or pass --read-holes to measure anyway, flagged",
+            target.info.path,
+            crate::size::human_bytes(b),
+            crate::size::human_bytes(w.size_bytes),
+            target.info.path
+        )),
+    }
+}
+
+/// The note a run that read holes carries.
+fn unwritten_note(bytes: u64, span: u64) -> String {
+    format!(
+        "Not a drive: {} of the {} span ({:.1} %) are holes or unwritten (fallocated) extents of a sparse file; reads of them are answered with zeros by the filesystem without touching storage, so read figures overstate the target.",
+        crate::size::human_bytes(bytes),
+        crate::size::human_bytes(span),
+        bytes as f64 * 100.0 / span.max(1) as f64
+    )
+}
+
 /// A running view for progress displays, called about once per second of wall time.
 pub struct Progress<'a> {
     /// Wall time since the run started.
@@ -275,6 +311,12 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
             let _ = crate::sys::advise_access(f, w.rw.is_random());
         }
     }
+    let unwritten = unwritten_in_span(w, target);
+    // io_uring asks the target how it takes I/O before the clock starts.
+    let mut uring = match (w.ioengine, target.file()) {
+        (IoEngine::IoUring, Some(f)) if !is_model => Some(UringBackend::prepare(f, w)),
+        _ => None,
+    };
     let origin = match target.model() {
         Some(m) => m.now_ns(),
         None => wall_clock.now_ns(),
@@ -302,7 +344,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
             let budget = w
                 .io_size_bytes
                 .map(|total| job_budget(total, min_bs, w.numjobs, j));
-            Job::new(
+            let mut job = Job::new(
                 j,
                 OpGen::new(w, j),
                 pool.clone(),
@@ -312,7 +354,9 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
                 deadline,
                 budget,
                 w.continue_on_error,
-            )
+            );
+            job.set_window_start(origin + w.ramp_ns);
+            job
         })
         .collect();
     if w.writes() {
@@ -385,7 +429,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
             };
             let mut backend: Box<dyn Backend> = match w.ioengine {
                 IoEngine::Sync => Box::new(SyncBackend),
-                IoEngine::IoUring => Box::new(UringBackend),
+                IoEngine::IoUring => Box::new(uring.take().unwrap_or_default()),
                 IoEngine::Null | IoEngine::Sim => Box::new(NullBackend),
             };
             backend.run(&mut jobs, &ctx)
@@ -393,6 +437,11 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         *backend_result.lock().unwrap_or_else(|e| e.into_inner()) = r;
         finished.store(true, Ordering::Relaxed);
     });
+    // When the last I/O came back: after the deadline, I/Os still in flight drain.
+    let drained = match target.model() {
+        Some(m) => m.now_ns(),
+        None => wall_clock.now_ns(),
+    };
     target.return_sensors(sources);
     // --end_fsync: the run lasts until the writes are on the target.
     let mut fsync_end = None;
@@ -408,16 +457,16 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     target.refresh_marker(false);
     let cpu1 = crate::sys::process_cpu_s();
     let cpu0 = cpu0.into_inner().unwrap_or_else(|e| e.into_inner());
-    // When the last I/O came back: after the deadline, I/Os still in flight drain.
-    let drained = match target.model() {
-        Some(m) => m.now_ns(),
-        None => wall_clock.now_ns(),
-    };
-    let end = deadline
+    // The grid ends at the deadline; the measured time at the last completion (or the
+    // end of the final fsync): a rate is the I/Os counted over the time they took,
+    // those drained after a deadline included (docs/result-schema.md).
+    let fsync_done = fsync_end.map_or(0, |(_, e)| e);
+    let grid_end = deadline
         .map_or(drained, |d| drained.min(d).max(origin + 1))
-        .max(fsync_end.map_or(0, |(_, e)| e))
+        .max(fsync_done)
         .max(origin + 1);
-    let (records, totals_h, bytes) = agg.finish(end);
+    let end = grid_end.max(drained);
+    let (records, totals_h, bytes) = agg.finish(grid_end, end);
     // Zero when the run ended within the ramp: then nothing was measured.
     let measured_ns = end.saturating_sub(origin + w.ramp_ns);
     let cpu0 = if measured_ns == 0 { cpu1 } else { cpu0 };
@@ -425,7 +474,9 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     let mut errors = Vec::new();
     let mut error_count = 0;
     let (mut data_ns_max, mut data_ns_sum, mut data_bytes) = (0u64, 0u64, 0u64);
+    let mut outside_ns = 0u128;
     for j in &jobs {
+        outside_ns += j.outside_ns as u128;
         errors.extend(j.errors.iter().cloned());
         error_count += j.error_count;
         data_ns_max = data_ns_max.max(j.data_ns);
@@ -480,10 +531,8 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     let total_ops = all_h.count();
     let cpu_used = (cpu1.0 - cpu0.0) + (cpu1.1 - cpu0.1);
     let span_ns = (end - origin).max(1);
-    // Little's law over the time those latencies were spent in: up to the last
-    // completion, drained ones included (their whole latency is in the sum).
-    let inflight_ns = drained.max(end).saturating_sub(origin + w.ramp_ns);
-    let avg_inflight = all_h.sum() as f64 / inflight_ns.max(1) as f64;
+    let held_end = deadline.map_or(drained, |d| d.min(drained));
+    let avg_inflight = held_inflight(all_h.sum(), outside_ns, held_end, origin + w.ramp_ns);
     let busiest = if is_model {
         0.0
     } else {
@@ -500,6 +549,9 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     let mut notes = Vec::new();
     if let Some(why) = &info.in_memory {
         notes.push(format!("Memory, not a drive, was measured: {why}."));
+    }
+    if let Some(b) = unwritten {
+        notes.push(unwritten_note(b, w.size_bytes));
     }
     if data.limited_by_generator {
         notes.push(DataGeneration::note(busiest, avg_inflight, w.queue_depth()));
@@ -592,7 +644,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
             failure,
             started_at,
             duration_ns: end - origin,
-            drain_ns: drained.saturating_sub(end),
+            drain_ns: end - grid_end,
             virtual_start_ns: is_model.then_some(origin),
             totals,
             series: Series {
@@ -608,6 +660,21 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
             simulator_ground_truth: target.model().map(|m| m.ground_truth()),
         },
     })
+}
+
+/// Average I/Os in flight while the jobs had work, from the end of the ramp
+/// (`window_start_ns`) to the deadline or the last completion (`window_end_ns`), by
+/// Little's law: the measured I/Os' summed latency, less the parts of it outside that
+/// window (`outside_ns`: before the ramp's end, in the drain after the deadline), over
+/// the window's length. The queue depth a step held, not diluted by the drain.
+fn held_inflight(
+    latency_sum_ns: u128,
+    outside_ns: u128,
+    window_end_ns: u64,
+    window_start_ns: u64,
+) -> f64 {
+    let held = latency_sum_ns.saturating_sub(outside_ns);
+    held as f64 / window_end_ns.saturating_sub(window_start_ns).max(1) as f64
 }
 
 /// Sample every attached sensor at the start of each interval until the run is over.
@@ -668,4 +735,19 @@ fn job_budget(total: u64, min_bs: u64, numjobs: u32, j: u32) -> u64 {
     let n = numjobs as u64;
     let extra = if j + 1 == numjobs { units % n } else { 0 };
     (units / n + extra) * min_bs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::held_inflight;
+
+    #[test]
+    fn the_depth_held_is_the_latency_inside_the_window_over_its_length() {
+        // 4 I/Os always in flight for 1 000 ns: 4 000 ns of latency, 400 of it in the
+        // drain after the deadline.
+        assert_eq!(held_inflight(4_400, 400, 1_000, 0), 4.0);
+        assert_eq!(held_inflight(4_000, 0, 2_000, 1_000), 4.0);
+        // An empty window does not divide by zero.
+        assert_eq!(held_inflight(0, 0, 5, 5), 0.0);
+    }
 }

@@ -156,9 +156,13 @@ impl Aggregator {
         self.lock().sensors.push(reading);
     }
 
-    fn finalise(&self, g: &mut AggInner, end_ns: Option<u64>) {
+    /// `end_ns`: (where the grid ends, when the last interval's time ends), for the
+    /// final call; the two differ by the drain after a deadline.
+    fn finalise(&self, g: &mut AggInner, end_ns: Option<(u64, u64)>) {
         let upto = match end_ns {
-            Some(end) => (end.saturating_sub(self.origin_ns)).div_ceil(self.interval_ns),
+            Some((grid_end, _)) => {
+                (grid_end.saturating_sub(self.origin_ns)).div_ceil(self.interval_ns)
+            }
             // Finished jobs (progress u64::MAX) do not hold anything back, but the last
             // intervals wait for `finish`, which knows where the run ended.
             None => match g.progress.iter().copied().filter(|&p| p != u64::MAX).min() {
@@ -169,9 +173,12 @@ impl Aggregator {
         while g.next_final < upto {
             let idx = g.next_final;
             let start = idx * self.interval_ns;
+            // The last interval's rate is its I/Os over the time they took: up to the
+            // last completion, past the grid when I/Os drained after a deadline.
             let dur = match end_ns {
-                Some(end) if idx + 1 == upto => {
-                    (end - self.origin_ns - start).clamp(1, self.interval_ns)
+                Some((grid_end, last)) if idx + 1 == upto => {
+                    let on_grid = (grid_end - self.origin_ns - start).clamp(1, self.interval_ns);
+                    on_grid.max(last.saturating_sub(self.origin_ns + start))
                 }
                 _ => self.interval_ns,
             };
@@ -225,9 +232,16 @@ impl Aggregator {
 
     /// Close the series at `end_ns` (the run's last completion or its deadline) and hand
     /// back the records and the post-ramp totals `[read, write]` with their bytes.
-    pub fn finish(&self, end_ns: u64) -> (Vec<IntervalRecord>, [Histogram; 2], [u64; 2]) {
+    /// `last_ns`, at or after `end_ns` when I/Os drained after the deadline, is when the
+    /// last of them came back: the last interval's time runs to it.
+    pub fn finish(
+        &self,
+        end_ns: u64,
+        last_ns: u64,
+    ) -> (Vec<IntervalRecord>, [Histogram; 2], [u64; 2]) {
         let mut g = self.lock();
-        self.finalise(&mut g, Some(end_ns.max(self.origin_ns + 1)));
+        let end = end_ns.max(self.origin_ns + 1);
+        self.finalise(&mut g, Some((end, last_ns.max(end))));
         let records = std::mem::take(&mut g.records);
         let totals = std::mem::take(&mut g.totals);
         (records, totals, g.total_bytes)
@@ -329,7 +343,7 @@ mod tests {
         a.record(Dir::Read, 4096, 1_150, 1_420); // interval 4: 2 and 3 empty
         a.finish();
         b.finish();
-        let (recs, totals, bytes) = agg.finish(1_450);
+        let (recs, totals, bytes) = agg.finish(1_450, 1_450);
         assert_eq!(recs.len(), 5);
         assert!(recs[0].ramp && !recs[1].ramp);
         assert_eq!(recs[1].read.ops, 1);
@@ -347,15 +361,19 @@ mod tests {
     }
 
     #[test]
-    fn drain_after_deadline_lands_in_last_interval() {
+    fn drain_after_deadline_lands_in_last_interval_whose_time_runs_to_it() {
         let agg = Aggregator::new(0, 100, 0, 1);
         let mut a = Recorder::new(&agg, 0, 1);
         a.record(Dir::Read, 1, 0, 150);
         a.record(Dir::Read, 1, 0, 230); // past the 200 ns deadline
         a.finish();
-        let (recs, totals, _) = agg.finish(200);
+        let (recs, totals, _) = agg.finish(200, 250);
         assert_eq!(recs.len(), 2);
         assert_eq!(recs[1].read.ops, 2);
         assert_eq!(totals[0].count(), 2);
+        // Two I/Os over the 150 ns from the interval's start to the last completion,
+        // not over the 100 ns up to the deadline.
+        assert_eq!(recs[1].duration_ns, 150);
+        assert!((recs[1].read.ops_per_s - 2.0 / 150e-9).abs() < 1.0);
     }
 }

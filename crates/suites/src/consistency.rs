@@ -289,7 +289,17 @@ fn test_series(steps: &[StepRecord]) -> Vec<f64> {
     for (i, s) in rounds.iter().enumerate() {
         x.extend(records::iops_series(s));
         if i + 1 < rounds.len() {
-            let drain_s = s.run.as_ref().map_or(0, |r| r.drain_ns) as f64 / 1e9;
+            let drain_ns = s.run.as_ref().map_or(0, |r| r.drain_ns);
+            let drain_s = drain_ns as f64 / 1e9;
+            // The last interval's rate runs over the drain too; here the drain has its
+            // own seconds, so that interval counts over its own time on the grid.
+            if drain_s.round() > 0.0 {
+                let last = s.run.as_ref().and_then(|r| r.series.records.last());
+                if let (Some(rec), Some(v)) = (last, x.last_mut()) {
+                    let on_grid = rec.duration_ns.saturating_sub(drain_ns).max(1);
+                    *v = rec.all.ops as f64 / (on_grid as f64 / 1e9);
+                }
+            }
             x.extend(std::iter::repeat_n(0.0, drain_s.round() as usize));
         }
     }

@@ -182,6 +182,10 @@ pub fn run(a: IoArgs) -> Result<i32, Fail> {
     let meter = Meter::new(a.progress.style(json_stdout));
     if w.read_percent() > 0 {
         session.ensure_filled(&w, &meter)?;
+        // (Not when stopped during the fill: the run stops at once, marked interrupted.)
+        if !a.read_holes && !session.stop.load(Ordering::Relaxed) {
+            run::refuse_unwritten(&w, session.target()).map_err(|e| session.usage(e))?;
+        }
     }
     meter.start("", Bound::of(&w));
     let stop = session.stop.clone();

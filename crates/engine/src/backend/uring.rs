@@ -1,42 +1,40 @@
 //! `io_uring`: one ring per job with `iodepth` I/Os outstanding.
 //!
-//! Each loop refills every free slot, handing I/Os to the kernel in batches of
-//! `iodepth_batch_submit`, then waits for completions, so the number really in flight
-//! stays at what the workload asks for while the job has work. Submission time is read
-//! when a batch is handed over; completion time once per reap. Optional registered
-//! buffers (`fixedbufs`) and files (`registerfiles`).
+//! Each loop prepares every free slot, hands the whole refill to the kernel in the same
+//! system call that waits for the next completion, and waits for one completion only.
+//! So the queue depth asked is the queue depth held: no prepared I/O waits in user
+//! space while the kernel works on others, and no completed I/O waits for other
+//! completions before it is counted and replaced. Submission time is read just before
+//! the refill is handed over; completion time once per reap. `--iodepth_batch_submit N`
+//! (fio's option) instead hands I/Os over in chunks of N as they are prepared, trading
+//! queue depth for an earlier start of the first ones. Optional registered buffers
+//! (`fixedbufs`) and files (`registerfiles`).
+//!
+//! History (issue 17, docs/performance.md): the automatic batch used to hand a
+//! device's refill over in chunks of a tenth of the queue depth, and to wait for a
+//! quarter of the queue per look on targets served by the kernel's workers. That saved
+//! CPU, but a file on the virtio disk at QD32 then held 29 I/Os on average, not 32, and
+//! a 5 ms device got 0.88× fio's IOPS at 1.84× its p99 latency. Where a device is the
+//! limit, depth wins.
 //!
 //! Before the jobs start, one read without blocking (RWF_NOWAIT) asks how the target
 //! takes I/O:
 //!
 //! - **Inline** (NVMe, SATA, virtio, loop, files on them, the page cache): the submitting
-//!   thread starts each I/O itself. The automatic batch size (0, the default) follows
-//!   the device. While the kernel reaps only part of the queue between two looks (a real
-//!   drive, where each I/O waits on the device), the refill is handed over in chunks of
-//!   a tenth of the queue depth (at least one). Each hand-over costs a system call and
-//!   a doorbell (on a virtual disk a trap to the host, here about a quarter of all the
-//!   CPU spent per I/O), while every I/O held back for a chunk waits for the kernel's
-//!   work on the others before the device hears of it. On the virtio disk here, at
-//!   QD32, chunks of three gave fio's IOPS at about 0.72× its CPU per I/O in 5 s runs
-//!   (0.79× in steady state, where the kernel's shared path alone is about 0.71×); one
-//!   submission per I/O cost 0.80×, larger or growing chunks lost IOPS without saving
-//!   CPU, and the whole refill with the wait lost 10 % of the IOPS
-//!   (docs/performance.md). When most of the
-//!   queue completes between two looks (memory, the page cache: the I/O is done inside
-//!   the submitting call), the refill goes in with the wait as one call.
-//! - **Workers** (zram and other drivers without non-blocking submission, filesystems
-//!   that cannot try without blocking): io_uring would try each I/O, fail, and queue it
-//!   for its kernel worker threads, one of which then does all the work alone while the
-//!   job thread is woken for every completion. drivelab hands such I/Os straight to the
-//!   workers (IOSQE_ASYNC), lets one worker per CPU run them side by side (the job's
-//!   share of the CPUs when there are several jobs), submits each refill with the wait,
-//!   and waits for a quarter of the queue per look: the rest of the queue keeps the
-//!   workers busy meanwhile. On /dev/zram here that gave 1.25× fio's IOPS, where the
-//!   default path gave 1.04×. The result says so in a note.
+//!   thread starts each I/O itself.
+//! - **Workers** (zram and other drivers without non-blocking submission, FUSE and other
+//!   filesystems that cannot try without blocking): io_uring would try each I/O, fail,
+//!   and queue it for its kernel worker threads. drivelab hands such I/Os straight to
+//!   the workers (IOSQE_ASYNC) and lets one worker per CPU run them side by side (the
+//!   job's share of the CPUs when there are several jobs). A target that completes
+//!   direct I/O asynchronously (most) still gets the whole queue; one that serves an
+//!   I/O only while its issuer waits (FUSE without asynchronous direct I/O) gets at
+//!   most one I/O per worker at a time. The result says so in a note.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use io_uring::types::{SubmitArgs, Timespec};
 use io_uring::{opcode, squeue, types, IoUring};
@@ -47,7 +45,22 @@ use crate::job::Job;
 use crate::op::{Dir, IoOp};
 use crate::spec::Workload;
 
-pub struct UringBackend;
+/// `mode` is how the target takes I/O, asked by [`UringBackend::prepare`] before the
+/// run's clock starts (the probe is a real I/O: on a slow device it takes as long as
+/// one, which is no part of the measured time); asked at the start of `run` otherwise.
+#[derive(Default)]
+pub struct UringBackend {
+    mode: Option<Mode>,
+}
+
+impl UringBackend {
+    /// Probe the target now (see the module documentation).
+    pub fn prepare(file: &File, w: &Workload) -> UringBackend {
+        UringBackend {
+            mode: Some(probe(file, w)),
+        }
+    }
+}
 
 impl Backend for UringBackend {
     fn name(&self) -> &'static str {
@@ -58,203 +71,264 @@ impl Backend for UringBackend {
         let file = ctx
             .file
             .ok_or("the io_uring engine needs an opened target")?;
-        let fd = file.as_raw_fd();
         let w = ctx.workload;
-        let clock = ctx.clock;
-        let mode = probe(file, w);
-        if let Mode::Workers { per_ring, wait } = mode {
-            ctx.note(format!(
-                "The target does not take non-blocking I/O (a read without blocking was refused): io_uring handed every I/O to its kernel workers, up to {per_ring} per job, and the job waited for {wait} completions at a time (latencies include that wait)."
+        let mode = self.mode.unwrap_or_else(|| probe(file, w));
+        let Mode::Workers { per_ring } = mode else {
+            return run_jobs(jobs, ctx, file, mode);
+        };
+        // Sample how many of the workers are busy while the jobs run: on a target
+        // that serves an I/O only while its issuer waits, that is the concurrency it got.
+        let done = AtomicBool::new(false);
+        let (r, busy) = std::thread::scope(|s| {
+            let sampler = s.spawn(|| sample_busy_workers(&done));
+            let r = run_jobs(jobs, ctx, file, mode);
+            done.store(true, Ordering::Relaxed);
+            (r, sampler.join().ok().flatten())
+        });
+        let cap = per_ring * w.numjobs;
+        let mut note = format!(
+            "The target does not take non-blocking I/O (a read without blocking was refused): io_uring handed every I/O to its kernel workers, up to {per_ring} per job."
+        );
+        if let Some(b) = busy {
+            note.push_str(&format!(
+                " On average {b:.1} of them were busy (sampled every 5 ms). A target that completes I/O asynchronously still had the whole queue; one that serves an I/O only while its issuer waits (FUSE without asynchronous direct I/O, say) had about {b:.1} I/Os at a time{}.",
+                if b >= 0.75 * cap as f64 {
+                    format!(", not the {} asked (the workers were nearly always all busy: the figures are not a drive's at that depth)", w.queue_depth())
+                } else {
+                    String::new()
+                }
             ));
         }
-        per_job_threads(jobs, |job| {
-            let qd = w.iodepth as usize;
-            let stride = (w.max_bs() as usize).next_multiple_of(crate::buf::BUF_ALIGN);
-            // Declared before the ring so that it is dropped after it.
-            let mut bufs = AlignedBuf::try_new(stride * qd)?;
-            let mut ring = new_ring(qd as u32).map_err(|e| {
-                let hint = if e.raw_os_error() == Some(libc::ENOMEM) {
-                    " (RLIMIT_MEMLOCK may be too low; --ioengine sync needs none)"
-                } else {
-                    ""
-                };
-                format!("cannot set up an io_uring of depth {qd}: {e}{hint}")
-            })?;
-            for b in bufs.as_mut_slice().chunks_mut(stride) {
-                job.init_buffer(b);
-            }
-            // Registered buffers and file spare the kernel a page lookup and a file
-            // reference per I/O. A ring that cannot have them (RLIMIT_MEMLOCK for large
-            // buffers, old kernels) runs with plain ones, and the result says so.
-            let mut fixed = false;
-            if w.fixedbufs {
-                let iov: Vec<libc::iovec> = bufs
-                    .as_mut_slice()
-                    .chunks_mut(stride)
-                    .map(|c| libc::iovec {
-                        iov_base: c.as_mut_ptr() as *mut libc::c_void,
-                        iov_len: stride,
-                    })
-                    .collect();
-                // SAFETY: the registered memory is `bufs`, which outlives the ring: it is
-                // declared first and dropped last (or leaked on a failed submit).
-                match unsafe { ring.submitter().register_buffers(&iov) } {
+        ctx.note(note);
+        r
+    }
+}
+
+/// Average number of this process's io_uring workers (threads named `iou-wrk-…`) not
+/// idle in `io_wq_worker`, sampled every 5 ms until `done`; None without samples (or
+/// without /proc).
+fn sample_busy_workers(done: &AtomicBool) -> Option<f64> {
+    let (mut sum, mut n) = (0usize, 0usize);
+    while !done.load(Ordering::Relaxed) {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        if let Some(b) = busy_workers() {
+            sum += b;
+            n += 1;
+        }
+    }
+    (n > 0).then(|| sum as f64 / n as f64)
+}
+
+/// io_uring workers of this process that are not waiting for work right now.
+fn busy_workers() -> Option<usize> {
+    let tasks = std::fs::read_dir("/proc/self/task").ok()?;
+    let busy = tasks
+        .flatten()
+        .filter(|t| {
+            let p = t.path();
+            let comm = std::fs::read_to_string(p.join("comm")).unwrap_or_default();
+            let wchan = std::fs::read_to_string(p.join("wchan")).unwrap_or_default();
+            comm.starts_with("iou-wrk") && wchan.trim() != "io_wq_worker"
+        })
+        .count();
+    Some(busy)
+}
+
+/// Every job on its own thread and ring (see the module documentation).
+fn run_jobs(
+    jobs: &mut [Job<'_>],
+    ctx: &BackendCtx<'_>,
+    file: &File,
+    mode: Mode,
+) -> Result<(), String> {
+    let fd = file.as_raw_fd();
+    let w = ctx.workload;
+    let clock = ctx.clock;
+    per_job_threads(jobs, |job| {
+        let qd = w.iodepth as usize;
+        let stride = (w.max_bs() as usize).next_multiple_of(crate::buf::BUF_ALIGN);
+        // Declared before the ring so that it is dropped after it.
+        let mut bufs = AlignedBuf::try_new(stride * qd)?;
+        let mut ring = new_ring(qd as u32).map_err(|e| {
+            let hint = if e.raw_os_error() == Some(libc::ENOMEM) {
+                " (RLIMIT_MEMLOCK may be too low; --ioengine sync needs none)"
+            } else {
+                ""
+            };
+            format!("cannot set up an io_uring of depth {qd}: {e}{hint}")
+        })?;
+        for b in bufs.as_mut_slice().chunks_mut(stride) {
+            job.init_buffer(b);
+        }
+        // Registered buffers and file spare the kernel a page lookup and a file
+        // reference per I/O. A ring that cannot have them (RLIMIT_MEMLOCK for large
+        // buffers, old kernels) runs with plain ones, and the result says so.
+        let mut fixed = false;
+        if w.fixedbufs {
+            let iov: Vec<libc::iovec> = bufs
+                .as_mut_slice()
+                .chunks_mut(stride)
+                .map(|c| libc::iovec {
+                    iov_base: c.as_mut_ptr() as *mut libc::c_void,
+                    iov_len: stride,
+                })
+                .collect();
+            // SAFETY: the registered memory is `bufs`, which outlives the ring: it is
+            // declared first and dropped last (or leaked on a failed submit).
+            match unsafe { ring.submitter().register_buffers(&iov) } {
                     Ok(()) => fixed = true,
                     Err(e) => ctx.note(format!(
                         "io_uring refused to register {qd} buffers of {stride} bytes ({e}; RLIMIT_MEMLOCK may be too low): plain buffers were used."
                     )),
                 }
-            }
-            let mut regfile = false;
-            if w.registerfiles {
-                match ring.submitter().register_files(&[fd]) {
+        }
+        let mut regfile = false;
+        if w.registerfiles {
+            match ring.submitter().register_files(&[fd]) {
                     Ok(()) => regfile = true,
                     Err(e) => ctx.note(format!(
                         "io_uring refused to register the target's file ({e}): it was passed by descriptor."
                     )),
                 }
+        }
+        // Every look waits for one completion, whatever the mode: an I/O that is
+        // back is counted and replaced at once, so neither its latency nor the
+        // queue depth waits for other I/Os.
+        let sqe_flags = match mode {
+            Mode::Inline => squeue::Flags::empty(),
+            Mode::Workers { per_ring } => {
+                // Best effort (Linux ≥ 5.15): without the cap, io_uring may start one
+                // worker per queued I/O, all fighting over the same CPUs.
+                let _ = ring
+                    .submitter()
+                    .register_iowq_max_workers(&mut [per_ring, per_ring]);
+                squeue::Flags::ASYNC
             }
-            // SQE flags, and completions to wait for per look.
-            let (sqe_flags, want) = match mode {
-                Mode::Inline => (squeue::Flags::empty(), 1),
-                Mode::Workers { per_ring, wait } => {
-                    // Best effort (Linux ≥ 5.15): without the cap, io_uring may start one
-                    // worker per queued I/O, all fighting over the same CPUs.
-                    let _ = ring
-                        .submitter()
-                        .register_iowq_max_workers(&mut [per_ring, per_ring]);
-                    (squeue::Flags::ASYNC, wait as usize)
-                }
-            };
-            let workers = matches!(mode, Mode::Workers { .. });
-            let per_write = job.per_write_data();
-            let mut slots: Vec<(IoOp, u64)> = vec![
-                (
-                    IoOp {
-                        dir: Dir::Read,
-                        offset: 0,
-                        len: 0
-                    },
-                    0
-                );
-                qd
-            ];
-            let mut free: Vec<usize> = (0..qd).rev().collect();
-            let mut batch: Vec<usize> = Vec::with_capacity(qd);
-            let mut inflight = 0usize;
-            let mut draining = false;
-            // Share of the queue reaped per look, smoothed (automatic batch size only).
-            let mut reaped_share = 0.0f64;
-            let fixed_batch = w.iodepth_batch_submit as usize;
-            let mut now = clock.now_ns();
-            let mut last_progress = now;
-            loop {
-                batch.clear();
-                let batch_submit = match fixed_batch {
-                    0 if workers || reaped_share >= 0.75 => qd,
-                    0 => (qd as f64 / 10.0).round().max(1.0) as usize,
-                    n => n,
-                };
-                // Time between hand-overs while writing: preparing content (and the I/Os).
-                let mut mark = now;
-                let mut wrote = false;
-                while !draining && inflight < qd {
-                    let Some(op) = job.next_op(now) else {
-                        draining = true;
-                        break;
-                    };
-                    let slot = free.pop().expect("a free slot when inflight < qd");
-                    let off = slot * stride;
-                    let b = &mut bufs.as_mut_slice()[off..off + op.len as usize];
-                    job.fill(&op, b);
-                    wrote |= op.dir == Dir::Write;
-                    let ptr = b.as_mut_ptr();
-                    let sqe = build(&op, ptr, slot, fd, fixed, regfile).flags(sqe_flags);
-                    // SAFETY: the buffer behind `sqe` stays valid and untouched until its
-                    // completion is reaped below (the slot is not reused before that).
-                    unsafe { ring.submission().push(&sqe) }
-                        .map_err(|_| "io_uring submission queue unexpectedly full".to_string())?;
-                    slots[slot].0 = op;
-                    batch.push(slot);
-                    inflight += 1;
-                    if batch.len() >= batch_submit {
-                        // Hand this batch to the kernel now, without waiting: the device
-                        // gets its work soonest (one kick per I/O at batch size 1).
-                        let t = clock.now_ns();
-                        if per_write && wrote {
-                            job.data_ns += t - mark;
-                        }
-                        for &s in &batch {
-                            slots[s].1 = t;
-                        }
-                        batch.clear();
-                        if let Err(e) = enter(&mut ring, 0) {
-                            std::mem::forget(bufs);
-                            return Err(e);
-                        }
-                        // The system call is the kernel's time, not content preparation.
-                        mark = clock.now_ns();
-                    }
-                }
-                if inflight == 0 {
+        };
+        let workers = matches!(mode, Mode::Workers { .. });
+        let per_write = job.per_write_data();
+        let mut slots: Vec<(IoOp, u64)> = vec![
+            (
+                IoOp {
+                    dir: Dir::Read,
+                    offset: 0,
+                    len: 0
+                },
+                0
+            );
+            qd
+        ];
+        let mut free: Vec<usize> = (0..qd).rev().collect();
+        let mut batch: Vec<usize> = Vec::with_capacity(qd);
+        let mut inflight = 0usize;
+        let mut draining = false;
+        // Automatic (0): the whole refill goes in with the wait, one call per look, so
+        // no prepared I/O waits in user space while the kernel works on others.
+        let batch_submit = match w.iodepth_batch_submit as usize {
+            0 => qd,
+            n => n,
+        };
+        let mut now = clock.now_ns();
+        let mut last_progress = now;
+        loop {
+            batch.clear();
+            // Time between hand-overs while writing: preparing content (and the I/Os).
+            let mut mark = now;
+            let mut wrote = false;
+            while !draining && inflight < qd {
+                let Some(op) = job.next_op(now) else {
+                    draining = true;
                     break;
-                }
-                // The rest of a partial batch goes in with the wait.
-                let t_submit = clock.now_ns();
-                if per_write && wrote && !batch.is_empty() {
-                    job.data_ns += t_submit - mark;
-                }
-                for &s in &batch {
-                    slots[s].1 = t_submit;
-                }
-                let waited = if workers {
-                    enter_timed(&mut ring, want.min(inflight))
-                } else {
-                    enter(&mut ring, want.min(inflight)).map(|()| false)
                 };
-                let timed_out = match waited {
-                    Ok(t) => t,
-                    Err(e) => {
-                        // I/Os may still be in flight into `bufs`: never free it.
+                let slot = free.pop().expect("a free slot when inflight < qd");
+                let off = slot * stride;
+                let b = &mut bufs.as_mut_slice()[off..off + op.len as usize];
+                job.fill(&op, b);
+                wrote |= op.dir == Dir::Write;
+                let ptr = b.as_mut_ptr();
+                let sqe = build(&op, ptr, slot, fd, fixed, regfile).flags(sqe_flags);
+                // SAFETY: the buffer behind `sqe` stays valid and untouched until its
+                // completion is reaped below (the slot is not reused before that).
+                unsafe { ring.submission().push(&sqe) }
+                    .map_err(|_| "io_uring submission queue unexpectedly full".to_string())?;
+                slots[slot].0 = op;
+                batch.push(slot);
+                inflight += 1;
+                if batch.len() >= batch_submit {
+                    // Hand this batch to the kernel now, without waiting: the device
+                    // gets its work soonest (one kick per I/O at batch size 1).
+                    let t = clock.now_ns();
+                    if per_write && wrote {
+                        job.data_ns += t - mark;
+                    }
+                    for &s in &batch {
+                        slots[s].1 = t;
+                    }
+                    batch.clear();
+                    if let Err(e) = enter(&mut ring, 0) {
                         std::mem::forget(bufs);
                         return Err(e);
                     }
-                };
-                now = clock.now_ns();
-                if timed_out && now.saturating_sub(last_progress) > STUCK_NS {
+                    // The system call is the kernel's time, not content preparation.
+                    mark = clock.now_ns();
+                }
+            }
+            if inflight == 0 {
+                break;
+            }
+            // The rest of a partial batch goes in with the wait.
+            let t_submit = clock.now_ns();
+            if per_write && wrote && !batch.is_empty() {
+                job.data_ns += t_submit - mark;
+            }
+            for &s in &batch {
+                slots[s].1 = t_submit;
+            }
+            let waited = if workers {
+                enter_timed(&mut ring, 1)
+            } else {
+                enter(&mut ring, 1).map(|()| false)
+            };
+            let timed_out = match waited {
+                Ok(t) => t,
+                Err(e) => {
+                    // I/Os may still be in flight into `bufs`: never free it.
                     std::mem::forget(bufs);
-                    return Err(format!(
+                    return Err(e);
+                }
+            };
+            now = clock.now_ns();
+            if timed_out && now.saturating_sub(last_progress) > STUCK_NS {
+                std::mem::forget(bufs);
+                return Err(format!(
                         "io_uring: {inflight} I/O(s) handed to the kernel's workers made no progress for {} s",
                         STUCK_NS / 1_000_000_000
                     ));
-                }
-                let before = inflight;
-                for cqe in ring.completion() {
-                    let slot = cqe.user_data() as usize;
-                    let (op, submitted) = slots[slot];
-                    if !job.complete(&op, submitted, now, cqe.result() as i64) {
-                        draining = true;
-                    }
-                    free.push(slot);
-                    inflight -= 1;
-                }
-                if inflight < before {
-                    last_progress = now;
-                }
-                let share = (before - inflight) as f64 / qd as f64;
-                reaped_share = 0.8 * reaped_share + 0.2 * share;
             }
-            // Give the file back now: a ring's own teardown runs later, in the kernel's
-            // background, and until then the registered file stays open, so the next
-            // exclusive open of a block device (the next suite step) would find it busy.
-            if regfile {
-                let _ = ring.submitter().unregister_files();
+            let before = inflight;
+            for cqe in ring.completion() {
+                let slot = cqe.user_data() as usize;
+                let (op, submitted) = slots[slot];
+                if !job.complete(&op, submitted, now, cqe.result() as i64) {
+                    draining = true;
+                }
+                free.push(slot);
+                inflight -= 1;
             }
-            drop(ring);
-            drop(bufs);
-            Ok(())
-        })
-    }
+            if inflight < before {
+                last_progress = now;
+            }
+        }
+        // Give the file back now: a ring's own teardown runs later, in the kernel's
+        // background, and until then the registered file stays open, so the next
+        // exclusive open of a block device (the next suite step) would find it busy.
+        if regfile {
+            let _ = ring.submitter().unregister_files();
+        }
+        drop(ring);
+        drop(bufs);
+        Ok(())
+    })
 }
 
 fn build(
@@ -302,10 +376,9 @@ fn build(
 #[derive(Clone, Copy)]
 enum Mode {
     Inline,
-    /// Up to `per_ring` workers per ring; the job waits for `wait` completions per look.
+    /// Up to `per_ring` workers per ring.
     Workers {
         per_ring: u32,
-        wait: u32,
     },
 }
 
@@ -325,7 +398,6 @@ fn probe(file: &File, w: &Workload) -> Mode {
             let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
             Mode::Workers {
                 per_ring: (cpus / w.numjobs.max(1)).max(1),
-                wait: (w.iodepth / 4).max(1),
             }
         }
         _ => Mode::Inline,

@@ -173,6 +173,20 @@ impl Target {
         }
     }
 
+    /// Bytes of `len` at `offset` of a regular file that are not on storage: holes and
+    /// unwritten (fallocated) extents, which read as zeros without any I/O. None for
+    /// other targets, or when the filesystem cannot say (neither FIEMAP nor SEEK_HOLE).
+    pub fn unwritten_bytes(&self, offset: u64, len: u64) -> Option<u64> {
+        let f = match (&self.handle, self.info.kind) {
+            (Handle::File(f), TargetKind::File) => f,
+            _ => return None,
+        };
+        let written = crate::sys::written_bytes_fiemap(f, offset, len)
+            .or_else(|_| crate::sys::data_bytes_seek(f, offset, len))
+            .ok()?;
+        Some(len.saturating_sub(written))
+    }
+
     /// The opened file or device, for backends doing real I/O.
     pub fn file(&self) -> Option<&File> {
         match &self.handle {
