@@ -396,25 +396,19 @@ fn cpu_time_counts_from_the_end_of_the_ramp() {
     assert!(notes.contains("ended within the ramp"), "{notes}");
 }
 
+/// --spec sets the depth and threads; an explicit --iodepth, --numjobs or --bs beside it
+/// would silently override one of them, so the pair is refused (exit 2, one line).
 #[test]
-fn an_explicit_iodepth_wins_over_a_q1_spec() {
+fn a_spec_with_an_explicit_depth_or_size_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let r = run_json(
-        dir.path(),
-        &[
-            "io",
-            "--size",
-            "16M",
-            "--spec",
-            "RND4K Q1T1",
-            "--iodepth",
-            "8",
-            "--runtime",
-            "0.3",
-        ],
-    );
-    assert_eq!(r["config"]["iodepth"], 8);
-    assert_eq!(r["config"]["ioengine"], "io_uring");
+    for extra in [["--iodepth", "8"], ["--numjobs", "2"], ["--bs", "8k"]] {
+        let mut args = vec!["io", "null", "--spec", "RND4K Q1T1"];
+        args.extend(extra);
+        let o = run_in(dir.path(), &args);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("--spec"), "{}", stderr(&o));
+        assert_eq!(stderr(&o).trim_end().lines().count(), 1);
+    }
     let r = run_json(
         dir.path(),
         &[

@@ -350,6 +350,15 @@ pub struct ConsistencyAnalysis {
     pub steady: drivelab_analysis::steady::SteadyVerdict,
 }
 
+/// At most this many I/Os in a second is the queue that waited through a stall
+/// coming back: the deepest queue of the run's steps.
+fn stall_iops(steps: &[StepRecord]) -> f64 {
+    steps
+        .iter()
+        .map(|s| s.config.queue_depth() as f64)
+        .fold(0.0, f64::max)
+}
+
 /// Analyse the finished steps of a consistency run.
 pub fn analyze(steps: &[StepRecord], window_s: usize, round_s: usize) -> ConsistencyAnalysis {
     let x = test_series(steps);
@@ -359,7 +368,8 @@ pub fn analyze(steps: &[StepRecord], window_s: usize, round_s: usize) -> Consist
     ConsistencyAnalysis {
         scores: score(&x, window_s),
         stalls: stalls(&x),
-        levels: performance_levels(&x[from..]),
+        // A second with no more I/Os than one queue's worth is a stall ending.
+        levels: performance_levels(&x[from..], stall_iops(steps)),
         burst,
         steady: pts_verdict(&rounds),
         rounds,

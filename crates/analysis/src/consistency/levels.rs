@@ -43,7 +43,10 @@ pub struct Level {
 /// The distinct performance levels of a per-second IOPS series, lowest first.
 ///
 /// Method: zero seconds are left out (they are stalls, see
-/// [`super::stalls`]). The remaining seconds are taken as ln(IOPS), so that
+/// [`super::stalls`]), and so are seconds with at most `stall_iops` I/Os: pass
+/// the queue depth, since a second in which only the queue that was waiting
+/// through a stall came back (32 I/Os at QD32) is the end of a stall, not a
+/// state the drive sustains. The remaining seconds are taken as ln(IOPS), so that
 /// levels are compared by ratio, not difference, and a Gaussian kernel density
 /// estimate with a fixed bandwidth of [`LEVEL_BANDWIDTH_LN`] (≈ 4 %) is
 /// evaluated on a grid of 1/8 bandwidth (samples are linearly binned onto the
@@ -63,12 +66,12 @@ pub struct Level {
 /// less than about 20 % merge into one, a steady drive with a few per cent of
 /// noise is one level, and random bumps in a sparse tail are never levels.
 /// Empty when no second has I/O.
-pub fn performance_levels(iops_per_s: &[f64]) -> Vec<Level> {
-    // (ln IOPS, IOPS) of the non-zero seconds, sorted.
+pub fn performance_levels(iops_per_s: &[f64], stall_iops: f64) -> Vec<Level> {
+    // (ln IOPS, IOPS) of the seconds with more than a stall's I/O, sorted.
     let mut pts: Vec<(f64, f64)> = iops_per_s
         .iter()
         .map(|&x| clean(x))
-        .filter(|&x| x > 0.0)
+        .filter(|&x| x > stall_iops.max(0.0))
         .map(|x| (x.ln(), x))
         .collect();
     pts.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -259,7 +262,7 @@ mod tests {
         for seed in 0..20 {
             for n in [400, 3600] {
                 let s = steady(seed, n, 30_000.0, 0.03);
-                let levels = performance_levels(&s);
+                let levels = performance_levels(&s, 0.0);
                 assert_eq!(levels.len(), 1, "seed {seed} n {n}: {levels:?}");
                 assert_close(levels[0].centre_iops, 30_000.0, 0.02);
                 assert_eq!(levels[0].seconds, n);
@@ -270,7 +273,7 @@ mod tests {
             let s: Vec<f64> = (0..400)
                 .map(|_| 30_000.0 * (1.0 + 0.06 * (rng.f64() - 0.5)))
                 .collect();
-            assert_eq!(performance_levels(&s).len(), 1, "uniform seed {seed}");
+            assert_eq!(performance_levels(&s, 0.0).len(), 1, "uniform seed {seed}");
         }
     }
 
@@ -279,7 +282,7 @@ mod tests {
         for seed in 0..20 {
             for n in [400, 3600] {
                 let s = steady(seed, n, 20_000.0, 0.15);
-                let levels = performance_levels(&s);
+                let levels = performance_levels(&s, 0.0);
                 assert_eq!(levels.len(), 1, "seed {seed} n {n}: {levels:?}");
             }
         }
@@ -295,7 +298,7 @@ mod tests {
         ];
         for seed in 0..10 {
             let s = hopping(seed, 3600, &truth, 0.04);
-            let levels = performance_levels(&s);
+            let levels = performance_levels(&s, 0.0);
             assert_eq!(levels.len(), 4, "seed {seed}: {levels:?}");
             for (l, &(iops, _)) in levels.iter().zip(&truth) {
                 assert_close(l.centre_iops, iops, 0.03);
@@ -341,7 +344,7 @@ mod tests {
             }
             s[200..203].fill(0.0);
             let zeros = s.iter().filter(|&&x| x == 0.0).count();
-            let levels = performance_levels(&s);
+            let levels = performance_levels(&s, 0.0);
             if levels.len() == 4 {
                 found += 1;
             }
@@ -358,7 +361,7 @@ mod tests {
             s[i] = 0.0;
         }
         let zeros = s.iter().filter(|&&x| x == 0.0).count();
-        let levels = performance_levels(&s);
+        let levels = performance_levels(&s, 0.0);
         assert_eq!(levels.len(), 2, "{levels:?}");
         assert_close(levels[0].centre_iops, 8_000.0, 0.03);
         assert_close(levels[1].centre_iops, 24_000.0, 0.03);
@@ -379,11 +382,11 @@ mod tests {
                 noisy(&mut rng, iops, 0.03)
             })
             .collect();
-        assert_eq!(performance_levels(&s).len(), 2);
+        assert_eq!(performance_levels(&s, 0.0).len(), 2);
         for x in s.iter_mut().skip(1).step_by(100) {
             *x = noisy(&mut rng, 3_000.0, 0.03);
         }
-        let levels = performance_levels(&s);
+        let levels = performance_levels(&s, 0.0);
         assert_eq!(levels.len(), 2, "{levels:?}");
         // The rare seconds join the nearest level: its low bound shows them.
         assert!(levels[0].low_iops < 4_000.0);
@@ -393,21 +396,39 @@ mod tests {
     #[test]
     fn close_levels_merge_far_levels_split() {
         let s = hopping(11, 3600, &[(10_000.0, 1.0), (11_000.0, 1.0)], 0.03);
-        assert_eq!(performance_levels(&s).len(), 1);
+        assert_eq!(performance_levels(&s, 0.0).len(), 1);
         let s = hopping(11, 3600, &[(10_000.0, 1.0), (13_000.0, 1.0)], 0.03);
-        assert_eq!(performance_levels(&s).len(), 2);
+        assert_eq!(performance_levels(&s, 0.0).len(), 2);
     }
 
     #[test]
     fn degenerate_inputs() {
-        assert!(performance_levels(&[]).is_empty());
-        assert!(performance_levels(&[0.0, 0.0, f64::NAN]).is_empty());
-        let levels = performance_levels(&[500.0; 10]);
+        assert!(performance_levels(&[], 0.0).is_empty());
+        assert!(performance_levels(&[0.0, 0.0, f64::NAN], 0.0).is_empty());
+        let levels = performance_levels(&[500.0; 10], 0.0);
         assert_eq!(levels.len(), 1);
         assert_close(levels[0].centre_iops, 500.0, 1e-9);
         assert_eq!((levels[0].low_iops, levels[0].high_iops), (500.0, 500.0));
-        let levels = performance_levels(&[7.0]);
+        let levels = performance_levels(&[7.0], 0.0);
         assert_eq!(levels.len(), 1);
         assert_eq!(levels[0].seconds, 1);
+    }
+
+    #[test]
+    fn a_queue_coming_back_after_a_stall_is_not_a_level() {
+        // A drive at 8 000 IOPS that stalls every few seconds; the second after each
+        // stall completes only the QD32 queue that waited through it.
+        let mut s = Vec::new();
+        for i in 0..600 {
+            s.push(match i % 5 {
+                3 => 0.0,
+                4 => 32.0,
+                _ => 8_000.0 + (i % 7) as f64 * 50.0,
+            });
+        }
+        assert_eq!(performance_levels(&s, 0.0).len(), 2, "counted as a level");
+        let levels = performance_levels(&s, 32.0);
+        assert_eq!(levels.len(), 1, "{levels:?}");
+        assert!(levels[0].median_iops > 7_900.0);
     }
 }
