@@ -262,6 +262,11 @@ impl Bundle {
         self.save()
     }
 
+    /// How many steps of the plan are saved as finished.
+    pub fn finished_steps(&self) -> usize {
+        self.doc.steps.iter().filter(|s| s.status.finished()).count()
+    }
+
     /// The saved record of the plan step `index`, if any.
     pub fn step(&self, index: usize) -> Option<&StepRecord> {
         self.doc.steps.iter().find(|s| s.index == index)

@@ -196,12 +196,7 @@ fn resume(dir: &Path, a: &RunArgs, db: &DbChoice) -> Result<i32, Fail> {
     if bundle.doc.test_file_created {
         session.adopt_test_file();
     }
-    let done = bundle
-        .doc
-        .steps
-        .iter()
-        .filter(|s| s.status.finished())
-        .count();
+    let done = bundle.finished_steps();
     eprintln!(
         "drivelab: resuming {} at step {} of {}",
         dir.display(),
@@ -226,12 +221,7 @@ fn finish(
         step: Mutex::new((0, Bound::Unknown, false)),
     };
     let simulated = session.target().info.kind == TargetKind::Simulated;
-    let done = bundle
-        .doc
-        .steps
-        .iter()
-        .filter(|s| s.status.finished())
-        .count();
+    let done = bundle.finished_steps();
     view.meter
         .say(&view.clock.plan_line(suite.name(), simulated, done));
     let stop = session.stop.clone();
