@@ -394,10 +394,6 @@ fn p50(lat: &Value) -> f64 {
         .unwrap()
 }
 
-fn within(a: f64, b: f64, tol: f64) -> bool {
-    (a / b - 1.0).abs() <= tol
-}
-
 /// Each 512-byte sector of `data` (read back from `base` on the device) carries its own
 /// offset: every write landed where the engine said.
 fn assert_stamps(name: &str, data: &[u8], base: u64) {
