@@ -192,20 +192,28 @@ drivelab io /dev/nbe --rw read --iodepth 8 --size 4M --io_size 100% --continue-o
 drivelab io /dev/nbe --rw read --bs 16k --iodepth 8 --size 4M --io_size 100% --continue-on-error \
     --json /out/nb-cont16.json > /out/nb-cont16.txt 2>&1; echo "nb_cont16_rc=$?" >> $F
 
-# dm-flakey: up 4 s, down 2 s from the table's creation, then (at 7 s) a plain linear
-# table again, so that a slow start of the run cannot meet the next window; a 50 ms
-# dm-delay on top paces the reads (about 20 a second) so that every error is kept.
+# dm-flakey, failing every I/O (up 0 s, down 2 s), swapped in under a running 10 s read
+# for 2 s between two linear tables; a 100 ms dm-delay on top paces the reads (about 10
+# a second) so that every error is kept. Times are the guest's (seconds since boot).
 nullb_create nbf 64; SZ=$(blockdev --getsz /dev/nbf)
-t0=$(now)
-dm_create flakey0 "0 $SZ flakey /dev/nbf 0 4 2" && dm_create flaky "0 $SZ delay /dev/mapper/flakey0 0 50"
-t1=$(now)
-( sleep 7; dmsetup load flakey0 --table "0 $SZ linear /dev/nbf 0" && dmsetup resume flakey0 ) &
-drivelab io /dev/mapper/flaky --rw randread --iodepth 1 --runtime 6 --continue-on-error \
-    --json /out/flaky.json > /out/flaky.txt 2>&1; echo "flaky_rc=$?" >> $F
-t2=$(now); wait
-# When the run started, on the guest's clock: after the launch (t1), and early enough to
-# have lasted its duration before drivelab exited (t2).
-echo "flaky_create_s=$t0" >> $F; echo "flaky_launch_s=$t1" >> $F; echo "flaky_exit_s=$t2" >> $F
+dm_create flakey0 "0 $SZ linear /dev/nbf 0" && dm_create flaky "0 $SZ delay /dev/mapper/flakey0 0 100"
+for d in /sys/block/dm-*; do [ "$(cat $d/dm/name)" = flaky ] && top=${d##*/}; done
+echo "flaky_launch_s=$(now)" >> $F
+drivelab io /dev/mapper/flaky --rw randread --iodepth 1 --runtime 10 --continue-on-error \
+    --json /out/flaky.json > /out/flaky.txt 2>&1 &
+dlpid=$!
+# once reads flow (10 done), a second more of them before the window
+i=0; while [ "$(awk '{print $1}' /sys/block/$top/stat)" -lt 10 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 1
+echo "flaky_down_start_s=$(now)" >> $F
+dmsetup load flakey0 --table "0 $SZ flakey /dev/nbf 0 0 2" && dmsetup resume flakey0
+echo "flaky_down_s=$(now)" >> $F
+sleep 2
+echo "flaky_up_start_s=$(now)" >> $F
+dmsetup load flakey0 --table "0 $SZ linear /dev/nbf 0" && dmsetup resume flakey0
+echo "flaky_up_s=$(now)" >> $F
+wait $dlpid; echo "flaky_rc=$?" >> $F
+echo "flaky_exit_s=$(now)" >> $F
 
 # scsi_debug ignoring every 100th command: the SCSI layer times it out (2 s) and retries.
 modprobe scsi_debug dev_size_mb=64 every_nth=100 opts=4
@@ -297,31 +305,35 @@ exit 0
         );
     }
 
-    // dm-flakey down for 2 s in the middle of a 6 s run: the errors fall in one window of
-    // about 2 s, where the series counts no successful read, and only there.
+    // dm-flakey failing for 2 s in the middle of a 10 s run: the errors fall in that
+    // window, where the series counts no successful read, and only there.
     assert_eq!(f.get("flaky_rc"), "0", "{}", g.text("flaky.txt"));
     let r = g.json("flaky.json");
     assert_eq!(r["status"], "complete");
     let errs = errors_of(&r);
     let n = r["totals"]["error_count"].as_u64().unwrap();
     assert_eq!(n, errs.len() as u64, "every error kept");
-    assert!(n >= 5, "{n} errors in a 2 s window of ~50 ms reads");
+    assert!(n >= 5, "{n} errors in a 2 s window of ~100 ms reads");
+    assert!(errs.iter().all(|e| e["errno"] == EIO), "{errs:?}");
     let at: Vec<f64> = errs.iter().map(|e| secs(&e["at_ns"])).collect();
     let (first, last) = (at[0], *at.last().unwrap());
-    assert!(errs.iter().all(|e| e["errno"] == EIO), "{errs:?}");
+    // The guest's clock around the swaps of the tables and the run.
+    let t = |k: &str| f.num::<f64>(&format!("flaky_{k}_s"));
+    let (down0, down1, up0, up1) = (t("down_start"), t("down"), t("up_start"), t("up"));
+    let (launch, exit) = (t("launch"), t("exit"));
+    // The window as long as flakey was in (give or take a read: 0.5 s at each end).
+    let (shortest, longest) = (up0 - down1, up1 - down0);
     assert!(
-        (1.2..=2.6).contains(&(last - first)),
-        "errors from {first:.2} s to {last:.2} s: not one 2 s window"
+        last - first >= shortest - 1.0 && last - first <= longest + 0.5,
+        "errors from {first:.2} s to {last:.2} s for a window of {shortest:.2}-{longest:.2} s"
     );
-    // flakey's window opens 4 s after its table was made (between t0 and the launch);
-    // the run started after the launch and early enough to end before the exit (t2):
-    // so the window opens between t0 + 4 - (t2 - lasted) and 4 s of the run.
-    let (t0, t2): (f64, f64) = (f.num("flaky_create_s"), f.num("flaky_exit_s"));
+    // And where it was: the run started after the launch, and early enough to last
+    // its duration before drivelab exited.
     let lasted = secs(&r["duration_ns"]) + secs(&r["drain_ns"]);
-    let (open_min, open_max) = (t0 + 4.0 - (t2 - lasted), 4.0);
+    let (origin_min, origin_max) = (launch, exit - lasted);
     assert!(
-        first >= open_min - 0.5 && first <= open_max + 0.5,
-        "window opens at {first:.2} s of the run, expected {open_min:.2}-{open_max:.2} s"
+        first >= down0 - origin_max - 0.5 && first <= down1 - origin_min + 0.5,
+        "first error at {first:.2} s of the run; flakey in {down0:.2}-{down1:.2} s, run from {origin_min:.2}-{origin_max:.2} s (guest clock)"
     );
     // Whole seconds of the series: none inside the window has a successful read, and
     // every one clear of it (a second of margin: the clocks differ) has some.
@@ -380,10 +392,6 @@ fn p50(lat: &Value) -> f64 {
         .unwrap()["value_ns"]
         .as_f64()
         .unwrap()
-}
-
-fn within(a: f64, b: f64, tol: f64) -> bool {
-    (a / b - 1.0).abs() <= tol
 }
 
 /// Each 512-byte sector of `data` (read back from `base` on the device) carries its own
@@ -511,7 +519,7 @@ exit 0
         assert_eq!(data.len(), 32 << 20, "{name}");
         assert_stamps(name, &data, base);
     }
-    // Deep random reads keep the queue full in both io_uring modes.
+    // Deep random reads keep the queue deep in both io_uring modes.
     for (name, workers) in [("nvme-read", false), ("dm-workers-read", true)] {
         let r = ok(name);
         assert_eq!(
@@ -522,7 +530,8 @@ exit 0
         );
         let t = &r["totals"];
         assert!(t["read"]["ops"].as_u64().unwrap() > 100, "{name}: {t}");
-        assert!(t["avg_inflight"].as_f64().unwrap() > 16.0, "{name}: {t}");
+        // (workers mode waits for a quarter of the queue per look)
+        assert!(t["avg_inflight"].as_f64().unwrap() > 8.0, "{name}: {t}");
     }
 }
 
