@@ -213,8 +213,8 @@ pub struct IoArgs {
     #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = switch)]
     pub registerfiles: Option<bool>,
     /// io_uring: submit once this many I/Os are ready; 1 submits each I/O at once
-    /// [default: automatic — a tenth of the iodepth at a time, unless the target
-    /// completes most of the queue between two looks (memory), then all together].
+    /// [default: automatic — the whole refill with the wait for the next completion,
+    /// so that the iodepth asked is the iodepth held].
     #[arg(long = "iodepth_batch_submit", alias = "iodepth-batch-submit", value_parser = positive, allow_hyphen_values = true)]
     pub iodepth_batch_submit: Option<u32>,
 }

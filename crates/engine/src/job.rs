@@ -132,6 +132,13 @@ impl<'a> Job<'a> {
         self.window_start_ns = at_ns;
     }
 
+    /// Whether an I/O prepared earlier may still be issued at `now_ns` (before the
+    /// deadline, not stopped).
+    #[inline(always)]
+    pub fn may_issue(&self, now_ns: u64) -> bool {
+        now_ns < self.deadline_ns && !self.stop.stopped()
+    }
+
     /// Whether writes need fresh content per I/O.
     pub fn per_write_data(&self) -> bool {
         self.data.per_write()

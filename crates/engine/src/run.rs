@@ -312,6 +312,8 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         }
     }
     let unwritten = unwritten_in_span(w, target);
+    // Write content's pool is made before the clock starts too: making it is no I/O.
+    let pool = DataPool::new(w.data, w.max_bs(), w.randseed, w.writes());
     // io_uring asks the target how it takes I/O before the clock starts.
     let mut uring = match (w.ioengine, target.file()) {
         (IoEngine::IoUring, Some(f)) if !is_model => Some(UringBackend::prepare(f, w)),
@@ -337,7 +339,6 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         user: opts.stop,
         abort: AtomicBool::new(false),
     };
-    let pool = DataPool::new(w.data, w.max_bs(), w.randseed, w.writes());
     let min_bs = w.min_bs() as u64;
     let mut jobs: Vec<Job<'_>> = (0..w.numjobs)
         .map(|j| {
