@@ -375,16 +375,20 @@ mod tests {
             .unwrap()
     }
 
+    /// A new, empty read-write file `name` in `dir`.
+    fn new_file(dir: &std::path::Path, name: &str) -> File {
+        File::options()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(dir.join(name))
+            .unwrap()
+    }
+
     #[test]
     fn a_sparse_file_shows_only_what_was_written() {
         let dir = tempfile::tempdir().unwrap();
-        let f = File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(dir.path().join("sparse"))
-            .unwrap();
+        let f = new_file(dir.path(), "sparse");
         f.set_len(1 << 20).unwrap();
         assert_eq!(written(&f, 0, 1 << 20), 0, "a file of holes");
         f.write_all_at(&[7u8; 65536], 256 << 10).unwrap();
@@ -399,13 +403,7 @@ mod tests {
     #[test]
     fn fallocated_extents_are_not_written_data() {
         let dir = tempfile::tempdir().unwrap();
-        let f = File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(dir.path().join("fallocated"))
-            .unwrap();
+        let f = new_file(dir.path(), "fallocated");
         fallocate(&f, 1 << 20).unwrap();
         // Only FIEMAP tells unwritten extents from data (tmpfs, say, has none).
         if let Ok(w) = written_bytes_fiemap(&f, 0, 1 << 20) {
