@@ -9,6 +9,7 @@
 
 mod block;
 mod file;
+pub mod identity;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -51,6 +52,10 @@ pub struct TargetInfo {
     pub created_by_drivelab: bool,
     /// For simulated targets: the model's identity.
     pub simulated: Option<ModelInfo>,
+    /// Where the block device (a file's: the one under its filesystem) sits: transport,
+    /// the chain down to the hardware, the link and the queue depth it accepts.
+    #[serde(default)]
+    pub device: Option<identity::DeviceIdentity>,
 }
 
 impl TargetInfo {
@@ -70,6 +75,7 @@ impl TargetInfo {
             in_memory: None,
             created_by_drivelab: false,
             simulated: None,
+            device: None,
         }
     }
 }
