@@ -13,12 +13,13 @@ struct Meter(u32);
 impl SensorSource for Meter {
     fn sample(&mut self, at_ns: u64) -> Vec<SensorReading> {
         self.0 += 1;
-        vec![SensorReading {
-            name: "power".into(),
-            unit: "watt".into(),
-            value: 5.0 + 0.1 * (self.0 - 1) as f64,
+        vec![SensorReading::new(
+            "power",
+            "watt",
+            Some(5.0 + 0.1 * (self.0 - 1) as f64),
             at_ns,
-        }]
+            "meter",
+        )]
     }
 }
 
@@ -57,7 +58,8 @@ fn attached_sensors_are_sampled_every_interval() {
             .find(|s| s.name == "power")
             .unwrap_or_else(|| panic!("interval {i} has no power reading"));
         assert_eq!(p.unit, "watt");
-        assert!(p.value > prev, "a fresh sample each interval");
+        let v = p.value.expect("a value");
+        assert!(v > prev, "a fresh sample each interval");
         if i > 0 {
             let gap = p.at_ns - prev_at;
             assert!(
@@ -65,7 +67,7 @@ fn attached_sensors_are_sampled_every_interval() {
                 "one sample per 100 ms interval: {gap} ns"
             );
         }
-        (prev, prev_at) = (p.value, p.at_ns);
+        (prev, prev_at) = (v, p.at_ns);
     }
     // The sources are given back to the target after the run.
     assert_eq!(t.sensors().len(), 1);

