@@ -9,6 +9,7 @@
 //! NVMe SMART, a USB power meter) plug in.
 
 pub mod hwmon;
+pub mod nvme;
 
 use std::path::Path;
 
@@ -68,6 +69,10 @@ pub fn discover(
     for s in hwmon::find(&id.sensor_dirs) {
         found.push(Box::new(s));
     }
-    let _ = (sys_root, dev_root);
+    if let Some(ctrl) = &id.nvme_controller {
+        if let Some(s) = nvme::SmartSource::open(sys_root, dev_root, ctrl) {
+            found.push(Box::new(s));
+        }
+    }
     found
 }
