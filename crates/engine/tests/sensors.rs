@@ -72,3 +72,95 @@ fn attached_sensors_are_sampled_every_interval() {
     // The sources are given back to the target after the run.
     assert_eq!(t.sensors().len(), 1);
 }
+
+/// A hwmon source whose temperature file disappears at its `break_at`-th sample (by
+/// count, not time: the test does not depend on the machine's speed).
+struct Breaking {
+    inner: drivelab_engine::sensor::hwmon::HwmonSource,
+    samples: u32,
+    break_at: u32,
+    file: std::path::PathBuf,
+}
+
+impl SensorSource for Breaking {
+    fn sample(&mut self, at_ns: u64) -> Vec<SensorReading> {
+        self.samples += 1;
+        if self.samples == self.break_at {
+            std::fs::remove_file(&self.file).unwrap();
+        }
+        self.inner.sample(at_ns)
+    }
+}
+
+fn value(rec: &drivelab_engine::series::IntervalRecord, name: &str) -> Option<f64> {
+    let r = rec.sensors.iter().find(|s| s.name == name).expect(name);
+    assert_eq!(r.source, "hwmon:drivetemp");
+    r.value
+}
+
+#[test]
+fn hwmon_values_land_in_the_series_and_a_channel_lost_mid_run_is_null() {
+    let d = tempfile::tempdir().unwrap();
+    let hw = d.path().join("hwmon7");
+    std::fs::create_dir(&hw).unwrap();
+    std::fs::write(hw.join("name"), "drivetemp\n").unwrap();
+    std::fs::write(hw.join("temp1_input"), "41000\n").unwrap();
+    std::fs::write(hw.join("power1_input"), "3500000\n").unwrap();
+    let inner = drivelab_engine::sensor::hwmon::HwmonSource::open(&hw).unwrap();
+    let mut t = Target::open(
+        TargetSpec::Null { capacity: 1 << 30 },
+        &OpenOptions::default(),
+    )
+    .unwrap();
+    t.add_sensor(Box::new(Breaking {
+        inner,
+        samples: 0,
+        break_at: 4,
+        file: hw.join("temp1_input"),
+    }));
+    let req = WorkloadRequest {
+        rw: RwMode::RandRead,
+        runtime_ns: Some(2_000_000_000),
+        log_interval_ns: 100_000_000,
+        ..WorkloadRequest::default()
+    };
+    let w = run::resolve(&req, &t.info).unwrap();
+    let stop = AtomicBool::new(false);
+    let opts = RunOptions {
+        stop: &stop,
+        progress: None,
+    };
+    let r = run::run(&w, &mut t, &opts).unwrap();
+    assert_eq!(
+        r.measured.status,
+        drivelab_engine::result::RunStatus::Complete
+    );
+    let recs: Vec<_> = r
+        .measured
+        .series
+        .records
+        .iter()
+        .filter(|rec| !rec.sensors.is_empty())
+        .collect();
+    assert!(recs.len() >= 5, "{} intervals with samples", recs.len());
+    let temps: Vec<Option<f64>> = recs.iter().map(|rec| value(rec, "temperature")).collect();
+    // 41.0 °C until the file went, null after, never a 0 in its place.
+    let lost = temps
+        .iter()
+        .position(Option::is_none)
+        .expect("lost mid-run");
+    assert!(lost >= 1, "{temps:?}");
+    assert!(temps[..lost].iter().all(|&v| v == Some(41.0)), "{temps:?}");
+    assert!(temps[lost..].iter().all(Option::is_none), "{temps:?}");
+    // The other channel goes on.
+    assert!(recs.iter().all(|rec| value(rec, "power") == Some(3.5)));
+    let js = serde_json::to_value(recs.last().unwrap()).unwrap();
+    let t = js["sensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "temperature")
+        .unwrap()
+        .clone();
+    assert!(t["value"].is_null() && t["unit"] == "celsius", "{t}");
+}

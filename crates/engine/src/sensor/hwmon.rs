@@ -21,8 +21,8 @@ struct Channel {
     input: PathBuf,
     /// The current (mA) to multiply a voltage (mV) by: a power computed from a pair.
     current: Option<PathBuf>,
-    /// What one unit of the file is in `unit`.
-    scale: f64,
+    /// What the file's value is divided by to be in `unit` (exactly: 41000 m°C is 41 °C).
+    divisor: f64,
 }
 
 /// The hwmon devices in or under the folders `dirs` (`DIR/hwmonN` or
@@ -103,7 +103,7 @@ impl HwmonSource {
                 unit: "celsius",
                 input: p,
                 current: None,
-                scale: 1e-3,
+                divisor: 1e3,
             });
         }
         for p in numbered(dir, "power", "_input") {
@@ -113,7 +113,7 @@ impl HwmonSource {
                 unit: "watt",
                 input: p,
                 current: None,
-                scale: 1e-6,
+                divisor: 1e6,
             });
         }
         channels.extend(voltage_current_pairs(dir));
@@ -136,7 +136,7 @@ fn voltage_current_pairs(dir: &Path) -> Vec<Channel> {
                 unit: "watt",
                 input: p,
                 current: Some(curr),
-                scale: 1e-6,
+                divisor: 1e6,
             })
         })
         .collect()
@@ -153,7 +153,7 @@ impl Channel {
             Some(c) => read_f64(c)?,
             None => 1.0,
         };
-        Some(v * factor * self.scale)
+        Some(v * factor / self.divisor)
     }
 }
 
