@@ -164,3 +164,61 @@ fn hwmon_values_land_in_the_series_and_a_channel_lost_mid_run_is_null() {
         .clone();
     assert!(t["value"].is_null() && t["unit"] == "celsius", "{t}");
 }
+
+/// A null target as if it sat behind a USB 2 link (60 MB/s at most).
+fn behind_usb2() -> Target {
+    use drivelab_engine::target::identity::{DeviceIdentity, Link};
+    let mut t = Target::open(
+        TargetSpec::Null { capacity: 1 << 30 },
+        &OpenOptions::default(),
+    )
+    .unwrap();
+    let mut id = DeviceIdentity::default();
+    id.disk = "sdz".into();
+    id.transport = "usb-bot".into();
+    id.link = Some(Link {
+        kind: "usb".into(),
+        pcie_current_gt_per_s: None,
+        pcie_current_width_lanes: None,
+        pcie_max_gt_per_s: None,
+        pcie_max_width_lanes: None,
+        sata_gbit_per_s: None,
+        usb_mbit_per_s: Some(480.0),
+        full_duplex: false,
+        ceiling_bytes_per_s: Some(60e6),
+    });
+    t.info.device = Some(id);
+    t
+}
+
+#[test]
+fn a_run_faster_than_its_link_says_so() {
+    let mut t = behind_usb2();
+    let req = WorkloadRequest {
+        rw: RwMode::Read,
+        bs: vec![drivelab_engine::spec::BsShare {
+            bytes: 1 << 20,
+            percent: 100,
+        }],
+        runtime_ns: Some(300_000_000),
+        ..WorkloadRequest::default()
+    };
+    let w = run::resolve(&req, &t.info).unwrap();
+    let stop = AtomicBool::new(false);
+    let opts = RunOptions {
+        stop: &stop,
+        progress: None,
+    };
+    let r = run::run(&w, &mut t, &opts).unwrap();
+    // The null target answers at memory speed: far above 60 MB/s.
+    assert!(r.measured.totals.read.bytes_per_s > 60e6);
+    let n = r.measured.notes.join(" ");
+    assert!(
+        n.contains("Faster than the link allows") && n.contains("USB 480 Mb/s"),
+        "{n}"
+    );
+    // Without a known link there is nothing to compare with.
+    t.info.device = None;
+    let r = run::run(&w, &mut t, &opts).unwrap();
+    assert!(!r.measured.notes.join(" ").contains("Faster than the link"));
+}
