@@ -252,6 +252,8 @@ fn assert_device(g: &lab::GuestRun, label: &str, transport: &str) {
             assert_eq!(link["kind"], "usb", "{d}");
             assert_eq!(link["usb_mbit_per_s"], f.num::<f64>("usb_speed"), "{d}");
             assert_eq!(link["usb_mbit_per_s"], 5000.0, "{d}");
+            // Bulk-only runs one command at a time: reads and writes share the link.
+            assert_eq!(link["full_duplex"], transport == "usb-uas", "{d}");
             let bridge = d["chain"]
                 .as_array()
                 .unwrap()

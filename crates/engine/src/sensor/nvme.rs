@@ -42,9 +42,10 @@ fn u128_at(b: &[u8], off: usize) -> u128 {
     u128::from_le_bytes(b[off..off + 16].try_into().expect("16 bytes"))
 }
 
-/// Kelvin to °C; 0 K means "not reported".
+/// Kelvin to °C (in hundredths, so that 323 K is exactly 49.85 °C); 0 K means "not
+/// reported".
 fn celsius(k: u16) -> Option<f64> {
-    (k > 0).then_some(k as f64 - 273.15)
+    (k > 0).then_some((k as f64 * 100.0 - 27315.0) / 100.0)
 }
 
 impl SmartLog {

@@ -336,11 +336,17 @@ fn nvme_controller(dev: &Path) -> Option<PathBuf> {
 fn pcie_link(pci: &Path) -> Link {
     let mut l = Link::new("pcie", true);
     l.pcie_current_gt_per_s = read(pci.join("current_link_speed")).and_then(|s| leading_f64(&s));
-    l.pcie_current_width_lanes = read_num(pci.join("current_link_width"));
+    l.pcie_current_width_lanes = lanes(pci.join("current_link_width"));
     l.pcie_max_gt_per_s = read(pci.join("max_link_speed")).and_then(|s| leading_f64(&s));
-    l.pcie_max_width_lanes = read_num(pci.join("max_link_width"));
+    l.pcie_max_width_lanes = lanes(pci.join("max_link_width"));
     l.ceiling_bytes_per_s = l.ceiling();
     l
+}
+
+/// A link width; 0 and 255 are what a function with no link of its own (an integrated
+/// endpoint, QEMU's q35 devices) reports: unknown.
+fn lanes(p: PathBuf) -> Option<u32> {
+    read_num(p).filter(|&w: &u32| w > 0 && w < 255)
 }
 
 fn usb_details(id: &mut DeviceIdentity, dev: Option<&Path>) {
@@ -362,7 +368,10 @@ fn usb_details(id: &mut DeviceIdentity, dev: Option<&Path>) {
             .push(link_of("usb_bridge", format!("{v}:{p}"), detail));
     }
     let mbit = read(usb.join("speed")).and_then(|s| leading_f64(&s));
-    let mut l = Link::new("usb", mbit.is_some_and(|m| m >= 5000.0));
+    // SuperSpeed carries both directions at once, but bulk-only transport runs one
+    // command at a time: only UAS reads and writes together.
+    let both = mbit.is_some_and(|m| m >= 5000.0) && id.transport == "usb-uas";
+    let mut l = Link::new("usb", both);
     l.usb_mbit_per_s = mbit;
     l.ceiling_bytes_per_s = l.ceiling();
     id.link = Some(l);

@@ -58,6 +58,7 @@ fn nvme_tree(f: &Fake) {
     f.file(&format!("{ctrl}/transport"), "pcie");
     f.link(&format!("{ctrl}/device"), PCI);
     let ns = format!("{ctrl}/nvme0n1");
+    // (QEMU's q35 NVMe, an integrated endpoint, says "Unknown" and widths 0 and 255.)
     f.block("259:0", &ns, Some(&ctrl));
     f.file(&format!("{ns}/nvme0n1p1/partition"), "1");
     f.block("259:1", &format!("{ns}/nvme0n1p1"), None);
@@ -95,6 +96,20 @@ fn an_nvme_partition_names_its_namespace_controller_and_pcie_link() {
     // 8 GT/s x4, 128b/130b: 3.94 GB/s.
     let c = l.ceiling_bytes_per_s.unwrap();
     assert!((c - 32e9 * 128.0 / 130.0 / 8.0).abs() < 1.0, "{c}");
+}
+
+#[test]
+fn an_integrated_endpoint_has_no_known_link_speed_or_width() {
+    let f = Fake::new();
+    nvme_tree(&f);
+    f.file(&format!("{PCI}/current_link_speed"), "Unknown");
+    f.file(&format!("{PCI}/current_link_width"), "0");
+    f.file(&format!("{PCI}/max_link_width"), "255");
+    let l = f.id(259, 0).link.unwrap();
+    assert_eq!(l.pcie_current_gt_per_s, None);
+    assert_eq!(l.pcie_current_width_lanes, None);
+    assert_eq!(l.pcie_max_width_lanes, None);
+    assert_eq!(l.ceiling_bytes_per_s, None);
 }
 
 #[test]
@@ -156,6 +171,7 @@ fn usb_disks_are_told_apart_by_their_interface_driver() {
     for (driver, transport, speed, depth, duplex) in [
         ("uas", "usb-uas", "10000", 14, true),
         ("usb-storage", "usb-bot", "480", 1, false),
+        ("usb-storage", "usb-bot", "5000", 1, false),
     ] {
         let f = Fake::new();
         usb_tree(&f, driver, speed, &depth.to_string());
