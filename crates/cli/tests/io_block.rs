@@ -310,3 +310,35 @@ fn a_loop_device_records_its_backing_file_and_without_direct_io_is_memory() {
     assert!(why.contains("through the page cache"), "{why}");
     assert!(r["notes"].to_string().contains("Memory, not a drive"));
 }
+
+#[test]
+fn sensors_are_chosen_with_a_known_word_or_refused_before_anything_is_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run_in(
+        dir.path(),
+        &["io", "t.bin", "--size", "1M", "--sensors", "hwmon,smart"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("'smart' is not auto, none or a list of hwmon, nvme"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.path().join("t.bin").exists());
+    for choice in ["none", "hwmon,nvme", "auto"] {
+        let r = run_json(
+            dir.path(),
+            &[
+                "io",
+                "t.bin",
+                "--size",
+                "1M",
+                "--runtime",
+                "0.2",
+                "--sensors",
+                choice,
+            ],
+        );
+        assert_eq!(r["status"], "complete", "{choice}");
+    }
+}

@@ -72,6 +72,8 @@ i=0; while [ ! -e /out/qmp-done-1 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)
 echo "set_s=$(now)" >> $T
 wait $DL; echo "tele_rc=$?" >> $T
 nvme smart-log /dev/nvme0 -o json > /out/smart-after.json
+drivelab io /dev/nvme0n1 --rw randread --io_size 1M --sensors hwmon --json /out/only-hwmon.json > /out/only-hwmon.txt 2>&1
+echo "only_hwmon_rc=$?" >> $T
 "#;
 
 const SET_WARNING: &str = r#"{"execute":"qom-set","arguments":{"path":"/machine/peripheral/nvme0","property":"smart_critical_warning","value":2}}"#;
@@ -343,6 +345,24 @@ fn assert_telemetry(g: &lab::GuestRun) {
     );
     let after = g.json("smart-after.json");
     assert_eq!(after["critical_warning"], 2);
+    // The run said what it would sample; --sensors hwmon leaves the SMART log out.
+    assert!(
+        g.text("tele.txt").contains(
+            "drivelab: sensors: hwmon:nvme (temperature); nvme-smart:nvme0 (SMART / health log)"
+        ),
+        "{}",
+        g.text("tele.txt")
+    );
+    assert_eq!(t.get("only_hwmon_rc"), "0", "{}", g.text("only-hwmon.txt"));
+    let only = g.json("only-hwmon.json");
+    let sources: std::collections::BTreeSet<&str> = only["series"]["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|rec| rec["sensors"].as_array().into_iter().flatten())
+        .map(|s| s["source"].as_str().unwrap())
+        .collect();
+    assert_eq!(sources.into_iter().collect::<Vec<_>>(), ["hwmon:nvme"]);
     // The data read counter as nvme-cli reads it before and after the run.
     let units = |v: &Value| v.as_f64().or_else(|| v.as_str()?.parse().ok()).unwrap() * 512_000.0;
     let dr: Vec<f64> = recs

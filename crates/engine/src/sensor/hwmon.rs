@@ -169,6 +169,10 @@ impl SensorSource for HwmonSource {
         let names: Vec<&str> = self.channels.iter().map(|c| c.name.as_str()).collect();
         format!("{} ({})", self.source, names.join(", "))
     }
+
+    fn kind(&self) -> &'static str {
+        "hwmon"
+    }
 }
 
 #[cfg(test)]

@@ -55,6 +55,32 @@ pub trait SensorSource: Send {
     fn describe(&self) -> String {
         "a sensor".into()
     }
+
+    /// Which kind of source it is, as `--sensors` names it: "hwmon", "nvme" or "other".
+    fn kind(&self) -> &'static str {
+        "other"
+    }
+}
+
+/// The kinds `--sensors` can name besides `auto` and `none`.
+pub const SENSOR_KINDS: [&str; 2] = ["hwmon", "nvme"];
+
+/// The source kinds `choice` keeps: None for all (`auto`), else the listed ones (`none`:
+/// none); an unknown word is an error naming what is accepted.
+pub fn parse_choice(choice: &str) -> Result<Option<Vec<String>>, String> {
+    match choice.trim() {
+        "auto" => return Ok(None),
+        "none" => return Ok(Some(Vec::new())),
+        _ => {}
+    }
+    let kinds: Vec<String> = choice.split(',').map(|k| k.trim().to_string()).collect();
+    match kinds.iter().find(|k| !SENSOR_KINDS.contains(&k.as_str())) {
+        Some(bad) => Err(format!(
+            "'{bad}' is not auto, none or a list of {}",
+            SENSOR_KINDS.join(", ")
+        )),
+        None => Ok(Some(kinds)),
+    }
 }
 
 /// The drive's own sensors, found through sysfs under `sys_root` (normally `/sys`),
@@ -75,4 +101,21 @@ pub fn discover(
         }
     }
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_choice;
+
+    #[test]
+    fn sensor_choices() {
+        assert_eq!(parse_choice("auto"), Ok(None));
+        assert_eq!(parse_choice("none"), Ok(Some(vec![])));
+        assert_eq!(
+            parse_choice("hwmon, nvme"),
+            Ok(Some(vec!["hwmon".into(), "nvme".into()]))
+        );
+        let e = parse_choice("hwmon,smart").unwrap_err();
+        assert!(e.contains("'smart'") && e.contains("hwmon, nvme"), "{e}");
+    }
 }

@@ -181,6 +181,10 @@ impl SensorSource for SmartSource {
     fn describe(&self) -> String {
         format!("{} (SMART / health log)", self.source)
     }
+
+    fn kind(&self) -> &'static str {
+        "nvme"
+    }
 }
 
 #[cfg(test)]

@@ -270,6 +270,16 @@ impl Target {
         }
     }
 
+    /// Keep only the attached sources `choice` names (`--sensors`: `auto`, `none`, or a
+    /// comma list of `hwmon`, `nvme`).
+    pub fn select_sensors(&mut self, choice: &str) -> Result<(), String> {
+        let kinds = crate::sensor::parse_choice(choice).map_err(|e| format!("--sensors: {e}"))?;
+        if let Some(kinds) = kinds {
+            self.sensors.retain(|s| kinds.iter().any(|k| k == s.kind()));
+        }
+        Ok(())
+    }
+
     /// What the attached sources read, one line each (for a line at the start of a run).
     pub fn sensor_sources(&self) -> Vec<String> {
         self.sensors.iter().map(|s| s.describe()).collect()
