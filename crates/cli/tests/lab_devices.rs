@@ -52,31 +52,38 @@ fn trimmed(v: &Value) -> &str {
 
 /// The NVMe drive's telemetry during an 8 s run, with the SMART log and hwmon as the
 /// guest reads them, and a critical warning the host sets (QMP) in the middle of the run
-/// once drivelab's reads reach the drive.
+/// once it has begun.
 const TELEMETRY: &str = r#"
 T=/out/tele.facts
 for h in /sys/class/hwmon/hwmon*; do
     [ "$(cat $h/name)" = nvme ] && echo "hwmon_temp1=$(cat $h/temp1_input)" >> $T
 done
+drivelab io /dev/nvme0n1 --rw randread --io_size 1M --sensors hwmon --json /out/only-hwmon.json > /out/only-hwmon.txt 2>&1
+echo "only_hwmon_rc=$?" >> $T
 nvme smart-log /dev/nvme0 -o json > /out/smart-before.json
-reads() { nvme smart-log /dev/nvme0 -o json | tr -d ' 
-' | grep -o '"host_read_commands":"\{0,1\}[0-9]*' | grep -o '[0-9]*$'; }
-r0=$(reads)
 echo "launch_s=$(now)" >> $T
-drivelab io /dev/nvme0n1 --rw randread --iodepth 4 --runtime 8 --json /out/tele.json > /out/tele.txt 2>&1 &
+# --ioengine null: the target is opened and its sensors sampled, but no I/O reaches it.
+# QEMU 7.2's controller, with the warning set and SMART reads coming in, has been seen
+# to stop completing I/O until the kernel times it out and resets it (30 s and more).
+drivelab io /dev/nvme0n1 --rw randread --ioengine null --runtime 8 --json /out/tele.json > /out/tele.txt 2>&1 &
 DL=$!
-i=0; while [ "$(reads)" -le $((r0 + 200)) ] && [ $i -lt 300 ]; do sleep 0.2; i=$((i + 1)); done
+# Once the run has begun (its first line is printed as it starts), and a bit more.
+i=0; while ! grep -q "drivelab: sensors" /out/tele.txt && [ $i -lt 300 ]; do sleep 0.2; i=$((i + 1)); done
 sleep 2
 : > /out/qmp-want-1
 i=0; while [ ! -e /out/qmp-done-1 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 echo "set_s=$(now)" >> $T
 wait $DL; echo "tele_rc=$?" >> $T
 nvme smart-log /dev/nvme0 -o json > /out/smart-after.json
-drivelab io /dev/nvme0n1 --rw randread --io_size 1M --sensors hwmon --json /out/only-hwmon.json > /out/only-hwmon.txt 2>&1
-echo "only_hwmon_rc=$?" >> $T
+# The warning cleared again (QEMU's controller has been seen to stall its I/O queue
+# for a kernel timeout after one); the guest's log kept for a look.
+: > /out/qmp-want-2
+i=0; while [ ! -e /out/qmp-done-2 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+dmesg > /out/dmesg.txt
 "#;
 
 const SET_WARNING: &str = r#"{"execute":"qom-set","arguments":{"path":"/machine/peripheral/nvme0","property":"smart_critical_warning","value":2}}"#;
+const CLEAR_WARNING: &str = r#"{"execute":"qom-set","arguments":{"path":"/machine/peripheral/nvme0","property":"smart_critical_warning","value":0}}"#;
 
 #[test]
 fn identity_link_and_telemetry_of_nvme_sata_and_usb_disks() {
@@ -95,7 +102,7 @@ nvme id-ns /dev/nvme0n1 -o json > /out/id-ns.json
         &["nvme:1G", "sata:256M", "usb-bot:128M", "usb-uas:192M"],
         &script,
         600,
-        &[SET_WARNING],
+        &[SET_WARNING, CLEAR_WARNING],
     );
     assert_eq!(g.rc, 0, "{}", g.log());
     for (label, transport, bytes, rotational, serial) in [

@@ -240,6 +240,7 @@ pub fn data_bytes_seek(f: &File, offset: u64, len: u64) -> io::Result<u64> {
 const NVME_IOCTL_ADMIN_CMD: libc::c_ulong = 0xC048_4E41;
 /// Get Log Page, an admin command that only reads.
 const NVME_ADMIN_GET_LOG_PAGE: u8 = 0x02;
+const NVME_LOG_RAE: u32 = 1 << 15;
 
 /// struct nvme_passthru_cmd (linux/nvme_ioctl.h), as the admin ioctl takes it.
 #[repr(C)]
@@ -281,8 +282,10 @@ pub fn nvme_get_log_page(f: &File, lid: u8, buf: &mut [u8]) -> io::Result<()> {
         nsid: 0xFFFF_FFFF,
         addr: buf.as_mut_ptr() as u64,
         data_len: buf.len() as u32,
-        // NUMDL (dwords less one) in the upper half, the log page id in the lower byte.
-        cdw10: ((dwords as u32 - 1) << 16) | lid as u32,
+        // NUMDL (dwords less one) in the upper half, the log page id in the lower byte,
+        // and RAE (bit 15, retain asynchronous event): reading the log must not
+        // acknowledge an event the kernel's driver is waiting for.
+        cdw10: ((dwords as u32 - 1) << 16) | NVME_LOG_RAE | lid as u32,
         ..NvmeAdminCmd::default()
     };
     // SAFETY: the ioctl reads the 72-byte command from `cmd` (repr(C), the kernel's
