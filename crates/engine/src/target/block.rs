@@ -298,6 +298,11 @@ pub(super) fn open(path: &Path, opts: &OpenOptions) -> Result<Target, TargetErro
     }
     info.device =
         super::identity::identify(Path::new("/sys"), libc::major(rdev), libc::minor(rdev));
+    // A USB disk the kernel knows no serial of (bulk-only: no VPD page) has its
+    // descriptor's.
+    if info.serial.is_none() {
+        info.serial = info.device.as_ref().and_then(|d| d.usb_serial.clone());
+    }
     // A partition lives where its disk does.
     info.in_memory = if canon.join("partition").exists() {
         canon.parent().and_then(|disk| {

@@ -41,6 +41,10 @@ pub struct DeviceIdentity {
     /// The NVMe controller (e.g. "nvme0"), whose character device takes admin commands.
     #[serde(skip)]
     pub(crate) nvme_controller: Option<String>,
+    /// A USB disk's serial number from its device descriptor (the only one a bulk-only
+    /// disk has: usb-storage reads no VPD page).
+    #[serde(skip)]
+    pub(crate) usb_serial: Option<String>,
 }
 
 /// One device in the chain.
@@ -367,6 +371,7 @@ fn usb_details(id: &mut DeviceIdentity, dev: Option<&Path>) {
         id.chain
             .push(link_of("usb_bridge", format!("{v}:{p}"), detail));
     }
+    id.usb_serial = read(usb.join("serial"));
     let mbit = read(usb.join("speed")).and_then(|s| leading_f64(&s));
     // SuperSpeed carries both directions at once, but bulk-only transport runs one
     // command at a time: only UAS reads and writes together.

@@ -155,6 +155,7 @@ fn usb_tree(f: &Fake, driver: &str, speed: &str, depth: &str) {
     f.file(&format!("{usb}/idProduct"), "0578");
     f.file(&format!("{usb}/manufacturer"), "JMicron");
     f.file(&format!("{usb}/product"), "USB to SATA bridge");
+    f.file(&format!("{usb}/serial"), "DD5641988392F");
     let intf = format!("{usb}/2-2:1.0");
     f.link(
         &format!("{intf}/driver"),
@@ -180,6 +181,7 @@ fn usb_disks_are_told_apart_by_their_interface_driver() {
         assert_eq!(id.device_queue_depth, Some(depth));
         assert_eq!(kinds(&id), [transport, "usb_bridge"]);
         assert_eq!(id.chain[1].name, "152d:0578");
+        assert_eq!(id.usb_serial.as_deref(), Some("DD5641988392F"));
         assert_eq!(
             id.chain[1].detail.as_deref(),
             Some("JMicron USB to SATA bridge")
