@@ -99,6 +99,14 @@ pub struct TargetArgs {
     /// while the device or a partition of it is mounted, swap or held.
     #[arg(long, value_name = "DEVICE")]
     pub destructive: Option<PathBuf>,
+    /// The drive's sensors sampled every interval: auto (all found), none, or a comma
+    /// list of hwmon (temperatures, power) and nvme (the SMART / health log).
+    #[arg(long, value_name = "auto|none|hwmon,nvme", default_value = "auto", value_parser = sensor_choice)]
+    pub sensors: String,
+}
+
+fn sensor_choice(s: &str) -> Result<String, String> {
+    drivelab_engine::sensor::parse_choice(s).map(|_| s.to_string())
 }
 
 #[derive(Args, Debug, Clone)]

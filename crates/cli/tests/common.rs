@@ -79,6 +79,11 @@ impl Loop {
         drop(f);
         let sector = sector.to_string();
         let mut args = vec!["-f", "--show", "--sector-size", &sector];
+        // A disk-backed loop device reads its file directly, as a drive would be read:
+        // without, the page cache answers and drivelab calls it memory.
+        if under != "/dev/shm" {
+            args.push("--direct-io=on");
+        }
         if partitions {
             args.push("-P");
         }

@@ -277,3 +277,68 @@ fn a_read_only_peak_sweep_needs_no_destructive_even_when_mounted() {
     assert!(stderr(&o).contains("--destructive"), "{}", stderr(&o));
     drop(m);
 }
+
+#[test]
+fn a_loop_device_records_its_backing_file_and_without_direct_io_is_memory() {
+    let lo = Loop::new(16 << 20, false);
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_json(dir.path(), &["io", &lo.dev, "--runtime", "0.3"]);
+    let d = &r["target"]["device"];
+    assert_eq!(d["transport"], "loop", "{d}");
+    assert_eq!(d["loop_direct_io"], true, "{d}");
+    assert_eq!(d["chain"][0]["kind"], "loop");
+    assert_eq!(d["chain"][0]["name"], lo.dev.trim_start_matches("/dev/"));
+    assert_eq!(d["chain"][1]["kind"], "backing_file");
+    let backing = d["chain"][1]["name"].as_str().unwrap().to_string();
+    assert!(backing.ends_with("disk.img"), "{backing}");
+    // The device under the backing file's filesystem follows (this machine's disk).
+    assert!(d["chain"].as_array().unwrap().len() > 2, "{d}");
+    assert!(r["target"]["in_memory"].is_null());
+    // The same file through a loop device without direct I/O: the page cache answers.
+    let o = std::process::Command::new("losetup")
+        .args(["-f", "--show", "--direct-io=off", &backing])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let cached = String::from_utf8(o.stdout).unwrap().trim().to_string();
+    let r = run_json(dir.path(), &["io", &cached, "--runtime", "0.3"]);
+    let _ = std::process::Command::new("losetup")
+        .args(["-d", &cached])
+        .status();
+    assert_eq!(r["target"]["device"]["loop_direct_io"], false);
+    let why = r["target"]["in_memory"].as_str().unwrap_or_default();
+    assert!(why.contains("through the page cache"), "{why}");
+    assert!(r["notes"].to_string().contains("Memory, not a drive"));
+}
+
+#[test]
+fn sensors_are_chosen_with_a_known_word_or_refused_before_anything_is_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run_in(
+        dir.path(),
+        &["io", "t.bin", "--size", "1M", "--sensors", "hwmon,smart"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("'smart' is not auto, none or a list of hwmon, nvme"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.path().join("t.bin").exists());
+    for choice in ["none", "hwmon,nvme", "auto"] {
+        let r = run_json(
+            dir.path(),
+            &[
+                "io",
+                "t.bin",
+                "--size",
+                "1M",
+                "--runtime",
+                "0.2",
+                "--sensors",
+                choice,
+            ],
+        );
+        assert_eq!(r["status"], "complete", "{choice}");
+    }
+}

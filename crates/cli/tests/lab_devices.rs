@@ -30,6 +30,16 @@ facts() {
         echo "scheduler=$(cat $b/queue/scheduler)"
         echo "bytes=$(( $(cat $b/size) * 512 ))"
         echo "queue_depth=$(cat $b/device/queue_depth 2>/dev/null || cat $b/queue/nr_requests)"
+        echo "nr_requests=$(cat $b/queue/nr_requests)"
+        # The link: the SATA port's negotiated speed, the USB device's, the PCIe function's.
+        p=$(readlink -f $b/device)
+        a=$(echo "$p" | grep -o '/ata[0-9]*/' | head -1 | tr -d /)
+        [ -n "$a" ] && echo "sata_spd=$(cat /sys/class/ata_link/link${a#ata}/sata_spd)"
+        u=$(echo "$p" | sed -nE 's#(.*/usb[0-9]+/[0-9]+-[0-9.]+)/.*#\1#p')
+        [ -n "$u" ] && echo "usb_speed=$(cat $u/speed)" && echo "usb_ids=$(cat $u/idVendor):$(cat $u/idProduct)"
+        case $n in nvme*) pci=$(readlink -f $b/device/device)
+            echo "pcie_speed=$(cat $pci/current_link_speed 2>/dev/null)"
+            echo "pcie_width=$(cat $pci/current_link_width 2>/dev/null)" ;; esac
     } > $f
     drivelab io "$2" --rw randread --iodepth 8 --io_size 1M --json /out/$1.json > /out/$1.txt 2>&1
     echo "drivelab_rc=$?" >> $f
@@ -40,10 +50,45 @@ fn trimmed(v: &Value) -> &str {
     v.as_str().map(str::trim).unwrap_or("")
 }
 
+/// The NVMe drive's telemetry during an 8 s run, with the SMART log and hwmon as the
+/// guest reads them, and a critical warning the host sets (QMP) in the middle of the run
+/// once it has begun.
+const TELEMETRY: &str = r#"
+T=/out/tele.facts
+for h in /sys/class/hwmon/hwmon*; do
+    [ "$(cat $h/name)" = nvme ] && echo "hwmon_temp1=$(cat $h/temp1_input)" >> $T
+done
+drivelab io /dev/nvme0n1 --rw randread --io_size 1M --sensors hwmon --json /out/only-hwmon.json > /out/only-hwmon.txt 2>&1
+echo "only_hwmon_rc=$?" >> $T
+nvme smart-log /dev/nvme0 -o json > /out/smart-before.json
+echo "launch_s=$(now)" >> $T
+# --ioengine null: the target is opened and its sensors sampled, but no I/O reaches it.
+# QEMU 7.2's controller, with the warning set and SMART reads coming in, has been seen
+# to stop completing I/O until the kernel times it out and resets it (30 s and more).
+drivelab io /dev/nvme0n1 --rw randread --ioengine null --runtime 8 --json /out/tele.json > /out/tele.txt 2>&1 &
+DL=$!
+# Once the run has begun (its first line is printed as it starts), and a bit more.
+i=0; while ! grep -q "drivelab: sensors" /out/tele.txt && [ $i -lt 300 ]; do sleep 0.2; i=$((i + 1)); done
+sleep 2
+: > /out/qmp-want-1
+i=0; while [ ! -e /out/qmp-done-1 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+echo "set_s=$(now)" >> $T
+wait $DL; echo "tele_rc=$?" >> $T
+nvme smart-log /dev/nvme0 -o json > /out/smart-after.json
+# The warning cleared again (QEMU's controller has been seen to stall its I/O queue
+# for a kernel timeout after one); the guest's log kept for a look.
+: > /out/qmp-want-2
+i=0; while [ ! -e /out/qmp-done-2 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+dmesg > /out/dmesg.txt
+"#;
+
+const SET_WARNING: &str = r#"{"execute":"qom-set","arguments":{"path":"/machine/peripheral/nvme0","property":"smart_critical_warning","value":2}}"#;
+const CLEAR_WARNING: &str = r#"{"execute":"qom-set","arguments":{"path":"/machine/peripheral/nvme0","property":"smart_critical_warning","value":0}}"#;
+
 #[test]
-fn identity_of_nvme_sata_and_usb_disks_matches_sysfs_and_nvme_cli() {
+fn identity_link_and_telemetry_of_nvme_sata_and_usb_disks() {
     let script = format!(
-        "{DISK_FACTS}{}",
+        "{DISK_FACTS}{}{TELEMETRY}exit 0\n",
         r#"
 facts nvme "$(disks_by_transport nvme)"
 facts sata "$(disks_by_transport sata)"
@@ -51,13 +96,13 @@ facts bot "$(disks_by_transport usb-storage)"
 facts uas "$(disks_by_transport uas)"
 nvme id-ctrl /dev/nvme0 -o json > /out/id-ctrl.json
 nvme id-ns /dev/nvme0n1 -o json > /out/id-ns.json
-exit 0
 "#
     );
-    let g = lab::run(
+    let g = lab::run_with_qmp(
         &["nvme:1G", "sata:256M", "usb-bot:128M", "usb-uas:192M"],
         &script,
         600,
+        &[SET_WARNING, CLEAR_WARNING],
     );
     assert_eq!(g.rc, 0, "{}", g.log());
     for (label, transport, bytes, rotational, serial) in [
@@ -113,15 +158,11 @@ exit 0
                 assert_eq!(trimmed(&t["serial"]), s, "{label}");
             }
             // Behind usb-storage the kernel has no serial (no VPD page 0x80, no wwid);
-            // the one QEMU was given is only in the USB device's descriptor, which
-            // drivelab does not read yet.
+            // the one QEMU was given is in the USB device's descriptor, where drivelab
+            // reads it.
             None => {
                 assert_eq!(f.get("serial"), "", "{label}");
-                assert!(
-                    t["serial"].is_null() || trimmed(&t["serial"]) == "LABBOT0",
-                    "{label}: {}",
-                    t["serial"]
-                );
+                assert_eq!(trimmed(&t["serial"]), "LABBOT0", "{label}");
             }
         }
         // 1 MiB of 4 KiB reads, whatever the speed of the emulation.
@@ -145,11 +186,198 @@ exit 0
         ns["nsze"].as_u64().unwrap() * lba_bytes
     );
     // The queue depth each device accepts differs by transport (NCQ 32 on SATA, 1 on
-    // usb-storage); drivelab does not record it yet, the guest's view is kept here.
+    // usb-storage, 14 on QEMU's UAS).
     let qd = |l: &str| g.facts(&format!("{l}.facts")).num::<u32>("queue_depth");
     assert_eq!(qd("sata"), 32);
     assert_eq!(qd("bot"), 1);
     assert!(qd("uas") > 1);
+    for (label, transport) in [
+        ("nvme", "nvme"),
+        ("sata", "sata"),
+        ("bot", "usb-bot"),
+        ("uas", "usb-uas"),
+    ] {
+        assert_device(&g, label, transport);
+    }
+    assert_telemetry(&g);
+}
+
+/// drivelab's device identity of the disk `label` against the guest's sysfs.
+fn assert_device(g: &lab::GuestRun, label: &str, transport: &str) {
+    let f = g.facts(&format!("{label}.facts"));
+    let r = g.json(&format!("{label}.json"));
+    let d = &r["target"]["device"];
+    assert_eq!(d["transport"], transport, "{label}: {d}");
+    assert_eq!(
+        d["disk"],
+        f.get("dev").trim_start_matches("/dev/"),
+        "{label}"
+    );
+    assert_eq!(
+        d["block_nr_requests"],
+        f.num::<u64>("nr_requests"),
+        "{label}"
+    );
+    let link = &d["link"];
+    let lead = |s: &str| s.split_whitespace().next().unwrap().parse::<f64>().ok();
+    match transport {
+        "nvme" => {
+            assert_eq!(d["nvme_transport"], "pcie", "{d}");
+            assert!(d["device_queue_depth"].is_null(), "{d}");
+            let kinds: Vec<&str> = d["chain"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["kind"].as_str().unwrap())
+                .collect();
+            assert_eq!(&kinds[..2], ["nvme", "nvme_controller"], "{d}");
+            match f.opt("pcie_speed").and_then(lead) {
+                Some(gt) => {
+                    assert_eq!(link["pcie_current_gt_per_s"], gt, "{d}");
+                    assert_eq!(
+                        link["pcie_current_width_lanes"],
+                        f.num::<u64>("pcie_width"),
+                        "{d}"
+                    );
+                }
+                None => assert!(
+                    link.is_null() || link["ceiling_bytes_per_s"].is_null(),
+                    "{d}"
+                ),
+            }
+        }
+        "sata" => {
+            assert_eq!(d["device_queue_depth"], 32, "{d}");
+            assert_eq!(link["kind"], "sata", "{d}");
+            let spd = f.opt("sata_spd").and_then(lead);
+            assert_eq!(link["sata_gbit_per_s"].as_f64(), spd, "{d}");
+        }
+        _ => {
+            assert_eq!(d["device_queue_depth"], f.num::<u64>("queue_depth"), "{d}");
+            assert_eq!(link["kind"], "usb", "{d}");
+            assert_eq!(link["usb_mbit_per_s"], f.num::<f64>("usb_speed"), "{d}");
+            assert_eq!(link["usb_mbit_per_s"], 5000.0, "{d}");
+            // Bulk-only runs one command at a time: reads and writes share the link.
+            assert_eq!(link["full_duplex"], transport == "usb-uas", "{d}");
+            let bridge = d["chain"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["kind"] == "usb_bridge");
+            assert_eq!(bridge.unwrap()["name"], f.get("usb_ids"), "{d}");
+        }
+    }
+    // An emulated disk is far slower than its link: no ceiling note.
+    assert!(
+        !has_note(&r, "Faster than the link"),
+        "{label}: {}",
+        r["notes"]
+    );
+}
+
+/// The value of the reading `name` from a source starting with `source` in one interval.
+fn reading(rec: &Value, name: &str, source: &str) -> Option<f64> {
+    rec["sensors"]
+        .as_array()?
+        .iter()
+        .find(|s| s["name"] == name && s["source"].as_str().unwrap_or("").starts_with(source))?
+        ["value"]
+        .as_f64()
+}
+
+/// A temperature from nvme-cli's JSON (kelvin in nvme-cli 2, celsius before).
+fn cli_celsius(v: &Value) -> f64 {
+    let t = v.as_f64().unwrap();
+    if t > 200.0 {
+        t - 273.15
+    } else {
+        t
+    }
+}
+
+/// The NVMe drive's temperatures and SMART log in drivelab's series against hwmon and
+/// nvme-cli, and the critical warning the host set during the run.
+fn assert_telemetry(g: &lab::GuestRun) {
+    let t = g.facts("tele.facts");
+    assert_eq!(t.get("tele_rc"), "0", "{}", g.text("tele.txt"));
+    assert!(
+        g.text("qmp-1.log").contains("\"return\""),
+        "{}",
+        g.text("qmp-1.log")
+    );
+    let r = g.json("tele.json");
+    let recs = r["series"]["records"].as_array().unwrap();
+    assert!(recs.len() >= 6, "{} intervals", recs.len());
+    let hwmon = t.num::<f64>("hwmon_temp1") / 1000.0;
+    let before = g.json("smart-before.json");
+    let smart = cli_celsius(&before["temperature"]);
+    for (i, rec) in recs.iter().enumerate() {
+        let hw = reading(rec, "temperature", "hwmon:nvme");
+        assert!(
+            hw.is_some_and(|v| (v - hwmon).abs() < 1e-6),
+            "interval {i}: hwmon {hw:?}, the guest read {hwmon}"
+        );
+        let sm = reading(rec, "temperature", "nvme-smart:nvme0");
+        assert!(
+            sm.is_some_and(|v| (v - smart).abs() < 1e-6),
+            "interval {i}: SMART {sm:?}, nvme-cli {smart}"
+        );
+        assert!(
+            within(hw.unwrap(), sm.unwrap(), 0.01),
+            "hwmon and SMART agree"
+        );
+    }
+    // The warning: clear at first, set from some interval on and never cleared again,
+    // and seen within an interval or two of the host setting it.
+    let cw: Vec<f64> = recs
+        .iter()
+        .map(|rec| reading(rec, "critical_warning", "nvme-smart").expect("critical_warning"))
+        .collect();
+    let first = cw
+        .iter()
+        .position(|&v| v == 2.0)
+        .unwrap_or_else(|| panic!("never set: {cw:?}"));
+    assert!(first > 0, "set before the run began: {cw:?}");
+    assert!(cw[..first].iter().all(|&v| v == 0.0), "{cw:?}");
+    assert!(cw[first..].iter().all(|&v| v == 2.0), "{cw:?}");
+    let set_after_launch = t.num::<f64>("set_s") - t.num::<f64>("launch_s");
+    let seen = secs(&recs[first]["start_ns"]);
+    assert!(
+        seen <= set_after_launch + 3.0,
+        "set {set_after_launch:.1} s after launch, seen at {seen:.1} s of the run"
+    );
+    let after = g.json("smart-after.json");
+    assert_eq!(after["critical_warning"], 2);
+    // The run said what it would sample; --sensors hwmon leaves the SMART log out.
+    assert!(
+        g.text("tele.txt").contains(
+            "drivelab: sensors: hwmon:nvme (temperature); nvme-smart:nvme0 (SMART / health log)"
+        ),
+        "{}",
+        g.text("tele.txt")
+    );
+    assert_eq!(t.get("only_hwmon_rc"), "0", "{}", g.text("only-hwmon.txt"));
+    let only = g.json("only-hwmon.json");
+    let sources: std::collections::BTreeSet<&str> = only["series"]["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|rec| rec["sensors"].as_array().into_iter().flatten())
+        .map(|s| s["source"].as_str().unwrap())
+        .collect();
+    assert_eq!(sources.into_iter().collect::<Vec<_>>(), ["hwmon:nvme"]);
+    // The data read counter as nvme-cli reads it before and after the run.
+    let units = |v: &Value| v.as_f64().or_else(|| v.as_str()?.parse().ok()).unwrap() * 512_000.0;
+    let dr: Vec<f64> = recs
+        .iter()
+        .map(|rec| reading(rec, "data_read", "nvme-smart").unwrap())
+        .collect();
+    assert!(dr.windows(2).all(|w| w[0] <= w[1]), "{dr:?}");
+    assert!(dr[0] >= units(&before["data_units_read"]), "{dr:?}");
+    assert!(
+        *dr.last().unwrap() <= units(&after["data_units_read"]),
+        "{dr:?}"
+    );
 }
 
 /// Linux errnos (x86-64) the devices give.

@@ -634,6 +634,13 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         data,
         error_count,
     };
+    notes.extend(info.device.as_ref().and_then(|d| {
+        crate::target::identity::link_ceiling_note(
+            d,
+            totals.read.bytes_per_s,
+            totals.write.bytes_per_s,
+        )
+    }));
     Ok(RunResult {
         schema_version: SCHEMA_VERSION,
         tool: Tool::current(),

@@ -64,7 +64,8 @@ pub struct IntervalRecord {
     pub all: IntervalDir,
     /// Bytes written since the start of the run, up to the end of this interval.
     pub cum_write_bytes: u64,
-    /// Sensor values sampled during the interval (the last sample of each name).
+    /// Sensor values sampled during the interval (the last sample of each name from
+    /// each source).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sensors: Vec<SensorReading>,
 }
@@ -213,7 +214,10 @@ impl Aggregator {
             let hi = lo + self.interval_ns;
             let mut latest: Vec<SensorReading> = Vec::new();
             for s in g.sensors.iter().filter(|s| s.at_ns >= lo && s.at_ns < hi) {
-                match latest.iter_mut().find(|l| l.name == s.name) {
+                match latest
+                    .iter_mut()
+                    .find(|l| l.name == s.name && l.source == s.source)
+                {
                     Some(l) => *l = s.clone(),
                     None => latest.push(s.clone()),
                 }

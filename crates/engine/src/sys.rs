@@ -236,6 +236,78 @@ pub fn data_bytes_seek(f: &File, offset: u64, len: u64) -> io::Result<u64> {
     Ok(data)
 }
 
+/// NVME_IOCTL_ADMIN_CMD: _IOWR('N', 0x41, struct nvme_admin_cmd), 72 bytes.
+const NVME_IOCTL_ADMIN_CMD: libc::c_ulong = 0xC048_4E41;
+/// Get Log Page, an admin command that only reads.
+const NVME_ADMIN_GET_LOG_PAGE: u8 = 0x02;
+const NVME_LOG_RAE: u32 = 1 << 15;
+
+/// struct nvme_passthru_cmd (linux/nvme_ioctl.h), as the admin ioctl takes it.
+#[repr(C)]
+#[derive(Default)]
+struct NvmeAdminCmd {
+    opcode: u8,
+    flags: u8,
+    rsvd1: u16,
+    nsid: u32,
+    cdw2: u32,
+    cdw3: u32,
+    metadata: u64,
+    addr: u64,
+    metadata_len: u32,
+    data_len: u32,
+    cdw10: u32,
+    cdw11: u32,
+    cdw12: u32,
+    cdw13: u32,
+    cdw14: u32,
+    cdw15: u32,
+    timeout_ms: u32,
+    result: u32,
+}
+
+const _: () = assert!(std::mem::size_of::<NvmeAdminCmd>() == 72);
+
+/// Read the controller-wide log page `lid` of the NVMe controller open as `f` (its
+/// character device, /dev/nvmeN) into `buf`: Get Log Page (02h) through the admin
+/// passthrough ioctl. `buf` holds a whole number of dwords, at most 4 KiB. Read-only:
+/// no other command is ever sent.
+pub fn nvme_get_log_page(f: &File, lid: u8, buf: &mut [u8]) -> io::Result<()> {
+    let dwords = buf.len() / 4;
+    if dwords == 0 || !buf.len().is_multiple_of(4) || dwords > 1024 {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    }
+    let mut cmd = NvmeAdminCmd {
+        opcode: NVME_ADMIN_GET_LOG_PAGE,
+        nsid: 0xFFFF_FFFF,
+        addr: buf.as_mut_ptr() as u64,
+        data_len: buf.len() as u32,
+        // NUMDL (dwords less one) in the upper half, the log page id in the lower byte,
+        // and RAE (bit 15, retain asynchronous event): reading the log must not
+        // acknowledge an event the kernel's driver is waiting for.
+        cdw10: ((dwords as u32 - 1) << 16) | NVME_LOG_RAE | lid as u32,
+        ..NvmeAdminCmd::default()
+    };
+    // SAFETY: the ioctl reads the 72-byte command from `cmd` (repr(C), the kernel's
+    // layout, checked above) and the controller writes at most `data_len` bytes to
+    // `addr`, which is `buf`, exclusively borrowed for the call and `data_len` long.
+    let rc = unsafe {
+        libc::ioctl(
+            f.as_raw_fd(),
+            NVME_IOCTL_ADMIN_CMD as _,
+            &mut cmd as *mut NvmeAdminCmd,
+        )
+    };
+    match rc {
+        0 => Ok(()),
+        r if r < 0 => Err(io::Error::last_os_error()),
+        // A positive value is the command's NVMe status.
+        status => Err(io::Error::other(format!(
+            "NVMe Get Log Page {lid:#04x}: status {status:#x}"
+        ))),
+    }
+}
+
 /// Filesystem magic number of the filesystem holding `path` (statfs f_type).
 pub fn fs_magic(path: &Path) -> io::Result<i64> {
     let c = CString::new(path.as_os_str().as_bytes())

@@ -621,12 +621,13 @@ impl DeviceModel for SimDevice {
 
     fn sensors(&self, at_ns: u64) -> Vec<SensorReading> {
         match &self.thermal {
-            Some(th) => vec![SensorReading {
-                name: "temperature".into(),
-                unit: "celsius".into(),
-                value: th.temperature_at(at_ns.max(th.last_ns()), self.energy_j()),
+            Some(th) => vec![SensorReading::new(
+                "temperature",
+                "celsius",
+                Some(th.temperature_at(at_ns.max(th.last_ns()), self.energy_j())),
                 at_ns,
-            }],
+                "model",
+            )],
             None => Vec::new(),
         }
     }

@@ -419,7 +419,7 @@ fn dramless_preset_stalls_for_whole_seconds_once_spare_area_is_used_up() {
 #[test]
 fn thermal_throttling_engages_under_sustained_writes_and_releases_when_idle() {
     let mut dev = drivelab_sim::parse("sim:nvme-tlc,capacity=32G,slc=100%").unwrap();
-    let idle_temp = dev.sensors(0)[0].value;
+    let idle_temp = dev.sensors(0)[0].value.unwrap();
     let mut off = 0u64;
     let cap = 32u64 << 30;
     let (done, t) = run(&mut dev, 32, 0, |_| {
@@ -468,7 +468,7 @@ fn thermal_throttling_engages_under_sustained_writes_and_releases_when_idle() {
         .unwrap()
         .clone();
     assert!(last[1].as_u64().unwrap() < later);
-    let cool = dev.sensors(later)[0].value;
+    let cool = dev.sensors(later)[0].value.unwrap();
     assert!(
         cool < idle_temp + 2.0,
         "idle {idle_temp:.1} °C, after cooling {cool:.1} °C"

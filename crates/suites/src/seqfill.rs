@@ -67,8 +67,8 @@ impl SeqFill {
 pub fn temperature(readings: &[SensorReading]) -> Option<f64> {
     readings
         .iter()
-        .find(|r| r.name == "temperature")
-        .map(|r| r.value)
+        .find(|r| r.name == "temperature" && r.value.is_some())
+        .and_then(|r| r.value)
 }
 
 impl Suite for SeqFill {

@@ -187,6 +187,12 @@ pub fn run(a: IoArgs) -> Result<i32, Fail> {
             run::refuse_unwritten(&w, session.target()).map_err(|e| session.usage(e))?;
         }
     }
+    let chosen = session.target_mut().select_sensors(&a.target.sensors);
+    chosen.map_err(|e| session.usage(e))?;
+    let sensors = session.target().sensor_sources();
+    if !sensors.is_empty() {
+        eprintln!("drivelab: sensors: {}", sensors.join("; "));
+    }
     meter.start("", Bound::of(&w));
     let stop = session.stop.clone();
     let cb = meter.callback();

@@ -77,6 +77,14 @@ impl Facts {
             .unwrap_or_else(|| panic!("{}: no {key} in {:?}", self.1, self.0))
     }
 
+    /// The value of `key`, if recorded and not empty.
+    pub fn opt(&self, key: &str) -> Option<&str> {
+        self.0
+            .get(key)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    }
+
     pub fn num<T: std::str::FromStr>(&self, key: &str) -> T {
         let v = self.get(key);
         v.parse()
@@ -89,6 +97,14 @@ impl Facts {
 /// (busybox sh; `. /out/lab.sh` gives the helpers, `drivelab` is this build's binary)
 /// and power off; `timeout_s` bounds the boot's wall-clock time (QEMU is killed after it).
 pub fn run(devices: &[&str], script: &str, timeout_s: u64) -> GuestRun {
+    run_with_qmp(devices, script, timeout_s, &[])
+}
+
+/// [`run`], answering the guest's requests for host-side QMP commands: when the guest
+/// creates `/out/qmp-want-N` (N from 1), `qmp[N-1]` (one QMP command, JSON) is sent to
+/// QEMU, its reply written to `/out/qmp-N.log`, then `/out/qmp-done-N` is created, which
+/// the guest waits for (e.g. to set an NVMe critical warning in the middle of a run).
+pub fn run_with_qmp(devices: &[&str], script: &str, timeout_s: u64, qmp: &[&str]) -> GuestRun {
     let dir = tempfile::Builder::new()
         .prefix("drivelab-lab-test.")
         .tempdir_in("/var/tmp")
@@ -108,8 +124,23 @@ pub fn run(devices: &[&str], script: &str, timeout_s: u64) -> GuestRun {
         .arg(&script_file)
         .arg("-q")
         .args(devices)
-        .output()
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .unwrap_or_else(|e| panic!("{} runs: {e}", runner.display()));
+    let mut child = o;
+    let mut next = 0;
+    while child.try_wait().ok().flatten().is_none() {
+        if next < qmp.len() && path.join(format!("qmp-want-{}", next + 1)).exists() {
+            let reply = qmp_command(&path.join("qmp.sock"), qmp[next])
+                .unwrap_or_else(|e| format!("QMP failed: {e}"));
+            std::fs::write(path.join(format!("qmp-{}.log", next + 1)), reply).unwrap();
+            std::fs::write(path.join(format!("qmp-done-{}", next + 1)), "").unwrap();
+            next += 1;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let o = child.wait_with_output().unwrap();
     let rc = o.status.code().unwrap_or(-1);
     let run = GuestRun {
         rc,
@@ -129,4 +160,30 @@ pub fn run(devices: &[&str], script: &str, timeout_s: u64) -> GuestRun {
 fn tail(s: &str, n: usize) -> String {
     let lines: Vec<&str> = s.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// Send one QMP command to the QEMU listening on `sock`; its reply (JSON).
+fn qmp_command(sock: &Path, cmd: &str) -> std::io::Result<String> {
+    use std::io::{BufRead, BufReader, Write};
+    let s = std::os::unix::net::UnixStream::connect(sock)?;
+    s.set_read_timeout(Some(std::time::Duration::from_secs(30)))?;
+    let mut r = BufReader::new(s.try_clone()?);
+    let mut w = s;
+    let mut line = String::new();
+    r.read_line(&mut line)?; // the greeting
+    let mut reply = String::new();
+    for c in [r#"{"execute":"qmp_capabilities"}"#, cmd] {
+        writeln!(w, "{c}")?;
+        // Events may come before the reply.
+        loop {
+            reply.clear();
+            if r.read_line(&mut reply)? == 0 {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+            if !reply.contains("\"event\"") {
+                break;
+            }
+        }
+    }
+    Ok(reply)
 }

@@ -27,12 +27,11 @@ pub(super) fn logical_block_size(dev: u64) -> Option<u32> {
 }
 
 /// Why the block device `name` (sysfs directory `sys`) lives in memory, if it does: a
-/// loop device over a file on tmpfs or ramfs, zram, a RAM disk (brd) or pmem.
+/// loop device over a file on tmpfs or ramfs or reading its file through the page cache,
+/// zram, a RAM disk (brd) or pmem.
 fn memory_backing(name: &str, sys: &Path) -> Option<String> {
     if name.starts_with("loop") {
-        let b = read_trim(sys.join("loop/backing_file"))?;
-        let (fs, mem) = super::fs_name(crate::sys::fs_magic(Path::new(&b)).ok()?);
-        mem.then(|| format!("{name} is backed by {b} on {fs}, which lives in memory"))
+        loop_memory_backing(name, sys)
     } else if name.starts_with("zram") {
         Some(format!("{name} is a compressed RAM disk (zram)"))
     } else if name.starts_with("ram") {
@@ -42,6 +41,23 @@ fn memory_backing(name: &str, sys: &Path) -> Option<String> {
     } else {
         None
     }
+}
+
+/// A loop device over a file in memory, or one reading its file without direct I/O
+/// (`loop/dio` 0): then the page cache, not the drive under the file, answers.
+fn loop_memory_backing(name: &str, sys: &Path) -> Option<String> {
+    let b = read_trim(sys.join("loop/backing_file"))?;
+    if let Ok(magic) = crate::sys::fs_magic(Path::new(&b)) {
+        let (fs, mem) = super::fs_name(magic);
+        if mem {
+            return Some(format!(
+                "{name} is backed by {b} on {fs}, which lives in memory"
+            ));
+        }
+    }
+    (read_trim(sys.join("loop/dio")).as_deref() == Some("0")).then(|| {
+        format!("{name} reads its backing file {b} through the page cache (no direct I/O: loop/dio is 0)")
+    })
 }
 
 /// [`memory_backing`] of the disk holding device number `dev` (a filesystem's device:
@@ -279,6 +295,13 @@ pub(super) fn open(path: &Path, opts: &OpenOptions) -> Result<Target, TargetErro
         }
     } else if name.starts_with("zram") {
         info.model.get_or_insert("Linux zram".into());
+    }
+    info.device =
+        super::identity::identify(Path::new("/sys"), libc::major(rdev), libc::minor(rdev));
+    // A USB disk the kernel knows no serial of (bulk-only: no VPD page) has its
+    // descriptor's.
+    if info.serial.is_none() {
+        info.serial = info.device.as_ref().and_then(|d| d.usb_serial.clone());
     }
     // A partition lives where its disk does.
     info.in_memory = if canon.join("partition").exists() {

@@ -206,6 +206,13 @@ fn info_for(path: &Path, f: &File, created: bool) -> TargetInfo {
             info.in_memory = Some(format!("the file is on {name} on a disk in memory: {why}"));
         }
     }
+    info.device = md.as_ref().and_then(|m| {
+        super::identity::identify(
+            Path::new("/sys"),
+            libc::major(m.dev()),
+            libc::minor(m.dev()),
+        )
+    });
     info.created_by_drivelab = created;
     info
 }

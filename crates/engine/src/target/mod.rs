@@ -9,6 +9,7 @@
 
 mod block;
 mod file;
+pub mod identity;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -51,6 +52,10 @@ pub struct TargetInfo {
     pub created_by_drivelab: bool,
     /// For simulated targets: the model's identity.
     pub simulated: Option<ModelInfo>,
+    /// Where the block device (a file's: the one under its filesystem) sits: transport,
+    /// the chain down to the hardware, the link and the queue depth it accepts.
+    #[serde(default)]
+    pub device: Option<identity::DeviceIdentity>,
 }
 
 impl TargetInfo {
@@ -70,6 +75,7 @@ impl TargetInfo {
             in_memory: None,
             created_by_drivelab: false,
             simulated: None,
+            device: None,
         }
     }
 }
@@ -264,6 +270,21 @@ impl Target {
         }
     }
 
+    /// Keep only the attached sources `choice` names (`--sensors`: `auto`, `none`, or a
+    /// comma list of `hwmon`, `nvme`).
+    pub fn select_sensors(&mut self, choice: &str) -> Result<(), String> {
+        let kinds = crate::sensor::parse_choice(choice).map_err(|e| format!("--sensors: {e}"))?;
+        if let Some(kinds) = kinds {
+            self.sensors.retain(|s| kinds.iter().any(|k| k == s.kind()));
+        }
+        Ok(())
+    }
+
+    /// What the attached sources read, one line each (for a line at the start of a run).
+    pub fn sensor_sources(&self) -> Vec<String> {
+        self.sensors.iter().map(|s| s.describe()).collect()
+    }
+
     /// Lend the attached sources to a run (given back with [`Target::return_sensors`]).
     pub(crate) fn take_sensors(&mut self) -> Vec<Box<dyn SensorSource>> {
         std::mem::take(&mut self.sensors)
@@ -389,7 +410,7 @@ fn open_path(path: &Path, opts: &OpenOptions) -> Result<Target, TargetError> {
                     parent.display()
                 )));
             }
-            file::create(path, opts)
+            file::create(path, opts).map(with_drive_sensors)
         }
         Err(e) => Err(TargetError(format!("target {shown}: {e}"))),
         Ok(md) => {
@@ -402,9 +423,9 @@ fn open_path(path: &Path, opts: &OpenOptions) -> Result<Target, TargetError> {
                 )));
             }
             if ft.is_block_device() {
-                block::open(path, opts)
+                block::open(path, opts).map(with_drive_sensors)
             } else if ft.is_file() {
-                file::open_existing(path, opts)
+                file::open_existing(path, opts).map(with_drive_sensors)
             } else {
                 Err(TargetError(format!(
                     "target {shown} is neither a regular file nor a block device"
@@ -412,6 +433,15 @@ fn open_path(path: &Path, opts: &OpenOptions) -> Result<Target, TargetError> {
             }
         }
     }
+}
+
+/// Attach the sensors of the drive under a path target (its hwmon devices, an NVMe
+/// controller's SMART log), found through sysfs.
+fn with_drive_sensors(mut t: Target) -> Target {
+    if let Some(id) = &t.info.device {
+        t.sensors = crate::sensor::discover(Path::new("/sys"), Path::new("/dev"), id);
+    }
+    t
 }
 
 /// Whether `dir` is on devtmpfs (/dev): a path there that does not exist is a device

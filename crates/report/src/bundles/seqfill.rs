@@ -25,8 +25,9 @@ fn temperature(e: &Entry, a: &SeqFillAnalysis) -> Vec<(f64, f64)> {
             if r.ramp {
                 continue;
             }
-            if let Some(t) = r.sensors.iter().find(|s| s.name == "temperature") {
-                pts.push((r.cum_write_bytes as f64 / 1e9, t.value));
+            let t = r.sensors.iter().find(|s| s.name == "temperature");
+            if let Some(v) = t.and_then(|t| t.value) {
+                pts.push((r.cum_write_bytes as f64 / 1e9, v));
             }
         }
     }

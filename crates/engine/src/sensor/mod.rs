@@ -1,0 +1,121 @@
+//! Sensors beside the I/O series: temperature, power and the like.
+//!
+//! A reading is a value with its unit and the time it was taken on the run's clock; the
+//! engine files every reading under the interval its time falls in, so temperature or
+//! power sit in the same series as IOPS and latency. Two kinds of source feed it: a
+//! simulated device's own model (sampled in virtual time at every interval boundary by
+//! the discrete-event backend), and [`SensorSource`]s attached to a target (sampled on a
+//! side thread at every interval boundary of a real run), where real sensors (hwmon,
+//! NVMe SMART, a USB power meter) plug in.
+
+pub mod hwmon;
+pub mod nvme;
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::target::identity::DeviceIdentity;
+
+/// One sensor value at a time on the run's clock.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SensorReading {
+    /// Short name, e.g. "temperature", "power", "critical_warning".
+    pub name: String,
+    /// Unit, e.g. "celsius", "watt", "minutes", "bytes".
+    pub unit: String,
+    /// Null when the sensor could not be read this time (never a made-up 0).
+    pub value: Option<f64>,
+    /// When it was sampled, on the same clock as the I/O timestamps (ns).
+    pub at_ns: u64,
+    /// Where it comes from, e.g. "hwmon:nvme", "nvme-smart:nvme0", "model".
+    #[serde(default)]
+    pub source: String,
+}
+
+impl SensorReading {
+    pub fn new(name: &str, unit: &str, value: Option<f64>, at_ns: u64, source: &str) -> Self {
+        SensorReading {
+            name: name.into(),
+            unit: unit.into(),
+            value,
+            at_ns,
+            source: source.into(),
+        }
+    }
+}
+
+/// A sensor attached to a real target, sampled once per interval during a run.
+pub trait SensorSource: Send {
+    /// Current values, stamped `at_ns` (the run's clock); a reading that cannot be taken
+    /// right now has a null value.
+    fn sample(&mut self, at_ns: u64) -> Vec<SensorReading>;
+
+    /// What it reads, for a line at the start of a run (e.g. "hwmon nvme: 3 channels").
+    fn describe(&self) -> String {
+        "a sensor".into()
+    }
+
+    /// Which kind of source it is, as `--sensors` names it: "hwmon", "nvme" or "other".
+    fn kind(&self) -> &'static str {
+        "other"
+    }
+}
+
+/// The kinds `--sensors` can name besides `auto` and `none`.
+pub const SENSOR_KINDS: [&str; 2] = ["hwmon", "nvme"];
+
+/// The source kinds `choice` keeps: None for all (`auto`), else the listed ones (`none`:
+/// none); an unknown word is an error naming what is accepted.
+pub fn parse_choice(choice: &str) -> Result<Option<Vec<String>>, String> {
+    match choice.trim() {
+        "auto" => return Ok(None),
+        "none" => return Ok(Some(Vec::new())),
+        _ => {}
+    }
+    let kinds: Vec<String> = choice.split(',').map(|k| k.trim().to_string()).collect();
+    match kinds.iter().find(|k| !SENSOR_KINDS.contains(&k.as_str())) {
+        Some(bad) => Err(format!(
+            "'{bad}' is not auto, none or a list of {}",
+            SENSOR_KINDS.join(", ")
+        )),
+        None => Ok(Some(kinds)),
+    }
+}
+
+/// The drive's own sensors, found through sysfs under `sys_root` (normally `/sys`),
+/// character devices under `dev_root` (normally `/dev`): its hwmon devices and, for
+/// NVMe, the SMART / health log of its controller.
+pub fn discover(
+    sys_root: &Path,
+    dev_root: &Path,
+    id: &DeviceIdentity,
+) -> Vec<Box<dyn SensorSource>> {
+    let mut found: Vec<Box<dyn SensorSource>> = Vec::new();
+    for s in hwmon::find(&id.sensor_dirs) {
+        found.push(Box::new(s));
+    }
+    if let Some(ctrl) = &id.nvme_controller {
+        if let Some(s) = nvme::SmartSource::open(sys_root, dev_root, ctrl) {
+            found.push(Box::new(s));
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_choice;
+
+    #[test]
+    fn sensor_choices() {
+        assert_eq!(parse_choice("auto"), Ok(None));
+        assert_eq!(parse_choice("none"), Ok(Some(vec![])));
+        assert_eq!(
+            parse_choice("hwmon, nvme"),
+            Ok(Some(vec!["hwmon".into(), "nvme".into()]))
+        );
+        let e = parse_choice("hwmon,smart").unwrap_err();
+        assert!(e.contains("'smart'") && e.contains("hwmon, nvme"), "{e}");
+    }
+}

@@ -1,0 +1,273 @@
+//! NVMe SMART / Health Information (log page 02h), read from the controller's character
+//! device through the admin passthrough ioctl ([`crate::sys::nvme_get_log_page`]):
+//! composite temperature and sensors 1-8, the critical-warning bits, the time spent
+//! above the warning and critical composite temperatures, the thermal-management
+//! transition counts and times, and the data read and written. Read-only.
+
+use std::fs::File;
+use std::path::Path;
+
+use super::{SensorReading, SensorSource};
+
+/// Log page 02h.
+const SMART_LOG: u8 = 0x02;
+/// An NVMe "data unit": 1000 sectors of 512 bytes.
+const DATA_UNIT_BYTES: f64 = 512_000.0;
+
+/// The fields of the SMART / health log drivelab records (NVMe 1.4, figure 194).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SmartLog {
+    pub critical_warning: u8,
+    pub composite_kelvin: u16,
+    pub data_units_read: u128,
+    pub data_units_written: u128,
+    pub warning_temperature_minutes: u32,
+    pub critical_temperature_minutes: u32,
+    /// Sensors 1-8 in kelvin; 0 where the controller has no such sensor.
+    pub sensors_kelvin: [u16; 8],
+    /// Thermal management temperature 1 and 2: transitions, and seconds spent there.
+    pub thermal_transitions: [u32; 2],
+    pub thermal_seconds: [u32; 2],
+}
+
+fn u16_at(b: &[u8], off: usize) -> u16 {
+    u16::from_le_bytes([b[off], b[off + 1]])
+}
+
+fn u32_at(b: &[u8], off: usize) -> u32 {
+    u32::from_le_bytes(b[off..off + 4].try_into().expect("4 bytes"))
+}
+
+fn u128_at(b: &[u8], off: usize) -> u128 {
+    u128::from_le_bytes(b[off..off + 16].try_into().expect("16 bytes"))
+}
+
+/// Kelvin to °C (in hundredths, so that 323 K is exactly 49.85 °C); 0 K means "not
+/// reported".
+fn celsius(k: u16) -> Option<f64> {
+    (k > 0).then_some((k as f64 * 100.0 - 27315.0) / 100.0)
+}
+
+impl SmartLog {
+    pub fn parse(b: &[u8; 512]) -> SmartLog {
+        let mut sensors_kelvin = [0u16; 8];
+        for (i, s) in sensors_kelvin.iter_mut().enumerate() {
+            *s = u16_at(b, 200 + 2 * i);
+        }
+        SmartLog {
+            critical_warning: b[0],
+            composite_kelvin: u16_at(b, 1),
+            data_units_read: u128_at(b, 32),
+            data_units_written: u128_at(b, 48),
+            warning_temperature_minutes: u32_at(b, 192),
+            critical_temperature_minutes: u32_at(b, 196),
+            sensors_kelvin,
+            thermal_transitions: [u32_at(b, 216), u32_at(b, 220)],
+            thermal_seconds: [u32_at(b, 224), u32_at(b, 228)],
+        }
+    }
+
+    /// The log as (name, unit, value) readings.
+    pub fn values(&self) -> Vec<(String, &'static str, Option<f64>)> {
+        let mut v = vec![
+            (
+                "temperature".to_string(),
+                "celsius",
+                celsius(self.composite_kelvin),
+            ),
+            (
+                "critical_warning".into(),
+                "bitmask",
+                Some(self.critical_warning as f64),
+            ),
+            (
+                "warning_temperature_time".into(),
+                "minutes",
+                Some(self.warning_temperature_minutes as f64),
+            ),
+            (
+                "critical_temperature_time".into(),
+                "minutes",
+                Some(self.critical_temperature_minutes as f64),
+            ),
+        ];
+        for (i, &k) in self.sensors_kelvin.iter().enumerate() {
+            if k > 0 {
+                v.push((
+                    format!("temperature_sensor_{}", i + 1),
+                    "celsius",
+                    celsius(k),
+                ));
+            }
+        }
+        for i in 0..2 {
+            let n = i + 1;
+            let (c, s) = (self.thermal_transitions[i], self.thermal_seconds[i]);
+            v.push((format!("thermal_transitions_{n}"), "count", Some(c as f64)));
+            v.push((format!("thermal_time_{n}"), "seconds", Some(s as f64)));
+        }
+        let bytes = |u: u128| Some(u as f64 * DATA_UNIT_BYTES);
+        v.push(("data_read".into(), "bytes", bytes(self.data_units_read)));
+        v.push((
+            "data_written".into(),
+            "bytes",
+            bytes(self.data_units_written),
+        ));
+        v
+    }
+}
+
+/// The SMART log of one NVMe controller, read at every sample.
+pub struct SmartSource {
+    file: File,
+    source: String,
+    /// What the last good read gave, so that a failed one is the same names, null.
+    names: Vec<(String, &'static str)>,
+}
+
+/// Read the SMART log of the controller open as `f`.
+pub fn read_smart(f: &File) -> std::io::Result<SmartLog> {
+    let mut buf = [0u8; 512];
+    crate::sys::nvme_get_log_page(f, SMART_LOG, &mut buf)?;
+    Ok(SmartLog::parse(&buf))
+}
+
+impl SmartSource {
+    /// The controller `ctrl` ("nvme0"): its character device under `dev_root`, checked
+    /// against the device number sysfs (under `sys_root`) gives it. None when it cannot
+    /// be opened or read (not root, not a PCIe or fabrics controller drivelab can ask).
+    pub fn open(sys_root: &Path, dev_root: &Path, ctrl: &str) -> Option<SmartSource> {
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        let want = std::fs::read_to_string(sys_root.join(format!("class/nvme/{ctrl}/dev"))).ok()?;
+        let path = dev_root.join(ctrl);
+        let file = File::open(&path).ok()?;
+        let m = file.metadata().ok()?;
+        let have = format!("{}:{}", libc::major(m.rdev()), libc::minor(m.rdev()));
+        if !m.file_type().is_char_device() || want.trim() != have {
+            return None;
+        }
+        let log = read_smart(&file).ok()?;
+        Some(SmartSource::with(file, &format!("nvme-smart:{ctrl}"), &log))
+    }
+
+    fn with(file: File, source: &str, first: &SmartLog) -> SmartSource {
+        SmartSource {
+            file,
+            source: source.into(),
+            names: first.values().into_iter().map(|(n, u, _)| (n, u)).collect(),
+        }
+    }
+}
+
+impl SensorSource for SmartSource {
+    fn sample(&mut self, at_ns: u64) -> Vec<SensorReading> {
+        let src = self.source.clone();
+        match read_smart(&self.file) {
+            Ok(log) => {
+                let v = log.values();
+                self.names = v.iter().map(|(n, u, _)| (n.clone(), *u)).collect();
+                v.into_iter()
+                    .map(|(n, u, x)| SensorReading::new(&n, u, x, at_ns, &src))
+                    .collect()
+            }
+            Err(_) => self
+                .names
+                .iter()
+                .map(|(n, u)| SensorReading::new(n, u, None, at_ns, &src))
+                .collect(),
+        }
+    }
+
+    fn describe(&self) -> String {
+        format!("{} (SMART / health log)", self.source)
+    }
+
+    fn kind(&self) -> &'static str {
+        "nvme"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A log page as QEMU 7.2's emulated controller fills it (323 K), with a temperature
+    /// warning set and some thermal history.
+    fn page() -> [u8; 512] {
+        let mut b = [0u8; 512];
+        b[0] = 0x02;
+        b[1..3].copy_from_slice(&323u16.to_le_bytes());
+        b[32..48].copy_from_slice(&1234u128.to_le_bytes());
+        b[48..64].copy_from_slice(&(1u128 << 70).to_le_bytes());
+        b[192..196].copy_from_slice(&17u32.to_le_bytes());
+        b[196..200].copy_from_slice(&3u32.to_le_bytes());
+        b[200..202].copy_from_slice(&310u16.to_le_bytes());
+        b[204..206].copy_from_slice(&300u16.to_le_bytes());
+        b[216..220].copy_from_slice(&5u32.to_le_bytes());
+        b[228..232].copy_from_slice(&90u32.to_le_bytes());
+        b
+    }
+
+    fn get(v: &[(String, &'static str, Option<f64>)], name: &str) -> (&'static str, Option<f64>) {
+        let (_, u, x) = v
+            .iter()
+            .find(|(n, _, _)| n == name)
+            .unwrap_or_else(|| panic!("{name}"));
+        (*u, *x)
+    }
+
+    #[test]
+    fn the_smart_log_is_read_at_the_specs_offsets() {
+        let log = SmartLog::parse(&page());
+        assert_eq!(log.critical_warning, 2);
+        assert_eq!(log.composite_kelvin, 323);
+        assert_eq!(log.sensors_kelvin, [310, 0, 300, 0, 0, 0, 0, 0]);
+        let v = log.values();
+        let (u, t) = get(&v, "temperature");
+        assert_eq!(u, "celsius");
+        assert!((t.unwrap() - 49.85).abs() < 1e-9);
+        assert_eq!(get(&v, "critical_warning"), ("bitmask", Some(2.0)));
+        assert_eq!(get(&v, "warning_temperature_time"), ("minutes", Some(17.0)));
+        assert_eq!(get(&v, "critical_temperature_time"), ("minutes", Some(3.0)));
+        assert!((get(&v, "temperature_sensor_1").1.unwrap() - 36.85).abs() < 1e-9);
+        assert!((get(&v, "temperature_sensor_3").1.unwrap() - 26.85).abs() < 1e-9);
+        assert!(
+            !v.iter().any(|(n, _, _)| n == "temperature_sensor_2"),
+            "absent sensors are left out"
+        );
+        assert_eq!(get(&v, "thermal_transitions_1"), ("count", Some(5.0)));
+        assert_eq!(get(&v, "thermal_time_2"), ("seconds", Some(90.0)));
+        assert_eq!(get(&v, "data_read"), ("bytes", Some(1234.0 * 512_000.0)));
+        assert_eq!(
+            get(&v, "data_written").1,
+            Some((1u128 << 70) as f64 * 512_000.0)
+        );
+    }
+
+    #[test]
+    fn no_composite_temperature_is_null_not_zero() {
+        let mut b = page();
+        b[1..3].copy_from_slice(&0u16.to_le_bytes());
+        assert_eq!(get(&SmartLog::parse(&b).values(), "temperature").1, None);
+    }
+
+    #[test]
+    fn a_log_that_cannot_be_read_gives_the_same_names_null() {
+        // A regular file takes no NVMe ioctl: every read fails.
+        let f = tempfile::tempfile().unwrap();
+        assert!(read_smart(&f).is_err());
+        let mut s = SmartSource::with(f, "nvme-smart:nvme9", &SmartLog::parse(&page()));
+        let r = s.sample(42);
+        assert_eq!(r.len(), SmartLog::parse(&page()).values().len());
+        assert!(r
+            .iter()
+            .all(|x| x.value.is_none() && x.at_ns == 42 && x.source == "nvme-smart:nvme9"));
+        assert!(r.iter().any(|x| x.name == "critical_warning"));
+    }
+
+    #[test]
+    fn a_controller_that_is_not_there_is_no_source() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(SmartSource::open(d.path(), d.path(), "nvme0").is_none());
+    }
+}
