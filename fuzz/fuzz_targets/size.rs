@@ -5,15 +5,15 @@ use drivelab_engine::size::{parse_duration_ns, parse_size, parse_size_or_percent
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|text: &str| {
-    let one_line = |e: &String| assert!(!e.is_empty());
+    let said = |e: &String| assert!(!e.is_empty(), "{text:?}: an empty error");
     if let Err(e) = parse_size(text) {
-        one_line(&e);
+        said(&e);
     }
     if let Err(e) = parse_size_or_percent(text) {
-        one_line(&e);
+        said(&e);
     }
     match parse_duration_ns(text) {
-        Ok(ns) => assert!(ns <= drivelab_engine::size::MAX_DURATION_NS),
-        Err(e) => one_line(&e),
+        Ok(ns) => assert!(ns <= drivelab_engine::size::MAX_DURATION_NS, "{text:?}"),
+        Err(e) => said(&e),
     }
 });
