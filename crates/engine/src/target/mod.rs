@@ -141,6 +141,21 @@ enum Handle {
 impl Target {
     /// Open (or create) the target named by `spec`, enforcing the safety rules.
     pub fn open(spec: TargetSpec, opts: &OpenOptions) -> Result<Target, TargetError> {
+        if let Some(allowed) = &opts.destructive {
+            // Like a file target (open_path): a confirmation that confirms nothing is a
+            // mistake to point out, not to ignore.
+            let shown = match &spec {
+                TargetSpec::Null { .. } => Some("null".to_string()),
+                TargetSpec::Model(m) => Some(m.info().spec),
+                TargetSpec::Path(_) => None,
+            };
+            if let Some(shown) = shown {
+                return Err(TargetError(format!(
+                    "--destructive={}: the target {shown} is not a block device; --destructive confirms writes to a block device only",
+                    allowed.display()
+                )));
+            }
+        }
         match spec {
             TargetSpec::Null { capacity } => Ok(Target {
                 info: TargetInfo::bare(TargetKind::Null, "null".into(), capacity, 512),
@@ -500,5 +515,26 @@ pub(crate) fn fs_name(magic: i64) -> (&'static str, bool) {
         0x5346_544e => ("ntfs", false),
         0x6573_5546 => ("fuse", false),
         _ => ("unknown", false),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn destructive_with_the_null_target_is_refused_not_ignored() {
+        let opts = OpenOptions {
+            destructive: Some(PathBuf::from("/dev/sda")),
+            ..OpenOptions::default()
+        };
+        let e = Target::open(TargetSpec::Null { capacity: 1 << 30 }, &opts)
+            .err()
+            .expect("refused");
+        assert_eq!(
+            e.0,
+            "--destructive=/dev/sda: the target null is not a block device; \
+             --destructive confirms writes to a block device only"
+        );
     }
 }

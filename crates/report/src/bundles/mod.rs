@@ -50,16 +50,18 @@ pub fn open_bundle(dir: &Path) -> Result<RunDoc, String> {
             dir.display()
         )
     })?;
-    let doc: RunDoc = serde_json::from_str(&text).map_err(|e| {
-        format!(
-            "{}: {RUN_JSON} is not a drivelab result bundle: {e}",
-            dir.display()
-        )
-    })?;
+    parse_run_doc(&text).map_err(|e| format!("{}: {e}", dir.display()))
+}
+
+/// The text of a bundle's `run.json` as a document of the supported schema; the
+/// message says what is wrong with it (without the directory, which
+/// [`open_bundle`] adds).
+pub fn parse_run_doc(text: &str) -> Result<RunDoc, String> {
+    let doc: RunDoc = serde_json::from_str(text)
+        .map_err(|e| format!("{RUN_JSON} is not a drivelab result bundle: {e}"))?;
     if doc.schema_version != BUNDLE_SCHEMA_VERSION {
         return Err(format!(
-            "{}: bundle schema {} is not the supported {BUNDLE_SCHEMA_VERSION}",
-            dir.display(),
+            "bundle schema {} is not the supported {BUNDLE_SCHEMA_VERSION}",
             doc.schema_version
         ));
     }
