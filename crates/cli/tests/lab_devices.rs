@@ -860,3 +860,8 @@ exit 0
     assert_eq!(f.get("file"), "kept");
     ran("ns-free");
 }
+
+/// `a` is within a relative `tol` of `b`.
+fn within(a: f64, b: f64, tol: f64) -> bool {
+    (a / b - 1.0).abs() <= tol
+}

@@ -264,7 +264,11 @@ impl Bundle {
 
     /// How many steps of the plan are saved as finished.
     pub fn finished_steps(&self) -> usize {
-        self.doc.steps.iter().filter(|s| s.status.finished()).count()
+        self.doc
+            .steps
+            .iter()
+            .filter(|s| s.status.finished())
+            .count()
     }
 
     /// The saved record of the plan step `index`, if any.
