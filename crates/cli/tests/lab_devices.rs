@@ -771,8 +771,11 @@ fn held_disks_and_mounted_partitions_of_real_stacks_are_not_written() {
 . /out/lab.sh
 F=/out/safety.facts
 dl() {  # dl NAME ARGS...: drivelab's output in /out/NAME.txt, its rc in the facts
+    # No SMART sampling here: QEMU 7.2's NVMe controller, sent admin log reads while a
+    # loaded host slows its I/O, has been seen to stop completing I/O until the kernel
+    # removes it (docs/lab.md); the identity test covers the sensors.
     n=$1; shift
-    drivelab io "$@" > /out/$n.txt 2>&1; echo "${n}_rc=$?" >> $F
+    drivelab io "$@" --sensors none > /out/$n.txt 2>&1; echo "${n}_rc=$?" >> $F
 }
 SATA=$(disks_by_transport sata)
 # A device-mapper device over the SATA disk holds it.
