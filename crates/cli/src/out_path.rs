@@ -27,6 +27,18 @@ const OWN_MARKS: &[&[u8]] = &[
     drivelab_report::PNG_SOFTWARE_MARK,
 ];
 
+/// The first bytes of every SQLite database file.
+pub const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
+
+/// The first `n` bytes of the file at `p` (fewer if it is shorter or unreadable).
+pub fn head(p: &Path, n: usize) -> Vec<u8> {
+    let mut head = Vec::with_capacity(n);
+    if let Ok(f) = std::fs::File::open(p) {
+        let _ = f.take(n as u64).read_to_end(&mut head);
+    }
+    head
+}
+
 /// How far into a file the marks are looked for.
 const HEAD_BYTES: usize = 4096;
 
@@ -38,11 +50,8 @@ pub struct OutFile {
 
 /// Why an existing file may not be replaced without `--force`, if it may not.
 fn foreign(p: &Path) -> Option<String> {
-    let mut head = Vec::with_capacity(HEAD_BYTES);
-    if let Ok(f) = std::fs::File::open(p) {
-        let _ = f.take(HEAD_BYTES as u64).read_to_end(&mut head);
-    }
-    if head.starts_with(b"SQLite format 3\0") {
+    let head = head(p, HEAD_BYTES);
+    if head.starts_with(SQLITE_HEADER) {
         return Some("is a SQLite database (a results database?)".into());
     }
     if let Some(b) = bundle_of(p) {

@@ -68,11 +68,9 @@ pub fn check_location(db: Option<&str>) -> Result<(), Fail> {
     if p.is_dir() {
         return bad("is a directory; give a SQLite file path");
     }
-    let mut head = [0u8; 16];
-    let len = std::fs::File::open(p)
-        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
-        .unwrap_or(0);
-    if len > 0 && head[..len] != b"SQLite format 3\0"[..len] {
+    // Empty (a new database) or starting as SQLite does.
+    let head = crate::out_path::head(p, crate::out_path::SQLITE_HEADER.len());
+    if !crate::out_path::SQLITE_HEADER.starts_with(&head) {
         return bad("is not a SQLite database");
     }
     Ok(())

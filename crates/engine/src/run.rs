@@ -10,7 +10,7 @@ use crate::backend::{virtual_time::VirtualBackend, Backend, BackendCtx};
 use crate::clock::{Clock, MonotonicClock};
 use crate::data::DataPool;
 use crate::gen::OpGen;
-use crate::job::{Job, StopFlags};
+use crate::job::{IoErrorRecord, Job, StopFlags};
 use crate::result::*;
 use crate::series::{Aggregator, IntervalRecord, Recorder};
 use crate::size::SizeOrPercent;
@@ -489,10 +489,11 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         .into_inner()
         .unwrap_or_else(|e| e.into_inner())
         .err();
-    let completed = totals_h[0].count() + totals_h[1].count();
+    let mut all_h = totals_h[0].clone();
+    all_h.merge(&totals_h[1]);
     // Nothing measured is no result: every I/O failed (--continue-on-error), or none
     // came back. (Within the ramp nothing is measured by design: that run says so.)
-    let nothing = completed == 0 && measured_ns > 0;
+    let nothing = all_h.count() == 0 && measured_ns > 0;
     let status = if backend_err.is_some() || stop.abort.load(Ordering::Relaxed) {
         RunStatus::Failed
     } else if opts.stop.load(Ordering::Relaxed) {
@@ -502,33 +503,10 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     } else {
         RunStatus::Complete
     };
-    let backend_err = backend_err.or_else(|| {
-        (status == RunStatus::Failed && nothing && error_count > 0)
-            .then(|| format!("every I/O failed ({error_count} errors): nothing was measured"))
-    });
     let failure = backend_err.or_else(|| {
-        (status == RunStatus::Failed).then(|| {
-            let none = || {
-                if nothing {
-                    "no I/O completed in the measured time".to_string()
-                } else {
-                    "I/O error".to_string()
-                }
-            };
-            errors.first().map_or_else(none, |e| {
-                format!(
-                    "{} of {} bytes at offset {} failed: {}",
-                    e.dir.name(),
-                    e.len_bytes,
-                    e.offset_bytes,
-                    e.message
-                )
-            })
-        })
+        (status == RunStatus::Failed).then(|| failure_text(&errors, error_count, nothing))
     });
 
-    let mut all_h = totals_h[0].clone();
-    all_h.merge(&totals_h[1]);
     let total_ops = all_h.count();
     let cpu_used = (cpu1.0 - cpu0.0) + (cpu1.1 - cpu0.1);
     let span_ns = (end - origin).max(1);
@@ -683,6 +661,24 @@ fn held_inflight(
 ) -> f64 {
     let held = latency_sum_ns.saturating_sub(outside_ns);
     held as f64 / window_end_ns.saturating_sub(window_start_ns).max(1) as f64
+}
+
+/// Why a run without a backend error failed, in one line.
+fn failure_text(errors: &[IoErrorRecord], error_count: u64, nothing: bool) -> String {
+    match errors.first() {
+        _ if nothing && error_count > 0 => {
+            format!("every I/O failed ({error_count} errors): nothing was measured")
+        }
+        Some(e) => format!(
+            "{} of {} bytes at offset {} failed: {}",
+            e.dir.name(),
+            e.len_bytes,
+            e.offset_bytes,
+            e.message
+        ),
+        None if nothing => "no I/O completed in the measured time".to_string(),
+        None => "I/O error".to_string(),
+    }
 }
 
 /// Sample every attached sensor at the start of each interval until the run is over.

@@ -37,17 +37,7 @@ fn attached_sensors_are_sampled_every_interval() {
         log_interval_ns: 100_000_000,
         ..WorkloadRequest::default()
     };
-    let w = run::resolve(&req, &t.info).unwrap();
-    let stop = AtomicBool::new(false);
-    let r = run::run(
-        &w,
-        &mut t,
-        &RunOptions {
-            stop: &stop,
-            progress: None,
-        },
-    )
-    .unwrap();
+    let r = run_on(&mut t, &req);
     let recs = &r.measured.series.records;
     assert_eq!(recs.len(), 10);
     let (mut prev, mut prev_at) = (0.0, 0u64);
@@ -92,6 +82,17 @@ impl SensorSource for Breaking {
     }
 }
 
+/// `req` run to its end on `t`.
+fn run_on(t: &mut Target, req: &WorkloadRequest) -> drivelab_engine::result::RunResult {
+    let w = run::resolve(req, &t.info).unwrap();
+    let stop = AtomicBool::new(false);
+    let opts = RunOptions {
+        stop: &stop,
+        progress: None,
+    };
+    run::run(&w, t, &opts).unwrap()
+}
+
 fn value(rec: &drivelab_engine::series::IntervalRecord, name: &str) -> Option<f64> {
     let r = rec.sensors.iter().find(|s| s.name == name).expect(name);
     assert_eq!(r.source, "hwmon:drivetemp");
@@ -124,13 +125,7 @@ fn hwmon_values_land_in_the_series_and_a_channel_lost_mid_run_is_null() {
         log_interval_ns: 100_000_000,
         ..WorkloadRequest::default()
     };
-    let w = run::resolve(&req, &t.info).unwrap();
-    let stop = AtomicBool::new(false);
-    let opts = RunOptions {
-        stop: &stop,
-        progress: None,
-    };
-    let r = run::run(&w, &mut t, &opts).unwrap();
+    let r = run_on(&mut t, &req);
     assert_eq!(
         r.measured.status,
         drivelab_engine::result::RunStatus::Complete
@@ -203,13 +198,7 @@ fn a_run_faster_than_its_link_says_so() {
         runtime_ns: Some(300_000_000),
         ..WorkloadRequest::default()
     };
-    let w = run::resolve(&req, &t.info).unwrap();
-    let stop = AtomicBool::new(false);
-    let opts = RunOptions {
-        stop: &stop,
-        progress: None,
-    };
-    let r = run::run(&w, &mut t, &opts).unwrap();
+    let r = run_on(&mut t, &req);
     // The null target answers at memory speed: far above 60 MB/s.
     assert!(r.measured.totals.read.bytes_per_s > 60e6);
     let n = r.measured.notes.join(" ");
@@ -219,6 +208,6 @@ fn a_run_faster_than_its_link_says_so() {
     );
     // Without a known link there is nothing to compare with.
     t.info.device = None;
-    let r = run::run(&w, &mut t, &opts).unwrap();
+    let r = run_on(&mut t, &req);
     assert!(!r.measured.notes.join(" ").contains("Faster than the link"));
 }

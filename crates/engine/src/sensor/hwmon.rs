@@ -96,25 +96,22 @@ impl HwmonSource {
     pub fn open(dir: &Path) -> Option<HwmonSource> {
         let name = read(&dir.join("name")).unwrap_or_else(|| "unknown".into());
         let mut channels = Vec::new();
-        for p in numbered(dir, "temp", "_input") {
-            let i = index_of(&p, "temp", "_input")?;
-            channels.push(Channel {
-                name: channel_name(dir, "temperature", "temp", i),
-                unit: "celsius",
-                input: p,
-                current: None,
-                divisor: 1e3,
-            });
-        }
-        for p in numbered(dir, "power", "_input") {
-            let i = index_of(&p, "power", "_input")?;
-            channels.push(Channel {
-                name: channel_name(dir, "power", "power", i),
-                unit: "watt",
-                input: p,
-                current: None,
-                divisor: 1e6,
-            });
+        // (file prefix, reading's name, unit, what one unit is in the file)
+        const DIRECT: [(&str, &str, &str, f64); 2] = [
+            ("temp", "temperature", "celsius", 1e3),
+            ("power", "power", "watt", 1e6),
+        ];
+        for (prefix, what, unit, divisor) in DIRECT {
+            for p in numbered(dir, prefix, "_input") {
+                let i = index_of(&p, prefix, "_input")?;
+                channels.push(Channel {
+                    name: channel_name(dir, what, prefix, i),
+                    unit,
+                    input: p,
+                    current: None,
+                    divisor,
+                });
+            }
         }
         channels.extend(voltage_current_pairs(dir));
         (!channels.is_empty()).then(|| HwmonSource {
