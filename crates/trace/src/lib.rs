@@ -9,6 +9,7 @@
 //! - [`native`]: drivelab's compact binary format (`docs/trace-format.md`): nanosecond
 //!   times, delta-coded, with a trailer that makes a truncated file an error.
 
+pub mod import;
 pub mod native;
 
 use serde::{Deserialize, Serialize};
