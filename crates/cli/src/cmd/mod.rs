@@ -6,6 +6,7 @@ pub mod db;
 mod io;
 pub mod report;
 mod run;
+pub mod trace;
 
 use crate::args::{Cli, Command};
 use crate::fail::Fail;
@@ -18,6 +19,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Fail> {
         Command::Report(a) => report::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Db(a) => db::run(a),
+        Command::Trace(a) => trace::run(a),
         Command::Completions(a) => completions::completions(a),
         Command::Man => completions::man(),
     }

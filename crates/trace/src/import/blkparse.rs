@@ -1,6 +1,7 @@
 //! blkparse's default text output (`blkparse_fmt.c`, `HEADER` and `process_default`):
 //! `DEV CPU SEQ SEC.NSEC PID ACTION RWBS TAIL`, e.g.
-//! `  8,0    3        1     0.000000000   697  Q   W 223490 + 8 [kjournald]`.
+//! `  8,0    3        1     0.000000000   697  Q   W 223490 + 8 [kjournald]`; the kernel's
+//! blk tracer (tracefs, option `blk_classic`) prints the same without SEQ.
 //! DEV is `major,minor`; the time is seconds and nanoseconds since the trace's start;
 //! sectors are 512 bytes. Q lines end in `SECTOR + COUNT [COMMAND]`, C lines in
 //! `SECTOR + COUNT [ERROR]`. RWBS: an `F` before the data letter is a flush (a preflush
@@ -92,7 +93,11 @@ fn bracketed(line: &str) -> Option<&str> {
 
 impl Blkparse {
     fn parse(&mut self, line: &str) -> Result<(), String> {
-        let f: Vec<&str> = line.split_whitespace().collect();
+        let mut f: Vec<&str> = line.split_whitespace().collect();
+        // The kernel's own blk tracer (tracefs, `blk_classic`) prints no sequence number.
+        if f.get(2).is_some_and(|t| t.contains('.')) {
+            f.insert(2, "-");
+        }
         let [dev, _cpu, _seq, time, pid, action, rest @ ..] = &f[..] else {
             return Err(format!(
                 "{} fields, expected at least 6 (DEV CPU SEQ TIME PID ACTION)",
@@ -264,6 +269,23 @@ Throughput (R/W): 0KiB/s / 0KiB/s
         );
         assert!(notes.contains("1 requests have no completion"), "{notes}");
         assert!(notes.contains("volume 8,0"), "{notes}");
+    }
+
+    #[test]
+    fn the_kernels_blk_tracer_lines_have_no_sequence_number() {
+        let text = "  7,1    0 18660.817214483 30671  Q  WS 0 + 128 [dd]\n\
+                      7,1    0 18660.818141896 30671  P   N [dd]\n\
+                      7,1    0 18660.818142727 30671  U   N [dd] 1\n\
+                      7,1    0 18660.818455153    14  C  WS 0 + 128 [0]\n";
+        let r = records(&import_text(Format::Blkparse, text, None).unwrap().0);
+        assert_eq!(
+            r,
+            [Record {
+                pid: Some(30671),
+                service_ns: Some(1_240_670),
+                ..Record::new(0, Op::Write, 0, 65536)
+            }]
+        );
     }
 
     #[test]
