@@ -88,6 +88,14 @@ pub fn run(a: RecordArgs) -> Result<i32, Fail> {
     let tracefs = Tracefs::mounted()?;
     let mut tracer = Tracer::start(&tracefs, &dev)?;
     let mut lines = BufWriter::new(scratch.as_file());
+    eprintln!(
+        "recording {} ({}; Ctrl-C stops)",
+        a.device.display(),
+        match a.duration {
+            Some(ns) => format!("for {:.3} s", ns as f64 / 1e9),
+            None => "while the command runs".into(),
+        }
+    );
     let started = Instant::now();
     let (ending, what) = match a.duration {
         Some(ns) => (
