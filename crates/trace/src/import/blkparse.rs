@@ -156,7 +156,8 @@ impl BlkSource for Blkparse {
                 return Ok(None);
             };
             let first = line.split_whitespace().next().unwrap_or("");
-            if first.is_empty() {
+            if first.is_empty() || line.starts_with("Input file ") {
+                // blkparse's "Input file NAME added" on its standard output.
                 continue;
             }
             if device(first).is_none()

@@ -352,7 +352,7 @@ pub(crate) mod tests {
             })
         };
         put32(&mut b, MAGIC | VERSION);
-        put32(&mut b, 1);
+        put32(&mut b, time as u32); // the sequence: any increasing number
         let put64 = |b: &mut Vec<u8>, v: u64| {
             b.extend(if big {
                 v.to_be_bytes()
@@ -475,6 +475,85 @@ pub(crate) mod tests {
         let (ev1, _) =
             import_path(Format::Blktrace, &d.path().join("sda.blktrace.1"), None).unwrap();
         assert_eq!(ev1, ev);
+    }
+
+    /// blkparse (Debian's blktrace package) reads the events this test writes as the
+    /// importer does: the layout of `struct blk_io_trace` is checked against the tool.
+    #[test]
+    fn blkparse_reads_the_same_records_from_these_files() {
+        let d = tempfile::tempdir().unwrap();
+        let mut comm = b"fio".to_vec();
+        comm.resize(16, 0);
+        let fl = (TC_FLUSH | TC_WRITE) << 16;
+        let events = [
+            event(100, 0, 0, TC_NOTIFY << 16 | TN_PROCESS, 42, &comm, false),
+            event(1_000, 2048, 8192, Q | W | TC_FUA << 16, 42, &[], false),
+            event(2_000, 64, 4096, Q, 42, &[], false),
+            event(2_500, 0, 0, fl | TA_QUEUE, 42, &[], false),
+            event(
+                3_000,
+                4096,
+                1 << 20,
+                Q | (TC_DISCARD | TC_WRITE) << 16,
+                42,
+                &[],
+                false,
+            ),
+            event(4_000, 2048, 8192, C | W | TC_FUA << 16, 0, &[], false),
+            event(5_000, 64, 4096, C, 0, &[], false),
+            event(6_000, 0, 0, fl | TA_COMPLETE, 0, &[], false),
+            event(
+                7_000,
+                4096,
+                1 << 20,
+                C | (TC_DISCARD | TC_WRITE) << 16,
+                0,
+                &[],
+                false,
+            ),
+        ];
+        std::fs::write(d.path().join("loop0.blktrace.0"), events.concat()).unwrap();
+        let text = std::process::Command::new("blkparse")
+            .args(["-q", "-i", "loop0"])
+            .current_dir(d.path())
+            .output()
+            .expect("blkparse is installed (scripts/test installs Debian's blktrace)");
+        assert!(
+            text.status.success(),
+            "{}",
+            String::from_utf8_lossy(&text.stderr)
+        );
+        let text = String::from_utf8(text.stdout).unwrap();
+        let binary = records(
+            &import_path(Format::Blktrace, &d.path().join("loop0"), None)
+                .unwrap()
+                .0,
+        );
+        let parsed = records(
+            &import_text(Format::Blkparse, &text, None)
+                .unwrap_or_else(|e| panic!("{e}: {text}"))
+                .0,
+        );
+        assert_eq!(binary, parsed, "blkparse printed:\n{text}");
+        let ops: Vec<(Op, bool, u64, u64)> = binary
+            .iter()
+            .map(|r| (r.op, r.fua, r.offset_bytes, r.len_bytes))
+            .collect();
+        assert_eq!(
+            ops,
+            [
+                (Op::Write, true, 2048 * 512, 8192),
+                (Op::Read, false, 64 * 512, 4096),
+                (Op::Flush, false, 0, 0),
+                (Op::Discard, false, 4096 * 512, 1 << 20),
+            ]
+        );
+        assert!(
+            binary.iter().all(|r| r.service_ns == Some(3_000)
+                || r.service_ns == Some(3_500)
+                || r.service_ns == Some(4_000)),
+            "{binary:?}"
+        );
     }
 
     #[test]

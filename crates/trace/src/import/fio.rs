@@ -2,11 +2,13 @@
 //!
 //! - v2: first line `fio version 2 iolog`, then `FILE ACTION` (add, open, close) or
 //!   `FILE ACTION OFFSET LENGTH` (read, write, trim, sync, datasync, wait). A v2 log has
-//!   no issue times: `wait` lines delay the I/Os after them by OFFSET microseconds; I/Os
+//!   no issue times: a `wait` holds the I/Os after it until OFFSET **milliseconds** after
+//!   the run's start (`read_iolog_get`: `mtime_since_genesis`, then sleep the rest); I/Os
 //!   between waits share a time (issued back to back).
 //! - v3 (fio ≥ 3.31): first line `fio version 3 iolog`, then `TIMESTAMP FILE ACTION
 //!   [OFFSET LENGTH]`, TIMESTAMP in microseconds since the run's start (what fio's
-//!   `write_iolog` writes and its replay assumes); `wait` is not allowed.
+//!   `write_iolog` writes and its replay assumes); fio ignores a `wait` there, and so
+//!   does this importer (counted).
 //!
 //! Offsets and lengths are bytes. sync and datasync become flushes, trim a discard. The
 //! volume is the file name.
@@ -17,7 +19,7 @@ use std::io::BufRead;
 
 pub(crate) struct Fio {
     version: u8,
-    /// v2: the time the `wait`s so far add up to (ns).
+    /// v2: the time the last `wait` held the I/Os until (ns since the start).
     clock_ns: u64,
 }
 
@@ -81,11 +83,15 @@ impl LineFormat for Fio {
             "trim" => Op::Discard,
             "sync" | "datasync" => Op::Flush,
             "wait" if self.version == 2 => {
-                let us: u64 = num(&f, 2, "wait (µs)")?;
-                self.clock_ns = self.clock_ns.saturating_add(us.saturating_mul(1000));
+                let ms: u64 = num(&f, 2, "wait (ms since the start)")?;
+                self.clock_ns = self.clock_ns.max(ms.saturating_mul(1_000_000));
                 return Ok(Parsed::Nothing);
             }
-            "wait" => return Err("a `wait` in a version 3 iolog (fio refuses it too)".into()),
+            "wait" => {
+                return Ok(Parsed::Skip(
+                    "a `wait` in a version 3 iolog (fio ignores it too)",
+                ))
+            }
             _ if f.len() >= 4 => return Ok(Parsed::Skip("an unknown action")),
             _ => return Err(format!("the action `{action}` with {} fields", f.len())),
         };
@@ -101,7 +107,7 @@ impl LineFormat for Fio {
 
     fn notes(&self) -> Vec<String> {
         vec![if self.version == 2 {
-            "fio iolog v2: no issue times; each I/O is at the sum of the `wait`s before it (µs), so I/Os between waits are back to back; offsets and lengths in bytes; sync/datasync = flush, trim = discard; volume = file name".into()
+            "fio iolog v2: no issue times; each I/O is at the time the last `wait` before it held until (ms since the start), so I/Os between waits are back to back; offsets and lengths in bytes; sync/datasync = flush, trim = discard; volume = file name".into()
         } else {
             "fio iolog v3: timestamps in µs since the run's start; offsets and lengths in bytes; sync/datasync = flush, trim = discard; volume = file name".into()
         }]
@@ -118,7 +124,7 @@ mod tests {
     fn version_2_with_file_actions_and_waits() {
         let text = "fio version 2 iolog\n/dev/sdb add\n/dev/sdb open\n\
                     /dev/sdb write 0 4096\n/dev/sdb read 4096 8192\n\
-                    /dev/sdb wait 1500 0\n/dev/sdb trim 8192 4096\n/dev/sdb sync 0 0\n\
+                    /dev/sdb wait 1500 0\n/dev/sdb trim 8192 4096\n/dev/sdb wait 1000 0\n/dev/sdb sync 0 0\n\
                     /dev/sdb frob 0 0\n/dev/sdb close\n";
         let (ev, h) = import_text(Format::Fio, text, None).unwrap();
         assert_eq!(
@@ -126,8 +132,8 @@ mod tests {
             [
                 Record::new(0, Op::Write, 0, 4096),
                 Record::new(0, Op::Read, 4096, 8192),
-                Record::new(1_500_000, Op::Discard, 8192, 4096),
-                Record::new(1_500_000, Op::Flush, 0, 0),
+                Record::new(1_500_000_000, Op::Discard, 8192, 4096),
+                Record::new(1_500_000_000, Op::Flush, 0, 0),
             ]
         );
         assert_eq!(h.source_format, "fio-iolog-v2");
@@ -139,7 +145,7 @@ mod tests {
             "{notes}"
         );
         assert!(
-            notes.contains("skipped 1 lines: an unknown action (the first at line 9)"),
+            notes.contains("skipped 1 lines: an unknown action (the first at line 10)"),
             "{notes}"
         );
     }
@@ -157,13 +163,15 @@ mod tests {
             ]
         );
         assert_eq!(h.source_format, "fio-iolog-v3");
-        let e = import_text(
+        let (ev, h) = import_text(
             Format::Fio,
             "fio version 3 iolog\n5 /tmp/f wait 10 0\n",
             None,
         )
-        .unwrap_err();
-        assert_eq!(line_of(e), Some(2));
+        .unwrap();
+        assert!(ev.is_empty());
+        let notes = h.notes.join("\n");
+        assert!(notes.contains("a `wait` in a version 3 iolog"), "{notes}");
     }
 
     #[test]
