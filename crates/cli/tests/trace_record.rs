@@ -266,3 +266,76 @@ fn sigterm_ends_a_recording_with_its_trace_and_nothing_left_running() {
         ]
     );
 }
+
+#[test]
+fn a_failed_command_is_exit_1_with_its_trace_written() {
+    let _turn = TRACER.lock().unwrap_or_else(|e| e.into_inner());
+    let lo = Loop::new(64 << 20, false);
+    let d = tempfile::tempdir().unwrap();
+    let script = format!(
+        "dd if={} of=/dev/null bs=8k count=2 iflag=direct && exit 3",
+        lo.dev
+    );
+    let o = run_in(
+        d.path(),
+        &[
+            "trace",
+            "record",
+            &lo.dev,
+            "-o",
+            "f.dltrace",
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("ended with exit status: 3; its trace was written"),
+        "{}",
+        stderr(&o)
+    );
+    nothing_left(&lo.dev);
+    let (_, recs) = read_trace(&d.path().join("f.dltrace"));
+    let dd: Vec<(Op, u64, u64)> = recs
+        .iter()
+        .filter(|(_, n)| n == "dd")
+        .map(|(r, _)| (r.op, r.offset_bytes, r.len_bytes))
+        .collect();
+    assert_eq!(
+        dd,
+        [(Op::Read, 0, 8192), (Op::Read, 8192, 8192)],
+        "{recs:?}"
+    );
+}
+
+#[test]
+fn a_second_signal_ends_at_once_and_still_leaves_no_tracing_behind() {
+    let _turn = TRACER.lock().unwrap_or_else(|e| e.into_inner());
+    let lo = Loop::new(64 << 20, false);
+    let d = tempfile::tempdir().unwrap();
+    let mut child = drivelab()
+        .args([
+            "trace",
+            "record",
+            &lo.dev,
+            "-o",
+            "t.dltrace",
+            "--duration",
+            "10m",
+        ])
+        .current_dir(d.path())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut err, &mut line).unwrap();
+    assert!(line.starts_with("recording "), "{line}");
+    // Whether the second comes before the first is handled or after, the same end.
+    common::signal(child.id(), "TERM");
+    common::signal(child.id(), "TERM");
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    nothing_left(&lo.dev);
+}

@@ -140,7 +140,11 @@ impl<S: BlkSource> BlkImport<S> {
             ..Record::new(e.time_ns, op, offset, len)
         };
         if f.flush {
-            let seq = self.push(rec(Op::Flush, 0, 0), e.bytes > 0);
+            let flush = Record {
+                fua: false,
+                ..rec(Op::Flush, 0, 0)
+            };
+            let seq = self.push(flush, e.bytes > 0);
             if e.bytes == 0 {
                 self.flushes.entry(e.dev).or_default().push_back(seq);
                 return;

@@ -273,12 +273,19 @@ impl Tracefs {
 impl Drop for Tracefs {
     fn drop(&mut self) {
         if self.ours.is_some() {
-            let _ = Command::new("umount")
-                .arg(&self.path)
-                .stderr(Stdio::null())
-                .status();
+            unmount(&self.path);
         }
     }
+}
+
+/// Unmount our tracefs; lazily, so a file still open in it (a second Ctrl-C ends the
+/// process with `trace_pipe` open) does not keep it mounted.
+fn unmount(p: &Path) {
+    let _ = Command::new("umount")
+        .arg("-l")
+        .arg(p)
+        .stderr(Stdio::null())
+        .status();
 }
 
 /// How the recording ended.
@@ -293,7 +300,7 @@ struct Tracer<'a> {
     fs: &'a Tracefs,
     dev: &'a Device,
     /// The settings changed, with their values before (restored in reverse order).
-    saved: Vec<(&'static str, String)>,
+    saved: Vec<(PathBuf, String)>,
     pipe: Option<std::fs::File>,
     partial: Vec<u8>,
     lost: u64,
@@ -332,6 +339,7 @@ impl<'a> Tracer<'a> {
                 dev.enable_file().display()
             ))
         })?;
+        t.saved.push((dev.enable_file(), "0".into()));
         let _ = std::fs::write(dev.sys.join("trace/act_mask"), "queue,complete");
         t.set("current_tracer", "blk", |_| "nop".into())?;
         // An option of the blk tracer, there once it is the current tracer (and gone
@@ -349,6 +357,19 @@ impl<'a> Tracer<'a> {
                 ))
             })?;
         t.pipe = Some(pipe);
+        // A second Ctrl-C ends drivelab at once, without unwinding: it sets these back
+        // first.
+        let undo = t.saved.clone();
+        let mount = fs.ours.is_some().then(|| fs.path.clone());
+        crate::signals::undo_on_exit(Some(Box::new(move || {
+            for (file, value) in undo.iter().rev() {
+                let _ = std::fs::write(file, value);
+            }
+            if let Some(m) = mount {
+                unmount(&m);
+                let _ = std::fs::remove_dir(&m);
+            }
+        })));
         Ok(t)
     }
 
@@ -361,7 +382,7 @@ impl<'a> Tracer<'a> {
     ) -> Result<(), Fail> {
         let old = before(&self.fs.read(name)?);
         self.fs.write(name, value)?;
-        self.saved.push((name, old));
+        self.saved.push((self.fs.file(name), old));
         Ok(())
     }
 
@@ -480,9 +501,15 @@ impl<'a> Tracer<'a> {
                 first_error.get_or_insert(e);
             }
         };
-        while let Some((name, old)) = self.saved.pop() {
-            keep(self.fs.write(name, &old));
+        while let Some((file, old)) = self.saved.pop() {
+            keep(std::fs::write(&file, &old).map_err(|e| {
+                Fail::failed(format!(
+                    "cannot set {} back to `{old}`: {e}",
+                    file.display()
+                ))
+            }));
         }
+        crate::signals::undo_on_exit(None);
         if self.dev.traced() {
             keep(std::fs::write(self.dev.enable_file(), "0").map_err(|e| {
                 Fail::failed(format!(
@@ -537,5 +564,17 @@ impl Import for Recorded {
         h.notes.retain(|n| !n.starts_with("blkparse text"));
         h.notes.splice(0..0, self.notes.iter().cloned());
         Ok(h)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn lost_event_lines_are_counted() {
+        assert_eq!(super::lost_events(b"CPU:1 [LOST 123 EVENTS]\n"), Some(123));
+        assert_eq!(
+            super::lost_events(b"  7,1    0 18660.8 30671  Q  WS 0 + 128 [dd]\n"),
+            None
+        );
     }
 }
