@@ -84,6 +84,12 @@ fn record_io(dev: &str, dir: &Path, out: &str, io_args: &[&str]) -> Vec<Record> 
     assert_eq!(h.source_format, "record");
     assert_eq!(h.source_path.as_deref(), Some(dev));
     assert_eq!(h.device_size_bytes, Some(64 << 20));
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    let start = h.start_unix_ns.expect("a recording knows when it started");
+    let age_s = (now.as_nanos() as u64).saturating_sub(start) / 1_000_000_000;
+    assert!(age_s < 600, "started {age_s} s ago");
     recs.into_iter()
         .filter(|(_, name)| name.starts_with("drivelab-job"))
         .map(|(r, _)| r)

@@ -19,17 +19,20 @@ pub(crate) struct Blkparse {
     lines: Lines,
     queued: VecDeque<BlkEvent>,
     summary_at: Option<u64>,
+    to_unix_ns: Option<i128>,
 }
 
 pub(crate) fn open(
     input: Box<dyn BufRead>,
     volume: Option<String>,
     path: String,
+    to_unix_ns: Option<i128>,
 ) -> BlkImport<Blkparse> {
     let src = Blkparse {
         lines: Lines::new(input, 0),
         queued: VecDeque::new(),
         summary_at: None,
+        to_unix_ns,
     };
     BlkImport::new(src, volume, path)
 }
@@ -175,6 +178,10 @@ impl BlkSource for Blkparse {
 
     fn name(&self) -> &'static str {
         "blkparse"
+    }
+
+    fn unix_ns(&self, t: u64) -> Option<u64> {
+        u64::try_from(i128::from(t) + self.to_unix_ns?).ok()
     }
 
     fn notes(&self, notes: &mut Vec<String>) {

@@ -112,6 +112,10 @@ pub struct Options {
     /// id, fio file name, blktrace/blkparse device `maj,min`). Without it a trace of more
     /// than one volume is refused with the list of its volumes.
     pub volume: Option<String>,
+    /// blkparse text whose times are on a known clock (the kernel's `mono` clock of a
+    /// recording): Unix time minus that clock, in ns, so the header gets its
+    /// `start_unix_ns`. blkparse's own times start at 0 and have none.
+    pub blkparse_clock_to_unix_ns: Option<i128>,
 }
 
 /// Open `path` as a trace of `format`. For blktrace, `path` is one per-CPU file or the
@@ -125,7 +129,12 @@ pub fn open(format: Format, path: &Path, opts: &Options) -> Result<Box<dyn Impor
     let path_s = path.display().to_string();
     Ok(match format {
         Format::Fio => Box::new(fio::open(file()?, vol, path_s)?),
-        Format::Blkparse => Box::new(blkparse::open(file()?, vol, path_s)),
+        Format::Blkparse => Box::new(blkparse::open(
+            file()?,
+            vol,
+            path_s,
+            opts.blkparse_clock_to_unix_ns,
+        )),
         Format::Blktrace => {
             let files = per_cpu_files(path)?;
             Box::new(BlktraceImport::open(&files, vol, path_s)?)
@@ -205,6 +214,7 @@ pub(crate) mod testutil {
     ) -> Result<(Vec<Event>, Header), TraceError> {
         let opts = Options {
             volume: volume.map(str::to_string),
+            ..Options::default()
         };
         let mut imp = open(format, p, &opts)?;
         let mut out = Vec::new();

@@ -44,6 +44,7 @@ pub fn run(a: ImportArgs) -> Result<i32, Fail> {
     let start = Instant::now();
     let opts = Options {
         volume: a.volume.clone(),
+        ..Options::default()
     };
     let mut imp = import::open(a.format, &a.file, &opts).map_err(|e| match e {
         drivelab_trace::TraceError::Io(e) => Fail::usage(format!("{what}: cannot read it: {e}")),

@@ -86,6 +86,8 @@ pub fn run(a: RecordArgs) -> Result<i32, Fail> {
             ))
         })?;
     let tracefs = Tracefs::mounted()?;
+    // The tracer's times are on CLOCK_MONOTONIC (trace_clock `mono`).
+    let mono_to_unix = unix_now_ns() - i128::from(drivelab_engine::sys::monotonic_ns());
     let mut tracer = Tracer::start(&tracefs, &dev)?;
     let mut lines = BufWriter::new(scratch.as_file());
     eprintln!(
@@ -126,7 +128,11 @@ pub fn run(a: RecordArgs) -> Result<i32, Fail> {
             "drivelab: warning: the kernel's trace buffer overflowed: {lost} events were lost"
         );
     }
-    let inner = import::open(Format::Blkparse, scratch.path(), &Options::default())
+    let opts = Options {
+        blkparse_clock_to_unix_ns: Some(mono_to_unix),
+        ..Options::default()
+    };
+    let inner = import::open(Format::Blkparse, scratch.path(), &opts)
         .map_err(|e| trace_fail("the recording", e))?;
     let mut imp = Recorded {
         inner,
@@ -160,6 +166,12 @@ pub fn run(a: RecordArgs) -> Result<i32, Fail> {
             a.command.join(" ")
         ))),
     }
+}
+
+fn unix_now_ns() -> i128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i128)
 }
 
 fn dir_of(p: &Path) -> &Path {
