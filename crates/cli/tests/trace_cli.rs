@@ -203,3 +203,56 @@ fn a_truncated_trace_is_refused_by_info() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("cut.dltrace"), "{}", stderr(&o));
 }
+
+/// fio's own iolog (fio ≥ 3.31 writes version 3) imports I/O by I/O.
+#[test]
+fn an_iolog_written_by_fio_imports_io_by_io() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("f");
+    let log = d.path().join("fio.log");
+    let o = std::process::Command::new("fio")
+        .args([
+            "--name=x",
+            "--size=1M",
+            "--rw=randwrite",
+            "--bs=4k",
+            "--ioengine=sync",
+            "--randseed=3",
+            "--output=/dev/null",
+        ])
+        .arg(format!("--filename={}", f.display()))
+        .arg(format!("--write_iolog={}", log.display()))
+        .output()
+        .expect("fio is installed (scripts/test installs it)");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&log).unwrap();
+    let want: Vec<(u64, u64)> = text
+        .lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w.get(2) == Some(&"write")).then(|| (w[3].parse().unwrap(), w[4].parse().unwrap()))
+        })
+        .collect();
+    assert_eq!(want.len(), 256);
+    let o = run_in(
+        d.path(),
+        &["trace", "import", "fio", "fio.log", "-o", "fio.dltrace"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (h, recs) = read_trace(&d.path().join("fio.dltrace"));
+    assert!(
+        h.source_format.starts_with("fio-iolog-v"),
+        "{}",
+        h.source_format
+    );
+    let got: Vec<(u64, u64)> = recs.iter().map(|r| (r.offset_bytes, r.len_bytes)).collect();
+    assert_eq!(got, want);
+    assert!(recs.iter().all(|r| r.op == Op::Write));
+    assert!(
+        h.notes
+            .iter()
+            .any(|n| n.contains("a file action (add, open, close)")),
+        "{:?}",
+        h.notes
+    );
+}

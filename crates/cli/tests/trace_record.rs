@@ -383,3 +383,46 @@ fn a_second_signal_ends_at_once_and_still_leaves_no_tracing_behind() {
     assert_eq!(child.wait().unwrap().code(), Some(130));
     nothing_left(&lo.dev);
 }
+
+#[test]
+fn a_discard_is_recorded_with_its_range() {
+    let _turn = TRACER.lock().unwrap_or_else(|e| e.into_inner());
+    let lo = Loop::new(64 << 20, false);
+    let d = tempfile::tempdir().unwrap();
+    let args = [
+        "trace",
+        "record",
+        &lo.dev,
+        "-o",
+        "d.dltrace",
+        "--",
+        "blkdiscard",
+        "-o",
+        "1048576",
+        "-l",
+        "4194304",
+        &lo.dev,
+    ];
+    let o = run_in(d.path(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    nothing_left(&lo.dev);
+    let (_, recs) = read_trace(&d.path().join("d.dltrace"));
+    let discards: Vec<&Record> = recs
+        .iter()
+        .map(|(r, _)| r)
+        .filter(|r| r.op == Op::Discard)
+        .collect();
+    assert!(!discards.is_empty(), "{recs:?}");
+    let lo_end = discards.iter().map(|r| r.offset_bytes).min().unwrap();
+    let hi_end = discards
+        .iter()
+        .map(|r| r.offset_bytes + r.len_bytes)
+        .max()
+        .unwrap();
+    let total: u64 = discards.iter().map(|r| r.len_bytes).sum();
+    assert_eq!(
+        (lo_end, hi_end, total),
+        (1 << 20, 5 << 20, 4 << 20),
+        "{discards:?}"
+    );
+}
