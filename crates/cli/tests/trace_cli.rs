@@ -256,3 +256,34 @@ fn an_iolog_written_by_fio_imports_io_by_io() {
         h.notes
     );
 }
+
+#[test]
+fn info_stops_quietly_at_a_closed_pipe() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("hm_0.csv"), MSR).unwrap();
+    let o = run_in(
+        d.path(),
+        &["trace", "import", "msr", "hm_0.csv", "-o", "t.dltrace"],
+    );
+    assert!(o.status.success());
+    for json in [false, true] {
+        let mut args = vec!["trace", "info", "t.dltrace"];
+        if json {
+            args.push("--json");
+        }
+        let mut child = common::drivelab()
+            .args(&args)
+            .current_dir(d.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(
+            (o.status.code(), stderr(&o)),
+            (Some(0), String::new()),
+            "{args:?}"
+        );
+    }
+}
