@@ -75,7 +75,6 @@ pub fn run(a: RecordArgs) -> Result<i32, Fail> {
             dev.enable_file().display()
         )));
     }
-    let stop = crate::signals::stop_flag();
     let scratch = tempfile::Builder::new()
         .prefix(".drivelab-record.")
         .tempfile_in(&out_dir)
@@ -85,51 +84,9 @@ pub fn run(a: RecordArgs) -> Result<i32, Fail> {
                 out_dir.display()
             ))
         })?;
-    let tracefs = Tracefs::mounted()?;
-    // The tracer's times are on CLOCK_MONOTONIC (trace_clock `mono`).
-    let mono_to_unix = unix_now_ns() - i128::from(drivelab_engine::sys::monotonic_ns());
-    let mut tracer = Tracer::start(&tracefs, &dev)?;
-    let mut lines = BufWriter::new(scratch.as_file());
-    eprintln!(
-        "recording {} ({}; Ctrl-C stops)",
-        a.device.display(),
-        match a.duration {
-            Some(ns) => format!("for {:.3} s", ns as f64 / 1e9),
-            None => "while the command runs".into(),
-        }
-    );
-    let started = Instant::now();
-    let (ending, what) = match a.duration {
-        Some(ns) => (
-            tracer.copy_for(Duration::from_nanos(ns), &stop, &mut lines)?,
-            format!("for {:.3} s", ns as f64 / 1e9),
-        ),
-        None => (
-            tracer.copy_while(&a.command, &stop, &mut lines)?,
-            format!("while `{}` ran", a.command.join(" ")),
-        ),
-    };
-    let lost = tracer.stop(&mut lines)?;
-    drop(tracefs);
-    lines
-        .flush()
-        .map_err(|e| Fail::failed(format!("the recording: {e}")))?;
-    drop(lines);
-    let mut notes = vec![format!(
-        "recorded through the kernel's blk tracer on {} {what} ({:.3} s)",
-        a.device.display(),
-        started.elapsed().as_secs_f64()
-    )];
-    if lost > 0 {
-        notes.push(format!(
-            "the kernel's trace buffer overflowed: {lost} events were lost"
-        ));
-        eprintln!(
-            "drivelab: warning: the kernel's trace buffer overflowed: {lost} events were lost"
-        );
-    }
+    let rec = capture(&a, &dev, scratch.as_file())?;
     let opts = Options {
-        blkparse_clock_to_unix_ns: Some(mono_to_unix),
+        blkparse_clock_to_unix_ns: Some(rec.mono_to_unix_ns),
         ..Options::default()
     };
     let inner = import::open(Format::Blkparse, scratch.path(), &opts)
@@ -138,7 +95,7 @@ pub fn run(a: RecordArgs) -> Result<i32, Fail> {
         inner,
         device: a.device.display().to_string(),
         size: dev.size_bytes(),
-        notes,
+        notes: rec.notes,
     };
     let mut body = tempfile::tempfile_in(&out_dir)
         .map_err(|e| Fail::failed(format!("-o/--output: cannot make a scratch file: {e}")))?;
@@ -158,7 +115,7 @@ pub fn run(a: RecordArgs) -> Result<i32, Fail> {
         a.device.display(),
         out.path().display()
     );
-    match ending {
+    match rec.ending {
         Ending::Done => Ok(0),
         Ending::Interrupted => Ok(INTERRUPTED),
         Ending::CommandFailed(s) => Err(Fail::failed(format!(
@@ -166,6 +123,57 @@ pub fn run(a: RecordArgs) -> Result<i32, Fail> {
             a.command.join(" ")
         ))),
     }
+}
+
+/// A recording's tracer lines (in the scratch file) and what is known about them.
+struct Capture {
+    ending: Ending,
+    notes: Vec<String>,
+    /// Unix time minus the tracer's clock (CLOCK_MONOTONIC), ns.
+    mono_to_unix_ns: i128,
+}
+
+/// Trace the device for the duration or while the command runs, the tracer's lines into
+/// `lines`; everything set back before it returns, however it ends.
+fn capture(a: &RecordArgs, dev: &Device, lines: &std::fs::File) -> Result<Capture, Fail> {
+    let stop = crate::signals::stop_flag();
+    let tracefs = Tracefs::mounted()?;
+    let mono_to_unix_ns = unix_now_ns() - i128::from(drivelab_engine::sys::monotonic_ns());
+    let mut tracer = Tracer::start(&tracefs, dev)?;
+    let mut lines = BufWriter::new(lines);
+    let what = match a.duration {
+        Some(ns) => format!("for {:.3} s", ns as f64 / 1e9),
+        None => format!("while `{}` ran", a.command.join(" ")),
+    };
+    eprintln!(
+        "recording {} {}; Ctrl-C stops",
+        a.device.display(),
+        what.replace(" ran", " runs")
+    );
+    let started = Instant::now();
+    let ending = match a.duration {
+        Some(ns) => tracer.copy_for(Duration::from_nanos(ns), &stop, &mut lines)?,
+        None => tracer.copy_while(&a.command, &stop, &mut lines)?,
+    };
+    let lost = tracer.stop(&mut lines)?;
+    lines
+        .flush()
+        .map_err(|e| Fail::failed(format!("the recording: {e}")))?;
+    let mut notes = vec![format!(
+        "recorded through the kernel's blk tracer on {} {what} ({:.3} s)",
+        a.device.display(),
+        started.elapsed().as_secs_f64()
+    )];
+    if lost > 0 {
+        let l = format!("the kernel's trace buffer overflowed: {lost} events were lost");
+        eprintln!("drivelab: warning: {l}");
+        notes.push(l);
+    }
+    Ok(Capture {
+        ending,
+        notes,
+        mono_to_unix_ns,
+    })
 }
 
 fn unix_now_ns() -> i128 {
