@@ -231,6 +231,12 @@ pub struct Totals {
     pub all: DirTotals,
     /// Average I/Os in flight (Little's law: total latency / elapsed time).
     pub avg_inflight: f64,
+    /// On a target that refuses non-blocking I/O, io_uring hands every I/O to its kernel
+    /// workers: the average number of them busy (sampled every 5 ms). A target that
+    /// serves an I/O only while its issuer waits had about this many at a time, whatever
+    /// `avg_inflight` says. Null when I/O was not handed to workers.
+    #[serde(default)]
+    pub kernel_workers_busy_avg: Option<f64>,
     pub queue_depth: u32,
     pub cpu: CpuUsage,
     pub data: DataGeneration,

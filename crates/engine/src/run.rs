@@ -373,6 +373,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     let finished = AtomicBool::new(false);
     let backend_result: Mutex<Result<(), String>> = Mutex::new(Ok(()));
     let backend_notes: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let workers_busy: Mutex<Option<f64>> = Mutex::new(None);
     std::thread::scope(|s| {
         if let Some(cb) = opts.progress {
             let agg = &agg;
@@ -418,6 +419,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
                 clock: &wall_clock,
                 file,
                 notes: &backend_notes,
+                workers_busy: &workers_busy,
             };
             let model = target.model_mut().expect("model target");
             VirtualBackend { model, agg: &agg }.run(&mut jobs, &ctx)
@@ -427,6 +429,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
                 clock: &wall_clock,
                 file: target.file(),
                 notes: &backend_notes,
+                workers_busy: &workers_busy,
             };
             let mut backend: Box<dyn Backend> = match w.ioengine {
                 IoEngine::Sync => Box::new(SyncBackend),
@@ -603,6 +606,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         write: DirTotals::new(&totals_h[1], bytes[1], measured_ns),
         all: DirTotals::new(&all_h, bytes[0] + bytes[1], measured_ns),
         avg_inflight,
+        kernel_workers_busy_avg: workers_busy.into_inner().unwrap_or_else(|e| e.into_inner()),
         queue_depth: w.queue_depth(),
         cpu: CpuUsage {
             user_s: cpu1.0 - cpu0.0,
