@@ -3,6 +3,7 @@
 pub mod compare;
 pub mod completions;
 pub mod db;
+pub mod fio;
 mod io;
 pub mod report;
 mod run;

@@ -133,6 +133,9 @@ fn start(cmd: &SuiteCmd, db: &DbChoice, progress: ProgressMode) -> Result<i32, F
     let suite = cmd.build().map_err(Fail::usage)?;
     let common = cmd.common();
     let t = &common.target;
+    if let Some(dir) = &common.fio.emit_fio {
+        return crate::cmd::fio::emit(suite.as_ref(), t.target.as_deref(), dir, false);
+    }
     // Found out before a test file is made for the run.
     if let Some(out) = &common.out {
         drivelab_suites::bundle::check_new_dir(out).map_err(Fail::usage)?;
