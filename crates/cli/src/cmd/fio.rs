@@ -98,3 +98,81 @@ pub fn emit(suite: &dyn Suite, given: Option<&str>, dir: &Path, force: bool) -> 
     out.keep();
     Ok(0)
 }
+
+/// `drivelab import …`.
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    #[command(subcommand)]
+    pub what: ImportCmd,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum ImportCmd {
+    /// A fio result (`--output-format=json` or `json+`; json+ brings the latency
+    /// histograms) as a result bundle that report, compare and db take.
+    Fio(ImportFioArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ImportFioArgs {
+    /// fio's output file.
+    pub result: PathBuf,
+    /// The directory of the job's per-second logs (write_iops_log, write_bw_log,
+    /// write_lat_log, write_hist_log with log_avg_msec=1000): the series of the bundle.
+    #[arg(long, value_name = "DIR")]
+    pub logs: Option<PathBuf>,
+    /// Bundle directory [default: a new drivelab-results/fio-<UTC time>/ here].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// Read a fio output file (bounded: a mistyped path to a huge file does not exhaust
+/// memory).
+fn read_result(p: &Path) -> Result<String, Fail> {
+    const MAX: u64 = 1 << 30;
+    let m = std::fs::metadata(p).map_err(|e| Fail::usage(format!("RESULT {}: {e}", p.display())))?;
+    if !m.is_file() || m.len() > MAX {
+        return Err(Fail::usage(format!(
+            "RESULT {}: not a regular file of at most 1 GiB (fio's --output file)",
+            p.display()
+        )));
+    }
+    std::fs::read_to_string(p).map_err(|e| Fail::usage(format!("RESULT {}: {e}", p.display())))
+}
+
+pub fn import(a: ImportArgs) -> Result<i32, Fail> {
+    let ImportCmd::Fio(a) = a.what;
+    if let Some(out) = &a.out {
+        drivelab_suites::bundle::check_new_dir(out).map_err(Fail::usage)?;
+    }
+    if let Some(l) = &a.logs {
+        if !l.is_dir() {
+            return Err(Fail::usage(format!(
+                "--logs {}: not a directory (give the directory of fio's per-second logs)",
+                l.display()
+            )));
+        }
+    }
+    let text = read_result(&a.result)?;
+    let source = a.result.display().to_string();
+    let doc = drivelab_suites::fio::import::import(&text, a.logs.as_deref(), &source)
+        .map_err(|e| Fail::usage(format!("RESULT {source}: {e}")))?;
+    let dir = a.out.clone().unwrap_or_else(|| {
+        drivelab_suites::bundle::default_dir(Path::new("drivelab-results"), "fio")
+    });
+    let b = drivelab_suites::Bundle::create(&dir, doc).map_err(Fail::usage)?;
+    let text = summary_table(&b.doc);
+    b.write_table(&text).map_err(Fail::failed)?;
+    crate::output::stdout::say(&text)?;
+    crate::output::stdout::say_line(&format!("Result bundle: {}", dir.display()))?;
+    Ok(0)
+}
+
+/// The imported metrics as a table.
+fn summary_table(doc: &drivelab_suites::RunDoc) -> String {
+    let mut t = format!("fio result imported ({} steps)\n", doc.steps.len());
+    for m in doc.summary.iter().flat_map(|s| &s.metrics) {
+        t.push_str(&format!("  {:<48} {:>12.1} {}\n", m.name, m.value, m.unit));
+    }
+    t
+}

@@ -157,7 +157,7 @@ mod tests {
         }
         assert_eq!(idx(127), 127);
         assert_eq!(idx(128), 128);
-        assert_eq!(val(128), 128);
+        assert_eq!(val(128), 129);
         // Width 2 from 128: bin 129 is [130, 132), reported as 131.
         assert_eq!(val(129), 131);
         assert_eq!(idx(u64::MAX >> 1), NR - 1);

@@ -18,6 +18,8 @@ use super::logs::{self, Files, HistRow, Row};
 /// One direction's latency as fio gave it: dense bins (json+) and scalars.
 struct DirLat {
     counts: Option<Vec<u64>>,
+    /// Completion-latency bins (what fio's histogram logs hold), for checking them.
+    clat_counts: Option<Vec<u64>>,
     scalars: Scalars,
     /// Plain JSON: fio's own percentiles (no bins).
     percentiles: Vec<(f64, u64)>,
@@ -36,6 +38,7 @@ fn dir_lat(d: &Dir) -> Result<(DirLat, bool), String> {
         return Ok((
             DirLat {
                 counts: Some(vec![0; bins::NR]),
+                clat_counts: Some(vec![0; bins::NR]),
                 scalars: Scalars::default(),
                 percentiles: Vec::new(),
             },
@@ -43,6 +46,12 @@ fn dir_lat(d: &Dir) -> Result<(DirLat, bool), String> {
         ));
     };
     let counts = l.bins.as_ref().map(bins::from_json_bins).transpose()?;
+    let clat_counts = d
+        .clat_ns
+        .as_ref()
+        .and_then(|c| c.bins.as_ref())
+        .map(bins::from_json_bins)
+        .transpose()?;
     let percentiles = l
         .percentile
         .iter()
@@ -52,6 +61,7 @@ fn dir_lat(d: &Dir) -> Result<(DirLat, bool), String> {
     Ok((
         DirLat {
             counts,
+            clat_counts,
             scalars: Scalars {
                 n: l.n.max(d.total_ios),
                 min_ns: l.min,
@@ -177,6 +187,7 @@ pub fn measured(job: &Job, cx: &Context<'_>) -> Result<Measured, String> {
     };
     let all = DirLat {
         counts: all_counts,
+        clat_counts: None,
         scalars: combine(&rl.scalars, &wl.scalars),
         percentiles: Vec::new(),
     };
@@ -386,7 +397,9 @@ fn series(
     notes: &mut Vec<String>,
 ) -> Result<Series, String> {
     let iv = (cx.workload.log_interval_ns / 1_000_000).max(1);
-    let n = elapsed_ms.div_ceil(iv).max(1) as usize;
+    // Whole windows, the last one taking the rest (fio never logs the last, partial
+    // window: a run of 3001 ms has windows [0,1), [1,2) and [2,3.001) s).
+    let n = ((elapsed_ms + iv / 2) / iv).max(1) as usize;
     let Some(first) = l.first_row_ms() else {
         // Not one window logged: the whole run is the tail.
         return Ok(Series {
@@ -410,7 +423,8 @@ fn series(
         g.ops[d_ix] = ops;
         g.bytes[d_ix] = bytes;
         g.lat[d_ix] = lat_per_window(l, d, t0, iv, n);
-        let fin = if d == 0 { rl.counts.as_ref() } else { wl.counts.as_ref() };
+        let fin = if d == 0 { &rl.clat_counts } else { &wl.clat_counts };
+        let fin = fin.as_ref();
         g.hist[d_ix] = hist_per_window(l, d, fin, t0, iv, n, notes)?;
     }
     Ok(Series {

@@ -198,17 +198,27 @@ pub fn import(text: &str, logs: Option<&Path>, source: &str) -> Result<RunDoc, S
     if jobs.is_empty() {
         return Err("the fio result holds no jobs".into());
     }
-    let job_logs = match logs {
+    // One group (group_reporting=1): all log files are its; else job i has the i-th.
+    let job_logs: Vec<Option<JobLogs>> = match logs {
         Some(d) => {
-            if jobs.len() > 1 {
+            let f = Files::find(d)?;
+            let per_job = jobs.len() > 1;
+            if per_job && f.iops.len() != jobs.len() {
                 return Err(format!(
-                    "--logs: the result holds {} jobs; per-second logs are imported for a result of one job (or group_reporting=1)",
-                    jobs.len()
+                    "--logs: the result holds {} jobs but {} has {} iops logs; give the logs of this run (one per job, or group_reporting=1)",
+                    jobs.len(),
+                    d.display(),
+                    f.iops.len()
                 ));
             }
-            Some(JobLogs::read(&Files::find(d)?)?)
+            (0..jobs.len())
+                .map(|i| {
+                    let files = if per_job { f.job(i, jobs.len()) } else { f.clone() };
+                    JobLogs::read(&files).map(Some)
+                })
+                .collect::<Result<_, _>>()?
         }
-        None => None,
+        None => vec![None; jobs.len()],
     };
     let global = out.global_options.clone().unwrap_or(Value::Null);
     let mut notes = vec![format!("Imported from fio's result {source}.")];
@@ -225,16 +235,19 @@ pub fn import(text: &str, logs: Option<&Path>, source: &str) -> Result<RunDoc, S
             job,
             &Context {
                 workload: &w,
-                logs: job_logs.as_ref(),
+                logs: job_logs[i].as_ref(),
                 est_start_ms: est,
                 fio_version: &out.fio_version,
             },
         )?;
         target.get_or_insert_with(|| target_of(opt(job, &global, "filename"), &w));
-        let name = match &job.hostname {
+        let mut name = match &job.hostname {
             Some(h) => format!("{} on {h}", job.jobname),
             None => job.jobname.clone(),
         };
+        if jobs.iter().filter(|j| j.jobname == job.jobname && j.hostname == job.hostname).count() > 1 {
+            name = format!("{name} (job {})", i + 1);
+        }
         metrics.extend(step_metrics(&name, &m));
         steps.push(StepRecord {
             index: i,

@@ -187,15 +187,17 @@ impl Files {
             .collect();
         names.sort();
         let pick = |kind: &str| -> Vec<PathBuf> {
-            names
+            let mut v: Vec<(u64, &String)> = names
                 .iter()
-                .filter(|n| {
-                    n.split_once(&format!("_{kind}."))
-                        .is_some_and(|(_, rest)| rest.contains(".log"))
-                        && !(kind == "lat" && (n.contains("_clat.") || n.contains("_slat.")))
+                .filter_map(|n| {
+                    let (_, rest) = n.split_once(&format!("_{kind}."))?;
+                    let (num, _) = rest.split_once(".log")?;
+                    Some((num.parse().ok()?, n))
                 })
-                .map(|n| dir.join(n))
-                .collect()
+                .collect();
+            // By job number (fio's `.N.`), not by name: job 10 after job 2.
+            v.sort();
+            v.into_iter().map(|(_, n)| dir.join(n)).collect()
         };
         let f = Files {
             iops: pick("iops"),
@@ -210,6 +212,23 @@ impl Files {
             ));
         }
         Ok(f)
+    }
+
+    /// The files of job `i` of `n` (one job of several, without group_reporting).
+    pub fn job(&self, i: usize, n: usize) -> Files {
+        let one = |v: &Vec<PathBuf>| -> Vec<PathBuf> {
+            if v.len() == n {
+                v[i..=i].to_vec()
+            } else {
+                Vec::new()
+            }
+        };
+        Files {
+            iops: one(&self.iops),
+            bw: one(&self.bw),
+            lat: one(&self.lat),
+            hist: one(&self.hist),
+        }
     }
 
     /// Every file that should be there and is not.
