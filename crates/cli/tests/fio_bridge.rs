@@ -165,3 +165,44 @@ fn an_imported_json_plus_result_reproduces_fios_percentiles_and_series() {
     assert!(stderr(&bad).contains("no JSON document"), "{}", stderr(&bad));
     assert!(!p.join("c").exists());
 }
+
+#[test]
+fn a_suite_runs_through_fio_into_an_ordinary_bundle() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let target = p.join("t.bin");
+    let o = run_in(
+        p,
+        &[
+            "run", "quick", "--short", "--runs", "1", "--size", "16M", "--tests",
+            "SEQ1M Q1T1,RND4K Q4T1", "--no-db", "--out", "b", "--engine", "fio",
+            target.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(common::stdout(&o).contains("RND4K Q4T1"), "{}", common::stdout(&o));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("b/run.json")).unwrap()).unwrap();
+    assert_eq!(doc["status"], "complete");
+    let steps = doc["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 4);
+    for s in steps {
+        let run = &s["run"];
+        assert!(run["notes"].to_string().contains("Measured by fio"), "{}", run["notes"]);
+        let dir = p.join("b/fio").join(s["id"].as_str().unwrap());
+        assert!(dir.join("job.fio").is_file() && dir.join("out.json").is_file());
+        let recs = run["series"]["records"].as_array().unwrap();
+        assert!(!recs.is_empty());
+        let sum: u64 = recs.iter().map(|r| r["all"]["ops"].as_u64().unwrap()).sum();
+        assert_eq!(sum, run["totals"]["all"]["ops"].as_u64().unwrap());
+        assert!(sum > 0);
+    }
+    // fio cannot run a simulated drive.
+    let sim = run_in(
+        p,
+        &["run", "quick", "--short", "--no-db", "--out", "c", "--engine", "fio", "sim:nvme-tlc,capacity=4G"],
+    );
+    assert_eq!(sim.status.code(), Some(2), "{}", stderr(&sim));
+    assert!(stderr(&sim).contains("--engine fio"), "{}", stderr(&sim));
+    assert!(!p.join("c").exists());
+}

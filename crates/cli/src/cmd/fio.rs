@@ -176,3 +176,27 @@ fn summary_table(doc: &drivelab_suites::RunDoc) -> String {
     }
     t
 }
+
+/// `--engine fio`: the fio version to run the steps with (checked now), noted in the
+/// bundle; None for drivelab's own engine.
+pub fn engine_check(
+    a: &FioArgs,
+    target: &Target,
+    doc: &mut drivelab_suites::RunDoc,
+) -> Result<Option<String>, Fail> {
+    if a.engine.as_deref() != Some("fio") {
+        return Ok(None);
+    }
+    if matches!(target.info.kind, TargetKind::Null | TargetKind::Simulated) {
+        return Err(Fail::usage(
+            "--engine fio: fio needs a file or a block device, not null or a simulated device",
+        ));
+    }
+    let prog = drivelab_suites::fio::process::program();
+    let v = drivelab_suites::fio::process::version(&prog)
+        .map_err(|e| Fail::usage(format!("--engine fio: {e}")))?;
+    doc.notes.push(format!(
+        "Every step was run by {v} (--engine fio); its job files, results and logs are in fio/."
+    ));
+    Ok(Some(v))
+}

@@ -13,7 +13,9 @@ pub mod convert;
 pub mod import;
 pub mod jobfile;
 pub mod json;
+pub mod local;
 pub mod logs;
+pub mod process;
 
 use crate::plan::PlannedStep;
 
