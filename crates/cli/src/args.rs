@@ -33,6 +33,8 @@ pub enum Command {
     Compare(crate::cmd::compare::CompareArgs),
     /// The results database: list, show, export, import and record runs.
     Db(crate::cmd::db::DbArgs),
+    /// Bring another tool's result in as a result bundle (`drivelab import fio RESULT.json`).
+    Import(crate::cmd::fio::ImportArgs),
     /// Print a shell completion script for bash, zsh or fish (e.g. `drivelab completions
     /// bash > /etc/bash_completion.d/drivelab`).
     Completions(crate::cmd::completions::CompletionsArgs),

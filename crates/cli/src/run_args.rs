@@ -65,6 +65,8 @@ pub struct CommonArgs {
     /// Shrink durations and sizes so the suite runs in seconds (the values used are recorded).
     #[arg(long)]
     pub short: bool,
+    #[command(flatten)]
+    pub fio: crate::cmd::fio::FioArgs,
 }
 
 #[derive(Subcommand, Debug)]

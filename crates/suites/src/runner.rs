@@ -63,6 +63,32 @@ fn idle(target: &mut Target, ns: u64, stop: &AtomicBool) {
     }
 }
 
+/// Who carries out a step's I/O: drivelab's engine ([`Native`]), or another tool
+/// behind the same interface (fio: `crate::fio::local::FioEngine`).
+pub trait StepEngine: Sync {
+    /// Run the step's action on the target and return what was measured.
+    fn run_step(
+        &self,
+        step: &PlannedStep,
+        target: &mut Target,
+        opts: &Runner<'_>,
+    ) -> Result<RunResult, String>;
+}
+
+/// drivelab's own engine.
+pub struct Native;
+
+impl StepEngine for Native {
+    fn run_step(
+        &self,
+        step: &PlannedStep,
+        target: &mut Target,
+        opts: &Runner<'_>,
+    ) -> Result<RunResult, String> {
+        act(step, target, opts)
+    }
+}
+
 /// Run one planned step's action.
 fn act(step: &PlannedStep, target: &mut Target, opts: &Runner<'_>) -> Result<RunResult, String> {
     let cb = |p: &Progress<'_>| {
@@ -117,6 +143,18 @@ pub fn execute(
     bundle: &mut Bundle,
     opts: &Runner<'_>,
 ) -> Result<Outcome, String> {
+    execute_with(suite, plan, target, bundle, opts, &Native)
+}
+
+/// [`execute`] with the steps' I/O done by `engine`.
+pub fn execute_with(
+    suite: &dyn Suite,
+    plan: &[PlannedStep],
+    target: &mut Target,
+    bundle: &mut Bundle,
+    opts: &Runner<'_>,
+    engine: &dyn StepEngine,
+) -> Result<Outcome, String> {
     let seeded;
     let plan = if target.info.kind == TargetKind::Simulated {
         seeded = simulation_seeds(plan, &target.info.path);
@@ -162,7 +200,7 @@ pub fn execute(
                             }
                         ));
                     }
-                    act(step, target, opts)?;
+                    engine.run_step(step, target, opts)?;
                 }
                 continue;
             }
@@ -240,7 +278,7 @@ pub fn execute(
             }
         }
         let sensors_start = target.sensors();
-        let res = match act(step, target, opts) {
+        let res = match engine.run_step(step, target, opts) {
             Ok(r) => r,
             Err(e) => {
                 bundle.set_status(BundleStatus::Failed)?;
