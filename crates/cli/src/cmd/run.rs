@@ -171,7 +171,7 @@ fn resume(dir: &Path, a: &RunArgs, db: &DbChoice) -> Result<i32, Fail> {
     let suite = from_saved(&bundle.doc.suite, &bundle.doc.knobs)
         .map_err(|e| Fail::usage(format!("--resume {}: {e}", dir.display())))?;
     if bundle.doc.status == BundleStatus::Complete {
-        let report = suite.report(&bundle.doc.steps);
+        let report = drivelab_suites::runner::analyse(suite.as_ref(), &bundle.doc.steps);
         crate::output::stdout::say(&summary_text(&bundle, &report.table))?;
         eprintln!("drivelab: {} is already complete", dir.display());
         return Ok(0);
