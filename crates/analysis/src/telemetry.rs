@@ -104,16 +104,20 @@ fn temperature_rank(source: &str) -> u8 {
 /// The (source, name) of the power reading to use: a `watt` reading named `power…`
 /// with at least one value, best-ranked source first, then "power" before other names.
 pub fn power_channel(intervals: &[Interval]) -> Option<(String, String)> {
-    pick(intervals, |r| r.unit == "watt" && r.name.starts_with("power"), |s, n| {
-        (power_rank(s), n != "power")
-    })
+    pick(
+        intervals,
+        |r| r.unit == "watt" && r.name.starts_with("power"),
+        |s, n| (power_rank(s), n != "power"),
+    )
 }
 
 /// The (source, name) of the temperature to use: the composite `temperature` reading.
 pub fn temperature_channel(intervals: &[Interval]) -> Option<(String, String)> {
-    pick(intervals, |r| r.unit == "celsius" && r.name == "temperature", |s, _| {
-        (temperature_rank(s), false)
-    })
+    pick(
+        intervals,
+        |r| r.unit == "celsius" && r.name == "temperature",
+        |s, _| (temperature_rank(s), false),
+    )
 }
 
 fn pick(
@@ -379,7 +383,11 @@ mod tests {
                 ("temperature", "celsius", "nvme-smart:nvme0", Some(log)),
             ]
         };
-        let t = step_telemetry(&[iv(1, &r(40.0, 0.0)), iv(1, &r(55.0, 0.0)), iv(1, &r(50.0, 0.0))]);
+        let t = step_telemetry(&[
+            iv(1, &r(40.0, 0.0)),
+            iv(1, &r(55.0, 0.0)),
+            iv(1, &r(50.0, 0.0)),
+        ]);
         assert_eq!(t.temperature_source.as_deref(), Some("nvme-smart:nvme0"));
         assert_eq!(t.temperature_start_celsius, Some(40.0));
         assert_eq!(t.temperature_end_celsius, Some(50.0));
@@ -394,7 +402,12 @@ mod tests {
                 ("thermal_time_2", "seconds", "nvme-smart:nvme0", Some(t2)),
             ]
         };
-        let ivs = [iv(1, &c(10.0, 0.0)), iv(1, &c(11.0, 0.0)), iv(1, &c(11.0, 1.0)), iv(1, &c(11.0, 1.0))];
+        let ivs = [
+            iv(1, &c(10.0, 0.0)),
+            iv(1, &c(11.0, 0.0)),
+            iv(1, &c(11.0, 1.0)),
+            iv(1, &c(11.0, 1.0)),
+        ];
         let (flags, basis) = throttled_intervals(&ivs).unwrap();
         assert_eq!(flags, [true, true, false, false]);
         assert_eq!(basis, "thermal management time");
@@ -403,13 +416,26 @@ mod tests {
         let w = |temp: f64| {
             [
                 ("temperature", "celsius", "hwmon:drivetemp", Some(temp)),
-                ("temperature_warning", "celsius", "hwmon:drivetemp", Some(70.0)),
+                (
+                    "temperature_warning",
+                    "celsius",
+                    "hwmon:drivetemp",
+                    Some(70.0),
+                ),
             ]
         };
-        let ivs = [iv(1, &w(60.0)), iv(1, &w(71.0)), iv(1, &w(72.5)), iv(1, &w(69.0))];
+        let ivs = [
+            iv(1, &w(60.0)),
+            iv(1, &w(71.0)),
+            iv(1, &w(72.5)),
+            iv(1, &w(69.0)),
+        ];
         let t = step_telemetry(&ivs);
         assert_eq!(t.throttled_s, Some(2.0));
-        assert_eq!(t.throttle_basis.as_deref(), Some("above warning temperature"));
+        assert_eq!(
+            t.throttle_basis.as_deref(),
+            Some("above warning temperature")
+        );
         // A temperature with no threshold says nothing about throttling.
         let t = step_telemetry(&[iv(1, &[("temperature", "celsius", "model", Some(90.0))])]);
         assert_eq!(t.throttled_s, None);

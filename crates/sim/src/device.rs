@@ -642,10 +642,22 @@ impl DeviceModel for SimDevice {
         if let Some(th) = &self.thermal {
             let now = at_ns.max(th.last_ns());
             let t = th.temperature_at(now, work);
-            v.push(SensorReading::new("temperature", "celsius", Some(t), at_ns, "model"));
+            v.push(SensorReading::new(
+                "temperature",
+                "celsius",
+                Some(t),
+                at_ns,
+                "model",
+            ));
             let throttled: u64 = th.intervals(now).iter().map(|(a, b)| b - a).sum();
             let s = Some(throttled as f64 / 1e9);
-            v.push(SensorReading::new("thermal_time_1", "seconds", s, at_ns, "model"));
+            v.push(SensorReading::new(
+                "thermal_time_1",
+                "seconds",
+                s,
+                at_ns,
+                "model",
+            ));
         }
         let (t0, e0) = self.power_mark;
         if at_ns > t0 {

@@ -51,7 +51,15 @@ pub fn add_telemetry(report: &mut Report, steps: &[StepRecord]) {
     }
     report.table += &format!(
         "{:<40} {:>8} {:>8} {:>8} {:>11} {:>8} {:>11} {:>8} {:>8}\n",
-        "Telemetry", "°C start", "°C end", "°C max", "throttled s", "W mean", "W min–max", "kIOPS/W", "MB/s/W"
+        "Telemetry",
+        "°C start",
+        "°C end",
+        "°C max",
+        "throttled s",
+        "W mean",
+        "W min–max",
+        "kIOPS/W",
+        "MB/s/W"
     );
     let mut list = Vec::new();
     for (s, t) in &rows {

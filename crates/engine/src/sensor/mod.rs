@@ -9,6 +9,7 @@
 //! NVMe SMART, a USB power meter) plug in.
 
 pub mod hwmon;
+pub mod meter;
 pub mod nvme;
 
 use std::path::Path;
@@ -59,6 +60,12 @@ pub trait SensorSource: Send {
     /// Which kind of source it is, as `--sensors` names it: "hwmon", "nvme" or "other".
     fn kind(&self) -> &'static str {
         "other"
+    }
+
+    /// What went wrong since the last call (a meter that died or printed garbage), for
+    /// the run's notes.
+    fn notes(&mut self) -> Vec<String> {
+        Vec::new()
     }
 }
 
