@@ -100,8 +100,9 @@ pub struct TargetArgs {
     #[arg(long, value_name = "DEVICE")]
     pub destructive: Option<PathBuf>,
     /// The drive's sensors sampled every interval: auto (all found), none, or a comma
-    /// list of hwmon (temperatures, power) and nvme (the SMART / health log).
-    #[arg(long, value_name = "auto|none|hwmon,nvme", default_value = "auto", value_parser = sensor_choice)]
+    /// list of hwmon (temperatures, power), nvme (the SMART / health log) and smartctl
+    /// (SATA, SAS and USB disks without hwmon, when smartmontools is installed).
+    #[arg(long, value_name = "auto|none|hwmon,nvme,smartctl", default_value = "auto", value_parser = sensor_choice)]
     pub sensors: String,
     /// An external meter: a command printing one reading per line (watts; volts and
     /// amps; or name=value unit), read on the side and stamped on arrival, killed at
