@@ -13,6 +13,7 @@
 //!   stalls, performance levels and the end of the initial burst.
 //! - [`steady`]: the SNIA PTS steady-state window test.
 //! - [`fill`]: sequential-fill cache size and rate-drop episodes.
+//! - [`telemetry`]: temperature, throttling, power, energy and efficiency of a step.
 //! - [`stats`], [`runs`]: the small shared helpers the modules above use.
 
 pub mod consistency;
@@ -21,3 +22,4 @@ pub mod qd;
 pub mod runs;
 pub mod stats;
 pub mod steady;
+pub mod telemetry;

@@ -56,6 +56,7 @@ pub fn remove_on_exit(file: Option<CreatedFile>) {
 }
 
 fn second_signal() -> ! {
+    drivelab_engine::sensor::meter::kill_all();
     let pending = REMOVE_ON_EXIT
         .lock()
         .unwrap_or_else(|e| e.into_inner())

@@ -446,6 +446,15 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         Some(m) => m.now_ns(),
         None => wall_clock.now_ns(),
     };
+    // The spans since the last sample (a meter's mean, ending with the run), and what
+    // the sources have to say about the run.
+    let mut sensor_notes = Vec::new();
+    for src in sources.iter_mut() {
+        for r in src.sample(wall_clock.now_ns()) {
+            agg.sensor(r);
+        }
+        sensor_notes.extend(src.notes());
+    }
     target.return_sensors(sources);
     // --end_fsync: the run lasts until the writes are on the target.
     let mut fsync_end = None;
@@ -580,6 +589,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         notes.push(n);
     }
     notes.extend(cache_notes);
+    notes.extend(sensor_notes);
     if let Some(total) = w.io_size_bytes {
         let left = total % min_bs;
         if left > 0 {

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use drivelab_analysis::telemetry::StepTelemetry;
 use drivelab_engine::hist::HistogramJson;
 use drivelab_engine::model::SensorReading;
 use drivelab_engine::result::{HostInfo, Measured, RunStatus, Tool};
@@ -115,6 +116,11 @@ pub struct StepRecord {
     pub sensors_end: Vec<SensorReading>,
     /// What the engine measured; None for skipped steps.
     pub run: Option<StepRun>,
+    /// Temperature, throttling, power, energy and efficiency over the step, from the
+    /// readings in its series (None for a step that did not run; absent in bundles made
+    /// before drivelab read them).
+    #[serde(default)]
+    pub telemetry: Option<StepTelemetry>,
 }
 
 /// The engine's result of one step: what it measured, without the per-run identity,

@@ -269,8 +269,8 @@ impl Suite for Peak {
             table += "(the span was not written first: reads found whatever the drive held, and blocks never written or trimmed may read faster than data)\n";
         }
         table += &format!(
-            "{:<24} {:>6} {:>12} {:>10} {:>12} {:>12} {:>12}\n",
-            "Workload", "QD", "IOPS", "MB/s", "mean µs", "p99 µs", "p99.99 µs"
+            "{:<24} {:>6} {:>12} {:>10} {:>12} {:>12} {:>12} {:>8} {:>14}\n",
+            "Workload", "QD", "IOPS", "MB/s", "mean µs", "p99 µs", "p99.99 µs", "W", "efficiency"
         );
         for (id, label, _, _) in WORKLOADS {
             if !self.workloads.iter().any(|w| w == id) {
@@ -310,15 +310,32 @@ impl Suite for Peak {
                     p.lat_p9999_us,
                     "µs",
                 ));
+                let (eff, eff_unit) = if is_random(id) {
+                    (p.kiops_per_w, "kIOPS/W")
+                } else {
+                    (p.mbps_per_w, "MB/s/W")
+                };
+                metrics.extend(Metric::new(
+                    format!("{label} average power at knee"),
+                    p.power_mean_w,
+                    "W",
+                ));
+                metrics.extend(Metric::new(
+                    format!("{label} efficiency at knee"),
+                    eff,
+                    eff_unit,
+                ));
                 table += &format!(
-                    "{:<24} {:>6} {:>12.0} {:>10.1} {:>12} {:>12} {:>12}\n",
+                    "{:<24} {:>6} {:>12.0} {:>10.1} {:>12} {:>12} {:>12} {:>8} {:>14}\n",
                     label,
                     k.qd,
                     p.iops,
                     p.mbps,
                     fmt(p.lat_mean_us, 1),
                     fmt(p.lat_p99_us, 1),
-                    fmt(p.lat_p9999_us, 1)
+                    fmt(p.lat_p9999_us, 1),
+                    fmt(p.power_mean_w, 2),
+                    eff.map_or("-".into(), |e| format!("{e:.2} {eff_unit}"))
                 );
             } else {
                 table += &format!("{label:<24} {:>6}\n", "-");
@@ -344,6 +361,14 @@ pub struct Point {
     pub lat_mean_us: Option<f64>,
     pub lat_p99_us: Option<f64>,
     pub lat_p9999_us: Option<f64>,
+    /// Mean power over the point (null without a power reading), and the efficiency
+    /// the enterprise review prints at the headline QD.
+    #[serde(default)]
+    pub power_mean_w: Option<f64>,
+    #[serde(default)]
+    pub kiops_per_w: Option<f64>,
+    #[serde(default)]
+    pub mbps_per_w: Option<f64>,
 }
 
 /// A workload's curve, its knee, and where it stopped early.
@@ -371,7 +396,11 @@ fn sweep_of(steps: &[StepRecord], id: &str) -> Sweep {
             continue;
         };
         let l = &t.all.latency;
+        let tele = records::step_telemetry(s).unwrap_or_default();
         curve.push(Point {
+            power_mean_w: tele.power_mean_w,
+            kiops_per_w: tele.kiops_per_w,
+            mbps_per_w: tele.mbps_per_w,
             qd,
             iops: t.all.ops_per_s,
             mbps: t.all.mbps,

@@ -232,6 +232,7 @@ pub fn execute_with(
                 sensors_start: Vec::new(),
                 sensors_end: Vec::new(),
                 run: None,
+                telemetry: None,
             })?;
             continue;
         }
@@ -288,6 +289,7 @@ pub fn execute_with(
         ran_before = true;
         let status = StepStatus::from(res.measured.status);
         let failure = res.measured.failure.clone();
+        let telemetry = Some(crate::records::telemetry_of(&res.measured));
         let rec = StepRecord {
             index: i,
             id: step.id.clone(),
@@ -302,6 +304,7 @@ pub fn execute_with(
             sensors_start,
             sensors_end: target.sensors(),
             run: Some(res.measured),
+            telemetry,
         };
         bundle.put_step(rec)?;
         if let Some(o) = opts.observer {
@@ -325,7 +328,7 @@ pub fn execute_with(
             }
         }
     }
-    let report = suite.report(&bundle.doc.steps);
+    let report = analyse(suite, &bundle.doc.steps);
     bundle.doc.summary = Some(report.summary.clone());
     // Caveats of the steps that concern the whole run go with the bundle's own notes.
     if let Some(n) = crate::records::generator_note(&bundle.doc.steps) {
@@ -336,6 +339,13 @@ pub fn execute_with(
     bundle.set_status(BundleStatus::Complete)?;
     bundle.write_table(&report.table)?;
     Ok(Outcome::Complete(report))
+}
+
+/// The suite's analysis of its steps, with every step's telemetry beside it.
+pub fn analyse(suite: &dyn Suite, steps: &[StepRecord]) -> Report {
+    let mut report = suite.report(steps);
+    crate::records::add_telemetry(&mut report, steps);
+    report
 }
 
 /// A new bundle document for `suite`'s `plan` on `target`.

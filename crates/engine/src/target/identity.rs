@@ -70,6 +70,10 @@ pub struct Link {
     pub pcie_max_width_lanes: Option<u32>,
     /// Negotiated SATA speed (`sata_spd`).
     pub sata_gbit_per_s: Option<f64>,
+    /// Negotiated SAS speed of the phy the disk is reached through
+    /// (`sas_phy/…/negotiated_linkrate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sas_gbit_per_s: Option<f64>,
     /// The USB device's signalling speed (`speed`).
     pub usb_mbit_per_s: Option<f64>,
     /// Each direction has its own lanes (PCIe, USB 3): reads and writes do not share.
@@ -87,6 +91,7 @@ impl Link {
             pcie_max_gt_per_s: None,
             pcie_max_width_lanes: None,
             sata_gbit_per_s: None,
+            sas_gbit_per_s: None,
             usb_mbit_per_s: None,
             full_duplex,
             ceiling_bytes_per_s: None,
@@ -111,6 +116,11 @@ impl Link {
                 gt * self.pcie_current_width_lanes? as f64 * enc
             }
             "sata" => self.sata_gbit_per_s? * 0.8,
+            // SAS up to 12 Gb/s encodes 8b/10b; 22.5 Gb/s SAS-4 128b/150b.
+            "sas" => {
+                let g = self.sas_gbit_per_s?;
+                g * if g <= 12.0 { 0.8 } else { 128.0 / 150.0 }
+            }
             "usb" => {
                 let mbit = self.usb_mbit_per_s?;
                 let enc = match mbit {
@@ -136,6 +146,7 @@ impl Link {
                     .map_or("?".into(), |w| w.to_string())
             ),
             "sata" => format!("SATA {} Gb/s", n(self.sata_gbit_per_s)),
+            "sas" => format!("SAS {} Gb/s", n(self.sas_gbit_per_s)),
             "usb" => format!("USB {} Mb/s", n(self.usb_mbit_per_s)),
             k => k.to_string(),
         }
@@ -182,6 +193,7 @@ fn identify_node(root: &Path, node: &Path, depth: u32) -> DeviceIdentity {
         "nvme" => nvme_details(&mut id, dev.as_deref()),
         "usb-uas" | "usb-bot" => usb_details(&mut id, dev.as_deref()),
         "sata" => id.link = dev.as_deref().and_then(sata_link),
+        "sas" => id.link = dev.as_deref().and_then(sas_link),
         "loop" => loop_details(root, &mut id, &disk, depth),
         "device-mapper" | "md" => stacked_details(root, &mut id, &disk, depth),
         _ => {}
@@ -398,6 +410,27 @@ fn sata_link(dev: &Path) -> Option<Link> {
     });
     let mut l = Link::new("sata", false);
     l.sata_gbit_per_s = spd;
+    l.ceiling_bytes_per_s = l.ceiling();
+    Some(l)
+}
+
+/// The negotiated speed of the SAS phy `dev` is reached through: the phys of the
+/// nearest SAS port above it (the HBA's, or an expander's).
+fn sas_link(dev: &Path) -> Option<Link> {
+    let port = dev.ancestors().find(|a| base(a).starts_with("port-"))?;
+    let mut phys: Vec<PathBuf> = std::fs::read_dir(port)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| base(p).starts_with("phy-"))
+        .collect();
+    phys.sort();
+    let rate = phys.iter().find_map(|p| {
+        let s = read(p.join("sas_phy").join(base(p)).join("negotiated_linkrate"))?;
+        leading_f64(&s)
+    })?;
+    let mut l = Link::new("sas", true);
+    l.sas_gbit_per_s = Some(rate);
     l.ceiling_bytes_per_s = l.ceiling();
     Some(l)
 }

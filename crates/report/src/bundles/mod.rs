@@ -116,7 +116,7 @@ pub fn summary_of(doc: &RunDoc) -> Option<Summary> {
         return Some(s.clone());
     }
     let suite = drivelab_suites::from_saved(&doc.suite, &doc.knobs).ok()?;
-    Some(suite.report(&doc.steps).summary)
+    Some(drivelab_suites::runner::analyse(suite.as_ref(), &doc.steps).summary)
 }
 
 /// One bundle of a suite, ready for charting.
