@@ -289,9 +289,12 @@ pub struct SeqFillArgs {
     /// Queue depth [default: 32].
     #[arg(long, alias = "iodepth", value_parser = positive, allow_hyphen_values = true)]
     pub qd: Option<u32>,
-    /// Drop episodes: seconds below this fraction of the post-cache median [default: 0.5].
+    /// Drop episodes: a second or more below this fraction of the post-cache median [default: 0.5].
     #[arg(long = "drop-fraction", value_parser = fraction, allow_hyphen_values = true)]
     pub drop_fraction: Option<f64>,
+    /// Logging interval, dividing a second evenly [default: 100ms].
+    #[arg(long, value_parser = duration, allow_hyphen_values = true)]
+    pub interval: Option<u64>,
     /// Content of writes [default: random].
     #[arg(long, value_parser = DataPattern::parse, allow_hyphen_values = true)]
     pub data: Option<DataPattern>,
@@ -435,6 +438,7 @@ impl SuiteCmd {
                 set(&mut k.qd, a.qd);
                 set(&mut k.drop_fraction, a.drop_fraction);
                 set(&mut k.data, a.data);
+                set(&mut k.interval_ns, a.interval);
                 k.validate()?;
                 Box::new(k)
             }

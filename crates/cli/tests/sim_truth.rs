@@ -132,6 +132,30 @@ fn seqfill_finds_the_slc_cache_size() {
 }
 
 #[test]
+fn seqfill_sees_a_cache_of_a_second_and_a_half() {
+    // The preset at 64 GiB: a 6.9 GB SLC cache written at PCIe 4.0 speed runs out in
+    // about 1.3 s, which per-second logging cannot see (issue 14).
+    let doc = suite(&["seqfill", "sim:nvme-tlc,capacity=64G"]);
+    let fill = &doc["summary"]["analysis"]["fill"];
+    let gt = &steps(&doc, "")[0]["run"]["simulator_ground_truth"];
+    let cache_s = f(&gt["slc_cache_bytes"]) / f(&gt["slc_write_bytes_per_s"]);
+    assert!(cache_s < 2.0, "a short cache: {cache_s} s");
+    within(
+        f(&fill["cache_bytes"]),
+        f(&gt["slc_cache_bytes"]),
+        0.05,
+        "SLC cache size",
+    );
+    within(
+        f(&fill["initial_mbps"]),
+        f(&gt["slc_write_bytes_per_s"]) / 1e6,
+        0.05,
+        "cache speed",
+    );
+    assert_eq!(fill["cache_too_short_to_see"], false);
+}
+
+#[test]
 fn seqfill_reads_the_simulated_temperature() {
     let doc = suite(&["seqfill", "sim:nvme-tlc,capacity=16G", "--fill", "50%"]);
     let a = &doc["summary"]["analysis"];
