@@ -222,6 +222,10 @@ pub struct PeakArgs {
     /// [default: 1h; --short 1s].
     #[arg(long = "steady-writes", value_parser = duration_or_zero, allow_hyphen_values = true)]
     pub steady_writes: Option<u64>,
+    /// Discard and write the span sequentially twice before the 128K sequential sweeps
+    /// when random writes came before them (sequential steady state) [default: 1].
+    #[arg(long = "seq-precondition", value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = flag01)]
+    pub seq_precondition: Option<bool>,
 }
 
 /// A duration, or 0 for none.
@@ -413,6 +417,7 @@ impl SuiteCmd {
                 k.early_stop = !a.no_early_stop;
                 k.precondition = a.precondition;
                 set(&mut k.steady_writes_ns, a.steady_writes);
+                set(&mut k.seq_precondition, a.seq_precondition);
                 k.validate()?;
                 Box::new(k)
             }

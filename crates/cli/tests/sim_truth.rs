@@ -223,6 +223,53 @@ fn peak_saturates_where_the_dies_run_out() {
 }
 
 #[test]
+fn peak_measures_sequential_sweeps_in_a_sequential_state() {
+    // After the random writes, the 128K sweeps ran on the fragmented drive (issue 14:
+    // 1 023 MB/s read, 148 MB/s write on a drive that gives 4 628 and 1 227 written
+    // sequentially). They follow a sequential precondition now, and say so.
+    let sweep = |seq: &str| {
+        let doc = suite(&[
+            "peak",
+            "sim:nvme-tlc,capacity=4G,thermal=off",
+            "--workloads",
+            "4k-randwrite,128k-read,128k-write",
+            "--point-time",
+            "1s",
+            "--max-qd",
+            "16",
+            "--steady-writes",
+            "60s",
+            "--seq-precondition",
+            seq,
+        ]);
+        let ids: Vec<String> = steps(&doc, "")
+            .iter()
+            .map(|s| s["id"].as_str().unwrap().to_string())
+            .collect();
+        let sweeps = doc["summary"]["analysis"]["sweeps"]
+            .as_array()
+            .unwrap()
+            .clone();
+        let peak = |i: usize| f(&sweeps[i]["sweep"]["knee"]["peak_throughput"]);
+        let state = |i: usize| sweeps[i]["sweep"]["state"].as_str().unwrap().to_string();
+        (ids, [peak(1), peak(2)], [state(0), state(1), state(2)])
+    };
+    let (ids, with, states) = sweep("1");
+    let pos = |id: &str| ids.iter().position(|s| s == id).unwrap();
+    assert!(pos("4k-randwrite-qd16") < pos("seq-precondition-pass1"));
+    assert!(pos("seq-precondition-pass2") < pos("128k-read-qd1"));
+    assert_eq!(
+        states,
+        ["random-steady", "sequential-steady", "sequential-steady"]
+    );
+    let (ids, without, states) = sweep("0");
+    assert!(!ids.iter().any(|s| s.starts_with("seq-precondition")));
+    assert_eq!(states, ["random-steady", "random-steady", "random-steady"]);
+    assert!(with[0] > 1.5 * without[0], "read: {with:?} vs {without:?}");
+    assert!(with[1] > 3.0 * without[1], "write: {with:?} vs {without:?}");
+}
+
+#[test]
 fn stalls_are_found_where_the_model_stalled() {
     let doc = suite(&[
         "consistency",
