@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use drivelab_analysis::qd::{knee_95, sweep_should_stop, Knee, SweepPoint};
+use drivelab_analysis::stats::batch_stderr;
 use drivelab_engine::size::SizeOrPercent;
 use drivelab_engine::spec::{DataPattern, IoEngine, RwMode};
 use drivelab_engine::target::{TargetInfo, TargetKind};
@@ -302,9 +303,10 @@ impl Suite for Peak {
     fn report(&self, steps: &[StepRecord]) -> Report {
         let mut sweeps = Vec::new();
         let mut states = Vec::new();
+        let mut uncertain = Vec::new();
         let mut metrics = Vec::new();
         let mut table = format!(
-            "drivelab peak: QD sweep 1…{} ({}), {} s per point; knee = lowest QD with ≥95 % of the best throughput\n",
+            "drivelab peak: QD sweep 1…{} ({}), {} s per point; knee = lowest QD not below 95 % of the best level beyond its measured noise\n",
             self.max_qd,
             match self.ioengine {
                 IoEngine::Sync => "threads, one synchronous I/O each",
@@ -390,7 +392,17 @@ impl Suite for Peak {
             } else {
                 table += &format!("{label:<24} {:>6}\n", "-");
             }
+            if let Some(k) = sweep.knee.as_ref().filter(|k| !k.uncertain_qds.is_empty()) {
+                let qds: Vec<String> = k.uncertain_qds.iter().map(|q| format!("QD{q}")).collect();
+                uncertain.push(format!("{label} {}", qds.join(", ")));
+            }
             sweeps.push(json!({ "workload": id, "label": label, "unit": unit, "sweep": sweep }));
+        }
+        if !uncertain.is_empty() {
+            table += &format!(
+                "within their measured noise of the knee threshold (a longer --point-time settles them): {}\n",
+                uncertain.join("; ")
+            );
         }
         if !states.is_empty() {
             table += &format!("drive state each sweep saw: {}\n", states.join("; "));
@@ -414,7 +426,14 @@ pub struct Point {
     pub lat_mean_us: Option<f64>,
     pub lat_p99_us: Option<f64>,
     pub lat_p9999_us: Option<f64>,
+    /// Standard error of the point's throughput (IOPS for random workloads, MB/s for
+    /// sequential) by batch means over its seconds; 0 when it has too few intervals.
+    #[serde(default)]
+    pub stderr: f64,
 }
+
+/// Batches of a point's intervals for its standard error.
+const NOISE_BATCHES: usize = 5;
 
 /// A workload's curve, its knee, and where it stopped early.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -471,7 +490,15 @@ fn sweep_of(steps: &[StepRecord], id: &str) -> Sweep {
             continue;
         };
         let l = &t.all.latency;
+        let samples = records::per_interval(s, |x| {
+            if is_random(id) {
+                x.all.ops_per_s
+            } else {
+                x.all.bytes_per_s / 1e6
+            }
+        });
         curve.push(Point {
+            stderr: batch_stderr(&samples, NOISE_BATCHES).unwrap_or(0.0),
             qd,
             iops: t.all.ops_per_s,
             mbps: t.all.mbps,
@@ -485,6 +512,7 @@ fn sweep_of(steps: &[StepRecord], id: &str) -> Sweep {
         .map(|p| SweepPoint {
             qd: p.qd,
             throughput: if is_random(id) { p.iops } else { p.mbps },
+            stderr: p.stderr,
         })
         .collect();
     Sweep {
