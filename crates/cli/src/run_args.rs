@@ -224,6 +224,10 @@ pub struct PeakArgs {
     /// [default: 1h; --short 1s].
     #[arg(long = "steady-writes", value_parser = duration_or_zero, allow_hyphen_values = true)]
     pub steady_writes: Option<u64>,
+    /// Discard and write the span sequentially twice before the 128K sequential sweeps
+    /// when random writes came before them (sequential steady state) [default: 1].
+    #[arg(long = "seq-precondition", value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = flag01)]
+    pub seq_precondition: Option<bool>,
 }
 
 /// A duration, or 0 for none.
@@ -291,9 +295,12 @@ pub struct SeqFillArgs {
     /// Queue depth [default: 32].
     #[arg(long, alias = "iodepth", value_parser = positive, allow_hyphen_values = true)]
     pub qd: Option<u32>,
-    /// Drop episodes: seconds below this fraction of the post-cache median [default: 0.5].
+    /// Drop episodes: a second or more below this fraction of the post-cache median [default: 0.5].
     #[arg(long = "drop-fraction", value_parser = fraction, allow_hyphen_values = true)]
     pub drop_fraction: Option<f64>,
+    /// Logging interval, dividing a second evenly [default: 100ms].
+    #[arg(long, value_parser = duration, allow_hyphen_values = true)]
+    pub interval: Option<u64>,
     /// Content of writes [default: random].
     #[arg(long, value_parser = DataPattern::parse, allow_hyphen_values = true)]
     pub data: Option<DataPattern>,
@@ -412,6 +419,7 @@ impl SuiteCmd {
                 k.early_stop = !a.no_early_stop;
                 k.precondition = a.precondition;
                 set(&mut k.steady_writes_ns, a.steady_writes);
+                set(&mut k.seq_precondition, a.seq_precondition);
                 k.validate()?;
                 Box::new(k)
             }
@@ -437,6 +445,7 @@ impl SuiteCmd {
                 set(&mut k.qd, a.qd);
                 set(&mut k.drop_fraction, a.drop_fraction);
                 set(&mut k.data, a.data);
+                set(&mut k.interval_ns, a.interval);
                 k.validate()?;
                 Box::new(k)
             }

@@ -137,10 +137,13 @@ fn peak_sweeps_each_workload_and_finds_a_knee() {
     let (doc, o) = run(&p, &mut t, &d.path().join("b"));
     check_complete(&doc, &o);
     // The sweep writes, so it first writes the span once: reads hit written data; the
-    // random-write sweep follows a spell of random writes (its steady state).
-    assert_eq!(doc.steps.len(), 1 + 4 * 5 + 1);
+    // random-write sweep follows a spell of random writes (its steady state), and the
+    // 128K sweeps two sequential passes (the sequential steady state).
+    assert_eq!(doc.steps.len(), 1 + 4 * 5 + 1 + 2);
     assert_eq!(doc.steps[0].id, "precondition");
     assert_eq!(doc.steps[1 + 5].id, "steady-writes");
+    assert_eq!(doc.steps[1 + 5 + 1 + 5].id, "seq-precondition-pass1");
+    assert_eq!(doc.steps[1 + 5 + 1 + 5 + 1].id, "seq-precondition-pass2");
     let knee = metric(&doc, "4K random read knee QD");
     assert!([1.0, 2.0, 4.0, 8.0, 16.0].contains(&knee));
     // The knee reaches 95 % of the best point of the sweep.
