@@ -9,6 +9,8 @@
 //! and checks every host's results itself.
 
 pub mod bins;
+pub mod client;
+pub mod fleet;
 pub mod convert;
 pub mod import;
 pub mod jobfile;
