@@ -436,9 +436,8 @@ fn series(
             .map(|kib| kib * 1024 * iv / 1000)
             .collect();
         ops.iter_mut().for_each(|o| *o = *o * iv / 1000);
-        let last = n - 1;
-        ops[last] += dir.total_ios.saturating_sub(ops.iter().sum());
-        bytes[last] += dir.io_bytes.saturating_sub(bytes.iter().sum());
+        settle(&mut ops, dir.total_ios);
+        settle(&mut bytes, dir.io_bytes);
         g.ops[d_ix] = ops;
         g.bytes[d_ix] = bytes;
         g.lat[d_ix] = lat_per_window(l, d, t0, iv, n);
@@ -453,6 +452,28 @@ fn series(
         },
         Some(t0),
     ))
+}
+
+/// Make per-window counts add up to the job's total: the unlogged last window takes
+/// what is left; when fio's per-window rates (I/Os × 1000 / the window's ms, rounded)
+/// add up to more than the total, the excess comes off the last windows.
+fn settle(v: &mut [u64], total: u64) {
+    let sum: u64 = v.iter().sum();
+    if let Some(last) = v.last_mut() {
+        if sum <= total {
+            *last += total - sum;
+            return;
+        }
+    }
+    let mut excess = sum - total;
+    for x in v.iter_mut().rev() {
+        let cut = excess.min(*x);
+        *x -= cut;
+        excess -= cut;
+        if excess == 0 {
+            break;
+        }
+    }
 }
 
 /// Per-window values of both directions.
