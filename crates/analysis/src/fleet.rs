@@ -28,8 +28,14 @@ pub fn spread(values: &[(String, f64)]) -> Option<Spread> {
     if n == 0 {
         return None;
     }
-    let slow = clean.iter().copied().fold(clean[0], |a, b| if b.1 < a.1 { b } else { a });
-    let fast = clean.iter().copied().fold(clean[0], |a, b| if b.1 > a.1 { b } else { a });
+    let slow = clean
+        .iter()
+        .copied()
+        .fold(clean[0], |a, b| if b.1 < a.1 { b } else { a });
+    let fast = clean
+        .iter()
+        .copied()
+        .fold(clean[0], |a, b| if b.1 > a.1 { b } else { a });
     let mean = clean.iter().map(|x| x.1).sum::<f64>() / n as f64;
     let var = clean.iter().map(|x| (x.1 - mean).powi(2)).sum::<f64>() / n as f64;
     Some(Spread {
@@ -90,7 +96,10 @@ mod tests {
     #[test]
     fn spread_names_the_slowest_and_fastest() {
         let s = spread(&[("a".into(), 100.0), ("b".into(), 80.0), ("c".into(), 120.0)]).unwrap();
-        assert_eq!((s.slowest_host.as_str(), s.fastest_host.as_str()), ("b", "c"));
+        assert_eq!(
+            (s.slowest_host.as_str(), s.fastest_host.as_str()),
+            ("b", "c")
+        );
         assert!((s.mean - 100.0).abs() < 1e-9);
         assert!((s.cv_percent.unwrap() - 16.329_931_618_554_52).abs() < 1e-9);
         assert!(spread(&[]).is_none());

@@ -25,8 +25,15 @@ fn emitted_jobs_parse_in_fio_and_match_the_steps() {
     let o = run_in(
         d.path(),
         &[
-            "run", "quick", "--short", "--runs", "1", "--no-db",
-            target.to_str().unwrap(), "--emit-fio", "jobs",
+            "run",
+            "quick",
+            "--short",
+            "--runs",
+            "1",
+            "--no-db",
+            target.to_str().unwrap(),
+            "--emit-fio",
+            "jobs",
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -53,7 +60,11 @@ fn emitted_jobs_parse_in_fio_and_match_the_steps() {
         let p = d.path().join("jobs").join(name);
         let text = std::fs::read_to_string(&p).unwrap();
         let parsed = fio().arg("--parse-only").arg(&p).output().unwrap();
-        assert!(parsed.status.success(), "fio --parse-only {name}: {}", stderr(&parsed));
+        assert!(
+            parsed.status.success(),
+            "fio --parse-only {name}: {}",
+            stderr(&parsed)
+        );
         assert_eq!(option(&text, "rw"), Some(rw), "{name}");
         assert_eq!(option(&text, "bs"), Some(bs), "{name}");
         assert_eq!(option(&text, "iodepth"), Some(qd), "{name}");
@@ -65,13 +76,29 @@ fn emitted_jobs_parse_in_fio_and_match_the_steps() {
     // A second emit into the same directory replaces drivelab's own job files.
     let again = run_in(
         d.path(),
-        &["run", "quick", "--short", "--runs", "1", target.to_str().unwrap(), "--emit-fio", "jobs"],
+        &[
+            "run",
+            "quick",
+            "--short",
+            "--runs",
+            "1",
+            target.to_str().unwrap(),
+            "--emit-fio",
+            "jobs",
+        ],
     );
     assert!(again.status.success(), "{}", stderr(&again));
     // fio cannot run a simulated drive.
     let sim = run_in(
         d.path(),
-        &["run", "quick", "--short", "sim:nvme-tlc,capacity=4G", "--emit-fio", "jobs2"],
+        &[
+            "run",
+            "quick",
+            "--short",
+            "sim:nvme-tlc,capacity=4G",
+            "--emit-fio",
+            "jobs2",
+        ],
     );
     assert_eq!(sim.status.code(), Some(2), "{}", stderr(&sim));
     assert!(stderr(&sim).contains("fio needs a file or a block device"));
@@ -106,7 +133,10 @@ fn an_imported_json_plus_result_reproduces_fios_percentiles_and_series() {
             p.join("data").display()
         ),
     );
-    let o = run_in(p, &["import", "fio", "out.json", "--logs", "logs", "--out", "b"]);
+    let o = run_in(
+        p,
+        &["import", "fio", "out.json", "--logs", "logs", "--out", "b"],
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let fio: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(p.join("out.json")).unwrap()).unwrap();
@@ -129,13 +159,21 @@ fn an_imported_json_plus_result_reproduces_fios_percentiles_and_series() {
         let mut checked = 0;
         for (k, v) in f["lat_ns"]["percentile"].as_object().unwrap() {
             let pct: f64 = k.parse().unwrap();
-            if let Some(m) = mine.iter().find(|m| (m["percentile"].as_f64().unwrap() - pct).abs() < 1e-9) {
+            if let Some(m) = mine
+                .iter()
+                .find(|m| (m["percentile"].as_f64().unwrap() - pct).abs() < 1e-9)
+            {
                 assert_eq!(m["value_ns"], *v, "{dir} p{pct}");
                 checked += 1;
             }
         }
         assert!(checked >= 15, "{checked} percentiles compared");
-        let bins: u64 = f["lat_ns"]["bins"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum();
+        let bins: u64 = f["lat_ns"]["bins"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_u64().unwrap())
+            .sum();
         assert_eq!(run["histogram"][dir]["count"].as_u64(), Some(bins));
         assert_eq!(bins, total);
         // The series: whole seconds, every I/O in it once.
@@ -154,7 +192,11 @@ fn an_imported_json_plus_result_reproduces_fios_percentiles_and_series() {
     assert!(r.status.success(), "{}", stderr(&r));
     let c = run_in(p, &["compare", "b", "b"]);
     assert!(c.status.success(), "{}", stderr(&c));
-    assert!(common::stdout(&c).contains("mix read IOPS"), "{}", common::stdout(&c));
+    assert!(
+        common::stdout(&c).contains("mix read IOPS"),
+        "{}",
+        common::stdout(&c)
+    );
     let db = p.join("r.sqlite");
     let rec = run_in(p, &["db", "record", "b", "--db", db.to_str().unwrap()]);
     assert!(rec.status.success(), "{}", stderr(&rec));
@@ -162,7 +204,11 @@ fn an_imported_json_plus_result_reproduces_fios_percentiles_and_series() {
     std::fs::write(p.join("junk.json"), "not fio").unwrap();
     let bad = run_in(p, &["import", "fio", "junk.json", "--out", "c"]);
     assert_eq!(bad.status.code(), Some(2));
-    assert!(stderr(&bad).contains("no JSON document"), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("no JSON document"),
+        "{}",
+        stderr(&bad)
+    );
     assert!(!p.join("c").exists());
 }
 
@@ -174,13 +220,29 @@ fn a_suite_runs_through_fio_into_an_ordinary_bundle() {
     let o = run_in(
         p,
         &[
-            "run", "quick", "--short", "--runs", "1", "--size", "16M", "--tests",
-            "SEQ1M Q1T1,RND4K Q4T1", "--no-db", "--out", "b", "--engine", "fio",
+            "run",
+            "quick",
+            "--short",
+            "--runs",
+            "1",
+            "--size",
+            "16M",
+            "--tests",
+            "SEQ1M Q1T1,RND4K Q4T1",
+            "--no-db",
+            "--out",
+            "b",
+            "--engine",
+            "fio",
             target.to_str().unwrap(),
         ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(common::stdout(&o).contains("RND4K Q4T1"), "{}", common::stdout(&o));
+    assert!(
+        common::stdout(&o).contains("RND4K Q4T1"),
+        "{}",
+        common::stdout(&o)
+    );
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(p.join("b/run.json")).unwrap()).unwrap();
     assert_eq!(doc["status"], "complete");
@@ -188,7 +250,11 @@ fn a_suite_runs_through_fio_into_an_ordinary_bundle() {
     assert_eq!(steps.len(), 4);
     for s in steps {
         let run = &s["run"];
-        assert!(run["notes"].to_string().contains("Measured by fio"), "{}", run["notes"]);
+        assert!(
+            run["notes"].to_string().contains("Measured by fio"),
+            "{}",
+            run["notes"]
+        );
         let dir = p.join("b/fio").join(s["id"].as_str().unwrap());
         assert!(dir.join("job.fio").is_file() && dir.join("out.json").is_file());
         let recs = run["series"]["records"].as_array().unwrap();
@@ -200,7 +266,17 @@ fn a_suite_runs_through_fio_into_an_ordinary_bundle() {
     // fio cannot run a simulated drive.
     let sim = run_in(
         p,
-        &["run", "quick", "--short", "--no-db", "--out", "c", "--engine", "fio", "sim:nvme-tlc,capacity=4G"],
+        &[
+            "run",
+            "quick",
+            "--short",
+            "--no-db",
+            "--out",
+            "c",
+            "--engine",
+            "fio",
+            "sim:nvme-tlc,capacity=4G",
+        ],
     );
     assert_eq!(sim.status.code(), Some(2), "{}", stderr(&sim));
     assert!(stderr(&sim).contains("--engine fio"), "{}", stderr(&sim));

@@ -14,8 +14,12 @@ use common::{run_in, stderr, stdout, wait_until};
 fn descendants(pid: u32) -> Vec<u32> {
     let mut parent_of = Vec::new();
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else { continue };
+        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            continue;
+        };
         // pid (comm) state ppid …: comm may hold spaces, so split after the last ')'.
         let rest = &stat[stat.rfind(')').unwrap() + 2..];
         let ppid: u32 = rest.split(' ').nth(1).unwrap().parse().unwrap();
@@ -61,10 +65,13 @@ impl Server {
             .unwrap_or_else(|e| panic!("{prog}: {e}"));
         let want = listen_entry(addr, port);
         wait_until(&format!("fio server on {addr}:{port} listening"), || {
-            std::fs::read_to_string("/proc/net/tcp").unwrap().lines().any(|l| {
-                let f: Vec<&str> = l.split_whitespace().collect();
-                f.len() > 3 && f[1] == want && f[3] == "0A"
-            })
+            std::fs::read_to_string("/proc/net/tcp")
+                .unwrap()
+                .lines()
+                .any(|l| {
+                    let f: Vec<&str> = l.split_whitespace().collect();
+                    f.len() > 3 && f[1] == want && f[3] == "0A"
+                })
         });
         Server { child, dir }
     }
@@ -94,7 +101,10 @@ impl Drop for Server {
 /// `/proc/net/tcp`'s local address of `addr:port` (`0200007F:4965`).
 fn listen_entry(addr: &str, port: u16) -> String {
     let o: Vec<u8> = addr.split('.').map(|x| x.parse().unwrap()).collect();
-    format!("{:02X}{:02X}{:02X}{:02X}:{port:04X}", o[3], o[2], o[1], o[0])
+    format!(
+        "{:02X}{:02X}{:02X}{:02X}:{port:04X}",
+        o[3], o[2], o[1], o[0]
+    )
 }
 
 fn json(p: &Path) -> serde_json::Value {
@@ -103,12 +113,28 @@ fn json(p: &Path) -> serde_json::Value {
 
 fn quick(port: u16, runtime: &str, out: &str) -> Vec<String> {
     [
-        "run", "quick", "--short", "--runs", "1", "--size", "16M", "--tests", "RND4K Q1T1",
-        "--runtime", runtime, "--no-db", "fleet.bin", "--out", out,
+        "run",
+        "quick",
+        "--short",
+        "--runs",
+        "1",
+        "--size",
+        "16M",
+        "--tests",
+        "RND4K Q1T1",
+        "--runtime",
+        runtime,
+        "--no-db",
+        "fleet.bin",
+        "--out",
+        out,
     ]
     .iter()
     .map(|s| s.to_string())
-    .chain([format!("--host=127.0.0.2,{port}"), format!("--host=127.0.0.3,{port}")])
+    .chain([
+        format!("--host=127.0.0.2,{port}"),
+        format!("--host=127.0.0.3,{port}"),
+    ])
     .collect()
 }
 
@@ -172,7 +198,10 @@ fn a_quick_suite_over_two_hosts_gives_two_bundles_and_a_fleet_view() {
     assert!(fj["failed_hosts"].as_array().unwrap().is_empty());
     assert!(!fj["spread"].as_array().unwrap().is_empty());
     let summary = std::fs::read_to_string(out.join("fleet/summary.txt")).unwrap();
-    assert!(summary.contains("slowest") && summary.contains("coefficient of variation"), "{summary}");
+    assert!(
+        summary.contains("slowest") && summary.contains("coefficient of variation"),
+        "{summary}"
+    );
     // The fleet view is a bundle the report takes, with the spread among its notes.
     let r = run_in(d.path(), &["report", "out/fleet", "-o", "r.html"]);
     assert!(r.status.success(), "{}", stderr(&r));
@@ -204,7 +233,12 @@ fn a_host_killed_mid_step_fails_alone() {
     let out = std::io::Read::bytes(run.stdout.take().unwrap()).count();
     let st = run.wait_with_output().unwrap();
     assert!(out > 0);
-    assert_eq!(st.status.code(), Some(1), "{}", String::from_utf8_lossy(&st.stderr));
+    assert_eq!(
+        st.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
     let o = d.path().join("out");
     let good = json(&o.join(format!("127.0.0.2-{port}/run.json")));
     let bad = json(&o.join(format!("127.0.0.3-{port}/run.json")));
@@ -212,18 +246,33 @@ fn a_host_killed_mid_step_fails_alone() {
     assert_eq!(good["steps"].as_array().unwrap().len(), 2);
     for s in good["steps"].as_array().unwrap() {
         let run = &s["run"];
-        let sum: u64 = run["series"]["records"].as_array().unwrap().iter().map(|r| r["all"]["ops"].as_u64().unwrap()).sum();
+        let sum: u64 = run["series"]["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["all"]["ops"].as_u64().unwrap())
+            .sum();
         assert_eq!(sum, run["totals"]["all"]["ops"].as_u64().unwrap());
         // 4 s: fio's client/server histogram logs are corrupted from the third row on,
         // and drivelab repaired them.
-        assert!(run["notes"].to_string().contains("repaired"), "{}", run["notes"]);
+        assert!(
+            run["notes"].to_string().contains("repaired"),
+            "{}",
+            run["notes"]
+        );
     }
     assert_eq!(bad["status"], "failed");
     let why = bad["notes"].to_string();
-    assert!(why.contains("127.0.0.3") && why.contains("Failed at step"), "{why}");
+    assert!(
+        why.contains("127.0.0.3") && why.contains("Failed at step"),
+        "{why}"
+    );
     let fj = json(&o.join("fleet/fleet.json"));
     assert_eq!(fj["failed_hosts"].as_array().unwrap().len(), 1);
-    assert!(fj["failed_hosts"][0][0].as_str().unwrap().starts_with("127.0.0.3"));
+    assert!(fj["failed_hosts"][0][0]
+        .as_str()
+        .unwrap()
+        .starts_with("127.0.0.3"));
 }
 
 /// The fio of another version (see the module documentation).
@@ -249,7 +298,12 @@ fn a_server_of_another_fio_version_is_refused_before_the_run() {
     let o = run_in(d.path(), &args(&quick(port, "1s", "out")));
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let e = stderr(&o);
-    assert!(e.contains(&format!("127.0.0.3:{port}")) && e.contains("fio-3.25") && e.contains("fio-3.33"), "{e}");
+    assert!(
+        e.contains(&format!("127.0.0.3:{port}"))
+            && e.contains("fio-3.25")
+            && e.contains("fio-3.33"),
+        "{e}"
+    );
     assert_eq!(e.trim().lines().count(), 1, "{e}");
     assert!(!d.path().join("out").exists(), "nothing was run or written");
     assert!(!b.dir.path().join("fleet.bin").exists());

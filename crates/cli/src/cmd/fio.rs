@@ -130,7 +130,8 @@ pub struct ImportFioArgs {
 /// memory).
 fn read_result(p: &Path) -> Result<String, Fail> {
     const MAX: u64 = 1 << 30;
-    let m = std::fs::metadata(p).map_err(|e| Fail::usage(format!("RESULT {}: {e}", p.display())))?;
+    let m =
+        std::fs::metadata(p).map_err(|e| Fail::usage(format!("RESULT {}: {e}", p.display())))?;
     if !m.is_file() || m.len() > MAX {
         return Err(Fail::usage(format!(
             "RESULT {}: not a regular file of at most 1 GiB (fio's --output file)",

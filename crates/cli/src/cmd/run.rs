@@ -168,7 +168,15 @@ fn start(cmd: &SuiteCmd, db: &DbChoice, progress: ProgressMode) -> Result<i32, F
         .map_err(|e| session.usage(e.message))?;
     let mut bundle = Bundle::create(&dir, doc).map_err(|e| session.usage(e))?;
     let _lock = Bundle::lock(&dir).map_err(|e| session.usage(e))?;
-    finish(suite.as_ref(), &plan, session, &mut bundle, db, progress, fio)
+    finish(
+        suite.as_ref(),
+        &plan,
+        session,
+        &mut bundle,
+        db,
+        progress,
+        fio,
+    )
 }
 
 fn resume(dir: &Path, a: &RunArgs, db: &DbChoice) -> Result<i32, Fail> {
@@ -213,7 +221,15 @@ fn resume(dir: &Path, a: &RunArgs, db: &DbChoice) -> Result<i32, Fail> {
         done + 1,
         plan.len()
     );
-    finish(suite.as_ref(), &plan, session, &mut bundle, db, a.progress, None)
+    finish(
+        suite.as_ref(),
+        &plan,
+        session,
+        &mut bundle,
+        db,
+        a.progress,
+        None,
+    )
 }
 
 fn finish(

@@ -39,9 +39,7 @@ pub fn val(i: usize) -> u64 {
 }
 
 /// Dense counts from json+ `bins` (keys are fio's bin values in ns).
-pub fn from_json_bins(
-    bins: &std::collections::BTreeMap<String, u64>,
-) -> Result<Vec<u64>, String> {
+pub fn from_json_bins(bins: &std::collections::BTreeMap<String, u64>) -> Result<Vec<u64>, String> {
     let mut out = vec![0u64; NR];
     for (k, c) in bins {
         let v: u64 = k

@@ -141,7 +141,11 @@ pub fn probe_all(prog: &str, hosts: &[Host], dir: &Path) -> Result<Vec<Probe>, S
         .iter()
         .map(|h| {
             std::process::Command::new(prog)
-                .args([h.client_arg(), "--output-format=normal".into(), "probe.fio".into()])
+                .args([
+                    h.client_arg(),
+                    "--output-format=normal".into(),
+                    "probe.fio".into(),
+                ])
                 .current_dir(dir)
                 .stdin(std::process::Stdio::null())
                 .output()
@@ -218,7 +222,9 @@ pub type HostOutcome = Result<Measured, String>;
 
 /// Where host `h`'s files of step `step` go under the run's directory.
 pub fn step_dir(out: &Path, h: &Host, step: &PlannedStep) -> PathBuf {
-    out.join(h.id()).join("fio").join(jobfile::job_name(&step.id))
+    out.join(h.id())
+        .join("fio")
+        .join(jobfile::job_name(&step.id))
 }
 
 /// Run one step on every host at once; each host's result checked on its own.
@@ -270,7 +276,9 @@ fn start(
         also_discard: Some(_),
     } = step.action
     {
-        return Err("over-provisioning (--op) discards on the host, which fio's client cannot do".into());
+        return Err(
+            "over-provisioning (--op) discards on the host, which fio's client cannot do".into(),
+        );
     }
     let dir = step_dir(out, h, step);
     let logs = dir.join("logs");
@@ -333,7 +341,8 @@ fn check_host(
         lines.extend(p.text.iter().cloned());
     }
     if let Some(l) = lines.iter().find(|l| {
-        HOST_ERRORS.iter().any(|e| l.contains(e)) || l.contains(&format!("<{}> fio:", h.addr))
+        HOST_ERRORS.iter().any(|e| l.contains(e))
+            || l.contains(&format!("<{}> fio:", h.addr))
             || (l.starts_with('<') && l.contains("> fio: "))
     }) {
         return Err(format!("host {who}: {}", l.trim()));
@@ -344,7 +353,9 @@ fn check_host(
         .client_stats
         .iter()
         .find(|j| j.jobname != "All clients" && j.hostname.as_deref() == Some(h.addr.as_str()))
-        .ok_or_else(|| format!("host {who}: fio's result holds no entry for it (the host dropped out)"))?;
+        .ok_or_else(|| {
+            format!("host {who}: fio's result holds no entry for it (the host dropped out)")
+        })?;
     if job.error != 0 {
         return Err(format!(
             "host {who}: its job stopped with error {} ({})",
@@ -373,8 +384,9 @@ fn check_host(
             est_start_ms: Some(convert::start_estimate(
                 &parsed.output,
                 job,
-                mtime_ms(&files.iops[0])
-                    .map_or(started_ms, |t| t.saturating_sub(job.read.runtime.max(job.write.runtime))),
+                mtime_ms(&files.iops[0]).map_or(started_ms, |t| {
+                    t.saturating_sub(job.read.runtime.max(job.write.runtime))
+                }),
             )),
             fio_version: version,
         },
@@ -389,7 +401,10 @@ mod tests {
     #[test]
     fn hosts_parse_and_clash() {
         let h = Host::parse("127.0.0.2").unwrap();
-        assert_eq!((h.addr.as_str(), h.port, h.id()), ("127.0.0.2", 8765, "127.0.0.2".to_string()));
+        assert_eq!(
+            (h.addr.as_str(), h.port, h.id()),
+            ("127.0.0.2", 8765, "127.0.0.2".to_string())
+        );
         assert_eq!(Host::parse("db1,8766").unwrap().id(), "db1-8766");
         assert!(Host::parse("a b").is_err());
         assert!(Host::parse("h,0").is_err());
@@ -404,11 +419,17 @@ mod tests {
     #[test]
     fn probes_read_fios_lines() {
         assert_eq!(
-            read_probe("hostname=vm, be=0, 64-bit, os=Linux, arch=x86-64, fio=fio-3.33, flags=1\n", ""),
+            read_probe(
+                "hostname=vm, be=0, 64-bit, os=Linux, arch=x86-64, fio=fio-3.33, flags=1\n",
+                ""
+            ),
             Probe::Version("fio-3.33".into())
         );
         assert_eq!(
-            read_probe("", "fio: bad server cmd version 86\nfio: client/server version mismatch (86 != 97)\n"),
+            read_probe(
+                "",
+                "fio: bad server cmd version 86\nfio: client/server version mismatch (86 != 97)\n"
+            ),
             Probe::Mismatch(86, 97)
         );
         let e = check_versions(
@@ -417,6 +438,9 @@ mod tests {
             &[Probe::Version("fio-3.33".into()), Probe::Mismatch(86, 97)],
         )
         .unwrap_err();
-        assert!(e.contains("b:8765 speaks fio protocol 86 (fio-3.25)"), "{e}");
+        assert!(
+            e.contains("b:8765 speaks fio protocol 86 (fio-3.25)"),
+            "{e}"
+        );
     }
 }

@@ -215,7 +215,8 @@ pub fn measured(job: &Job, cx: &Context<'_>) -> Result<Measured, String> {
         lat_ns: None,
     };
     let w = cx.workload;
-    let lat_sum = rl.scalars.mean_ns * rl.scalars.n as f64 + wl.scalars.mean_ns * wl.scalars.n as f64;
+    let lat_sum =
+        rl.scalars.mean_ns * rl.scalars.n as f64 + wl.scalars.mean_ns * wl.scalars.n as f64;
     let secs = elapsed_ms as f64 / 1000.0;
     let cpu_s = |pct: f64| pct / 100.0 * secs;
     let ops = all_dir.total_ios;
@@ -263,14 +264,23 @@ pub fn measured(job: &Job, cx: &Context<'_>) -> Result<Measured, String> {
         ),
     };
     // The logs' own clock when they have one (epoch ms with log_unix_epoch=1).
-    let started = t0.filter(|&t| t > 1_000_000_000_000).or(cx.est_start_ms).unwrap_or(0);
+    let started = t0
+        .filter(|&t| t > 1_000_000_000_000)
+        .or(cx.est_start_ms)
+        .unwrap_or(0);
     Ok(Measured {
         status: if job.error == 0 {
             RunStatus::Complete
         } else {
             RunStatus::Failed
         },
-        failure: (job.error != 0).then(|| format!("fio stopped the job with error {} ({})", job.error, errno_text(job.error))),
+        failure: (job.error != 0).then(|| {
+            format!(
+                "fio stopped the job with error {} ({})",
+                job.error,
+                errno_text(job.error)
+            )
+        }),
         started_at: humantime::format_rfc3339_millis(
             std::time::UNIX_EPOCH + std::time::Duration::from_millis(started),
         )
@@ -316,7 +326,11 @@ fn per_window(files: &[Vec<Row>], ddir: u8, t0: u64, iv: u64, n: usize) -> Vec<u
 fn lat_per_window(l: &JobLogs, ddir: u8, t0: u64, iv: u64, n: usize) -> Vec<Option<f64>> {
     let mut sum = vec![0f64; n];
     let mut w = vec![0f64; n];
-    for (f, iops) in l.lat.iter().zip(l.iops.iter().map(Some).chain(std::iter::repeat(None))) {
+    for (f, iops) in l
+        .lat
+        .iter()
+        .zip(l.iops.iter().map(Some).chain(std::iter::repeat(None)))
+    {
         let ops = iops.map(|i| per_window(std::slice::from_ref(i), ddir, t0, iv, n));
         for r in f.iter().filter(|r| r.ddir == ddir) {
             if let Some(k) = logs::window(r.t_ms, t0, iv).filter(|&k| k < n) {
@@ -379,7 +393,6 @@ fn hist_per_window(
     Ok(Some(out))
 }
 
-#[allow(clippy::too_many_arguments)]
 fn interval_dir(
     ops: u64,
     bytes: u64,
@@ -441,7 +454,11 @@ fn series(
         g.ops[d_ix] = ops;
         g.bytes[d_ix] = bytes;
         g.lat[d_ix] = lat_per_window(l, d, t0, iv, n);
-        let fin = if d == 0 { &rl.clat_counts } else { &wl.clat_counts };
+        let fin = if d == 0 {
+            &rl.clat_counts
+        } else {
+            &wl.clat_counts
+        };
         let fin = fin.as_ref();
         g.hist[d_ix] = hist_per_window(l, d, fin, t0, iv, n, notes)?;
     }
@@ -495,7 +512,14 @@ impl Grid {
     }
 }
 
-fn build(job: &Job, cx: &Context<'_>, iv: u64, elapsed_ms: u64, n: usize, g: &Grid) -> Vec<IntervalRecord> {
+fn build(
+    job: &Job,
+    cx: &Context<'_>,
+    iv: u64,
+    elapsed_ms: u64,
+    n: usize,
+    g: &Grid,
+) -> Vec<IntervalRecord> {
     let mut g_ops = g.ops.clone();
     let mut g_bytes = g.bytes.clone();
     if g_ops[0].iter().chain(&g_ops[1]).all(|&o| o == 0) {
@@ -508,7 +532,11 @@ fn build(job: &Job, cx: &Context<'_>, iv: u64, elapsed_ms: u64, n: usize, g: &Gr
     let mut cum = 0u64;
     (0..n)
         .map(|k| {
-            let dur_ms = if k + 1 == n { elapsed_ms - iv * (n as u64 - 1) } else { iv };
+            let dur_ms = if k + 1 == n {
+                elapsed_ms - iv * (n as u64 - 1)
+            } else {
+                iv
+            };
             let dur = dur_ms.max(1) * 1_000_000;
             let h = |d: usize| g.hist[d].as_ref().map(|h| &h[k]);
             let r = interval_dir(g_ops[0][k], g_bytes[0][k], dur, g.lat[0][k], h(0));
@@ -519,7 +547,9 @@ fn build(job: &Job, cx: &Context<'_>, iv: u64, elapsed_ms: u64, n: usize, g: &Gr
             };
             let ops = r.ops + w.ops;
             let lat = match (r.lat_mean_ns, w.lat_mean_ns) {
-                (Some(a), Some(b)) => Some((a * r.ops as f64 + b * w.ops as f64) / ops.max(1) as f64),
+                (Some(a), Some(b)) => {
+                    Some((a * r.ops as f64 + b * w.ops as f64) / ops.max(1) as f64)
+                }
                 (a, b) => a.or(b),
             };
             let all = interval_dir(ops, r.bytes + w.bytes, dur, lat, both.as_ref());

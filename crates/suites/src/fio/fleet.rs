@@ -4,14 +4,12 @@
 //! exactly, series summed on one clock) with the spread over the hosts (slowest and
 //! fastest host, coefficient of variation) in its notes and in `fleet.json`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use drivelab_analysis::fleet::{self as af, Spread};
 use drivelab_engine::hist::{Histogram, HistogramJson};
-use drivelab_engine::result::{
-    DirTotals, HostInfo, LatencyStats, Measured, RunStatus, Series,
-};
+use drivelab_engine::result::{DirTotals, HostInfo, LatencyStats, Measured, RunStatus, Series};
 use drivelab_engine::series::{IntervalDir, IntervalRecord};
 use drivelab_engine::target::TargetInfo;
 use serde::Serialize;
@@ -96,13 +94,20 @@ fn start_ms(m: &Measured) -> u64 {
 
 /// The hosts' series summed on one clock (aligned by their start times).
 fn series_merge(ms: &[&Measured]) -> Series {
-    let iv_ns = ms.iter().map(|m| m.series.interval_ns).max().unwrap_or(1_000_000_000);
+    let iv_ns = ms
+        .iter()
+        .map(|m| m.series.interval_ns)
+        .max()
+        .unwrap_or(1_000_000_000);
     let offsets = af::offsets(
         &ms.iter().map(|m| start_ms(m)).collect::<Vec<_>>(),
         iv_ns / 1_000_000,
     );
     let col = |f: &dyn Fn(&IntervalRecord) -> u64| -> Vec<u64> {
-        let per: Vec<Vec<u64>> = ms.iter().map(|m| m.series.records.iter().map(f).collect()).collect();
+        let per: Vec<Vec<u64>> = ms
+            .iter()
+            .map(|m| m.series.records.iter().map(f).collect())
+            .collect();
         let refs: Vec<&[u64]> = per.iter().map(|v| v.as_slice()).collect();
         af::sum_on_clock(&refs, &offsets)
     };
@@ -174,9 +179,15 @@ pub fn merge(ms: &[&Measured]) -> Measured {
         virtual_start_ns: None,
         totals,
         series: series_merge(ms),
-        histogram: drivelab_engine::result::Histograms { read: rh, write: wh },
+        histogram: drivelab_engine::result::Histograms {
+            read: rh,
+            write: wh,
+        },
         errors: Vec::new(),
-        notes: vec![format!("{} hosts added up: counts, rates and histograms summed, series on one clock.", ms.len())],
+        notes: vec![format!(
+            "{} hosts added up: counts, rates and histograms summed, series on one clock.",
+            ms.len()
+        )],
         simulator_ground_truth: None,
     }
 }
@@ -222,12 +233,25 @@ pub fn run(
 ) -> Result<FleetOutcome, String> {
     let mut bundles = Vec::new();
     for h in &f.hosts {
-        let mut doc = new_doc_for(suite, plan, &f.target, Some(format!("{}:{}", h.id(), f.target.path)));
+        let mut doc = new_doc_for(
+            suite,
+            plan,
+            &f.target,
+            Some(format!("{}:{}", h.id(), f.target.path)),
+        );
         doc.host = host_info(h);
-        doc.notes.push(format!("Run on {}:{} by {} through fio --client; this controller checked its results.", h.addr, h.port, f.version));
+        doc.notes.push(format!(
+            "Run on {}:{} by {} through fio --client; this controller checked its results.",
+            h.addr, h.port, f.version
+        ));
         bundles.push(Bundle::create(&f.out.join(h.id()), doc)?);
     }
-    let mut fdoc = new_doc_for(suite, plan, &f.target, Some(format!("fleet:{}", f.target.path)));
+    let mut fdoc = new_doc_for(
+        suite,
+        plan,
+        &f.target,
+        Some(format!("fleet:{}", f.target.path)),
+    );
     fdoc.host.hostname = format!("fleet of {}", f.hosts.len());
     let fleet_dir = f.out.join("fleet");
     let mut fleet = Bundle::create(&fleet_dir, fdoc)?;
@@ -241,11 +265,24 @@ pub fn run(
             interrupted |= f.stop.load(Ordering::Relaxed);
             break;
         }
-        say(&format!("[{}/{}] {} on {} hosts", i + 1, plan.len(), step.name, live.len()));
+        say(&format!(
+            "[{}/{}] {} on {} hosts",
+            i + 1,
+            plan.len(),
+            step.name,
+            live.len()
+        ));
         let hosts: Vec<Host> = live.iter().map(|&k| f.hosts[k].clone()).collect();
         let started = now_rfc3339();
-        let outs: Vec<HostOutcome> =
-            client::run_step(&f.program, &f.version, step, &f.target.path, &hosts, &f.out, f.stop);
+        let outs: Vec<HostOutcome> = client::run_step(
+            &f.program,
+            &f.version,
+            step,
+            &f.target.path,
+            &hosts,
+            &f.out,
+            f.stop,
+        );
         let mut done = Vec::new();
         for (&k, o) in live.iter().zip(outs) {
             match o {
@@ -257,7 +294,9 @@ pub fn run(
                     say(&format!("host failed: {e}"));
                     let b = &mut bundles[k];
                     b.put_step(record(step, i, started.clone(), None))?;
-                    b.doc.notes.push(format!("Failed at step '{}': {e}", step.name));
+                    b.doc
+                        .notes
+                        .push(format!("Failed at step '{}': {e}", step.name));
                     b.set_status(BundleStatus::Failed)?;
                     failed.push((f.hosts[k].id(), e));
                 }
@@ -303,7 +342,9 @@ fn finish(
                     per_metric.len() - 1
                 }
             };
-            per_metric[slot].1.push((format!("{}:{}", h.addr, h.port), m.value));
+            per_metric[slot]
+                .1
+                .push((format!("{}:{}", h.addr, h.port), m.value));
         }
     }
     let spread: Vec<(String, Spread)> = per_metric
@@ -314,7 +355,9 @@ fn finish(
         fleet.doc.notes.push(spread_line(n, s));
     }
     for (h, e) in &failed {
-        fleet.doc.notes.push(format!("Host {h} failed and is left out from there on: {e}"));
+        fleet.doc.notes.push(format!(
+            "Host {h} failed and is left out from there on: {e}"
+        ));
     }
     let complete = fleet.doc.steps.len() == plan.len() && !interrupted;
     let table = if complete {
@@ -332,17 +375,25 @@ fn finish(
         BundleStatus::Failed
     })?;
     let doc = FleetDoc {
-        hosts: f.hosts.iter().map(|h| format!("{}:{}", h.addr, h.port)).collect(),
+        hosts: f
+            .hosts
+            .iter()
+            .map(|h| format!("{}:{}", h.addr, h.port))
+            .collect(),
         failed_hosts: failed,
         spread,
     };
-    let mut text = format!("fleet of {} hosts ({} failed)\n{table}", doc.hosts.len(), doc.failed_hosts.len());
+    let mut text = format!(
+        "fleet of {} hosts ({} failed)\n{table}",
+        doc.hosts.len(),
+        doc.failed_hosts.len()
+    );
     for n in &fleet.doc.notes {
         text.push_str(&format!("note: {n}\n"));
     }
     fleet.write_table(&text)?;
     let json = serde_json::to_vec_pretty(&doc).map_err(|e| e.to_string())?;
-    crate::atomic::write_file(&fleet_dir_of(&fleet).join("fleet.json"), &json)
+    crate::atomic::write_file(&fleet.dir.join("fleet.json"), &json)
         .map_err(|e| format!("cannot write fleet.json: {e}"))?;
     Ok(FleetOutcome {
         fleet_dir: fleet.dir.clone(),
@@ -350,10 +401,6 @@ fn finish(
         doc,
         table: text,
     })
-}
-
-fn fleet_dir_of(b: &Bundle) -> &Path {
-    &b.dir
 }
 
 /// "Across 3 hosts, RND4K read IOPS (IOPS): slowest 10.0.0.2 (4,900.0), fastest …".

@@ -113,14 +113,25 @@ pub fn workload_of(job: &Job, global: &Value, notes: &mut Vec<String>) -> Worklo
     Workload {
         rw,
         rwmixread: num("rwmixread", 50) as u32,
-        bs: if bs.is_empty() { vec![BsShare { bytes: 4096, percent: 100 }] } else { bs },
+        bs: if bs.is_empty() {
+            vec![BsShare {
+                bytes: 4096,
+                percent: 100,
+            }]
+        } else {
+            bs
+        },
         iodepth: num("iodepth", 1) as u32,
         numjobs: num("numjobs", 1) as u32,
         ioengine,
         direct: o("direct").is_some_and(|v| v != "0"),
         offset_bytes: o("offset").and_then(fio_size).unwrap_or(0),
         size_bytes: o("size").and_then(fio_size).unwrap_or(0),
-        runtime_ns: if time_based || runtime_ns.is_some() { runtime_ns } else { None },
+        runtime_ns: if time_based || runtime_ns.is_some() {
+            runtime_ns
+        } else {
+            None
+        },
         io_size_bytes: o("io_size").and_then(fio_size),
         ramp_ns: o("ramp_time").and_then(fio_time_ns).unwrap_or(0),
         percentage_random: num("percentage_random", 100) as u32,
@@ -173,8 +184,16 @@ pub fn step_metrics(name: &str, m: &drivelab_engine::result::Measured) -> Vec<Me
         if t.ops == 0 {
             continue;
         }
-        out.extend(Metric::new(format!("{name} {d} IOPS"), Some(t.ops_per_s), "IOPS"));
-        out.extend(Metric::new(format!("{name} {d} MB/s"), Some(t.mbps), "MB/s"));
+        out.extend(Metric::new(
+            format!("{name} {d} IOPS"),
+            Some(t.ops_per_s),
+            "IOPS",
+        ));
+        out.extend(Metric::new(
+            format!("{name} {d} MB/s"),
+            Some(t.mbps),
+            "MB/s",
+        ));
         out.extend(Metric::new(
             format!("{name} {d} mean latency"),
             t.latency.mean_ns.map(|v| v / 1e3),
@@ -213,7 +232,11 @@ pub fn import(text: &str, logs: Option<&Path>, source: &str) -> Result<RunDoc, S
             }
             (0..jobs.len())
                 .map(|i| {
-                    let files = if per_job { f.job(i, jobs.len()) } else { f.clone() };
+                    let files = if per_job {
+                        f.job(i, jobs.len())
+                    } else {
+                        f.clone()
+                    };
                     JobLogs::read(&files).map(Some)
                 })
                 .collect::<Result<_, _>>()?
@@ -242,7 +265,12 @@ pub fn import(text: &str, logs: Option<&Path>, source: &str) -> Result<RunDoc, S
             Some(h) => format!("{} on {h}", job.jobname),
             None => job.jobname.clone(),
         };
-        if jobs.iter().filter(|j| j.jobname == job.jobname && j.hostname == job.hostname).count() > 1 {
+        if jobs
+            .iter()
+            .filter(|j| j.jobname == job.jobname && j.hostname == job.hostname)
+            .count()
+            > 1
+        {
             name = format!("{name} (job {})", i + 1);
         }
         metrics.extend(step_metrics(&name, &m));
@@ -276,7 +304,10 @@ pub fn import(text: &str, logs: Option<&Path>, source: &str) -> Result<RunDoc, S
         )),
         knobs,
         host: HostInfo {
-            hostname: jobs[0].hostname.clone().unwrap_or_else(|| "unknown (imported from fio)".into()),
+            hostname: jobs[0]
+                .hostname
+                .clone()
+                .unwrap_or_else(|| "unknown (imported from fio)".into()),
             kernel: String::new(),
             cpu_model: String::new(),
             logical_cpus: 0,
@@ -285,7 +316,11 @@ pub fn import(text: &str, logs: Option<&Path>, source: &str) -> Result<RunDoc, S
         target_arg: None,
         target: target.expect("at least one job"),
         test_file_created: false,
-        status: if failed { BundleStatus::Failed } else { BundleStatus::Complete },
+        status: if failed {
+            BundleStatus::Failed
+        } else {
+            BundleStatus::Complete
+        },
         created_at: now.clone(),
         updated_at: now,
         planned_steps: steps.len(),

@@ -129,7 +129,10 @@ pub fn render(step: &PlannedStep, o: &JobOptions<'_>) -> Result<String, String> 
     kv("clat_percentiles", "1".into());
     kv("group_reporting", "1".into());
     if let Some(l) = &o.logs {
-        kv("log_avg_msec", (w.log_interval_ns / 1_000_000).max(1).to_string());
+        kv(
+            "log_avg_msec",
+            (w.log_interval_ns / 1_000_000).max(1).to_string(),
+        );
         kv("log_unix_epoch", "1".into());
         kv("per_job_logs", "1".into());
         for k in ["write_iops_log", "write_bw_log", "write_lat_log"] {

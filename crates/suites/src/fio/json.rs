@@ -142,7 +142,8 @@ pub fn parse(text: &str) -> Result<Parsed, String> {
         }
         pos += line.len();
     }
-    let start = start.ok_or("no JSON document in it (run fio with --output-format=json or json+)")?;
+    let start =
+        start.ok_or("no JSON document in it (run fio with --output-format=json or json+)")?;
     let before = text[..start]
         .lines()
         .map(str::to_string)

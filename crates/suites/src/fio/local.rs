@@ -57,7 +57,9 @@ impl StepEngine for FioEngine {
                 .map_err(|e| format!("discarding {len} bytes at {off} failed: {e}"))?;
         }
         let name = jobfile::file_name(0, step);
-        let dir = self.dir.join(name.trim_start_matches("01-").trim_end_matches(".fio"));
+        let dir = self
+            .dir
+            .join(name.trim_start_matches("01-").trim_end_matches(".fio"));
         let logs = dir.join("logs");
         std::fs::create_dir_all(&logs)
             .map_err(|e| format!("cannot make {}: {e}", logs.display()))?;
@@ -107,7 +109,11 @@ fn read_back(
 ) -> Result<drivelab_engine::result::Measured, String> {
     let why = |what: String| {
         let tail: Vec<&str> = ended.stderr.lines().rev().take(3).collect();
-        format!("{what} (fio exit {:?}; stderr: {})", ended.code, tail.join(" | "))
+        format!(
+            "{what} (fio exit {:?}; stderr: {})",
+            ended.code,
+            tail.join(" | ")
+        )
     };
     let text = std::fs::read_to_string(dir.join("out.json"))
         .map_err(|e| why(format!("fio wrote no result: {e}")))?;
@@ -130,7 +136,11 @@ fn read_back(
         &Context {
             workload: &step.workload,
             logs: logs.as_ref(),
-            est_start_ms: Some(super::convert::start_estimate(&parsed.output, &job, started_ms)),
+            est_start_ms: Some(super::convert::start_estimate(
+                &parsed.output,
+                &job,
+                started_ms,
+            )),
             fio_version: version,
         },
     )?;

@@ -46,10 +46,7 @@ pub fn parse_rows(text: &str) -> Result<Vec<Row>, String> {
         }
         let f: Vec<&str> = line.split(',').collect();
         if f.len() < 4 {
-            return Err(format!(
-                "line {}: not 'time, value, ddir, bs, …'",
-                i + 1
-            ));
+            return Err(format!("line {}: not 'time, value, ddir, bs, …'", i + 1));
         }
         out.push(Row {
             t_ms: num(f[0], "time", i + 1)?,
@@ -139,7 +136,9 @@ pub fn is_corrupted(chains: &[&[HistRow]], final_counts: &[u64]) -> bool {
 /// end of their window (a few ms late), the last flush of a lat log at the run's end.
 pub fn window(t_ms: u64, t0_ms: u64, interval_ms: u64) -> Option<usize> {
     let rel = t_ms.checked_sub(t0_ms)?;
-    ((rel + interval_ms / 2) / interval_ms).checked_sub(1).map(|k| k as usize)
+    ((rel + interval_ms / 2) / interval_ms)
+        .checked_sub(1)
+        .map(|k| k as usize)
 }
 
 /// Where a run's logs start (epoch ms or ms since start, as the logs have it): the
@@ -317,6 +316,13 @@ mod tests {
         assert_eq!(start_of(3007, 1000, Some(5)), 7);
         assert_eq!(start_of(1005, 1000, None), 5);
         let r = parse_rows("1000, 300, 0, 0, 0\n1000, 100, 1, 0, 0\n").unwrap();
-        assert_eq!(r[1], Row { t_ms: 1000, value: 100, ddir: 1 });
+        assert_eq!(
+            r[1],
+            Row {
+                t_ms: 1000,
+                value: 100,
+                ddir: 1
+            }
+        );
     }
 }

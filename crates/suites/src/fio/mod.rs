@@ -10,8 +10,8 @@
 
 pub mod bins;
 pub mod client;
-pub mod fleet;
 pub mod convert;
+pub mod fleet;
 pub mod import;
 pub mod jobfile;
 pub mod json;

@@ -30,7 +30,9 @@ pub fn version(prog: &str) -> Result<String, String> {
         .map_err(|e| format!("cannot run {prog}: {e} (install fio, e.g. apt-get install fio)"))?;
     let v = String::from_utf8_lossy(&o.stdout).trim().to_string();
     if !o.status.success() || !v.starts_with("fio-") {
-        return Err(format!("{prog} --version did not name a fio version ('{v}')"));
+        return Err(format!(
+            "{prog} --version did not name a fio version ('{v}')"
+        ));
     }
     Ok(v)
 }
