@@ -355,13 +355,26 @@ pub fn new_doc(
     target: &Target,
     target_arg: Option<String>,
 ) -> RunDoc {
+    let mut doc = new_doc_for(suite, plan, &target.info, target_arg);
+    doc.test_file_created = target.created_now();
+    doc
+}
+
+/// A new bundle document for `suite`'s `plan` on the target `info` describes (one not
+/// opened here: a fleet's hosts').
+pub fn new_doc_for(
+    suite: &dyn Suite,
+    plan: &[PlannedStep],
+    info: &drivelab_engine::target::TargetInfo,
+    target_arg: Option<String>,
+) -> RunDoc {
     let knobs = suite.knobs();
     let now = now_rfc3339();
     let mut notes = Vec::new();
-    if let Some(why) = &target.info.in_memory {
+    if let Some(why) = &info.in_memory {
         notes.push(format!("Memory, not a drive, was measured: {why}."));
     }
-    if target.info.kind == TargetKind::Simulated {
+    if info.kind == TargetKind::Simulated {
         notes.push("A simulated device was measured; all times are virtual.".into());
     }
     // A span asked for in bytes that the target cannot hold is cut to the target: say so,
@@ -370,11 +383,11 @@ pub fn new_doc(
         .get("size")
         .and_then(|v| serde_json::from_value::<SizeOrPercent>(v.clone()).ok());
     if let Some(SizeOrPercent::Bytes(b)) = asked {
-        if b > target.info.capacity_bytes {
+        if b > info.capacity_bytes {
             notes.push(format!(
                 "--size {} is more than the target holds ({}): the whole target was used.",
                 human_bytes(b),
-                human_bytes(target.info.capacity_bytes)
+                human_bytes(info.capacity_bytes)
             ));
         }
     }
@@ -386,8 +399,8 @@ pub fn new_doc(
         knobs,
         host: HostInfo::current(),
         target_arg,
-        target: target.info.clone(),
-        test_file_created: target.created_now(),
+        target: info.clone(),
+        test_file_created: false,
         status: BundleStatus::Running,
         created_at: now.clone(),
         updated_at: now,

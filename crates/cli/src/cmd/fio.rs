@@ -201,3 +201,119 @@ pub fn engine_check(
     ));
     Ok(Some(v))
 }
+
+/// The hosts of `--hosts FILE` / `--host H …`, if any.
+pub fn hosts(a: &FioArgs) -> Result<Option<Vec<drivelab_suites::fio::client::Host>>, Fail> {
+    use drivelab_suites::fio::client::parse_hosts;
+    if let Some(f) = &a.hosts {
+        let m = std::fs::metadata(f)
+            .map_err(|e| Fail::usage(format!("--hosts {}: {e}", f.display())))?;
+        if !m.is_file() || m.len() > 1 << 20 {
+            return Err(Fail::usage(format!(
+                "--hosts {}: not a file of at most 1 MiB with one HOST[,PORT] a line",
+                f.display()
+            )));
+        }
+        let text = std::fs::read_to_string(f)
+            .map_err(|e| Fail::usage(format!("--hosts {}: {e}", f.display())))?;
+        let lines: Vec<String> = text.lines().map(str::to_string).collect();
+        return parse_hosts(&lines)
+            .map(Some)
+            .map_err(|e| Fail::usage(format!("--hosts {}: {e}", f.display())));
+    }
+    if a.host.is_empty() {
+        return Ok(None);
+    }
+    parse_hosts(&a.host)
+        .map(Some)
+        .map_err(|e| Fail::usage(format!("--host: {e}")))
+}
+
+/// The target on the hosts, described for planning: its size is the suite's span (the
+/// hosts' targets are not visible from here).
+fn fleet_target(
+    suite: &dyn Suite,
+    given: Option<&str>,
+    t: &crate::args::TargetArgs,
+) -> Result<TargetInfo, Fail> {
+    let path = given.unwrap_or(target::TEST_FILE_NAME).to_string();
+    if path == "null" || path.starts_with("sim") {
+        return Err(Fail::usage(
+            "TARGET: fio needs a file or a block device, not null or a simulated device",
+        ));
+    }
+    let device = path.starts_with("/dev/");
+    if device && suite.writes_to_device() && t.destructive.as_deref() != Some(Path::new(&path)) {
+        return Err(Fail::usage(format!(
+            "--destructive={path}: needed to write the block device {path} on every host (its data there is lost)"
+        )));
+    }
+    let bytes = suite.test_file_bytes().ok_or_else(|| {
+        Fail::usage("--hosts: give the suite's --size in bytes (e.g. 1G); the hosts' targets are not measured from here")
+    })?;
+    serde_json::from_value(serde_json::json!({
+        "kind": if device { TargetKind::BlockDevice } else { TargetKind::File },
+        "path": path, "capacity_bytes": bytes,
+        "logical_sector_bytes": 512, "physical_sector_bytes": 512, "rotational": null,
+        "scheduler": null, "model": null, "serial": null, "firmware": null,
+        "filesystem": null, "in_memory": null, "created_by_drivelab": false,
+        "simulated": null
+    }))
+    .map_err(|e| Fail::failed(e.to_string()))
+}
+
+/// `drivelab run SUITE [TARGET] --hosts FILE | --host H …`.
+pub fn fleet(
+    suite: &dyn Suite,
+    common: &crate::run_args::CommonArgs,
+    hosts: Vec<drivelab_suites::fio::client::Host>,
+) -> Result<i32, Fail> {
+    use drivelab_suites::fio::{client, fleet, process};
+    let t = &common.target;
+    let info = fleet_target(suite, t.target.as_deref(), t)?;
+    let plan = suite
+        .plan(&info)
+        .map_err(|e| Fail::usage(format!("{}: {e}", suite.name())))?;
+    let out = match &common.out {
+        Some(o) => {
+            drivelab_suites::bundle::check_new_dir(o).map_err(Fail::usage)?;
+            o.clone()
+        }
+        None => drivelab_suites::bundle::default_dir(
+            Path::new("drivelab-results"),
+            &format!("{}-fleet", suite.name()),
+        ),
+    };
+    let out = std::path::absolute(&out).map_err(|e| Fail::usage(format!("--out: {e}")))?;
+    std::fs::create_dir_all(&out)
+        .map_err(|e| Fail::usage(format!("--out {}: {e}", out.display())))?;
+    let prog = process::program();
+    let version = process::version(&prog).map_err(|e| Fail::usage(format!("--hosts: {e}")))?;
+    let probes = client::probe_all(&prog, &hosts, &out).map_err(Fail::failed)?;
+    let _ = std::fs::remove_file(out.join("probe.fio"));
+    if let Err(e) = client::check_versions(&version, &hosts, &probes) {
+        let _ = std::fs::remove_dir(&out);
+        return Err(Fail::usage(format!("--hosts: {e}")));
+    }
+    let stop = crate::signals::stop_flag();
+    let run = fleet::FleetRun {
+        program: prog,
+        version,
+        hosts,
+        target: info,
+        out,
+        stop: &stop,
+    };
+    let say = |s: &str| eprintln!("drivelab: {s}");
+    let o = fleet::run(suite, &plan, &run, &say).map_err(Fail::failed)?;
+    crate::output::stdout::say(&o.table)?;
+    for d in &o.host_dirs {
+        crate::output::stdout::say_line(&format!("Host bundle: {}", d.display()))?;
+    }
+    crate::output::stdout::say_line(&format!("Fleet view: {}", o.fleet_dir.display()))?;
+    Ok(if o.doc.failed_hosts.is_empty() {
+        0
+    } else {
+        crate::fail::FAILED
+    })
+}

@@ -136,6 +136,9 @@ fn start(cmd: &SuiteCmd, db: &DbChoice, progress: ProgressMode) -> Result<i32, F
     if let Some(dir) = &common.fio.emit_fio {
         return crate::cmd::fio::emit(suite.as_ref(), t.target.as_deref(), dir, false);
     }
+    if let Some(hosts) = crate::cmd::fio::hosts(&common.fio)? {
+        return crate::cmd::fio::fleet(suite.as_ref(), common, hosts);
+    }
     // Found out before a test file is made for the run.
     if let Some(out) = &common.out {
         drivelab_suites::bundle::check_new_dir(out).map_err(Fail::usage)?;

@@ -175,6 +175,18 @@ pub struct Context<'a> {
     pub fio_version: &'a str,
 }
 
+/// When a job's measured time began, epoch ms: fio's own `job_start` (3.36+), else the
+/// end of the run (the output's `timestamp_ms`) less the job's runtime, else `fallback`.
+/// (The time fio was started is too early: it sets up, and lays out files, first.)
+pub fn start_estimate(out: &super::json::Output, job: &Job, fallback: u64) -> u64 {
+    job.job_start
+        .or_else(|| {
+            out.timestamp_ms
+                .map(|t| t.saturating_sub(job.read.runtime.max(job.write.runtime)))
+        })
+        .unwrap_or(fallback)
+}
+
 /// Convert one job.
 pub fn measured(job: &Job, cx: &Context<'_>) -> Result<Measured, String> {
     let elapsed_ms = job.read.runtime.max(job.write.runtime);
@@ -242,14 +254,21 @@ pub fn measured(job: &Job, cx: &Context<'_>) -> Result<Measured, String> {
     if rl.counts.is_none() && ops > 0 {
         notes.push("fio's plain JSON carries no latency histogram (json+ does): percentiles are fio's own and the histograms are empty.".into());
     }
-    let series = match cx.logs {
+    let (series, t0) = match cx.logs {
         Some(l) => series(job, l, elapsed_ms, cx, &rl, &wl, &mut notes)?,
-        None => Series {
-            interval_ns: elapsed_ns.max(1),
-            records: Vec::new(),
-        },
+        None => (
+            Series {
+                interval_ns: elapsed_ns.max(1),
+                records: Vec::new(),
+            },
+            None,
+        ),
     };
-    let started = cx.est_start_ms.unwrap_or(0);
+    // The logs' own clock when they have one (epoch ms with log_unix_epoch=1).
+    let started = t0
+        .filter(|&t| t > 1_000_000_000_000)
+        .or(cx.est_start_ms)
+        .unwrap_or(0);
     Ok(Measured {
         status: if job.error == 0 {
             RunStatus::Complete
@@ -375,7 +394,6 @@ fn hist_per_window(
     Ok(Some(out))
 }
 
-#[allow(clippy::too_many_arguments)]
 fn interval_dir(
     ops: u64,
     bytes: u64,
@@ -407,17 +425,20 @@ fn series(
     rl: &DirLat,
     wl: &DirLat,
     notes: &mut Vec<String>,
-) -> Result<Series, String> {
+) -> Result<(Series, Option<u64>), String> {
     let iv = (cx.workload.log_interval_ns / 1_000_000).max(1);
     // Whole windows, the last one taking the rest (fio never logs the last, partial
     // window: a run of 3001 ms has windows [0,1), [1,2) and [2,3.001) s).
     let n = ((elapsed_ms + iv / 2) / iv).max(1) as usize;
     let Some(first) = l.first_row_ms() else {
         // Not one window logged: the whole run is the tail.
-        return Ok(Series {
-            interval_ns: iv * 1_000_000,
-            records: build(job, cx, iv, elapsed_ms, n, &Grid::empty(n)),
-        });
+        return Ok((
+            Series {
+                interval_ns: iv * 1_000_000,
+                records: build(job, cx, iv, elapsed_ms, n, &Grid::empty(n)),
+            },
+            None,
+        ));
     };
     let t0 = logs::start_of(first, iv, cx.est_start_ms);
     let mut g = Grid::empty(n);
@@ -429,9 +450,8 @@ fn series(
             .map(|kib| kib * 1024 * iv / 1000)
             .collect();
         ops.iter_mut().for_each(|o| *o = *o * iv / 1000);
-        let last = n - 1;
-        ops[last] += dir.total_ios.saturating_sub(ops.iter().sum());
-        bytes[last] += dir.io_bytes.saturating_sub(bytes.iter().sum());
+        settle(&mut ops, dir.total_ios);
+        settle(&mut bytes, dir.io_bytes);
         g.ops[d_ix] = ops;
         g.bytes[d_ix] = bytes;
         g.lat[d_ix] = lat_per_window(l, d, t0, iv, n);
@@ -443,10 +463,35 @@ fn series(
         let fin = fin.as_ref();
         g.hist[d_ix] = hist_per_window(l, d, fin, t0, iv, n, notes)?;
     }
-    Ok(Series {
-        interval_ns: iv * 1_000_000,
-        records: build(job, cx, iv, elapsed_ms, n, &g),
-    })
+    Ok((
+        Series {
+            interval_ns: iv * 1_000_000,
+            records: build(job, cx, iv, elapsed_ms, n, &g),
+        },
+        Some(t0),
+    ))
+}
+
+/// Make per-window counts add up to the job's total: the unlogged last window takes
+/// what is left; when fio's per-window rates (I/Os × 1000 / the window's ms, rounded)
+/// add up to more than the total, the excess comes off the last windows.
+fn settle(v: &mut [u64], total: u64) {
+    let sum: u64 = v.iter().sum();
+    if let Some(last) = v.last_mut() {
+        if sum <= total {
+            *last += total - sum;
+            return;
+        }
+    }
+    let mut excess = sum - total;
+    for x in v.iter_mut().rev() {
+        let cut = excess.min(*x);
+        *x -= cut;
+        excess -= cut;
+        if excess == 0 {
+            break;
+        }
+    }
 }
 
 /// Per-window values of both directions.

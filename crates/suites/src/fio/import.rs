@@ -250,10 +250,7 @@ pub fn import(text: &str, logs: Option<&Path>, source: &str) -> Result<RunDoc, S
     let mut target = None;
     for (i, job) in jobs.iter().enumerate() {
         let w = workload_of(job, &global, &mut notes);
-        let est = job.job_start.or_else(|| {
-            out.timestamp_ms
-                .map(|t| t.saturating_sub(job.read.runtime.max(job.write.runtime)))
-        });
+        let est = Some(convert::start_estimate(out, job, 0)).filter(|&t| t > 0);
         let m = convert::measured(
             job,
             &Context {

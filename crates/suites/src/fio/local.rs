@@ -136,7 +136,11 @@ fn read_back(
         &Context {
             workload: &step.workload,
             logs: logs.as_ref(),
-            est_start_ms: Some(started_ms + step.idle_before_ns / 1_000_000),
+            est_start_ms: Some(super::convert::start_estimate(
+                &parsed.output,
+                &job,
+                started_ms,
+            )),
             fio_version: version,
         },
     )?;

@@ -9,7 +9,9 @@
 //! and checks every host's results itself.
 
 pub mod bins;
+pub mod client;
 pub mod convert;
+pub mod fleet;
 pub mod import;
 pub mod jobfile;
 pub mod json;
