@@ -114,6 +114,13 @@ pub struct StepRecord {
     /// Sensor values before and after the step (empty when the target has none).
     pub sensors_start: Vec<SensorReading>,
     pub sensors_end: Vec<SensorReading>,
+    /// How long the target idled before the step (the suite's idle between tests).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub idle_before_ns: u64,
+    /// Sensor values read once a second during that idle (`at_ns`: since the idle
+    /// began), so idle power and cooling show between workloads.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub idle_sensors: Vec<SensorReading>,
     /// What the engine measured; None for skipped steps.
     pub run: Option<StepRun>,
     /// Temperature, throttling, power, energy and efficiency over the step, from the
@@ -121,6 +128,10 @@ pub struct StepRecord {
     /// before drivelab read them).
     #[serde(default)]
     pub telemetry: Option<StepTelemetry>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// The engine's result of one step: what it measured, without the per-run identity,
