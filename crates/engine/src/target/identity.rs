@@ -153,6 +153,32 @@ impl Link {
     }
 }
 
+impl DeviceIdentity {
+    /// How the drive is connected, in the words reviews use: "USB 3.2 Gen 2, UAS",
+    /// "USB 2.0, BOT", "PCIe 8 GT/s x4", "SATA 6 Gb/s", "SAS 12 Gb/s"; None for devices
+    /// with no link of their own (loop, device-mapper over several disks, …).
+    pub fn connection(&self) -> Option<String> {
+        let link = self.link.as_ref();
+        let usb = |mode: &str| {
+            let gen = match link.and_then(|l| l.usb_mbit_per_s) {
+                Some(m) if m <= 12.0 => "USB 1.1".to_string(),
+                Some(m) if m <= 480.0 => "USB 2.0".to_string(),
+                Some(m) if m <= 5000.0 => "USB 3.2 Gen 1".to_string(),
+                Some(m) if m <= 10000.0 => "USB 3.2 Gen 2".to_string(),
+                Some(m) if m <= 20000.0 => "USB 3.2 Gen 2x2".to_string(),
+                Some(m) => format!("USB4 {} Gb/s", m / 1000.0),
+                None => "USB".to_string(),
+            };
+            format!("{gen}, {mode}")
+        };
+        match self.transport.as_str() {
+            "usb-uas" => Some(usb("UAS")),
+            "usb-bot" => Some(usb("BOT")),
+            _ => link.map(Link::describe),
+        }
+    }
+}
+
 /// Identity of the block device numbered `major:minor`, under sysfs root `root`.
 pub fn identify(root: &Path, major: u32, minor: u32) -> Option<DeviceIdentity> {
     if major == 0 {
