@@ -518,12 +518,10 @@ fn inherit_lower(root: &Path, id: &mut DeviceIdentity, lower: &[(u32, u32)], dep
     }
 }
 
-/// A result's bandwidth the link cannot have carried, as a note: `read` and `write` in
-/// bytes per second.
-pub fn link_ceiling_note(id: &DeviceIdentity, read: f64, write: f64) -> Option<String> {
-    let link = id.link.as_ref()?;
-    let ceiling = link.ceiling_bytes_per_s?;
-    let (what, rate) = if link.full_duplex {
+/// What a link carries of `read` and `write` bytes per second: the busier direction of a
+/// full-duplex link, both together on a half-duplex one; with what that is in words.
+fn link_load(link: &Link, read: f64, write: f64) -> (&'static str, f64) {
+    if link.full_duplex {
         if read >= write {
             ("reads", read)
         } else {
@@ -531,7 +529,24 @@ pub fn link_ceiling_note(id: &DeviceIdentity, read: f64, write: f64) -> Option<S
         }
     } else {
         ("reads and writes together", read + write)
-    };
+    }
+}
+
+/// Whether `read` and `write` bytes per second are more than the device's link carries
+/// (false when the link or its ceiling is unknown).
+pub fn over_link_ceiling(id: &DeviceIdentity, read: f64, write: f64) -> bool {
+    id.link.as_ref().is_some_and(|l| {
+        l.ceiling_bytes_per_s
+            .is_some_and(|c| link_load(l, read, write).1 > c)
+    })
+}
+
+/// A result's bandwidth the link cannot have carried, as a note: `read` and `write` in
+/// bytes per second.
+pub fn link_ceiling_note(id: &DeviceIdentity, read: f64, write: f64) -> Option<String> {
+    let link = id.link.as_ref()?;
+    let ceiling = link.ceiling_bytes_per_s?;
+    let (what, rate) = link_load(link, read, write);
     (rate > ceiling).then(|| {
         format!(
             "Faster than the link allows: {what} at {:.0} MB/s through {} ({}), which carries at most {:.0} MB/s. A cache or compression answered, not the drive.",

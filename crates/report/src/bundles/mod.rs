@@ -18,8 +18,10 @@ mod telemetry;
 use std::path::Path;
 
 use drivelab_engine::result::Histograms;
+use drivelab_suites::bundle::{
+    readable_schema, BUNDLE_SCHEMA_VERSION, OLDEST_READABLE_BUNDLE_SCHEMA, RUN_JSON,
+};
 use drivelab_suites::bundle::{BundleStatus, RunDoc, StepRecord, StepStatus, Summary};
-use drivelab_suites::bundle::{BUNDLE_SCHEMA_VERSION, RUN_JSON};
 
 use crate::html::{Column, Report, Row, Section, Table};
 
@@ -60,9 +62,9 @@ pub fn open_bundle(dir: &Path) -> Result<RunDoc, String> {
 pub fn parse_run_doc(text: &str) -> Result<RunDoc, String> {
     let doc: RunDoc = serde_json::from_str(text)
         .map_err(|e| format!("{RUN_JSON} is not a drivelab result bundle: {e}"))?;
-    if doc.schema_version != BUNDLE_SCHEMA_VERSION {
+    if !readable_schema(doc.schema_version) {
         return Err(format!(
-            "bundle schema {} is not the supported {BUNDLE_SCHEMA_VERSION}",
+            "bundle schema {} is not one of the supported {OLDEST_READABLE_BUNDLE_SCHEMA} to {BUNDLE_SCHEMA_VERSION}",
             doc.schema_version
         ));
     }
