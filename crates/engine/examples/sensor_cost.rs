@@ -51,8 +51,8 @@ fn main() {
     });
     println!("hwmon, 4 channels: median {m:.1} µs, p90 {p90:.1} µs per sample");
 
-    let meter = CommandMeter::spawn("while :; do echo 'vbus=5.02V ibus=1.2A'; sleep 0.01; done")
-        .unwrap();
+    let meter =
+        CommandMeter::spawn("while :; do echo 'vbus=5.02V ibus=1.2A'; sleep 0.01; done").unwrap();
     assert!(meter.wait_first(std::time::Duration::from_secs(10)));
     let mut meter: Box<dyn SensorSource> = Box::new(meter);
     // Lines arrive while it sleeps; only the sample is the sampling thread's cost.
