@@ -178,8 +178,10 @@ pub struct QuickArgs {
     /// Length of one run [default: 5s; --short 300ms].
     #[arg(long, value_parser = duration, allow_hyphen_values = true)]
     pub runtime: Option<u64>,
-    /// Idle between tests [default: 5s; --short 0].
-    #[arg(long, value_parser = duration, allow_hyphen_values = true)]
+    /// Idle between tests [default: 5s; --short 0]; the drive's sensors are read every
+    /// second of it, so idle power shows between workloads (the external-SSD review
+    /// idles 30s).
+    #[arg(long, visible_alias = "idle", value_parser = duration, allow_hyphen_values = true)]
     pub interval: Option<u64>,
     /// Runs per test and direction, 1 to 100 [default: 3; --short 2].
     #[arg(long, value_parser = runs, allow_hyphen_values = true)]

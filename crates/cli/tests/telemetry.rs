@@ -168,13 +168,8 @@ fn a_fake_hwmon_device_gives_exact_power_and_efficiency_in_the_steps_and_the_hea
         .find(|m| m["name"] == "4K random read efficiency at knee")
         .expect("efficiency metric");
     assert_eq!(m["unit"], "kIOPS/W");
-    assert!(
-        doc["summary"]["analysis"]["telemetry"]
-            .as_array()
-            .unwrap()
-            .len()
-            >= 1
-    );
+    let tele = doc["summary"]["analysis"]["telemetry"].as_array().unwrap();
+    assert!(!tele.is_empty());
 }
 
 /// Start `drivelab io` with a scripted meter in `dir`; the meter writes its pid to
@@ -294,4 +289,94 @@ fn bad_sensor_options_are_one_line_and_exit_2() {
         &["io", "sim:nvme-tlc,capacity=4G", "--sensor-cmd", "echo 5"],
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
+fn the_report_draws_power_and_temperature_over_the_suites_time_and_reads_old_bundles() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("b");
+    let o = run_in(
+        dir.path(),
+        &[
+            "run",
+            "quick",
+            "sim:nvme-tlc,capacity=4G,seed=1",
+            "--short",
+            "--tests",
+            "SEQ1M Q8T1,RND4K Q1T1",
+            "--idle",
+            "2s",
+            "--no-db",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(out.join("run.json")).unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(doc["schema_version"], 2);
+    // The idle between tests is read every second: idle power shows between workloads.
+    let idle_step = doc["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["idle_before_ns"] == 2_000_000_000u64)
+        .expect("a step after an idle");
+    let idle_power: Vec<f64> = idle_step["idle_sensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["name"] == "power")
+        .map(|r| f(&r["value"]))
+        .collect();
+    assert_eq!(idle_power.len(), 2, "{idle_step}");
+    let idle_w = f(&idle_step["run"]["simulator_ground_truth"]["idle_power_w"]);
+    assert!((idle_power[1] - idle_w).abs() < 1e-9, "{idle_power:?}");
+    let charts = |bundle: &Path, name: &str| -> String {
+        let svg = dir.path().join(name);
+        let o = run_in(
+            dir.path(),
+            &[
+                "report",
+                bundle.to_str().unwrap(),
+                "-o",
+                dir.path().join(format!("{name}.html")).to_str().unwrap(),
+                "--svg",
+                svg.to_str().unwrap(),
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        std::fs::read_to_string(svg.join("quick-telemetry.svg")).unwrap()
+    };
+    let svg = charts(&out, "svg");
+    for want in ["min 0.40 W", "max ", "SEQ1M Q8T1 read", "temperature"] {
+        assert!(svg.contains(want), "{want} not in the chart");
+    }
+    // A bundle of layout 1 (before telemetry) still reads: its telemetry comes from the
+    // readings in its series.
+    let mut old = doc.clone();
+    old["schema_version"] = 1.into();
+    for s in old["steps"].as_array_mut().unwrap() {
+        let s = s.as_object_mut().unwrap();
+        for k in ["telemetry", "idle_before_ns", "idle_sensors"] {
+            s.remove(k);
+        }
+    }
+    old["summary"]["analysis"]
+        .as_object_mut()
+        .unwrap()
+        .remove("telemetry");
+    let old_dir = dir.path().join("old");
+    std::fs::create_dir(&old_dir).unwrap();
+    std::fs::write(old_dir.join("run.json"), old.to_string()).unwrap();
+    assert!(charts(&old_dir, "svg-old").contains("min "));
+    let mut future = doc.clone();
+    future["schema_version"] = 3.into();
+    std::fs::write(old_dir.join("run.json"), future.to_string()).unwrap();
+    let o = run_in(
+        dir.path(),
+        &["report", old_dir.to_str().unwrap(), "-o", "x.html"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("bundle schema 3 is not one of the supported 1 to 2"));
 }

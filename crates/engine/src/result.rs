@@ -9,8 +9,10 @@ use crate::series::IntervalRecord;
 use crate::spec::Workload;
 use crate::target::TargetInfo;
 
-/// Version of the result document's layout; bumped on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version of the result document's layout; bumped on any change of its shape.
+/// 2: readings' source, per-interval `over_link_ceiling`, SAS link rate (1 documents read
+/// the same, those fields absent).
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Percentiles reported in totals.
 pub const PERCENTILES: [f64; 18] = [

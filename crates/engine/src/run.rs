@@ -633,6 +633,10 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
             totals.write.bytes_per_s,
         )
     }));
+    let mut records = records;
+    if let Some(d) = &info.device {
+        notes.extend(flag_link_ceiling(d, &mut records));
+    }
     Ok(RunResult {
         schema_version: SCHEMA_VERSION,
         tool: Tool::current(),
@@ -693,6 +697,31 @@ fn failure_text(errors: &[IoErrorRecord], error_count: u64, nothing: bool) -> St
         None if nothing => "no I/O completed in the measured time".to_string(),
         None => "I/O error".to_string(),
     }
+}
+
+/// Mark the intervals that ran faster than the device's link carries; a note saying how
+/// many, if any.
+fn flag_link_ceiling(
+    id: &crate::target::identity::DeviceIdentity,
+    records: &mut [IntervalRecord],
+) -> Option<String> {
+    let mut first = None;
+    let mut n = 0;
+    for r in records.iter_mut() {
+        r.over_link_ceiling =
+            crate::target::identity::over_link_ceiling(id, r.read.bytes_per_s, r.write.bytes_per_s);
+        if r.over_link_ceiling {
+            n += 1;
+            first.get_or_insert(r.start_ns);
+        }
+    }
+    first.map(|at| {
+        format!(
+            "{n} of {} intervals ran faster than the link carries (the first at {:.1} s; marked over_link_ceiling in the series): a cache, compression or memory answered there, not the drive.",
+            records.len(),
+            at as f64 / 1e9
+        )
+    })
 }
 
 /// Sample every attached sensor at the start of each interval until the run is over.

@@ -68,6 +68,10 @@ pub struct IntervalRecord {
     /// each source).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sensors: Vec<SensorReading>,
+    /// More bytes per second than the device's link carries: a cache, compression or
+    /// memory answered in this interval, not the drive (absent when false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub over_link_ceiling: bool,
 }
 
 /// Parts of one interval merged across jobs so far.
@@ -204,6 +208,7 @@ impl Aggregator {
                 all: IntervalDir::default(),
                 cum_write_bytes: g.cum_write,
                 sensors: Vec::new(),
+                over_link_ceiling: false,
             };
             let open = g.open.remove(&idx);
             if let Some(o) = open {

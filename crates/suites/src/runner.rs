@@ -4,6 +4,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use drivelab_engine::model::SensorReading;
 use drivelab_engine::prepare;
 use drivelab_engine::result::{RunResult, RunStatus};
 use drivelab_engine::run::{self, Progress, RunOptions};
@@ -52,15 +53,26 @@ pub struct Runner<'a> {
     pub observer: Option<&'a dyn Observer>,
 }
 
-/// Idle for `ns`, in slices so a stop request is seen within 100 ms.
-fn idle(target: &mut Target, ns: u64, stop: &AtomicBool) {
-    let slice = 100_000_000;
-    let mut left = ns;
-    while left > 0 && !stop.load(Ordering::Relaxed) {
-        let d = left.min(slice);
+/// Idle for `ns`, in slices so a stop request is seen within 100 ms; the target's sensors
+/// are read at the end of every second of it (stamped with the time since the idle
+/// began). Returns how long it idled and those readings.
+fn idle(target: &mut Target, ns: u64, stop: &AtomicBool) -> (u64, Vec<SensorReading>) {
+    const SLICE: u64 = 100_000_000;
+    const SAMPLE: u64 = 1_000_000_000;
+    let mut done = 0;
+    let mut readings = Vec::new();
+    while done < ns && !stop.load(Ordering::Relaxed) {
+        let d = (ns - done).min(SLICE).min(SAMPLE - done % SAMPLE);
         target.idle(d);
-        left -= d;
+        done += d;
+        if done % SAMPLE == 0 || done == ns {
+            readings.extend(target.sensors().into_iter().map(|mut r| {
+                r.at_ns = done;
+                r
+            }));
+        }
     }
+    (done, readings)
 }
 
 /// Who carries out a step's I/O: drivelab's engine ([`Native`]), or another tool
@@ -231,6 +243,8 @@ pub fn execute_with(
                 config: step.workload.clone(),
                 sensors_start: Vec::new(),
                 sensors_end: Vec::new(),
+                idle_before_ns: 0,
+                idle_sensors: Vec::new(),
                 run: None,
                 telemetry: None,
             })?;
@@ -240,9 +254,11 @@ pub fn execute_with(
             o.step_started(i, total, &step.name);
         }
         let started_at = now_rfc3339();
-        if ran_before && step.idle_before_ns > 0 {
-            idle(target, step.idle_before_ns, opts.stop);
-        }
+        let (idle_before_ns, idle_sensors) = if ran_before && step.idle_before_ns > 0 {
+            idle(target, step.idle_before_ns, opts.stop)
+        } else {
+            (0, Vec::new())
+        };
         // A fresh test file is written once before the first step of a plan that reads
         // it at some point, not only before the first read: a write step before it (mixed's
         // 0 % reads) would otherwise measure allocating writes into unwritten extents.
@@ -303,6 +319,8 @@ pub fn execute_with(
             config: res.config.clone(),
             sensors_start,
             sensors_end: target.sensors(),
+            idle_before_ns,
+            idle_sensors,
             run: Some(res.measured),
             telemetry,
         };

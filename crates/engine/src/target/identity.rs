@@ -153,6 +153,32 @@ impl Link {
     }
 }
 
+impl DeviceIdentity {
+    /// How the drive is connected, in the words reviews use: "USB 3.2 Gen 2, UAS",
+    /// "USB 2.0, BOT", "PCIe 8 GT/s x4", "SATA 6 Gb/s", "SAS 12 Gb/s"; None for devices
+    /// with no link of their own (loop, device-mapper over several disks, …).
+    pub fn connection(&self) -> Option<String> {
+        let link = self.link.as_ref();
+        let usb = |mode: &str| {
+            let gen = match link.and_then(|l| l.usb_mbit_per_s) {
+                Some(m) if m <= 12.0 => "USB 1.1".to_string(),
+                Some(m) if m <= 480.0 => "USB 2.0".to_string(),
+                Some(m) if m <= 5000.0 => "USB 3.2 Gen 1".to_string(),
+                Some(m) if m <= 10000.0 => "USB 3.2 Gen 2".to_string(),
+                Some(m) if m <= 20000.0 => "USB 3.2 Gen 2x2".to_string(),
+                Some(m) => format!("USB4 {} Gb/s", m / 1000.0),
+                None => "USB".to_string(),
+            };
+            format!("{gen}, {mode}")
+        };
+        match self.transport.as_str() {
+            "usb-uas" => Some(usb("UAS")),
+            "usb-bot" => Some(usb("BOT")),
+            _ => link.map(Link::describe),
+        }
+    }
+}
+
 /// Identity of the block device numbered `major:minor`, under sysfs root `root`.
 pub fn identify(root: &Path, major: u32, minor: u32) -> Option<DeviceIdentity> {
     if major == 0 {
@@ -492,12 +518,10 @@ fn inherit_lower(root: &Path, id: &mut DeviceIdentity, lower: &[(u32, u32)], dep
     }
 }
 
-/// A result's bandwidth the link cannot have carried, as a note: `read` and `write` in
-/// bytes per second.
-pub fn link_ceiling_note(id: &DeviceIdentity, read: f64, write: f64) -> Option<String> {
-    let link = id.link.as_ref()?;
-    let ceiling = link.ceiling_bytes_per_s?;
-    let (what, rate) = if link.full_duplex {
+/// What a link carries of `read` and `write` bytes per second: the busier direction of a
+/// full-duplex link, both together on a half-duplex one; with what that is in words.
+fn link_load(link: &Link, read: f64, write: f64) -> (&'static str, f64) {
+    if link.full_duplex {
         if read >= write {
             ("reads", read)
         } else {
@@ -505,7 +529,24 @@ pub fn link_ceiling_note(id: &DeviceIdentity, read: f64, write: f64) -> Option<S
         }
     } else {
         ("reads and writes together", read + write)
-    };
+    }
+}
+
+/// Whether `read` and `write` bytes per second are more than the device's link carries
+/// (false when the link or its ceiling is unknown).
+pub fn over_link_ceiling(id: &DeviceIdentity, read: f64, write: f64) -> bool {
+    id.link.as_ref().is_some_and(|l| {
+        l.ceiling_bytes_per_s
+            .is_some_and(|c| link_load(l, read, write).1 > c)
+    })
+}
+
+/// A result's bandwidth the link cannot have carried, as a note: `read` and `write` in
+/// bytes per second.
+pub fn link_ceiling_note(id: &DeviceIdentity, read: f64, write: f64) -> Option<String> {
+    let link = id.link.as_ref()?;
+    let ceiling = link.ceiling_bytes_per_s?;
+    let (what, rate) = link_load(link, read, write);
     (rate > ceiling).then(|| {
         format!(
             "Faster than the link allows: {what} at {:.0} MB/s through {} ({}), which carries at most {:.0} MB/s. A cache or compression answered, not the drive.",

@@ -171,6 +171,23 @@ fn a_sas_disk_has_its_phys_negotiated_rate() {
     assert_eq!(l.describe(), "SAS 12 Gb/s");
 }
 
+#[test]
+fn the_connection_is_named_as_reviews_name_it() {
+    for (driver, speed, want) in [
+        ("uas", "10000", "USB 3.2 Gen 2, UAS"),
+        ("usb-storage", "10000", "USB 3.2 Gen 2, BOT"),
+        ("usb-storage", "480", "USB 2.0, BOT"),
+        ("uas", "20000", "USB 3.2 Gen 2x2, UAS"),
+    ] {
+        let f = Fake::new();
+        usb_tree(&f, driver, speed, "1");
+        assert_eq!(f.id(8, 16).connection().as_deref(), Some(want));
+    }
+    let f = Fake::new();
+    sata_tree(&f);
+    assert_eq!(f.id(8, 0).connection().as_deref(), Some("SATA 6 Gb/s"));
+}
+
 fn usb_tree(f: &Fake, driver: &str, speed: &str, depth: &str) {
     let usb = "devices/pci0000:00/0000:00:14.0/usb2/2-2";
     f.file(&format!("{usb}/speed"), speed);
