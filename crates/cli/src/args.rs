@@ -35,6 +35,8 @@ pub enum Command {
     Db(crate::cmd::db::DbArgs),
     /// Bring another tool's result in as a result bundle (`drivelab import fio RESULT.json`).
     Import(crate::cmd::fio::ImportArgs),
+    /// Block I/O traces: import other tools' traces, record a device's I/O, summarise.
+    Trace(crate::cmd::trace::TraceArgs),
     /// Print a shell completion script for bash, zsh or fish (e.g. `drivelab completions
     /// bash > /etc/bash_completion.d/drivelab`).
     Completions(crate::cmd::completions::CompletionsArgs),
