@@ -552,3 +552,6 @@ fn replay_notes(
     }
     n
 }
+
+#[cfg(test)]
+mod tests;
