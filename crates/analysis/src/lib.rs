@@ -13,11 +13,14 @@
 //!   stalls, performance levels and the end of the initial burst.
 //! - [`steady`]: the SNIA PTS steady-state window test.
 //! - [`fill`]: sequential-fill cache size and rate-drop episodes.
+//! - [`replay`]: trace-replay scores (data rate, service times, slow I/Os, against
+//!   the original).
 //! - [`stats`], [`runs`]: the small shared helpers the modules above use.
 
 pub mod consistency;
 pub mod fill;
 pub mod qd;
+pub mod replay;
 pub mod runs;
 pub mod stats;
 pub mod steady;

@@ -63,8 +63,13 @@ fn idle(target: &mut Target, ns: u64, stop: &AtomicBool) {
     }
 }
 
-/// Run one planned step's action.
-fn act(step: &PlannedStep, target: &mut Target, opts: &Runner<'_>) -> Result<RunResult, String> {
+/// Run one planned step's action (`dir`: the bundle, for files a step writes there).
+fn act(
+    step: &PlannedStep,
+    target: &mut Target,
+    opts: &Runner<'_>,
+    dir: Option<&std::path::Path>,
+) -> Result<RunResult, String> {
     let cb = |p: &Progress<'_>| {
         if let Some(o) = opts.observer {
             o.progress(p)
@@ -100,6 +105,7 @@ fn act(step: &PlannedStep, target: &mut Target, opts: &Runner<'_>) -> Result<Run
                 .next()
                 .ok_or_else(|| "the precondition pass did not run".to_string())
         }
+        Action::Replay(r) => crate::replay::run_step(r, &step.workload, target, opts.stop, progress, dir),
     }
 }
 
@@ -162,7 +168,7 @@ pub fn execute(
                             }
                         ));
                     }
-                    act(step, target, opts)?;
+                    act(step, target, opts, None)?;
                 }
                 continue;
             }
@@ -240,7 +246,8 @@ pub fn execute(
             }
         }
         let sensors_start = target.sensors();
-        let res = match act(step, target, opts) {
+        let dir = bundle.dir.clone();
+        let res = match act(step, target, opts, Some(&dir)) {
             Ok(r) => r,
             Err(e) => {
                 bundle.set_status(BundleStatus::Failed)?;
