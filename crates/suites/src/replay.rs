@@ -157,7 +157,8 @@ impl Suite for Replay {
         }])
     }
     fn report(&self, steps: &[StepRecord]) -> Report {
-        let a = steps.iter().find(|s| s.id == "replay").and_then(analyze);
+        let step = steps.iter().find(|s| s.id == "replay");
+        let a = step.and_then(analyze);
         let mut metrics = Vec::new();
         let mut table = format!("drivelab replay: {}\n", self.trace.display());
         if let Some(a) = &a {
@@ -165,6 +166,10 @@ impl Suite for Replay {
             table += &table_text(a);
         } else {
             table += "  the replay did not run to its end: no scores\n";
+        }
+        // The replay's own caveats (idle cut, could not keep up, remapped I/Os, …).
+        for n in step.and_then(|s| s.run.as_ref()).map_or(&[][..], |r| &r.notes[..]) {
+            table += &format!("  note: {n}\n");
         }
         Report {
             summary: Summary {
