@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use drivelab_engine::size::{self, SizeOrPercent};
 use drivelab_engine::spec::{CdmSpec, DataPattern, IoEngine};
-use drivelab_suites::{consistency, iometer, mixed, peak, quick, seqfill, Suite};
+use drivelab_suites::{consistency, iometer, mixed, peak, quick, replay, seqfill, Suite};
 
 use crate::args::{bs, duration, pct, positive, TargetArgs};
 
@@ -83,6 +83,48 @@ pub enum SuiteCmd {
     Iometer(IoMeterArgs),
     /// 4K random I/O at one QD with the read share swept 0…100 %.
     Mixed(MixedArgs),
+    /// Replay a block I/O trace (drivelab's format) and score the target on it.
+    Replay(ReplayArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// The trace, in drivelab's format (docs/trace-format.md; `drivelab trace import`
+    /// converts others).
+    pub trace: PathBuf,
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Open loop at this multiple of the recorded pace [default: 1].
+    #[arg(long, value_parser = speed, allow_hyphen_values = true)]
+    pub speed: Option<f64>,
+    /// Cut idle gaps longer than this (of trace time) to it, like 1s [default: keep all idle].
+    #[arg(long = "max-idle", value_parser = duration, allow_hyphen_values = true)]
+    pub max_idle: Option<u64>,
+    /// As fast as possible, never more I/Os outstanding than the trace had at that point.
+    #[arg(long)]
+    pub afap: bool,
+    /// Do not replay the trace's discards (TRIM).
+    #[arg(long = "skip-discards")]
+    pub skip_discards: bool,
+    /// Span the trace's offsets are mapped into, bytes or % of the target [default: 100%].
+    #[arg(long, value_parser = size_or_pct, allow_hyphen_values = true)]
+    pub size: Option<SizeOrPercent>,
+    /// Most I/Os in flight at once [default: 1024].
+    #[arg(long = "max-outstanding", value_parser = positive, allow_hyphen_values = true)]
+    pub max_outstanding: Option<u32>,
+    /// Interval of the series [default: 1s].
+    #[arg(long, value_parser = duration, allow_hyphen_values = true)]
+    pub interval: Option<u64>,
+    /// Also write issue-log.csv into the bundle: each I/O's due, issue and completion time.
+    #[arg(long = "issue-log")]
+    pub issue_log: bool,
+}
+
+fn speed(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0 && *v <= 1e6)
+        .ok_or_else(|| format!("'{s}' is not a factor above 0 and at most 1000000, like 2 or 0.5"))
 }
 
 fn size_or_pct(s: &str) -> Result<SizeOrPercent, String> {
@@ -378,6 +420,7 @@ impl SuiteCmd {
             SuiteCmd::Seqfill(a) => &a.common,
             SuiteCmd::Iometer(a) => &a.common,
             SuiteCmd::Mixed(a) => &a.common,
+            SuiteCmd::Replay(a) => &a.common,
         }
     }
 
@@ -472,6 +515,26 @@ impl SuiteCmd {
                 set(&mut k.step_percent, a.step);
                 set(&mut k.step_time_ns, a.step_time);
                 set(&mut k.data, a.data);
+                k.validate()?;
+                Box::new(k)
+            }
+            SuiteCmd::Replay(a) => {
+                let trace = std::path::absolute(&a.trace)
+                    .map_err(|e| format!("TRACE {}: {e}", a.trace.display()))?;
+                // A file that is not a trace is found out before any target is opened.
+                replay::read_header(&trace)?;
+                let mut k = replay::Replay::new(trace);
+                if short {
+                    k.size = SizeOrPercent::Bytes(64 << 20);
+                }
+                set(&mut k.speed, a.speed);
+                k.max_idle_ns = a.max_idle;
+                k.afap = a.afap;
+                k.skip_discards = a.skip_discards;
+                set(&mut k.size, a.size);
+                set(&mut k.max_outstanding, a.max_outstanding);
+                set(&mut k.interval_ns, a.interval);
+                k.issue_log = a.issue_log;
                 k.validate()?;
                 Box::new(k)
             }

@@ -299,6 +299,10 @@ pub struct Measured {
     pub notes: Vec<String>,
     /// A simulated device's own ground truth, apart from what drivelab measured.
     pub simulator_ground_truth: Option<serde_json::Value>,
+    /// A trace replay's own measurements (per-operation histograms, issue lag, the
+    /// comparison with the trace's service times); absent for generated workloads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<crate::replay::ReplayMeasured>,
 }
 
 #[cfg(test)]

@@ -662,6 +662,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
             errors,
             notes,
             simulator_ground_truth: target.model().map(|m| m.ground_truth()),
+            replay: None,
         },
     })
 }

@@ -78,12 +78,14 @@ fn idle(target: &mut Target, ns: u64, stop: &AtomicBool) -> (u64, Vec<SensorRead
 /// Who carries out a step's I/O: drivelab's engine ([`Native`]), or another tool
 /// behind the same interface (fio: `crate::fio::local::FioEngine`).
 pub trait StepEngine: Sync {
-    /// Run the step's action on the target and return what was measured.
+    /// Run the step's action on the target and return what was measured (`dir`: the
+    /// bundle, for files a step writes there).
     fn run_step(
         &self,
         step: &PlannedStep,
         target: &mut Target,
         opts: &Runner<'_>,
+        dir: Option<&std::path::Path>,
     ) -> Result<RunResult, String>;
 }
 
@@ -96,13 +98,19 @@ impl StepEngine for Native {
         step: &PlannedStep,
         target: &mut Target,
         opts: &Runner<'_>,
+        dir: Option<&std::path::Path>,
     ) -> Result<RunResult, String> {
-        act(step, target, opts)
+        act(step, target, opts, dir)
     }
 }
 
-/// Run one planned step's action.
-fn act(step: &PlannedStep, target: &mut Target, opts: &Runner<'_>) -> Result<RunResult, String> {
+/// Run one planned step's action (`dir`: the bundle, for files a step writes there).
+fn act(
+    step: &PlannedStep,
+    target: &mut Target,
+    opts: &Runner<'_>,
+    dir: Option<&std::path::Path>,
+) -> Result<RunResult, String> {
     let cb = |p: &Progress<'_>| {
         if let Some(o) = opts.observer {
             o.progress(p)
@@ -137,6 +145,9 @@ fn act(step: &PlannedStep, target: &mut Target, opts: &Runner<'_>) -> Result<Run
                 .into_iter()
                 .next()
                 .ok_or_else(|| "the precondition pass did not run".to_string())
+        }
+        Action::Replay(r) => {
+            crate::replay::run_step(r, &step.workload, target, opts.stop, progress, dir)
         }
     }
 }
@@ -212,7 +223,7 @@ pub fn execute_with(
                             }
                         ));
                     }
-                    engine.run_step(step, target, opts)?;
+                    engine.run_step(step, target, opts, None)?;
                 }
                 continue;
             }
@@ -295,7 +306,8 @@ pub fn execute_with(
             }
         }
         let sensors_start = target.sensors();
-        let res = match engine.run_step(step, target, opts) {
+        let dir = bundle.dir.clone();
+        let res = match engine.run_step(step, target, opts, Some(&dir)) {
             Ok(r) => r,
             Err(e) => {
                 bundle.set_status(BundleStatus::Failed)?;

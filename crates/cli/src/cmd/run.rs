@@ -117,7 +117,7 @@ pub fn run(a: RunArgs) -> Result<i32, Fail> {
             "--resume: give the bundle alone, without a suite (the bundle knows its suite and settings)",
         )),
         _ => Err(Fail::usage(
-            "run: name a suite (quick, peak, consistency, seqfill, iometer, mixed) or give --resume BUNDLE",
+            "run: name a suite (quick, peak, consistency, seqfill, iometer, mixed, replay) or give --resume BUNDLE",
         )),
     }
 }

@@ -327,6 +327,15 @@ impl Target {
         }
     }
 
+    /// Record that a drivelab test file is no longer fully written (a replay punched
+    /// holes in it): a later read run fills it again.
+    pub fn forget_filled(&mut self) {
+        if self.filled {
+            self.filled = false;
+            self.refresh_marker(false);
+        }
+    }
+
     /// Refresh a drivelab test file's marker to the file as it is now (after drivelab's
     /// own writes), so that a later process still recognises it. A process killed in the
     /// middle of writing leaves the marker stale: the file is then only read unless

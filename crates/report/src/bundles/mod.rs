@@ -12,6 +12,7 @@ mod iometer;
 mod mixed;
 mod peak;
 mod quick;
+mod replay;
 mod seqfill;
 mod telemetry;
 
@@ -308,6 +309,7 @@ pub fn bundle_report(runs: &[DriveRun]) -> Report {
             "consistency" => consistency::section(&entries),
             "seqfill" => seqfill::section(&entries),
             "iometer" => iometer::section(&entries),
+            "replay" => replay::section(&entries),
             _ => mixed::section(&entries),
         };
         if suite == "peak" {

@@ -298,6 +298,7 @@ pub fn measured(job: &Job, cx: &Context<'_>) -> Result<Measured, String> {
         errors: Vec::new(),
         notes,
         simulator_ground_truth: None,
+        replay: None,
     })
 }
 
@@ -565,6 +566,7 @@ fn build(
                 all,
                 cum_write_bytes: cum,
                 sensors: Vec::new(),
+                over_link_ceiling: false,
             }
         })
         .collect()

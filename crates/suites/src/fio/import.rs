@@ -287,6 +287,8 @@ pub fn import(text: &str, logs: Option<&Path>, source: &str) -> Result<RunDoc, S
             config: w,
             sensors_start: Vec::new(),
             sensors_end: Vec::new(),
+            idle_before_ns: 0,
+            idle_sensors: Vec::new(),
             telemetry: Some(crate::records::telemetry_of(&m)),
             run: Some(m),
         });
