@@ -23,6 +23,7 @@ const OWN_MARKS: &[&[u8]] = &[
     b"\"name\":\"drivelab\"",
     b"\"drivelab-db-export\"",
     b"index,start_s,duration_s,",
+    drivelab_suites::fio::JOB_MARK.as_bytes(),
     drivelab_trace::native::MAGIC.as_bytes(),
     drivelab_report::GENERATOR_MARK.as_bytes(),
     drivelab_report::PNG_SOFTWARE_MARK,

@@ -72,6 +72,7 @@ fn second_signal() -> ! {
     {
         undo();
     }
+    drivelab_engine::sensor::meter::kill_all();
     let pending = REMOVE_ON_EXIT
         .lock()
         .unwrap_or_else(|e| e.into_inner())

@@ -3,6 +3,7 @@
 pub mod compare;
 pub mod completions;
 pub mod db;
+pub mod fio;
 mod io;
 pub mod report;
 mod run;
@@ -19,6 +20,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Fail> {
         Command::Report(a) => report::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Db(a) => db::run(a),
+        Command::Import(a) => fio::import(a),
         Command::Trace(a) => trace::run(a),
         Command::Completions(a) => completions::completions(a),
         Command::Man => completions::man(),
