@@ -300,10 +300,7 @@ pub fn run(
         opts.stop,
         opts.progress,
     );
-    let (max_out, source_err) = match drive {
-        Ok(d) => d,
-        Err(e) => return Err(e),
-    };
+    let (max_out, source_err) = drive?;
     let end = issuer.now().max(origin + 1);
     let cpu1 = crate::sys::process_cpu_s();
     m.rec.finish();
