@@ -187,6 +187,9 @@ pub fn start_estimate(out: &super::json::Output, job: &Job, fallback: u64) -> u6
         .unwrap_or(fallback)
 }
 
+
+/// 9999-12-31T23:59:59.999Z in ms since 1970: the last time an RFC 3339 date can show.
+const LAST_DATE_MS: u64 = 253_402_300_799_999;
 /// Convert one job.
 pub fn measured(job: &Job, cx: &Context<'_>) -> Result<Measured, String> {
     let elapsed_ms = job.read.runtime.max(job.write.runtime);
@@ -269,6 +272,11 @@ pub fn measured(job: &Job, cx: &Context<'_>) -> Result<Measured, String> {
         .filter(|&t| t > 1_000_000_000_000)
         .or(cx.est_start_ms)
         .unwrap_or(0);
+    if started > LAST_DATE_MS {
+        return Err(format!(
+            "the fio result's start time ({started} ms since 1970) is after the year 9999: not a date fio writes (timestamp_ms and the logs' times are milliseconds)"
+        ));
+    }
     Ok(Measured {
         status: if job.error == 0 {
             RunStatus::Complete
