@@ -348,10 +348,32 @@ fn assert_telemetry(g: &lab::GuestRun) {
     );
     let after = g.json("smart-after.json");
     assert_eq!(after["critical_warning"], 2);
+    // The power state the controller is in, with the maximum power Identify Controller
+    // rates it at (nvme-cli's power-state descriptors), where it answers Get Features.
+    let id = g.json("id-ctrl.json");
+    for rec in recs.iter() {
+        let (Some(ps), Some(w)) = (
+            reading(rec, "power_state", "nvme-smart"),
+            reading(rec, "rated_max_power", "nvme-smart"),
+        ) else {
+            continue;
+        };
+        let d = &id["psds"][ps as usize];
+        let scale = if d["flags"].as_u64().unwrap_or(0) & 1 == 1 {
+            1e-4
+        } else {
+            1e-2
+        };
+        let want = d["max_power"].as_f64().unwrap() * scale;
+        assert!(
+            (w - want).abs() < 1e-9,
+            "state {ps}: {w} W vs nvme-cli's {want} W"
+        );
+    }
     // The run said what it would sample; --sensors hwmon leaves the SMART log out.
     assert!(
         g.text("tele.txt").contains(
-            "drivelab: sensors: hwmon:nvme (temperature); nvme-smart:nvme0 (SMART / health log)"
+            "drivelab: sensors: hwmon:nvme (temperature, temperature_warning); nvme-smart:nvme0 (SMART / health log)"
         ),
         "{}",
         g.text("tele.txt")
