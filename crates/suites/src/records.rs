@@ -101,7 +101,8 @@ fn telemetry_rows(rows: &[(&StepRecord, StepTelemetry)]) -> String {
         "MB/s/W",
     ]);
     for (s, t) in rows {
-        let name: String = s.name.chars().take(40).collect();
+        // Indented under the heading, apart from the suite's own rows above.
+        let name: String = format!("  {}", s.name.chars().take(38).collect::<String>());
         let range = match (t.power_min_w, t.power_max_w) {
             (Some(a), Some(b)) => format!("{a:.1}–{b:.1}"),
             _ => "-".into(),
