@@ -113,16 +113,20 @@ impl CommandMeter {
     }
 
     /// Wait (up to `timeout`) for the first good line, so that a run starts with the
-    /// meter's channels known; false when none came.
-    pub fn wait_first(&self, timeout: std::time::Duration) -> bool {
+    /// meter's channels known; why not when none came ("ended", "printed nothing that
+    /// is a reading in N s").
+    pub fn wait_first(&self, timeout: std::time::Duration) -> Result<(), String> {
         let t = std::time::Instant::now();
         loop {
             let g = lock(&self.shared);
             if g.latest.is_some() {
-                return true;
+                return Ok(());
             }
-            if g.ended_at.is_some() || t.elapsed() >= timeout {
-                return false;
+            if g.ended_at.is_some() {
+                return Err("ended without printing a reading".into());
+            }
+            if t.elapsed() >= timeout {
+                return Err(format!("printed no reading in {} s", timeout.as_secs()));
             }
             drop(g);
             std::thread::sleep(std::time::Duration::from_millis(20));
