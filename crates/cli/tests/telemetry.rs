@@ -271,7 +271,7 @@ fn bad_sensor_options_are_one_line_and_exit_2() {
         ),
         (
             vec!["--sensor-cmd", "echo hello"],
-            "--sensor-cmd: 'echo hello' printed no reading",
+            "--sensor-cmd: 'echo hello' ended without printing a reading",
         ),
         (vec!["--sensor-cmd", " "], "--sensor-cmd"),
     ] {
