@@ -298,12 +298,17 @@ fn power(intervals: &[Interval], t: &mut StepTelemetry) {
         lo = lo.min(p);
         hi = hi.max(p);
     }
-    t.power_source = Some(ch.0);
+    t.power_source = Some(ch.0.clone());
     if secs <= 0.0 {
         t.power_coverage_ratio = (total_s > 0.0).then_some(0.0);
         return;
     }
-    let mean = energy / secs;
+    // (Over the lowest reading, so that a constant power is its own mean exactly.)
+    let above: f64 = measured
+        .iter()
+        .filter_map(|i| Some((value_of(i, &ch)? - lo) * i.duration_s))
+        .sum();
+    let mean = lo + above / secs;
     t.power_min_w = Some(lo);
     t.power_max_w = Some(hi);
     t.power_mean_w = Some(mean);
