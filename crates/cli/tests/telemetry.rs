@@ -380,3 +380,54 @@ fn the_report_draws_power_and_temperature_over_the_suites_time_and_reads_old_bun
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("bundle schema 3 is not one of the supported 1 to 2"));
 }
+
+#[test]
+fn a_resumed_suite_takes_the_sensor_options_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let hw = fake_hwmon(dir.path(), 3);
+    let args = [
+        "run",
+        "peak",
+        "--short",
+        "--workloads",
+        "4k-randread",
+        "--size",
+        "16M",
+        "--keep",
+        "--out",
+        "b",
+        "--no-db",
+    ];
+    let o = run_in(dir.path(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // As if it had been killed before its last step.
+    let p = dir.path().join("b/run.json");
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    doc["steps"].as_array_mut().unwrap().pop();
+    doc["status"] = "running".into();
+    doc["summary"] = Value::Null;
+    std::fs::write(&p, doc.to_string()).unwrap();
+    let o = run_in(
+        dir.path(),
+        &[
+            "run",
+            "--resume",
+            "b",
+            "--sensor-hwmon",
+            hw.to_str().unwrap(),
+            "--no-db",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("drivelab: sensors: hwmon:ina226"),
+        "{}",
+        stderr(&o)
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    let last = doc["steps"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(f(&last["telemetry"]["power_mean_w"]), 3.0);
+    // Without --resume the option is refused (a suite takes its own).
+    let o = run_in(dir.path(), &["run", "--sensor-cmd", "echo 5"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
