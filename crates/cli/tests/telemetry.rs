@@ -431,3 +431,87 @@ fn a_resumed_suite_takes_the_sensor_options_again() {
     let o = run_in(dir.path(), &["run", "--sensor-cmd", "echo 5"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+/// `doc` as if measured on the drive `serial` through a USB bridge in `driver` mode.
+fn over_usb(doc: &Value, serial: &str, transport: &str, path: &str) -> Value {
+    let mut d = doc.clone();
+    let t = &mut d["target"];
+    t["model"] = "Portable SSD T7".into();
+    t["serial"] = serial.into();
+    t["path"] = path.into();
+    t["device"] = serde_json::json!({
+        "disk": path.trim_start_matches("/dev/"),
+        "transport": transport,
+        "nvme_transport": null,
+        "chain": [],
+        "link": {
+            "kind": "usb", "pcie_current_gt_per_s": null, "pcie_current_width_lanes": null,
+            "pcie_max_gt_per_s": null, "pcie_max_width_lanes": null, "sata_gbit_per_s": null,
+            "usb_mbit_per_s": 10000.0, "full_duplex": transport == "usb-uas",
+            "ceiling_bytes_per_s": 1.2e9
+        },
+        "device_queue_depth": if transport == "usb-uas" { 32 } else { 1 },
+        "block_nr_requests": 64,
+        "loop_direct_io": null
+    });
+    d["target_arg"] = path.into();
+    d
+}
+
+#[test]
+fn one_drive_over_two_connections_is_one_drive_with_variants_by_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run_in(
+        dir.path(),
+        &[
+            "run",
+            "quick",
+            "sim:nvme-tlc,capacity=4G",
+            "--short",
+            "--preset",
+            "peak",
+            "--no-db",
+            "--out",
+            "b",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("b/run.json")).unwrap())
+            .unwrap();
+    for (name, d) in [
+        ("uas", over_usb(&doc, "S1", "usb-uas", "/dev/sdb")),
+        ("bot", over_usb(&doc, "S1", "usb-bot", "/dev/sdc")),
+    ] {
+        std::fs::create_dir(dir.path().join(name)).unwrap();
+        std::fs::write(dir.path().join(name).join("run.json"), d.to_string()).unwrap();
+    }
+    // Compared side by side, named by the link, not refused.
+    let o = run_in(dir.path(), &["compare", "uas", "bot"]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        out.contains("One drive (Portable SSD T7, serial S1) over several connections"),
+        "{out}"
+    );
+    assert!(
+        out.contains("A = Portable SSD T7 (USB 3.2 Gen 2, UAS) [quick]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("B = Portable SSD T7 (USB 3.2 Gen 2, BOT) [quick]"),
+        "{out}"
+    );
+    assert!(!out.contains("CONFIG DIFFERS"), "{out}");
+    // In a report: two groups, one per connection, each named by it.
+    let o = run_in(dir.path(), &["report", "uas", "bot", "-o", "r.html"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+    for want in [
+        "Portable SSD T7 (USB 3.2 Gen 2, UAS)",
+        "Portable SSD T7 (USB 3.2 Gen 2, BOT)",
+    ] {
+        assert!(html.contains(want), "{want} not in the report");
+    }
+    assert!(!html.contains("Not the same test"));
+}
