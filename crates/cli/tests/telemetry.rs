@@ -515,3 +515,52 @@ fn one_drive_over_two_connections_is_one_drive_with_variants_by_link() {
     }
     assert!(!html.contains("Not the same test"));
 }
+
+#[test]
+fn seconds_throttled_match_the_simulators_own_and_are_shaded_in_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    // A long enough fill at link speed heats the simulated M.2 drive past its throttle
+    // temperature, more than once.
+    let o = run_in(
+        dir.path(),
+        &[
+            "run",
+            "seqfill",
+            "sim:nvme-tlc,capacity=64G,slc=100%",
+            "--no-db",
+            "--out",
+            "b",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("b/run.json")).unwrap())
+            .unwrap();
+    let step = doc["steps"].as_array().unwrap().last().unwrap();
+    let gt = &step["run"]["simulator_ground_truth"];
+    let truth: f64 = gt["throttle_intervals_ns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|iv| f(&iv[1]) - f(&iv[0]))
+        .sum::<f64>()
+        / 1e9;
+    assert!(truth > 0.0, "the drive did not throttle: {gt}");
+    let t = &step["telemetry"];
+    assert_eq!(t["throttle_basis"], "thermal management time");
+    assert!(
+        (f(&t["throttled_s"]) - truth).abs() < 1e-6,
+        "{} vs {truth}",
+        t["throttled_s"]
+    );
+    // The temperature at both ends of the fill comes from the drive's sensor.
+    let a = &doc["summary"]["analysis"];
+    assert_eq!(
+        f(&a["temperature_start_celsius"]),
+        f(&t["temperature_start_celsius"])
+    );
+    let o = run_in(dir.path(), &["report", "b", "-o", "r.html", "--svg", "svg"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let svg = std::fs::read_to_string(dir.path().join("svg/seqfill-telemetry.svg")).unwrap();
+    assert!(svg.contains("throttled"), "no throttled range in the chart");
+}
