@@ -70,6 +70,11 @@ pub struct StepTelemetry {
     pub kiops_per_w: Option<f64>,
     /// Decimal MB/s per watt, over the same intervals.
     pub mbps_per_w: Option<f64>,
+    /// The drive's own write amplification over the step: what it wrote to its media
+    /// (`media_written`, the OCP log) over what the host wrote to it (`data_written`),
+    /// both as the drive counts them; null unless both advanced.
+    #[serde(default)]
+    pub write_amplification_ratio: Option<f64>,
 }
 
 /// The names the drive's thermal-management time counters have (seconds, cumulative).
@@ -255,7 +260,25 @@ pub fn step_telemetry(intervals: &[Interval]) -> StepTelemetry {
         t.throttle_basis = Some(basis.into());
     }
     power(intervals, &mut t);
+    t.write_amplification_ratio = write_amplification(intervals);
     t
+}
+
+/// Media bytes over host bytes written, from the first to the last interval in which one
+/// source gives both counters.
+fn write_amplification(intervals: &[Interval]) -> Option<f64> {
+    let both = |i: &Interval| -> Option<(f64, f64)> {
+        let media = i.readings.iter().find(|r| r.name == "media_written")?;
+        let host = i
+            .readings
+            .iter()
+            .find(|r| r.name == "data_written" && r.source == media.source)?;
+        Some((finite(host.value)?, finite(media.value)?))
+    };
+    let pairs: Vec<(f64, f64)> = intervals.iter().filter_map(both).collect();
+    let (first, last) = (pairs.first()?, pairs.last()?);
+    let (host, media) = (last.0 - first.0, last.1 - first.1);
+    (host > 0.0 && media >= 0.0).then(|| media / host)
 }
 
 fn power(intervals: &[Interval], t: &mut StepTelemetry) {
@@ -275,12 +298,17 @@ fn power(intervals: &[Interval], t: &mut StepTelemetry) {
         lo = lo.min(p);
         hi = hi.max(p);
     }
-    t.power_source = Some(ch.0);
+    t.power_source = Some(ch.0.clone());
     if secs <= 0.0 {
         t.power_coverage_ratio = (total_s > 0.0).then_some(0.0);
         return;
     }
-    let mean = energy / secs;
+    // (Over the lowest reading, so that a constant power is its own mean exactly.)
+    let above: f64 = measured
+        .iter()
+        .filter_map(|i| Some((value_of(i, &ch)? - lo) * i.duration_s))
+        .sum();
+    let mean = lo + above / secs;
     t.power_min_w = Some(lo);
     t.power_max_w = Some(hi);
     t.power_mean_w = Some(mean);
@@ -439,6 +467,25 @@ mod tests {
         // A temperature with no threshold says nothing about throttling.
         let t = step_telemetry(&[iv(1, &[("temperature", "celsius", "model", Some(90.0))])]);
         assert_eq!(t.throttled_s, None);
+    }
+
+    #[test]
+    fn the_drives_own_write_amplification_from_its_media_and_host_counters() {
+        let c = |host: f64, media: f64| {
+            [
+                ("data_written", "bytes", "nvme-smart:nvme0", Some(host)),
+                ("media_written", "bytes", "nvme-smart:nvme0", Some(media)),
+            ]
+        };
+        let ivs = [
+            iv(1, &c(1e9, 3e9)),
+            iv(1, &c(1.5e9, 4e9)),
+            iv(1, &c(2e9, 5.5e9)),
+        ];
+        assert_eq!(step_telemetry(&ivs).write_amplification_ratio, Some(2.5));
+        // Nothing written by the host: no ratio.
+        let ivs = [iv(1, &c(1e9, 3e9)), iv(1, &c(1e9, 3e9))];
+        assert_eq!(step_telemetry(&ivs).write_amplification_ratio, None);
     }
 
     #[test]

@@ -119,7 +119,7 @@ pub struct TargetArgs {
     pub sensor_hwmon: Vec<PathBuf>,
 }
 
-fn nonblank(s: &str) -> Result<String, String> {
+pub(crate) fn nonblank(s: &str) -> Result<String, String> {
     if s.trim().is_empty() {
         Err("expected a command".into())
     } else {
@@ -127,7 +127,7 @@ fn nonblank(s: &str) -> Result<String, String> {
     }
 }
 
-fn sensor_choice(s: &str) -> Result<String, String> {
+pub(crate) fn sensor_choice(s: &str) -> Result<String, String> {
     drivelab_engine::sensor::parse_choice(s).map(|_| s.to_string())
 }
 

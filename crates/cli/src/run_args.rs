@@ -38,6 +38,15 @@ pub struct RunArgs {
     /// With --resume: allow writes to this block device (must be the bundle's target).
     #[arg(long, value_name = "DEVICE", requires = "resume")]
     pub destructive: Option<PathBuf>,
+    /// With --resume: the drive's sensors to sample, as a suite takes them [default: auto].
+    #[arg(long, value_name = "auto|none|hwmon,nvme,smartctl", requires = "resume", value_parser = crate::args::sensor_choice)]
+    pub sensors: Option<String>,
+    /// With --resume: the external meter, as a suite takes it (not saved in the bundle).
+    #[arg(long = "sensor-cmd", value_name = "COMMAND", requires = "resume", value_parser = crate::args::nonblank)]
+    pub sensor_cmd: Option<String>,
+    /// With --resume: an hwmon device to sample, as a suite takes it. Repeatable.
+    #[arg(long = "sensor-hwmon", value_name = "DIR", requires = "resume")]
+    pub sensor_hwmon: Vec<PathBuf>,
     /// Record the finished run in this results database: a SQLite file or a
     /// postgres://… URL [default: results.sqlite under the user's data directory].
     #[arg(long, global = true, value_name = "PATH|URL")]

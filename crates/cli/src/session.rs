@@ -137,10 +137,9 @@ impl Session {
         }
         if let Some(cmd) = &t.sensor_cmd {
             let m = CommandMeter::spawn(cmd).map_err(|e| self.usage(e))?;
-            if !m.wait_first(METER_FIRST_READING) {
+            if let Err(why) = m.wait_first(METER_FIRST_READING) {
                 return Err(self.usage(format!(
-                    "--sensor-cmd: '{cmd}' printed no reading in {} s (expected lines like '5.1 W', '12.0 V 0.4 A' or 'vbus=5.0V ibus=1.2A')",
-                    METER_FIRST_READING.as_secs()
+                    "--sensor-cmd: '{cmd}' {why} (expected lines like '5.1 W', '12.0 V 0.4 A' or 'vbus=5.0V ibus=1.2A')"
                 )));
             }
             self.target_mut().add_sensor(Box::new(m));

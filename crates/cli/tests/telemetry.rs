@@ -271,7 +271,7 @@ fn bad_sensor_options_are_one_line_and_exit_2() {
         ),
         (
             vec!["--sensor-cmd", "echo hello"],
-            "--sensor-cmd: 'echo hello' printed no reading",
+            "--sensor-cmd: 'echo hello' ended without printing a reading",
         ),
         (vec!["--sensor-cmd", " "], "--sensor-cmd"),
     ] {
@@ -379,4 +379,188 @@ fn the_report_draws_power_and_temperature_over_the_suites_time_and_reads_old_bun
     );
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("bundle schema 3 is not one of the supported 1 to 2"));
+}
+
+#[test]
+fn a_resumed_suite_takes_the_sensor_options_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let hw = fake_hwmon(dir.path(), 3);
+    let args = [
+        "run",
+        "peak",
+        "--short",
+        "--workloads",
+        "4k-randread",
+        "--size",
+        "16M",
+        "--keep",
+        "--out",
+        "b",
+        "--no-db",
+    ];
+    let o = run_in(dir.path(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // As if it had been killed before its last step.
+    let p = dir.path().join("b/run.json");
+    let mut doc: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    doc["steps"].as_array_mut().unwrap().pop();
+    doc["status"] = "running".into();
+    doc["summary"] = Value::Null;
+    std::fs::write(&p, doc.to_string()).unwrap();
+    let o = run_in(
+        dir.path(),
+        &[
+            "run",
+            "--resume",
+            "b",
+            "--sensor-hwmon",
+            hw.to_str().unwrap(),
+            "--no-db",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("drivelab: sensors: hwmon:ina226"),
+        "{}",
+        stderr(&o)
+    );
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+    let last = doc["steps"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(f(&last["telemetry"]["power_mean_w"]), 3.0);
+    // Without --resume the option is refused (a suite takes its own).
+    let o = run_in(dir.path(), &["run", "--sensor-cmd", "echo 5"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+/// `doc` as if measured on the drive `serial` through a USB bridge in `driver` mode.
+fn over_usb(doc: &Value, serial: &str, transport: &str, path: &str) -> Value {
+    let mut d = doc.clone();
+    let t = &mut d["target"];
+    t["model"] = "Portable SSD T7".into();
+    t["serial"] = serial.into();
+    t["path"] = path.into();
+    t["device"] = serde_json::json!({
+        "disk": path.trim_start_matches("/dev/"),
+        "transport": transport,
+        "nvme_transport": null,
+        "chain": [],
+        "link": {
+            "kind": "usb", "pcie_current_gt_per_s": null, "pcie_current_width_lanes": null,
+            "pcie_max_gt_per_s": null, "pcie_max_width_lanes": null, "sata_gbit_per_s": null,
+            "usb_mbit_per_s": 10000.0, "full_duplex": transport == "usb-uas",
+            "ceiling_bytes_per_s": 1.2e9
+        },
+        "device_queue_depth": if transport == "usb-uas" { 32 } else { 1 },
+        "block_nr_requests": 64,
+        "loop_direct_io": null
+    });
+    d["target_arg"] = path.into();
+    d
+}
+
+#[test]
+fn one_drive_over_two_connections_is_one_drive_with_variants_by_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run_in(
+        dir.path(),
+        &[
+            "run",
+            "quick",
+            "sim:nvme-tlc,capacity=4G",
+            "--short",
+            "--preset",
+            "peak",
+            "--no-db",
+            "--out",
+            "b",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("b/run.json")).unwrap())
+            .unwrap();
+    for (name, d) in [
+        ("uas", over_usb(&doc, "S1", "usb-uas", "/dev/sdb")),
+        ("bot", over_usb(&doc, "S1", "usb-bot", "/dev/sdc")),
+    ] {
+        std::fs::create_dir(dir.path().join(name)).unwrap();
+        std::fs::write(dir.path().join(name).join("run.json"), d.to_string()).unwrap();
+    }
+    // Compared side by side, named by the link, not refused.
+    let o = run_in(dir.path(), &["compare", "uas", "bot"]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        out.contains("One drive (Portable SSD T7, serial S1) over several connections"),
+        "{out}"
+    );
+    assert!(
+        out.contains("A = Portable SSD T7 (USB 3.2 Gen 2, UAS) [quick]"),
+        "{out}"
+    );
+    assert!(
+        out.contains("B = Portable SSD T7 (USB 3.2 Gen 2, BOT) [quick]"),
+        "{out}"
+    );
+    assert!(!out.contains("CONFIG DIFFERS"), "{out}");
+    // In a report: two groups, one per connection, each named by it.
+    let o = run_in(dir.path(), &["report", "uas", "bot", "-o", "r.html"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+    for want in [
+        "Portable SSD T7 (USB 3.2 Gen 2, UAS)",
+        "Portable SSD T7 (USB 3.2 Gen 2, BOT)",
+    ] {
+        assert!(html.contains(want), "{want} not in the report");
+    }
+    assert!(!html.contains("Not the same test"));
+}
+
+#[test]
+fn seconds_throttled_match_the_simulators_own_and_are_shaded_in_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    // A long enough fill at link speed heats the simulated M.2 drive past its throttle
+    // temperature, more than once.
+    let o = run_in(
+        dir.path(),
+        &[
+            "run",
+            "seqfill",
+            "sim:nvme-tlc,capacity=64G,slc=100%",
+            "--no-db",
+            "--out",
+            "b",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("b/run.json")).unwrap())
+            .unwrap();
+    let step = doc["steps"].as_array().unwrap().last().unwrap();
+    let gt = &step["run"]["simulator_ground_truth"];
+    let truth: f64 = gt["throttle_intervals_ns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|iv| f(&iv[1]) - f(&iv[0]))
+        .sum::<f64>()
+        / 1e9;
+    assert!(truth > 0.0, "the drive did not throttle: {gt}");
+    let t = &step["telemetry"];
+    assert_eq!(t["throttle_basis"], "thermal management time");
+    assert!(
+        (f(&t["throttled_s"]) - truth).abs() < 1e-6,
+        "{} vs {truth}",
+        t["throttled_s"]
+    );
+    // The temperature at both ends of the fill comes from the drive's sensor.
+    let a = &doc["summary"]["analysis"];
+    assert_eq!(
+        f(&a["temperature_start_celsius"]),
+        f(&t["temperature_start_celsius"])
+    );
+    let o = run_in(dir.path(), &["report", "b", "-o", "r.html", "--svg", "svg"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let svg = std::fs::read_to_string(dir.path().join("svg/seqfill-telemetry.svg")).unwrap();
+    assert!(svg.contains("throttled"), "no throttled range in the chart");
 }

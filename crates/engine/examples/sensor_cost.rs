@@ -53,7 +53,9 @@ fn main() {
 
     let meter =
         CommandMeter::spawn("while :; do echo 'vbus=5.02V ibus=1.2A'; sleep 0.01; done").unwrap();
-    assert!(meter.wait_first(std::time::Duration::from_secs(10)));
+    meter
+        .wait_first(std::time::Duration::from_secs(10))
+        .unwrap();
     let mut meter: Box<dyn SensorSource> = Box::new(meter);
     // Lines arrive while it sleeps; only the sample is the sampling thread's cost.
     let mut costs: Vec<f64> = (0..100)

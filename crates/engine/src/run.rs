@@ -626,7 +626,10 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         data,
         error_count,
     };
-    notes.extend(info.device.as_ref().and_then(|d| {
+    // (With --ioengine null on a device no I/O reached it: its link has nothing to say.)
+    let skipped_device = w.ioengine == IoEngine::Null && info.kind != TargetKind::Null;
+    let device = info.device.as_ref().filter(|_| !skipped_device);
+    notes.extend(device.and_then(|d| {
         crate::target::identity::link_ceiling_note(
             d,
             totals.read.bytes_per_s,
@@ -634,7 +637,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         )
     }));
     let mut records = records;
-    if let Some(d) = &info.device {
+    if let Some(d) = device {
         notes.extend(flag_link_ceiling(d, &mut records));
     }
     Ok(RunResult {

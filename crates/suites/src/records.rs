@@ -49,8 +49,47 @@ pub fn add_telemetry(report: &mut Report, steps: &[StepRecord]) {
     if rows.is_empty() {
         return;
     }
-    report.table += &format!(
-        "{:<40} {:>8} {:>8} {:>8} {:>11} {:>8} {:>11} {:>8} {:>8}\n",
+    report.table += &if rows.len() <= MAX_TELEMETRY_ROWS {
+        telemetry_rows(&rows)
+    } else {
+        telemetry_overall(&rows)
+    };
+    let list: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|(s, t)| {
+            let mut v = serde_json::to_value(t).unwrap_or_default();
+            if let serde_json::Value::Object(m) = &mut v {
+                m.insert("step".into(), s.id.clone().into());
+            }
+            v
+        })
+        .collect();
+    if let serde_json::Value::Object(m) = &mut report.summary.analysis {
+        m.insert("telemetry".into(), list.into());
+    } else if report.summary.analysis.is_null() {
+        report.summary.analysis = serde_json::json!({ "telemetry": list });
+    }
+}
+
+/// Steps printed one row each; more are summed up in one line (all are in run.json).
+const MAX_TELEMETRY_ROWS: usize = 24;
+
+fn telemetry_rows(rows: &[(&StepRecord, StepTelemetry)]) -> String {
+    let line = |cells: [&str; 9]| {
+        format!(
+            "{:<40} {:>8} {:>8} {:>8} {:>11} {:>8} {:>11} {:>8} {:>8}\n",
+            cells[0],
+            cells[1],
+            cells[2],
+            cells[3],
+            cells[4],
+            cells[5],
+            cells[6],
+            cells[7],
+            cells[8]
+        )
+    };
+    let mut out = line([
         "Telemetry",
         "°C start",
         "°C end",
@@ -59,38 +98,48 @@ pub fn add_telemetry(report: &mut Report, steps: &[StepRecord]) {
         "W mean",
         "W min–max",
         "kIOPS/W",
-        "MB/s/W"
-    );
-    let mut list = Vec::new();
-    for (s, t) in &rows {
-        let name: String = s.name.chars().take(40).collect();
+        "MB/s/W",
+    ]);
+    for (s, t) in rows {
+        // Indented under the heading, apart from the suite's own rows above.
+        let name: String = format!("  {}", s.name.chars().take(38).collect::<String>());
         let range = match (t.power_min_w, t.power_max_w) {
             (Some(a), Some(b)) => format!("{a:.1}–{b:.1}"),
             _ => "-".into(),
         };
-        report.table += &format!(
-            "{:<40} {:>8} {:>8} {:>8} {:>11} {:>8} {:>11} {:>8} {:>8}\n",
-            name,
-            fmt(t.temperature_start_celsius, 1),
-            fmt(t.temperature_end_celsius, 1),
-            fmt(t.temperature_max_celsius, 1),
-            fmt(t.throttled_s, 0),
-            fmt(t.power_mean_w, 2),
-            range,
-            fmt(t.kiops_per_w, 2),
-            fmt(t.mbps_per_w, 1)
-        );
-        let mut v = serde_json::to_value(t).unwrap_or_default();
-        if let serde_json::Value::Object(m) = &mut v {
-            m.insert("step".into(), s.id.clone().into());
-        }
-        list.push(v);
+        out += &line([
+            &name,
+            &fmt(t.temperature_start_celsius, 1),
+            &fmt(t.temperature_end_celsius, 1),
+            &fmt(t.temperature_max_celsius, 1),
+            &fmt(t.throttled_s, 0),
+            &fmt(t.power_mean_w, 2),
+            &range,
+            &fmt(t.kiops_per_w, 2),
+            &fmt(t.mbps_per_w, 1),
+        ]);
     }
-    if let serde_json::Value::Object(m) = &mut report.summary.analysis {
-        m.insert("telemetry".into(), list.into());
-    } else if report.summary.analysis.is_null() {
-        report.summary.analysis = serde_json::json!({ "telemetry": list });
-    }
+    out
+}
+
+/// Many steps in one line: the temperature range, the power range and the energy-weighted
+/// mean, the seconds throttled in all.
+fn telemetry_overall(rows: &[(&StepRecord, StepTelemetry)]) -> String {
+    let pick = |f: fn(&StepTelemetry) -> Option<f64>| -> Vec<f64> {
+        rows.iter().filter_map(|(_, t)| f(t)).collect()
+    };
+    let lo = |v: Vec<f64>| v.into_iter().reduce(f64::min);
+    let hi = |v: Vec<f64>| v.into_iter().reduce(f64::max);
+    let throttled = pick(|t| t.throttled_s);
+    format!(
+        "Telemetry over {} steps (each in run.json): {}–{} °C, power {}–{} W, throttled {} s in all\n",
+        rows.len(),
+        fmt(lo(pick(|t| t.temperature_start_celsius)), 1),
+        fmt(hi(pick(|t| t.temperature_max_celsius)), 1),
+        fmt(lo(pick(|t| t.power_min_w)), 2),
+        fmt(hi(pick(|t| t.power_max_w)), 2),
+        fmt((!throttled.is_empty()).then(|| throttled.iter().sum()), 0)
+    )
 }
 
 /// The step's totals when it completed.

@@ -255,8 +255,11 @@ pub fn analyze(rec: &StepRecord, drop_fraction: f64) -> SeqFillAnalysis {
             .collect()
     });
     let interval_s = rec.config.log_interval_ns as f64 / 1e9;
-    let start = temperature(&rec.sensors_start);
-    let end = temperature(&rec.sensors_end);
+    // Read just before and after the fill; else (a sensor read less often than that)
+    // the first and last readings in its series.
+    let tele = records::step_telemetry(rec).unwrap_or_default();
+    let start = temperature(&rec.sensors_start).or(tele.temperature_start_celsius);
+    let end = temperature(&rec.sensors_end).or(tele.temperature_end_celsius);
     SeqFillAnalysis {
         fill: analyze_fill(&mbps, &cum, interval_s, drop_fraction),
         elapsed_s: rec

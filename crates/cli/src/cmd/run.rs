@@ -204,6 +204,15 @@ fn resume(dir: &Path, a: &RunArgs, db: &DbChoice) -> Result<i32, Fail> {
     };
     let open = open_options(suite.as_ref(), &spec, a.overwrite, a.destructive.clone());
     let mut session = Session::open(spec, &open, a.keep)?;
+    session.choose_sensors(&crate::args::TargetArgs {
+        target: None,
+        keep: a.keep,
+        overwrite: a.overwrite,
+        destructive: a.destructive.clone(),
+        sensors: a.sensors.clone().unwrap_or_else(|| "auto".into()),
+        sensor_cmd: a.sensor_cmd.clone(),
+        sensor_hwmon: a.sensor_hwmon.clone(),
+    })?;
     let plan = suite
         .plan(&session.target().info)
         .map_err(|e| session.usage(format!("{}: {e}", suite.name())))?;

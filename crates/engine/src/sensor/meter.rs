@@ -27,6 +27,11 @@ pub const STALE_NS: u64 = 2_000_000_000;
 /// taken in the same run.
 const SAME_CLOCK_NS: u64 = 50_000_000;
 
+/// The most distinct values a meter may have; further names are skipped.
+pub const MAX_CHANNELS: usize = 32;
+/// The longest line read; a longer one is skipped as not a reading.
+pub const MAX_LINE_BYTES: u64 = 4096;
+
 /// The source name of every meter reading.
 pub const SOURCE: &str = "meter";
 
@@ -36,8 +41,9 @@ pub type Value = (String, String, f64);
 /// What the reader thread hands over.
 #[derive(Default)]
 struct Shared {
-    /// Good lines not yet taken: arrival (CLOCK_MONOTONIC ns) and values.
-    lines: Vec<(u64, Vec<Value>)>,
+    /// Each channel's sum and count over the good lines not yet taken (memory bounded
+    /// by [`MAX_CHANNELS`], however fast the meter prints).
+    sums: Vec<(String, String, f64, u64)>,
     /// The latest good line (kept after being taken, for spans with none).
     latest: Option<(u64, Vec<Value>)>,
     /// A line that could not be read came after the latest good one.
@@ -113,42 +119,49 @@ impl CommandMeter {
     }
 
     /// Wait (up to `timeout`) for the first good line, so that a run starts with the
-    /// meter's channels known; false when none came.
-    pub fn wait_first(&self, timeout: std::time::Duration) -> bool {
+    /// meter's channels known; why not when none came ("ended", "printed nothing that
+    /// is a reading in N s").
+    pub fn wait_first(&self, timeout: std::time::Duration) -> Result<(), String> {
         let t = std::time::Instant::now();
         loop {
             let g = lock(&self.shared);
             if g.latest.is_some() {
-                return true;
+                return Ok(());
             }
-            if g.ended_at.is_some() || t.elapsed() >= timeout {
-                return false;
+            if g.ended_at.is_some() {
+                return Err("ended without printing a reading".into());
+            }
+            if t.elapsed() >= timeout {
+                return Err(format!("printed no reading in {} s", timeout.as_secs()));
             }
             drop(g);
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
     }
-
-    fn note_channels(&mut self, values: &[Value]) {
-        for (n, u, _) in values {
-            if !self.channels.iter().any(|(cn, cu)| cn == n && cu == u) {
-                self.channels.push((n.clone(), u.clone()));
-            }
-        }
-    }
 }
 
-fn read_lines(r: impl BufRead, shared: &Mutex<Shared>) {
+fn read_lines(mut r: impl BufRead, shared: &Mutex<Shared>) {
     let clock = crate::sys::monotonic_ns;
-    for line in r.split(b'\n') {
-        let Ok(bytes) = line else { break };
+    let mut buf = Vec::new();
+    while let Some(complete) = read_line(&mut r, &mut buf) {
         let at = clock();
-        let text = String::from_utf8_lossy(&bytes);
+        let text = String::from_utf8_lossy(&buf);
         let mut g = lock(shared);
-        match parse_line(&text) {
+        match parse_line(&text).filter(|_| complete) {
             Some(v) if v.is_empty() => {}
             Some(v) => {
-                g.lines.push((at, v.clone()));
+                for (n, u, x) in &v {
+                    match g.sums.iter().position(|c| &c.0 == n && &c.1 == u) {
+                        Some(i) => {
+                            g.sums[i].2 += x;
+                            g.sums[i].3 += 1;
+                        }
+                        None if g.sums.len() < MAX_CHANNELS => {
+                            g.sums.push((n.clone(), u.clone(), *x, 1))
+                        }
+                        None => {}
+                    }
+                }
                 g.latest = Some((at, v));
                 g.garbage_since_good = false;
             }
@@ -164,47 +177,74 @@ fn read_lines(r: impl BufRead, shared: &Mutex<Shared>) {
     lock(shared).ended_at = Some(clock());
 }
 
+/// The next line into `buf` (without its end), at most [`MAX_LINE_BYTES`] kept: Some(true)
+/// for a whole line, Some(false) for one too long (the rest of it skipped), None at the
+/// end of the output.
+fn read_line<R: BufRead>(r: &mut R, buf: &mut Vec<u8>) -> Option<bool> {
+    buf.clear();
+    let n = std::io::Read::take(&mut *r, MAX_LINE_BYTES)
+        .read_until(b'\n', buf)
+        .ok()?;
+    if n == 0 {
+        return None;
+    }
+    if buf.last() == Some(&b'\n') || (n as u64) < MAX_LINE_BYTES {
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
+        }
+        return Some(true);
+    }
+    let mut rest = Vec::new();
+    loop {
+        rest.clear();
+        let n = std::io::Read::take(&mut *r, MAX_LINE_BYTES)
+            .read_until(b'\n', &mut rest)
+            .ok()?;
+        if n == 0 || rest.last() == Some(&b'\n') {
+            return Some(false);
+        }
+    }
+}
+
 impl SensorSource for CommandMeter {
     fn sample(&mut self, at_ns: u64) -> Vec<SensorReading> {
         let now = crate::sys::monotonic_ns();
-        let (lines, latest, stale_ok) = {
+        let (sums, latest, stale_ok) = {
             let mut g = lock(&self.shared);
-            let lines = std::mem::take(&mut g.lines);
+            let sums = std::mem::take(&mut g.sums);
             let ok = !g.garbage_since_good && g.ended_at.is_none();
-            (lines, g.latest.clone(), ok)
+            (sums, g.latest.clone(), ok)
         };
         let last = self.prev.replace((now, at_ns));
-        let prev = last.map(|(mono, _)| mono);
-        let span = prev.map_or(0, |p| now.saturating_sub(p));
+        let span = last.map_or(0, |(mono, _)| now.saturating_sub(mono));
         // The span's start on the run's clock: the previous sample's own time when it was
         // taken on this clock (the same run), else as far back as the span reaches.
         let stamp = match last {
             Some((_, at)) if at <= at_ns && (at_ns - at).abs_diff(span) < SAME_CLOCK_NS => at,
             _ => at_ns.saturating_sub(span),
         };
-        let in_span: Vec<&Vec<Value>> = lines
-            .iter()
-            .filter(|(t, _)| prev.is_none_or(|p| *t >= p))
-            .map(|(_, v)| v)
-            .collect();
-        for v in &in_span {
-            self.note_channels(v);
+        for (n, u, _, _) in &sums {
+            if !self.channels.iter().any(|(cn, cu)| cn == n && cu == u) {
+                self.channels.push((n.clone(), u.clone()));
+            }
         }
-        let fallback = match (&latest, in_span.is_empty(), stale_ok) {
+        // No line in the span: the latest value while it is fresh, the meter alive and
+        // no garbage since.
+        let fallback = match (&latest, sums.is_empty(), stale_ok) {
             (Some((t, v)), true, true) if now.saturating_sub(*t) < STALE_NS => Some(v),
             _ => None,
         };
         self.channels
             .iter()
             .map(|(n, u)| {
-                let pick =
-                    |v: &&Vec<Value>| v.iter().find(|(vn, vu, _)| vn == n && vu == u).map(|x| x.2);
-                let vals: Vec<f64> = match fallback {
-                    Some(v) => pick(&v).into_iter().collect(),
-                    None => in_span.iter().filter_map(pick).collect(),
+                let value = match fallback {
+                    Some(v) => v.iter().find(|x| &x.0 == n && &x.1 == u).map(|x| x.2),
+                    None => sums
+                        .iter()
+                        .find(|c| &c.0 == n && &c.1 == u)
+                        .map(|c| c.2 / c.3 as f64),
                 };
-                let mean = (!vals.is_empty()).then(|| vals.iter().sum::<f64>() / vals.len() as f64);
-                SensorReading::new(n, u, mean, stamp, SOURCE)
+                SensorReading::new(n, u, value, stamp, SOURCE)
             })
             .collect()
     }
@@ -401,6 +441,27 @@ mod tests {
         assert_eq!(vals("450 mW")[0].2, 0.45);
         assert_eq!(vals("1e-3W")[0].2, 1e-3);
         assert!(vals("").is_empty() && vals("# header").is_empty());
+    }
+
+    #[test]
+    fn a_line_too_long_is_skipped_whole_and_the_next_is_read() {
+        let long = "9".repeat(3 * MAX_LINE_BYTES as usize);
+        let text = format!("1 W\n{long}\n2 W\n3 W");
+        let mut r = std::io::Cursor::new(text.into_bytes());
+        let mut buf = Vec::new();
+        let mut got = Vec::new();
+        while let Some(whole) = read_line(&mut r, &mut buf) {
+            got.push((whole, String::from_utf8_lossy(&buf).into_owned()));
+        }
+        assert_eq!(got.len(), 4);
+        assert_eq!(got[0], (true, "1 W".to_string()));
+        assert!(!got[1].0 && got[1].1.len() == MAX_LINE_BYTES as usize);
+        assert_eq!(got[2], (true, "2 W".to_string()));
+        assert_eq!(
+            got[3],
+            (true, "3 W".to_string()),
+            "the last line without its end"
+        );
     }
 
     #[test]

@@ -147,11 +147,16 @@ impl SensorSource for SmartctlSource {
     }
 
     fn describe(&self) -> String {
+        let period = self.period_ns as f64 / 1e9;
         format!(
             "{} (SMART through smartctl; a read took {:.0} ms; every {} s{})",
             self.source,
             self.cost_ns as f64 / 1e6,
-            self.period_ns as f64 / 1e9,
+            if period.fract() == 0.0 {
+                format!("{period:.0}")
+            } else {
+                format!("{period:.1}")
+            },
             if self.usb {
                 ", slower on a USB bridge: some bridges stall I/O while they pass SMART through"
             } else {

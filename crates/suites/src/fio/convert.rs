@@ -187,7 +187,6 @@ pub fn start_estimate(out: &super::json::Output, job: &Job, fallback: u64) -> u6
         .unwrap_or(fallback)
 }
 
-
 /// 9999-12-31T23:59:59.999Z in ms since 1970: the last time an RFC 3339 date can show.
 const LAST_DATE_MS: u64 = 253_402_300_799_999;
 /// Convert one job.
