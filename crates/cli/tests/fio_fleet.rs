@@ -126,6 +126,7 @@ fn quick(port: u16, runtime: &str, out: &str) -> Vec<String> {
         runtime,
         "--no-db",
         "fleet.bin",
+        "--overwrite",
         "--out",
         out,
     ]
@@ -226,6 +227,9 @@ fn a_host_killed_mid_step_fails_alone() {
     // handler → backend → job) and has laid out its 16 MiB file.
     let file = b.dir.path().join("fleet.bin");
     wait_until("host 127.0.0.3's job running", || {
+        if let Some(st) = run.try_wait().unwrap() {
+            panic!("drivelab ended before the kill: {st}");
+        }
         descendants(b.pid()).len() >= 2
             && std::fs::metadata(&file).is_ok_and(|m| m.len() == 16 << 20)
     });
@@ -307,4 +311,67 @@ fn a_server_of_another_fio_version_is_refused_before_the_run() {
     assert_eq!(e.trim().lines().count(), 1, "{e}");
     assert!(!d.path().join("out").exists(), "nothing was run or written");
     assert!(!b.dir.path().join("fleet.bin").exists());
+}
+
+#[test]
+fn fleet_inputs_are_checked_before_any_host_is_asked() {
+    let d = tempfile::tempdir().unwrap();
+    let base = [
+        "run",
+        "quick",
+        "--short",
+        "--size",
+        "16M",
+        "--no-db",
+        "fleet.bin",
+    ];
+    for (extra, want) in [
+        (vec!["--host", "127.0.0.2"], "--overwrite"),
+        (vec!["--host", "127.0.0.2,0", "--overwrite"], "--host"),
+        (
+            vec![
+                "--host",
+                "127.0.0.2",
+                "--host",
+                "127.0.0.2,9",
+                "--overwrite",
+            ],
+            "given twice",
+        ),
+        (
+            vec!["--hosts", "missing.txt", "--overwrite"],
+            "--hosts missing.txt",
+        ),
+    ] {
+        let a: Vec<&str> = base.iter().copied().chain(extra.iter().copied()).collect();
+        let o = run_in(d.path(), &a);
+        assert_eq!(o.status.code(), Some(2), "{a:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{a:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+    }
+    let dev = run_in(
+        d.path(),
+        &[
+            "run",
+            "quick",
+            "--short",
+            "--size",
+            "16M",
+            "--no-db",
+            "/dev/sdz",
+            "--host",
+            "127.0.0.2",
+        ],
+    );
+    assert_eq!(dev.status.code(), Some(2));
+    assert!(
+        stderr(&dev).contains("--destructive=/dev/sdz"),
+        "{}",
+        stderr(&dev)
+    );
+    assert_eq!(
+        std::fs::read_dir(d.path()).unwrap().count(),
+        0,
+        "nothing written"
+    );
 }

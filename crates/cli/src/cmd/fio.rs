@@ -248,6 +248,13 @@ fn fleet_target(
             "--destructive={path}: needed to write the block device {path} on every host (its data there is lost)"
         )));
     }
+    // drivelab cannot see the hosts' files: whether TARGET there is a user's file is
+    // for the user to confirm.
+    if !device && suite.writes_to_device() && !t.overwrite {
+        return Err(Fail::usage(format!(
+            "--overwrite: needed to write {path} on every host (drivelab cannot see from here whether it is a file of yours there; fio makes it when missing and leaves it)"
+        )));
+    }
     let bytes = suite.test_file_bytes().ok_or_else(|| {
         Fail::usage("--hosts: give the suite's --size in bytes (e.g. 1G); the hosts' targets are not measured from here")
     })?;
@@ -311,7 +318,9 @@ pub fn fleet(
         crate::output::stdout::say_line(&format!("Host bundle: {}", d.display()))?;
     }
     crate::output::stdout::say_line(&format!("Fleet view: {}", o.fleet_dir.display()))?;
-    Ok(if o.doc.failed_hosts.is_empty() {
+    Ok(if o.interrupted {
+        crate::fail::INTERRUPTED
+    } else if o.doc.failed_hosts.is_empty() {
         0
     } else {
         crate::fail::FAILED

@@ -47,6 +47,8 @@ pub struct FleetOutcome {
     pub host_dirs: Vec<PathBuf>,
     pub doc: FleetDoc,
     pub table: String,
+    /// Stopped by the user.
+    pub interrupted: bool,
 }
 
 fn hist_merge(hs: &[&HistogramJson]) -> HistogramJson {
@@ -290,6 +292,7 @@ pub fn run(
                     bundles[k].put_step(record(step, i, started.clone(), Some(m.clone())))?;
                     done.push(m);
                 }
+                Err(_) if f.stop.load(Ordering::Relaxed) => interrupted = true,
                 Err(e) => {
                     say(&format!("host failed: {e}"));
                     let b = &mut bundles[k];
@@ -301,6 +304,9 @@ pub fn run(
                     failed.push((f.hosts[k].id(), e));
                 }
             }
+        }
+        if interrupted {
+            break;
         }
         if !done.is_empty() {
             let refs: Vec<&Measured> = done.iter().collect();
@@ -400,6 +406,7 @@ fn finish(
         host_dirs: bundles.iter().map(|b| b.dir.clone()).collect(),
         doc,
         table: text,
+        interrupted,
     })
 }
 
