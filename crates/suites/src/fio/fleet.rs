@@ -171,6 +171,11 @@ pub fn merge(ms: &[&Measured]) -> Measured {
     totals.avg_inflight = ms.iter().map(|m| m.totals.avg_inflight).sum();
     totals.queue_depth = ms.iter().map(|m| m.totals.queue_depth).sum();
     totals.error_count = ms.iter().map(|m| m.totals.error_count).sum();
+    totals.cpu.user_s = ms.iter().map(|m| m.totals.cpu.user_s).sum();
+    totals.cpu.sys_s = ms.iter().map(|m| m.totals.cpu.sys_s).sum();
+    let ops = totals.all.ops;
+    totals.cpu.cpu_s_per_million_io =
+        (ops > 0).then(|| (totals.cpu.user_s + totals.cpu.sys_s) / ops as f64 * 1e6);
     let first = ms.iter().min_by_key(|m| start_ms(m)).expect("one host");
     Measured {
         status: RunStatus::Complete,
