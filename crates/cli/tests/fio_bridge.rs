@@ -190,6 +190,8 @@ fn an_imported_json_plus_result_reproduces_fios_percentiles_and_series() {
     // report, compare and db take it like drivelab's own.
     let r = run_in(p, &["report", "b", "-o", "r.html"]);
     assert!(r.status.success(), "{}", stderr(&r));
+    let html = std::fs::read_to_string(p.join("r.html")).unwrap();
+    assert!(html.contains("fio results") && html.contains("mix read IOPS"));
     let c = run_in(p, &["compare", "b", "b"]);
     assert!(c.status.success(), "{}", stderr(&c));
     assert!(

@@ -8,6 +8,7 @@
 
 mod consistency;
 mod exceedance;
+mod fio;
 mod iometer;
 mod mixed;
 mod peak;
@@ -249,7 +250,10 @@ pub fn bundle_report(runs: &[DriveRun]) -> Report {
         )
         .groups(groups);
     report = report.section(runs_section(&runs));
-    for suite in drivelab_suites::SUITES {
+    let suites = drivelab_suites::SUITES
+        .iter()
+        .chain([&drivelab_suites::fio::import::SUITE]);
+    for &suite in suites {
         let entries: Vec<Entry> = runs
             .iter()
             .filter(|r| r.doc.suite == suite)
@@ -270,6 +274,7 @@ pub fn bundle_report(runs: &[DriveRun]) -> Report {
             "consistency" => consistency::section(&entries),
             "seqfill" => seqfill::section(&entries),
             "iometer" => iometer::section(&entries),
+            "fio" => fio::section(&entries),
             _ => mixed::section(&entries),
         };
         report = report.section(section.warnings_first(caveats(&entries)));
