@@ -183,6 +183,15 @@ fn an_imported_json_plus_result_reproduces_fios_percentiles_and_series() {
         assert_eq!(ops, total, "{dir}");
         let bytes: u64 = recs.iter().map(|r| r[dir]["bytes"].as_u64().unwrap()).sum();
         assert_eq!(bytes, f["io_bytes"].as_u64().unwrap());
+        // The first, logged second: fio's bw log is in KiB/s (1024 bytes), its iops log
+        // in I/Os per second, so 4 KiB I/Os make bytes = 4096 x I/Os (within fio's
+        // per-window rounding; kB of 1000 would be 2.4 % off).
+        let o0 = recs[0][dir]["ops"].as_f64().unwrap();
+        let b0 = recs[0][dir]["bytes"].as_f64().unwrap();
+        assert!(
+            o0 > 0.0 && (b0 / (o0 * 4096.0) - 1.0).abs() < 0.01,
+            "{dir}: {b0} bytes, {o0} I/Os"
+        );
     }
     // Local histogram logs are not "repaired".
     let notes = run["notes"].to_string();
@@ -265,6 +274,20 @@ fn a_suite_runs_through_fio_into_an_ordinary_bundle() {
         assert_eq!(sum, run["totals"]["all"]["ops"].as_u64().unwrap());
         assert!(sum > 0);
     }
+    // A bundle fio ran goes on with fio when resumed: drop its last step and resume.
+    let mut cut = doc.clone();
+    cut["steps"].as_array_mut().unwrap().pop();
+    cut["status"] = "interrupted".into();
+    std::fs::write(p.join("b/run.json"), serde_json::to_vec(&cut).unwrap()).unwrap();
+    std::fs::remove_dir_all(p.join("b/fio").join(steps[3]["id"].as_str().unwrap())).unwrap();
+    let r = run_in(p, &["run", "--resume", "b", "--no-db"]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let again: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("b/run.json")).unwrap()).unwrap();
+    assert_eq!(again["status"], "complete");
+    assert!(again["steps"][3]["run"]["notes"]
+        .to_string()
+        .contains("Measured by fio"));
     // fio cannot run a simulated drive.
     let sim = run_in(
         p,

@@ -178,6 +178,26 @@ fn summary_table(doc: &drivelab_suites::RunDoc) -> String {
     t
 }
 
+/// The note `--engine fio` leaves in a bundle.
+const ENGINE_NOTE: &str = "(--engine fio)";
+
+/// `--resume` of a bundle whose steps fio ran: the fio to go on with (the same version,
+/// or refused).
+pub fn resume_engine(doc: &drivelab_suites::RunDoc) -> Result<Option<String>, Fail> {
+    let Some(note) = doc.notes.iter().find(|n| n.contains(ENGINE_NOTE)) else {
+        return Ok(None);
+    };
+    let prog = drivelab_suites::fio::process::program();
+    let v = drivelab_suites::fio::process::version(&prog)
+        .map_err(|e| Fail::usage(format!("--resume: the bundle's steps were run by fio: {e}")))?;
+    if !note.contains(&format!("by {v} ")) {
+        return Err(Fail::usage(format!(
+            "--resume: the bundle's steps were run by another fio than {v} ({note})"
+        )));
+    }
+    Ok(Some(v))
+}
+
 /// `--engine fio`: the fio version to run the steps with (checked now), noted in the
 /// bundle; None for drivelab's own engine.
 pub fn engine_check(
@@ -197,7 +217,7 @@ pub fn engine_check(
     let v = drivelab_suites::fio::process::version(&prog)
         .map_err(|e| Fail::usage(format!("--engine fio: {e}")))?;
     doc.notes.push(format!(
-        "Every step was run by {v} (--engine fio); its job files, results and logs are in fio/."
+        "Every step was run by {v} {ENGINE_NOTE}; its job files, results and logs are in fio/."
     ));
     Ok(Some(v))
 }

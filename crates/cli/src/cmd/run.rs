@@ -221,6 +221,8 @@ fn resume(dir: &Path, a: &RunArgs, db: &DbChoice) -> Result<i32, Fail> {
         done + 1,
         plan.len()
     );
+    // A bundle whose steps fio ran goes on with fio.
+    let fio = crate::cmd::fio::resume_engine(&bundle.doc).map_err(|e| session.usage(e.message))?;
     finish(
         suite.as_ref(),
         &plan,
@@ -228,7 +230,7 @@ fn resume(dir: &Path, a: &RunArgs, db: &DbChoice) -> Result<i32, Fail> {
         &mut bundle,
         db,
         a.progress,
-        None,
+        fio,
     )
 }
 
