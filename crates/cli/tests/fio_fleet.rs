@@ -149,8 +149,20 @@ fn a_quick_suite_over_two_hosts_gives_two_bundles_and_a_fleet_view() {
     let _a = Server::start("fio", "127.0.0.2", port);
     let _b = Server::start("fio", "127.0.0.3", port);
     let d = tempfile::tempdir().unwrap();
-    let o = run_in(d.path(), &args(&quick(port, "2s", "out")));
+    // Recorded in a results database of its own, like any finished run.
+    let db = format!("--db={}", d.path().join("r.sqlite").display());
+    let a: Vec<String> = quick(port, "2s", "out")
+        .into_iter()
+        .map(|x| if x == "--no-db" { db.clone() } else { x })
+        .collect();
+    let o = run_in(d.path(), &args(&a));
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+    let said = stdout(&o);
+    let ids = said
+        .lines()
+        .find_map(|l| l.strip_prefix("Recorded in the results database as runs "))
+        .unwrap_or_else(|| panic!("{said}"));
+    assert_eq!(ids.split(", ").count(), 3, "two hosts and the fleet");
     let out = d.path().join("out");
     let hosts: Vec<serde_json::Value> = [format!("127.0.0.2-{port}"), format!("127.0.0.3-{port}")]
         .iter()

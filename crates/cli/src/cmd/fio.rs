@@ -294,6 +294,7 @@ pub fn fleet(
     suite: &dyn Suite,
     common: &crate::run_args::CommonArgs,
     hosts: Vec<drivelab_suites::fio::client::Host>,
+    db: Option<&Option<String>>,
 ) -> Result<i32, Fail> {
     use drivelab_suites::fio::{client, fleet, process};
     let t = &common.target;
@@ -333,11 +334,35 @@ pub fn fleet(
     };
     let say = |s: &str| eprintln!("drivelab: {s}");
     let o = fleet::run(suite, &plan, &run, &say).map_err(Fail::failed)?;
+    // Finished bundles go into the results database like any run's (unless --no-db).
+    let mut recorded = Vec::new();
+    if let Some(db) = db {
+        for d in o.host_dirs.iter().chain([&o.fleet_dir]) {
+            let complete = drivelab_suites::Bundle::open(d)
+                .is_ok_and(|b| b.doc.status == drivelab_suites::BundleStatus::Complete);
+            if complete {
+                match crate::record::record_bundle(d, db.as_deref()) {
+                    Ok(id) => recorded.push(id),
+                    Err(e) => eprintln!(
+                        "drivelab: {} was not recorded in the results database: {}",
+                        d.display(),
+                        e.message
+                    ),
+                }
+            }
+        }
+    }
     crate::output::stdout::say(&o.table)?;
     for d in &o.host_dirs {
         crate::output::stdout::say_line(&format!("Host bundle: {}", d.display()))?;
     }
     crate::output::stdout::say_line(&format!("Fleet view: {}", o.fleet_dir.display()))?;
+    if !recorded.is_empty() {
+        crate::output::stdout::say_line(&format!(
+            "Recorded in the results database as runs {}",
+            recorded.join(", ")
+        ))?;
+    }
     Ok(if o.interrupted {
         crate::fail::INTERRUPTED
     } else if o.doc.failed_hosts.is_empty() {

@@ -137,7 +137,7 @@ fn start(cmd: &SuiteCmd, db: &DbChoice, progress: ProgressMode) -> Result<i32, F
         return crate::cmd::fio::emit(suite.as_ref(), t.target.as_deref(), dir, false);
     }
     if let Some(hosts) = crate::cmd::fio::hosts(&common.fio)? {
-        return crate::cmd::fio::fleet(suite.as_ref(), common, hosts);
+        return crate::cmd::fio::fleet(suite.as_ref(), common, hosts, db.as_ref());
     }
     // Found out before a test file is made for the run.
     if let Some(out) = &common.out {
