@@ -307,3 +307,95 @@ fn a_suite_runs_through_fio_into_an_ordinary_bundle() {
     assert!(stderr(&sim).contains("--engine fio"), "{}", stderr(&sim));
     assert!(!p.join("c").exists());
 }
+
+#[test]
+fn seconds_fio_did_not_log_are_zero_io_seconds() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    // 200 I/Os at 200 IOPS, then 2.2 s of think time: fio writes no row for the
+    // windows without I/O (from 2 s to 3 s at least), then I/O again until 4 s.
+    run_fio(
+        p,
+        &format!(
+            "[global]\nfilename={}\nsize=4m\nioengine=psync\nrw=randread\nbs=4k\n\
+             time_based=1\nruntime=4\nrate_iops=200\nthinktime=2200000\nthinktime_blocks=200\n\
+             lat_percentiles=1\nlog_avg_msec=1000\nlog_unix_epoch=1\nwrite_iops_log=logs/s\n\
+             write_bw_log=logs/s\n[stall]\n",
+            p.join("data").display()
+        ),
+    );
+    let o = run_in(
+        p,
+        &["import", "fio", "out.json", "--logs", "logs", "--out", "b"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("b/run.json")).unwrap()).unwrap();
+    let recs = doc["steps"][0]["run"]["series"]["records"]
+        .as_array()
+        .unwrap();
+    let ops: Vec<u64> = recs
+        .iter()
+        .map(|r| r["read"]["ops"].as_u64().unwrap())
+        .collect();
+    // 4 s and fio's last think: at least 4 windows.
+    assert!(ops.len() >= 4 && ops[0] > 0, "{ops:?}");
+    assert_eq!(
+        ops[2], 0,
+        "the stalled second is a zero-I/O second: {ops:?}"
+    );
+    let fio: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("out.json")).unwrap()).unwrap();
+    assert_eq!(
+        ops.iter().sum::<u64>(),
+        fio["jobs"][0]["read"]["total_ios"].as_u64().unwrap()
+    );
+    // fio logged fewer rows than seconds: the gap was filled, not shifted.
+    let rows = std::fs::read_to_string(p.join("logs/s_iops.1.log"))
+        .unwrap()
+        .lines()
+        .count();
+    assert!(rows < ops.len() - 1, "{rows} rows for {ops:?}");
+}
+
+#[test]
+fn a_plain_json_result_keeps_fios_percentiles() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    std::fs::write(
+        p.join("job.fio"),
+        format!(
+            "[global]\nfilename={}\nsize=4m\nioengine=psync\nrw=randread\nbs=4k\n\
+             time_based=1\nruntime=1\nrate_iops=300\n[plain]\n",
+            p.join("data").display()
+        ),
+    )
+    .unwrap();
+    let f = fio()
+        .args(["--output-format=json", "--output=out.json", "job.fio"])
+        .current_dir(p)
+        .output()
+        .unwrap();
+    assert!(f.status.success(), "{}", stderr(&f));
+    let o = run_in(p, &["import", "fio", "out.json", "--out", "b"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("b/run.json")).unwrap()).unwrap();
+    let run = &doc["steps"][0]["run"];
+    assert!(
+        run["notes"].to_string().contains("completion latency"),
+        "{}",
+        run["notes"]
+    );
+    assert!(run["notes"].to_string().contains("no latency histogram"));
+    let fio: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("out.json")).unwrap()).unwrap();
+    let want = &fio["jobs"][0]["read"]["clat_ns"]["percentile"]["99.000000"];
+    let got = run["totals"]["read"]["latency"]["percentiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["percentile"] == 99.0)
+        .unwrap();
+    assert_eq!(&got["value_ns"], want);
+}
