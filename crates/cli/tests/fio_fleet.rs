@@ -46,7 +46,10 @@ fn kill(pid: u32) {
         .status();
 }
 
-/// A fio server listening on `addr:port`, in a directory of its own (its "disk").
+/// A fio server listening on `addr:port`, in a directory of its own (its "disk"), in a
+/// PID namespace of its own: a fio server forks a handler per connection, a backend
+/// and the jobs (each in a session of its own), and a handler outlives its listener,
+/// so only the namespace going away (its first process killed) takes them all down.
 struct Server {
     child: Child,
     dir: tempfile::TempDir,
@@ -55,16 +58,21 @@ struct Server {
 impl Server {
     fn start(prog: &str, addr: &str, port: u16) -> Server {
         let dir = tempfile::tempdir().unwrap();
-        let child = Command::new(prog)
+        let child = Command::new("unshare")
+            .args(["--pid", "--fork", "--kill-child", prog])
             .arg(format!("--server=ip:{addr},{port}"))
             .current_dir(dir.path())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .unwrap_or_else(|e| panic!("{prog}: {e}"));
+            .unwrap_or_else(|e| panic!("unshare {prog}: {e}"));
         let want = listen_entry(addr, port);
+        let mut s = Server { child, dir };
         wait_until(&format!("fio server on {addr}:{port} listening"), || {
+            if let Some(st) = s.child.try_wait().unwrap() {
+                panic!("the fio server on {addr}:{port} ended at once ({st}): is the port taken?");
+            }
             std::fs::read_to_string("/proc/net/tcp")
                 .unwrap()
                 .lines()
@@ -73,28 +81,41 @@ impl Server {
                     f.len() > 3 && f[1] == want && f[3] == "0A"
                 })
         });
-        Server { child, dir }
+        s
     }
 
     fn pid(&self) -> u32 {
         self.child.id()
     }
 
-    /// The host fails: the server and everything it forked (connection handler,
-    /// backend, jobs) killed at once.
+    /// The host fails: its namespace killed, with the server and everything it forked
+    /// (connection handler, backend, jobs).
     fn kill_all(&mut self) {
         let all = descendants(self.pid());
         kill(self.pid());
-        for p in all {
-            kill(p);
-        }
         let _ = self.child.wait();
+        wait_until("the fio server's processes gone", || {
+            all.iter().all(|p| {
+                std::fs::read_to_string(format!("/proc/{p}/stat"))
+                    .map_or(true, |st| st[st.rfind(')').unwrap() + 2..].starts_with('Z'))
+            })
+        });
     }
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
         self.kill_all();
+    }
+}
+
+/// A child process killed when the test ends, however it ends.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
 
@@ -228,13 +249,16 @@ fn a_host_killed_mid_step_fails_alone() {
     let _a = Server::start("fio", "127.0.0.2", port);
     let mut b = Server::start("fio", "127.0.0.3", port);
     let d = tempfile::tempdir().unwrap();
-    let mut run = common::drivelab()
-        .args(args(&quick(port, "4s", "out")))
-        .current_dir(d.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut run = Reaped(
+        common::drivelab()
+            .args(args(&quick(port, "4s", "out")))
+            .current_dir(d.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let run = &mut run.0;
     // The step is running on host b: its job process is up (server → connection
     // handler → backend → job) and has laid out its 16 MiB file.
     let file = b.dir.path().join("fleet.bin");
@@ -246,15 +270,12 @@ fn a_host_killed_mid_step_fails_alone() {
             && std::fs::metadata(&file).is_ok_and(|m| m.len() == 16 << 20)
     });
     b.kill_all();
-    let out = std::io::Read::bytes(run.stdout.take().unwrap()).count();
-    let st = run.wait_with_output().unwrap();
-    assert!(out > 0);
-    assert_eq!(
-        st.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
-    );
+    // The other host finishes the suite; drivelab ends (the test does not hang on it).
+    wait_until("drivelab to finish", || run.try_wait().unwrap().is_some());
+    let mut err = String::new();
+    std::io::Read::read_to_string(run.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(run.wait().unwrap().code(), Some(1), "{err}");
+    assert!(err.contains("host failed: host 127.0.0.3"), "{err}");
     let o = d.path().join("out");
     let good = json(&o.join(format!("127.0.0.2-{port}/run.json")));
     let bad = json(&o.join(format!("127.0.0.3-{port}/run.json")));

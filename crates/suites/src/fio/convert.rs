@@ -404,9 +404,19 @@ fn hist_per_window(
             }
         }
     }
+    // The logged windows (repaired) can hold no more than the job's whole histogram;
+    // what they lack is the last, unlogged window.
+    if let Some(i) = (0..bins::NR).find(|&i| logged[i] > fin[i]) {
+        return Err(format!(
+            "fio's histogram logs hold {} I/Os of {} ns where its result holds {}: they do not add up",
+            logged[i],
+            bins::val(i),
+            fin[i]
+        ));
+    }
     if let Some(last) = out.last_mut() {
         for i in 0..bins::NR {
-            last[i] += fin[i].saturating_sub(logged[i]);
+            last[i] += fin[i] - logged[i];
         }
     }
     Ok(Some(out))
