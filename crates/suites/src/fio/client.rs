@@ -247,7 +247,7 @@ pub fn run_step(
         .zip(hosts)
         .map(|(r, h)| {
             let (dir, prefix, child) = r?;
-            let ended = process::wait(child, stop)?;
+            let ended = process::wait(child, stop, process::deadline(step))?;
             check_host(h, step, &dir, &prefix, started, version, &ended)
         })
         .collect()
@@ -334,6 +334,12 @@ fn check_host(
     ended: &process::Ended,
 ) -> HostOutcome {
     let who = format!("{}:{}", h.addr, h.port);
+    if ended.overran {
+        return Err(format!(
+            "host {who}: its step did not end within {} s; stopped",
+            process::deadline(step).map_or(0, |d| d.as_secs())
+        ));
+    }
     let text = std::fs::read_to_string(dir.join("out.json")).unwrap_or_default();
     let parsed = json::parse(&text);
     let mut lines: Vec<String> = ended.stderr.lines().map(str::to_string).collect();
