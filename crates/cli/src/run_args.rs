@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use drivelab_engine::size::{self, SizeOrPercent};
 use drivelab_engine::spec::{CdmSpec, DataPattern, IoEngine};
-use drivelab_suites::{consistency, iometer, mixed, peak, quick, seqfill, Suite};
+use drivelab_suites::{consistency, iometer, mixed, peak, quick, replay, seqfill, Suite};
 
 use crate::args::{bs, duration, pct, positive, TargetArgs};
 
@@ -83,6 +83,48 @@ pub enum SuiteCmd {
     Iometer(IoMeterArgs),
     /// 4K random I/O at one QD with the read share swept 0…100 %.
     Mixed(MixedArgs),
+    /// Replay a block I/O trace (drivelab's format) and score the target on it.
+    Replay(ReplayArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// The trace, in drivelab's format (docs/trace-format.md; `drivelab trace import`
+    /// converts others).
+    pub trace: PathBuf,
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Open loop at this multiple of the recorded pace [default: 1].
+    #[arg(long, value_parser = speed, allow_hyphen_values = true)]
+    pub speed: Option<f64>,
+    /// Cut idle gaps longer than this (of trace time) to it, like 1s [default: keep all idle].
+    #[arg(long = "max-idle", value_parser = duration, allow_hyphen_values = true)]
+    pub max_idle: Option<u64>,
+    /// As fast as possible, never more I/Os outstanding than the trace had at that point.
+    #[arg(long)]
+    pub afap: bool,
+    /// Do not replay the trace's discards (TRIM).
+    #[arg(long = "skip-discards")]
+    pub skip_discards: bool,
+    /// Span the trace's offsets are mapped into, bytes or % of the target [default: 100%].
+    #[arg(long, value_parser = size_or_pct, allow_hyphen_values = true)]
+    pub size: Option<SizeOrPercent>,
+    /// Most I/Os in flight at once [default: 1024].
+    #[arg(long = "max-outstanding", value_parser = positive, allow_hyphen_values = true)]
+    pub max_outstanding: Option<u32>,
+    /// Interval of the series [default: 1s].
+    #[arg(long, value_parser = duration, allow_hyphen_values = true)]
+    pub interval: Option<u64>,
+    /// Also write issue-log.csv into the bundle: each I/O's due, issue and completion time.
+    #[arg(long = "issue-log")]
+    pub issue_log: bool,
+}
+
+fn speed(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0 && *v <= 1e6)
+        .ok_or_else(|| format!("'{s}' is not a factor above 0 and at most 1000000, like 2 or 0.5"))
 }
 
 fn size_or_pct(s: &str) -> Result<SizeOrPercent, String> {
@@ -178,8 +220,10 @@ pub struct QuickArgs {
     /// Length of one run [default: 5s; --short 300ms].
     #[arg(long, value_parser = duration, allow_hyphen_values = true)]
     pub runtime: Option<u64>,
-    /// Idle between tests [default: 5s; --short 0].
-    #[arg(long, value_parser = duration, allow_hyphen_values = true)]
+    /// Idle between tests [default: 5s; --short 0]; the drive's sensors are read every
+    /// second of it, so idle power shows between workloads (the external-SSD review
+    /// idles 30s).
+    #[arg(long, visible_alias = "idle", value_parser = duration, allow_hyphen_values = true)]
     pub interval: Option<u64>,
     /// Runs per test and direction, 1 to 100 [default: 3; --short 2].
     #[arg(long, value_parser = runs, allow_hyphen_values = true)]
@@ -224,6 +268,10 @@ pub struct PeakArgs {
     /// [default: 1h; --short 1s].
     #[arg(long = "steady-writes", value_parser = duration_or_zero, allow_hyphen_values = true)]
     pub steady_writes: Option<u64>,
+    /// Discard and write the span sequentially twice before the 128K sequential sweeps
+    /// when random writes came before them (sequential steady state) [default: 1].
+    #[arg(long = "seq-precondition", value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = flag01)]
+    pub seq_precondition: Option<bool>,
 }
 
 /// A duration, or 0 for none.
@@ -291,9 +339,12 @@ pub struct SeqFillArgs {
     /// Queue depth [default: 32].
     #[arg(long, alias = "iodepth", value_parser = positive, allow_hyphen_values = true)]
     pub qd: Option<u32>,
-    /// Drop episodes: seconds below this fraction of the post-cache median [default: 0.5].
+    /// Drop episodes: a second or more below this fraction of the post-cache median [default: 0.5].
     #[arg(long = "drop-fraction", value_parser = fraction, allow_hyphen_values = true)]
     pub drop_fraction: Option<f64>,
+    /// Logging interval, dividing a second evenly [default: 100ms].
+    #[arg(long, value_parser = duration, allow_hyphen_values = true)]
+    pub interval: Option<u64>,
     /// Content of writes [default: random].
     #[arg(long, value_parser = DataPattern::parse, allow_hyphen_values = true)]
     pub data: Option<DataPattern>,
@@ -369,6 +420,7 @@ impl SuiteCmd {
             SuiteCmd::Seqfill(a) => &a.common,
             SuiteCmd::Iometer(a) => &a.common,
             SuiteCmd::Mixed(a) => &a.common,
+            SuiteCmd::Replay(a) => &a.common,
         }
     }
 
@@ -412,6 +464,7 @@ impl SuiteCmd {
                 k.early_stop = !a.no_early_stop;
                 k.precondition = a.precondition;
                 set(&mut k.steady_writes_ns, a.steady_writes);
+                set(&mut k.seq_precondition, a.seq_precondition);
                 k.validate()?;
                 Box::new(k)
             }
@@ -437,6 +490,7 @@ impl SuiteCmd {
                 set(&mut k.qd, a.qd);
                 set(&mut k.drop_fraction, a.drop_fraction);
                 set(&mut k.data, a.data);
+                set(&mut k.interval_ns, a.interval);
                 k.validate()?;
                 Box::new(k)
             }
@@ -461,6 +515,26 @@ impl SuiteCmd {
                 set(&mut k.step_percent, a.step);
                 set(&mut k.step_time_ns, a.step_time);
                 set(&mut k.data, a.data);
+                k.validate()?;
+                Box::new(k)
+            }
+            SuiteCmd::Replay(a) => {
+                let trace = std::path::absolute(&a.trace)
+                    .map_err(|e| format!("TRACE {}: {e}", a.trace.display()))?;
+                // A file that is not a trace is found out before any target is opened.
+                replay::read_header(&trace)?;
+                let mut k = replay::Replay::new(trace);
+                if short {
+                    k.size = SizeOrPercent::Bytes(64 << 20);
+                }
+                set(&mut k.speed, a.speed);
+                k.max_idle_ns = a.max_idle;
+                k.afap = a.afap;
+                k.skip_discards = a.skip_discards;
+                set(&mut k.size, a.size);
+                set(&mut k.max_outstanding, a.max_outstanding);
+                set(&mut k.interval_ns, a.interval);
+                k.issue_log = a.issue_log;
                 k.validate()?;
                 Box::new(k)
             }

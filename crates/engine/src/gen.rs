@@ -251,7 +251,7 @@ impl OpGen {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::spec::{BsShare, RwMode, WorkloadRequest};
 

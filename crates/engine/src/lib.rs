@@ -9,7 +9,7 @@
 //!
 //! Layout: `spec` (what to do), `target` (where), `backend` (how: one file per I/O
 //! engine), `gen` and `data` (which I/Os, which bytes), `hist` and `series` (measurement),
-//! `run` (putting it together), `result` (what comes out), `sys` (raw system calls).
+//! `run` (putting it together), `replay` (a trace as the workload source), `result` (what comes out), `sys` (raw system calls).
 
 pub mod backend;
 pub mod buf;
@@ -21,6 +21,7 @@ pub mod job;
 pub mod model;
 pub mod op;
 pub mod prepare;
+pub mod replay;
 pub mod result;
 pub mod run;
 pub mod sensor;

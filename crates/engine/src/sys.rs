@@ -486,3 +486,15 @@ mod tests {
         }
     }
 }
+
+/// Send `sig` to every process of the process group `pgid` (a child started in a group
+/// of its own, so that whatever it started goes too).
+pub fn kill_process_group(pgid: u32, sig: libc::c_int) -> io::Result<()> {
+    let pgid = libc::pid_t::try_from(pgid)
+        .ok()
+        .filter(|&p| p > 1)
+        .ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: kill(2) takes plain integers; a negative pid names a process group, and
+    // `pgid > 1` rules out 0, -1 and the init group (every process, or ours).
+    check(unsafe { libc::kill(-pgid, sig) })
+}

@@ -46,6 +46,8 @@ fn every_suite_gets_its_charts_and_every_drive_its_group() {
         "mixed-iops",
         "mixed-latency",
         "mixed-exceedance",
+        "replay-rate",
+        "replay-exceedance",
     ];
     let mut owned: Vec<String> = Vec::new();
     for w in ["4k-randread", "4k-randwrite", "128k-read", "128k-write"] {

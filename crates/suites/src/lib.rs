@@ -9,7 +9,7 @@
 //! Suites: [`quick`] (CrystalDiskMark presets), [`peak`] (QD sweep with the 95 % knee),
 //! [`consistency`] (hour of 4K random writes after preconditioning), [`seqfill`]
 //! (sequential fill, cache and drops), [`iometer`] (IOMeter profiles and access specs),
-//! [`mixed`] (read-share sweep). Every file is written whole or not at all ([`atomic`]).
+//! [`mixed`] (read-share sweep), [`replay`] (a block I/O trace replayed and scored). Every file is written whole or not at all ([`atomic`]).
 
 pub mod atomic;
 pub mod bundle;
@@ -22,6 +22,7 @@ pub mod peak;
 pub mod plan;
 pub mod quick;
 pub mod records;
+pub mod replay;
 pub mod runner;
 pub mod seqfill;
 pub mod suite;

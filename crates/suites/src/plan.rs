@@ -28,6 +28,20 @@ pub enum Action {
     /// `prepare::precondition` the workload's span with one sequential pass: the workload
     /// is that pass.
     Precondition { also_discard: Option<(u64, u64)> },
+    /// Replay a trace over the workload's span (the workload describes the run: span,
+    /// engine, interval; the trace says what is issued).
+    Replay(ReplayAction),
+}
+
+/// A trace replay step (the `replay` suite).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplayAction {
+    pub trace: std::path::PathBuf,
+    pub timing: drivelab_engine::replay::Timing,
+    pub discards: bool,
+    pub max_outstanding: u32,
+    /// Write `issue-log.csv` (one line per I/O) into the bundle.
+    pub issue_log: bool,
 }
 
 /// One step of a plan.

@@ -1,9 +1,97 @@
 //! Reading saved steps back for analysis: per-interval values, totals, parameters.
 
-use drivelab_engine::result::Totals;
+use drivelab_analysis::telemetry::{self, Interval, Reading, StepTelemetry};
+use drivelab_engine::result::{Measured, Totals};
 use drivelab_engine::series::IntervalRecord;
 
 use crate::bundle::{StepRecord, StepStatus};
+use crate::suite::Report;
+
+/// A run's interval series as the telemetry analysis reads it.
+pub fn telemetry_intervals(m: &Measured) -> Vec<Interval> {
+    m.series
+        .records
+        .iter()
+        .map(|x| Interval {
+            duration_s: x.duration_ns as f64 / 1e9,
+            ramp: x.ramp,
+            ops: x.all.ops,
+            bytes: x.all.bytes,
+            readings: x
+                .sensors
+                .iter()
+                .map(|r| Reading::new(&r.name, &r.unit, &r.source, r.value))
+                .collect(),
+        })
+        .collect()
+}
+
+/// A run's telemetry: temperature, throttling, power, energy, efficiency.
+pub fn telemetry_of(m: &Measured) -> StepTelemetry {
+    telemetry::step_telemetry(&telemetry_intervals(m))
+}
+
+/// A step's telemetry: as saved, else from its series (bundles made before it was saved).
+pub fn step_telemetry(rec: &StepRecord) -> Option<StepTelemetry> {
+    rec.telemetry
+        .clone()
+        .or_else(|| rec.run.as_ref().map(telemetry_of))
+}
+
+/// The per-step telemetry in the summary (`analysis.telemetry`, steps that ran and had a
+/// reading), with the table's lines for power and temperature.
+pub fn add_telemetry(report: &mut Report, steps: &[StepRecord]) {
+    let rows: Vec<(&StepRecord, StepTelemetry)> = steps
+        .iter()
+        .filter_map(|s| Some((s, step_telemetry(s)?)))
+        .filter(|(_, t)| *t != StepTelemetry::default())
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    report.table += &format!(
+        "{:<40} {:>8} {:>8} {:>8} {:>11} {:>8} {:>11} {:>8} {:>8}\n",
+        "Telemetry",
+        "°C start",
+        "°C end",
+        "°C max",
+        "throttled s",
+        "W mean",
+        "W min–max",
+        "kIOPS/W",
+        "MB/s/W"
+    );
+    let mut list = Vec::new();
+    for (s, t) in &rows {
+        let name: String = s.name.chars().take(40).collect();
+        let range = match (t.power_min_w, t.power_max_w) {
+            (Some(a), Some(b)) => format!("{a:.1}–{b:.1}"),
+            _ => "-".into(),
+        };
+        report.table += &format!(
+            "{:<40} {:>8} {:>8} {:>8} {:>11} {:>8} {:>11} {:>8} {:>8}\n",
+            name,
+            fmt(t.temperature_start_celsius, 1),
+            fmt(t.temperature_end_celsius, 1),
+            fmt(t.temperature_max_celsius, 1),
+            fmt(t.throttled_s, 0),
+            fmt(t.power_mean_w, 2),
+            range,
+            fmt(t.kiops_per_w, 2),
+            fmt(t.mbps_per_w, 1)
+        );
+        let mut v = serde_json::to_value(t).unwrap_or_default();
+        if let serde_json::Value::Object(m) = &mut v {
+            m.insert("step".into(), s.id.clone().into());
+        }
+        list.push(v);
+    }
+    if let serde_json::Value::Object(m) = &mut report.summary.analysis {
+        m.insert("telemetry".into(), list.into());
+    } else if report.summary.analysis.is_null() {
+        report.summary.analysis = serde_json::json!({ "telemetry": list });
+    }
+}
 
 /// The step's totals when it completed.
 pub fn totals(rec: &StepRecord) -> Option<&Totals> {

@@ -4,6 +4,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use drivelab_engine::model::SensorReading;
 use drivelab_engine::prepare;
 use drivelab_engine::result::{RunResult, RunStatus};
 use drivelab_engine::run::{self, Progress, RunOptions};
@@ -52,26 +53,39 @@ pub struct Runner<'a> {
     pub observer: Option<&'a dyn Observer>,
 }
 
-/// Idle for `ns`, in slices so a stop request is seen within 100 ms.
-fn idle(target: &mut Target, ns: u64, stop: &AtomicBool) {
-    let slice = 100_000_000;
-    let mut left = ns;
-    while left > 0 && !stop.load(Ordering::Relaxed) {
-        let d = left.min(slice);
+/// Idle for `ns`, in slices so a stop request is seen within 100 ms; the target's sensors
+/// are read at the end of every second of it (stamped with the time since the idle
+/// began). Returns how long it idled and those readings.
+fn idle(target: &mut Target, ns: u64, stop: &AtomicBool) -> (u64, Vec<SensorReading>) {
+    const SLICE: u64 = 100_000_000;
+    const SAMPLE: u64 = 1_000_000_000;
+    let mut done = 0;
+    let mut readings = Vec::new();
+    while done < ns && !stop.load(Ordering::Relaxed) {
+        let d = (ns - done).min(SLICE).min(SAMPLE - done % SAMPLE);
         target.idle(d);
-        left -= d;
+        done += d;
+        if done % SAMPLE == 0 || done == ns {
+            readings.extend(target.sensors().into_iter().map(|mut r| {
+                r.at_ns = done;
+                r
+            }));
+        }
     }
+    (done, readings)
 }
 
 /// Who carries out a step's I/O: drivelab's engine ([`Native`]), or another tool
 /// behind the same interface (fio: `crate::fio::local::FioEngine`).
 pub trait StepEngine: Sync {
-    /// Run the step's action on the target and return what was measured.
+    /// Run the step's action on the target and return what was measured (`dir`: the
+    /// bundle, for files a step writes there).
     fn run_step(
         &self,
         step: &PlannedStep,
         target: &mut Target,
         opts: &Runner<'_>,
+        dir: Option<&std::path::Path>,
     ) -> Result<RunResult, String>;
 }
 
@@ -84,13 +98,19 @@ impl StepEngine for Native {
         step: &PlannedStep,
         target: &mut Target,
         opts: &Runner<'_>,
+        dir: Option<&std::path::Path>,
     ) -> Result<RunResult, String> {
-        act(step, target, opts)
+        act(step, target, opts, dir)
     }
 }
 
-/// Run one planned step's action.
-fn act(step: &PlannedStep, target: &mut Target, opts: &Runner<'_>) -> Result<RunResult, String> {
+/// Run one planned step's action (`dir`: the bundle, for files a step writes there).
+fn act(
+    step: &PlannedStep,
+    target: &mut Target,
+    opts: &Runner<'_>,
+    dir: Option<&std::path::Path>,
+) -> Result<RunResult, String> {
     let cb = |p: &Progress<'_>| {
         if let Some(o) = opts.observer {
             o.progress(p)
@@ -125,6 +145,9 @@ fn act(step: &PlannedStep, target: &mut Target, opts: &Runner<'_>) -> Result<Run
                 .into_iter()
                 .next()
                 .ok_or_else(|| "the precondition pass did not run".to_string())
+        }
+        Action::Replay(r) => {
+            crate::replay::run_step(r, &step.workload, target, opts.stop, progress, dir)
         }
     }
 }
@@ -200,7 +223,7 @@ pub fn execute_with(
                             }
                         ));
                     }
-                    engine.run_step(step, target, opts)?;
+                    engine.run_step(step, target, opts, None)?;
                 }
                 continue;
             }
@@ -231,7 +254,10 @@ pub fn execute_with(
                 config: step.workload.clone(),
                 sensors_start: Vec::new(),
                 sensors_end: Vec::new(),
+                idle_before_ns: 0,
+                idle_sensors: Vec::new(),
                 run: None,
+                telemetry: None,
             })?;
             continue;
         }
@@ -239,9 +265,11 @@ pub fn execute_with(
             o.step_started(i, total, &step.name);
         }
         let started_at = now_rfc3339();
-        if ran_before && step.idle_before_ns > 0 {
-            idle(target, step.idle_before_ns, opts.stop);
-        }
+        let (idle_before_ns, idle_sensors) = if ran_before && step.idle_before_ns > 0 {
+            idle(target, step.idle_before_ns, opts.stop)
+        } else {
+            (0, Vec::new())
+        };
         // A fresh test file is written once before the first step of a plan that reads
         // it at some point, not only before the first read: a write step before it (mixed's
         // 0 % reads) would otherwise measure allocating writes into unwritten extents.
@@ -278,7 +306,8 @@ pub fn execute_with(
             }
         }
         let sensors_start = target.sensors();
-        let res = match engine.run_step(step, target, opts) {
+        let dir = bundle.dir.clone();
+        let res = match engine.run_step(step, target, opts, Some(&dir)) {
             Ok(r) => r,
             Err(e) => {
                 bundle.set_status(BundleStatus::Failed)?;
@@ -288,6 +317,7 @@ pub fn execute_with(
         ran_before = true;
         let status = StepStatus::from(res.measured.status);
         let failure = res.measured.failure.clone();
+        let telemetry = Some(crate::records::telemetry_of(&res.measured));
         let rec = StepRecord {
             index: i,
             id: step.id.clone(),
@@ -301,7 +331,10 @@ pub fn execute_with(
             config: res.config.clone(),
             sensors_start,
             sensors_end: target.sensors(),
+            idle_before_ns,
+            idle_sensors,
             run: Some(res.measured),
+            telemetry,
         };
         bundle.put_step(rec)?;
         if let Some(o) = opts.observer {
@@ -325,7 +358,7 @@ pub fn execute_with(
             }
         }
     }
-    let report = suite.report(&bundle.doc.steps);
+    let report = analyse(suite, &bundle.doc.steps);
     bundle.doc.summary = Some(report.summary.clone());
     // Caveats of the steps that concern the whole run go with the bundle's own notes.
     if let Some(n) = crate::records::generator_note(&bundle.doc.steps) {
@@ -336,6 +369,13 @@ pub fn execute_with(
     bundle.set_status(BundleStatus::Complete)?;
     bundle.write_table(&report.table)?;
     Ok(Outcome::Complete(report))
+}
+
+/// The suite's analysis of its steps, with every step's telemetry beside it.
+pub fn analyse(suite: &dyn Suite, steps: &[StepRecord]) -> Report {
+    let mut report = suite.report(steps);
+    crate::records::add_telemetry(&mut report, steps);
+    report
 }
 
 /// A new bundle document for `suite`'s `plan` on `target`.

@@ -51,13 +51,14 @@ pub trait Suite: Knobs {
 }
 
 /// The suite names `drivelab run` accepts.
-pub const SUITES: [&str; 6] = [
+pub const SUITES: [&str; 7] = [
     "quick",
     "peak",
     "consistency",
     "seqfill",
     "iometer",
     "mixed",
+    "replay",
 ];
 
 /// Rebuild a suite from a bundle's name and knobs (for `--resume`).
@@ -72,6 +73,7 @@ pub fn from_saved(name: &str, knobs: &serde_json::Value) -> Result<Box<dyn Suite
         "seqfill" => Box::new(de::<crate::seqfill::SeqFill>(knobs)?),
         "iometer" => Box::new(de::<crate::iometer::IoMeter>(knobs)?),
         "mixed" => Box::new(de::<crate::mixed::Mixed>(knobs)?),
+        "replay" => Box::new(de::<crate::replay::Replay>(knobs)?),
         _ => {
             return Err(format!(
                 "unknown suite '{name}': expected one of {}",

@@ -7,6 +7,7 @@ pub mod fio;
 mod io;
 pub mod report;
 mod run;
+pub mod trace;
 
 use crate::args::{Cli, Command};
 use crate::fail::Fail;
@@ -20,6 +21,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Fail> {
         Command::Compare(a) => compare::run(a),
         Command::Db(a) => db::run(a),
         Command::Import(a) => fio::import(a),
+        Command::Trace(a) => trace::run(a),
         Command::Completions(a) => completions::completions(a),
         Command::Man => completions::man(),
     }

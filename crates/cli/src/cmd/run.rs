@@ -117,7 +117,7 @@ pub fn run(a: RunArgs) -> Result<i32, Fail> {
             "--resume: give the bundle alone, without a suite (the bundle knows its suite and settings)",
         )),
         _ => Err(Fail::usage(
-            "run: name a suite (quick, peak, consistency, seqfill, iometer, mixed) or give --resume BUNDLE",
+            "run: name a suite (quick, peak, consistency, seqfill, iometer, mixed, replay) or give --resume BUNDLE",
         )),
     }
 }
@@ -147,8 +147,7 @@ fn start(cmd: &SuiteCmd, db: &DbChoice, progress: ProgressMode) -> Result<i32, F
     let spec = crate::target_arg::parse(Some(&arg))?;
     let open = open_options(suite.as_ref(), &spec, t.overwrite, t.destructive.clone());
     let mut session = Session::open(spec, &open, t.keep)?;
-    let chosen = session.target_mut().select_sensors(&t.sensors);
-    chosen.map_err(|e| session.usage(e))?;
+    session.choose_sensors(t)?;
     let plan = suite
         .plan(&session.target().info)
         .map_err(|e| session.usage(format!("{}: {e}", suite.name())))?;
@@ -187,7 +186,7 @@ fn resume(dir: &Path, a: &RunArgs, db: &DbChoice) -> Result<i32, Fail> {
     let suite = from_saved(&bundle.doc.suite, &bundle.doc.knobs)
         .map_err(|e| Fail::usage(format!("--resume {}: {e}", dir.display())))?;
     if bundle.doc.status == BundleStatus::Complete {
-        let report = suite.report(&bundle.doc.steps);
+        let report = drivelab_suites::runner::analyse(suite.as_ref(), &bundle.doc.steps);
         crate::output::stdout::say(&summary_text(&bundle, &report.table))?;
         eprintln!("drivelab: {} is already complete", dir.display());
         return Ok(0);

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use drivelab_engine::target::{OpenOptions, Target, TargetSpec};
 use drivelab_suites::bundle::{Bundle, RunDoc};
 use drivelab_suites::runner::{execute, new_doc, Outcome, Runner};
-use drivelab_suites::{consistency, iometer, mixed, peak, quick, seqfill, Suite};
+use drivelab_suites::{consistency, iometer, mixed, peak, quick, replay, seqfill, Suite};
 
 /// The short form of a suite by name (what `drivelab run NAME --short` runs).
 pub fn short_suite(name: &str) -> Box<dyn Suite> {
@@ -20,8 +20,45 @@ pub fn short_suite(name: &str) -> Box<dyn Suite> {
         "seqfill" => Box::new(seqfill::SeqFill::new(true)),
         "iometer" => Box::new(iometer::IoMeter::new(true)),
         "mixed" => Box::new(mixed::Mixed::new(true)),
+        "replay" => Box::new(replay::Replay::new(test_trace())),
         _ => panic!("no suite {name}"),
     }
+}
+
+/// A small trace for the replay suite, written once per test binary: 3 s of mixed I/O
+/// with original service times, a flush and a discard now and then.
+pub fn test_trace() -> PathBuf {
+    use drivelab_trace::{native::Writer, Header, Op, Record};
+    static T: OnceLock<PathBuf> = OnceLock::new();
+    T.get_or_init(|| {
+        let p = tempfile::tempdir().unwrap().keep().join("test.dltrace");
+        let f = std::io::BufWriter::new(std::fs::File::create(&p).unwrap());
+        let h = Header {
+            source_format: "test".into(),
+            ..Header::default()
+        };
+        let mut w = Writer::new(f, &h).unwrap();
+        for i in 0..3000u64 {
+            let op = match i % 50 {
+                49 => Op::Flush,
+                48 => Op::Discard,
+                x if x % 3 == 0 => Op::Write,
+                _ => Op::Read,
+            };
+            let (off, len) = match op {
+                Op::Flush => (0, 0),
+                _ => ((i * 7919 % 4096) * 65536, 4096 << (i % 5)),
+            };
+            w.write(&Record {
+                service_ns: Some(100_000 + i % 7 * 300_000),
+                ..Record::new(i * 1_000_000, op, off, len)
+            })
+            .unwrap();
+        }
+        w.finish().unwrap();
+        p
+    })
+    .clone()
 }
 
 /// Runs `suite` (short) on the simulated drive `spec` into the bundle `out`.

@@ -187,6 +187,9 @@ pub fn start_estimate(out: &super::json::Output, job: &Job, fallback: u64) -> u6
         .unwrap_or(fallback)
 }
 
+/// 9999-12-31T23:59:59.999Z in ms since 1970: the last time an RFC 3339 date can show.
+const LAST_DATE_MS: u64 = 253_402_300_799_999;
+
 /// Both directions together: counts added, scalars combined.
 fn both(job: &Job, rl: &DirLat, wl: &DirLat, elapsed_ms: u64) -> (Dir, DirLat) {
     let counts = match (&rl.counts, &wl.counts) {
@@ -229,6 +232,7 @@ fn totals(job: &Job, rl: &DirLat, wl: &DirLat, w: &Workload) -> Totals {
         write: totals_of(&job.write, wl, elapsed_ns),
         all: totals_of(&all_dir, &all, elapsed_ns),
         avg_inflight: lat_sum / elapsed_ns.max(1) as f64,
+        kernel_workers_busy_avg: None,
         queue_depth: w.queue_depth(),
         cpu: CpuUsage {
             user_s: cpu_s(job.usr_cpu),
@@ -286,6 +290,11 @@ pub fn measured(job: &Job, cx: &Context<'_>) -> Result<Measured, String> {
         .filter(|&t| t > 1_000_000_000_000)
         .or(cx.est_start_ms)
         .unwrap_or(0);
+    if started > LAST_DATE_MS {
+        return Err(format!(
+            "the fio result's start time ({started} ms since 1970) is after the year 9999: not a date fio writes (timestamp_ms and the logs' times are milliseconds)"
+        ));
+    }
     let failed = job.error != 0;
     Ok(Measured {
         status: if failed {
@@ -316,6 +325,7 @@ pub fn measured(job: &Job, cx: &Context<'_>) -> Result<Measured, String> {
         errors: Vec::new(),
         notes,
         simulator_ground_truth: None,
+        replay: None,
     })
 }
 
@@ -593,6 +603,7 @@ fn build(
                 all,
                 cum_write_bytes: cum,
                 sensors: Vec::new(),
+                over_link_ceiling: false,
             }
         })
         .collect()

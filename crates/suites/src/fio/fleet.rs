@@ -148,6 +148,7 @@ fn series_merge(ms: &[&Measured]) -> Series {
                 all: dir(ro[k] + wo[k], rb[k] + wb[k], rl[k] + wl[k]),
                 cum_write_bytes: cum,
                 sensors: Vec::new(),
+                over_link_ceiling: false,
             }
         })
         .collect();
@@ -196,6 +197,7 @@ pub fn merge(ms: &[&Measured]) -> Measured {
             ms.len()
         )],
         simulator_ground_truth: None,
+        replay: None,
     }
 }
 
@@ -216,6 +218,9 @@ fn record(step: &PlannedStep, i: usize, started: String, run: Option<Measured>) 
         config: step.workload.clone(),
         sensors_start: Vec::new(),
         sensors_end: Vec::new(),
+        idle_before_ns: 0,
+        idle_sensors: Vec::new(),
+        telemetry: run.as_ref().map(crate::records::telemetry_of),
         run,
     }
 }

@@ -292,6 +292,9 @@ pub fn import(text: &str, logs: Option<&Path>, source: &str) -> Result<RunDoc, S
             config: w,
             sensors_start: Vec::new(),
             sensors_end: Vec::new(),
+            idle_before_ns: 0,
+            idle_sensors: Vec::new(),
+            telemetry: Some(crate::records::telemetry_of(&m)),
             run: Some(m),
         });
     }
@@ -336,4 +339,31 @@ pub fn import(text: &str, logs: Option<&Path>, source: &str) -> Result<RunDoc, S
         }),
         notes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A real json+ result of Debian's fio 3.33 (the fuzzer's seed).
+    const RESULT: &str = include_str!("../../../../fuzz/corpus/fio_result/null-jsonplus.json");
+
+    #[test]
+    fn a_real_result_imports() {
+        let doc = import(RESULT, None, "r.json").unwrap();
+        assert_eq!(doc.steps.len(), 1);
+    }
+
+    /// Found by fuzzing (fuzz/fuzz_targets/fio_result.rs): a start time past the year
+    /// 9999 made the date formatter panic.
+    #[test]
+    fn a_start_time_past_year_9999_is_refused_not_a_panic() {
+        let text = RESULT.replace(
+            "\"timestamp_ms\" : 1795552083295,",
+            "\"timestamp_ms\" : 1795552088560643295,",
+        );
+        assert_ne!(text, RESULT);
+        let e = import(&text, None, "r.json").err().unwrap();
+        assert!(e.contains("after the year 9999"), "{e}");
+    }
 }

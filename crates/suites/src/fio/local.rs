@@ -47,7 +47,13 @@ impl StepEngine for FioEngine {
         step: &PlannedStep,
         target: &mut Target,
         opts: &Runner<'_>,
+        _dir: Option<&std::path::Path>,
     ) -> Result<RunResult, String> {
+        if let Action::Replay(_) = step.action {
+            return Err(
+                "--engine fio cannot replay a trace: replay runs on drivelab's own engine".into(),
+            );
+        }
         if let Action::Precondition {
             also_discard: Some((off, len)),
         } = step.action

@@ -1,0 +1,374 @@
+//! How a replay's I/Os reach the target: one [`Issuer`] per kind of target.
+//!
+//! - files and block devices: one io_uring, one SQE handed over per I/O the moment it is
+//!   due. Reads and writes with the target's direct I/O; the trace's FUA as RWF_DSYNC on
+//!   the write; a flush as fsync (on a block device, the kernel sends the drive a cache
+//!   flush); a discard as a punched hole (fallocate) on a file, and as BLKDISCARD on a
+//!   block device — synchronous there (io_uring's discard command needs Linux 6.12), so
+//!   it holds up the issue of later I/Os while it runs, which shows in the lag;
+//! - a simulated device: the model in virtual time (a flush completes at once: the
+//!   model has no write cache);
+//! - `null`: every I/O completes at the clock reading that issues it (write content is
+//!   still prepared, as the null engine does).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+
+use io_uring::types::{SubmitArgs, Timespec};
+use io_uring::{opcode, types, IoUring};
+
+use super::ReplayIo;
+use crate::buf::AlignedBuf;
+use crate::clock::{Clock, MonotonicClock};
+use crate::data::DataPool;
+use crate::model::DeviceModel;
+use crate::op::{Dir, IoOp};
+use crate::spec::DataPattern;
+use crate::target::{Target, TargetKind};
+use drivelab_trace::Op;
+
+/// Longest single wait, so that a stop request is seen within it.
+const SLICE_NS: u64 = 100_000_000;
+
+/// Carries out a replay's I/Os. Slots are the driver's: a slot is not reused before its
+/// completion has been handed back.
+pub trait Issuer {
+    /// The replay's clock.
+    fn now(&self) -> u64;
+    /// Start `io` (in slot `slot`) at `at`, a reading of [`Issuer::now`].
+    fn submit(&mut self, io: &ReplayIo, slot: usize, at: u64) -> Result<(), String>;
+    /// Hand back completions as `(slot, done_ns, result)`; `result` is the byte count of
+    /// a read or write, 0 for a flush or discard, or a negative errno. Waits for at
+    /// least one when `inflight`, but not past `until` (nor longer than 100 ms on a
+    /// real clock); with nothing in flight, waits until `until`.
+    fn wait(
+        &mut self,
+        until: Option<u64>,
+        inflight: bool,
+        out: &mut Vec<(usize, u64, i64)>,
+    ) -> Result<(), String>;
+}
+
+/// The issuer for this target.
+pub fn for_target<'t>(
+    target: &'t mut Target,
+    max_outstanding: u32,
+) -> Result<Box<dyn Issuer + 't>, String> {
+    let kind = target.info.kind;
+    if target.model().is_some() {
+        let model = target.model_mut().expect("a model target");
+        let now = model.now_ns();
+        return Ok(Box::new(ModelIssuer {
+            model,
+            now,
+            heap: BinaryHeap::new(),
+            seq: 0,
+        }));
+    }
+    match target.file() {
+        Some(f) => Ok(Box::new(UringIssuer::new(
+            f,
+            kind == TargetKind::BlockDevice,
+            max_outstanding,
+        )?)),
+        None => Ok(Box::new(NullIssuer {
+            clock: MonotonicClock::new(),
+            content: Content::new(),
+            buf: AlignedBuf::new(0),
+            ready: Vec::new(),
+        })),
+    }
+}
+
+/// Write content: drivelab's `random` pattern, each sector stamped with its offset.
+struct Content {
+    pool: Arc<DataPool>,
+    rng: fastrand::Rng,
+    writes: u64,
+}
+
+impl Content {
+    fn new() -> Content {
+        Content {
+            pool: DataPool::new(DataPattern::Random, 1 << 20, 0x7E91A7, true),
+            rng: fastrand::Rng::with_seed(0x7E91A7),
+            writes: 0,
+        }
+    }
+
+    fn fill(&mut self, buf: &mut [u8], offset: u64) {
+        // The pool serves writes of up to 8 MiB at a time; larger ones take several.
+        let chunk = 8 << 20;
+        for (i, c) in buf.chunks_mut(chunk).enumerate() {
+            let pick = self.rng.u64(..);
+            self.pool
+                .fill_write(c, offset + (i * chunk) as u64, pick, self.writes);
+        }
+        self.writes += 1;
+    }
+}
+
+/// A buffer of at least `len` bytes in `b` (grown when too small).
+fn ensure(b: &mut Option<AlignedBuf>, len: usize) -> Result<&mut [u8], String> {
+    if b.as_ref().is_none_or(|b| b.len() < len) {
+        *b = Some(AlignedBuf::try_new(len.next_multiple_of(4096))?);
+    }
+    Ok(&mut b.as_mut().expect("just made").as_mut_slice()[..len])
+}
+
+fn expected(io: &ReplayIo) -> i64 {
+    match io.op {
+        Op::Read | Op::Write => io.len_bytes as i64,
+        _ => 0,
+    }
+}
+
+fn sleep_until(clock: &dyn Clock, t: u64) {
+    let now = clock.now_ns();
+    if t > now {
+        std::thread::sleep(std::time::Duration::from_nanos(t - now));
+    }
+}
+
+struct NullIssuer {
+    clock: MonotonicClock,
+    content: Content,
+    buf: AlignedBuf,
+    ready: Vec<(usize, u64, i64)>,
+}
+
+impl Issuer for NullIssuer {
+    fn now(&self) -> u64 {
+        self.clock.now_ns()
+    }
+    fn submit(&mut self, io: &ReplayIo, slot: usize, _at: u64) -> Result<(), String> {
+        if io.op == Op::Write {
+            let len = io.len_bytes as usize;
+            if self.buf.len() < len {
+                self.buf = AlignedBuf::try_new(len.next_multiple_of(4096))?;
+            }
+            self.content
+                .fill(&mut self.buf.as_mut_slice()[..len], io.offset_bytes);
+        }
+        self.ready.push((slot, self.clock.now_ns(), expected(io)));
+        Ok(())
+    }
+    fn wait(
+        &mut self,
+        until: Option<u64>,
+        _inflight: bool,
+        out: &mut Vec<(usize, u64, i64)>,
+    ) -> Result<(), String> {
+        if self.ready.is_empty() {
+            if let Some(u) = until {
+                let now = self.clock.now_ns();
+                sleep_until(&self.clock, u.min(now + SLICE_NS));
+            }
+        }
+        out.append(&mut self.ready);
+        Ok(())
+    }
+}
+
+struct ModelIssuer<'m> {
+    model: &'m mut (dyn DeviceModel + 'static),
+    now: u64,
+    /// (completion, submission order, slot, result)
+    heap: BinaryHeap<Reverse<(u64, u64, usize, i64)>>,
+    seq: u64,
+}
+
+impl Issuer for ModelIssuer<'_> {
+    fn now(&self) -> u64 {
+        self.now
+    }
+    fn submit(&mut self, io: &ReplayIo, slot: usize, at: u64) -> Result<(), String> {
+        let rw = |dir| IoOp {
+            dir,
+            offset: io.offset_bytes,
+            len: io.len_bytes as u32,
+        };
+        let done = match io.op {
+            Op::Read => self.model.submit(rw(Dir::Read), at),
+            Op::Write => self.model.submit(rw(Dir::Write), at),
+            Op::Discard => self.model.discard(io.offset_bytes, io.len_bytes, at),
+            Op::Flush => at,
+        };
+        self.heap
+            .push(Reverse((done.max(at), self.seq, slot, expected(io))));
+        self.seq += 1;
+        Ok(())
+    }
+    fn wait(
+        &mut self,
+        until: Option<u64>,
+        _inflight: bool,
+        out: &mut Vec<(usize, u64, i64)>,
+    ) -> Result<(), String> {
+        let next = self.heap.peek().map(|r| r.0 .0);
+        match (next, until) {
+            (Some(d), u) if u.is_none_or(|u| d <= u) => {
+                let Reverse((d, _, slot, res)) = self.heap.pop().expect("peeked");
+                self.now = self.now.max(d);
+                out.push((slot, d, res));
+            }
+            (_, Some(u)) => self.now = self.now.max(u),
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl Drop for ModelIssuer<'_> {
+    fn drop(&mut self) {
+        // The run ends at its last completion on the model's clock.
+        if self.now > self.model.now_ns() {
+            self.model.advance_to(self.now);
+        }
+    }
+}
+
+struct UringIssuer<'f> {
+    file: &'f File,
+    block: bool,
+    /// Per slot; a slot's buffer is untouched while its I/O is in flight.
+    bufs: Vec<Option<AlignedBuf>>,
+    ring: IoUring,
+    clock: MonotonicClock,
+    content: Content,
+    ready: Vec<(usize, u64, i64)>,
+    inflight: usize,
+}
+
+impl<'f> UringIssuer<'f> {
+    fn new(file: &'f File, block: bool, depth: u32) -> Result<UringIssuer<'f>, String> {
+        let ring = IoUring::new(depth.next_power_of_two())
+            .map_err(|e| format!("cannot set up an io_uring of depth {depth}: {e}"))?;
+        Ok(UringIssuer {
+            file,
+            block,
+            bufs: Vec::new(),
+            ring,
+            clock: MonotonicClock::new(),
+            content: Content::new(),
+            ready: Vec::new(),
+            inflight: 0,
+        })
+    }
+
+    fn reap(&mut self, out: &mut Vec<(usize, u64, i64)>) {
+        let t = self.clock.now_ns();
+        for cqe in self.ring.completion() {
+            out.push((cqe.user_data() as usize, t, cqe.result() as i64));
+            self.inflight -= 1;
+        }
+    }
+}
+
+impl Issuer for UringIssuer<'_> {
+    fn now(&self) -> u64 {
+        self.clock.now_ns()
+    }
+
+    fn submit(&mut self, io: &ReplayIo, slot: usize, _at: u64) -> Result<(), String> {
+        let fd = types::Fd(self.file.as_raw_fd());
+        let (off, len) = (io.offset_bytes, io.len_bytes as usize);
+        if self.bufs.len() <= slot {
+            self.bufs.resize_with(slot + 1, || None);
+        }
+        let sqe = match io.op {
+            Op::Read => {
+                let b = ensure(&mut self.bufs[slot], len)?;
+                opcode::Read::new(fd, b.as_mut_ptr(), len as u32)
+                    .offset(off)
+                    .build()
+            }
+            Op::Write => {
+                let b = ensure(&mut self.bufs[slot], len)?;
+                self.content.fill(b, off);
+                let flags = if io.fua { libc::RWF_DSYNC } else { 0 };
+                opcode::Write::new(fd, b.as_ptr(), len as u32)
+                    .offset(off)
+                    .rw_flags(flags)
+                    .build()
+            }
+            Op::Flush => opcode::Fsync::new(fd).build(),
+            Op::Discard if self.block => {
+                let r = crate::sys::block_discard(self.file, off, len as u64);
+                let res = r.map_or_else(|e| crate::backend::neg_errno(&e), |_| 0);
+                self.ready.push((slot, self.clock.now_ns(), res));
+                return Ok(());
+            }
+            Op::Discard => opcode::Fallocate::new(fd, len as u64)
+                .offset(off)
+                .mode(libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE)
+                .build(),
+        };
+        // SAFETY: the buffer behind a read or write SQE is the slot's, which is neither
+        // touched nor freed until its completion is reaped (Drop waits for them all).
+        unsafe { self.ring.submission().push(&sqe.user_data(slot as u64)) }
+            .map_err(|_| "io_uring submission queue unexpectedly full".to_string())?;
+        self.inflight += 1;
+        loop {
+            match self.ring.submit() {
+                Ok(_) => return Ok(()),
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::EBUSY)) => {}
+                Err(e) => return Err(format!("io_uring submit failed: {e}")),
+            }
+        }
+    }
+
+    fn wait(
+        &mut self,
+        until: Option<u64>,
+        inflight: bool,
+        out: &mut Vec<(usize, u64, i64)>,
+    ) -> Result<(), String> {
+        if !self.ready.is_empty() {
+            out.append(&mut self.ready);
+            return Ok(());
+        }
+        let now = self.clock.now_ns();
+        let t = until
+            .map_or(SLICE_NS, |u| u.saturating_sub(now))
+            .min(SLICE_NS);
+        if !inflight || self.inflight == 0 {
+            sleep_until(&self.clock, now + t);
+            return Ok(());
+        }
+        if t > 0 {
+            let ts = Timespec::new()
+                .sec(t / 1_000_000_000)
+                .nsec((t % 1_000_000_000) as u32);
+            let args = SubmitArgs::new().timespec(&ts);
+            match self.ring.submitter().submit_with_args(1, &args) {
+                Ok(_) => {}
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EBUSY)
+                    ) => {}
+                Err(e) => return Err(format!("io_uring wait failed: {e}")),
+            }
+        }
+        self.reap(out);
+        Ok(())
+    }
+}
+
+impl Drop for UringIssuer<'_> {
+    fn drop(&mut self) {
+        // I/Os still in flight (a failed replay) must finish before their buffers go.
+        let mut sink = Vec::new();
+        while self.inflight > 0 {
+            if self.ring.submit_and_wait(1).is_err() {
+                std::mem::forget(std::mem::take(&mut self.bufs));
+                return;
+            }
+            self.reap(&mut sink);
+        }
+    }
+}

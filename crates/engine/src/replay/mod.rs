@@ -1,0 +1,572 @@
+//! Replaying a trace: I/Os issued as a trace says (when, what, where) instead of as a
+//! generator draws them. A workload source beside `gen`/`job`, with its own small loop:
+//! the synthetic engine's hot path is untouched.
+//!
+//! [`schedule`] turns records into timed, placed I/Os; [`issue`] carries them out on the
+//! target (io_uring on files and block devices, the device model in virtual time, or
+//! nothing on `null`); this module drives the two and measures: the read/write interval
+//! series and totals as any run has them, and beside them per-operation histograms
+//! (flush and discard too), the issue lag of an open-loop replay, and this target's
+//! latency against the trace's, I/O by I/O.
+//!
+//! One thread issues everything, in trace order, from a clock the engine is given (the
+//! model's virtual clock on a simulated device, so a replay there is exact). Open loop:
+//! an I/O is issued once its due time has come and fewer than `max_outstanding` are in
+//! flight; how late it went out is its lag, and a replay that sent more than 1 % of its
+//! I/Os over 1 ms late is flagged as not keeping up. `--afap`: issued as soon as fewer
+//! I/Os are outstanding than the trace had at that point ([`schedule`]).
+
+pub mod issue;
+pub mod schedule;
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use crate::hist::{Histogram, HistogramJson};
+use crate::job::IoErrorRecord;
+use crate::op::Dir;
+use crate::result::*;
+use crate::run::Progress;
+use crate::series::{Aggregator, Recorder};
+use crate::spec::Workload;
+use crate::target::Target;
+use drivelab_trace::Op;
+pub use schedule::{Placement, ReplayIo, Schedule, ScheduleCounts, Timing};
+
+/// An I/O issued later than this is late.
+pub const LATE_NS: u64 = 1_000_000;
+/// A replay with more than this share of late I/Os did not keep up.
+pub const LATE_SHARE_LIMIT: f64 = 0.01;
+/// In-flight I/Os an open-loop replay allows by default before it must wait.
+pub const DEFAULT_MAX_OUTSTANDING: u32 = 1024;
+
+/// Where the replay's I/Os come from (a [`Schedule`] over a trace).
+pub trait IoSource {
+    fn next_io(&mut self) -> Result<Option<ReplayIo>, String>;
+    fn counts(&self) -> ScheduleCounts;
+}
+
+impl<I: Iterator<Item = Result<drivelab_trace::Record, drivelab_trace::TraceError>>> IoSource
+    for Schedule<I>
+{
+    fn next_io(&mut self) -> Result<Option<ReplayIo>, String> {
+        Schedule::next_io(self)
+    }
+    fn counts(&self) -> ScheduleCounts {
+        self.counts.clone()
+    }
+}
+
+/// One operation's totals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpMeasured {
+    pub ios: u64,
+    pub bytes: u64,
+    /// Service time (issue to completion).
+    pub latency: HistogramJson,
+}
+
+/// This target's service time against the trace's, I/O by I/O.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// I/Os that had an original service time.
+    pub compared_ios: u64,
+    pub faster_ios: u64,
+    pub slower_ios: u64,
+    pub same_ios: u64,
+    /// Distribution of (this service time / original) × 1000 (so 1000 is "the same";
+    /// the histogram's `_ns` fields hold these per-mille values).
+    pub ratio_permille: HistogramJson,
+}
+
+/// What a replay measured besides what every run has (`Measured.replay`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayMeasured {
+    pub timing: Timing,
+    pub discards_replayed: bool,
+    pub schedule: ScheduleCounts,
+    pub ios_issued: u64,
+    pub ios_completed: u64,
+    pub read: OpMeasured,
+    pub write: OpMeasured,
+    pub flush: OpMeasured,
+    pub discard: OpMeasured,
+    /// Writes issued with RWF_DSYNC (the trace's FUA).
+    pub fua_writes: u64,
+    /// Open loop: how far after its due time each I/O was issued.
+    pub lag: Option<HistogramJson>,
+    /// Open loop: I/Os issued more than [`LATE_NS`] late.
+    pub late_ios: u64,
+    /// False when more than 1 % of the I/Os were over 1 ms late: the replay could not
+    /// keep up with the trace.
+    pub kept_up: bool,
+    pub max_outstanding: u32,
+    /// Replay start to last completion.
+    pub replay_ns: u64,
+    pub comparison: Option<Comparison>,
+}
+
+/// Options of one replay besides the I/Os.
+pub struct ReplayOptions<'a> {
+    pub timing: Timing,
+    pub discards: bool,
+    pub max_outstanding: u32,
+    pub stop: &'a AtomicBool,
+    pub progress: Option<&'a (dyn Fn(&Progress<'_>) + Sync)>,
+    /// A CSV line per I/O: `seq,op,offset_bytes,len_bytes,due_ns,issue_ns,done_ns`
+    /// (times from the replay's start).
+    pub issue_log: Option<&'a mut dyn Write>,
+}
+
+struct OpAcc {
+    h: Histogram,
+    bytes: u64,
+}
+
+/// Everything measured while replaying.
+struct Meter<'a, 'l> {
+    origin: u64,
+    rec: Recorder<'a>,
+    ops: [OpAcc; 4],
+    lag: Option<Histogram>,
+    late: u64,
+    ratio: Histogram,
+    faster: u64,
+    slower: u64,
+    same: u64,
+    fua: u64,
+    issued: u64,
+    errors: Vec<IoErrorRecord>,
+    error_count: u64,
+    log: Option<&'l mut dyn Write>,
+    log_failed: Option<String>,
+}
+
+fn op_index(op: Op) -> usize {
+    match op {
+        Op::Read => 0,
+        Op::Write => 1,
+        Op::Flush => 2,
+        Op::Discard => 3,
+    }
+}
+
+impl Meter<'_, '_> {
+    fn issued(&mut self, io: &ReplayIo, at: u64) {
+        self.issued += 1;
+        self.fua += (io.fua && io.op == Op::Write) as u64;
+        if let Some(h) = &mut self.lag {
+            let lag = at.saturating_sub(self.origin + io.due_ns);
+            h.record(lag.min(crate::hist::MAX_TRACKED_NS));
+            self.late += (lag > LATE_NS) as u64;
+        }
+    }
+
+    /// Count a completion; false when it failed.
+    fn complete(&mut self, io: &ReplayIo, issue: u64, done: u64, result: i64) -> bool {
+        let want = match io.op {
+            Op::Read | Op::Write => io.len_bytes as i64,
+            _ => 0,
+        };
+        if result != want {
+            self.error(io, done, result);
+            return false;
+        }
+        let lat = done.saturating_sub(issue);
+        let a = &mut self.ops[op_index(io.op)];
+        a.h.record(lat.min(crate::hist::MAX_TRACKED_NS));
+        a.bytes += io.len_bytes;
+        match io.op {
+            Op::Read => self.rec.record(Dir::Read, io.len_bytes as u32, issue, done),
+            Op::Write => self
+                .rec
+                .record(Dir::Write, io.len_bytes as u32, issue, done),
+            _ => {}
+        }
+        if let Some(orig) = io.orig_service_ns.filter(|&o| o > 0) {
+            let r = (lat as u128 * 1000 / orig as u128).min(crate::hist::MAX_TRACKED_NS as u128);
+            self.ratio.record(r as u64);
+            match lat.cmp(&orig) {
+                std::cmp::Ordering::Less => self.faster += 1,
+                std::cmp::Ordering::Greater => self.slower += 1,
+                std::cmp::Ordering::Equal => self.same += 1,
+            }
+        }
+        if let Some(w) = self.log.as_mut() {
+            let o = self.origin;
+            if let Err(e) = writeln!(
+                w,
+                "{},{},{},{},{},{},{}",
+                io.seq,
+                io.op.name(),
+                io.offset_bytes,
+                io.len_bytes,
+                io.due_ns,
+                issue - o,
+                done - o
+            ) {
+                self.log_failed = Some(e.to_string());
+                self.log = None;
+            }
+        }
+        true
+    }
+
+    #[cold]
+    fn error(&mut self, io: &ReplayIo, at: u64, result: i64) {
+        self.error_count += 1;
+        if self.errors.len() >= 100 {
+            return;
+        }
+        let (errno, message) = if result < 0 {
+            let e = (-result) as i32;
+            (e, std::io::Error::from_raw_os_error(e).to_string())
+        } else {
+            (
+                0,
+                format!("short transfer: {result} of {} bytes", io.len_bytes),
+            )
+        };
+        self.errors.push(IoErrorRecord {
+            job: 0,
+            dir: if io.op == Op::Read {
+                Dir::Read
+            } else {
+                Dir::Write
+            },
+            offset_bytes: io.offset_bytes,
+            len_bytes: io.len_bytes as u32,
+            errno,
+            message: format!("{} (trace I/O {}, {})", message, io.seq, io.op.name()),
+            at_ns: at - self.origin,
+        });
+    }
+
+    fn op_json(&self, op: Op) -> OpMeasured {
+        let a = &self.ops[op_index(op)];
+        OpMeasured {
+            ios: a.h.count(),
+            bytes: a.bytes,
+            latency: a.h.to_json(),
+        }
+    }
+}
+
+/// Replay `src` on `target`. `w` describes the run for the result (span, engine, depth,
+/// interval); I/O errors and interruptions give a partial result with its status.
+pub fn run(
+    w: &Workload,
+    target: &mut Target,
+    src: &mut dyn IoSource,
+    opts: ReplayOptions<'_>,
+) -> Result<RunResult, String> {
+    let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let info = target.info.clone();
+    let mut issuer = issue::for_target(target, opts.max_outstanding.max(1))?;
+    let origin = issuer.now();
+    let agg = Aggregator::new(origin, w.log_interval_ns, 0, 1);
+    let hist4 = || OpAcc {
+        h: Histogram::new(),
+        bytes: 0,
+    };
+    let open_loop = matches!(opts.timing, Timing::Recorded { .. });
+    let mut m = Meter {
+        origin,
+        rec: Recorder::new(&agg, 0, u64::MAX),
+        ops: [hist4(), hist4(), hist4(), hist4()],
+        lag: open_loop.then(Histogram::new),
+        late: 0,
+        ratio: Histogram::new(),
+        faster: 0,
+        slower: 0,
+        same: 0,
+        fua: 0,
+        issued: 0,
+        errors: Vec::new(),
+        error_count: 0,
+        log: opts.issue_log,
+        log_failed: None,
+    };
+    let cpu0 = crate::sys::process_cpu_s();
+    let drive = drive(
+        issuer.as_mut(),
+        src,
+        &mut m,
+        &agg,
+        &opts.timing,
+        opts.max_outstanding.max(1),
+        opts.stop,
+        opts.progress,
+    );
+    let (max_out, source_err) = drive?;
+    let end = issuer.now().max(origin + 1);
+    let cpu1 = crate::sys::process_cpu_s();
+    m.rec.finish();
+    drop(issuer);
+    let (records, totals_h, bytes) = agg.finish(end, end);
+    let elapsed = end - origin;
+    let mut all_h = totals_h[0].clone();
+    all_h.merge(&totals_h[1]);
+    let completed: u64 = m.ops.iter().map(|a| a.h.count()).sum();
+    let status = if source_err.is_some() || m.error_count > 0 {
+        RunStatus::Failed
+    } else if opts.stop.load(Ordering::Relaxed) {
+        RunStatus::Interrupted
+    } else {
+        RunStatus::Complete
+    };
+    let failure = source_err.or_else(|| {
+        m.errors.first().map(|e| {
+            format!(
+                "{} of {} bytes at offset {} failed: {}",
+                e.dir.name(),
+                e.len_bytes,
+                e.offset_bytes,
+                e.message
+            )
+        })
+    });
+    let counts = src.counts();
+    let kept_up = !open_loop || (m.late as f64) <= LATE_SHARE_LIMIT * m.issued.max(1) as f64;
+    let mut notes = replay_notes(&opts.timing, &counts, opts.discards, kept_up, &m, &info);
+    if let Some(e) = &m.log_failed {
+        notes.push(format!(
+            "--issue-log: writing the log failed ({e}); it is incomplete."
+        ));
+    }
+    let cpu_used = (cpu1.0 - cpu0.0) + (cpu1.1 - cpu0.1);
+    let compared = m.faster + m.slower + m.same;
+    let replay = ReplayMeasured {
+        timing: opts.timing,
+        discards_replayed: opts.discards,
+        ios_issued: m.issued,
+        ios_completed: completed,
+        read: m.op_json(Op::Read),
+        write: m.op_json(Op::Write),
+        flush: m.op_json(Op::Flush),
+        discard: m.op_json(Op::Discard),
+        fua_writes: m.fua,
+        lag: m.lag.as_ref().map(|h| h.to_json()),
+        late_ios: m.late,
+        kept_up,
+        max_outstanding: max_out,
+        replay_ns: elapsed,
+        comparison: (compared > 0).then(|| Comparison {
+            compared_ios: compared,
+            faster_ios: m.faster,
+            slower_ios: m.slower,
+            same_ios: m.same,
+            ratio_permille: m.ratio.to_json(),
+        }),
+        schedule: counts,
+    };
+    if info.in_memory.is_some() {
+        notes.push(format!(
+            "Memory, not a drive, was measured: {}.",
+            info.in_memory.clone().unwrap_or_default()
+        ));
+    }
+    let totals = Totals {
+        elapsed_ns: elapsed,
+        read: DirTotals::new(&totals_h[0], bytes[0], elapsed),
+        write: DirTotals::new(&totals_h[1], bytes[1], elapsed),
+        all: DirTotals::new(&all_h, bytes[0] + bytes[1], elapsed),
+        avg_inflight: all_h.sum() as f64 / elapsed as f64,
+        kernel_workers_busy_avg: None,
+        queue_depth: w.queue_depth(),
+        cpu: CpuUsage {
+            user_s: cpu1.0 - cpu0.0,
+            sys_s: cpu1.1 - cpu0.1,
+            cpu_s_per_million_io: (completed > 0).then(|| cpu_used / completed as f64 * 1e6),
+        },
+        data: DataGeneration {
+            pattern: w.data.name(),
+            bytes_prepared: bytes[1],
+            bytes_per_s_per_core: None,
+            busiest_job_fraction: 0.0,
+            limited_by_generator: false,
+        },
+        error_count: m.error_count,
+    };
+    Ok(RunResult {
+        schema_version: SCHEMA_VERSION,
+        tool: Tool::current(),
+        config: w.clone(),
+        host: HostInfo::current(),
+        target: info,
+        measured: Measured {
+            status,
+            failure,
+            started_at,
+            duration_ns: elapsed,
+            drain_ns: 0,
+            virtual_start_ns: target.model().map(|_| origin),
+            totals,
+            series: Series {
+                interval_ns: w.log_interval_ns,
+                records,
+            },
+            histogram: Histograms {
+                read: totals_h[0].to_json(),
+                write: totals_h[1].to_json(),
+            },
+            errors: m.errors,
+            notes,
+            simulator_ground_truth: target.model().map(|m| m.ground_truth()),
+            replay: Some(replay),
+        },
+    })
+}
+
+/// The issue loop: returns the most I/Os that were in flight at once, and the trace's
+/// error if reading it failed part-way (then what was issued is drained first).
+#[allow(clippy::too_many_arguments)]
+fn drive(
+    iss: &mut dyn issue::Issuer,
+    src: &mut dyn IoSource,
+    m: &mut Meter<'_, '_>,
+    agg: &Aggregator,
+    timing: &Timing,
+    max_out: u32,
+    stop: &AtomicBool,
+    progress: Option<&(dyn Fn(&Progress<'_>) + Sync)>,
+) -> Result<(u32, Option<String>), String> {
+    let afap = matches!(timing, Timing::Afap);
+    let origin = m.origin;
+    let mut slots: Vec<(ReplayIo, u64)> = Vec::new();
+    let mut free: Vec<usize> = Vec::new();
+    let mut inflight = 0u32;
+    let mut most = 0u32;
+    let mut done: Vec<(usize, u64, i64)> = Vec::new();
+    let mut source_err = None;
+    let mut pending = src.next_io()?;
+    let started = std::time::Instant::now();
+    let mut next_progress = 1u64;
+    loop {
+        let stopping = stop.load(Ordering::Relaxed) || m.error_count > 0;
+        if stopping {
+            pending = None;
+        }
+        while let Some(io) = pending {
+            if inflight >= max_out || (afap && inflight >= io.depth) {
+                break;
+            }
+            let now = iss.now();
+            if !afap && now < origin + io.due_ns {
+                break;
+            }
+            let slot = free.pop().unwrap_or_else(|| {
+                slots.push((io, 0));
+                slots.len() - 1
+            });
+            slots[slot] = (io, now);
+            m.issued(&io, now);
+            iss.submit(&io, slot, now)?;
+            inflight += 1;
+            most = most.max(inflight);
+            pending = match src.next_io() {
+                Ok(p) => p,
+                Err(e) => {
+                    source_err = Some(e);
+                    None
+                }
+            };
+        }
+        if pending.is_none() && inflight == 0 {
+            break;
+        }
+        let until = match pending {
+            Some(io) if !afap && inflight < max_out => Some(origin + io.due_ns),
+            _ => None,
+        };
+        iss.wait(until, inflight > 0, &mut done)?;
+        for (slot, t, res) in done.drain(..) {
+            inflight -= 1;
+            free.push(slot);
+            let (io, at) = slots[slot];
+            m.complete(&io, at, t, res);
+        }
+        if let Some(cb) = progress {
+            if started.elapsed().as_secs() >= next_progress {
+                next_progress = started.elapsed().as_secs() + 1;
+                let latest = agg.latest();
+                cb(&Progress {
+                    wall: started.elapsed(),
+                    latest: latest.as_ref(),
+                });
+            }
+        }
+    }
+    Ok((most, source_err))
+}
+
+/// The replay's caveats in plain words.
+fn replay_notes(
+    timing: &Timing,
+    c: &ScheduleCounts,
+    discards: bool,
+    kept_up: bool,
+    m: &Meter<'_, '_>,
+    info: &crate::target::TargetInfo,
+) -> Vec<String> {
+    let mut n = Vec::new();
+    if let Timing::Recorded {
+        max_idle_ns: Some(d),
+        ..
+    } = timing
+    {
+        if c.gaps_compressed > 0 {
+            n.push(format!(
+                "--max-idle: {} gap(s) longer than {:.3} s were cut to it, removing {:.3} s of the trace's idle time (drives recover in idle time: this replay gave them less).",
+                c.gaps_compressed,
+                *d as f64 / 1e9,
+                c.idle_removed_ns as f64 / 1e9
+            ));
+        }
+    }
+    if !kept_up {
+        let lag = m.lag.as_ref().and_then(|h| h.percentile(99.0)).unwrap_or(0);
+        n.push(format!(
+            "The replay could not keep up with the trace: {} of {} I/Os were issued more than 1 ms late (99th percentile lag {:.3} ms); its timing is not the trace's.",
+            m.late,
+            m.issued,
+            lag as f64 / 1e6
+        ));
+    }
+    if !discards && c.discards_skipped > 0 {
+        n.push(format!(
+            "--skip-discards: {} discard(s) of the trace were not replayed.",
+            c.discards_skipped
+        ));
+    }
+    if c.remapped_ios > 0 {
+        n.push(format!(
+            "{} I/O(s) lay beyond the target's span and were placed at their offset modulo the span (docs/replay.md).",
+            c.remapped_ios
+        ));
+    }
+    if c.realigned_ios > 0 {
+        n.push(format!(
+            "{} I/O(s) were not aligned to the target's {}-byte unit and were widened to it.",
+            c.realigned_ios, info.logical_sector_bytes
+        ));
+    }
+    if matches!(timing, Timing::Afap) && c.with_service_time < c.records_read {
+        n.push(format!(
+            "--afap: {} of {} records had no service time; each counted as outstanding only with the records issued at the same nanosecond (docs/replay.md).",
+            c.records_read - c.with_service_time,
+            c.records_read
+        ));
+    }
+    if info.kind == crate::target::TargetKind::Simulated && m.ops[2].h.count() > 0 {
+        n.push(
+            "The simulated device has no write cache to flush: flushes completed at once.".into(),
+        );
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests;
