@@ -344,6 +344,19 @@ fn a_server_of_another_fio_version_is_refused_before_the_run() {
     assert_eq!(e.trim().lines().count(), 1, "{e}");
     assert!(!d.path().join("out").exists(), "nothing was run or written");
     assert!(!b.dir.path().join("fleet.bin").exists());
+    // A host where no server listens is refused the same way.
+    let a: Vec<String> = quick(port, "1s", "out")
+        .into_iter()
+        .map(|x| x.replace(&format!("127.0.0.3,{port}"), "127.0.0.3,18779"))
+        .collect();
+    let o = run_in(d.path(), &args(&a));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("127.0.0.3:18779 did not answer"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!d.path().join("out").exists());
 }
 
 #[test]
