@@ -183,6 +183,15 @@ fn an_imported_json_plus_result_reproduces_fios_percentiles_and_series() {
         assert_eq!(ops, total, "{dir}");
         let bytes: u64 = recs.iter().map(|r| r[dir]["bytes"].as_u64().unwrap()).sum();
         assert_eq!(bytes, f["io_bytes"].as_u64().unwrap());
+        // The first, logged second: fio's bw log is in KiB/s (1024 bytes), its iops log
+        // in I/Os per second, so 4 KiB I/Os make bytes = 4096 x I/Os (within fio's
+        // per-window rounding; kB of 1000 would be 2.4 % off).
+        let o0 = recs[0][dir]["ops"].as_f64().unwrap();
+        let b0 = recs[0][dir]["bytes"].as_f64().unwrap();
+        assert!(
+            o0 > 0.0 && (b0 / (o0 * 4096.0) - 1.0).abs() < 0.01,
+            "{dir}: {b0} bytes, {o0} I/Os"
+        );
     }
     // Local histogram logs are not "repaired".
     let notes = run["notes"].to_string();
@@ -190,6 +199,8 @@ fn an_imported_json_plus_result_reproduces_fios_percentiles_and_series() {
     // report, compare and db take it like drivelab's own.
     let r = run_in(p, &["report", "b", "-o", "r.html"]);
     assert!(r.status.success(), "{}", stderr(&r));
+    let html = std::fs::read_to_string(p.join("r.html")).unwrap();
+    assert!(html.contains("fio results") && html.contains("mix read IOPS"));
     let c = run_in(p, &["compare", "b", "b"]);
     assert!(c.status.success(), "{}", stderr(&c));
     assert!(
@@ -263,6 +274,20 @@ fn a_suite_runs_through_fio_into_an_ordinary_bundle() {
         assert_eq!(sum, run["totals"]["all"]["ops"].as_u64().unwrap());
         assert!(sum > 0);
     }
+    // A bundle fio ran goes on with fio when resumed: drop its last step and resume.
+    let mut cut = doc.clone();
+    cut["steps"].as_array_mut().unwrap().pop();
+    cut["status"] = "interrupted".into();
+    std::fs::write(p.join("b/run.json"), serde_json::to_vec(&cut).unwrap()).unwrap();
+    std::fs::remove_dir_all(p.join("b/fio").join(steps[3]["id"].as_str().unwrap())).unwrap();
+    let r = run_in(p, &["run", "--resume", "b", "--no-db"]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let again: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("b/run.json")).unwrap()).unwrap();
+    assert_eq!(again["status"], "complete");
+    assert!(again["steps"][3]["run"]["notes"]
+        .to_string()
+        .contains("Measured by fio"));
     // fio cannot run a simulated drive.
     let sim = run_in(
         p,
@@ -281,4 +306,96 @@ fn a_suite_runs_through_fio_into_an_ordinary_bundle() {
     assert_eq!(sim.status.code(), Some(2), "{}", stderr(&sim));
     assert!(stderr(&sim).contains("--engine fio"), "{}", stderr(&sim));
     assert!(!p.join("c").exists());
+}
+
+#[test]
+fn seconds_fio_did_not_log_are_zero_io_seconds() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    // 200 I/Os at 200 IOPS, then 2.2 s of think time: fio writes no row for the
+    // windows without I/O (from 2 s to 3 s at least), then I/O again until 4 s.
+    run_fio(
+        p,
+        &format!(
+            "[global]\nfilename={}\nsize=4m\nioengine=psync\nrw=randread\nbs=4k\n\
+             time_based=1\nruntime=4\nrate_iops=200\nthinktime=2200000\nthinktime_blocks=200\n\
+             lat_percentiles=1\nlog_avg_msec=1000\nlog_unix_epoch=1\nwrite_iops_log=logs/s\n\
+             write_bw_log=logs/s\n[stall]\n",
+            p.join("data").display()
+        ),
+    );
+    let o = run_in(
+        p,
+        &["import", "fio", "out.json", "--logs", "logs", "--out", "b"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("b/run.json")).unwrap()).unwrap();
+    let recs = doc["steps"][0]["run"]["series"]["records"]
+        .as_array()
+        .unwrap();
+    let ops: Vec<u64> = recs
+        .iter()
+        .map(|r| r["read"]["ops"].as_u64().unwrap())
+        .collect();
+    // 4 s and fio's last think: at least 4 windows.
+    assert!(ops.len() >= 4 && ops[0] > 0, "{ops:?}");
+    assert_eq!(
+        ops[2], 0,
+        "the stalled second is a zero-I/O second: {ops:?}"
+    );
+    let fio: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("out.json")).unwrap()).unwrap();
+    assert_eq!(
+        ops.iter().sum::<u64>(),
+        fio["jobs"][0]["read"]["total_ios"].as_u64().unwrap()
+    );
+    // fio logged fewer rows than seconds: the gap was filled, not shifted.
+    let rows = std::fs::read_to_string(p.join("logs/s_iops.1.log"))
+        .unwrap()
+        .lines()
+        .count();
+    assert!(rows < ops.len() - 1, "{rows} rows for {ops:?}");
+}
+
+#[test]
+fn a_plain_json_result_keeps_fios_percentiles() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    std::fs::write(
+        p.join("job.fio"),
+        format!(
+            "[global]\nfilename={}\nsize=4m\nioengine=psync\nrw=randread\nbs=4k\n\
+             time_based=1\nruntime=1\nrate_iops=300\n[plain]\n",
+            p.join("data").display()
+        ),
+    )
+    .unwrap();
+    let f = fio()
+        .args(["--output-format=json", "--output=out.json", "job.fio"])
+        .current_dir(p)
+        .output()
+        .unwrap();
+    assert!(f.status.success(), "{}", stderr(&f));
+    let o = run_in(p, &["import", "fio", "out.json", "--out", "b"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("b/run.json")).unwrap()).unwrap();
+    let run = &doc["steps"][0]["run"];
+    assert!(
+        run["notes"].to_string().contains("completion latency"),
+        "{}",
+        run["notes"]
+    );
+    assert!(run["notes"].to_string().contains("no latency histogram"));
+    let fio: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("out.json")).unwrap()).unwrap();
+    let want = &fio["jobs"][0]["read"]["clat_ns"]["percentile"]["99.000000"];
+    let got = run["totals"]["read"]["latency"]["percentiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["percentile"] == 99.0)
+        .unwrap();
+    assert_eq!(&got["value_ns"], want);
 }

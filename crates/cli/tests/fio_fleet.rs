@@ -46,7 +46,10 @@ fn kill(pid: u32) {
         .status();
 }
 
-/// A fio server listening on `addr:port`, in a directory of its own (its "disk").
+/// A fio server listening on `addr:port`, in a directory of its own (its "disk"), in a
+/// PID namespace of its own: a fio server forks a handler per connection, a backend
+/// and the jobs (each in a session of its own), and a handler outlives its listener,
+/// so only the namespace going away (its first process killed) takes them all down.
 struct Server {
     child: Child,
     dir: tempfile::TempDir,
@@ -55,16 +58,21 @@ struct Server {
 impl Server {
     fn start(prog: &str, addr: &str, port: u16) -> Server {
         let dir = tempfile::tempdir().unwrap();
-        let child = Command::new(prog)
+        let child = Command::new("unshare")
+            .args(["--pid", "--fork", "--kill-child", prog])
             .arg(format!("--server=ip:{addr},{port}"))
             .current_dir(dir.path())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .unwrap_or_else(|e| panic!("{prog}: {e}"));
+            .unwrap_or_else(|e| panic!("unshare {prog}: {e}"));
         let want = listen_entry(addr, port);
+        let mut s = Server { child, dir };
         wait_until(&format!("fio server on {addr}:{port} listening"), || {
+            if let Some(st) = s.child.try_wait().unwrap() {
+                panic!("the fio server on {addr}:{port} ended at once ({st}): is the port taken?");
+            }
             std::fs::read_to_string("/proc/net/tcp")
                 .unwrap()
                 .lines()
@@ -73,28 +81,41 @@ impl Server {
                     f.len() > 3 && f[1] == want && f[3] == "0A"
                 })
         });
-        Server { child, dir }
+        s
     }
 
     fn pid(&self) -> u32 {
         self.child.id()
     }
 
-    /// The host fails: the server and everything it forked (connection handler,
-    /// backend, jobs) killed at once.
+    /// The host fails: its namespace killed, with the server and everything it forked
+    /// (connection handler, backend, jobs).
     fn kill_all(&mut self) {
         let all = descendants(self.pid());
         kill(self.pid());
-        for p in all {
-            kill(p);
-        }
         let _ = self.child.wait();
+        wait_until("the fio server's processes gone", || {
+            all.iter().all(|p| {
+                std::fs::read_to_string(format!("/proc/{p}/stat"))
+                    .map_or(true, |st| st[st.rfind(')').unwrap() + 2..].starts_with('Z'))
+            })
+        });
     }
 }
 
 impl Drop for Server {
     fn drop(&mut self) {
         self.kill_all();
+    }
+}
+
+/// A child process killed when the test ends, however it ends.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
 
@@ -126,6 +147,7 @@ fn quick(port: u16, runtime: &str, out: &str) -> Vec<String> {
         runtime,
         "--no-db",
         "fleet.bin",
+        "--overwrite",
         "--out",
         out,
     ]
@@ -148,8 +170,20 @@ fn a_quick_suite_over_two_hosts_gives_two_bundles_and_a_fleet_view() {
     let _a = Server::start("fio", "127.0.0.2", port);
     let _b = Server::start("fio", "127.0.0.3", port);
     let d = tempfile::tempdir().unwrap();
-    let o = run_in(d.path(), &args(&quick(port, "2s", "out")));
+    // Recorded in a results database of its own, like any finished run.
+    let db = format!("--db={}", d.path().join("r.sqlite").display());
+    let a: Vec<String> = quick(port, "2s", "out")
+        .into_iter()
+        .map(|x| if x == "--no-db" { db.clone() } else { x })
+        .collect();
+    let o = run_in(d.path(), &args(&a));
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+    let said = stdout(&o);
+    let ids = said
+        .lines()
+        .find_map(|l| l.strip_prefix("Recorded in the results database as runs "))
+        .unwrap_or_else(|| panic!("{said}"));
+    assert_eq!(ids.split(", ").count(), 3, "two hosts and the fleet");
     let out = d.path().join("out");
     let hosts: Vec<serde_json::Value> = [format!("127.0.0.2-{port}"), format!("127.0.0.3-{port}")]
         .iter()
@@ -215,30 +249,33 @@ fn a_host_killed_mid_step_fails_alone() {
     let _a = Server::start("fio", "127.0.0.2", port);
     let mut b = Server::start("fio", "127.0.0.3", port);
     let d = tempfile::tempdir().unwrap();
-    let mut run = common::drivelab()
-        .args(args(&quick(port, "4s", "out")))
-        .current_dir(d.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut run = Reaped(
+        common::drivelab()
+            .args(args(&quick(port, "4s", "out")))
+            .current_dir(d.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let run = &mut run.0;
     // The step is running on host b: its job process is up (server → connection
     // handler → backend → job) and has laid out its 16 MiB file.
     let file = b.dir.path().join("fleet.bin");
     wait_until("host 127.0.0.3's job running", || {
+        if let Some(st) = run.try_wait().unwrap() {
+            panic!("drivelab ended before the kill: {st}");
+        }
         descendants(b.pid()).len() >= 2
             && std::fs::metadata(&file).is_ok_and(|m| m.len() == 16 << 20)
     });
     b.kill_all();
-    let out = std::io::Read::bytes(run.stdout.take().unwrap()).count();
-    let st = run.wait_with_output().unwrap();
-    assert!(out > 0);
-    assert_eq!(
-        st.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&st.stderr)
-    );
+    // The other host finishes the suite; drivelab ends (the test does not hang on it).
+    wait_until("drivelab to finish", || run.try_wait().unwrap().is_some());
+    let mut err = String::new();
+    std::io::Read::read_to_string(run.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(run.wait().unwrap().code(), Some(1), "{err}");
+    assert!(err.contains("host failed: host 127.0.0.3"), "{err}");
     let o = d.path().join("out");
     let good = json(&o.join(format!("127.0.0.2-{port}/run.json")));
     let bad = json(&o.join(format!("127.0.0.3-{port}/run.json")));
@@ -307,4 +344,80 @@ fn a_server_of_another_fio_version_is_refused_before_the_run() {
     assert_eq!(e.trim().lines().count(), 1, "{e}");
     assert!(!d.path().join("out").exists(), "nothing was run or written");
     assert!(!b.dir.path().join("fleet.bin").exists());
+    // A host where no server listens is refused the same way.
+    let a: Vec<String> = quick(port, "1s", "out")
+        .into_iter()
+        .map(|x| x.replace(&format!("127.0.0.3,{port}"), "127.0.0.3,18779"))
+        .collect();
+    let o = run_in(d.path(), &args(&a));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("127.0.0.3:18779 did not answer"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!d.path().join("out").exists());
+}
+
+#[test]
+fn fleet_inputs_are_checked_before_any_host_is_asked() {
+    let d = tempfile::tempdir().unwrap();
+    let base = [
+        "run",
+        "quick",
+        "--short",
+        "--size",
+        "16M",
+        "--no-db",
+        "fleet.bin",
+    ];
+    for (extra, want) in [
+        (vec!["--host", "127.0.0.2"], "--overwrite"),
+        (vec!["--host", "127.0.0.2,0", "--overwrite"], "--host"),
+        (
+            vec![
+                "--host",
+                "127.0.0.2",
+                "--host",
+                "127.0.0.2,9",
+                "--overwrite",
+            ],
+            "given twice",
+        ),
+        (
+            vec!["--hosts", "missing.txt", "--overwrite"],
+            "--hosts missing.txt",
+        ),
+    ] {
+        let a: Vec<&str> = base.iter().copied().chain(extra.iter().copied()).collect();
+        let o = run_in(d.path(), &a);
+        assert_eq!(o.status.code(), Some(2), "{a:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{a:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+    }
+    let dev = run_in(
+        d.path(),
+        &[
+            "run",
+            "quick",
+            "--short",
+            "--size",
+            "16M",
+            "--no-db",
+            "/dev/sdz",
+            "--host",
+            "127.0.0.2",
+        ],
+    );
+    assert_eq!(dev.status.code(), Some(2));
+    assert!(
+        stderr(&dev).contains("--destructive=/dev/sdz"),
+        "{}",
+        stderr(&dev)
+    );
+    assert_eq!(
+        std::fs::read_dir(d.path()).unwrap().count(),
+        0,
+        "nothing written"
+    );
 }

@@ -127,7 +127,7 @@ impl Suite for Replay {
         let w = plan::workload(&shape, (0, span), bound, target)?;
         let how = match self.timing() {
             Timing::Afap => "as fast as possible at the trace's concurrency".to_string(),
-            Timing::Recorded { speed, .. } if speed == 1.0 => "as recorded".to_string(),
+            Timing::Recorded { speed: 1.0, .. } => "as recorded".to_string(),
             Timing::Recorded { speed, .. } => format!("at {speed}× the recorded pace"),
         };
         Ok(vec![PlannedStep {

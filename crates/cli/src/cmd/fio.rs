@@ -178,6 +178,26 @@ fn summary_table(doc: &drivelab_suites::RunDoc) -> String {
     t
 }
 
+/// The note `--engine fio` leaves in a bundle.
+const ENGINE_NOTE: &str = "(--engine fio)";
+
+/// `--resume` of a bundle whose steps fio ran: the fio to go on with (the same version,
+/// or refused).
+pub fn resume_engine(doc: &drivelab_suites::RunDoc) -> Result<Option<String>, Fail> {
+    let Some(note) = doc.notes.iter().find(|n| n.contains(ENGINE_NOTE)) else {
+        return Ok(None);
+    };
+    let prog = drivelab_suites::fio::process::program();
+    let v = drivelab_suites::fio::process::version(&prog)
+        .map_err(|e| Fail::usage(format!("--resume: the bundle's steps were run by fio: {e}")))?;
+    if !note.contains(&format!("by {v} ")) {
+        return Err(Fail::usage(format!(
+            "--resume: the bundle's steps were run by another fio than {v} ({note})"
+        )));
+    }
+    Ok(Some(v))
+}
+
 /// `--engine fio`: the fio version to run the steps with (checked now), noted in the
 /// bundle; None for drivelab's own engine.
 pub fn engine_check(
@@ -197,7 +217,7 @@ pub fn engine_check(
     let v = drivelab_suites::fio::process::version(&prog)
         .map_err(|e| Fail::usage(format!("--engine fio: {e}")))?;
     doc.notes.push(format!(
-        "Every step was run by {v} (--engine fio); its job files, results and logs are in fio/."
+        "Every step was run by {v} {ENGINE_NOTE}; its job files, results and logs are in fio/."
     ));
     Ok(Some(v))
 }
@@ -248,6 +268,13 @@ fn fleet_target(
             "--destructive={path}: needed to write the block device {path} on every host (its data there is lost)"
         )));
     }
+    // drivelab cannot see the hosts' files: whether TARGET there is a user's file is
+    // for the user to confirm.
+    if !device && suite.writes_to_device() && !t.overwrite {
+        return Err(Fail::usage(format!(
+            "--overwrite: needed to write {path} on every host (drivelab cannot see from here whether it is a file of yours there; fio makes it when missing and leaves it)"
+        )));
+    }
     let bytes = suite.test_file_bytes().ok_or_else(|| {
         Fail::usage("--hosts: give the suite's --size in bytes (e.g. 1G); the hosts' targets are not measured from here")
     })?;
@@ -267,6 +294,7 @@ pub fn fleet(
     suite: &dyn Suite,
     common: &crate::run_args::CommonArgs,
     hosts: Vec<drivelab_suites::fio::client::Host>,
+    db: Option<&Option<String>>,
 ) -> Result<i32, Fail> {
     use drivelab_suites::fio::{client, fleet, process};
     let t = &common.target;
@@ -306,12 +334,38 @@ pub fn fleet(
     };
     let say = |s: &str| eprintln!("drivelab: {s}");
     let o = fleet::run(suite, &plan, &run, &say).map_err(Fail::failed)?;
+    // Finished bundles go into the results database like any run's (unless --no-db).
+    let mut recorded = Vec::new();
+    if let Some(db) = db {
+        for d in o.host_dirs.iter().chain([&o.fleet_dir]) {
+            let complete = drivelab_suites::Bundle::open(d)
+                .is_ok_and(|b| b.doc.status == drivelab_suites::BundleStatus::Complete);
+            if complete {
+                match crate::record::record_bundle(d, db.as_deref()) {
+                    Ok(id) => recorded.push(id),
+                    Err(e) => eprintln!(
+                        "drivelab: {} was not recorded in the results database: {}",
+                        d.display(),
+                        e.message
+                    ),
+                }
+            }
+        }
+    }
     crate::output::stdout::say(&o.table)?;
     for d in &o.host_dirs {
         crate::output::stdout::say_line(&format!("Host bundle: {}", d.display()))?;
     }
     crate::output::stdout::say_line(&format!("Fleet view: {}", o.fleet_dir.display()))?;
-    Ok(if o.doc.failed_hosts.is_empty() {
+    if !recorded.is_empty() {
+        crate::output::stdout::say_line(&format!(
+            "Recorded in the results database as runs {}",
+            recorded.join(", ")
+        ))?;
+    }
+    Ok(if o.interrupted {
+        crate::fail::INTERRUPTED
+    } else if o.doc.failed_hosts.is_empty() {
         0
     } else {
         crate::fail::FAILED

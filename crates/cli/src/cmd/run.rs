@@ -137,7 +137,7 @@ fn start(cmd: &SuiteCmd, db: &DbChoice, progress: ProgressMode) -> Result<i32, F
         return crate::cmd::fio::emit(suite.as_ref(), t.target.as_deref(), dir, false);
     }
     if let Some(hosts) = crate::cmd::fio::hosts(&common.fio)? {
-        return crate::cmd::fio::fleet(suite.as_ref(), common, hosts);
+        return crate::cmd::fio::fleet(suite.as_ref(), common, hosts, db.as_ref());
     }
     // Found out before a test file is made for the run.
     if let Some(out) = &common.out {
@@ -229,6 +229,8 @@ fn resume(dir: &Path, a: &RunArgs, db: &DbChoice) -> Result<i32, Fail> {
         done + 1,
         plan.len()
     );
+    // A bundle whose steps fio ran goes on with fio.
+    let fio = crate::cmd::fio::resume_engine(&bundle.doc).map_err(|e| session.usage(e.message))?;
     finish(
         suite.as_ref(),
         &plan,
@@ -236,7 +238,7 @@ fn resume(dir: &Path, a: &RunArgs, db: &DbChoice) -> Result<i32, Fail> {
         &mut bundle,
         db,
         a.progress,
-        None,
+        fio,
     )
 }
 

@@ -8,6 +8,7 @@
 
 mod consistency;
 mod exceedance;
+mod fio;
 mod iometer;
 mod mixed;
 mod peak;
@@ -288,7 +289,10 @@ pub fn bundle_report(runs: &[DriveRun]) -> Report {
         )
         .groups(groups);
     report = report.section(runs_section(&runs));
-    for suite in drivelab_suites::SUITES {
+    let suites = drivelab_suites::SUITES
+        .iter()
+        .chain([&drivelab_suites::fio::import::SUITE]);
+    for &suite in suites {
         let entries: Vec<Entry> = runs
             .iter()
             .filter(|r| r.doc.suite == suite)
@@ -310,6 +314,7 @@ pub fn bundle_report(runs: &[DriveRun]) -> Report {
             "seqfill" => seqfill::section(&entries),
             "iometer" => iometer::section(&entries),
             "replay" => replay::section(&entries),
+            "fio" => fio::section(&entries),
             _ => mixed::section(&entries),
         };
         if suite == "peak" {

@@ -137,30 +137,57 @@ pub fn probe_all(prog: &str, hosts: &[Host], dir: &Path) -> Result<Vec<Probe>, S
         b"; drivelab-fio-job: version probe, no I/O (null engine)\n[probe]\nioengine=null\nsize=1m\nrw=read\n",
     )
     .map_err(|e| format!("cannot write {}: {e}", job.display()))?;
-    let children: Vec<_> = hosts
-        .iter()
-        .map(|h| {
-            std::process::Command::new(prog)
-                .args([
-                    h.client_arg(),
-                    "--output-format=normal".into(),
-                    "probe.fio".into(),
-                ])
-                .current_dir(dir)
-                .stdin(std::process::Stdio::null())
-                .output()
-        })
-        .collect();
-    Ok(children
-        .into_iter()
-        .map(|o| match o {
-            Err(e) => Probe::Unreachable(format!("cannot run {prog}: {e}")),
-            Ok(o) => read_probe(
-                &String::from_utf8_lossy(&o.stdout),
-                &String::from_utf8_lossy(&o.stderr),
-            ),
-        })
-        .collect())
+    // All at once, each in a thread of its own, each given a minute (a host whose
+    // address drops packets would otherwise hold the run for the kernel's connect
+    // timeout).
+    let probes: Vec<Probe> = std::thread::scope(|sc| {
+        let running: Vec<_> = hosts
+            .iter()
+            .map(|h| sc.spawn(move || probe_one(prog, h, dir)))
+            .collect();
+        running
+            .into_iter()
+            .map(|t| {
+                t.join()
+                    .unwrap_or_else(|_| Probe::Unreachable("the probe failed".into()))
+            })
+            .collect()
+    });
+    Ok(probes)
+}
+
+/// Probe one host, stopped after a minute.
+fn probe_one(prog: &str, h: &Host, dir: &Path) -> Probe {
+    use std::process::{Command, Stdio};
+    let child = Command::new(prog)
+        .args([
+            h.client_arg(),
+            "--output-format=normal".into(),
+            "probe.fio".into(),
+        ])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => return Probe::Unreachable(format!("cannot run {prog}: {e}")),
+    };
+    let mut out = child.stdout.take();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        if let Some(o) = out.as_mut() {
+            let _ = std::io::Read::read_to_string(o, &mut s);
+        }
+        s
+    });
+    let never = AtomicBool::new(false);
+    match process::wait(child, &never, Some(std::time::Duration::from_secs(60))) {
+        Ok(e) if e.overran => Probe::Unreachable("no answer within a minute".into()),
+        Ok(e) => read_probe(&reader.join().unwrap_or_default(), &e.stderr),
+        Err(e) => Probe::Unreachable(e),
+    }
 }
 
 /// The probe's finding from fio's output.
@@ -247,7 +274,7 @@ pub fn run_step(
         .zip(hosts)
         .map(|(r, h)| {
             let (dir, prefix, child) = r?;
-            let ended = process::wait(child, stop)?;
+            let ended = process::wait(child, stop, process::deadline(step))?;
             check_host(h, step, &dir, &prefix, started, version, &ended)
         })
         .collect()
@@ -334,6 +361,12 @@ fn check_host(
     ended: &process::Ended,
 ) -> HostOutcome {
     let who = format!("{}:{}", h.addr, h.port);
+    if ended.overran {
+        return Err(format!(
+            "host {who}: its step did not end within {} s; stopped",
+            process::deadline(step).map_or(0, |d| d.as_secs())
+        ));
+    }
     let text = std::fs::read_to_string(dir.join("out.json")).unwrap_or_default();
     let parsed = json::parse(&text);
     let mut lines: Vec<String> = ended.stderr.lines().map(str::to_string).collect();

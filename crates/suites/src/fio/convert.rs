@@ -189,23 +189,20 @@ pub fn start_estimate(out: &super::json::Output, job: &Job, fallback: u64) -> u6
 
 /// 9999-12-31T23:59:59.999Z in ms since 1970: the last time an RFC 3339 date can show.
 const LAST_DATE_MS: u64 = 253_402_300_799_999;
-/// Convert one job.
-pub fn measured(job: &Job, cx: &Context<'_>) -> Result<Measured, String> {
-    let elapsed_ms = job.read.runtime.max(job.write.runtime);
-    let elapsed_ns = elapsed_ms * 1_000_000;
-    let (rl, rclat) = dir_lat(&job.read)?;
-    let (wl, wclat) = dir_lat(&job.write)?;
-    let all_counts = match (&rl.counts, &wl.counts) {
+
+/// Both directions together: counts added, scalars combined.
+fn both(job: &Job, rl: &DirLat, wl: &DirLat, elapsed_ms: u64) -> (Dir, DirLat) {
+    let counts = match (&rl.counts, &wl.counts) {
         (Some(a), Some(b)) => Some(a.iter().zip(b).map(|(x, y)| x + y).collect()),
         _ => None,
     };
-    let all = DirLat {
-        counts: all_counts,
+    let lat = DirLat {
+        counts,
         clat_counts: None,
         scalars: combine(&rl.scalars, &wl.scalars),
         percentiles: Vec::new(),
     };
-    let all_dir = Dir {
+    let dir = Dir {
         io_bytes: job.read.io_bytes + job.write.io_bytes,
         bw: 0,
         bw_bytes: 0,
@@ -216,16 +213,23 @@ pub fn measured(job: &Job, cx: &Context<'_>) -> Result<Measured, String> {
         clat_ns: None,
         lat_ns: None,
     };
-    let w = cx.workload;
+    (dir, lat)
+}
+
+/// The step's totals: counts and bytes as fio gave them, rates over the job's runtime,
+/// CPU from fio's percentages of it.
+fn totals(job: &Job, rl: &DirLat, wl: &DirLat, w: &Workload) -> Totals {
+    let elapsed_ms = job.read.runtime.max(job.write.runtime);
+    let elapsed_ns = elapsed_ms * 1_000_000;
+    let (all_dir, all) = both(job, rl, wl, elapsed_ms);
     let lat_sum =
         rl.scalars.mean_ns * rl.scalars.n as f64 + wl.scalars.mean_ns * wl.scalars.n as f64;
-    let secs = elapsed_ms as f64 / 1000.0;
-    let cpu_s = |pct: f64| pct / 100.0 * secs;
+    let cpu_s = |pct: f64| pct / 100.0 * elapsed_ms as f64 / 1000.0;
     let ops = all_dir.total_ios;
-    let totals = Totals {
+    Totals {
         elapsed_ns,
-        read: totals_of(&job.read, &rl, elapsed_ns),
-        write: totals_of(&job.write, &wl, elapsed_ns),
+        read: totals_of(&job.read, rl, elapsed_ns),
+        write: totals_of(&job.write, wl, elapsed_ns),
         all: totals_of(&all_dir, &all, elapsed_ns),
         avg_inflight: lat_sum / elapsed_ns.max(1) as f64,
         kernel_workers_busy_avg: None,
@@ -244,18 +248,33 @@ pub fn measured(job: &Job, cx: &Context<'_>) -> Result<Measured, String> {
             limited_by_generator: false,
         },
         error_count: u64::from(job.error != 0),
-    };
+    }
+}
+
+/// What the step's record says about where its numbers come from.
+fn origin_notes(job: &Job, version: &str, clat: (bool, bool), bins: bool) -> Vec<String> {
     let mut notes = vec![format!(
         "Measured by fio {} (job '{}'), not by drivelab's engine.",
-        super::json::version_number(cx.fio_version),
+        super::json::version_number(version),
         job.jobname
     )];
-    if (rclat && job.read.total_ios > 0) || (wclat && job.write.total_ios > 0) {
+    if (clat.0 && job.read.total_ios > 0) || (clat.1 && job.write.total_ios > 0) {
         notes.push("Latency is fio's completion latency (clat, from submission to the device to completion; the job had no lat_percentiles=1), not drivelab's from submission.".into());
     }
-    if rl.counts.is_none() && ops > 0 {
+    if !bins && job.read.total_ios + job.write.total_ios > 0 {
         notes.push("fio's plain JSON carries no latency histogram (json+ does): percentiles are fio's own and the histograms are empty.".into());
     }
+    notes
+}
+
+/// Convert one job.
+pub fn measured(job: &Job, cx: &Context<'_>) -> Result<Measured, String> {
+    let elapsed_ms = job.read.runtime.max(job.write.runtime);
+    let elapsed_ns = elapsed_ms * 1_000_000;
+    let (rl, rclat) = dir_lat(&job.read)?;
+    let (wl, wclat) = dir_lat(&job.write)?;
+    let bins = rl.counts.is_some();
+    let mut notes = origin_notes(job, cx.fio_version, (rclat, wclat), bins);
     let (series, t0) = match cx.logs {
         Some(l) => series(job, l, elapsed_ms, cx, &rl, &wl, &mut notes)?,
         None => (
@@ -276,13 +295,14 @@ pub fn measured(job: &Job, cx: &Context<'_>) -> Result<Measured, String> {
             "the fio result's start time ({started} ms since 1970) is after the year 9999: not a date fio writes (timestamp_ms and the logs' times are milliseconds)"
         ));
     }
+    let failed = job.error != 0;
     Ok(Measured {
-        status: if job.error == 0 {
-            RunStatus::Complete
-        } else {
+        status: if failed {
             RunStatus::Failed
+        } else {
+            RunStatus::Complete
         },
-        failure: (job.error != 0).then(|| {
+        failure: failed.then(|| {
             format!(
                 "fio stopped the job with error {} ({})",
                 job.error,
@@ -293,10 +313,10 @@ pub fn measured(job: &Job, cx: &Context<'_>) -> Result<Measured, String> {
             std::time::UNIX_EPOCH + std::time::Duration::from_millis(started),
         )
         .to_string(),
-        duration_ns: w.ramp_ns + elapsed_ns,
+        duration_ns: cx.workload.ramp_ns + elapsed_ns,
         drain_ns: 0,
         virtual_start_ns: None,
-        totals,
+        totals: totals(job, &rl, &wl, cx.workload),
         series,
         histogram: Histograms {
             read: hist(&rl),
@@ -394,9 +414,19 @@ fn hist_per_window(
             }
         }
     }
+    // The logged windows (repaired) can hold no more than the job's whole histogram;
+    // what they lack is the last, unlogged window.
+    if let Some(i) = (0..bins::NR).find(|&i| logged[i] > fin[i]) {
+        return Err(format!(
+            "fio's histogram logs hold {} I/Os of {} ns where its result holds {}: they do not add up",
+            logged[i],
+            bins::val(i),
+            fin[i]
+        ));
+    }
     if let Some(last) = out.last_mut() {
         for i in 0..bins::NR {
-            last[i] += fin[i].saturating_sub(logged[i]);
+            last[i] += fin[i] - logged[i];
         }
     }
     Ok(Some(out))

@@ -47,6 +47,8 @@ pub struct FleetOutcome {
     pub host_dirs: Vec<PathBuf>,
     pub doc: FleetDoc,
     pub table: String,
+    /// Stopped by the user.
+    pub interrupted: bool,
 }
 
 fn hist_merge(hs: &[&HistogramJson]) -> HistogramJson {
@@ -170,6 +172,11 @@ pub fn merge(ms: &[&Measured]) -> Measured {
     totals.avg_inflight = ms.iter().map(|m| m.totals.avg_inflight).sum();
     totals.queue_depth = ms.iter().map(|m| m.totals.queue_depth).sum();
     totals.error_count = ms.iter().map(|m| m.totals.error_count).sum();
+    totals.cpu.user_s = ms.iter().map(|m| m.totals.cpu.user_s).sum();
+    totals.cpu.sys_s = ms.iter().map(|m| m.totals.cpu.sys_s).sum();
+    let ops = totals.all.ops;
+    totals.cpu.cpu_s_per_million_io =
+        (ops > 0).then(|| (totals.cpu.user_s + totals.cpu.sys_s) / ops as f64 * 1e6);
     let first = ms.iter().min_by_key(|m| start_ms(m)).expect("one host");
     Measured {
         status: RunStatus::Complete,
@@ -295,6 +302,7 @@ pub fn run(
                     bundles[k].put_step(record(step, i, started.clone(), Some(m.clone())))?;
                     done.push(m);
                 }
+                Err(_) if f.stop.load(Ordering::Relaxed) => interrupted = true,
                 Err(e) => {
                     say(&format!("host failed: {e}"));
                     let b = &mut bundles[k];
@@ -306,6 +314,9 @@ pub fn run(
                     failed.push((f.hosts[k].id(), e));
                 }
             }
+        }
+        if interrupted {
+            break;
         }
         if !done.is_empty() {
             let refs: Vec<&Measured> = done.iter().collect();
@@ -405,6 +416,7 @@ fn finish(
         host_dirs: bundles.iter().map(|b| b.dir.clone()).collect(),
         doc,
         table: text,
+        interrupted,
     })
 }
 

@@ -208,6 +208,47 @@ pub fn step_metrics(name: &str, m: &drivelab_engine::result::Measured) -> Vec<Me
     out
 }
 
+/// The per-second logs of each job: one group (group_reporting=1) has all log files,
+/// else job i has the i-th of each kind.
+fn logs_of(logs: Option<&Path>, jobs: usize) -> Result<Vec<Option<JobLogs>>, String> {
+    let Some(d) = logs else {
+        return Ok(vec![None; jobs]);
+    };
+    let f = Files::find(d)?;
+    let per_job = jobs > 1;
+    if per_job && f.iops.len() != jobs {
+        return Err(format!(
+            "--logs: the result holds {jobs} jobs but {} has {} iops logs; give the logs of this run (one per job, or group_reporting=1)",
+            d.display(),
+            f.iops.len()
+        ));
+    }
+    (0..jobs)
+        .map(|i| {
+            let files = if per_job { f.job(i, jobs) } else { f.clone() };
+            JobLogs::read(&files).map(Some)
+        })
+        .collect()
+}
+
+/// A step's name: the job's (on its host), numbered when several share it.
+fn step_name(jobs: &[&Job], i: usize) -> String {
+    let job = jobs[i];
+    let name = match &job.hostname {
+        Some(h) => format!("{} on {h}", job.jobname),
+        None => job.jobname.clone(),
+    };
+    let same = jobs
+        .iter()
+        .filter(|j| j.jobname == job.jobname && j.hostname == job.hostname)
+        .count();
+    if same > 1 {
+        format!("{name} (job {})", i + 1)
+    } else {
+        name
+    }
+}
+
 /// The bundle document of a fio result (`text`: the output file; `logs`: a directory of
 /// its per-second logs; `source`: the file's name for the record).
 pub fn import(text: &str, logs: Option<&Path>, source: &str) -> Result<RunDoc, String> {
@@ -217,32 +258,7 @@ pub fn import(text: &str, logs: Option<&Path>, source: &str) -> Result<RunDoc, S
     if jobs.is_empty() {
         return Err("the fio result holds no jobs".into());
     }
-    // One group (group_reporting=1): all log files are its; else job i has the i-th.
-    let job_logs: Vec<Option<JobLogs>> = match logs {
-        Some(d) => {
-            let f = Files::find(d)?;
-            let per_job = jobs.len() > 1;
-            if per_job && f.iops.len() != jobs.len() {
-                return Err(format!(
-                    "--logs: the result holds {} jobs but {} has {} iops logs; give the logs of this run (one per job, or group_reporting=1)",
-                    jobs.len(),
-                    d.display(),
-                    f.iops.len()
-                ));
-            }
-            (0..jobs.len())
-                .map(|i| {
-                    let files = if per_job {
-                        f.job(i, jobs.len())
-                    } else {
-                        f.clone()
-                    };
-                    JobLogs::read(&files).map(Some)
-                })
-                .collect::<Result<_, _>>()?
-        }
-        None => vec![None; jobs.len()],
-    };
+    let job_logs = logs_of(logs, jobs.len())?;
     let global = out.global_options.clone().unwrap_or(Value::Null);
     let mut notes = vec![format!("Imported from fio's result {source}.")];
     let mut steps = Vec::new();
@@ -261,18 +277,7 @@ pub fn import(text: &str, logs: Option<&Path>, source: &str) -> Result<RunDoc, S
             },
         )?;
         target.get_or_insert_with(|| target_of(opt(job, &global, "filename"), &w));
-        let mut name = match &job.hostname {
-            Some(h) => format!("{} on {h}", job.jobname),
-            None => job.jobname.clone(),
-        };
-        if jobs
-            .iter()
-            .filter(|j| j.jobname == job.jobname && j.hostname == job.hostname)
-            .count()
-            > 1
-        {
-            name = format!("{name} (job {})", i + 1);
-        }
+        let name = step_name(&jobs, i);
         metrics.extend(step_metrics(&name, &m));
         steps.push(StepRecord {
             index: i,

@@ -91,7 +91,7 @@ impl StepEngine for FioEngine {
             .map(String::from)
             .to_vec();
         let child = process::spawn(&self.program, &args, &dir)?;
-        let ended = process::wait(child, opts.stop)?;
+        let ended = process::wait(child, opts.stop, process::deadline(step))?;
         let measured = read_back(&dir, &prefix, step, started, &self.version, &ended)?;
         Ok(RunResult {
             schema_version: drivelab_engine::result::SCHEMA_VERSION,
@@ -158,7 +158,12 @@ fn read_back(
             missing[0].display()
         )));
     }
-    if ended.stopped && m.status == RunStatus::Complete {
+    if ended.overran {
+        m.status = RunStatus::Failed;
+        m.failure = Some(why(
+            "fio did not end within twice the step's time and two minutes; stopped".into(),
+        ));
+    } else if ended.stopped && m.status == RunStatus::Complete {
         m.status = RunStatus::Interrupted;
     }
     Ok(m)

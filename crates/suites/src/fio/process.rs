@@ -15,6 +15,17 @@ pub struct Ended {
     pub stderr: String,
     /// A stop was requested while it ran.
     pub stopped: bool,
+    /// It ran past its deadline and was stopped.
+    pub overran: bool,
+}
+
+/// How long a step may take before its fio is stopped: the step's own time (idle,
+/// ramp, runtime) twice over plus two minutes for setting up (laying out files, a slow
+/// host's start); None for a step bounded by bytes, whose time is not known.
+pub fn deadline(step: &crate::plan::PlannedStep) -> Option<Duration> {
+    let w = &step.workload;
+    let ns = w.runtime_ns? + w.ramp_ns + step.idle_before_ns;
+    Some(Duration::from_nanos(ns.saturating_mul(2)) + Duration::from_secs(120))
 }
 
 /// The fio program: `DRIVELAB_FIO` when set (another build), else `fio` on the PATH.
@@ -56,8 +67,12 @@ pub fn interrupt(pid: u32) {
         .status();
 }
 
-/// Wait for `child`, interrupting it once when `stop` is set.
-pub fn wait(mut child: Child, stop: &AtomicBool) -> Result<Ended, String> {
+/// Wait for `child`, interrupting it once when `stop` is set or `limit` has passed (a
+/// host whose fio hangs must not hang the run), and killing it 30 s after that.
+pub fn wait(mut child: Child, stop: &AtomicBool, limit: Option<Duration>) -> Result<Ended, String> {
+    let began = std::time::Instant::now();
+    let mut interrupted_at: Option<std::time::Instant> = None;
+    let mut overran = false;
     let mut err = child.stderr.take();
     let reader = std::thread::spawn(move || {
         let mut s = String::new();
@@ -73,7 +88,17 @@ pub fn wait(mut child: Child, stop: &AtomicBool) -> Result<Ended, String> {
         }
         if !stopped && stop.load(Ordering::Relaxed) {
             stopped = true;
-            interrupt(child.id());
+        }
+        overran |= limit.is_some_and(|l| began.elapsed() > l);
+        match interrupted_at {
+            None if stopped || overran => {
+                interrupt(child.id());
+                interrupted_at = Some(std::time::Instant::now());
+            }
+            Some(t) if t.elapsed() > Duration::from_secs(30) => {
+                let _ = child.kill();
+            }
+            _ => {}
         }
         std::thread::sleep(Duration::from_millis(50));
     };
@@ -81,5 +106,25 @@ pub fn wait(mut child: Child, stop: &AtomicBool) -> Result<Ended, String> {
         code: status.code(),
         stderr: reader.join().unwrap_or_default(),
         stopped,
+        overran,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_process_past_its_deadline_is_stopped() {
+        let dir = std::env::temp_dir();
+        let child = spawn("sleep", &["30".to_string()], &dir).unwrap();
+        let stop = AtomicBool::new(false);
+        let e = wait(child, &stop, Some(Duration::from_millis(100))).unwrap();
+        // Interrupted (SIGINT ends sleep), not waited for.
+        assert!(e.overran && !e.stopped);
+        assert_eq!(e.code, None, "ended by a signal");
+        let child = spawn("true", &[], &dir).unwrap();
+        let e = wait(child, &stop, None).unwrap();
+        assert!(!e.overran && e.code == Some(0));
+    }
 }
