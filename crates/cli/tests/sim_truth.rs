@@ -76,6 +76,54 @@ fn consistency_recovers_the_steady_state() {
 }
 
 #[test]
+fn the_steady_state_truth_is_exact_or_absent() {
+    // Issue 14: the dies' budget at the drive's own WA read 26-40 % above the
+    // measurement on a SATA drive tested over 75 % of its span (the link, 85 % busy,
+    // and the dies held each other back) and under batch GC. Where the closed form is
+    // not exact it is null now; the drive's own completed rate is there everywhere.
+    for (spec, op, budget) in [
+        ("sim:sata-mlc,capacity=4G,seed=3", "25%", false),
+        ("sim:sata-mlc,capacity=4G,seed=3,gc=batch", "0%", false),
+        ("sim:nvme-tlc,capacity=4G,seed=3", "25%", true),
+    ] {
+        let doc = suite(&[
+            "consistency",
+            spec,
+            "--op",
+            op,
+            "--duration",
+            "600s",
+            "--round",
+            "60s",
+        ]);
+        let a = &doc["summary"]["analysis"];
+        let run = steps(&doc, "4K random write");
+        let gt = &run.last().unwrap()["run"]["simulator_ground_truth"];
+        let avg = f(&a["scores"]["avg_iops"]);
+        within(
+            avg,
+            f(&gt["recent_host_write_iops_per_s"]),
+            0.02,
+            &format!("{spec} --op {op}: the drive's own rate"),
+        );
+        let at_wa = &gt["random_write_4k_qd32_iops_at_recent_wa_per_s"];
+        if budget {
+            within(
+                avg,
+                f(at_wa),
+                0.02,
+                &format!("{spec} --op {op}: dies' budget"),
+            );
+        } else {
+            assert!(
+                at_wa.is_null(),
+                "{spec} --op {op}: {at_wa} for {avg:.0} measured"
+            );
+        }
+    }
+}
+
+#[test]
 fn consistency_finds_the_end_of_the_burst() {
     let doc = suite(&[
         "consistency",

@@ -1,9 +1,13 @@
 //! The simulated drive's parameters, its presets, and the `sim:` spec string that sets them.
 
+use crate::thermal::{ThermalParams, M2_NVME};
 use crate::units::{
     format_duration, format_percent, format_size, parse_duration_ns, parse_percent, parse_size,
     parse_switch, DURATION_FORM, PERCENT_FORM, SIZE_FORM,
 };
+
+/// Accepted form of a temperature setting, for error messages.
+const CELSIUS_FORM: &str = "a temperature in °C from -40 to 150, like 35";
 
 /// The mapping unit and logical page of the FTL.
 pub const PAGE_BYTES: u64 = 4096;
@@ -217,7 +221,24 @@ pub struct SimConfig {
     /// Blocks reclaimed per batch in `GcMode::Batch`.
     pub gc_batch_blocks: u32,
     pub thermal: bool,
+    /// Thermal constants (ambient, resistance, time constant, idle power, throttle and
+    /// release temperatures); the M.2 NVMe defaults unless set.
+    pub thermal_params: ThermalParams,
+    /// Temperature at time 0; None: the idle steady state (ambient + R × idle power).
+    pub start_celsius: Option<f64>,
     pub seed: u64,
+}
+
+/// A temperature setting (°C) from the spec: a decimal from -40 to 150.
+fn parse_celsius(s: &str) -> Option<f64> {
+    let v: f64 = s.trim_end_matches('C').trim_end_matches("°").parse().ok()?;
+    (v.is_finite() && (-40.0..=150.0).contains(&v)).then_some(v)
+}
+
+/// A positive decimal up to `hi`.
+fn parse_positive(s: &str, hi: f64) -> Option<f64> {
+    let v: f64 = s.parse().ok()?;
+    (v.is_finite() && v > 0.0 && v <= hi).then_some(v)
 }
 
 /// Presets: (name, one-line description).
@@ -263,6 +284,8 @@ impl SimConfig {
             gc: GcMode::Incremental,
             gc_batch_blocks: 64,
             thermal: false,
+            thermal_params: M2_NVME,
+            start_celsius: None,
             seed: 1,
         }
     }
@@ -419,15 +442,29 @@ impl SimConfig {
                         .ok_or_else(|| bad("a number of blocks from 1 to 1048576"))?
                 }
                 "thermal" => cfg.thermal = parse_switch(value).ok_or_else(|| bad("on or off"))?,
+                "ambient" => cfg.thermal_params.ambient_c = parse_celsius(value).ok_or_else(|| bad(CELSIUS_FORM))?,
+                "start_temp" => cfg.start_celsius = Some(parse_celsius(value).ok_or_else(|| bad(CELSIUS_FORM))?),
+                "throttle_temp" => cfg.thermal_params.throttle_c = parse_celsius(value).ok_or_else(|| bad(CELSIUS_FORM))?,
+                "release_temp" => cfg.thermal_params.release_c = parse_celsius(value).ok_or_else(|| bad(CELSIUS_FORM))?,
+                "thermal_r" => cfg.thermal_params.resistance_c_per_w = parse_positive(value, 1000.0)
+                    .ok_or_else(|| bad("a thermal resistance in °C per W from above 0 to 1000, like 12"))?,
+                "thermal_tau" => {
+                    let ns = parse_duration_ns(value).filter(|&n| n > 0).ok_or_else(|| bad("a time constant like 4s or 90s"))?;
+                    cfg.thermal_params.tau_s = ns as f64 / 1e9;
+                }
+                "idle_power" => cfg.thermal_params.idle_w = parse_positive(value, 100.0)
+                    .ok_or_else(|| bad("an idle power in W from above 0 to 100, like 0.4"))?,
                 "seed" => cfg.seed = value.parse().map_err(|_| bad("a whole number like 42"))?,
                 _ => {
                     return Err(format!(
                         "sim: unknown key '{key}': expected one of capacity, op, slc, channels, dies, \
-                         iface, cell, tread, tprog, terase, block, dram, gc, gc_batch, thermal, seed"
+                         iface, cell, tread, tprog, terase, block, dram, gc, gc_batch, thermal, ambient, \
+                         start_temp, throttle_temp, release_temp, thermal_r, thermal_tau, idle_power, seed"
                     ))
                 }
             }
         }
+        cfg.check_thermal()?;
         Ok(cfg)
     }
 
@@ -461,7 +498,34 @@ impl SimConfig {
             on_off(self.thermal),
             self.seed
         ));
+        let t = &self.thermal_params;
+        if *t != M2_NVME {
+            s.push_str(&format!(
+                ",ambient={},throttle_temp={},release_temp={},thermal_r={},thermal_tau={},idle_power={}",
+                t.ambient_c,
+                t.throttle_c,
+                t.release_c,
+                t.resistance_c_per_w,
+                format_duration((t.tau_s * 1e9).round() as u64),
+                t.idle_w
+            ));
+        }
+        if let Some(c) = self.start_celsius {
+            s.push_str(&format!(",start_temp={c}"));
+        }
         s
+    }
+
+    /// Thermal constants that cannot work: the throttle must release below where it starts.
+    pub fn check_thermal(&self) -> Result<(), String> {
+        let t = &self.thermal_params;
+        if t.release_c >= t.throttle_c {
+            return Err(format!(
+                "sim: bad release_temp '{}': expected a temperature below throttle_temp ({})",
+                t.release_c, t.throttle_c
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -537,6 +601,38 @@ mod tests {
         assert!(e.contains("nvme-tlc"), "{e}");
         let e = SimConfig::parse("sim:block=3M").unwrap_err();
         assert!(e.contains("block") && e.contains("power of two"), "{e}");
+    }
+
+    #[test]
+    fn thermal_constants_and_start_temperature_are_settable() {
+        let c = SimConfig::parse(
+            "sim:nvme-tlc,ambient=45,start_temp=56,thermal_r=20,thermal_tau=30s,idle_power=0.8,throttle_temp=80,release_temp=72",
+        )
+        .unwrap();
+        let t = c.thermal_params;
+        assert_eq!(
+            (t.ambient_c, t.resistance_c_per_w, t.tau_s),
+            (45.0, 20.0, 30.0)
+        );
+        assert_eq!((t.idle_w, t.throttle_c, t.release_c), (0.8, 80.0, 72.0));
+        assert_eq!(c.start_celsius, Some(56.0));
+        assert_eq!(
+            SimConfig::parse(&c.to_spec()).unwrap(),
+            c,
+            "{}",
+            c.to_spec()
+        );
+        // Defaults print nothing new.
+        assert!(!SimConfig::parse("sim:nvme-tlc")
+            .unwrap()
+            .to_spec()
+            .contains("ambient"));
+        let e = SimConfig::parse("sim:release_temp=80").unwrap_err();
+        assert!(e.contains("release_temp") && e.contains("below"), "{e}");
+        let e = SimConfig::parse("sim:ambient=hot").unwrap_err();
+        assert!(e.contains("ambient") && e.contains("°C"), "{e}");
+        let e = SimConfig::parse("sim:thermal_tau=0s").unwrap_err();
+        assert!(e.contains("thermal_tau"), "{e}");
     }
 
     #[test]
