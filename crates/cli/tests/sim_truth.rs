@@ -124,6 +124,53 @@ fn the_steady_state_truth_is_exact_or_absent() {
 }
 
 #[test]
+fn a_drive_that_throttles_in_random_writes_shows_two_levels_in_their_shares() {
+    // Not an extreme drive: an ordinary M.2 drive in a warm case (50 °C ambient, 30 °C
+    // per W to it, time constant 30 s) heats past 75 °C under steady random writes,
+    // throttles to a third of its speed, cools to 70 °C and resumes, over and over.
+    // The first throttle is no end of an initial burst; the two levels' shares are the
+    // model's throttled and unthrottled time.
+    let doc = suite(&[
+        "consistency",
+        "sim:nvme-tlc,capacity=4G,ambient=50,start_temp=56,thermal_r=30,thermal_tau=30s",
+        "--duration",
+        "600s",
+    ]);
+    let a = &doc["summary"]["analysis"];
+    let run = steps(&doc, "4K random write")[0];
+    let gt = &run["run"]["simulator_ground_truth"];
+    let origin = step_origin_ns(run) / 1e9;
+    let n = a["iops_per_s"].as_array().unwrap().len() as f64;
+    let throttled: f64 = gt["throttle_intervals_ns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let (s, e) = (f(&p[0]) / 1e9 - origin, f(&p[1]) / 1e9 - origin);
+            (e.min(n) - s.max(0.0)).max(0.0)
+        })
+        .sum();
+    assert!(throttled > 0.3 * n, "the drive throttles: {throttled} s of {n}");
+    assert!(a["burst"].is_null(), "no burst: {}", a["burst"]);
+    let levels = a["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 2, "{levels:?}");
+    within(
+        f(&levels[0]["share"]),
+        throttled / n,
+        0.05,
+        "share of the throttled level",
+    );
+    within(
+        f(&levels[0]["centre_iops"]) * 3.0,
+        f(&levels[1]["centre_iops"]),
+        0.05,
+        "throttled to a third",
+    );
+    assert_eq!(f(&gt["thermal_ambient_celsius"]), 50.0);
+    assert!(f(&gt["max_temperature_celsius"]) >= f(&gt["throttle_celsius"]));
+}
+
+#[test]
 fn consistency_finds_the_end_of_the_burst() {
     let doc = suite(&[
         "consistency",
