@@ -150,7 +150,10 @@ fn a_drive_that_throttles_in_random_writes_shows_two_levels_in_their_shares() {
             (e.min(n) - s.max(0.0)).max(0.0)
         })
         .sum();
-    assert!(throttled > 0.3 * n, "the drive throttles: {throttled} s of {n}");
+    assert!(
+        throttled > 0.3 * n,
+        "the drive throttles: {throttled} s of {n}"
+    );
     assert!(a["burst"].is_null(), "no burst: {}", a["burst"]);
     let levels = a["levels"].as_array().unwrap();
     assert_eq!(levels.len(), 2, "{levels:?}");
@@ -248,6 +251,41 @@ fn seqfill_sees_a_cache_of_a_second_and_a_half() {
         "cache speed",
     );
     assert_eq!(fill["cache_too_short_to_see"], false);
+}
+
+#[test]
+fn seqfill_finds_the_deep_drops_of_a_drive_folding_under_load() {
+    // The review's USB drive: after hundreds of GB the rate drops under 50 MB/s for
+    // 3-5 s at a time, recovering for 10-15 s. The mechanism: host writes keep going to
+    // a large SLC cache; once it is full the drive folds 12 GB of it into TLC on its 48
+    // dies while the host waits (3.7 s), then takes 12 GB more at the USB link's speed
+    // (12.5 s), and so on. The analysis finds every drop where the model held the host.
+    let doc = suite(&[
+        "seqfill",
+        "sim:nvme-tlc,capacity=512G,iface=usb10,dies=48,slc=300G,fold=load,fold_batch=12G,thermal=off",
+    ]);
+    let fill = &doc["summary"]["analysis"]["fill"];
+    let step = steps(&doc, "")[0];
+    let gt = &step["run"]["simulator_ground_truth"];
+    let origin = step_origin_ns(step) / 1e9;
+    let model: Vec<(f64, f64)> = gt["slc_fold_stall_intervals_ns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (f(&p[0]) / 1e9 - origin, (f(&p[1]) - f(&p[0])) / 1e9))
+        .collect();
+    let drops = fill["drops"].as_array().unwrap();
+    assert!(model.len() >= 10, "the drive folds under load: {model:?}");
+    assert_eq!(drops.len(), model.len(), "{drops:?} vs {model:?}");
+    for (d, &(start, len)) in drops.iter().zip(&model) {
+        assert!((3.0..=5.0).contains(&len), "a drop of 3-5 s: {len}");
+        assert!((f(&d["start_s"]) - start).abs() <= 0.15, "{d} vs {start}");
+        within(f(&d["len_s"]), len, 0.05, "drop length");
+        assert!(f(&d["min_mbps"]) < 50.0);
+        assert!(f(&d["at_bytes"]) > 200e9, "after hundreds of GB: {d}");
+    }
+    let gaps: Vec<f64> = model.windows(2).map(|w| w[1].0 - w[0].0 - w[0].1).collect();
+    assert!(gaps.iter().all(|g| (10.0..=15.0).contains(g)), "{gaps:?}");
 }
 
 #[test]

@@ -187,6 +187,34 @@ impl GcMode {
     }
 }
 
+/// When the SLC cache is folded into native-mode blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FoldMode {
+    /// Only when the drive is idle; a full cache sends host writes to native mode.
+    Idle,
+    /// Also under load, on dies that are free (host writes keep going to SLC); a full
+    /// cache holds the host while `fold_batch` bytes are folded on every die.
+    Load,
+}
+
+impl FoldMode {
+    fn parse(s: &str) -> Option<FoldMode> {
+        match s {
+            "idle" => Some(FoldMode::Idle),
+            "load" => Some(FoldMode::Load),
+            _ => None,
+        }
+    }
+
+    /// The name `parse` reads back.
+    pub fn name(&self) -> &'static str {
+        match self {
+            FoldMode::Idle => "idle",
+            FoldMode::Load => "load",
+        }
+    }
+}
+
 /// SLC cache size: absolute, or a share of the user capacity.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SlcSize {
@@ -220,6 +248,10 @@ pub struct SimConfig {
     pub gc: GcMode,
     /// Blocks reclaimed per batch in `GcMode::Batch`.
     pub gc_batch_blocks: u32,
+    /// When the SLC cache is folded.
+    pub fold: FoldMode,
+    /// Bytes folded while the host waits when the cache is full (`FoldMode::Load`).
+    pub fold_batch_bytes: u64,
     pub thermal: bool,
     /// Thermal constants (ambient, resistance, time constant, idle power, throttle and
     /// release temperatures); the M.2 NVMe defaults unless set.
@@ -283,6 +315,8 @@ impl SimConfig {
             dram: true,
             gc: GcMode::Incremental,
             gc_batch_blocks: 64,
+            fold: FoldMode::Idle,
+            fold_batch_bytes: 4 << 30,
             thermal: false,
             thermal_params: M2_NVME,
             start_celsius: None,
@@ -441,6 +475,12 @@ impl SimConfig {
                     cfg.gc_batch_blocks = parse_count(value, 1, 1 << 20)
                         .ok_or_else(|| bad("a number of blocks from 1 to 1048576"))?
                 }
+                "fold" => cfg.fold = FoldMode::parse(value).ok_or_else(|| bad("idle or load"))?,
+                "fold_batch" => {
+                    cfg.fold_batch_bytes = parse_size(value)
+                        .filter(|&b| b >= PAGE_BYTES)
+                        .ok_or_else(|| bad("a size of at least 4K, like 4G"))?
+                }
                 "thermal" => cfg.thermal = parse_switch(value).ok_or_else(|| bad("on or off"))?,
                 "ambient" => cfg.thermal_params.ambient_c = parse_celsius(value).ok_or_else(|| bad(CELSIUS_FORM))?,
                 "start_temp" => cfg.start_celsius = Some(parse_celsius(value).ok_or_else(|| bad(CELSIUS_FORM))?),
@@ -458,7 +498,7 @@ impl SimConfig {
                 _ => {
                     return Err(format!(
                         "sim: unknown key '{key}': expected one of capacity, op, slc, channels, dies, \
-                         iface, cell, tread, tprog, terase, block, dram, gc, gc_batch, thermal, ambient, \
+                         iface, cell, tread, tprog, terase, block, dram, gc, gc_batch, fold, fold_batch, thermal, ambient, \
                          start_temp, throttle_temp, release_temp, thermal_r, thermal_tau, idle_power, seed"
                     ))
                 }
@@ -498,6 +538,13 @@ impl SimConfig {
             on_off(self.thermal),
             self.seed
         ));
+        if self.fold != FoldMode::Idle || self.fold_batch_bytes != 4 << 30 {
+            s.push_str(&format!(
+                ",fold={},fold_batch={}",
+                self.fold.name(),
+                format_size(self.fold_batch_bytes)
+            ));
+        }
         let t = &self.thermal_params;
         if *t != M2_NVME {
             s.push_str(&format!(
@@ -631,6 +678,16 @@ mod tests {
         assert!(e.contains("release_temp") && e.contains("below"), "{e}");
         let e = SimConfig::parse("sim:ambient=hot").unwrap_err();
         assert!(e.contains("ambient") && e.contains("°C"), "{e}");
+        let c = SimConfig::parse("sim:nvme-tlc,fold=load,fold_batch=12G").unwrap();
+        assert_eq!((c.fold, c.fold_batch_bytes), (FoldMode::Load, 12 << 30));
+        assert_eq!(
+            SimConfig::parse(&c.to_spec()).unwrap(),
+            c,
+            "{}",
+            c.to_spec()
+        );
+        let e = SimConfig::parse("sim:fold=sometimes").unwrap_err();
+        assert!(e.contains("fold") && e.contains("idle or load"), "{e}");
         let e = SimConfig::parse("sim:thermal_tau=0s").unwrap_err();
         assert!(e.contains("thermal_tau"), "{e}");
     }

@@ -11,8 +11,9 @@ use crate::analytic::{
     greedy_write_amplification, single_bottleneck_iops, steady_random_write_iops, WriteCosts,
 };
 use crate::config::{
-    GcMode, SimConfig, CHANNEL_BYTES_PER_S, DRAMLESS_MAP_CACHE_SPAN_BYTES, MAP_PAGE_SPAN_BYTES,
-    PAGE_BYTES, READ_UNIT_BYTES, SLC_PROGRAM_NS, SLC_PROGRAM_UNIT_BYTES, SLC_READ_NS,
+    FoldMode, GcMode, SimConfig, CHANNEL_BYTES_PER_S, DRAMLESS_MAP_CACHE_SPAN_BYTES,
+    MAP_PAGE_SPAN_BYTES, PAGE_BYTES, READ_UNIT_BYTES, SLC_PROGRAM_NS, SLC_PROGRAM_UNIT_BYTES,
+    SLC_READ_NS,
 };
 use crate::ftl::{Ftl, NONE};
 use crate::recent_wa::RecentWa;
@@ -105,6 +106,8 @@ pub struct SimDevice {
     gate_ns: u64,
     now_ns: u64,
     stalls: Vec<(u64, u64)>,
+    /// Times the host waited for a full SLC cache to be folded (`FoldMode::Load`).
+    fold_stalls: Vec<(u64, u64)>,
     /// When garbage collection first had to copy a valid page: the end of the
     /// fresh-out-of-box burst, when host writes start paying for write amplification.
     gc_first_copy_ns: Option<u64>,
@@ -204,6 +207,7 @@ impl SimDevice {
             gate_ns: 0,
             now_ns: 0,
             stalls: Vec::new(),
+            fold_stalls: Vec::new(),
             gc_first_copy_ns: None,
             st: Stats::default(),
         })
@@ -277,6 +281,8 @@ impl SimDevice {
         let idle_from = self.res.busy_until() + IDLE_DELAY_NS;
         if t > idle_from {
             self.background(idle_from, t);
+        } else if self.cfg.fold == FoldMode::Load {
+            self.fold_on_free_dies(t);
         }
         if let Some(th) = &self.thermal {
             if t >= th.last_ns() + THERMAL_STEP_NS {
@@ -312,6 +318,60 @@ impl SimDevice {
             }
             self.slc.pop_oldest();
         }
+    }
+
+    /// Fold one SLC page (the oldest slot, if still pending) on its die from `from` on;
+    /// frees the slot. Returns whether there was a slot.
+    fn fold_oldest(&mut self, from: u64) -> bool {
+        let Some(ppn) = self.slc.oldest() else {
+            return false;
+        };
+        if self.slc.take(ppn) {
+            let d = self.ftl.die_of_page(ppn);
+            let r = self
+                .res
+                .die(d, from, self.c.read_slc / READ_UNIT_PAGES as u64);
+            self.res.die(d, r, self.c.prog * self.mult);
+            self.last_read_unit[d as usize] = NONE;
+            self.st.folds += 1;
+            self.st.nand_reads += 1;
+        }
+        self.slc.pop_oldest();
+        true
+    }
+
+    /// Folding under load: fold the oldest SLC pages while their dies are free before
+    /// `t` (a die busy with host writes stops it until the next command).
+    fn fold_on_free_dies(&mut self, t: u64) {
+        self.flush();
+        while let Some(ppn) = self.slc.oldest() {
+            if self.slc.is_pending(ppn) {
+                let d = self.ftl.die_of_page(ppn);
+                let free = self.res.die_free_at(d);
+                if free >= t {
+                    break;
+                }
+                self.fold_oldest(free);
+            } else {
+                self.slc.pop_oldest();
+            }
+        }
+    }
+
+    /// The SLC cache is full under `FoldMode::Load`: the host waits while `fold_batch`
+    /// bytes of the oldest SLC data are folded. Returns when host writes may go on.
+    fn fold_stall(&mut self, t: u64) -> u64 {
+        self.flush();
+        let pages = (self.cfg.fold_batch_bytes / PAGE_BYTES).max(1);
+        for _ in 0..pages {
+            if !self.fold_oldest(t) {
+                break;
+            }
+        }
+        let end = self.res.all_dies_free_at().max(t);
+        self.fold_stalls.push((t, end));
+        self.gate_ns = self.gate_ns.max(end);
+        end
     }
 
     /// Mapping-table access on a DRAM-less drive: a miss reads the mapping page (and
@@ -451,6 +511,9 @@ impl SimDevice {
                 t = self.res.die(d, t, rc * self.mult);
                 self.st.nand_reads += 1;
             }
+        }
+        if self.cfg.fold == FoldMode::Load && !self.slc.has_room() && self.slc.used() > 0 {
+            t = self.fold_stall(t);
         }
         let to_slc = self.slc.has_room();
         let d = self.host_die;
@@ -727,6 +790,9 @@ impl DeviceModel for SimDevice {
         });
         // (Added apart: one `json!` this long exceeds the macro's recursion limit.)
         truth["recent_write_amplification_ratio"] = json!(recent_wa);
+        truth["slc_fold_mode"] = json!(self.cfg.fold.name());
+        truth["slc_fold_batch_bytes"] = json!(self.cfg.fold_batch_bytes);
+        truth["slc_fold_stall_intervals_ns"] = json!(pairs(&self.fold_stalls));
         if let Some(th) = &self.thermal {
             let p = &self.cfg.thermal_params;
             truth["thermal_ambient_celsius"] = json!(p.ambient_c);
