@@ -251,6 +251,65 @@ fn unfinished_runs_and_unlike_settings_head_their_section() {
 }
 
 #[test]
+fn a_drive_with_extra_over_provisioning_is_a_variant_not_another_test() {
+    // Issue 14: the 25 % OP run was "#2" under "not the same test"; the reviews show it
+    // beside the default run of the same drive.
+    let (dir, _, _) = common::bundles::all_bundles()
+        .iter()
+        .find(|(_, s, d)| s == "consistency" && d.contains("nvme"))
+        .unwrap();
+    let plain = open_bundle(dir).unwrap();
+    let mut op = plain.clone();
+    op.config_hash = "0".repeat(64);
+    op.knobs["op_percent"] = serde_json::json!(25.0);
+    let mut longer = plain.clone();
+    longer.config_hash = "1".repeat(64);
+    longer.knobs["duration_ns"] = serde_json::json!(7_200_000_000_000u64);
+    let runs = vec![
+        DriveRun::new(None, plain),
+        DriveRun::new(None, op),
+        DriveRun::new(None, longer),
+    ];
+    let r = bundle_report(&runs);
+    assert!(r.groups[0].ends_with(" · default"), "{:?}", r.groups);
+    assert!(r.groups[1].ends_with(" · 25 % OP"), "{:?}", r.groups);
+    // The longer run is another test, under the drive's own name.
+    assert_eq!(
+        format!("{} · default", r.groups[2]),
+        r.groups[0],
+        "{:?}",
+        r.groups
+    );
+    let section = r
+        .sections
+        .iter()
+        .find(|s| s.title.contains("consistency") || s.title.contains("Consistency"))
+        .unwrap();
+    let texts: Vec<String> = section
+        .blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Warning(t) => Some(format!("warning: {t}")),
+            Block::Text(t) => Some(t.clone()),
+            _ => None,
+        })
+        .collect();
+    let not_same: Vec<&String> = texts
+        .iter()
+        .filter(|t| t.contains("Not the same test"))
+        .collect();
+    // Only the longer run is another test.
+    assert_eq!(not_same.len(), 1, "{texts:?}");
+    assert!(not_same[0].contains("duration_ns") && !not_same[0].contains("op_percent"));
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("Variants of one test") && t.contains("25 % OP")),
+        "{texts:?}"
+    );
+}
+
+#[test]
 fn a_directory_without_a_bundle_is_named() {
     let d = tempfile::tempdir().unwrap();
     let e = open_bundle(d.path()).unwrap_err();

@@ -92,6 +92,7 @@ pub fn drive_label(doc: &RunDoc) -> String {
 /// Makes labels unique where two bundles of one suite share one: the second becomes
 /// `label #2`, and so on (otherwise their series would merge in the suite's charts).
 pub fn disambiguate(runs: &mut [DriveRun]) {
+    name_variants(runs);
     for i in 1..runs.len() {
         let clash = |runs: &[DriveRun], label: &str| {
             runs[..i]
@@ -105,6 +106,57 @@ pub fn disambiguate(runs: &mut [DriveRun]) {
                 n += 1;
             }
             runs[i].label = format!("{base} #{n}");
+        }
+    }
+}
+
+/// Knobs that make a variant of one drive rather than another test: the reviews compare
+/// a drive with and without extra over-provisioning side by side.
+const VARIANT_KNOBS: [&str; 1] = ["op_percent"];
+
+/// The variant a bundle is of its drive: "25 % OP" for a consistency test over 75 % of
+/// the span, "default" otherwise.
+pub fn variant_of(doc: &RunDoc) -> String {
+    match doc.knobs.get("op_percent").and_then(|v| v.as_f64()) {
+        Some(op) if op > 0.0 => format!("{} % OP", fmt_short(op)),
+        _ => "default".into(),
+    }
+}
+
+/// The knobs without the variant ones.
+fn test_knobs(doc: &RunDoc) -> serde_json::Value {
+    let mut k = doc.knobs.clone();
+    if let Some(o) = k.as_object_mut() {
+        for v in VARIANT_KNOBS {
+            o.remove(v);
+        }
+    }
+    k
+}
+
+/// Whether two bundles are the same test of one drive in different variants.
+fn variants(a: &RunDoc, b: &RunDoc) -> bool {
+    a.suite == b.suite
+        && a.tool == b.tool
+        && test_knobs(a) == test_knobs(b)
+        && variant_of(a) != variant_of(b)
+}
+
+/// Bundles of one suite under one label that are variants of each other are named by
+/// their variant ("drive · default", "drive · 25 % OP") instead of "#2".
+fn name_variants(runs: &mut [DriveRun]) {
+    let n = runs.len();
+    let mut rename = vec![false; n];
+    for i in 0..n {
+        for j in 0..n {
+            if i != j && runs[i].label == runs[j].label && variants(&runs[i].doc, &runs[j].doc) {
+                rename[i] = true;
+            }
+        }
+    }
+    for (r, go) in runs.iter_mut().zip(rename) {
+        if go {
+            r.label = format!("{} · {}", r.label, variant_of(&r.doc));
         }
     }
 }
@@ -272,9 +324,32 @@ pub fn bundle_report(runs: &[DriveRun]) -> Report {
             "iometer" => iometer::section(&entries),
             _ => mixed::section(&entries),
         };
+        let section = match variant_note(&entries) {
+            Some(t) => section.text_first(t),
+            None => section,
+        };
         report = report.section(section.warnings_first(caveats(&entries)));
     }
     report
+}
+
+/// The bundles that are variants of the first one's test (see [`variants`]), said as
+/// the reviews say it: one drive, side by side.
+fn variant_note(entries: &[Entry]) -> Option<String> {
+    let (first, rest) = entries.split_first()?;
+    let alike: Vec<&Entry> = rest.iter().filter(|e| variants(e.doc, first.doc)).collect();
+    (!alike.is_empty()).then(|| {
+        let names: Vec<String> = alike
+            .iter()
+            .map(|e| format!("{} ({})", e.label, variant_of(e.doc)))
+            .collect();
+        format!(
+            "Variants of one test: {} ({}) and {} ran the same test, but for the part of the span left unwritten as extra over-provisioning. They are shown side by side, each with its own toggle, as the reviews compare a drive with and without extra spare area.",
+            first.label,
+            variant_of(first.doc),
+            names.join(", ")
+        )
+    })
 }
 
 /// What a reader of a suite's section must know first: runs that did not finish (their
@@ -314,6 +389,7 @@ fn caveats(entries: &[Entry]) -> Vec<String> {
         let unlike: Vec<String> = rest
             .iter()
             .filter(|e| e.doc.config_hash != first.doc.config_hash)
+            .filter(|e| !variants(e.doc, first.doc))
             .map(|e| {
                 let diff = knob_differences(&first.doc.knobs, &e.doc.knobs);
                 if !diff.is_empty() {
