@@ -310,6 +310,31 @@ fn a_drive_with_extra_over_provisioning_is_a_variant_not_another_test() {
 }
 
 #[test]
+fn short_runs_are_marked_as_demonstrations_on_every_chart_and_table() {
+    let (report, _) = report_of(|_, _| true);
+    let mut charts = 0;
+    for sec in report.sections.iter().filter(|s| s.title != "Runs") {
+        for b in &sec.blocks {
+            match b {
+                Block::Chart(c) => {
+                    charts += 1;
+                    let sub = c.subtitle.as_deref().unwrap_or("");
+                    assert!(sub.contains("--short demonstration"), "{}: {sub}", c.id);
+                }
+                Block::Table(t) => {
+                    assert!(t.caption.contains("--short demonstration"), "{}", t.caption)
+                }
+                Block::Tiles(t) => {
+                    assert!(t.title.contains("--short demonstration"), "{}", t.title)
+                }
+                _ => {}
+            }
+        }
+    }
+    assert!(charts > 10);
+}
+
+#[test]
 fn a_directory_without_a_bundle_is_named() {
     let d = tempfile::tempdir().unwrap();
     let e = open_bundle(d.path()).unwrap_err();

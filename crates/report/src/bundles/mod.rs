@@ -20,7 +20,7 @@ use drivelab_engine::result::Histograms;
 use drivelab_suites::bundle::{BundleStatus, RunDoc, StepRecord, StepStatus, Summary};
 use drivelab_suites::bundle::{BUNDLE_SCHEMA_VERSION, RUN_JSON};
 
-use crate::html::{Column, Report, Row, Section, Table};
+use crate::html::{Block, Column, Report, Row, Section, Table};
 
 pub use exceedance::{exceedance_points, merge_histograms};
 
@@ -328,9 +328,52 @@ pub fn bundle_report(runs: &[DriveRun]) -> Report {
             Some(t) => section.text_first(t),
             None => section,
         };
+        let section = mark_demonstrations(section, &entries);
         report = report.section(section.warnings_first(caveats(&entries)));
     }
     report
+}
+
+/// Whether a bundle was made with `--short`: a demonstration of the method, not a
+/// measurement of the drive.
+fn is_short(doc: &RunDoc) -> bool {
+    doc.knobs.get("short").and_then(|v| v.as_bool()) == Some(true)
+}
+
+/// Marks every chart and table of a section with `--short` bundles as a demonstration,
+/// naming those bundles (all of them: "every bundle").
+fn mark_demonstrations(mut section: Section, entries: &[Entry]) -> Section {
+    let short: Vec<&str> = entries
+        .iter()
+        .filter(|e| is_short(e.doc))
+        .map(|e| e.label)
+        .collect();
+    if short.is_empty() {
+        return section;
+    }
+    let whose = if short.len() == entries.len() {
+        "every run here".to_string()
+    } else {
+        short.join(", ")
+    };
+    let mark = format!("--short demonstration ({whose}): not a measurement of the drive");
+    for b in &mut section.blocks {
+        match b {
+            Block::Chart(c) => {
+                c.subtitle = Some(match c.subtitle.take() {
+                    Some(s) => format!("{s} · {mark}"),
+                    None => mark.clone(),
+                })
+            }
+            Block::Table(t) => t.caption = format!("{} ({mark})", t.caption),
+            Block::Tiles(t) => t.title = format!("{} ({mark})", t.title),
+            _ => {}
+        }
+    }
+    section.text_first(format!(
+        "Runs made with --short ({whose}) are demonstrations of the method: minutes, \
+         small spans and short steps, so their numbers do not describe the drive."
+    ))
 }
 
 /// The bundles that are variants of the first one's test (see [`variants`]), said as
