@@ -335,6 +335,35 @@ fn short_runs_are_marked_as_demonstrations_on_every_chart_and_table() {
 }
 
 #[test]
+fn the_linear_chart_is_scaled_to_the_steady_state_and_says_the_burst_is_clipped() {
+    let (dir, _, _) = common::bundles::all_bundles()
+        .iter()
+        .find(|(_, s, d)| s == "consistency" && d.contains("nvme"))
+        .unwrap();
+    let mut doc = open_bundle(dir).unwrap();
+    let a = &mut doc.summary.as_mut().unwrap().analysis;
+    let mut x = vec![50_000.0; 20];
+    x.extend(vec![5_000.0; 200]);
+    x[100] = 6_000.0;
+    a["iops_per_s"] = serde_json::json!(x);
+    a["burst"] = serde_json::json!({"at_s": 20, "burst_iops": 50_000.0, "steady_iops": 5_000.0});
+    let r = bundle_report(&[DriveRun::new(None, doc)]);
+    let lin = r
+        .charts()
+        .into_iter()
+        .find(|c| c.id == "consistency-linear")
+        .unwrap();
+    assert_eq!(lin.y.max, Some(6_300.0));
+    assert!(
+        lin.notes
+            .iter()
+            .any(|n| n.contains("000 IOPS, the first 20 s) is clipped")),
+        "{:?}",
+        lin.notes
+    );
+}
+
+#[test]
 fn a_directory_without_a_bundle_is_named() {
     let d = tempfile::tempdir().unwrap();
     let e = open_bundle(d.path()).unwrap_err();
