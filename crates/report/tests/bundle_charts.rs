@@ -6,7 +6,9 @@ mod common;
 
 use std::collections::BTreeSet;
 
-use drivelab_report::bundles::{bundle_report, open_bundle, DriveRun};
+use drivelab_report::bundles::{
+    bundle_report, bundle_report_with, open_bundle, DriveRun, ReportOptions,
+};
 use drivelab_report::{Block, Mark, Report};
 
 fn report_of(filter: impl Fn(&str, &str) -> bool) -> (Report, Vec<DriveRun>) {
@@ -360,6 +362,39 @@ fn the_linear_chart_is_scaled_to_the_steady_state_and_says_the_burst_is_clipped(
             .any(|n| n.contains("000 IOPS, the first 20 s) is clipped")),
         "{:?}",
         lin.notes
+    );
+}
+
+#[test]
+fn the_zoom_starts_where_the_reader_says() {
+    let (dir, _, _) = common::bundles::all_bundles()
+        .iter()
+        .find(|(_, s, d)| s == "consistency" && d.contains("nvme"))
+        .unwrap();
+    let runs = vec![DriveRun::new(None, open_bundle(dir).unwrap())];
+    let zoom = |opts: &ReportOptions| {
+        bundle_report_with(&runs, opts)
+            .charts()
+            .into_iter()
+            .find(|c| c.id == "consistency-zoom")
+            .unwrap()
+            .x
+            .min
+    };
+    let default = zoom(&ReportOptions::default());
+    assert_ne!(default, Some(1.0));
+    assert_eq!(
+        zoom(&ReportOptions {
+            zoom_from_s: Some(1)
+        }),
+        Some(1.0)
+    );
+    // Past the end of the test: the default.
+    assert_eq!(
+        zoom(&ReportOptions {
+            zoom_from_s: Some(10_000)
+        }),
+        default
     );
 }
 

@@ -24,7 +24,7 @@ fn is_round(st: &drivelab_suites::StepRecord) -> bool {
         && (st.params.get("round").is_some() || st.params.get("continuous").is_some())
 }
 
-pub(crate) fn section(entries: &[Entry]) -> Section {
+pub(crate) fn section(entries: &[Entry], opts: &super::ReportOptions) -> Section {
     let drives: Vec<Drive> = entries
         .iter()
         .filter_map(|e| {
@@ -115,7 +115,12 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         .max()
         .unwrap_or(1);
     let lead = ((end - start) as f64 * 0.15).ceil() as usize;
-    let zoom_from = start.saturating_sub(lead);
+    // Where the user says (the reference zooms at t = 1400 s), else a little before
+    // the earliest window.
+    let zoom_from = match opts.zoom_from_s {
+        Some(s) if (s as usize) < end => s as usize,
+        _ => start.saturating_sub(lead),
+    };
     let mut zoom = Chart::new(
         "consistency-zoom",
         "Consistency: the scoring window",

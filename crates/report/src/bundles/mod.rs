@@ -279,9 +279,22 @@ pub(crate) fn cell(v: Option<f64>, decimals: usize) -> String {
     crate::html::fmt_number(v.unwrap_or(f64::NAN), decimals)
 }
 
+/// Choices the reader makes about a report.
+#[derive(Debug, Clone, Default)]
+pub struct ReportOptions {
+    /// Second at which the consistency zoom starts (default: a little before the
+    /// earliest scoring window); ignored when past the end of every series.
+    pub zoom_from_s: Option<u64>,
+}
+
 /// The report of `runs` (labels made unique per suite first): a section listing the
 /// runs, then one section per suite present, in `drivelab run`'s order.
 pub fn bundle_report(runs: &[DriveRun]) -> Report {
+    bundle_report_with(runs, &ReportOptions::default())
+}
+
+/// [`bundle_report`] with the reader's choices.
+pub fn bundle_report_with(runs: &[DriveRun], opts: &ReportOptions) -> Report {
     let mut runs = runs.to_vec();
     disambiguate(&mut runs);
     let mut groups: Vec<String> = Vec::new();
@@ -319,7 +332,7 @@ pub fn bundle_report(runs: &[DriveRun]) -> Report {
         let section = match suite {
             "quick" => quick::section(&entries),
             "peak" => peak::section(&entries),
-            "consistency" => consistency::section(&entries),
+            "consistency" => consistency::section(&entries, opts),
             "seqfill" => seqfill::section(&entries),
             "iometer" => iometer::section(&entries),
             _ => mixed::section(&entries),
