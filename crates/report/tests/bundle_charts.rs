@@ -399,6 +399,25 @@ fn the_zoom_starts_where_the_reader_says() {
 }
 
 #[test]
+fn quick_bars_carry_their_values() {
+    let (report, _) = report_of(|s, d| s == "quick" && d.contains("nvme"));
+    let read = report
+        .charts()
+        .into_iter()
+        .find(|c| c.id == "quick-read")
+        .unwrap();
+    assert!(read.series.iter().all(|s| s.value_labels));
+    let svg = drivelab_report::render_svg(
+        read,
+        &drivelab_report::GroupPalette::new(report.groups.clone()),
+    )
+    .unwrap();
+    let values = svg.matches("dl-value").count();
+    let bars: usize = read.series.iter().map(|s| s.points.len()).sum();
+    assert_eq!(values, bars, "one value per bar");
+}
+
+#[test]
 fn a_directory_without_a_bundle_is_named() {
     let d = tempfile::tempdir().unwrap();
     let e = open_bundle(d.path()).unwrap_err();
