@@ -174,6 +174,78 @@ fn a_drive_that_throttles_in_random_writes_shows_two_levels_in_their_shares() {
 }
 
 #[test]
+fn a_drive_with_tiered_gc_shows_its_phases_as_levels_and_stalls() {
+    // The NVMe review's steady states that shift between levels, with phases of whole
+    // seconds without I/O, from the mechanism: with gc=tiered the drive writes with every
+    // die while its free pool is above half of its GC reserve (fast), then collects one
+    // victim every 512 host pages beside the host (background), which does not keep up,
+    // and once out of reserve refills it while the host waits (foreground: a stall of
+    // tens of seconds). The analyses find the burst end where background GC first
+    // started, the two levels and their shares of the time, and the stalls.
+    let doc = suite(&[
+        "consistency",
+        "sim:nvme-tlc,capacity=32G,op=25%,dies=4,channels=4,gc=tiered,gc_batch=1000,gc_bg_every=512,thermal=off,slc=0",
+        "--duration",
+        "1200s",
+    ]);
+    let a = &doc["summary"]["analysis"];
+    let run = steps(&doc, "4K random write")[0];
+    let gt = &run["run"]["simulator_ground_truth"];
+    let origin = step_origin_ns(run) / 1e9;
+    let n = a["iops_per_s"].as_array().unwrap().len() as f64;
+    let phases: Vec<(f64, String)> = gt["gc_phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (f(&p[0]) / 1e9 - origin, p[1].as_str().unwrap().to_string()))
+        .collect();
+    // The burst ends where background GC first ran.
+    let first_bg = phases.iter().find(|p| p.1 == "background").unwrap().0;
+    let burst_end = f(&a["burst"]["at_s"]);
+    assert!(
+        (burst_end - first_bg).abs() <= 1.0,
+        "burst end {burst_end} vs {first_bg}"
+    );
+    // Whole seconds inside each phase from the burst's end on (a second that straddles
+    // two phases belongs to neither: a per-second series cannot split it).
+    let mut time = std::collections::HashMap::<String, f64>::new();
+    for (i, (start, kind)) in phases.iter().enumerate() {
+        let end = phases.get(i + 1).map_or(n, |p| p.0).min(n);
+        let whole = end.floor() - start.max(burst_end).ceil();
+        if whole > 0.0 {
+            *time.entry(kind.clone()).or_default() += whole;
+        }
+    }
+    let (fast, bg, fg) = (time["fast"], time["background"], time["foreground"]);
+    let levels = a["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 2, "{levels:?}");
+    // The fast level: every die writing, no GC.
+    let fast_iops = f(&gt["native_write_bytes_per_s"]) / 4096.0;
+    within(f(&levels[1]["centre_iops"]), fast_iops, 0.05, "fast level");
+    within(
+        f(&levels[1]["share"]),
+        fast / (fast + bg),
+        0.05,
+        "share of the fast level",
+    );
+    within(
+        f(&levels[0]["share"]),
+        bg / (fast + bg),
+        0.05,
+        "share of the background level",
+    );
+    // The foreground refills are the seconds without I/O.
+    let zero = a["iops_per_s"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .skip(burst_end as usize)
+        .filter(|v| f(v) == 0.0)
+        .count() as f64;
+    within(zero, fg, 0.05, "seconds without I/O");
+}
+
+#[test]
 fn consistency_finds_the_end_of_the_burst() {
     let doc = suite(&[
         "consistency",

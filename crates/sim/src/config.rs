@@ -167,6 +167,11 @@ pub enum GcMode {
     Incremental,
     /// When the free pool runs low, reclaim `gc_batch` blocks while host I/O waits.
     Batch,
+    /// Three tiers by the free pool: above half of the batch reserve, no GC (the host
+    /// has every die); below it, background GC of one victim every `gc_bg_every` host
+    /// pages beside the host; out of reserve, a foreground batch refill while the host
+    /// waits. A drive whose background GC does not keep up cycles through the three.
+    Tiered,
 }
 
 impl GcMode {
@@ -174,6 +179,7 @@ impl GcMode {
         match s {
             "incremental" => Some(GcMode::Incremental),
             "batch" => Some(GcMode::Batch),
+            "tiered" => Some(GcMode::Tiered),
             _ => None,
         }
     }
@@ -183,6 +189,7 @@ impl GcMode {
         match self {
             GcMode::Incremental => "incremental",
             GcMode::Batch => "batch",
+            GcMode::Tiered => "tiered",
         }
     }
 }
@@ -248,6 +255,9 @@ pub struct SimConfig {
     pub gc: GcMode,
     /// Blocks reclaimed per batch in `GcMode::Batch`.
     pub gc_batch_blocks: u32,
+    /// Host pages written between two background GC victims (`GcMode::Tiered`); 0: one
+    /// erase block's worth.
+    pub gc_bg_every_pages: u32,
     /// When the SLC cache is folded.
     pub fold: FoldMode,
     /// Bytes folded while the host waits when the cache is full (`FoldMode::Load`).
@@ -315,6 +325,7 @@ impl SimConfig {
             dram: true,
             gc: GcMode::Incremental,
             gc_batch_blocks: 64,
+            gc_bg_every_pages: 0,
             fold: FoldMode::Idle,
             fold_batch_bytes: 4 << 30,
             thermal: false,
@@ -470,7 +481,11 @@ impl SimConfig {
                     cfg.block_bytes = b;
                 }
                 "dram" => cfg.dram = parse_switch(value).ok_or_else(|| bad("on or off"))?,
-                "gc" => cfg.gc = GcMode::parse(value).ok_or_else(|| bad("incremental or batch"))?,
+                "gc" => cfg.gc = GcMode::parse(value).ok_or_else(|| bad("incremental, batch or tiered"))?,
+                "gc_bg_every" => {
+                    cfg.gc_bg_every_pages = parse_count(value, 0, 1 << 30)
+                        .ok_or_else(|| bad("a number of host pages from 0 to 1073741824 (0: one erase block)"))?
+                }
                 "gc_batch" => {
                     cfg.gc_batch_blocks = parse_count(value, 1, 1 << 20)
                         .ok_or_else(|| bad("a number of blocks from 1 to 1048576"))?
@@ -498,7 +513,7 @@ impl SimConfig {
                 _ => {
                     return Err(format!(
                         "sim: unknown key '{key}': expected one of capacity, op, slc, channels, dies, \
-                         iface, cell, tread, tprog, terase, block, dram, gc, gc_batch, fold, fold_batch, thermal, ambient, \
+                         iface, cell, tread, tprog, terase, block, dram, gc, gc_batch, gc_bg_every, fold, fold_batch, thermal, ambient, \
                          start_temp, throttle_temp, release_temp, thermal_r, thermal_tau, idle_power, seed"
                     ))
                 }
@@ -538,6 +553,9 @@ impl SimConfig {
             on_off(self.thermal),
             self.seed
         ));
+        if self.gc_bg_every_pages != 0 {
+            s.push_str(&format!(",gc_bg_every={}", self.gc_bg_every_pages));
+        }
         if self.fold != FoldMode::Idle || self.fold_batch_bytes != 4 << 30 {
             s.push_str(&format!(
                 ",fold={},fold_batch={}",
@@ -680,6 +698,14 @@ mod tests {
         assert!(e.contains("ambient") && e.contains("°C"), "{e}");
         let c = SimConfig::parse("sim:nvme-tlc,fold=load,fold_batch=12G").unwrap();
         assert_eq!((c.fold, c.fold_batch_bytes), (FoldMode::Load, 12 << 30));
+        assert_eq!(
+            SimConfig::parse(&c.to_spec()).unwrap(),
+            c,
+            "{}",
+            c.to_spec()
+        );
+        let c = SimConfig::parse("sim:gc=tiered,gc_batch=1000,gc_bg_every=512").unwrap();
+        assert_eq!((c.gc, c.gc_bg_every_pages), (GcMode::Tiered, 512));
         assert_eq!(
             SimConfig::parse(&c.to_spec()).unwrap(),
             c,

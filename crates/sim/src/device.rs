@@ -48,6 +48,27 @@ struct Costs {
     unmapped_read: u64,
 }
 
+/// What the tiered GC is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum GcPhase {
+    /// No GC: the host has every die.
+    Fast,
+    /// Background GC beside the host.
+    Background,
+    /// Foreground refill; the host waits.
+    Foreground,
+}
+
+impl GcPhase {
+    fn name(self) -> &'static str {
+        match self {
+            GcPhase::Fast => "fast",
+            GcPhase::Background => "background",
+            GcPhase::Foreground => "foreground",
+        }
+    }
+}
+
 /// Counters of host and NAND work.
 #[derive(Debug, Clone, Copy, Default)]
 struct Stats {
@@ -106,6 +127,12 @@ pub struct SimDevice {
     gate_ns: u64,
     now_ns: u64,
     stalls: Vec<(u64, u64)>,
+    /// Tiered GC: the free-pool level below which background GC runs, the host pages
+    /// between its victims, the pages written since its last one, and each phase's start.
+    gc_bg: u32,
+    bg_every: u32,
+    bg_count: u32,
+    phases: Vec<(u64, GcPhase)>,
     /// Times the host waited for a full SLC cache to be folded (`FoldMode::Load`).
     fold_stalls: Vec<(u64, u64)>,
     /// When garbage collection first had to copy a valid page: the end of the
@@ -151,12 +178,17 @@ impl SimDevice {
         }
         let gc_high = match cfg.gc {
             GcMode::Incremental => gc_low,
-            GcMode::Batch => {
+            GcMode::Batch | GcMode::Tiered => {
                 let room = (spare - gc_low as u64) / 2;
                 gc_low + (cfg.gc_batch_blocks as u64).min(room).max(1) as u32
             }
         };
         let ftl = Ftl::new(user_pages as u32, blocks as u32, np, cfg.dies);
+        let bg_every = if cfg.gc_bg_every_pages == 0 {
+            np
+        } else {
+            cfg.gc_bg_every_pages
+        };
         let (unit_prog, unit_bytes) = (cfg.tprog_ns, cfg.cell.program_unit_bytes());
         let link_bw = cfg.iface.payload_bytes_per_s();
         let c = Costs {
@@ -208,6 +240,10 @@ impl SimDevice {
             now_ns: 0,
             stalls: Vec::new(),
             fold_stalls: Vec::new(),
+            gc_bg: gc_low + (gc_high - gc_low) / 2,
+            bg_every,
+            bg_count: 0,
+            phases: Vec::new(),
             gc_first_copy_ns: None,
             st: Stats::default(),
         })
@@ -294,7 +330,7 @@ impl SimDevice {
     /// Idle work between `from` and `until`: batch-GC refill, then SLC folding.
     fn background(&mut self, from: u64, until: u64) {
         self.flush();
-        if self.cfg.gc == GcMode::Batch {
+        if self.cfg.gc != GcMode::Incremental {
             while self.ftl.free_blocks() < self.gc_high && self.res.busy_until().max(from) < until {
                 if !self.collect_one(from) {
                     break;
@@ -452,7 +488,7 @@ impl SimDevice {
                 self.account_gc(before);
                 t
             }
-            GcMode::Batch => {
+            GcMode::Batch | GcMode::Tiered => {
                 while self.ftl.free_blocks() < self.gc_high {
                     if !self.collect_one(t) {
                         break;
@@ -468,8 +504,33 @@ impl SimDevice {
                     self.stalls.push((t, end));
                 }
                 self.gate_ns = end;
+                if self.cfg.gc == GcMode::Tiered {
+                    self.phase(t, GcPhase::Foreground);
+                    self.phase(end, GcPhase::Fast);
+                }
                 end
             }
+        }
+    }
+
+    /// Background GC of the tiered mode: below half of the batch reserve, one victim
+    /// every `gc_bg_every` host pages, beside the host's writes.
+    fn background_gc(&mut self, t: u64) {
+        self.phase(t, GcPhase::Background);
+        self.bg_count += 1;
+        if self.bg_count >= self.bg_every {
+            self.bg_count = 0;
+            self.flush();
+            let before = self.ftl_moved();
+            self.collect_one(t);
+            self.account_gc(before);
+        }
+    }
+
+    /// Record the tiered GC's phase from `t` on (when it changes).
+    fn phase(&mut self, t: u64, p: GcPhase) {
+        if self.phases.last().is_none_or(|&(_, last)| last != p) {
+            self.phases.push((t, p));
         }
     }
 
@@ -491,6 +552,12 @@ impl SimDevice {
     fn write_page(&mut self, lpn: u32, mut t: u64, partial: bool, new_unit: bool) -> u64 {
         if self.ftl.free_blocks() < self.gc_low {
             t = self.foreground_gc(t);
+        } else if self.cfg.gc == GcMode::Tiered {
+            if self.ftl.free_blocks() <= self.gc_bg {
+                self.background_gc(t);
+            } else {
+                self.phase(t, GcPhase::Fast);
+            }
         }
         if new_unit {
             self.host_die = self.res.least_busy_die();
@@ -578,7 +645,7 @@ impl SimDevice {
         // and the unwritten half of each die's open block.
         let reserve = match self.cfg.gc {
             GcMode::Incremental => self.gc_low as f64 - 0.5,
-            GcMode::Batch => (self.gc_low + self.gc_high) as f64 / 2.0,
+            GcMode::Batch | GcMode::Tiered => (self.gc_low + self.gc_high) as f64 / 2.0,
         } + self.cfg.dies as f64 / 2.0;
         let alpha = (self.ftl.blocks() as f64 - reserve) * np / self.ftl.user_pages() as f64;
         let wa = greedy_write_amplification(alpha);
@@ -790,6 +857,11 @@ impl DeviceModel for SimDevice {
         });
         // (Added apart: one `json!` this long exceeds the macro's recursion limit.)
         truth["recent_write_amplification_ratio"] = json!(recent_wa);
+        truth["gc_phases"] = json!(self
+            .phases
+            .iter()
+            .map(|&(t, p)| json!([t, p.name()]))
+            .collect::<Vec<_>>());
         truth["slc_fold_mode"] = json!(self.cfg.fold.name());
         truth["slc_fold_batch_bytes"] = json!(self.cfg.fold_batch_bytes);
         truth["slc_fold_stall_intervals_ns"] = json!(pairs(&self.fold_stalls));
