@@ -417,6 +417,42 @@ fn quick_bars_carry_their_values() {
     assert_eq!(values, bars, "one value per bar");
 }
 
+/// The number after `attr="` at the first `tag` in `svg`.
+fn attr_after(svg: &str, tag: &str, attr: &str) -> f64 {
+    let at = svg.find(tag).unwrap_or_else(|| panic!("no {tag}"));
+    let rest = &svg[at..];
+    let v = &rest[rest.find(&format!("{attr}=\"")).unwrap() + attr.len() + 2..];
+    v[..v.find('"').unwrap()].parse().unwrap()
+}
+
+#[test]
+fn callouts_cover_no_data_and_the_last_second_is_not_clipped() {
+    let (report, _) = report_of(|s, d| s == "consistency" && d.contains("nvme"));
+    let palette = drivelab_report::GroupPalette::new(report.groups.clone());
+    let charts = report.charts();
+    let zoom = charts.iter().find(|c| c.id == "consistency-zoom").unwrap();
+    assert!(!zoom.callouts.is_empty());
+    let svg = drivelab_report::render_svg(zoom, &palette).unwrap();
+    // The plot's clip rectangle starts below the callout box.
+    let plot_top = attr_after(&svg, "<clipPath", "y");
+    let box_y = attr_after(&svg, "dl-callout", "y");
+    let box_h = attr_after(&svg, "dl-callout", "height");
+    assert!(
+        box_y + box_h <= plot_top,
+        "callout {box_y}+{box_h} vs plot top {plot_top}"
+    );
+    // The time axes reach past the last second.
+    for id in ["consistency-log", "consistency-linear"] {
+        let c = charts.iter().find(|c| c.id == id).unwrap();
+        let last = c.series[0].points.last().unwrap().0;
+        assert!(
+            c.x.max.unwrap() > last,
+            "{id}: axis ends at {:?}, last second {last}",
+            c.x.max
+        );
+    }
+}
+
 #[test]
 fn a_directory_without_a_bundle_is_named() {
     let d = tempfile::tempdir().unwrap();

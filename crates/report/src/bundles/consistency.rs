@@ -50,7 +50,9 @@ pub(crate) fn section(entries: &[Entry], opts: &super::ReportOptions) -> Section
         .map(|d| d.a.iops_per_s.len())
         .max()
         .unwrap_or(1) as f64;
-    let time = || Axis::linear("Time", "s").range(Some(-(longest * 0.01).max(0.5)), None);
+    // The last second likewise stands clear of the right edge (not half clipped).
+    let pad = (longest * 0.01).max(0.5);
+    let time = || Axis::linear("Time", "s").range(Some(-pad), Some(longest - 1.0 + pad));
     let mut log = Chart::new(
         "consistency-log",
         "Consistency: IOPS each second (log scale)",
