@@ -94,8 +94,9 @@ pub struct FillSummary {
     pub post_cache_median_mbps: Option<f64>,
     /// Mean of all per-interval rates.
     pub overall_avg_mbps: Option<f64>,
-    /// The rate drops are measured against: post_cache_median_mbps, or the
-    /// median of the whole series when there is no cache end.
+    /// The rate drops are measured against: the median of the post-cache intervals
+    /// (the whole series when there is no cache end) that are at least half of
+    /// their 90th percentile (the level the drive writes at when it writes).
     pub drop_reference_mbps: Option<f64>,
     /// drop_fraction × drop_reference_mbps.
     pub drop_threshold_mbps: Option<f64>,
@@ -157,8 +158,10 @@ struct Cache {
 ///   written before that interval + f × c × 10⁶ × interval, kept within that
 ///   interval's bytes.
 /// - **Drop episodes**: maximal runs of intervals whose rate is below
-///   `drop_fraction` × the post-cache median (the whole-series median when
-///   there is no cache end), lasting at least [`DROP_MIN_S`] less one interval,
+///   `drop_fraction` × the post-cache writing level (the median of the
+///   post-cache intervals at least half of their 90th percentile; of the whole
+///   series when there is no cache end: a drive down most of the time keeps
+///   the level it writes at), lasting at least [`DROP_MIN_S`] less one interval,
 ///   anywhere in the series. A NaN, infinite or negative `drop_fraction` finds
 ///   no episodes.
 pub fn analyze_fill(
@@ -199,10 +202,10 @@ pub fn analyze_fill(
     let whole_median = median(&v);
     let too_short =
         cache.end.is_none() && whole_median.is_some_and(|m| v[0] * (1.0 - CACHE_DROP_FRACTION) > m);
-    let drop_reference_mbps = match post_from {
-        Some(_) => post_cache_median_mbps,
-        None => whole_median,
-    };
+    let drop_reference_mbps = writing_level(match post_from {
+        Some(i) => &v[i..],
+        None => &v,
+    });
     let drop_threshold_mbps = drop_reference_mbps.map(|r| clean(drop_fraction) * r);
     let drops = drop_threshold_mbps.map_or_else(Vec::new, |thr| drops(&v, cum, k, thr));
 
@@ -227,6 +230,20 @@ pub fn analyze_fill(
         drop_total_s: drops.iter().map(|e| e.len_s).fold(0.0, |a, b| a + b),
         drops,
     }
+}
+
+/// The rate a drive writes at when it writes: the median of the intervals at least
+/// [`CACHE_DIP_FRACTION`] of the 90th percentile. Without dips this is the median; a
+/// drive down more than half of the time (long fold stalls) keeps the level of its
+/// writing intervals, not 0, so its drops are still drops.
+fn writing_level(v: &[f64]) -> Option<f64> {
+    let top = crate::stats::percentile(v, 90.0)?;
+    let writing: Vec<f64> = v
+        .iter()
+        .copied()
+        .filter(|&x| x >= CACHE_DIP_FRACTION * top)
+        .collect();
+    median(&writing)
 }
 
 /// Whole seconds of `group` intervals each: mean rate and bytes by the second's end.
@@ -534,9 +551,10 @@ mod tests {
                 f.dips.iter().map(|d| d.1).sum::<usize>()
             );
             assert!((r.post_cache_median_mbps.unwrap() / 1400.0 - 1.0).abs() < 0.01);
+            assert!((r.drop_reference_mbps.unwrap() / 1400.0 - 1.0).abs() < 0.01);
             assert_eq!(
                 r.drop_threshold_mbps,
-                r.post_cache_median_mbps.map(|m| m * 0.5)
+                r.drop_reference_mbps.map(|m| m * 0.5)
             );
         }
     }
@@ -693,6 +711,21 @@ mod tests {
         };
         let (mbps, cum) = sample(0.1, 100e9, hiccup);
         assert_eq!(analyze_fill(&mbps, &cum, 0.1, 0.5).drop_count, 0);
+    }
+
+    #[test]
+    fn a_drive_down_most_of_the_time_still_has_drops() {
+        // After the cache: 3 s at 900 MB/s, then 5 s at 0, again and again (a drive
+        // folding its cache while the host waits, longer than it writes).
+        let mut mbps = vec![1800.0; 100];
+        for _ in 0..40 {
+            mbps.extend([900.0; 3]);
+            mbps.extend([0.0; 5]);
+        }
+        let r = analyze_fill(&mbps, &cum_of(&mbps), 1.0, 0.5);
+        assert_eq!(r.drop_reference_mbps, Some(900.0));
+        assert_eq!(r.drop_count, 40, "{r:?}");
+        assert!(r.drops.iter().all(|e| e.len_s == 5.0));
     }
 
     #[test]

@@ -87,6 +87,8 @@ fn bad_report_input_is_one_line_exit_2_and_writes_nothing() {
     let d = tempfile::tempdir().unwrap();
     let q = bundle("quick", NVME);
     let q = q.to_str().unwrap();
+    let c = bundle("consistency", DRAMLESS);
+    let c = c.to_str().unwrap();
     std::fs::create_dir(d.path().join("empty")).unwrap();
     std::fs::write(d.path().join("afile"), "x").unwrap();
     let cases: Vec<(Vec<&str>, &str)> = vec![
@@ -100,6 +102,9 @@ fn bad_report_input_is_one_line_exit_2_and_writes_nothing() {
         (vec!["report", q, "--svg", "afile"], "--svg"),
         (vec!["report"], "BUNDLE"),
         (vec!["report", q, "--bogus"], "--bogus"),
+        (vec!["report", q, "--zoom-from", "1s"], "--zoom-from"),
+        (vec!["report", c, "--zoom-from", "1h"], "--zoom-from"),
+        (vec!["report", c, "--zoom-from", "soon"], "--zoom-from"),
     ];
     for (args, want) in cases {
         let o = run_in(d.path(), &args);

@@ -76,6 +76,176 @@ fn consistency_recovers_the_steady_state() {
 }
 
 #[test]
+fn the_steady_state_truth_is_exact_or_absent() {
+    // Issue 14: the dies' budget at the drive's own WA read 26-40 % above the
+    // measurement on a SATA drive tested over 75 % of its span (the link, 85 % busy,
+    // and the dies held each other back) and under batch GC. Where the closed form is
+    // not exact it is null now; the drive's own completed rate is there everywhere.
+    for (spec, op, budget) in [
+        ("sim:sata-mlc,capacity=4G,seed=3", "25%", false),
+        ("sim:sata-mlc,capacity=4G,seed=3,gc=batch", "0%", false),
+        ("sim:nvme-tlc,capacity=4G,seed=3", "25%", true),
+    ] {
+        let doc = suite(&[
+            "consistency",
+            spec,
+            "--op",
+            op,
+            "--duration",
+            "600s",
+            "--round",
+            "60s",
+        ]);
+        let a = &doc["summary"]["analysis"];
+        let run = steps(&doc, "4K random write");
+        let gt = &run.last().unwrap()["run"]["simulator_ground_truth"];
+        let avg = f(&a["scores"]["avg_iops"]);
+        within(
+            avg,
+            f(&gt["recent_host_write_iops_per_s"]),
+            0.02,
+            &format!("{spec} --op {op}: the drive's own rate"),
+        );
+        let at_wa = &gt["random_write_4k_qd32_iops_at_recent_wa_per_s"];
+        if budget {
+            within(
+                avg,
+                f(at_wa),
+                0.02,
+                &format!("{spec} --op {op}: dies' budget"),
+            );
+        } else {
+            assert!(
+                at_wa.is_null(),
+                "{spec} --op {op}: {at_wa} for {avg:.0} measured"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_drive_that_throttles_in_random_writes_shows_two_levels_in_their_shares() {
+    // Not an extreme drive: an ordinary M.2 drive in a warm case (50 °C ambient, 30 °C
+    // per W to it, time constant 30 s) heats past 75 °C under steady random writes,
+    // throttles to a third of its speed, cools to 70 °C and resumes, over and over.
+    // The first throttle is no end of an initial burst; the two levels' shares are the
+    // model's throttled and unthrottled time.
+    let doc = suite(&[
+        "consistency",
+        "sim:nvme-tlc,capacity=4G,ambient=50,start_temp=56,thermal_r=30,thermal_tau=30s",
+        "--duration",
+        "600s",
+    ]);
+    let a = &doc["summary"]["analysis"];
+    let run = steps(&doc, "4K random write")[0];
+    let gt = &run["run"]["simulator_ground_truth"];
+    let origin = step_origin_ns(run) / 1e9;
+    let n = a["iops_per_s"].as_array().unwrap().len() as f64;
+    let throttled: f64 = gt["throttle_intervals_ns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let (s, e) = (f(&p[0]) / 1e9 - origin, f(&p[1]) / 1e9 - origin);
+            (e.min(n) - s.max(0.0)).max(0.0)
+        })
+        .sum();
+    assert!(
+        throttled > 0.3 * n,
+        "the drive throttles: {throttled} s of {n}"
+    );
+    assert!(a["burst"].is_null(), "no burst: {}", a["burst"]);
+    let levels = a["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 2, "{levels:?}");
+    within(
+        f(&levels[0]["share"]),
+        throttled / n,
+        0.05,
+        "share of the throttled level",
+    );
+    within(
+        f(&levels[0]["centre_iops"]) * 3.0,
+        f(&levels[1]["centre_iops"]),
+        0.05,
+        "throttled to a third",
+    );
+    assert_eq!(f(&gt["thermal_ambient_celsius"]), 50.0);
+    assert!(f(&gt["max_temperature_celsius"]) >= f(&gt["throttle_celsius"]));
+}
+
+#[test]
+fn a_drive_with_tiered_gc_shows_its_phases_as_levels_and_stalls() {
+    // The NVMe review's steady states that shift between levels, with phases of whole
+    // seconds without I/O, from the mechanism: with gc=tiered the drive writes with every
+    // die while its free pool is above half of its GC reserve (fast), then collects one
+    // victim every 512 host pages beside the host (background), which does not keep up,
+    // and once out of reserve refills it while the host waits (foreground: a stall of
+    // tens of seconds). The analyses find the burst end where background GC first
+    // started, the two levels and their shares of the time, and the stalls.
+    let doc = suite(&[
+        "consistency",
+        "sim:nvme-tlc,capacity=32G,op=25%,dies=4,channels=4,gc=tiered,gc_batch=1000,gc_bg_every=512,thermal=off,slc=0",
+        "--duration",
+        "1200s",
+    ]);
+    let a = &doc["summary"]["analysis"];
+    let run = steps(&doc, "4K random write")[0];
+    let gt = &run["run"]["simulator_ground_truth"];
+    let origin = step_origin_ns(run) / 1e9;
+    let n = a["iops_per_s"].as_array().unwrap().len() as f64;
+    let phases: Vec<(f64, String)> = gt["gc_phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (f(&p[0]) / 1e9 - origin, p[1].as_str().unwrap().to_string()))
+        .collect();
+    // The burst ends where background GC first ran.
+    let first_bg = phases.iter().find(|p| p.1 == "background").unwrap().0;
+    let burst_end = f(&a["burst"]["at_s"]);
+    assert!(
+        (burst_end - first_bg).abs() <= 1.0,
+        "burst end {burst_end} vs {first_bg}"
+    );
+    // Whole seconds inside each phase from the burst's end on (a second that straddles
+    // two phases belongs to neither: a per-second series cannot split it).
+    let mut time = std::collections::HashMap::<String, f64>::new();
+    for (i, (start, kind)) in phases.iter().enumerate() {
+        let end = phases.get(i + 1).map_or(n, |p| p.0).min(n);
+        let whole = end.floor() - start.max(burst_end).ceil();
+        if whole > 0.0 {
+            *time.entry(kind.clone()).or_default() += whole;
+        }
+    }
+    let (fast, bg, fg) = (time["fast"], time["background"], time["foreground"]);
+    let levels = a["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 2, "{levels:?}");
+    // The fast level: every die writing, no GC.
+    let fast_iops = f(&gt["native_write_bytes_per_s"]) / 4096.0;
+    within(f(&levels[1]["centre_iops"]), fast_iops, 0.05, "fast level");
+    within(
+        f(&levels[1]["share"]),
+        fast / (fast + bg),
+        0.05,
+        "share of the fast level",
+    );
+    within(
+        f(&levels[0]["share"]),
+        bg / (fast + bg),
+        0.05,
+        "share of the background level",
+    );
+    // The foreground refills are the seconds without I/O.
+    let zero = a["iops_per_s"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .skip(burst_end as usize)
+        .filter(|v| f(v) == 0.0)
+        .count() as f64;
+    within(zero, fg, 0.05, "seconds without I/O");
+}
+
+#[test]
 fn consistency_finds_the_end_of_the_burst() {
     let doc = suite(&[
         "consistency",
@@ -153,6 +323,41 @@ fn seqfill_sees_a_cache_of_a_second_and_a_half() {
         "cache speed",
     );
     assert_eq!(fill["cache_too_short_to_see"], false);
+}
+
+#[test]
+fn seqfill_finds_the_deep_drops_of_a_drive_folding_under_load() {
+    // The review's USB drive: after hundreds of GB the rate drops under 50 MB/s for
+    // 3-5 s at a time, recovering for 10-15 s. The mechanism: host writes keep going to
+    // a large SLC cache; once it is full the drive folds 12 GB of it into TLC on its 48
+    // dies while the host waits (3.7 s), then takes 12 GB more at the USB link's speed
+    // (12.5 s), and so on. The analysis finds every drop where the model held the host.
+    let doc = suite(&[
+        "seqfill",
+        "sim:nvme-tlc,capacity=512G,iface=usb10,dies=48,slc=300G,fold=load,fold_batch=12G,thermal=off",
+    ]);
+    let fill = &doc["summary"]["analysis"]["fill"];
+    let step = steps(&doc, "")[0];
+    let gt = &step["run"]["simulator_ground_truth"];
+    let origin = step_origin_ns(step) / 1e9;
+    let model: Vec<(f64, f64)> = gt["slc_fold_stall_intervals_ns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (f(&p[0]) / 1e9 - origin, (f(&p[1]) - f(&p[0])) / 1e9))
+        .collect();
+    let drops = fill["drops"].as_array().unwrap();
+    assert!(model.len() >= 10, "the drive folds under load: {model:?}");
+    assert_eq!(drops.len(), model.len(), "{drops:?} vs {model:?}");
+    for (d, &(start, len)) in drops.iter().zip(&model) {
+        assert!((3.0..=5.0).contains(&len), "a drop of 3-5 s: {len}");
+        assert!((f(&d["start_s"]) - start).abs() <= 0.15, "{d} vs {start}");
+        within(f(&d["len_s"]), len, 0.05, "drop length");
+        assert!(f(&d["min_mbps"]) < 50.0);
+        assert!(f(&d["at_bytes"]) > 200e9, "after hundreds of GB: {d}");
+    }
+    let gaps: Vec<f64> = model.windows(2).map(|w| w[1].0 - w[0].0 - w[0].1).collect();
+    assert!(gaps.iter().all(|g| (10.0..=15.0).contains(g)), "{gaps:?}");
 }
 
 #[test]

@@ -155,6 +155,8 @@ pub struct Series {
     pub dash: Option<Dash>,
     /// Bar width in x units on a numeric axis; `None` = the smallest x spacing.
     pub bar_width: Option<f64>,
+    /// Bars carry their values as text (a bar too small to see still reads).
+    pub value_labels: bool,
 }
 
 impl Series {
@@ -173,6 +175,7 @@ impl Series {
             on_y2: false,
             dash: None,
             bar_width: None,
+            value_labels: false,
         }
     }
 
@@ -229,6 +232,12 @@ impl Series {
     /// Sets the dash pattern.
     pub fn dashed(mut self, dash: Dash) -> Self {
         self.dash = Some(dash);
+        self
+    }
+
+    /// Writes each bar's value on it.
+    pub fn labelled(mut self) -> Self {
+        self.value_labels = true;
         self
     }
 

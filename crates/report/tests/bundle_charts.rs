@@ -6,7 +6,9 @@ mod common;
 
 use std::collections::BTreeSet;
 
-use drivelab_report::bundles::{bundle_report, open_bundle, DriveRun};
+use drivelab_report::bundles::{
+    bundle_report, bundle_report_with, open_bundle, DriveRun, ReportOptions,
+};
 use drivelab_report::{Block, Mark, Report};
 
 fn report_of(filter: impl Fn(&str, &str) -> bool) -> (Report, Vec<DriveRun>) {
@@ -260,6 +262,207 @@ fn unfinished_runs_and_unlike_settings_head_their_section() {
         "{}",
         warnings[1]
     );
+}
+
+#[test]
+fn a_drive_with_extra_over_provisioning_is_a_variant_not_another_test() {
+    // Issue 14: the 25 % OP run was "#2" under "not the same test"; the reviews show it
+    // beside the default run of the same drive.
+    let (dir, _, _) = common::bundles::all_bundles()
+        .iter()
+        .find(|(_, s, d)| s == "consistency" && d.contains("nvme"))
+        .unwrap();
+    let plain = open_bundle(dir).unwrap();
+    let mut op = plain.clone();
+    op.config_hash = "0".repeat(64);
+    op.knobs["op_percent"] = serde_json::json!(25.0);
+    let mut longer = plain.clone();
+    longer.config_hash = "1".repeat(64);
+    longer.knobs["duration_ns"] = serde_json::json!(7_200_000_000_000u64);
+    let runs = vec![
+        DriveRun::new(None, plain),
+        DriveRun::new(None, op),
+        DriveRun::new(None, longer),
+    ];
+    let r = bundle_report(&runs);
+    assert!(r.groups[0].ends_with(" · default"), "{:?}", r.groups);
+    assert!(r.groups[1].ends_with(" · 25 % OP"), "{:?}", r.groups);
+    // The longer run is another test, under the drive's own name.
+    assert_eq!(
+        format!("{} · default", r.groups[2]),
+        r.groups[0],
+        "{:?}",
+        r.groups
+    );
+    let section = r
+        .sections
+        .iter()
+        .find(|s| s.title.contains("consistency") || s.title.contains("Consistency"))
+        .unwrap();
+    let texts: Vec<String> = section
+        .blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Warning(t) => Some(format!("warning: {t}")),
+            Block::Text(t) => Some(t.clone()),
+            _ => None,
+        })
+        .collect();
+    let not_same: Vec<&String> = texts
+        .iter()
+        .filter(|t| t.contains("Not the same test"))
+        .collect();
+    // Only the longer run is another test.
+    assert_eq!(not_same.len(), 1, "{texts:?}");
+    assert!(not_same[0].contains("duration_ns") && !not_same[0].contains("op_percent"));
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.starts_with("Variants of one test") && t.contains("25 % OP")),
+        "{texts:?}"
+    );
+}
+
+#[test]
+fn short_runs_are_marked_as_demonstrations_on_every_chart_and_table() {
+    let (report, _) = report_of(|_, _| true);
+    let mut charts = 0;
+    for sec in report.sections.iter().filter(|s| s.title != "Runs") {
+        for b in &sec.blocks {
+            match b {
+                Block::Chart(c) => {
+                    charts += 1;
+                    let sub = c.subtitle.as_deref().unwrap_or("");
+                    assert!(sub.contains("--short demonstration"), "{}: {sub}", c.id);
+                }
+                Block::Table(t) => {
+                    assert!(t.caption.contains("--short demonstration"), "{}", t.caption)
+                }
+                Block::Tiles(t) => {
+                    assert!(t.title.contains("--short demonstration"), "{}", t.title)
+                }
+                _ => {}
+            }
+        }
+    }
+    assert!(charts > 10);
+}
+
+#[test]
+fn the_linear_chart_is_scaled_to_the_steady_state_and_says_the_burst_is_clipped() {
+    let (dir, _, _) = common::bundles::all_bundles()
+        .iter()
+        .find(|(_, s, d)| s == "consistency" && d.contains("nvme"))
+        .unwrap();
+    let mut doc = open_bundle(dir).unwrap();
+    let a = &mut doc.summary.as_mut().unwrap().analysis;
+    let mut x = vec![50_000.0; 20];
+    x.extend(vec![5_000.0; 200]);
+    x[100] = 6_000.0;
+    a["iops_per_s"] = serde_json::json!(x);
+    a["burst"] = serde_json::json!({"at_s": 20, "burst_iops": 50_000.0, "steady_iops": 5_000.0});
+    let r = bundle_report(&[DriveRun::new(None, doc)]);
+    let lin = r
+        .charts()
+        .into_iter()
+        .find(|c| c.id == "consistency-linear")
+        .unwrap();
+    assert_eq!(lin.y.max, Some(6_300.0));
+    assert!(
+        lin.notes
+            .iter()
+            .any(|n| n.contains("000 IOPS, the first 20 s) is clipped")),
+        "{:?}",
+        lin.notes
+    );
+}
+
+#[test]
+fn the_zoom_starts_where_the_reader_says() {
+    let (dir, _, _) = common::bundles::all_bundles()
+        .iter()
+        .find(|(_, s, d)| s == "consistency" && d.contains("nvme"))
+        .unwrap();
+    let runs = vec![DriveRun::new(None, open_bundle(dir).unwrap())];
+    let zoom = |opts: &ReportOptions| {
+        bundle_report_with(&runs, opts)
+            .charts()
+            .into_iter()
+            .find(|c| c.id == "consistency-zoom")
+            .unwrap()
+            .x
+            .min
+    };
+    let default = zoom(&ReportOptions::default());
+    assert_ne!(default, Some(1.0));
+    assert_eq!(
+        zoom(&ReportOptions {
+            zoom_from_s: Some(1)
+        }),
+        Some(1.0)
+    );
+    // Past the end of the test: the default.
+    assert_eq!(
+        zoom(&ReportOptions {
+            zoom_from_s: Some(10_000)
+        }),
+        default
+    );
+}
+
+#[test]
+fn quick_bars_carry_their_values() {
+    let (report, _) = report_of(|s, d| s == "quick" && d.contains("nvme"));
+    let read = report
+        .charts()
+        .into_iter()
+        .find(|c| c.id == "quick-read")
+        .unwrap();
+    assert!(read.series.iter().all(|s| s.value_labels));
+    let svg = drivelab_report::render_svg(
+        read,
+        &drivelab_report::GroupPalette::new(report.groups.clone()),
+    )
+    .unwrap();
+    let values = svg.matches("dl-value").count();
+    let bars: usize = read.series.iter().map(|s| s.points.len()).sum();
+    assert_eq!(values, bars, "one value per bar");
+}
+
+/// The number after `attr="` at the first `tag` in `svg`.
+fn attr_after(svg: &str, tag: &str, attr: &str) -> f64 {
+    let at = svg.find(tag).unwrap_or_else(|| panic!("no {tag}"));
+    let rest = &svg[at..];
+    let v = &rest[rest.find(&format!("{attr}=\"")).unwrap() + attr.len() + 2..];
+    v[..v.find('"').unwrap()].parse().unwrap()
+}
+
+#[test]
+fn callouts_cover_no_data_and_the_last_second_is_not_clipped() {
+    let (report, _) = report_of(|s, d| s == "consistency" && d.contains("nvme"));
+    let palette = drivelab_report::GroupPalette::new(report.groups.clone());
+    let charts = report.charts();
+    let zoom = charts.iter().find(|c| c.id == "consistency-zoom").unwrap();
+    assert!(!zoom.callouts.is_empty());
+    let svg = drivelab_report::render_svg(zoom, &palette).unwrap();
+    // The plot's clip rectangle starts below the callout box.
+    let plot_top = attr_after(&svg, "<clipPath", "y");
+    let box_y = attr_after(&svg, "dl-callout", "y");
+    let box_h = attr_after(&svg, "dl-callout", "height");
+    assert!(
+        box_y + box_h <= plot_top,
+        "callout {box_y}+{box_h} vs plot top {plot_top}"
+    );
+    // The time axes reach past the last second.
+    for id in ["consistency-log", "consistency-linear"] {
+        let c = charts.iter().find(|c| c.id == id).unwrap();
+        let last = c.series[0].points.last().unwrap().0;
+        assert!(
+            c.x.max.unwrap() > last,
+            "{id}: axis ends at {:?}, last second {last}",
+            c.x.max
+        );
+    }
 }
 
 #[test]

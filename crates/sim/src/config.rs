@@ -1,9 +1,13 @@
 //! The simulated drive's parameters, its presets, and the `sim:` spec string that sets them.
 
+use crate::thermal::{ThermalParams, M2_NVME};
 use crate::units::{
     format_duration, format_percent, format_size, parse_duration_ns, parse_percent, parse_size,
     parse_switch, DURATION_FORM, PERCENT_FORM, SIZE_FORM,
 };
+
+/// Accepted form of a temperature setting, for error messages.
+const CELSIUS_FORM: &str = "a temperature in °C from -40 to 150, like 35";
 
 /// The mapping unit and logical page of the FTL.
 pub const PAGE_BYTES: u64 = 4096;
@@ -163,6 +167,11 @@ pub enum GcMode {
     Incremental,
     /// When the free pool runs low, reclaim `gc_batch` blocks while host I/O waits.
     Batch,
+    /// Three tiers by the free pool: above half of the batch reserve, no GC (the host
+    /// has every die); below it, background GC of one victim every `gc_bg_every` host
+    /// pages beside the host; out of reserve, a foreground batch refill while the host
+    /// waits. A drive whose background GC does not keep up cycles through the three.
+    Tiered,
 }
 
 impl GcMode {
@@ -170,6 +179,7 @@ impl GcMode {
         match s {
             "incremental" => Some(GcMode::Incremental),
             "batch" => Some(GcMode::Batch),
+            "tiered" => Some(GcMode::Tiered),
             _ => None,
         }
     }
@@ -179,6 +189,35 @@ impl GcMode {
         match self {
             GcMode::Incremental => "incremental",
             GcMode::Batch => "batch",
+            GcMode::Tiered => "tiered",
+        }
+    }
+}
+
+/// When the SLC cache is folded into native-mode blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FoldMode {
+    /// Only when the drive is idle; a full cache sends host writes to native mode.
+    Idle,
+    /// Also under load, on dies that are free (host writes keep going to SLC); a full
+    /// cache holds the host while `fold_batch` bytes are folded on every die.
+    Load,
+}
+
+impl FoldMode {
+    fn parse(s: &str) -> Option<FoldMode> {
+        match s {
+            "idle" => Some(FoldMode::Idle),
+            "load" => Some(FoldMode::Load),
+            _ => None,
+        }
+    }
+
+    /// The name `parse` reads back.
+    pub fn name(&self) -> &'static str {
+        match self {
+            FoldMode::Idle => "idle",
+            FoldMode::Load => "load",
         }
     }
 }
@@ -216,8 +255,32 @@ pub struct SimConfig {
     pub gc: GcMode,
     /// Blocks reclaimed per batch in `GcMode::Batch`.
     pub gc_batch_blocks: u32,
+    /// Host pages written between two background GC victims (`GcMode::Tiered`); 0: one
+    /// erase block's worth.
+    pub gc_bg_every_pages: u32,
+    /// When the SLC cache is folded.
+    pub fold: FoldMode,
+    /// Bytes folded while the host waits when the cache is full (`FoldMode::Load`).
+    pub fold_batch_bytes: u64,
     pub thermal: bool,
+    /// Thermal constants (ambient, resistance, time constant, idle power, throttle and
+    /// release temperatures); the M.2 NVMe defaults unless set.
+    pub thermal_params: ThermalParams,
+    /// Temperature at time 0; None: the idle steady state (ambient + R × idle power).
+    pub start_celsius: Option<f64>,
     pub seed: u64,
+}
+
+/// A temperature setting (°C) from the spec: a decimal from -40 to 150.
+fn parse_celsius(s: &str) -> Option<f64> {
+    let v: f64 = s.trim_end_matches('C').trim_end_matches("°").parse().ok()?;
+    (v.is_finite() && (-40.0..=150.0).contains(&v)).then_some(v)
+}
+
+/// A positive decimal up to `hi`.
+fn parse_positive(s: &str, hi: f64) -> Option<f64> {
+    let v: f64 = s.parse().ok()?;
+    (v.is_finite() && v > 0.0 && v <= hi).then_some(v)
 }
 
 /// Presets: (name, one-line description).
@@ -262,7 +325,12 @@ impl SimConfig {
             dram: true,
             gc: GcMode::Incremental,
             gc_batch_blocks: 64,
+            gc_bg_every_pages: 0,
+            fold: FoldMode::Idle,
+            fold_batch_bytes: 4 << 30,
             thermal: false,
+            thermal_params: M2_NVME,
+            start_celsius: None,
             seed: 1,
         }
     }
@@ -413,21 +481,45 @@ impl SimConfig {
                     cfg.block_bytes = b;
                 }
                 "dram" => cfg.dram = parse_switch(value).ok_or_else(|| bad("on or off"))?,
-                "gc" => cfg.gc = GcMode::parse(value).ok_or_else(|| bad("incremental or batch"))?,
+                "gc" => cfg.gc = GcMode::parse(value).ok_or_else(|| bad("incremental, batch or tiered"))?,
+                "gc_bg_every" => {
+                    cfg.gc_bg_every_pages = parse_count(value, 0, 1 << 30)
+                        .ok_or_else(|| bad("a number of host pages from 0 to 1073741824 (0: one erase block)"))?
+                }
                 "gc_batch" => {
                     cfg.gc_batch_blocks = parse_count(value, 1, 1 << 20)
                         .ok_or_else(|| bad("a number of blocks from 1 to 1048576"))?
                 }
+                "fold" => cfg.fold = FoldMode::parse(value).ok_or_else(|| bad("idle or load"))?,
+                "fold_batch" => {
+                    cfg.fold_batch_bytes = parse_size(value)
+                        .filter(|&b| b >= PAGE_BYTES)
+                        .ok_or_else(|| bad("a size of at least 4K, like 4G"))?
+                }
                 "thermal" => cfg.thermal = parse_switch(value).ok_or_else(|| bad("on or off"))?,
+                "ambient" => cfg.thermal_params.ambient_c = parse_celsius(value).ok_or_else(|| bad(CELSIUS_FORM))?,
+                "start_temp" => cfg.start_celsius = Some(parse_celsius(value).ok_or_else(|| bad(CELSIUS_FORM))?),
+                "throttle_temp" => cfg.thermal_params.throttle_c = parse_celsius(value).ok_or_else(|| bad(CELSIUS_FORM))?,
+                "release_temp" => cfg.thermal_params.release_c = parse_celsius(value).ok_or_else(|| bad(CELSIUS_FORM))?,
+                "thermal_r" => cfg.thermal_params.resistance_c_per_w = parse_positive(value, 1000.0)
+                    .ok_or_else(|| bad("a thermal resistance in °C per W from above 0 to 1000, like 12"))?,
+                "thermal_tau" => {
+                    let ns = parse_duration_ns(value).filter(|&n| n > 0).ok_or_else(|| bad("a time constant like 4s or 90s"))?;
+                    cfg.thermal_params.tau_s = ns as f64 / 1e9;
+                }
+                "idle_power" => cfg.thermal_params.idle_w = parse_positive(value, 100.0)
+                    .ok_or_else(|| bad("an idle power in W from above 0 to 100, like 0.4"))?,
                 "seed" => cfg.seed = value.parse().map_err(|_| bad("a whole number like 42"))?,
                 _ => {
                     return Err(format!(
                         "sim: unknown key '{key}': expected one of capacity, op, slc, channels, dies, \
-                         iface, cell, tread, tprog, terase, block, dram, gc, gc_batch, thermal, seed"
+                         iface, cell, tread, tprog, terase, block, dram, gc, gc_batch, gc_bg_every, fold, fold_batch, thermal, ambient, \
+                         start_temp, throttle_temp, release_temp, thermal_r, thermal_tau, idle_power, seed"
                     ))
                 }
             }
         }
+        cfg.check_thermal()?;
         Ok(cfg)
     }
 
@@ -461,7 +553,44 @@ impl SimConfig {
             on_off(self.thermal),
             self.seed
         ));
+        if self.gc_bg_every_pages != 0 {
+            s.push_str(&format!(",gc_bg_every={}", self.gc_bg_every_pages));
+        }
+        if self.fold != FoldMode::Idle || self.fold_batch_bytes != 4 << 30 {
+            s.push_str(&format!(
+                ",fold={},fold_batch={}",
+                self.fold.name(),
+                format_size(self.fold_batch_bytes)
+            ));
+        }
+        let t = &self.thermal_params;
+        if *t != M2_NVME {
+            s.push_str(&format!(
+                ",ambient={},throttle_temp={},release_temp={},thermal_r={},thermal_tau={},idle_power={}",
+                t.ambient_c,
+                t.throttle_c,
+                t.release_c,
+                t.resistance_c_per_w,
+                format_duration((t.tau_s * 1e9).round() as u64),
+                t.idle_w
+            ));
+        }
+        if let Some(c) = self.start_celsius {
+            s.push_str(&format!(",start_temp={c}"));
+        }
         s
+    }
+
+    /// Thermal constants that cannot work: the throttle must release below where it starts.
+    pub fn check_thermal(&self) -> Result<(), String> {
+        let t = &self.thermal_params;
+        if t.release_c >= t.throttle_c {
+            return Err(format!(
+                "sim: bad release_temp '{}': expected a temperature below throttle_temp ({})",
+                t.release_c, t.throttle_c
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -537,6 +666,56 @@ mod tests {
         assert!(e.contains("nvme-tlc"), "{e}");
         let e = SimConfig::parse("sim:block=3M").unwrap_err();
         assert!(e.contains("block") && e.contains("power of two"), "{e}");
+    }
+
+    #[test]
+    fn thermal_constants_and_start_temperature_are_settable() {
+        let c = SimConfig::parse(
+            "sim:nvme-tlc,ambient=45,start_temp=56,thermal_r=20,thermal_tau=30s,idle_power=0.8,throttle_temp=80,release_temp=72",
+        )
+        .unwrap();
+        let t = c.thermal_params;
+        assert_eq!(
+            (t.ambient_c, t.resistance_c_per_w, t.tau_s),
+            (45.0, 20.0, 30.0)
+        );
+        assert_eq!((t.idle_w, t.throttle_c, t.release_c), (0.8, 80.0, 72.0));
+        assert_eq!(c.start_celsius, Some(56.0));
+        assert_eq!(
+            SimConfig::parse(&c.to_spec()).unwrap(),
+            c,
+            "{}",
+            c.to_spec()
+        );
+        // Defaults print nothing new.
+        assert!(!SimConfig::parse("sim:nvme-tlc")
+            .unwrap()
+            .to_spec()
+            .contains("ambient"));
+        let e = SimConfig::parse("sim:release_temp=80").unwrap_err();
+        assert!(e.contains("release_temp") && e.contains("below"), "{e}");
+        let e = SimConfig::parse("sim:ambient=hot").unwrap_err();
+        assert!(e.contains("ambient") && e.contains("°C"), "{e}");
+        let c = SimConfig::parse("sim:nvme-tlc,fold=load,fold_batch=12G").unwrap();
+        assert_eq!((c.fold, c.fold_batch_bytes), (FoldMode::Load, 12 << 30));
+        assert_eq!(
+            SimConfig::parse(&c.to_spec()).unwrap(),
+            c,
+            "{}",
+            c.to_spec()
+        );
+        let c = SimConfig::parse("sim:gc=tiered,gc_batch=1000,gc_bg_every=512").unwrap();
+        assert_eq!((c.gc, c.gc_bg_every_pages), (GcMode::Tiered, 512));
+        assert_eq!(
+            SimConfig::parse(&c.to_spec()).unwrap(),
+            c,
+            "{}",
+            c.to_spec()
+        );
+        let e = SimConfig::parse("sim:fold=sometimes").unwrap_err();
+        assert!(e.contains("fold") && e.contains("idle or load"), "{e}");
+        let e = SimConfig::parse("sim:thermal_tau=0s").unwrap_err();
+        assert!(e.contains("thermal_tau"), "{e}");
     }
 
     #[test]

@@ -6,7 +6,9 @@
 //! writes (write amplification emerges from the workload, it is never set), TRIM, an SLC
 //! write cache folded back when idle, NAND read/program/erase times on dies and channels
 //! modelled by resource reservation, a host-link ceiling (SATA, PCIe, USB), an optional
-//! DRAM-less mapping cache, and an optional thermal model with throttling. The same
+//! DRAM-less mapping cache, SLC folding when idle or under load (`fold=load`: a full
+//! cache holds the host while `fold_batch` is folded), and an optional thermal model
+//! with throttling and settable constants. The same
 //! parameters and call sequence give the same results bit for bit.
 //!
 //! Build one from a target string with [`parse`] (`sim:nvme-tlc,capacity=32G`); list the

@@ -6,12 +6,15 @@
 
 use std::collections::VecDeque;
 
-/// Host and NAND data page counts, marked every quarter of the user capacity written.
+/// Host and NAND data page counts, marked every quarter of the user capacity written,
+/// with the host write commands and the virtual time at each mark.
 #[derive(Debug, Clone)]
 pub struct RecentWa {
     step: u64,
     next: u64,
     marks: VecDeque<(u64, u64)>,
+    /// (host write commands, virtual time, die time idled in GC stalls) at each mark.
+    ops_at: VecDeque<(u64, u64, u64)>,
 }
 
 /// Marks kept: the oldest is at least four quarters (one drive write) behind the newest.
@@ -25,19 +28,56 @@ impl RecentWa {
             step,
             next: step,
             marks: VecDeque::from([(0, 0)]),
+            ops_at: VecDeque::from([(0, 0, 0)]),
         }
     }
 
     /// Record the running totals of host pages written and NAND data pages programmed.
     #[inline]
+    #[cfg(test)]
     pub fn note(&mut self, host_pages: u64, nand_pages: u64) {
+        self.note_at(host_pages, nand_pages, (0, 0, 0));
+    }
+
+    /// [`RecentWa::note`] with (host write commands so far, the time, die time idled in
+    /// GC stalls so far), for [`RecentWa::host_ops_per_s`] and
+    /// [`RecentWa::stall_idle_fraction`].
+    #[inline]
+    pub fn note_at(&mut self, host_pages: u64, nand_pages: u64, at: (u64, u64, u64)) {
         if host_pages >= self.next {
             if self.marks.len() == MARKS {
                 self.marks.pop_front();
+                self.ops_at.pop_front();
             }
             self.marks.push_back((host_pages, nand_pages));
+            self.ops_at.push_back(at);
             self.next = host_pages + self.step;
         }
+    }
+
+    /// Host write commands per second of virtual time over the same last drive write
+    /// as [`RecentWa::ratio`], up to (`host_ops`, `t_ns`); `None` until the drive has
+    /// been written once.
+    pub fn host_ops_per_s(&self, host_pages: u64, host_ops: u64, t_ns: u64) -> Option<f64> {
+        let &(h0, _) = self.marks.front()?;
+        let &(o0, t0, _) = self.ops_at.front()?;
+        (host_pages - h0 >= 4 * self.step && t_ns > t0)
+            .then(|| (host_ops - o0) as f64 / ((t_ns - t0) as f64 / 1e9))
+    }
+
+    /// Share of the `dies`' time over the same window that they idled while GC stalls
+    /// held the host back, up to (`idle_ns` so far, `t_ns`).
+    pub fn stall_idle_fraction(
+        &self,
+        host_pages: u64,
+        idle_ns: u64,
+        t_ns: u64,
+        dies: u32,
+    ) -> Option<f64> {
+        let &(h0, _) = self.marks.front()?;
+        let &(_, t0, i0) = self.ops_at.front()?;
+        (host_pages - h0 >= 4 * self.step && t_ns > t0)
+            .then(|| ((idle_ns - i0) as f64 / (dies as f64 * (t_ns - t0) as f64)).min(1.0))
     }
 
     /// NAND data pages per host page over the last one to one and a quarter drive writes;

@@ -7,7 +7,7 @@
 //! crossing times are solved exactly within a step.
 
 /// Constants of the thermal model.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ThermalParams {
     pub ambient_c: f64,
     pub resistance_c_per_w: f64,
@@ -58,12 +58,17 @@ pub struct Thermal {
     throttle_start_ns: u64,
     intervals: Vec<(u64, u64)>,
     max_c: f64,
+    start_c: f64,
 }
 
 impl Thermal {
     /// Start at the idle steady state at time 0.
     pub fn new(p: ThermalParams) -> Thermal {
-        let t0 = p.ambient_c + p.resistance_c_per_w * p.idle_w;
+        Thermal::starting_at(p, p.ambient_c + p.resistance_c_per_w * p.idle_w)
+    }
+
+    /// Start at `t0` °C at time 0 (a drive warm from earlier work, or cold).
+    pub fn starting_at(p: ThermalParams, t0: f64) -> Thermal {
         Thermal {
             p,
             temp_c: t0,
@@ -73,6 +78,7 @@ impl Thermal {
             throttle_start_ns: 0,
             intervals: Vec::new(),
             max_c: t0,
+            start_c: t0,
         }
     }
 
@@ -142,6 +148,11 @@ impl Thermal {
             v.push((self.throttle_start_ns, now_ns.max(self.throttle_start_ns)));
         }
         v
+    }
+
+    /// Temperature at time 0.
+    pub fn start_c(&self) -> f64 {
+        self.start_c
     }
 
     /// Highest temperature reached.

@@ -352,12 +352,15 @@ fn dramless_steady_state_matches_its_ground_truth() {
     let (_, t) = rand_writes(&mut dev, t, 3 * pages, 3);
     let (done, end) = rand_writes(&mut dev, t, pages, 4);
     let measured = iops(&done, t, end);
-    // The dies' budget at the write amplification the drive really had: kept busy.
-    let at_wa = gt(&dev, "random_write_4k_qd32_iops_at_recent_wa_per_s");
+    // What the drive completed over its last drive write, by its own count.
+    let own = gt(&dev, "recent_host_write_iops_per_s");
     assert!(
-        (measured / at_wa - 1.0).abs() < 0.03,
-        "measured {measured:.0} IOPS, at the drive's own WA {at_wa:.0}"
+        (measured / own - 1.0).abs() < 0.01,
+        "measured {measured:.0} IOPS, the drive's own {own:.0}"
     );
+    // The dies' budget at that WA is no exact truth under batch GC (the host waits for
+    // the last die of a stall): absent, not approximately right.
+    assert!(dev.ground_truth()["random_write_4k_qd32_iops_at_recent_wa_per_s"].is_null());
     // The closed form's large-block greedy limit reads WA a little high at 5 % spare.
     let wa = gt(&dev, "recent_write_amplification_ratio");
     let wa_closed = gt(&dev, "steady_state_write_amplification_ratio");

@@ -20,6 +20,11 @@ pub const BURST_Z: f64 = 5.0;
 /// warm-up, not spare area running out.
 pub const BURST_MIN_S: usize = 3;
 
+/// An initial burst does not come back: when more than this share of the seconds
+/// after it run within 10 % of the burst level, the drive is switching between
+/// levels (a thermal throttle cycling on and off), and the first switch is no burst.
+pub const BURST_RECUR_SHARE: f64 = 0.10;
+
 /// Where the initial burst ends, see [`burst_transition`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Transition {
@@ -46,8 +51,10 @@ pub struct Transition {
 /// their median and `steady_iops`. There is a burst only if both the median of
 /// the first min([`BURST_HEAD_S`], at_s) seconds and `burst_iops` are at least
 /// [`BURST_FACTOR`] × the larger of `steady_iops` and the steady part's median,
-/// the two parts' means are [`BURST_Z`] standard errors apart, and the burst lasts at least
-/// [`BURST_MIN_S`] seconds; otherwise (or with fewer than 11 seconds) the
+/// the two parts' means are [`BURST_Z`] standard errors apart, the burst lasts at least
+/// [`BURST_MIN_S`] seconds, at most [`BURST_RECUR_SHARE`] of the seconds after it
+/// come within 10 % of its level again, and at most that share of the seconds before
+/// `at_s` are at or below the midpoint (the steady level is not already there); otherwise (or with fewer than 11 seconds) the
 /// result is `None`. Zero seconds take part like any other second; a few of
 /// them do not move the split.
 pub fn burst_transition(iops_per_s: &[f64]) -> Option<Transition> {
@@ -89,13 +96,17 @@ pub fn burst_transition(iops_per_s: &[f64]) -> Option<Transition> {
     let se = (sse(0, at) / nb / nb + sse(at, n) / ns / ns).sqrt();
     let (mean_b, mean_s) = (s1[at] / nb, (s1[n] - s1[at]) / ns);
     let distinct = mean_b - mean_s > BURST_Z * se;
-    (at >= BURST_MIN_S && distinct && clearly_above(head) && clearly_above(burst)).then_some(
-        Transition {
+    // The burst level does not come back after it, and the steady level is not
+    // already there inside it.
+    let back = x[at..].iter().filter(|&&v| v >= 0.9 * burst).count();
+    let early = x[..at].iter().filter(|&&v| v <= mid).count();
+    let once = (back as f64) <= BURST_RECUR_SHARE * ns && (early as f64) <= BURST_RECUR_SHARE * nb;
+    (at >= BURST_MIN_S && distinct && once && clearly_above(head) && clearly_above(burst))
+        .then_some(Transition {
             at_s: at,
             burst_iops: burst,
             steady_iops: steady,
-        },
-    )
+        })
 }
 
 #[cfg(test)]
@@ -128,6 +139,21 @@ mod tests {
             assert!((t.burst_iops / 80_000.0 - 1.0).abs() < 0.03, "{t:?}");
             assert!((t.steady_iops / 8_000.0 - 1.0).abs() < 0.03, "{t:?}");
         }
+    }
+
+    #[test]
+    fn a_level_that_comes_back_is_no_burst() {
+        // A throttle cycling: 40 s fast, 36 s throttled, again and again.
+        let mut s = Vec::new();
+        for _ in 0..8 {
+            s.extend(vec![14_000.0; 40]);
+            s.extend(vec![4_500.0; 36]);
+        }
+        assert_eq!(burst_transition(&s), None);
+        // The same first 40 s followed by the throttled level for good is a burst.
+        let mut s = vec![14_000.0; 40];
+        s.extend(vec![4_500.0; 600]);
+        assert_eq!(burst_transition(&s).unwrap().at_s, 40);
     }
 
     #[test]

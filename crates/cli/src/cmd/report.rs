@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use drivelab_report::bundles::{bundle_report, open_bundle, DriveRun};
+use drivelab_report::bundles::{bundle_report_with, open_bundle, DriveRun, ReportOptions};
 use drivelab_report::chart_file_names;
 
 use crate::fail::Fail;
@@ -35,6 +35,10 @@ pub struct ReportArgs {
     /// Also write every chart as an SVG file (named after the chart) into DIR.
     #[arg(long, value_name = "DIR")]
     pub svg: Option<PathBuf>,
+    /// Start the consistency zoom at this time into the test, like 1400s (the
+    /// reference's); default: a little before the scoring window.
+    #[arg(long = "zoom-from", value_name = "TIME", value_parser = crate::args::duration)]
+    pub zoom_from: Option<u64>,
     /// Replace output files drivelab did not write (a report or chart drivelab wrote is
     /// replaced anyway; a bundle's file or a database only with this).
     #[arg(long)]
@@ -75,7 +79,31 @@ pub fn run(a: ReportArgs) -> Result<i32, Fail> {
         let doc = open_bundle(b).map_err(|e| Fail::usage(format!("BUNDLE {e}")))?;
         runs.push(DriveRun::new(a.label.get(i).cloned(), doc));
     }
-    let report = bundle_report(&runs);
+    let opts = ReportOptions {
+        zoom_from_s: a.zoom_from.map(|ns| ns / 1_000_000_000),
+    };
+    if let Some(from) = opts.zoom_from_s {
+        let longest = runs
+            .iter()
+            .filter(|r| r.doc.suite == "consistency")
+            .filter_map(|r| r.doc.summary.as_ref())
+            .filter_map(|s| s.analysis["iops_per_s"].as_array().map(|x| x.len()))
+            .max();
+        match longest {
+            Some(n) if (from as usize) < n => {}
+            Some(n) => {
+                return Err(Fail::usage(format!(
+                    "--zoom-from: {from} s is not inside the consistency test ({n} s); give a time before its end, like 1400s"
+                )))
+            }
+            None => {
+                return Err(Fail::usage(
+                    "--zoom-from: no consistency bundle to zoom into; give it with a consistency BUNDLE",
+                ))
+            }
+        }
+    }
+    let report = bundle_report_with(&runs, &opts);
     let html = report
         .render()
         .map_err(|e| Fail::failed(format!("cannot render the report: {e}")))?;

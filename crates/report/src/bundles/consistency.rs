@@ -24,7 +24,7 @@ fn is_round(st: &drivelab_suites::StepRecord) -> bool {
         && (st.params.get("round").is_some() || st.params.get("continuous").is_some())
 }
 
-pub(crate) fn section(entries: &[Entry]) -> Section {
+pub(crate) fn section(entries: &[Entry], opts: &super::ReportOptions) -> Section {
     let drives: Vec<Drive> = entries
         .iter()
         .filter_map(|e| {
@@ -50,7 +50,9 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         .map(|d| d.a.iops_per_s.len())
         .max()
         .unwrap_or(1) as f64;
-    let time = || Axis::linear("Time", "s").range(Some(-(longest * 0.01).max(0.5)), None);
+    // The last second likewise stands clear of the right edge (not half clipped).
+    let pad = (longest * 0.01).max(0.5);
+    let time = || Axis::linear("Time", "s").range(Some(-pad), Some(longest - 1.0 + pad));
     let mut log = Chart::new(
         "consistency-log",
         "Consistency: IOPS each second (log scale)",
@@ -58,13 +60,51 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         Axis::log10("Throughput", "IOPS"),
     )
     .subtitle(format!("1 point per second · {what}"));
+    // The linear scale is the steady state's, as the reference's (which tops out at
+    // 40k IOPS for a drive bursting far above): a burst above it is clipped and said so.
+    let steady_top = drives
+        .iter()
+        .map(|d| {
+            let from = d.a.burst.as_ref().map_or(0, |b| b.at_s);
+            d.a.iops_per_s[from.min(d.a.iops_per_s.len())..]
+                .iter()
+                .copied()
+                .fold(0.0, f64::max)
+        })
+        .fold(0.0, f64::max)
+        * 1.05;
+    let clipped: Vec<String> = drives
+        .iter()
+        .filter_map(|d| {
+            let b = d.a.burst.as_ref()?;
+            let peak = d.a.iops_per_s[..b.at_s].iter().copied().fold(0.0, f64::max);
+            (peak > steady_top).then(|| {
+                format!(
+                    "{}: the initial burst ({} IOPS, the first {} s) is clipped at the top",
+                    d.e.label,
+                    fmt_number(b.burst_iops, 0),
+                    b.at_s
+                )
+            })
+        })
+        .collect();
     let mut lin = Chart::new(
         "consistency-linear",
         "Consistency: IOPS each second (linear scale)",
         time(),
-        Axis::linear("Throughput", "IOPS"),
+        if clipped.is_empty() || steady_top <= 0.0 {
+            Axis::linear("Throughput", "IOPS")
+        } else {
+            Axis::linear("Throughput", "IOPS").range(Some(0.0), Some(steady_top))
+        },
     )
     .subtitle(format!("1 point per second · {what}"));
+    if !clipped.is_empty() && steady_top > 0.0 {
+        lin = lin.note(format!(
+            "Scaled to the steady state. {}.",
+            clipped.join("; ")
+        ));
+    }
     // The zoom: from a little before the earliest window to the longest series.
     let start = drives
         .iter()
@@ -77,7 +117,12 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         .max()
         .unwrap_or(1);
     let lead = ((end - start) as f64 * 0.15).ceil() as usize;
-    let zoom_from = start.saturating_sub(lead);
+    // Where the user says (the reference zooms at t = 1400 s), else a little before
+    // the earliest window.
+    let zoom_from = match opts.zoom_from_s {
+        Some(s) if (s as usize) < end => s as usize,
+        _ => start.saturating_sub(lead),
+    };
     let mut zoom = Chart::new(
         "consistency-zoom",
         "Consistency: the scoring window",

@@ -25,7 +25,7 @@ use drivelab_suites::bundle::{
 };
 use drivelab_suites::bundle::{BundleStatus, RunDoc, StepRecord, StepStatus, Summary};
 
-use crate::html::{Column, Report, Row, Section, Table};
+use crate::html::{Block, Column, Report, Row, Section, Table};
 
 pub use exceedance::{exceedance_points, merge_histograms};
 
@@ -131,6 +131,7 @@ pub fn label_variants(runs: &mut [DriveRun]) {
 /// Makes labels unique where two bundles of one suite share one: the second becomes
 /// `label #2`, and so on (otherwise their series would merge in the suite's charts).
 pub fn disambiguate(runs: &mut [DriveRun]) {
+    name_variants(runs);
     for i in 1..runs.len() {
         let clash = |runs: &[DriveRun], label: &str| {
             runs[..i]
@@ -144,6 +145,57 @@ pub fn disambiguate(runs: &mut [DriveRun]) {
                 n += 1;
             }
             runs[i].label = format!("{base} #{n}");
+        }
+    }
+}
+
+/// Knobs that make a variant of one drive rather than another test: the reviews compare
+/// a drive with and without extra over-provisioning side by side.
+const VARIANT_KNOBS: [&str; 1] = ["op_percent"];
+
+/// The variant a bundle is of its drive: "25 % OP" for a consistency test over 75 % of
+/// the span, "default" otherwise.
+pub fn variant_of(doc: &RunDoc) -> String {
+    match doc.knobs.get("op_percent").and_then(|v| v.as_f64()) {
+        Some(op) if op > 0.0 => format!("{} % OP", fmt_short(op)),
+        _ => "default".into(),
+    }
+}
+
+/// The knobs without the variant ones.
+fn test_knobs(doc: &RunDoc) -> serde_json::Value {
+    let mut k = doc.knobs.clone();
+    if let Some(o) = k.as_object_mut() {
+        for v in VARIANT_KNOBS {
+            o.remove(v);
+        }
+    }
+    k
+}
+
+/// Whether two bundles are the same test of one drive in different variants.
+fn variants(a: &RunDoc, b: &RunDoc) -> bool {
+    a.suite == b.suite
+        && a.tool == b.tool
+        && test_knobs(a) == test_knobs(b)
+        && variant_of(a) != variant_of(b)
+}
+
+/// Bundles of one suite under one label that are variants of each other are named by
+/// their variant ("drive · default", "drive · 25 % OP") instead of "#2".
+fn name_variants(runs: &mut [DriveRun]) {
+    let n = runs.len();
+    let mut rename = vec![false; n];
+    for i in 0..n {
+        for j in 0..n {
+            if i != j && runs[i].label == runs[j].label && variants(&runs[i].doc, &runs[j].doc) {
+                rename[i] = true;
+            }
+        }
+    }
+    for (r, go) in runs.iter_mut().zip(rename) {
+        if go {
+            r.label = format!("{} · {}", r.label, variant_of(&r.doc));
         }
     }
 }
@@ -266,9 +318,22 @@ pub(crate) fn cell(v: Option<f64>, decimals: usize) -> String {
     crate::html::fmt_number(v.unwrap_or(f64::NAN), decimals)
 }
 
+/// Choices the reader makes about a report.
+#[derive(Debug, Clone, Default)]
+pub struct ReportOptions {
+    /// Second at which the consistency zoom starts (default: a little before the
+    /// earliest scoring window); ignored when past the end of every series.
+    pub zoom_from_s: Option<u64>,
+}
+
 /// The report of `runs` (labels made unique per suite first): a section listing the
 /// runs, then one section per suite present, in `drivelab run`'s order.
 pub fn bundle_report(runs: &[DriveRun]) -> Report {
+    bundle_report_with(runs, &ReportOptions::default())
+}
+
+/// [`bundle_report`] with the reader's choices.
+pub fn bundle_report_with(runs: &[DriveRun], opts: &ReportOptions) -> Report {
     let mut runs = runs.to_vec();
     label_variants(&mut runs);
     disambiguate(&mut runs);
@@ -310,7 +375,7 @@ pub fn bundle_report(runs: &[DriveRun]) -> Report {
         let mut section = match suite {
             "quick" => quick::section(&entries),
             "peak" => peak::section(&entries),
-            "consistency" => consistency::section(&entries),
+            "consistency" => consistency::section(&entries, opts),
             "seqfill" => seqfill::section(&entries),
             "iometer" => iometer::section(&entries),
             "replay" => replay::section(&entries),
@@ -325,9 +390,75 @@ pub fn bundle_report(runs: &[DriveRun]) -> Report {
         if let Some(c) = telemetry::over_time(suite, &entries) {
             section = section.chart(c);
         }
+        let section = match variant_note(&entries) {
+            Some(t) => section.text_first(t),
+            None => section,
+        };
+        let section = mark_demonstrations(section, &entries);
         report = report.section(section.warnings_first(caveats(&entries)));
     }
     report
+}
+
+/// Whether a bundle was made with `--short`: a demonstration of the method, not a
+/// measurement of the drive.
+fn is_short(doc: &RunDoc) -> bool {
+    doc.knobs.get("short").and_then(|v| v.as_bool()) == Some(true)
+}
+
+/// Marks every chart and table of a section with `--short` bundles as a demonstration,
+/// naming those bundles (all of them: "every bundle").
+fn mark_demonstrations(mut section: Section, entries: &[Entry]) -> Section {
+    let short: Vec<&str> = entries
+        .iter()
+        .filter(|e| is_short(e.doc))
+        .map(|e| e.label)
+        .collect();
+    if short.is_empty() {
+        return section;
+    }
+    let whose = if short.len() == entries.len() {
+        "every run here".to_string()
+    } else {
+        short.join(", ")
+    };
+    let mark = format!("--short demonstration ({whose}): not a measurement of the drive");
+    for b in &mut section.blocks {
+        match b {
+            Block::Chart(c) => {
+                c.subtitle = Some(match c.subtitle.take() {
+                    Some(s) => format!("{s} · {mark}"),
+                    None => mark.clone(),
+                })
+            }
+            Block::Table(t) => t.caption = format!("{} ({mark})", t.caption),
+            Block::Tiles(t) => t.title = format!("{} ({mark})", t.title),
+            _ => {}
+        }
+    }
+    section.text_first(format!(
+        "Runs made with --short ({whose}) are demonstrations of the method: minutes, \
+         small spans and short steps, so their numbers do not describe the drive."
+    ))
+}
+
+/// The bundles that are variants of the first one's test (see [`variants`]), said as
+/// the reviews say it: one drive, side by side.
+fn variant_note(entries: &[Entry]) -> Option<String> {
+    let (first, rest) = entries.split_first()?;
+    let alike: Vec<&Entry> = rest.iter().filter(|e| variants(e.doc, first.doc)).collect();
+    (!alike.is_empty()).then(|| {
+        let names: Vec<String> = alike
+            .iter()
+            .map(|e| format!("{} ({})", e.label, variant_of(e.doc)))
+            .collect();
+        format!(
+            "Variants of one test: {} ({}) and {} ran the same test, but for the part of the span left unwritten as extra over-provisioning. They are shown side by side, each with its own toggle, as the reviews compare a drive with and without extra spare area.",
+            first.label,
+            variant_of(first.doc),
+            names.join(", ")
+        )
+    })
 }
 
 /// What a reader of a suite's section must know first: runs that did not finish (their
@@ -367,6 +498,7 @@ fn caveats(entries: &[Entry]) -> Vec<String> {
         let unlike: Vec<String> = rest
             .iter()
             .filter(|e| e.doc.config_hash != first.doc.config_hash)
+            .filter(|e| !variants(e.doc, first.doc))
             .map(|e| {
                 let diff = knob_differences(&first.doc.knobs, &e.doc.knobs);
                 if !diff.is_empty() {

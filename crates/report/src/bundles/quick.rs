@@ -89,7 +89,8 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
                 })
                 .collect();
             if !pts.is_empty() {
-                c.series.push(Series::bars(e.label, e.label, pts));
+                c.series
+                    .push(Series::bars(e.label, e.label, pts).labelled());
             }
         }
         if !c.series.is_empty() {

@@ -57,6 +57,12 @@ impl Section {
         self
     }
 
+    /// Puts a paragraph at the top of the section (caveats added later go above it).
+    pub fn text_first(mut self, text: impl Into<String>) -> Self {
+        self.blocks.insert(0, Block::Text(text.into()));
+        self
+    }
+
     /// Puts caveats at the top of the section, in order, before everything else.
     pub fn warnings_first(mut self, texts: Vec<String>) -> Self {
         self.blocks

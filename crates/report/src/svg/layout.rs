@@ -52,6 +52,9 @@ pub struct LegendEntry {
     pub group_index: usize,
 }
 
+/// Height of one callout line.
+pub const CALLOUT_LINE: f64 = 16.0;
+
 /// Everything the drawing code needs to place things.
 #[derive(Debug, Clone)]
 pub struct Layout {
@@ -62,6 +65,8 @@ pub struct Layout {
     pub x_is_category: bool,
     pub title_y: f64,
     pub subtitle_y: Option<f64>,
+    /// Top of the callout box, in its band above the plot (None without callouts).
+    pub callout_y: Option<f64>,
     pub legend: Vec<LegendEntry>,
     pub note_lines: Vec<(String, bool)>,
     pub notes_y: f64,
@@ -231,6 +236,12 @@ impl Layout {
         if !legend.is_empty() {
             top += (row + 1) as f64 * LEGEND_ROW;
         }
+        // Callouts get their own band above the plot, so they never cover data.
+        let callout_y = (!chart.callouts.is_empty()).then(|| {
+            let y = top + 6.0;
+            top += CALLOUT_LINE * chart.callouts.len() as f64 + 8.0 + 6.0;
+            y
+        });
         let plot_top = top + 10.0;
 
         // Automatic notes, then the chart's own, wrapped to the width.
@@ -329,6 +340,7 @@ impl Layout {
             x_is_category: chart.x.categories.is_some(),
             title_y,
             subtitle_y,
+            callout_y,
             legend,
             note_lines,
             notes_y,

@@ -495,11 +495,11 @@ fn mark_labels(s: &mut String, chart: &Chart, lay: &Layout, palette: &GroupPalet
 }
 
 fn callouts(s: &mut String, chart: &Chart, lay: &Layout) {
-    if chart.callouts.is_empty() {
+    let Some(y) = lay.callout_y else {
         return;
-    }
+    };
     let f = &lay.frame;
-    let line_h = 16.0;
+    let line_h = layout::CALLOUT_LINE;
     let w = chart
         .callouts
         .iter()
@@ -507,35 +507,8 @@ fn callouts(s: &mut String, chart: &Chart, lay: &Layout) {
         .fold(0.0, f64::max)
         + 16.0;
     let h = line_h * chart.callouts.len() as f64 + 8.0;
-    // The corner of the plot that hides the fewest data points (top right on ties).
-    let corners = [
-        (f.right - w - 8.0, f.top + 8.0),
-        (f.left + 8.0, f.top + 8.0),
-        (f.right - w - 8.0, f.bottom - h - 8.0),
-        (f.left + 8.0, f.bottom - h - 8.0),
-    ];
-    let hidden = |&(x, y): &(f64, f64)| {
-        chart
-            .series
-            .iter()
-            .flat_map(|se| {
-                se.points.iter().map(move |&(px, py)| {
-                    let yy = if se.on_y2 {
-                        lay.px_y2(py)
-                    } else {
-                        lay.px_y(py)
-                    };
-                    (lay.px_x(px), yy)
-                })
-            })
-            .filter(|&(px, py)| px >= x && px <= x + w && py >= y && py <= y + h)
-            .count()
-    };
-    let (x, y) = corners
-        .iter()
-        .copied()
-        .min_by_key(|c| hidden(c))
-        .unwrap_or(corners[0]);
+    // In its band above the plot, right-aligned with it: it covers no data.
+    let x = (f.right - w).max(f.left);
     let _ = write!(
         s,
         r##"<g class="dl-callout"><rect x="{}" y="{}" width="{}" height="{}" rx="3" fill="#fff" fill-opacity="0.9" stroke="#999"/>"##,

@@ -106,6 +106,8 @@ pub fn draw(out: &mut String, chart: &Chart, lay: &Layout, palette: &GroupPalett
     };
     let py = |v: f64| if s.on_y2 { lay.px_y2(v) } else { lay.px_y(v) };
     let mut shown = 0usize;
+    // (centre x, top y, value) of each bar that carries its value.
+    let mut labels: Vec<(f64, f64, f64)> = Vec::new();
     let mut d = String::with_capacity(s.points.len() * 12);
     let attrs = match s.kind {
         SeriesKind::Line => {
@@ -221,7 +223,11 @@ pub fn draw(out: &mut String, chart: &Chart, lay: &Layout, palette: &GroupPalett
                 if x1 - x0 < 1.0 {
                     x1 = x0 + 1.0;
                 }
-                let top = py(y).clamp(f.top - 2.0, f.bottom + 2.0);
+                // A bar of a few pixels stays visible (its label says how small it is).
+                let top = py(y).clamp(f.top - 2.0, f.bottom + 2.0).min(base - 2.0);
+                if s.value_labels {
+                    labels.push(((x0 + x1) / 2.0, top, y));
+                }
                 d.push('M');
                 push_num(&mut d, x0);
                 d.push(' ');
@@ -265,6 +271,34 @@ pub fn draw(out: &mut String, chart: &Chart, lay: &Layout, palette: &GroupPalett
         escape(&s.group),
         escape(&s.name),
     );
+    for (x, top, v) in labels {
+        // Above the bar, or inside its top when that would leave the plot.
+        let (y, fill) = if top - 16.0 < lay.frame.top {
+            (top + 13.0, "#ffffff")
+        } else {
+            (top - 4.0, color)
+        };
+        let decimals = if v >= 100.0 {
+            0
+        } else if v >= 10.0 {
+            1
+        } else {
+            2
+        };
+        let _ = write!(
+            out,
+            r#"<text class="dl-label dl-value dl-g{}" data-group="{}" x="{}" y="{}" font-size="11" text-anchor="middle" fill="{fill}">{}</text>"#,
+            palette.index(&s.group),
+            escape(&s.group),
+            num1(x),
+            num1(y),
+            escape(&crate::html::fmt_number(v, decimals)),
+        );
+    }
+}
+
+fn num1(v: f64) -> String {
+    format!("{v:.1}")
 }
 
 /// Appends one polyline, decimated to first/min/max/last per pixel column
