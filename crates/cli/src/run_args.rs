@@ -113,7 +113,11 @@ pub struct ReplayArgs {
     /// Interval of the series [default: 1s].
     #[arg(long, value_parser = duration, allow_hyphen_values = true)]
     pub interval: Option<u64>,
-    /// Also write issue-log.csv into the bundle: each I/O's due, issue and completion time.
+    /// Trace time per step: an interrupted replay resumes at a step [default: 10m].
+    #[arg(long, value_parser = duration, allow_hyphen_values = true)]
+    pub segment: Option<u64>,
+    /// Also write each step's <step>.issue-log.csv into the bundle: each I/O's due,
+    /// issue and completion time.
     #[arg(long = "issue-log")]
     pub issue_log: bool,
 }
@@ -521,6 +525,7 @@ impl SuiteCmd {
                 set(&mut k.size, a.size);
                 set(&mut k.max_outstanding, a.max_outstanding);
                 set(&mut k.interval_ns, a.interval);
+                set(&mut k.segment_ns, a.segment);
                 k.issue_log = a.issue_log;
                 k.validate()?;
                 Box::new(k)

@@ -50,7 +50,11 @@ struct Logged {
 }
 
 fn issue_log(bundle: &Path) -> Vec<Logged> {
-    let text = std::fs::read_to_string(bundle.join("issue-log.csv")).unwrap();
+    issue_log_of(bundle, "replay-1")
+}
+
+fn issue_log_of(bundle: &Path, step: &str) -> Vec<Logged> {
+    let text = std::fs::read_to_string(bundle.join(format!("{step}.issue-log.csv"))).unwrap();
     let mut lines = text.lines();
     assert_eq!(
         lines.next(),
@@ -96,7 +100,12 @@ fn open_loop_issues_nothing_early_keeps_the_gaps_and_scales_with_speed() {
     for b in 0..5u64 {
         for i in 0..4u64 {
             let op = if i % 2 == 0 { Op::Read } else { Op::Write };
-            recs.push(rec(b * 150_000_000 + i * 1_000, op, (b * 4 + i) * 65536, 4096));
+            recs.push(rec(
+                b * 150_000_000 + i * 1_000,
+                op,
+                (b * 4 + i) * 65536,
+                4096,
+            ));
         }
     }
     let trace = write_trace(dir.path(), "gaps.dltrace", &recs);
@@ -106,15 +115,34 @@ fn open_loop_issues_nothing_early_keeps_the_gaps_and_scales_with_speed() {
         let _ = std::fs::remove_dir_all(&b);
         let (doc, out) = replay_ok(
             dir.path(),
-            &[t, "--size", "64M", "--issue-log", "--speed", speed, "--out", "b"],
+            &[
+                t,
+                "--size",
+                "64M",
+                "--issue-log",
+                "--speed",
+                speed,
+                "--out",
+                "b",
+            ],
         );
         let log = issue_log(&b);
         let s: u64 = speed.parse().unwrap();
         assert_eq!(log.len(), recs.len());
         let mut prev_issue = 0;
         for (l, r) in log.iter().zip(&recs) {
-            assert_eq!(l.due, r.issue_ns / s, "due time is the recorded time / speed");
-            assert!(l.issue >= l.due, "I/O {} issued {} ns early", l.seq, l.due - l.issue);
+            assert_eq!(
+                l.due,
+                r.issue_ns / s,
+                "due time is the recorded time / speed"
+            );
+            assert_eq!((l.op.as_str(), l.len), (r.op.name(), r.len_bytes));
+            assert!(
+                l.issue >= l.due,
+                "I/O {} issued {} ns early",
+                l.seq,
+                l.due - l.issue
+            );
             assert!(l.issue >= prev_issue, "issued in trace order");
             assert!(l.done >= l.issue);
             prev_issue = l.issue;
@@ -124,7 +152,10 @@ fn open_loop_issues_nothing_early_keeps_the_gaps_and_scales_with_speed() {
         let max_lag = log.iter().map(|l| l.issue - l.due).max().unwrap();
         let reported = rp["lag"]["max_ns"].as_u64().unwrap();
         let bucket = reported / 128 + 1;
-        assert!(reported <= max_lag && max_lag - reported <= bucket, "{reported} vs {max_lag}");
+        assert!(
+            reported <= max_lag && max_lag - reported <= bucket,
+            "{reported} vs {max_lag}"
+        );
         assert_eq!(rp["ios_issued"], 20);
         assert!(out.contains("issue lag"), "{out}");
         let a = &doc["summary"]["analysis"]["scores"];
@@ -146,7 +177,15 @@ fn max_idle_cuts_long_gaps_and_says_so() {
     let trace = write_trace(dir.path(), "idle.dltrace", &recs);
     let (doc, out) = replay_ok(
         dir.path(),
-        &[trace.to_str().unwrap(), "null", "--max-idle", "50ms", "--issue-log", "--out", "b"],
+        &[
+            trace.to_str().unwrap(),
+            "null",
+            "--max-idle",
+            "50ms",
+            "--issue-log",
+            "--out",
+            "b",
+        ],
     );
     let log = issue_log(&dir.path().join("b"));
     let due: Vec<u64> = log.iter().map(|l| l.due).collect();
@@ -173,7 +212,15 @@ fn afap_never_has_more_outstanding_than_the_trace_had() {
     let trace = write_trace(dir.path(), "burst.dltrace", &recs);
     let (doc, _) = replay_ok(
         dir.path(),
-        &[trace.to_str().unwrap(), "--size", "64M", "--afap", "--issue-log", "--out", "b"],
+        &[
+            trace.to_str().unwrap(),
+            "--size",
+            "64M",
+            "--afap",
+            "--issue-log",
+            "--out",
+            "b",
+        ],
     );
     let log = issue_log(&dir.path().join("b"));
     assert_eq!(log.len(), recs.len());
@@ -186,11 +233,17 @@ fn afap_never_has_more_outstanding_than_the_trace_had() {
         // Outstanding by the replayer's own record: issued before, completion not yet
         // handed back when this one went out.
         let ours = log[..i].iter().filter(|o| o.done > l.issue).count() + 1;
-        assert!(ours <= trace_depth, "I/O {i}: {ours} outstanding, the trace had {trace_depth}");
+        assert!(
+            ours <= trace_depth,
+            "I/O {i}: {ours} outstanding, the trace had {trace_depth}"
+        );
     }
     let rp = &doc["steps"][0]["run"]["replay"];
     assert!(rp["lag"].is_null());
-    assert!(rp["max_outstanding"].as_u64().unwrap() <= rp["schedule"]["trace_max_outstanding"].as_u64().unwrap());
+    assert!(
+        rp["max_outstanding"].as_u64().unwrap()
+            <= rp["schedule"]["trace_max_outstanding"].as_u64().unwrap()
+    );
     assert_eq!(rp["schedule"]["trace_max_outstanding"], 6);
     assert_eq!(rp["comparison"]["compared_ios"], 300);
 }
@@ -212,9 +265,10 @@ impl BlockTrace {
             .status()
             .unwrap();
         assert!(ok.success(), "mounting tracefs");
-        let instance = mnt
-            .path()
-            .join(format!("instances/drivelab-replay-test-{}", std::process::id()));
+        let instance = mnt.path().join(format!(
+            "instances/drivelab-replay-test-{}",
+            std::process::id()
+        ));
         std::fs::create_dir(&instance).unwrap();
         std::fs::write(instance.join("events/block/block_bio_queue/enable"), "1").unwrap();
         std::fs::write(instance.join("tracing_on"), "1").unwrap();
@@ -242,7 +296,9 @@ impl Drop for BlockTrace {
     fn drop(&mut self) {
         let _ = std::fs::write(self.instance.join("tracing_on"), "0");
         let _ = std::fs::remove_dir(&self.instance);
-        let _ = std::process::Command::new("umount").arg(self.mnt.path()).status();
+        let _ = std::process::Command::new("umount")
+            .arg(self.mnt.path())
+            .status();
     }
 }
 
@@ -270,11 +326,16 @@ fn a_loop_device_receives_the_traces_ios_in_order_with_their_offsets_and_sizes()
     let mut recs = Vec::new();
     let mut rng = 7u64;
     for i in 0..60u64 {
-        rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        rng = rng
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         let off = (rng >> 40) % 1000 * 4096;
         let len = 4096 << (i % 4);
         let r = match i % 10 {
-            3 => Record { fua: true, ..rec(i * 1000, Op::Write, off, len) },
+            3 => Record {
+                fua: true,
+                ..rec(i * 1000, Op::Write, off, len)
+            },
             5 => rec(i * 1000, Op::Flush, 0, 0),
             7 => rec(i * 1000, Op::Discard, off, 1 << 20),
             x if x % 2 == 0 => rec(i * 1000, Op::Read, off, len),
@@ -287,7 +348,14 @@ fn a_loop_device_receives_the_traces_ios_in_order_with_their_offsets_and_sizes()
     let destructive = format!("--destructive={}", lo.dev);
     let (doc, _) = replay_ok(
         dir.path(),
-        &[trace.to_str().unwrap(), &lo.dev, &destructive, "--afap", "--out", "b"],
+        &[
+            trace.to_str().unwrap(),
+            &lo.dev,
+            &destructive,
+            "--afap",
+            "--out",
+            "b",
+        ],
     );
     assert_eq!(doc["status"], "complete");
     let seen: Vec<(String, u64, u64)> = tracer
@@ -327,9 +395,16 @@ fn replay_writes_follow_the_safety_rules() {
     // A file drivelab did not create.
     let mine = dir.path().join("mine.bin");
     std::fs::write(&mine, vec![7u8; 1 << 20]).unwrap();
-    let o = run_in(dir.path(), &["run", "--no-db", "replay", t, mine.to_str().unwrap()]);
+    let o = run_in(
+        dir.path(),
+        &["run", "--no-db", "replay", t, mine.to_str().unwrap()],
+    );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert_eq!(std::fs::read(&mine).unwrap(), vec![7u8; 1 << 20], "untouched");
+    assert_eq!(
+        std::fs::read(&mine).unwrap(),
+        vec![7u8; 1 << 20],
+        "untouched"
+    );
     // A block device without --destructive.
     let lo = Loop::new(16 << 20, false);
     let o = run_in(dir.path(), &["run", "--no-db", "replay", t, &lo.dev]);
@@ -343,6 +418,15 @@ fn bad_input_is_one_line_and_exit_2() {
     let trace = write_trace(dir.path(), "ok.dltrace", &[rec(0, Op::Read, 0, 4096)]);
     let t = trace.to_str().unwrap();
     std::fs::write(dir.path().join("notrace.txt"), "1,2,3\n").unwrap();
+    // Cut short: found by reading the whole trace before anything is written.
+    let whole = std::fs::read(write_trace(
+        dir.path(),
+        "cut.dltrace",
+        &[rec(0, Op::Read, 0, 4096); 50],
+    ))
+    .unwrap();
+    std::fs::write(dir.path().join("cut.dltrace"), &whole[..whole.len() - 20]).unwrap();
+    write_trace(dir.path(), "empty.dltrace", &[]);
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["missing.dltrace", "null"], "TRACE"),
         (vec!["notrace.txt", "null"], "not a drivelab trace"),
@@ -351,9 +435,18 @@ fn bad_input_is_one_line_and_exit_2() {
         (vec![t, "null", "--afap", "--speed", "2"], "--afap"),
         (vec![t, "null", "--afap", "--max-idle", "1s"], "--afap"),
         (vec![t, "null", "--max-idle", "0s"], "--max-idle"),
-        (vec![t, "null", "--max-outstanding", "0"], "--max-outstanding"),
-        (vec![t, "null", "--max-outstanding", "100000"], "--max-outstanding"),
+        (
+            vec![t, "null", "--max-outstanding", "0"],
+            "--max-outstanding",
+        ),
+        (
+            vec![t, "null", "--max-outstanding", "100000"],
+            "--max-outstanding",
+        ),
         (vec![t, "null", "--interval", "1ms"], "--interval"),
+        (vec![t, "null", "--segment", "10ms"], "--segment"),
+        (vec!["cut.dltrace", "null"], "cut.dltrace"),
+        (vec!["empty.dltrace", "null"], "no I/O"),
     ];
     for (args, what) in cases {
         let mut a = vec!["run", "--no-db", "replay"];
@@ -363,6 +456,96 @@ fn bad_input_is_one_line_and_exit_2() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
         assert!(e.contains(what), "{args:?}: {e}");
         assert_eq!(e.trim_end().lines().count(), 1, "{args:?}: {e}");
-        assert!(!dir.path().join("drivelab-results").exists(), "{args:?}: nothing written");
+        assert!(
+            !dir.path().join("drivelab-results").exists(),
+            "{args:?}: nothing written"
+        );
     }
+}
+
+#[test]
+fn a_replay_in_segments_resumes_at_the_next_one_and_scores_them_together() {
+    let dir = tempfile::tempdir().unwrap();
+    // 4 s of trace: 10 I/Os a second with their service times, cut into 1 s steps.
+    let recs: Vec<Record> = (0..40u64)
+        .map(|i| Record {
+            service_ns: Some(50_000),
+            ..rec(
+                i * 100_000_000,
+                if i % 4 == 0 { Op::Write } else { Op::Read },
+                i * 8192,
+                4096,
+            )
+        })
+        .collect();
+    let trace = write_trace(dir.path(), "seg.dltrace", &recs);
+    let bundle = dir.path().join("b");
+    let mut child = drivelab()
+        .args(["run", "--no-db", "--progress", "never", "replay"])
+        .arg(&trace)
+        .args([
+            "--size",
+            "16M",
+            "--segment",
+            "1s",
+            "--issue-log",
+            "--out",
+            "b",
+        ])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let saved = |n: usize| {
+        std::fs::read_to_string(bundle.join("run.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+            .is_some_and(|d| {
+                d["steps"]
+                    .as_array()
+                    .is_some_and(|s| s.iter().filter(|s| s["status"] == "complete").count() >= n)
+            })
+    };
+    wait_until("the first part to be saved", || saved(1));
+    signal(child.id(), "INT");
+    let st = child.wait().unwrap();
+    let doc = run_doc(&bundle);
+    assert_eq!(doc["planned_steps"], 4);
+    if doc["status"] == "complete" {
+        // The signal came after the last part (a very slow machine): nothing to resume.
+        assert!(st.success());
+    } else {
+        assert_eq!(doc["status"], "interrupted", "{st}");
+        let o = run_in(
+            dir.path(),
+            &["run", "--no-db", "--progress", "never", "--resume", "b"],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(stderr(&o).contains("resuming"), "{}", stderr(&o));
+    }
+    let doc = run_doc(&bundle);
+    assert_eq!(doc["status"], "complete");
+    let steps = doc["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 4);
+    // Each part replayed its second of the trace, due times from the part's start.
+    for (k, s) in steps.iter().enumerate() {
+        assert_eq!(s["id"], format!("replay-{}", k + 1));
+        let log = issue_log_of(&bundle, &format!("replay-{}", k + 1));
+        let want: Vec<u64> = (0..10).map(|i| i * 100_000_000).collect();
+        assert_eq!(
+            log.iter().map(|l| l.due).collect::<Vec<_>>(),
+            want,
+            "part {k}"
+        );
+        assert!(log.iter().all(|l| l.issue >= l.due));
+        assert_eq!(log[0].offset, (k as u64 * 10) * 8192);
+    }
+    let a = &doc["summary"]["analysis"];
+    assert_eq!(a["parts"], 4);
+    assert_eq!(a["ios_issued"], 40);
+    assert_eq!(a["scores"]["all"]["ios"], 40);
+    assert_eq!(a["scores"]["vs_original"]["compared_ios"], 40);
+    // The parts last their seconds of trace time: idle kept across them.
+    assert!(a["scores"]["total_replay_ns"].as_u64().unwrap() >= 3_900_000_000);
 }

@@ -49,7 +49,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 rng.u64(0..(span - len) / 4096) * 4096
             };
             next_off = off + len;
-            let op = if rng.u32(0..10) < 7 { Op::Read } else { Op::Write };
+            let op = if rng.u32(0..10) < 7 {
+                Op::Read
+            } else {
+                Op::Write
+            };
             Record {
                 fua: op == Op::Write && i % 500 == 0,
                 service_ns: svc,
@@ -59,6 +63,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         w.write(&r)?;
     }
     let (totals, _) = w.finish()?;
-    eprintln!("{}: {} records, {:.3} s of trace", args[1], totals.records, totals.last_issue_ns as f64 / 1e9);
+    eprintln!(
+        "{}: {} records, {:.3} s of trace",
+        args[1],
+        totals.records,
+        totals.last_issue_ns as f64 / 1e9
+    );
     Ok(())
 }

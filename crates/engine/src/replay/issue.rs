@@ -111,12 +111,43 @@ impl Content {
     }
 }
 
-/// A buffer of at least `len` bytes in `b` (grown when too small).
-fn ensure(b: &mut Option<AlignedBuf>, len: usize) -> Result<&mut [u8], String> {
-    if b.as_ref().is_none_or(|b| b.len() < len) {
-        *b = Some(AlignedBuf::try_new(len.next_multiple_of(4096))?);
+/// The slots' I/O buffers, grown as the trace's I/Os need, within a memory budget.
+struct Buffers {
+    slots: Vec<Option<AlignedBuf>>,
+    bytes: usize,
+    budget: usize,
+}
+
+impl Buffers {
+    fn new() -> Buffers {
+        let avail = crate::sys::meminfo_bytes("MemAvailable").unwrap_or(u64::MAX);
+        Buffers {
+            slots: Vec::new(),
+            bytes: 0,
+            budget: (avail / 2).min(usize::MAX as u64) as usize,
+        }
     }
-    Ok(&mut b.as_mut().expect("just made").as_mut_slice()[..len])
+
+    /// Slot `slot`'s buffer, at least `len` bytes (grown when too small).
+    fn get(&mut self, slot: usize, len: usize) -> Result<&mut [u8], String> {
+        if self.slots.len() <= slot {
+            self.slots.resize_with(slot + 1, || None);
+        }
+        let b = &mut self.slots[slot];
+        if b.as_ref().is_none_or(|b| b.len() < len) {
+            let have = b.as_ref().map_or(0, |b| b.len());
+            let want = len.next_multiple_of(4096);
+            if self.bytes - have + want > self.budget {
+                return Err(format!(
+                    "the trace's reads and writes in flight need {} of buffers, more than half of the memory available; lower --max-outstanding",
+                    crate::size::human_bytes((self.bytes - have + want) as u64)
+                ));
+            }
+            *b = Some(AlignedBuf::try_new(want)?);
+            self.bytes = self.bytes - have + want;
+        }
+        Ok(&mut b.as_mut().expect("just made").as_mut_slice()[..len])
+    }
 }
 
 fn expected(io: &ReplayIo) -> i64 {
@@ -235,7 +266,7 @@ struct UringIssuer<'f> {
     file: &'f File,
     block: bool,
     /// Per slot; a slot's buffer is untouched while its I/O is in flight.
-    bufs: Vec<Option<AlignedBuf>>,
+    bufs: Buffers,
     ring: IoUring,
     clock: MonotonicClock,
     content: Content,
@@ -250,7 +281,7 @@ impl<'f> UringIssuer<'f> {
         Ok(UringIssuer {
             file,
             block,
-            bufs: Vec::new(),
+            bufs: Buffers::new(),
             ring,
             clock: MonotonicClock::new(),
             content: Content::new(),
@@ -276,18 +307,15 @@ impl Issuer for UringIssuer<'_> {
     fn submit(&mut self, io: &ReplayIo, slot: usize, _at: u64) -> Result<(), String> {
         let fd = types::Fd(self.file.as_raw_fd());
         let (off, len) = (io.offset_bytes, io.len_bytes as usize);
-        if self.bufs.len() <= slot {
-            self.bufs.resize_with(slot + 1, || None);
-        }
         let sqe = match io.op {
             Op::Read => {
-                let b = ensure(&mut self.bufs[slot], len)?;
+                let b = self.bufs.get(slot, len)?;
                 opcode::Read::new(fd, b.as_mut_ptr(), len as u32)
                     .offset(off)
                     .build()
             }
             Op::Write => {
-                let b = ensure(&mut self.bufs[slot], len)?;
+                let b = self.bufs.get(slot, len)?;
                 self.content.fill(b, off);
                 let flags = if io.fua { libc::RWF_DSYNC } else { 0 };
                 opcode::Write::new(fd, b.as_ptr(), len as u32)
@@ -332,13 +360,17 @@ impl Issuer for UringIssuer<'_> {
             return Ok(());
         }
         let now = self.clock.now_ns();
-        let t = until.map_or(SLICE_NS, |u| u.saturating_sub(now)).min(SLICE_NS);
+        let t = until
+            .map_or(SLICE_NS, |u| u.saturating_sub(now))
+            .min(SLICE_NS);
         if !inflight || self.inflight == 0 {
             sleep_until(&self.clock, now + t);
             return Ok(());
         }
         if t > 0 {
-            let ts = Timespec::new().sec(t / 1_000_000_000).nsec((t % 1_000_000_000) as u32);
+            let ts = Timespec::new()
+                .sec(t / 1_000_000_000)
+                .nsec((t % 1_000_000_000) as u32);
             let args = SubmitArgs::new().timespec(&ts);
             match self.ring.submitter().submit_with_args(1, &args) {
                 Ok(_) => {}
@@ -361,7 +393,7 @@ impl Drop for UringIssuer<'_> {
         let mut sink = Vec::new();
         while self.inflight > 0 {
             if self.ring.submit_and_wait(1).is_err() {
-                std::mem::forget(std::mem::take(&mut self.bufs));
+                std::mem::forget(std::mem::take(&mut self.bufs.slots));
                 return;
             }
             self.reap(&mut sink);

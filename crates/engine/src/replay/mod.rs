@@ -33,7 +33,7 @@ use crate::series::{Aggregator, Recorder};
 use crate::spec::Workload;
 use crate::target::Target;
 use drivelab_trace::Op;
-pub use schedule::{Placement, ReplayIo, Schedule, ScheduleCounts, Timing};
+pub use schedule::{Placement, ReplayIo, Schedule, ScheduleCounts, Timing, Window};
 
 /// An I/O issued later than this is late.
 pub const LATE_NS: u64 = 1_000_000;
@@ -46,6 +46,11 @@ pub const DEFAULT_MAX_OUTSTANDING: u32 = 1024;
 pub trait IoSource {
     fn next_io(&mut self) -> Result<Option<ReplayIo>, String>;
     fn counts(&self) -> ScheduleCounts;
+    /// Open loop: idle until this long after the start once the I/Os are done (the
+    /// rest of a window, [`Schedule::end_due_ns`]).
+    fn end_due_ns(&self) -> Option<u64> {
+        None
+    }
 }
 
 impl<I: Iterator<Item = Result<drivelab_trace::Record, drivelab_trace::TraceError>>> IoSource
@@ -56,6 +61,9 @@ impl<I: Iterator<Item = Result<drivelab_trace::Record, drivelab_trace::TraceErro
     }
     fn counts(&self) -> ScheduleCounts {
         self.counts.clone()
+    }
+    fn end_due_ns(&self) -> Option<u64> {
+        Schedule::end_due_ns(self)
     }
 }
 
@@ -180,7 +188,9 @@ impl Meter<'_, '_> {
         a.bytes += io.len_bytes;
         match io.op {
             Op::Read => self.rec.record(Dir::Read, io.len_bytes as u32, issue, done),
-            Op::Write => self.rec.record(Dir::Write, io.len_bytes as u32, issue, done),
+            Op::Write => self
+                .rec
+                .record(Dir::Write, io.len_bytes as u32, issue, done),
             _ => {}
         }
         if let Some(orig) = io.orig_service_ns.filter(|&o| o > 0) {
@@ -222,11 +232,18 @@ impl Meter<'_, '_> {
             let e = (-result) as i32;
             (e, std::io::Error::from_raw_os_error(e).to_string())
         } else {
-            (0, format!("short transfer: {result} of {} bytes", io.len_bytes))
+            (
+                0,
+                format!("short transfer: {result} of {} bytes", io.len_bytes),
+            )
         };
         self.errors.push(IoErrorRecord {
             job: 0,
-            dir: if io.op == Op::Read { Dir::Read } else { Dir::Write },
+            dir: if io.op == Op::Read {
+                Dir::Read
+            } else {
+                Dir::Write
+            },
             offset_bytes: io.offset_bytes,
             len_bytes: io.len_bytes as u32,
             errno,
@@ -291,10 +308,7 @@ pub fn run(
         opts.stop,
         opts.progress,
     );
-    let (max_out, source_err) = match drive {
-        Ok(d) => d,
-        Err(e) => return Err(e),
-    };
+    let (max_out, source_err) = drive?;
     let end = issuer.now().max(origin + 1);
     let cpu1 = crate::sys::process_cpu_s();
     m.rec.finish();
@@ -326,7 +340,9 @@ pub fn run(
     let kept_up = !open_loop || (m.late as f64) <= LATE_SHARE_LIMIT * m.issued.max(1) as f64;
     let mut notes = replay_notes(&opts.timing, &counts, opts.discards, kept_up, &m, &info);
     if let Some(e) = &m.log_failed {
-        notes.push(format!("--issue-log: writing the log failed ({e}); it is incomplete."));
+        notes.push(format!(
+            "--issue-log: writing the log failed ({e}); it is incomplete."
+        ));
     }
     let cpu_used = (cpu1.0 - cpu0.0) + (cpu1.1 - cpu0.1);
     let compared = m.faster + m.slower + m.same;
@@ -490,6 +506,12 @@ fn drive(
             }
         }
     }
+    // The rest of the window is idle time of the trace's too.
+    if let Some(end) = src.end_due_ns().filter(|_| !afap && source_err.is_none()) {
+        while !stop.load(Ordering::Relaxed) && m.error_count == 0 && iss.now() < origin + end {
+            iss.wait(Some(origin + end), false, &mut done)?;
+        }
+    }
     Ok((most, source_err))
 }
 
@@ -503,7 +525,11 @@ fn replay_notes(
     info: &crate::target::TargetInfo,
 ) -> Vec<String> {
     let mut n = Vec::new();
-    if let Timing::Recorded { max_idle_ns: Some(d), .. } = timing {
+    if let Timing::Recorded {
+        max_idle_ns: Some(d),
+        ..
+    } = timing
+    {
         if c.gaps_compressed > 0 {
             n.push(format!(
                 "--max-idle: {} gap(s) longer than {:.3} s were cut to it, removing {:.3} s of the trace's idle time (drives recover in idle time: this replay gave them less).",
@@ -548,7 +574,9 @@ fn replay_notes(
         ));
     }
     if info.kind == crate::target::TargetKind::Simulated && m.ops[2].h.count() > 0 {
-        n.push("The simulated device has no write cache to flush: flushes completed at once.".into());
+        n.push(
+            "The simulated device has no write cache to flush: flushes completed at once.".into(),
+        );
     }
     n
 }

@@ -78,11 +78,7 @@ fn parse_log(text: &str) -> Vec<Logged> {
         .collect()
 }
 
-fn replay(
-    target: &mut Target,
-    records: Vec<Record>,
-    timing: Timing,
-) -> (RunResult, Vec<Logged>) {
+fn replay(target: &mut Target, records: Vec<Record>, timing: Timing) -> (RunResult, Vec<Logged>) {
     let p = Placement {
         start_bytes: 0,
         size_bytes: target.info.capacity_bytes,
@@ -129,7 +125,14 @@ fn open_loop_in_virtual_time_issues_each_io_exactly_when_due() {
     let recs: Vec<Record> = times
         .iter()
         .enumerate()
-        .map(|(i, &t)| rec(t, if i % 2 == 0 { Op::Read } else { Op::Write }, i as u64 * 8192, None))
+        .map(|(i, &t)| {
+            rec(
+                t,
+                if i % 2 == 0 { Op::Read } else { Op::Write },
+                i as u64 * 8192,
+                None,
+            )
+        })
         .collect();
     let timing = Timing::Recorded {
         speed: 2.0,
@@ -190,7 +193,10 @@ fn afap_never_exceeds_the_traces_concurrency() {
             .filter(|o| o.issue <= l.issue && o.done > l.issue)
             .count()
             + 1;
-        assert!(ours <= trace_depth, "I/O {i}: {ours} outstanding > {trace_depth}");
+        assert!(
+            ours <= trace_depth,
+            "I/O {i}: {ours} outstanding > {trace_depth}"
+        );
     }
     // Slower than the original, I/O by I/O.
     let c = rp.comparison.as_ref().unwrap();
@@ -200,7 +206,14 @@ fn afap_never_exceeds_the_traces_concurrency() {
 #[test]
 fn the_replay_issues_the_traces_ios_in_order_with_their_offsets_and_sizes() {
     let recs: Vec<Record> = (0..100u64)
-        .map(|i| Record::new(i * 10, Op::Write, (i * 7919 % 500) * 4096, 4096 * (1 + i % 4)))
+        .map(|i| {
+            Record::new(
+                i * 10,
+                Op::Write,
+                (i * 7919 % 500) * 4096,
+                4096 * (1 + i % 4),
+            )
+        })
         .collect();
     let (r, log) = replay(&mut model(1_000), recs.clone(), Timing::Afap);
     assert_eq!(r.measured.status, RunStatus::Complete);
@@ -214,7 +227,11 @@ fn the_replay_issues_the_traces_ios_in_order_with_their_offsets_and_sizes() {
 
 #[test]
 fn null_target_completes_every_operation() {
-    let mut t = Target::open(TargetSpec::Null { capacity: 1 << 30 }, &OpenOptions::default()).unwrap();
+    let mut t = Target::open(
+        TargetSpec::Null { capacity: 1 << 30 },
+        &OpenOptions::default(),
+    )
+    .unwrap();
     let recs = vec![
         rec(0, Op::Read, 0, Some(100)),
         rec(10, Op::Write, 4096, Some(100)),

@@ -11,7 +11,7 @@ use crate::html::{Column, Row, Section, Table};
 use crate::model::{Axis, Chart};
 
 fn is_replay(st: &drivelab_suites::StepRecord) -> bool {
-    st.id == "replay"
+    drivelab_suites::replay::is_replay_step(st)
 }
 
 fn ms(ns: Option<f64>) -> Option<f64> {
@@ -94,22 +94,26 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
                 cell(pct(sc.all.over_50ms_fraction), 2),
                 cell(pct(sc.all.over_100ms_fraction), 2),
                 cell(Some(sc.total_replay_s), 2),
-                cell(sc.vs_original.as_ref().map(|v| v.faster_fraction * 100.0), 1),
+                cell(
+                    sc.vs_original.as_ref().map(|v| v.faster_fraction * 100.0),
+                    1,
+                ),
                 kept,
             ],
         });
+        // The parts one after another, each interval at its end.
+        let mut pts: Vec<(f64, f64)> = Vec::new();
+        let mut offset_s = 0.0;
         for st in e.steps(is_replay) {
             let Some(run) = &st.run else { continue };
-            let secs = run.series.interval_ns as f64 / 1e9;
-            let pts: Vec<(f64, f64)> = run
-                .series
-                .records
-                .iter()
-                .map(|r| (r.start_ns as f64 / 1e9 + secs, r.all.bytes_per_s / 1e6))
-                .collect();
-            if !pts.is_empty() {
-                rate.series.push(curve(name, name, pts));
+            for r in &run.series.records {
+                let end = (r.start_ns + r.duration_ns) as f64 / 1e9;
+                pts.push((offset_s + end, r.all.bytes_per_s / 1e6));
             }
+            offset_s += run.duration_ns as f64 / 1e9;
+        }
+        if !pts.is_empty() {
+            rate.series.push(curve(name, name, pts));
         }
         let h = e.histograms(is_replay);
         if let Some(series) = exceedance::series(name.to_string(), name, &h, Dir::Both) {
