@@ -123,6 +123,9 @@ pub struct TraceScan {
     pub last_issue_ns: u64,
     /// Issue times (trace time) at which the second, third, … step starts.
     pub boundaries: Vec<u64>,
+    /// The same after `--max-idle` cuts, and the last record's.
+    pub boundaries_eff: Vec<u64>,
+    pub last_eff_ns: u64,
 }
 
 /// Read the whole trace (streaming): a malformed or truncated one is found before
@@ -137,10 +140,13 @@ pub fn scan(path: &Path, max_idle_ns: Option<u64>, segment_ns: u64) -> Result<Tr
         records: 0,
         last_issue_ns: 0,
         boundaries: Vec::new(),
+        boundaries_eff: Vec::new(),
+        last_eff_ns: 0,
     };
     let (mut seg, mut eff, mut idx) = (segment_ns.max(1), 0u64, 0u64);
-    // (segment index, issue time) of each step's first record after the first step.
-    let mut starts: Vec<(u64, u64)> = Vec::new();
+    // (segment index, issue time, cut time) of each step's first record after the
+    // first step.
+    let mut starts: Vec<(u64, u64, u64)> = Vec::new();
     for rec in r {
         let rec = rec.map_err(|e| format!("TRACE {}: {e}", path.display()))?;
         let issue = rec.issue_ns.max(s.last_issue_ns);
@@ -152,14 +158,14 @@ pub fn scan(path: &Path, max_idle_ns: Option<u64>, segment_ns: u64) -> Result<Tr
         s.last_issue_ns = issue;
         if eff / seg > idx {
             idx = eff / seg;
-            starts.push((idx, issue));
+            starts.push((idx, issue, eff));
             if starts.len() as u64 >= MAX_SEGMENTS {
                 seg *= 2;
                 idx /= 2;
-                let mut kept: Vec<(u64, u64)> = Vec::new();
-                for (i, t) in starts.drain(..) {
+                let mut kept: Vec<(u64, u64, u64)> = Vec::new();
+                for (i, t, e) in starts.drain(..) {
                     if i / 2 > kept.last().map_or(0, |k| k.0) {
-                        kept.push((i / 2, t));
+                        kept.push((i / 2, t, e));
                     }
                 }
                 starts = kept;
@@ -169,7 +175,9 @@ pub fn scan(path: &Path, max_idle_ns: Option<u64>, segment_ns: u64) -> Result<Tr
     if s.records == 0 {
         return Err(format!("TRACE {}: the trace has no I/O", path.display()));
     }
-    s.boundaries = starts.into_iter().map(|(_, t)| t).collect();
+    s.last_eff_ns = eff;
+    s.boundaries = starts.iter().map(|b| b.1).collect();
+    s.boundaries_eff = starts.iter().map(|b| b.2).collect();
     Ok(s)
 }
 
@@ -214,11 +222,22 @@ impl Suite for Replay {
         let sector = target.logical_sector_bytes.max(512);
         let shape =
             Shape::new(RwMode::RandRw, sector, self.max_outstanding, 1).engine(IoEngine::IoUring);
-        let bound = Bound::Time {
-            runtime_ns: self.interval_ns,
-            interval_ns: self.interval_ns,
-        };
-        let w = plan::workload(&shape, (0, span), bound, target)?;
+        // Each step is bounded by its trace time (at `--speed`): what the plan line and
+        // the ETA count. (Under --afap the drive sets the pace; the trace time is
+        // what it stands for.)
+        let speed = if self.afap { 1.0 } else { self.speed };
+        let mut ends = found.boundaries_eff.clone();
+        ends.push(found.last_eff_ns);
+        let mut workloads = Vec::with_capacity(ends.len());
+        let mut from = 0;
+        for &to in &ends {
+            let bound = Bound::Time {
+                runtime_ns: (((to - from) as f64 / speed) as u64).max(1_000_000),
+                interval_ns: self.interval_ns,
+            };
+            workloads.push(plan::workload(&shape, (0, span), bound, target)?);
+            from = to;
+        }
         let how = match self.timing() {
             Timing::Afap => "as fast as possible at the trace's concurrency".to_string(),
             Timing::Recorded { speed: 1.0, .. } => "as recorded".to_string(),
@@ -232,8 +251,9 @@ impl Suite for Replay {
         let n = windows.len();
         Ok(windows
             .into_iter()
+            .zip(workloads)
             .enumerate()
-            .map(|(k, window)| PlannedStep {
+            .map(|(k, (window, w))| PlannedStep {
                 id: format!("replay-{}", k + 1),
                 name: if n == 1 {
                     format!("replay of {name} {how}")
@@ -259,7 +279,7 @@ impl Suite for Replay {
                     issue_log: self.issue_log,
                 }),
                 idle_before_ns: 0,
-                workload: w.clone(),
+                workload: w,
             })
             .collect())
     }
