@@ -298,6 +298,11 @@ pub fn run(
         log_failed: None,
     };
     let cpu0 = crate::sys::process_cpu_s();
+    // Sleeps and timed waits end when asked, not up to 50 µs later (restored after).
+    let slack = crate::sys::timer_slack_ns().ok();
+    if slack.is_some() {
+        let _ = crate::sys::set_timer_slack_ns(1);
+    }
     let drive = drive(
         issuer.as_mut(),
         src,
@@ -308,6 +313,9 @@ pub fn run(
         opts.stop,
         opts.progress,
     );
+    if let Some(s) = slack {
+        let _ = crate::sys::set_timer_slack_ns(s);
+    }
     let (max_out, source_err) = drive?;
     let end = issuer.now().max(origin + 1);
     let cpu1 = crate::sys::process_cpu_s();
