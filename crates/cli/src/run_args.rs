@@ -512,9 +512,12 @@ impl SuiteCmd {
             SuiteCmd::Replay(a) => {
                 let trace = std::path::absolute(&a.trace)
                     .map_err(|e| format!("TRACE {}: {e}", a.trace.display()))?;
-                // A file that is not a trace is found out before any target is opened.
+                // A file that is not a trace is found out before any target is opened,
+                // and whether it writes (a block device needs --destructive then).
                 replay::read_header(&trace)?;
+                let found = replay::scan(&trace, None, u64::MAX)?;
                 let mut k = replay::Replay::new(trace);
+                k.writes = found.modifies(!a.skip_discards);
                 if short {
                     k.size = SizeOrPercent::Bytes(64 << 20);
                 }

@@ -410,6 +410,33 @@ fn replay_writes_follow_the_safety_rules() {
     let o = run_in(dir.path(), &["run", "--no-db", "replay", t, &lo.dev]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--destructive"), "{}", stderr(&o));
+    // A trace that only reads (and flushes) needs no --destructive; its discards, when
+    // skipped, do not count.
+    let reads = write_trace(
+        dir.path(),
+        "r.dltrace",
+        &[
+            rec(0, Op::Read, 0, 4096),
+            rec(10, Op::Flush, 0, 0),
+            rec(20, Op::Discard, 0, 4096),
+            rec(30, Op::Read, 8192, 4096),
+        ],
+    );
+    let r = reads.to_str().unwrap();
+    let o = run_in(dir.path(), &["run", "--no-db", "replay", r, &lo.dev]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "the discard writes: {}",
+        stderr(&o)
+    );
+    let (doc, _) = replay_ok(dir.path(), &[r, &lo.dev, "--skip-discards", "--out", "b"]);
+    let rp = &doc["steps"][0]["run"]["replay"];
+    assert_eq!(
+        (rp["read"]["ios"].as_u64(), rp["flush"]["ios"].as_u64()),
+        (Some(2), Some(1))
+    );
+    assert_eq!(rp["schedule"]["discards_skipped"], 1);
 }
 
 #[test]

@@ -45,6 +45,16 @@ pub struct Replay {
     pub segment_ns: u64,
     /// Write each step's `<step>.issue-log.csv` (one line per I/O) into the bundle.
     pub issue_log: bool,
+    /// The trace writes or discards (with `--skip-discards`: writes): a block device
+    /// needs `--destructive`. A trace that only reads (and flushes) runs without, and on
+    /// a mounted device. Set from the trace before the target is opened, checked again
+    /// when planning.
+    #[serde(default = "yes")]
+    pub writes: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// The most steps a replay is cut into.
@@ -66,6 +76,7 @@ impl Replay {
             interval_ns: 1_000_000_000,
             segment_ns: 600_000_000_000,
             issue_log: false,
+            writes: true,
         }
     }
 
@@ -120,6 +131,9 @@ pub fn read_header(path: &Path) -> Result<drivelab_trace::Header, String> {
 /// What a whole read of the trace finds: its records, and where its steps start.
 pub struct TraceScan {
     pub records: u64,
+    /// Writes and discards among them.
+    pub writes: u64,
+    pub discards: u64,
     pub last_issue_ns: u64,
     /// Issue times (trace time) at which the second, third, … step starts.
     pub boundaries: Vec<u64>,
@@ -138,6 +152,8 @@ pub fn scan(path: &Path, max_idle_ns: Option<u64>, segment_ns: u64) -> Result<Tr
         .map_err(|e| format!("TRACE {}: {e}", path.display()))?;
     let mut s = TraceScan {
         records: 0,
+        writes: 0,
+        discards: 0,
         last_issue_ns: 0,
         boundaries: Vec::new(),
         boundaries_eff: Vec::new(),
@@ -155,6 +171,8 @@ pub fn scan(path: &Path, max_idle_ns: Option<u64>, segment_ns: u64) -> Result<Tr
             eff += max_idle_ns.map_or(gap, |m| gap.min(m));
         }
         s.records += 1;
+        s.writes += (rec.op == drivelab_trace::Op::Write) as u64;
+        s.discards += (rec.op == drivelab_trace::Op::Discard) as u64;
         s.last_issue_ns = issue;
         if eff / seg > idx {
             idx = eff / seg;
@@ -179,6 +197,14 @@ pub fn scan(path: &Path, max_idle_ns: Option<u64>, segment_ns: u64) -> Result<Tr
     s.boundaries = starts.iter().map(|b| b.1).collect();
     s.boundaries_eff = starts.iter().map(|b| b.2).collect();
     Ok(s)
+}
+
+impl TraceScan {
+    /// Whether replaying it changes the target's data (writes, or discards when they are
+    /// replayed).
+    pub fn modifies(&self, discards: bool) -> bool {
+        self.writes > 0 || (discards && self.discards > 0)
+    }
 }
 
 impl Replay {
@@ -210,6 +236,9 @@ impl Suite for Replay {
     fn name(&self) -> &'static str {
         "replay"
     }
+    fn writes_to_device(&self) -> bool {
+        self.writes
+    }
     fn test_file_bytes(&self) -> Option<u64> {
         crate::suite::span_file_bytes(self.size)
     }
@@ -218,6 +247,12 @@ impl Suite for Replay {
         let header = read_header(&self.trace)?;
         let max_idle = self.max_idle_ns.filter(|_| !self.afap);
         let found = scan(&self.trace, max_idle, self.segment_ns)?;
+        if !self.writes && found.modifies(!self.skip_discards) {
+            return Err(format!(
+                "TRACE {}: the trace changed since it was read: it now writes",
+                self.trace.display()
+            ));
+        }
         let span = plan::span_bytes(self.size, target);
         let sector = target.logical_sector_bytes.max(512);
         let shape =
