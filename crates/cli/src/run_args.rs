@@ -113,6 +113,10 @@ pub struct ReplayArgs {
     /// Interval of the series [default: 1s].
     #[arg(long, value_parser = duration, allow_hyphen_values = true)]
     pub interval: Option<u64>,
+    /// On a block device or simulated drive, do not write the span once before a trace
+    /// that reads (unwritten blocks read without touching flash).
+    #[arg(long = "no-fill")]
+    pub no_fill: bool,
     /// Trace time per step: an interrupted replay resumes at a step [default: 10m].
     #[arg(long, value_parser = duration, allow_hyphen_values = true)]
     pub segment: Option<u64>,
@@ -530,6 +534,7 @@ impl SuiteCmd {
                 set(&mut k.interval_ns, a.interval);
                 set(&mut k.segment_ns, a.segment);
                 k.issue_log = a.issue_log;
+                k.fill = !a.no_fill;
                 k.validate()?;
                 Box::new(k)
             }

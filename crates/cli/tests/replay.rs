@@ -353,6 +353,7 @@ fn a_loop_device_receives_the_traces_ios_in_order_with_their_offsets_and_sizes()
             &lo.dev,
             &destructive,
             "--afap",
+            "--no-fill",
             "--out",
             "b",
         ],
@@ -385,6 +386,37 @@ fn a_loop_device_receives_the_traces_ios_in_order_with_their_offsets_and_sizes()
         })
         .collect();
     assert_eq!(seen, want, "what the loop device received, in order");
+}
+
+#[test]
+fn a_simulated_drive_is_written_once_before_a_trace_that_reads_unless_no_fill() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = write_trace(
+        dir.path(),
+        "rw.dltrace",
+        &[
+            rec(0, Op::Write, 0, 4096),
+            rec(1000, Op::Read, 1 << 20, 65536),
+        ],
+    );
+    let t = trace.to_str().unwrap();
+    let sim = "sim:nvme-tlc,capacity=4G";
+    let (doc, _) = replay_ok(dir.path(), &[t, sim, "--size", "64M", "--out", "b"]);
+    let ids: Vec<&str> = doc["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, vec!["fill", "replay-1"]);
+    assert_eq!(doc["steps"][0]["run"]["totals"]["write"]["bytes"], 64 << 20);
+    assert_eq!(
+        doc["summary"]["analysis"]["scores"]["all"]["ios"], 2,
+        "the fill is not scored"
+    );
+    std::fs::remove_dir_all(dir.path().join("b")).unwrap();
+    let (doc, _) = replay_ok(dir.path(), &[t, sim, "--no-fill", "--out", "b"]);
+    assert_eq!(doc["steps"].as_array().unwrap().len(), 1);
 }
 
 #[test]

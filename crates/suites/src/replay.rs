@@ -15,8 +15,9 @@ use drivelab_analysis::replay::{score, Dist, OpInput, ReplayInput, ReplayScores}
 use drivelab_engine::hist::HistogramJson;
 use drivelab_engine::replay::{ReplayMeasured, Timing, Window, DEFAULT_MAX_OUTSTANDING};
 use drivelab_engine::size::{human_bytes, SizeOrPercent};
+use drivelab_engine::spec::DataPattern;
 use drivelab_engine::spec::{IoEngine, RwMode};
-use drivelab_engine::target::TargetInfo;
+use drivelab_engine::target::{TargetInfo, TargetKind};
 
 use crate::bundle::{Metric, StepRecord, Summary};
 use crate::plan::{self, Action, Bound, PlannedStep, ReplayAction, Shape, StepKind};
@@ -51,6 +52,10 @@ pub struct Replay {
     /// when planning.
     #[serde(default = "yes")]
     pub writes: bool,
+    /// On a block device or simulated drive, write the span once before a trace that
+    /// reads (`--no-fill`: not).
+    #[serde(default = "yes")]
+    pub fill: bool,
 }
 
 fn yes() -> bool {
@@ -77,6 +82,7 @@ impl Replay {
             segment_ns: 600_000_000_000,
             issue_log: false,
             writes: true,
+            fill: true,
         }
     }
 
@@ -131,7 +137,8 @@ pub fn read_header(path: &Path) -> Result<drivelab_trace::Header, String> {
 /// What a whole read of the trace finds: its records, and where its steps start.
 pub struct TraceScan {
     pub records: u64,
-    /// Writes and discards among them.
+    /// Reads, writes and discards among them.
+    pub reads: u64,
     pub writes: u64,
     pub discards: u64,
     pub last_issue_ns: u64,
@@ -152,6 +159,7 @@ pub fn scan(path: &Path, max_idle_ns: Option<u64>, segment_ns: u64) -> Result<Tr
         .map_err(|e| format!("TRACE {}: {e}", path.display()))?;
     let mut s = TraceScan {
         records: 0,
+        reads: 0,
         writes: 0,
         discards: 0,
         last_issue_ns: 0,
@@ -171,6 +179,7 @@ pub fn scan(path: &Path, max_idle_ns: Option<u64>, segment_ns: u64) -> Result<Tr
             eff += max_idle_ns.map_or(gap, |m| gap.min(m));
         }
         s.records += 1;
+        s.reads += (rec.op == drivelab_trace::Op::Read) as u64;
         s.writes += (rec.op == drivelab_trace::Op::Write) as u64;
         s.discards += (rec.op == drivelab_trace::Op::Discard) as u64;
         s.last_issue_ns = issue;
@@ -284,7 +293,19 @@ impl Suite for Replay {
         );
         let windows = self.windows(&found);
         let n = windows.len();
-        Ok(windows
+        // A drive's unwritten blocks read without touching flash: the span is written
+        // once first (as the reviews fill a drive before a trace), where writing is
+        // allowed and the trace reads.
+        let mut out = Vec::new();
+        let fills = matches!(target.kind, TargetKind::BlockDevice | TargetKind::Simulated);
+        if self.fill && self.writes && fills && found.reads > 0 {
+            out.extend(plan::fill_before_reads(
+                (0, span),
+                DataPattern::Random,
+                target,
+            )?);
+        }
+        let steps = windows
             .into_iter()
             .zip(workloads)
             .enumerate()
@@ -316,7 +337,9 @@ impl Suite for Replay {
                 idle_before_ns: 0,
                 workload: w,
             })
-            .collect())
+            .collect::<Vec<_>>();
+        out.extend(steps);
+        Ok(out)
     }
     fn report(&self, steps: &[StepRecord]) -> Report {
         let a = analyze(steps);
