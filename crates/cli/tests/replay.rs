@@ -486,6 +486,12 @@ fn bad_input_is_one_line_and_exit_2() {
     .unwrap();
     std::fs::write(dir.path().join("cut.dltrace"), &whole[..whole.len() - 20]).unwrap();
     write_trace(dir.path(), "empty.dltrace", &[]);
+    write_trace(dir.path(), "big.dltrace", &[rec(0, Op::Read, 0, 2 << 20)]);
+    write_trace(
+        dir.path(),
+        "huge.dltrace",
+        &[rec(0, Op::Write, 0, 128 << 20)],
+    );
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["missing.dltrace", "null"], "TRACE"),
         (vec!["notrace.txt", "null"], "not a drivelab trace"),
@@ -506,6 +512,8 @@ fn bad_input_is_one_line_and_exit_2() {
         (vec![t, "null", "--segment", "10ms"], "--segment"),
         (vec!["cut.dltrace", "null"], "cut.dltrace"),
         (vec!["empty.dltrace", "null"], "no I/O"),
+        (vec!["big.dltrace", "null", "--size", "1M"], "--size"),
+        (vec!["huge.dltrace", "null"], "64 MiB"),
     ];
     for (args, what) in cases {
         let mut a = vec!["run", "--no-db", "replay"];

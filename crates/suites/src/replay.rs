@@ -137,6 +137,8 @@ pub fn read_header(path: &Path) -> Result<drivelab_trace::Header, String> {
 /// What a whole read of the trace finds: its records, and where its steps start.
 pub struct TraceScan {
     pub records: u64,
+    /// The longest read or write (bytes).
+    pub max_rw_bytes: u64,
     /// Reads, writes and discards among them.
     pub reads: u64,
     pub writes: u64,
@@ -159,6 +161,7 @@ pub fn scan(path: &Path, max_idle_ns: Option<u64>, segment_ns: u64) -> Result<Tr
         .map_err(|e| format!("TRACE {}: {e}", path.display()))?;
     let mut s = TraceScan {
         records: 0,
+        max_rw_bytes: 0,
         reads: 0,
         writes: 0,
         discards: 0,
@@ -179,6 +182,9 @@ pub fn scan(path: &Path, max_idle_ns: Option<u64>, segment_ns: u64) -> Result<Tr
             eff += max_idle_ns.map_or(gap, |m| gap.min(m));
         }
         s.records += 1;
+        if matches!(rec.op, drivelab_trace::Op::Read | drivelab_trace::Op::Write) {
+            s.max_rw_bytes = s.max_rw_bytes.max(rec.len_bytes);
+        }
         s.reads += (rec.op == drivelab_trace::Op::Read) as u64;
         s.writes += (rec.op == drivelab_trace::Op::Write) as u64;
         s.discards += (rec.op == drivelab_trace::Op::Discard) as u64;
@@ -256,13 +262,29 @@ impl Suite for Replay {
         let header = read_header(&self.trace)?;
         let max_idle = self.max_idle_ns.filter(|_| !self.afap);
         let found = scan(&self.trace, max_idle, self.segment_ns)?;
+        let span = plan::span_bytes(self.size, target);
+        // What the replay would fail on half-way is found out now.
+        let sector = target.logical_sector_bytes.max(512) as u64;
+        let longest = found.max_rw_bytes.div_ceil(sector) * sector;
+        if found.max_rw_bytes > drivelab_engine::replay::schedule::MAX_IO_BYTES {
+            return Err(format!(
+                "TRACE {}: it has a read or write of {} bytes, more than the 64 MiB drivelab replays",
+                self.trace.display(),
+                found.max_rw_bytes
+            ));
+        }
+        if longest > span {
+            return Err(format!(
+                "--size: the trace has a read or write of {} bytes, more than the span of {} bytes",
+                found.max_rw_bytes, span
+            ));
+        }
         if !self.writes && found.modifies(!self.skip_discards) {
             return Err(format!(
                 "TRACE {}: the trace changed since it was read: it now writes",
                 self.trace.display()
             ));
         }
-        let span = plan::span_bytes(self.size, target);
         let sector = target.logical_sector_bytes.max(512);
         let shape =
             Shape::new(RwMode::RandRw, sector, self.max_outstanding, 1).engine(IoEngine::IoUring);

@@ -71,6 +71,12 @@ pub struct Placement {
 }
 
 impl Placement {
+    /// The span's length in whole alignment units.
+    pub fn span(&self) -> u64 {
+        let a = self.align_bytes.max(1);
+        self.size_bytes / a * a
+    }
+
     /// Where an I/O of `len` at `offset` lands (relative offset, length), and whether it
     /// was moved (`remapped`) or widened (`realigned`); Err when it cannot fit at all.
     pub fn place(&self, offset: u64, len: u64) -> Result<(u64, u64, bool, bool), String> {
@@ -262,10 +268,18 @@ impl<I: Iterator<Item = Result<Record, TraceError>>> Schedule<I> {
         let (offset_bytes, len_bytes) = if r.op == Op::Flush {
             (0, 0)
         } else {
-            let (o, l, moved, widened) = self
-                .placement
-                .place(r.offset_bytes, r.len_bytes)
-                .map_err(|e| format!("the trace's record {n}: {e}"))?;
+            let (o, l, moved, widened) = match self.placement.place(r.offset_bytes, r.len_bytes) {
+                Ok(p) => p,
+                // A discard of more than the span (mkfs discards a whole device)
+                // discards the span.
+                Err(_) if r.op == Op::Discard => (
+                    self.placement.start_bytes,
+                    self.placement.span(),
+                    true,
+                    false,
+                ),
+                Err(e) => return Err(format!("the trace's record {n}: {e}")),
+            };
             self.counts.remapped_ios += moved as u64;
             self.counts.realigned_ios += widened as u64;
             (o, l)
@@ -414,6 +428,14 @@ mod tests {
         // Unaligned: widened to the 4 KiB unit.
         assert_eq!(p.place(100, 200).unwrap(), (8192, 4096, false, true));
         assert!(p.place(0, 2 << 20).is_err());
+    }
+
+    #[test]
+    fn a_discard_larger_than_the_span_discards_the_span() {
+        let r = vec![rec(0, Op::Discard, 0, 8 << 20, None)];
+        let (ios, c) = all(r, Timing::Afap, SPAN);
+        assert_eq!((ios[0].offset_bytes, ios[0].len_bytes), (0, 1 << 20));
+        assert_eq!(c.remapped_ios, 1);
     }
 
     #[test]
