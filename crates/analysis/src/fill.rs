@@ -1,12 +1,15 @@
 //! Sequential fill consistency: 128K sequential writes over 90 % of a drive,
-//! write rate each second against bytes written. Finds the write cache (the
+//! write rate each interval against bytes written. Finds the write cache (the
 //! fast initial phase and how many bytes it absorbed) and the episodes where
 //! the rate collapses.
 //!
-//! Inputs: `mbps_per_s[i]` is the write rate during second i in decimal MB/s
-//! (10⁶ bytes per second) and `cum_bytes_written[i]` the bytes written by the
-//! end of second i. Only the first min(len) seconds of the two are used.
-//! NaN, infinite and negative rates are read as 0.
+//! Inputs: `mbps[i]` is the write rate during interval i in decimal MB/s
+//! (10⁶ bytes per second), `cum_bytes_written[i]` the bytes written by the
+//! end of interval i, and `interval_s` the width of one interval in seconds
+//! (1 for a per-second series; a fill logged every 100 ms sees caches that
+//! last under two seconds and drops that straddle two seconds). Only the
+//! first min(len) intervals of the two series are used. NaN, infinite and
+//! negative rates are read as 0.
 
 use serde::{Deserialize, Serialize};
 
@@ -29,44 +32,59 @@ pub const CACHE_MIN_CONFIRM_S: usize = 30;
 /// post-cache level, when placing the cache end.
 pub const CACHE_DIP_FRACTION: f64 = 0.5;
 /// Seconds on each side of the cache end used to measure the cache and
-/// post-cache levels for the sub-second interpolation.
+/// post-cache levels for the sub-interval interpolation.
 pub const CACHE_LEVEL_WINDOW_S: usize = 60;
+/// A drop episode lasts at least this long less one interval (so that a drop
+/// of one second is found whatever its phase against the intervals; at 1 s
+/// intervals every slow second is one).
+pub const DROP_MIN_S: f64 = 1.0;
 
 const BYTES_PER_MB: f64 = 1e6;
 
-/// A run of seconds whose write rate is below the drop threshold.
+/// A run of intervals whose write rate is below the drop threshold.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Episode {
-    /// First second of the episode (0-based).
-    pub start_s: usize,
-    /// Length of the episode in seconds.
-    pub len_s: usize,
-    /// Lowest rate during the episode.
+    /// Start of the episode, seconds from the start of the fill.
+    pub start_s: f64,
+    /// Length of the episode in seconds (whole intervals).
+    pub len_s: f64,
+    /// Lowest rate of an interval during the episode.
     pub min_mbps: f64,
-    /// Bytes written before the episode began (at the end of second
-    /// start_s − 1; 0 when it starts at second 0).
+    /// Bytes written before the episode began (0 when it starts at the start).
     pub at_bytes: u64,
+    /// Bytes written by the episode's end.
+    pub end_bytes: u64,
 }
 
 /// Result of [`analyze_fill`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FillSummary {
+    /// Width of the intervals analysed, seconds.
+    pub interval_s: f64,
     /// Seconds analysed.
-    pub duration_s: usize,
-    /// Bytes written by the end of the last second analysed.
+    pub duration_s: f64,
+    /// Bytes written by the end of the last interval analysed.
     pub total_bytes: u64,
     /// Initial (cache) speed: median of those of the first [`INITIAL_WINDOW_S`]
     /// seconds that are within 10 % of the fastest of them when there are two or more,
-    /// else of all of them.
+    /// else of all of them (at the resolution that found the cache, see
+    /// `cache_resolution_s`).
     pub initial_mbps: Option<f64>,
     /// Rate below which the cache counts as exhausted: 0.9 × initial_mbps.
     pub cache_threshold_mbps: Option<f64>,
-    /// Bytes written before the cache ran out, interpolated within the second
+    /// Bytes written before the cache ran out, interpolated within the interval
     /// where it did; `None` when there is no sustained drop (no cache seen).
     pub cache_bytes: Option<u64>,
-    /// First second whose rate is below the cache threshold at the start of
-    /// the sustained drop (the cache ran out during it or the second before).
-    pub cache_end_s: Option<usize>,
+    /// Start of the first interval below the cache threshold at the start of
+    /// the sustained drop, seconds (the cache ran out during it or the one before).
+    pub cache_end_s: Option<f64>,
+    /// Width of the intervals the cache was found at: 1 s, or the logging
+    /// interval when the cache lasted under [`INITIAL_WINDOW_S`] seconds.
+    pub cache_resolution_s: f64,
+    /// No cache end was found but the first interval ran faster than 1/0.9 of the
+    /// median rate: a cache that ran out inside it is too short to see at this
+    /// logging interval.
+    pub cache_too_short_to_see: bool,
     /// Median rate of up to [`CACHE_LEVEL_WINDOW_S`] seconds before the cache
     /// end (the cache level used for the interpolation).
     pub cache_mbps: Option<f64>,
@@ -74,162 +92,244 @@ pub struct FillSummary {
     pub post_cache_avg_mbps: Option<f64>,
     /// Median rate from cache_end_s to the end (None without a cache end).
     pub post_cache_median_mbps: Option<f64>,
-    /// Mean of all per-second rates.
+    /// Mean of all per-interval rates.
     pub overall_avg_mbps: Option<f64>,
     /// The rate drops are measured against: post_cache_median_mbps, or the
     /// median of the whole series when there is no cache end.
     pub drop_reference_mbps: Option<f64>,
     /// drop_fraction × drop_reference_mbps.
     pub drop_threshold_mbps: Option<f64>,
-    /// Every run of seconds below the drop threshold, in time order.
+    /// Every run of intervals below the drop threshold lasting at least
+    /// [`DROP_MIN_S`] less one interval, in time order.
     pub drops: Vec<Episode>,
     /// Number of drop episodes.
     pub drop_count: usize,
     /// Longest drop episode in seconds (0 when none).
-    pub drop_longest_s: usize,
+    pub drop_longest_s: f64,
     /// Seconds spent in drop episodes.
-    pub drop_total_s: usize,
+    pub drop_total_s: f64,
+}
+
+/// The cache as found at one resolution.
+#[derive(Debug, Clone, Copy)]
+struct Cache {
+    initial: Option<f64>,
+    threshold: Option<f64>,
+    /// Interval index of the cache end, the cache level and the bytes it held.
+    end: Option<(usize, f64, u64)>,
 }
 
 /// Analyses a sequential fill.
 ///
-/// Rules:
+/// Rules (windows given in seconds are that many seconds of intervals):
+/// - **Resolution**: the cache is looked for in the per-second rates (whole
+///   seconds of intervals merged); when it is not found there, or ends within
+///   the first [`INITIAL_WINDOW_S`] seconds, and the intervals are shorter than
+///   a second, it is looked for again in the intervals themselves, where a
+///   cache of 1.3 s is 13 intervals of 100 ms. Drops are always found in the
+///   intervals.
 /// - **Initial speed**: the median of those of the first [`INITIAL_WINDOW_S`] (5)
 ///   seconds within 10 % of the fastest of them, when there are at least two: a slow
 ///   first second does not matter, and a cache that lasts two seconds still sets it (a
 ///   plain median of the five took the second in which such a cache ran out). A single
-///   fast second (a DRAM buffer's burst) does not: then it is the median of the five,
-///   and caches that last under two seconds are not seen.
-/// - **Cache end**: call a second slow when its rate is below the threshold
-///   0.9 × initial speed. The first sustained drop is the first second
-///   s₀ ≥ 1 that is slow and where the median of seconds s₀ .. s₀ + 59
-///   (those that exist, at least 30) is below the threshold as well: dips
+///   fast second (a DRAM buffer's burst) does not: then it is the median of the five.
+/// - **Cache end**: call an interval slow when its rate is below the threshold
+///   0.9 × initial speed. The first sustained drop is the first interval
+///   s₀ ≥ 1 that is slow and where the median of the 60 s from s₀ on
+///   (those that exist, at least 30 s) is below the threshold as well: dips
 ///   that fill less than half of the minute after them — like 3–5 s
-///   collapses every 10–15 s — are never a sustained drop. No such second:
+///   collapses every 10–15 s — are never a sustained drop. No such interval:
 ///   no cache behaviour, `cache_bytes` is `None` (so a cache that runs out in
-///   the last 30 s is not seen). Seconds below [`CACHE_DIP_FRACTION`] (½) ×
+///   the last 30 s is not seen). Intervals below [`CACHE_DIP_FRACTION`] (½) ×
 ///   that median are dips, which the following steps leave out. The cache end
-///   is the slow non-dip second s in s₀ .. s₀ + 59 that fits a step best:
-///   the fewest misfits = (slow non-dip seconds among s − 60 .. s − 1) +
-///   (fast non-dip seconds among s .. s + 59), the earliest on ties. So a dip
+///   is the slow non-dip interval s in the 60 s from s₀ that fits a step best:
+///   the fewest misfits = (slow non-dip intervals in the 60 s before s) +
+///   (fast non-dip intervals in the 60 s from s), the earliest on ties. So a dip
 ///   just before the real end does not move it, and neither does a brief slow
 ///   spell inside the cache phase (a thermal throttle) followed by more cache
-///   speed: ending the cache there would leave the fast seconds after it as
-///   misfits.
-/// - **Cache size**: the cache ran out inside second s − 1 or s. With c the
-///   median of up to 60 non-dip seconds before s − 1 and p the median of up
-///   to 60 non-dip seconds after s, the fraction of a second spent at cache
-///   speed is f = (rate − p)/(c − p), clamped to 0–1, taken in whichever of
-///   the two seconds is further from a pure level (second s − 1 if it is not
-///   a dip and 1 − f(s−1) > f(s), else second s); `cache_bytes` = bytes
-///   written before that second + f × c × 10⁶, kept within that second's
-///   bytes. Its precision is about σ ÷ (c − p) seconds of writing at c, σ
-///   being the per-second noise of the rate.
-/// - **Drop episodes**: maximal runs of seconds whose rate is below
+///   speed.
+/// - **Cache size**: the cache ran out inside interval s − 1 or s. With c the
+///   median of up to 60 s of non-dip intervals before s − 1 and p the median of
+///   up to 60 s of non-dip intervals after s, the fraction of an interval spent at
+///   cache speed is f = (rate − p)/(c − p), clamped to 0–1, taken in whichever of
+///   the two intervals is further from a pure level (s − 1 if it is not
+///   a dip and 1 − f(s−1) > f(s), else s); `cache_bytes` = bytes
+///   written before that interval + f × c × 10⁶ × interval, kept within that
+///   interval's bytes.
+/// - **Drop episodes**: maximal runs of intervals whose rate is below
 ///   `drop_fraction` × the post-cache median (the whole-series median when
-///   there is no cache end), anywhere in the series. A NaN, infinite or
-///   negative `drop_fraction` finds no episodes.
+///   there is no cache end), lasting at least [`DROP_MIN_S`] less one interval,
+///   anywhere in the series. A NaN, infinite or negative `drop_fraction` finds
+///   no episodes.
 pub fn analyze_fill(
-    mbps_per_s: &[f64],
+    mbps: &[f64],
     cum_bytes_written: &[u64],
+    interval_s: f64,
     drop_fraction: f64,
 ) -> FillSummary {
-    let n = mbps_per_s.len().min(cum_bytes_written.len());
-    let v = clean_series(&mbps_per_s[..n]);
-    let cum = &cum_bytes_written[..n];
-    let before = |s: usize| if s == 0 { 0 } else { cum[s - 1] };
-
-    let first = &v[..n.min(INITIAL_WINDOW_S)];
-    let fastest = first.iter().copied().fold(0.0, f64::max);
-    let near: Vec<f64> = first
-        .iter()
-        .copied()
-        .filter(|&x| x >= (1.0 - INITIAL_NEAR_FRACTION) * fastest)
-        .collect();
-    // One fast second alone (a DRAM buffer's burst ahead of the SLC cache) does not set
-    // it: the plain median of the first seconds does then.
-    let initial = if near.len() >= 2 {
-        median(&near)
+    let k = if interval_s.is_finite() && interval_s > 0.0 {
+        interval_s.min(1.0)
     } else {
-        median(first)
+        1.0
     };
-    let threshold = initial.map(|i| i * (1.0 - CACHE_DROP_FRACTION));
-    let edge = threshold.and_then(|thr| find_cache_end(&v, thr));
-    let cache_end = edge.map(|e| e.end_s);
+    let n = mbps.len().min(cum_bytes_written.len());
+    let v = clean_series(&mbps[..n]);
+    let cum = &cum_bytes_written[..n];
+    let group = (1.0 / k).round().max(1.0) as usize;
 
-    let mut cache_mbps = None;
-    let mut cache_bytes = None;
-    if let (Some(e), Some(init)) = (edge, initial) {
-        let t = e.end_s;
-        let level = |w: &[f64]| median(&e.without_dips(w));
-        let c = level(&v[(t - 1).saturating_sub(CACHE_LEVEL_WINDOW_S)..t - 1]).unwrap_or(init);
-        let p = level(&v[(t + 1).min(n)..n.min(t + 1 + CACHE_LEVEL_WINDOW_S)]).unwrap_or(v[t]);
-        cache_mbps = Some(c);
-        cache_bytes = Some(if c > p {
-            let frac = |s: usize| ((v[s] - p) / (c - p)).clamp(0.0, 1.0);
-            let (sec, f) = if !e.is_dip(v[t - 1]) && 1.0 - frac(t - 1) > frac(t) {
-                (t - 1, frac(t - 1))
-            } else {
-                (t, frac(t))
-            };
-            let lo = before(sec);
-            let hi = cum[sec].max(lo);
-            let est = lo as f64 + f * c * BYTES_PER_MB;
-            (est.round() as u64).clamp(lo, hi)
+    // Whole seconds first (the last partial second left out when there are intervals).
+    let (secs, cum_secs) = per_second(&v, cum, group);
+    let coarse = find_cache(&secs, &cum_secs, 1.0);
+    let short = |c: &Cache| c.end.is_none_or(|(e, _, _)| e < INITIAL_WINDOW_S);
+    let (cache, res) = if group > 1 && short(&coarse) {
+        let fine = find_cache(&v, cum, k);
+        if fine.end.is_some() {
+            (fine, k)
         } else {
-            before(t)
-        });
-    }
-
-    let post = cache_end.map(|t| &v[t..]);
+            (coarse, 1.0)
+        }
+    } else {
+        (coarse, 1.0)
+    };
+    let cache_end_s = cache.end.map(|(e, _, _)| e as f64 * res);
+    // The first interval after the cache end.
+    let post_from = cache_end_s.map(|t| ((t / k).round() as usize).min(n));
+    let post = post_from.map(|i| &v[i..]);
     let post_cache_median_mbps = post.and_then(median);
-    let drop_reference_mbps = match cache_end {
+    let whole_median = median(&v);
+    let too_short =
+        cache.end.is_none() && whole_median.is_some_and(|m| v[0] * (1.0 - CACHE_DROP_FRACTION) > m);
+    let drop_reference_mbps = match post_from {
         Some(_) => post_cache_median_mbps,
-        None => median(&v),
+        None => whole_median,
     };
     let drop_threshold_mbps = drop_reference_mbps.map(|r| clean(drop_fraction) * r);
-    let drops: Vec<Episode> = match drop_threshold_mbps {
-        Some(thr) => runs_where(&v, |x| x < thr)
-            .into_iter()
-            .map(|r| Episode {
-                start_s: r.start,
-                len_s: r.len,
-                min_mbps: v[r.start..r.start + r.len]
-                    .iter()
-                    .copied()
-                    .fold(f64::INFINITY, f64::min),
-                at_bytes: before(r.start),
-            })
-            .collect(),
-        None => Vec::new(),
-    };
+    let drops = drop_threshold_mbps.map_or_else(Vec::new, |thr| drops(&v, cum, k, thr));
 
     FillSummary {
-        duration_s: n,
+        interval_s: k,
+        duration_s: n as f64 * k,
         total_bytes: cum.last().copied().unwrap_or(0),
-        initial_mbps: initial,
-        cache_threshold_mbps: threshold,
-        cache_bytes,
-        cache_end_s: cache_end,
-        cache_mbps,
+        initial_mbps: cache.initial,
+        cache_threshold_mbps: cache.threshold,
+        cache_bytes: cache.end.map(|(_, _, b)| b),
+        cache_end_s,
+        cache_resolution_s: res,
+        cache_too_short_to_see: too_short,
+        cache_mbps: cache.end.map(|(_, c, _)| c),
         post_cache_avg_mbps: post.and_then(mean),
         post_cache_median_mbps,
         overall_avg_mbps: mean(&v),
         drop_reference_mbps,
         drop_threshold_mbps,
         drop_count: drops.len(),
-        drop_longest_s: drops.iter().map(|e| e.len_s).max().unwrap_or(0),
-        drop_total_s: drops.iter().map(|e| e.len_s).sum(),
+        drop_longest_s: drops.iter().map(|e| e.len_s).fold(0.0, f64::max),
+        drop_total_s: drops.iter().map(|e| e.len_s).fold(0.0, |a, b| a + b),
         drops,
     }
 }
 
-/// Where the cache ran out, and which seconds are dips rather than levels.
+/// Whole seconds of `group` intervals each: mean rate and bytes by the second's end.
+/// With one interval a second, the series as they are.
+fn per_second(v: &[f64], cum: &[u64], group: usize) -> (Vec<f64>, Vec<u64>) {
+    if group == 1 {
+        return (v.to_vec(), cum.to_vec());
+    }
+    let whole = v.len() / group;
+    let secs = (0..whole)
+        .map(|s| v[s * group..(s + 1) * group].iter().sum::<f64>() / group as f64)
+        .collect();
+    let cum_secs = (0..whole).map(|s| cum[(s + 1) * group - 1]).collect();
+    (secs, cum_secs)
+}
+
+/// Intervals in `secs` seconds at interval width `k` (at least 1).
+fn intervals(secs: usize, k: f64) -> usize {
+    ((secs as f64 / k).round() as usize).max(1)
+}
+
+/// The initial speed, the cache threshold, and the cache end and size at one resolution.
+fn find_cache(v: &[f64], cum: &[u64], k: f64) -> Cache {
+    let n = v.len();
+    let first = &v[..n.min(intervals(INITIAL_WINDOW_S, k))];
+    let fastest = first.iter().copied().fold(0.0, f64::max);
+    let near: Vec<f64> = first
+        .iter()
+        .copied()
+        .filter(|&x| x >= (1.0 - INITIAL_NEAR_FRACTION) * fastest)
+        .collect();
+    // One fast interval alone (a DRAM buffer's burst ahead of the SLC cache) does not
+    // set it: the plain median of the first seconds does then.
+    let initial = if near.len() >= 2 {
+        median(&near)
+    } else {
+        median(first)
+    };
+    let threshold = initial.map(|i| i * (1.0 - CACHE_DROP_FRACTION));
+    let edge = threshold.and_then(|thr| find_cache_end(v, thr, k));
+    let end = match (edge, initial) {
+        (Some(e), Some(init)) => Some(cache_size(v, cum, k, e, init)),
+        _ => None,
+    };
+    Cache {
+        initial,
+        threshold,
+        end,
+    }
+}
+
+/// The cache end's interval, the cache level and the bytes the cache held.
+fn cache_size(v: &[f64], cum: &[u64], k: f64, e: CacheEdge, init: f64) -> (usize, f64, u64) {
+    let n = v.len();
+    let before = |s: usize| if s == 0 { 0 } else { cum[s - 1] };
+    let t = e.end_s;
+    let w = intervals(CACHE_LEVEL_WINDOW_S, k);
+    let level = |x: &[f64]| median(&e.without_dips(x));
+    let c = level(&v[(t - 1).saturating_sub(w)..t - 1]).unwrap_or(init);
+    let p = level(&v[(t + 1).min(n)..n.min(t + 1 + w)]).unwrap_or(v[t]);
+    let bytes = if c > p {
+        let frac = |s: usize| ((v[s] - p) / (c - p)).clamp(0.0, 1.0);
+        let (sec, f) = if !e.is_dip(v[t - 1]) && 1.0 - frac(t - 1) > frac(t) {
+            (t - 1, frac(t - 1))
+        } else {
+            (t, frac(t))
+        };
+        let lo = before(sec);
+        let hi = cum[sec].max(lo);
+        let est = lo as f64 + f * c * BYTES_PER_MB * k;
+        (est.round() as u64).clamp(lo, hi)
+    } else {
+        before(t)
+    };
+    (t, c, bytes)
+}
+
+/// The drop episodes of the series against the threshold `thr`.
+fn drops(v: &[f64], cum: &[u64], k: f64, thr: f64) -> Vec<Episode> {
+    let before = |s: usize| if s == 0 { 0 } else { cum[s - 1] };
+    let min_len = ((DROP_MIN_S / k).round() as usize).saturating_sub(1).max(1);
+    runs_where(v, |x| x < thr)
+        .into_iter()
+        .filter(|r| r.len >= min_len)
+        .map(|r| Episode {
+            start_s: r.start as f64 * k,
+            len_s: r.len as f64 * k,
+            min_mbps: v[r.start..r.start + r.len]
+                .iter()
+                .copied()
+                .fold(f64::INFINITY, f64::min),
+            at_bytes: before(r.start),
+            end_bytes: cum[r.start + r.len - 1],
+        })
+        .collect()
+}
+
+/// Where the cache ran out, and which intervals are dips rather than levels.
 #[derive(Clone, Copy)]
 struct CacheEdge {
-    /// First second of the post-cache phase.
+    /// First interval of the post-cache phase.
     end_s: usize,
-    /// Seconds below this rate are dips (see [`CACHE_DIP_FRACTION`]).
+    /// Intervals below this rate are dips (see [`CACHE_DIP_FRACTION`]).
     dip_below: f64,
 }
 
@@ -243,29 +343,30 @@ impl CacheEdge {
     }
 }
 
-/// The cache end rule of [`analyze_fill`].
-fn find_cache_end(v: &[f64], thr: f64) -> Option<CacheEdge> {
+/// The cache end rule of [`analyze_fill`], at interval width `k`.
+fn find_cache_end(v: &[f64], thr: f64, k: f64) -> Option<CacheEdge> {
     let n = v.len();
-    let window = |s: usize| &v[s..n.min(s + CACHE_CONFIRM_S)];
+    let confirm = intervals(CACHE_CONFIRM_S, k);
+    let min_confirm = intervals(CACHE_MIN_CONFIRM_S, k);
+    let window = |s: usize| &v[s..n.min(s + confirm)];
     let first = (1..n).find(|&s| {
         let w = window(s);
-        v[s] < thr && w.len() >= CACHE_MIN_CONFIRM_S && median(w).is_some_and(|m| m < thr)
+        v[s] < thr && w.len() >= min_confirm && median(w).is_some_and(|m| m < thr)
     })?;
     let edge = |end_s| CacheEdge {
         end_s,
         dip_below: median(window(first)).unwrap_or(0.0) * CACHE_DIP_FRACTION,
     };
     let probe = edge(first);
-    // Non-dip seconds of a window that a step at its edge would misplace.
+    // Non-dip intervals of a window that a step at its edge would misplace.
     let misfits = |w: &[f64], fits: &dyn Fn(f64) -> bool| {
         probe.without_dips(w).iter().filter(|&&x| !fits(x)).count()
     };
     let step_misfits = |s: usize| {
-        misfits(&v[s.saturating_sub(CACHE_CONFIRM_S)..s], &|x| x >= thr)
-            + misfits(window(s), &|x| x < thr)
+        misfits(&v[s.saturating_sub(confirm)..s], &|x| x >= thr) + misfits(window(s), &|x| x < thr)
     };
-    // Fewest misfits, the earliest second on ties.
-    let best = (first..n.min(first + CACHE_CONFIRM_S))
+    // Fewest misfits, the earliest interval on ties.
+    let best = (first..n.min(first + confirm))
         .filter(|&s| v[s] < thr && !probe.is_dip(v[s]))
         .map(|s| (s, step_misfits(s)))
         .fold(None, |best: Option<(usize, usize)>, (s, m)| match best {
@@ -374,13 +475,13 @@ mod tests {
         };
         for seed in 0..20 {
             let f = drive.run(seed);
-            let r = analyze_fill(&f.mbps, &f.cum, 0.5);
+            let r = analyze_fill(&f.mbps, &f.cum, 1.0, 0.5);
             assert!(
                 within(r.cache_bytes, 30.0 * GB, 0.01),
                 "seed {seed}: {:?}",
                 r.cache_bytes
             );
-            assert!(r.cache_end_s.unwrap().abs_diff(17) <= 1);
+            assert!((r.cache_end_s.unwrap() - 17.0).abs() <= 1.0);
             assert!((r.initial_mbps.unwrap() / 1800.0 - 1.0).abs() < 0.02);
             assert!((r.post_cache_avg_mbps.unwrap() / 1500.0 - 1.0).abs() < 0.01);
             assert!((r.post_cache_median_mbps.unwrap() / 1500.0 - 1.0).abs() < 0.01);
@@ -405,23 +506,33 @@ mod tests {
         for seed in 0..10 {
             let f = drive.run(seed);
             assert!(f.dips.len() > 10);
-            let r = analyze_fill(&f.mbps, &f.cum, 0.5);
+            let r = analyze_fill(&f.mbps, &f.cum, 1.0, 0.5);
             // 1 % noise on a 400 MB/s step: σ ≈ 0.04 s × 1.8 GB/s ≈ 0.55 %.
             assert!(
                 within(r.cache_bytes, 13.0 * GB, 0.02),
                 "seed {seed}: {:?}",
                 r.cache_bytes
             );
-            let found: Vec<(usize, usize)> = r.drops.iter().map(|e| (e.start_s, e.len_s)).collect();
+            let found: Vec<(usize, usize)> = r
+                .drops
+                .iter()
+                .map(|e| (e.start_s as usize, e.len_s as usize))
+                .collect();
             assert_eq!(found, f.dips, "seed {seed}");
             for e in &r.drops {
                 assert!(e.at_bytes as f64 >= 610.0 * GB);
                 assert!(e.min_mbps < 50.0);
-                assert_eq!(e.at_bytes, f.cum[e.start_s - 1]);
+                assert_eq!(e.at_bytes, f.cum[e.start_s as usize - 1]);
             }
             assert_eq!(r.drop_count, f.dips.len());
-            assert_eq!(r.drop_longest_s, f.dips.iter().map(|d| d.1).max().unwrap());
-            assert_eq!(r.drop_total_s, f.dips.iter().map(|d| d.1).sum::<usize>());
+            assert_eq!(
+                r.drop_longest_s as usize,
+                f.dips.iter().map(|d| d.1).max().unwrap()
+            );
+            assert_eq!(
+                r.drop_total_s as usize,
+                f.dips.iter().map(|d| d.1).sum::<usize>()
+            );
             assert!((r.post_cache_median_mbps.unwrap() / 1400.0 - 1.0).abs() < 0.01);
             assert_eq!(
                 r.drop_threshold_mbps,
@@ -442,7 +553,7 @@ mod tests {
         };
         for seed in 0..10 {
             let f = drive.run(seed);
-            let r = analyze_fill(&f.mbps, &f.cum, 0.5);
+            let r = analyze_fill(&f.mbps, &f.cum, 1.0, 0.5);
             assert!(
                 within(r.cache_bytes, 100.0 * GB, 0.01),
                 "seed {seed}: {:?}",
@@ -463,12 +574,16 @@ mod tests {
             noise: 0.02,
         };
         let f = drive.run(42);
-        let r = analyze_fill(&f.mbps, &f.cum, 0.5);
+        let r = analyze_fill(&f.mbps, &f.cum, 1.0, 0.5);
         assert_eq!(r.cache_bytes, None);
         assert_eq!(r.cache_end_s, None);
         assert_eq!(r.post_cache_avg_mbps, None);
         assert!((r.drop_reference_mbps.unwrap() / 1500.0 - 1.0).abs() < 0.02);
-        let found: Vec<(usize, usize)> = r.drops.iter().map(|e| (e.start_s, e.len_s)).collect();
+        let found: Vec<(usize, usize)> = r
+            .drops
+            .iter()
+            .map(|e| (e.start_s as usize, e.len_s as usize))
+            .collect();
         assert_eq!(found, f.dips);
     }
 
@@ -478,23 +593,106 @@ mod tests {
         let mut mbps = vec![5242.9, 5243.0, 3754.2];
         mbps.extend(vec![1310.7; 200]);
         let cum = cum_of(&mbps);
-        let r = analyze_fill(&mbps, &cum, 0.5);
+        let r = analyze_fill(&mbps, &cum, 1.0, 0.5);
         assert!((r.initial_mbps.unwrap() - 5242.95).abs() < 0.01, "{r:?}");
-        assert_eq!(r.cache_end_s, Some(2));
+        assert_eq!(r.cache_end_s, Some(2.0));
         let c = r.cache_bytes.unwrap() as f64 / 1e6;
         assert!(c > 2.0 * 5242.0 && c < 3.0 * 5243.0, "{c} MB");
         // A slow first second is still left out.
         let mut mbps = vec![900.0];
         mbps.extend(vec![1800.0; 100]);
-        let r = analyze_fill(&mbps, &cum_of(&mbps), 0.5);
+        let r = analyze_fill(&mbps, &cum_of(&mbps), 1.0, 0.5);
         assert_eq!(r.initial_mbps, Some(1800.0));
         // One fast second ahead of a long cache is not the cache.
         let mut mbps = vec![3000.0];
         mbps.extend(vec![1500.0; 60]);
         mbps.extend(vec![500.0; 100]);
-        let r = analyze_fill(&mbps, &cum_of(&mbps), 0.5);
+        let r = analyze_fill(&mbps, &cum_of(&mbps), 1.0, 0.5);
         assert_eq!(r.initial_mbps, Some(1500.0));
-        assert_eq!(r.cache_end_s, Some(61), "{r:?}");
+        assert_eq!(r.cache_end_s, Some(61.0), "{r:?}");
+    }
+
+    /// Intervals of `k` s of a fill whose rate at time t (s) is `rate(t, written)`,
+    /// integrated in 1 ms steps, until `total` bytes.
+    fn sample(k: f64, total: f64, rate: impl Fn(f64, f64) -> f64) -> (Vec<f64>, Vec<u64>) {
+        let steps = (k * 1000.0).round() as usize;
+        let (mut mbps, mut cum) = (Vec::new(), Vec::new());
+        let (mut written, mut ms) = (0.0, 0usize);
+        while written < total {
+            let start = written;
+            for _ in 0..steps {
+                written += rate(ms as f64 / 1000.0, written) * 1e6 / 1000.0;
+                ms += 1;
+            }
+            mbps.push((written - start) / 1e6 / k);
+            cum.push(written as u64);
+        }
+        (mbps, cum)
+    }
+
+    #[test]
+    fn a_cache_of_1_3_seconds_is_seen_at_100_ms() {
+        // The preset nvme-tlc at 64 GiB: 6.87 GB of SLC cache written at 5.2 GB/s.
+        let cache = 6.87e9;
+        let drive = |_t: f64, w: f64| if w < cache { 5242.9 } else { 1310.7 };
+        let (mbps, cum) = sample(0.1, 57.6e9, drive);
+        let r = analyze_fill(&mbps, &cum, 0.1, 0.5);
+        assert_eq!(r.cache_resolution_s, 0.1);
+        assert!(
+            (r.initial_mbps.unwrap() / 5242.9 - 1.0).abs() < 0.01,
+            "{r:?}"
+        );
+        let got = r.cache_bytes.unwrap() as f64;
+        assert!((got / cache - 1.0).abs() < 0.01, "{got}");
+        assert!((r.cache_end_s.unwrap() - 1.3).abs() <= 0.1, "{r:?}");
+        assert!((r.post_cache_median_mbps.unwrap() / 1310.7 - 1.0).abs() < 0.01);
+        assert!(!r.cache_too_short_to_see);
+        // Per second, the same fill's cache is too short to see: that is said.
+        let (mbps, cum) = sample(1.0, 57.6e9, drive);
+        let r = analyze_fill(&mbps, &cum, 1.0, 0.5);
+        assert_eq!(r.cache_bytes, None);
+        assert!(r.cache_too_short_to_see, "{r:?}");
+        // A long cache logged at 100 ms is found per second, as before.
+        let (mbps, cum) = sample(0.1, 200e9, |_, w| if w < 30e9 { 1800.0 } else { 1500.0 });
+        let r = analyze_fill(&mbps, &cum, 0.1, 0.5);
+        assert_eq!(r.cache_resolution_s, 1.0);
+        assert!((r.cache_bytes.unwrap() as f64 / 30e9 - 1.0).abs() < 0.01);
+    }
+
+    #[test]
+    fn a_drop_straddling_two_seconds_is_found_at_100_ms() {
+        // One second at 40 MB/s from t = 30.5 s: each of seconds 30 and 31 averages
+        // 670 MB/s, above half of 1300.
+        let drive = |t: f64, _w: f64| {
+            if (30.5..31.5).contains(&t) {
+                40.0
+            } else {
+                1300.0
+            }
+        };
+        let (mbps, cum) = sample(1.0, 100e9, drive);
+        let r = analyze_fill(&mbps, &cum, 1.0, 0.5);
+        assert_eq!(r.drop_count, 0, "{:?}", r.drops);
+        let (mbps, cum) = sample(0.1, 100e9, drive);
+        let r = analyze_fill(&mbps, &cum, 0.1, 0.5);
+        assert_eq!(r.drop_count, 1, "{:?}", r.drops);
+        let e = &r.drops[0];
+        assert!(
+            (e.start_s - 30.5).abs() < 0.05 && (e.len_s - 1.0).abs() < 0.05,
+            "{e:?}"
+        );
+        assert!(e.min_mbps < 50.0);
+        assert!(e.end_bytes > e.at_bytes);
+        // A 100 ms hiccup is not an episode.
+        let hiccup = |t: f64, _w: f64| {
+            if (30.5..30.6).contains(&t) {
+                40.0
+            } else {
+                1300.0
+            }
+        };
+        let (mbps, cum) = sample(0.1, 100e9, hiccup);
+        assert_eq!(analyze_fill(&mbps, &cum, 0.1, 0.5).drop_count, 0);
     }
 
     #[test]
@@ -506,10 +704,10 @@ mod tests {
         mbps[12] = 100.0;
         mbps[13] = 50.0;
         let cum = cum_of(&mbps);
-        let r = analyze_fill(&mbps, &cum, 0.6);
+        let r = analyze_fill(&mbps, &cum, 1.0, 0.6);
         assert_eq!(r.initial_mbps, Some(1000.0));
         assert_eq!(r.cache_threshold_mbps, Some(900.0));
-        assert_eq!(r.cache_end_s, Some(6));
+        assert_eq!(r.cache_end_s, Some(6.0));
         assert_eq!(r.cache_bytes, Some(6_000_000_000));
         assert_eq!(r.cache_mbps, Some(1000.0));
         assert_eq!(r.post_cache_median_mbps, Some(500.0));
@@ -519,16 +717,20 @@ mod tests {
         assert_eq!(
             r.drops,
             vec![Episode {
-                start_s: 12,
-                len_s: 2,
+                start_s: 12.0,
+                len_s: 2.0,
                 min_mbps: 50.0,
                 at_bytes: 9_000_000_000,
+                end_bytes: 9_150_000_000,
             }]
         );
-        assert_eq!((r.drop_count, r.drop_longest_s, r.drop_total_s), (1, 2, 2));
+        assert_eq!(
+            (r.drop_count, r.drop_longest_s, r.drop_total_s),
+            (1, 2.0, 2.0)
+        );
         // (6000 + 19150) / 46
         assert!((r.overall_avg_mbps.unwrap() - 25150.0 / 46.0).abs() < 1e-9);
-        assert_eq!(r.duration_s, 46);
+        assert_eq!(r.duration_s, 46.0);
         assert_eq!(r.total_bytes, 25_150_000_000);
     }
 
@@ -540,13 +742,13 @@ mod tests {
         mbps.push(700.0);
         mbps.extend(vec![500.0; 40]);
         let cum = cum_of(&mbps);
-        let r = analyze_fill(&mbps, &cum, 0.5);
-        assert_eq!(r.cache_end_s, Some(6));
+        let r = analyze_fill(&mbps, &cum, 1.0, 0.5);
+        assert_eq!(r.cache_end_s, Some(6.0));
         assert_eq!(r.cache_bytes, Some(6_400_000_000));
         // Above the threshold, the mixed second comes before the first slow one.
         mbps[6] = 950.0; // 0.9 s at 1000 + 0.1 s at 500
-        let r = analyze_fill(&mbps, &cum_of(&mbps), 0.5);
-        assert_eq!(r.cache_end_s, Some(7));
+        let r = analyze_fill(&mbps, &cum_of(&mbps), 1.0, 0.5);
+        assert_eq!(r.cache_end_s, Some(7.0));
         assert_eq!(r.cache_bytes, Some(6_900_000_000));
     }
 
@@ -556,11 +758,11 @@ mod tests {
         let mut mbps = vec![1000.0; 100];
         mbps[90..94].fill(30.0);
         mbps.extend(vec![500.0; 200]);
-        let r = analyze_fill(&mbps, &cum_of(&mbps), 0.5);
-        assert_eq!(r.cache_end_s, Some(100));
+        let r = analyze_fill(&mbps, &cum_of(&mbps), 1.0, 0.5);
+        assert_eq!(r.cache_end_s, Some(100.0));
         assert_eq!(r.cache_bytes, Some(96_120_000_000));
         assert_eq!(r.drop_count, 1);
-        assert_eq!(r.drops[0].start_s, 90);
+        assert_eq!(r.drops[0].start_s, 90.0);
     }
 
     #[test]
@@ -578,36 +780,41 @@ mod tests {
                 total
             })
             .collect();
-        let r = analyze_fill(&mbps, &cum, 0.5);
-        assert_eq!(r.cache_end_s, Some(12), "{r:?}");
+        let r = analyze_fill(&mbps, &cum, 1.0, 0.5);
+        assert_eq!(r.cache_end_s, Some(12.0), "{r:?}");
         let cache = r.cache_bytes.unwrap() as f64;
         assert!((cache - 56e9).abs() < 1.5e9, "{cache}");
     }
 
     #[test]
     fn short_or_broken_input() {
-        let r = analyze_fill(&[], &[], 0.5);
-        assert_eq!(r.duration_s, 0);
+        let r = analyze_fill(&[], &[], 1.0, 0.5);
+        assert_eq!(r.duration_s, 0.0);
         assert_eq!(r.initial_mbps, None);
         assert_eq!(r.cache_bytes, None);
         assert_eq!(r.overall_avg_mbps, None);
         assert!(r.drops.is_empty());
 
         // Lengths differ: only the common seconds count.
-        let r = analyze_fill(&[100.0, 100.0, 100.0], &[100_000_000, 200_000_000], 0.5);
-        assert_eq!(r.duration_s, 2);
+        let r = analyze_fill(
+            &[100.0, 100.0, 100.0],
+            &[100_000_000, 200_000_000],
+            1.0,
+            0.5,
+        );
+        assert_eq!(r.duration_s, 2.0);
         assert_eq!(r.total_bytes, 200_000_000);
 
         // A slow tail too short to confirm is not a cache end.
         let mut mbps = vec![1000.0; 30];
         mbps.extend([400.0; 3]);
         let cum: Vec<u64> = (1..=33).map(|i| i * 1_000_000_000).collect();
-        assert_eq!(analyze_fill(&mbps, &cum, 0.5).cache_end_s, None);
+        assert_eq!(analyze_fill(&mbps, &cum, 1.0, 0.5).cache_end_s, None);
 
         // NaN drop fraction finds nothing; NaN rates are zero-rate seconds.
-        let r = analyze_fill(&[500.0, f64::NAN, 500.0], &[1, 2, 3], f64::NAN);
+        let r = analyze_fill(&[500.0, f64::NAN, 500.0], &[1, 2, 3], 1.0, f64::NAN);
         assert!(r.drops.is_empty());
-        let r = analyze_fill(&[500.0, f64::NAN, 500.0], &[1, 2, 3], 0.5);
+        let r = analyze_fill(&[500.0, f64::NAN, 500.0], &[1, 2, 3], 1.0, 0.5);
         assert_eq!(r.drop_count, 1);
         assert_eq!(r.drops[0].min_mbps, 0.0);
         let json = serde_json::to_string(&r).unwrap();

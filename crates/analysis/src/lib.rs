@@ -12,15 +12,19 @@
 //! - [`consistency`]: performance-consistency scores over the final window,
 //!   stalls, performance levels and the end of the initial burst.
 //! - [`steady`]: the SNIA PTS steady-state window test.
+//! - [`fleet`]: many hosts' results of one step: spread, merged histograms, summed series.
 //! - [`fill`]: sequential-fill cache size and rate-drop episodes.
+//! - [`telemetry`]: temperature, throttling, power, energy and efficiency of a step.
 //! - [`replay`]: trace-replay scores (data rate, service times, slow I/Os, against
 //!   the original).
 //! - [`stats`], [`runs`]: the small shared helpers the modules above use.
 
 pub mod consistency;
 pub mod fill;
+pub mod fleet;
 pub mod qd;
 pub mod replay;
 pub mod runs;
 pub mod stats;
 pub mod steady;
+pub mod telemetry;

@@ -1,10 +1,11 @@
 //! Queue-depth sweep analysis for the enterprise review: the knee of the
-//! throughput curve (lowest QD reaching 95 % of the best throughput) and the
-//! rule for stopping a sweep early once throughput keeps falling.
+//! throughput curve (lowest QD reaching 95 % of the best throughput, robust to
+//! each point's measured noise) and the rule for stopping a sweep early once
+//! throughput keeps falling.
 
 use serde::{Deserialize, Serialize};
 
-use crate::stats::clean;
+use crate::stats::{clean, mean};
 
 /// One measured point of a queue-depth sweep.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -14,6 +15,11 @@ pub struct SweepPoint {
     /// Throughput at that depth, in any unit (IOPS or MB/s) as long as every
     /// point of a sweep uses the same one.
     pub throughput: f64,
+    /// Standard error of `throughput` (same unit), as measured from the point's
+    /// own samples (see [`crate::stats::batch_stderr`]); 0 when unknown, which
+    /// makes the knee rule the plain one.
+    #[serde(default)]
+    pub stderr: f64,
 }
 
 /// The knee of a sweep, as chosen by [`knee_95`] / [`knee_at`].
@@ -32,6 +38,19 @@ pub struct Knee {
     pub peak_throughput: f64,
     /// throughput ÷ peak_throughput, in 0–1.
     pub fraction_of_peak: f64,
+    /// The level the knee is measured against: the mean of the points within
+    /// noise of the best one (the best throughput itself when no point has a
+    /// measured noise).
+    #[serde(default)]
+    pub plateau_throughput: f64,
+    /// The knee threshold: fraction × plateau_throughput.
+    #[serde(default)]
+    pub threshold: f64,
+    /// Queue depths up to the knee whose throughput is within their noise of
+    /// the threshold: whether they reach it is not settled by this measurement
+    /// (repeat or lengthen them to settle it).
+    #[serde(default)]
+    pub uncertain_qds: Vec<u32>,
 }
 
 /// The review's knee fraction: 95 % of the best throughput.
@@ -41,16 +60,29 @@ pub const KNEE_FRACTION: f64 = 0.95;
 /// threshold (a point at exactly 95 % counts as reaching it).
 const ROUNDING_TOLERANCE: f64 = 1e-9;
 
-/// The review's knee rule: the lowest queue depth whose throughput is at least
-/// 95 % of the highest throughput anywhere in the sweep.
+/// Standard errors apart that count as a real difference between two points
+/// (about 95 % confidence).
+pub const NOISE_Z: f64 = 2.0;
+
+/// The review's knee rule, made robust to noise: the lowest queue depth whose
+/// throughput reaches 95 % of the level the drive sustains at its best.
 ///
-/// Points may come in any order; they are considered in increasing QD order
-/// (input order among equal QDs). Because the peak is taken over the whole
-/// sweep, a dip after the knee or a noisy tail does not move the knee, and on
-/// a plateau the knee is the first point of the plateau. Throughputs that are
-/// NaN, infinite or negative are read as 0. Returns `None` for an empty sweep
-/// or when no point has a throughput above 0 (there is no curve to have a
-/// knee).
+/// - **Level**: the best throughput anywhere in the sweep is inflated by its
+///   own noise (the best of several noisy points is a lucky one), so the level
+///   is the mean of the points not significantly below the best: tᵢ ≥ t_best −
+///   2·√(σᵢ² + σ_best²), σ being each point's standard error (`stderr`).
+/// - **Knee**: the lowest QD that is not significantly below 95 % of that
+///   level: tᵢ + 2·σᵢ ≥ 0.95 × level. Points up to the knee within 2·σᵢ of
+///   the threshold either way are listed as `uncertain_qds`.
+///
+/// With no noise measured (every σ = 0) this is the plain rule: the lowest QD
+/// with at least 95 % of the best throughput. Points may come in any order;
+/// they are considered in increasing QD order (input order among equal QDs).
+/// Because the level is taken over the whole sweep, a dip after the knee or a
+/// noisy tail does not move the knee, and on a plateau the knee is the first
+/// point of the plateau. Throughputs and errors that are NaN, infinite or
+/// negative are read as 0. Returns `None` for an empty sweep or when no point
+/// has a throughput above 0 (there is no curve to have a knee).
 pub fn knee_95(points: &[SweepPoint]) -> Option<Knee> {
     knee_at(points, KNEE_FRACTION)
 }
@@ -65,6 +97,7 @@ pub fn knee_at(points: &[SweepPoint], fraction: f64) -> Option<Knee> {
     let mut order: Vec<usize> = (0..points.len()).collect();
     order.sort_by_key(|&i| points[i].qd); // stable: input order among equal QDs
     let tp = |i: usize| clean(points[i].throughput);
+    let se = |i: usize| clean(points[i].stderr);
 
     // Lowest QD with the highest throughput.
     let mut peak = *order.first()?;
@@ -77,8 +110,25 @@ pub fn knee_at(points: &[SweepPoint], fraction: f64) -> Option<Knee> {
     if peak_tp <= 0.0 {
         return None;
     }
-    let threshold = fraction * peak_tp * (1.0 - ROUNDING_TOLERANCE);
-    let knee = order.iter().copied().find(|&i| tp(i) >= threshold)?;
+    let plateau: Vec<f64> = order
+        .iter()
+        .filter(|&&i| tp(i) >= peak_tp - NOISE_Z * se(i).hypot(se(peak)))
+        .map(|&i| tp(i))
+        .collect();
+    let level = mean(&plateau).unwrap_or(peak_tp);
+    let threshold = fraction * level;
+    let cut = threshold * (1.0 - ROUNDING_TOLERANCE);
+    let knee = order
+        .iter()
+        .copied()
+        .find(|&i| tp(i) + NOISE_Z * se(i) >= cut)?;
+    // Points above the knee cannot move it.
+    let uncertain_qds = order
+        .iter()
+        .filter(|&&i| points[i].qd <= points[knee].qd)
+        .filter(|&&i| se(i) > 0.0 && (tp(i) - threshold).abs() <= NOISE_Z * se(i))
+        .map(|&i| points[i].qd)
+        .collect();
     Some(Knee {
         index: knee,
         qd: points[knee].qd,
@@ -86,6 +136,9 @@ pub fn knee_at(points: &[SweepPoint], fraction: f64) -> Option<Knee> {
         peak_qd: points[peak].qd,
         peak_throughput: peak_tp,
         fraction_of_peak: tp(knee) / peak_tp,
+        plateau_throughput: level,
+        threshold,
+        uncertain_qds,
     })
 }
 
@@ -121,8 +174,87 @@ mod tests {
     fn sweep(pairs: &[(u32, f64)]) -> Vec<SweepPoint> {
         pairs
             .iter()
-            .map(|&(qd, throughput)| SweepPoint { qd, throughput })
+            .map(|&(qd, throughput)| SweepPoint {
+                qd,
+                throughput,
+                stderr: 0.0,
+            })
             .collect()
+    }
+
+    fn gauss(rng: &mut fastrand::Rng) -> f64 {
+        let u1 = rng.f64().max(f64::MIN_POSITIVE);
+        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * rng.f64()).cos()
+    }
+
+    #[test]
+    fn the_issue_sweep_with_its_noise_has_its_knee_at_qd8() {
+        // 4K random writes on a drive whose true rate is flat from QD8; QD32 read 7 %
+        // high. Without noise measured, the plain rule puts the knee at QD32.
+        let mut pts = sweep(&[
+            (1, 9000.0),
+            (2, 16000.0),
+            (4, 24000.0),
+            (8, 29441.0),
+            (16, 27340.0),
+            (32, 31253.0),
+            (64, 25269.0),
+        ]);
+        assert_eq!(knee_95(&pts).unwrap().qd, 32);
+        // Each point's measured standard error: 5 % of its throughput.
+        for p in &mut pts {
+            p.stderr = 0.05 * p.throughput;
+        }
+        let k = knee_95(&pts).unwrap();
+        assert_eq!(k.qd, 8, "{k:?}");
+        assert_eq!(k.peak_qd, 32);
+        assert!(k.plateau_throughput < 31253.0 && k.threshold < 0.95 * 31253.0);
+        assert!(k.uncertain_qds.contains(&8), "{k:?}");
+        assert!(!k.uncertain_qds.contains(&4), "{k:?}");
+    }
+
+    #[test]
+    fn noisy_sweeps_of_a_flat_drive_find_the_true_knee() {
+        // True curve flat at 29 000 from QD8; each point the mean of 30 seconds with
+        // 20 % noise per second; the standard error by batch means.
+        let truth = [
+            (1, 8000.0),
+            (2, 15000.0),
+            (4, 23000.0),
+            (8, 29000.0),
+            (16, 29000.0),
+            (32, 29000.0),
+            (64, 29000.0),
+            (128, 29000.0),
+        ];
+        let (mut robust, mut plain) = (0, 0);
+        let trials = 300;
+        for seed in 0..trials {
+            let mut rng = fastrand::Rng::with_seed(seed);
+            let pts: Vec<SweepPoint> = truth
+                .iter()
+                .map(|&(qd, t)| {
+                    let secs: Vec<f64> =
+                        (0..30).map(|_| t * (1.0 + 0.2 * gauss(&mut rng))).collect();
+                    SweepPoint {
+                        qd,
+                        throughput: mean(&secs).unwrap(),
+                        stderr: crate::stats::batch_stderr(&secs, 5).unwrap(),
+                    }
+                })
+                .collect();
+            robust += usize::from(knee_95(&pts).unwrap().qd == 8);
+            let bare: Vec<SweepPoint> = pts
+                .iter()
+                .map(|p| SweepPoint { stderr: 0.0, ..*p })
+                .collect();
+            plain += usize::from(knee_95(&bare).unwrap().qd == 8);
+        }
+        assert!(
+            robust >= trials as usize * 97 / 100,
+            "robust {robust}/{trials}"
+        );
+        assert!(plain < robust * 9 / 10, "plain {plain} vs robust {robust}");
     }
 
     #[test]

@@ -46,6 +46,27 @@ pub fn stddev_pop(xs: &[f64]) -> Option<f64> {
     Some(var.sqrt())
 }
 
+/// Standard error of the mean of a series of samples taken one after another, by
+/// batch means: the series is cut into `batches` batches of equal length (samples
+/// left over at the end are dropped; at least 2 batches, of at least one sample), and
+/// the error is the sample standard deviation of the batch means ÷ √batches. Batches
+/// keep slow swings (a GC cycle over several seconds) in the error, which the spread
+/// of single samples would understate. `None` with fewer than 2 samples.
+pub fn batch_stderr(xs: &[f64], batches: usize) -> Option<f64> {
+    let b = batches.max(2).min(xs.len());
+    if b < 2 {
+        return None;
+    }
+    let len = xs.len() / b;
+    let means: Vec<f64> = xs
+        .chunks_exact(len)
+        .take(b)
+        .map(|c| c.iter().sum::<f64>() / len as f64)
+        .collect();
+    let sd = stddev_pop(&means)? * (b as f64 / (b as f64 - 1.0)).sqrt();
+    Some(sd / (b as f64).sqrt())
+}
+
 /// Smallest and largest value; `None` for an empty slice.
 pub fn min_max(xs: &[f64]) -> Option<(f64, f64)> {
     let first = *xs.first()?;
@@ -132,6 +153,18 @@ pub fn linear_fit_index(ys: &[f64]) -> Option<LineFit> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn batch_stderr_by_hand() {
+        // Batches [1, 3] and [5, 7]: means 2 and 6, sample sd 2.83, ÷ √2 = 2.
+        assert_eq!(batch_stderr(&[1.0, 3.0, 5.0, 7.0], 2), Some(2.0));
+        // A leftover sample is dropped; equal batches have no error.
+        assert_eq!(batch_stderr(&[4.0, 4.0, 4.0, 4.0, 100.0], 2), Some(0.0));
+        // Fewer samples than batches: one sample a batch.
+        assert_eq!(batch_stderr(&[1.0, 3.0], 5), Some(1.0));
+        assert_eq!(batch_stderr(&[1.0], 5), None);
+        assert_eq!(batch_stderr(&[], 5), None);
+    }
 
     #[test]
     fn mean_and_population_stddev() {

@@ -33,6 +33,10 @@ pub enum Command {
     Compare(crate::cmd::compare::CompareArgs),
     /// The results database: list, show, export, import and record runs.
     Db(crate::cmd::db::DbArgs),
+    /// Bring another tool's result in as a result bundle (`drivelab import fio RESULT.json`).
+    Import(crate::cmd::fio::ImportArgs),
+    /// Block I/O traces: import other tools' traces, record a device's I/O, summarise.
+    Trace(crate::cmd::trace::TraceArgs),
     /// Print a shell completion script for bash, zsh or fish (e.g. `drivelab completions
     /// bash > /etc/bash_completion.d/drivelab`).
     Completions(crate::cmd::completions::CompletionsArgs),
@@ -100,12 +104,30 @@ pub struct TargetArgs {
     #[arg(long, value_name = "DEVICE")]
     pub destructive: Option<PathBuf>,
     /// The drive's sensors sampled every interval: auto (all found), none, or a comma
-    /// list of hwmon (temperatures, power) and nvme (the SMART / health log).
-    #[arg(long, value_name = "auto|none|hwmon,nvme", default_value = "auto", value_parser = sensor_choice)]
+    /// list of hwmon (temperatures, power), nvme (the SMART / health log) and smartctl
+    /// (SATA, SAS and USB disks without hwmon, when smartmontools is installed).
+    #[arg(long, value_name = "auto|none|hwmon,nvme,smartctl", default_value = "auto", value_parser = sensor_choice)]
     pub sensors: String,
+    /// An external meter: a command printing one reading per line (watts; volts and
+    /// amps; or name=value unit), read on the side and stamped on arrival, killed at
+    /// the end. E.g. --sensor-cmd 'my-usb-meter --stream'.
+    #[arg(long = "sensor-cmd", value_name = "COMMAND", value_parser = nonblank)]
+    pub sensor_cmd: Option<String>,
+    /// An hwmon device to sample besides the drive's own (a power-measuring riser's
+    /// INA2xx, a PMBus supply): /sys/class/hwmon/hwmonN. Repeatable.
+    #[arg(long = "sensor-hwmon", value_name = "DIR")]
+    pub sensor_hwmon: Vec<PathBuf>,
 }
 
-fn sensor_choice(s: &str) -> Result<String, String> {
+pub(crate) fn nonblank(s: &str) -> Result<String, String> {
+    if s.trim().is_empty() {
+        Err("expected a command".into())
+    } else {
+        Ok(s.to_string())
+    }
+}
+
+pub(crate) fn sensor_choice(s: &str) -> Result<String, String> {
     drivelab_engine::sensor::parse_choice(s).map(|_| s.to_string())
 }
 

@@ -3,7 +3,7 @@
 //! run of an hour.
 //!
 //! What an output may replace: nothing, or a file drivelab itself wrote (a result
-//! document, a series CSV, a report, a database export, a chart). Refused unless the
+//! document, a series CSV, a report, a database export, a chart, a trace). Refused unless the
 //! user says `--force`: a results database, a file of a result bundle, any other file.
 //! Refused always: something that is not a regular file (a FIFO would hang the writer),
 //! the target under test, and the other output of the same command. Files are written
@@ -23,6 +23,8 @@ const OWN_MARKS: &[&[u8]] = &[
     b"\"name\":\"drivelab\"",
     b"\"drivelab-db-export\"",
     b"index,start_s,duration_s,",
+    drivelab_suites::fio::JOB_MARK.as_bytes(),
+    drivelab_trace::native::MAGIC.as_bytes(),
     drivelab_report::GENERATOR_MARK.as_bytes(),
     drivelab_report::PNG_SOFTWARE_MARK,
 ];
@@ -136,6 +138,13 @@ impl OutFile {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Start writing the output in pieces; it appears whole at
+    /// [`drivelab_suites::atomic::Pending::commit`], or not at all.
+    pub fn begin(&self) -> Result<drivelab_suites::atomic::Pending, Fail> {
+        drivelab_suites::atomic::begin(&self.path)
+            .map_err(|e| Fail::failed(format!("cannot write {}: {e}", self.path.display())))
     }
 
     /// Write the output, whole or not at all.

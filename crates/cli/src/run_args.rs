@@ -38,6 +38,15 @@ pub struct RunArgs {
     /// With --resume: allow writes to this block device (must be the bundle's target).
     #[arg(long, value_name = "DEVICE", requires = "resume")]
     pub destructive: Option<PathBuf>,
+    /// With --resume: the drive's sensors to sample, as a suite takes them [default: auto].
+    #[arg(long, value_name = "auto|none|hwmon,nvme,smartctl", requires = "resume", value_parser = crate::args::sensor_choice)]
+    pub sensors: Option<String>,
+    /// With --resume: the external meter, as a suite takes it (not saved in the bundle).
+    #[arg(long = "sensor-cmd", value_name = "COMMAND", requires = "resume", value_parser = crate::args::nonblank)]
+    pub sensor_cmd: Option<String>,
+    /// With --resume: an hwmon device to sample, as a suite takes it. Repeatable.
+    #[arg(long = "sensor-hwmon", value_name = "DIR", requires = "resume")]
+    pub sensor_hwmon: Vec<PathBuf>,
     /// Record the finished run in this results database: a SQLite file or a
     /// postgres://… URL [default: results.sqlite under the user's data directory].
     #[arg(long, global = true, value_name = "PATH|URL")]
@@ -65,6 +74,8 @@ pub struct CommonArgs {
     /// Shrink durations and sizes so the suite runs in seconds (the values used are recorded).
     #[arg(long)]
     pub short: bool,
+    #[command(flatten)]
+    pub fio: crate::cmd::fio::FioArgs,
 }
 
 #[derive(Subcommand, Debug)]
@@ -226,8 +237,10 @@ pub struct QuickArgs {
     /// Length of one run [default: 5s; --short 300ms].
     #[arg(long, value_parser = duration, allow_hyphen_values = true)]
     pub runtime: Option<u64>,
-    /// Idle between tests [default: 5s; --short 0].
-    #[arg(long, value_parser = duration, allow_hyphen_values = true)]
+    /// Idle between tests [default: 5s; --short 0]; the drive's sensors are read every
+    /// second of it, so idle power shows between workloads (the external-SSD review
+    /// idles 30s).
+    #[arg(long, visible_alias = "idle", value_parser = duration, allow_hyphen_values = true)]
     pub interval: Option<u64>,
     /// Runs per test and direction, 1 to 100 [default: 3; --short 2].
     #[arg(long, value_parser = runs, allow_hyphen_values = true)]
@@ -272,6 +285,10 @@ pub struct PeakArgs {
     /// [default: 1h; --short 1s].
     #[arg(long = "steady-writes", value_parser = duration_or_zero, allow_hyphen_values = true)]
     pub steady_writes: Option<u64>,
+    /// Discard and write the span sequentially twice before the 128K sequential sweeps
+    /// when random writes came before them (sequential steady state) [default: 1].
+    #[arg(long = "seq-precondition", value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = flag01)]
+    pub seq_precondition: Option<bool>,
 }
 
 /// A duration, or 0 for none.
@@ -339,9 +356,12 @@ pub struct SeqFillArgs {
     /// Queue depth [default: 32].
     #[arg(long, alias = "iodepth", value_parser = positive, allow_hyphen_values = true)]
     pub qd: Option<u32>,
-    /// Drop episodes: seconds below this fraction of the post-cache median [default: 0.5].
+    /// Drop episodes: a second or more below this fraction of the post-cache median [default: 0.5].
     #[arg(long = "drop-fraction", value_parser = fraction, allow_hyphen_values = true)]
     pub drop_fraction: Option<f64>,
+    /// Logging interval, dividing a second evenly [default: 100ms].
+    #[arg(long, value_parser = duration, allow_hyphen_values = true)]
+    pub interval: Option<u64>,
     /// Content of writes [default: random].
     #[arg(long, value_parser = DataPattern::parse, allow_hyphen_values = true)]
     pub data: Option<DataPattern>,
@@ -461,6 +481,7 @@ impl SuiteCmd {
                 k.early_stop = !a.no_early_stop;
                 k.precondition = a.precondition;
                 set(&mut k.steady_writes_ns, a.steady_writes);
+                set(&mut k.seq_precondition, a.seq_precondition);
                 k.validate()?;
                 Box::new(k)
             }
@@ -486,6 +507,7 @@ impl SuiteCmd {
                 set(&mut k.qd, a.qd);
                 set(&mut k.drop_fraction, a.drop_fraction);
                 set(&mut k.data, a.data);
+                set(&mut k.interval_ns, a.interval);
                 k.validate()?;
                 Box::new(k)
             }

@@ -55,7 +55,24 @@ pub fn remove_on_exit(file: Option<CreatedFile>) {
     *REMOVE_ON_EXIT.lock().unwrap_or_else(|e| e.into_inner()) = file;
 }
 
+/// What a second signal must undo before the process ends (kernel settings a command
+/// changed, e.g. `trace record`'s tracer); None once the command has undone it itself.
+type Undo = Box<dyn FnOnce() + Send>;
+static UNDO_ON_EXIT: Mutex<Option<Undo>> = Mutex::new(None);
+
+pub fn undo_on_exit(undo: Option<Undo>) {
+    *UNDO_ON_EXIT.lock().unwrap_or_else(|e| e.into_inner()) = undo;
+}
+
 fn second_signal() -> ! {
+    if let Some(undo) = UNDO_ON_EXIT
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take()
+    {
+        undo();
+    }
+    drivelab_engine::sensor::meter::kill_all();
     let pending = REMOVE_ON_EXIT
         .lock()
         .unwrap_or_else(|e| e.into_inner())

@@ -72,6 +72,11 @@ fn a_target_without_non_blocking_io_goes_to_the_kernels_workers_and_bytes_still_
     assert!(notes(&r).iter().any(|n| n.contains(WORKERS_NOTE)));
     let t = &r["totals"];
     assert!(t["avg_inflight"].as_f64().unwrap() > 20.0, "{t}");
+    // The concurrency the workers gave is a number in the result, not only a sentence.
+    let busy = t["kernel_workers_busy_avg"]
+        .as_f64()
+        .expect("busy workers sampled");
+    assert!((0.0..=32.0).contains(&busy), "{t}");
     let series_ops: u64 = r["series"]["records"]
         .as_array()
         .unwrap()
@@ -106,6 +111,7 @@ fn a_file_on_a_disk_is_submitted_inline() {
         "{:?}",
         notes(&r)
     );
+    assert!(r["totals"]["kernel_workers_busy_avg"].is_null());
     assert_eq!(r["config"]["fixedbufs"], true);
     assert_eq!(r["config"]["registerfiles"], true);
     assert!(r["totals"]["read"]["ops"].as_u64().unwrap() > 0);

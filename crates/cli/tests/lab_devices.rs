@@ -348,10 +348,32 @@ fn assert_telemetry(g: &lab::GuestRun) {
     );
     let after = g.json("smart-after.json");
     assert_eq!(after["critical_warning"], 2);
+    // The power state the controller is in, with the maximum power Identify Controller
+    // rates it at (nvme-cli's power-state descriptors), where it answers Get Features.
+    let id = g.json("id-ctrl.json");
+    for rec in recs.iter() {
+        let (Some(ps), Some(w)) = (
+            reading(rec, "power_state", "nvme-smart"),
+            reading(rec, "rated_max_power", "nvme-smart"),
+        ) else {
+            continue;
+        };
+        let d = &id["psds"][ps as usize];
+        let scale = if d["flags"].as_u64().unwrap_or(0) & 1 == 1 {
+            1e-4
+        } else {
+            1e-2
+        };
+        let want = d["max_power"].as_f64().unwrap() * scale;
+        assert!(
+            (w - want).abs() < 1e-9,
+            "state {ps}: {w} W vs nvme-cli's {want} W"
+        );
+    }
     // The run said what it would sample; --sensors hwmon leaves the SMART log out.
     assert!(
         g.text("tele.txt").contains(
-            "drivelab: sensors: hwmon:nvme (temperature); nvme-smart:nvme0 (SMART / health log)"
+            "drivelab: sensors: hwmon:nvme (temperature, temperature_warning); nvme-smart:nvme0 (SMART / health log)"
         ),
         "{}",
         g.text("tele.txt")
@@ -867,4 +889,88 @@ exit 0
 /// `a` is within a relative `tol` of `b`.
 fn within(a: f64, b: f64, tol: f64) -> bool {
     (a / b - 1.0).abs() <= tol
+}
+
+/// smartctl as the sensor of disks with no hwmon device: what drivelab records is what
+/// smartctl itself reads in the guest, at the rate it says (1 s or more on SATA); behind a USB
+/// bridge, where smartctl reads anything at all, every 10 s, and said so.
+#[test]
+fn smartctl_reads_a_sata_disk_and_a_usb_bridge_at_their_rates() {
+    let script = r#"
+. /out/lab.sh
+F=/out/smart.facts
+S=$(disks_by_transport sata); U=$(disks_by_transport usb-storage)
+echo "sata=$S" >> $F
+smartctl --json=c -A $S > /out/sata-smart.json; echo "sata_smart_rc=$?" >> $F
+drivelab io $S --rw randread --ioengine null --runtime 3 --json /out/sata.json > /out/sata.txt 2>&1
+echo "sata_rc=$?" >> $F
+smartctl --json=c -A $U > /out/usb-smart.json; echo "usb_smart_rc=$?" >> $F
+drivelab io $U --rw randread --ioengine null --runtime 1 --json /out/usb.json > /out/usb.txt 2>&1
+echo "usb_rc=$?" >> $F
+exit 0
+"#;
+    let g = lab::run(&["sata:64M", "usb-bot:64M"], script, 600);
+    assert_eq!(g.rc, 0, "{}", g.log());
+    let f = g.facts("smart.facts");
+    assert_eq!(f.get("sata_rc"), "0", "{}", g.text("sata.txt"));
+    let smart = g.json("sata-smart.json");
+    let want = smart["temperature"]["current"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("smartctl read no temperature: {smart}"));
+    let disk = f.get("sata").trim_start_matches("/dev/").to_string();
+    let source = format!("smartctl:{disk}");
+    let said = g.text("sata.txt");
+    assert!(
+        said.contains(&format!(
+            "drivelab: sensors: {source} (SMART through smartctl; a read took"
+        )),
+        "{said}"
+    );
+    // At most once a second (or 20 times a read's cost, if longer).
+    let every: f64 = said
+        .split("; every ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no rate in: {said}"));
+    assert!(every >= 1.0, "{said}");
+    // --ioengine null: no I/O reached the disk, so its link has nothing to say.
+    assert!(
+        !said.contains("faster than the link") && !said.contains("Faster than"),
+        "{said}"
+    );
+    let r = g.json("sata.json");
+    let recs = r["series"]["records"].as_array().unwrap();
+    let temps: Vec<f64> = recs
+        .iter()
+        .filter_map(|rec| reading(rec, "temperature", &source))
+        .collect();
+    assert!(!temps.is_empty(), "{recs:?}");
+    assert!(
+        temps.iter().all(|&t| t == want),
+        "{temps:?} vs smartctl's {want}"
+    );
+    // The drive's own count of bytes written, where smartctl gives one.
+    let lba = smart["ata_smart_attributes"]["table"]
+        .as_array()
+        .and_then(|t| t.iter().find(|a| a["id"] == 241))
+        .and_then(|a| a["raw"]["value"].as_f64());
+    if let Some(lba) = lba {
+        let w = recs
+            .iter()
+            .find_map(|rec| reading(rec, "data_written", &source));
+        assert_eq!(w, Some(lba * 512.0));
+    }
+    // Behind usb-storage: a source only where smartctl reads the disk, and then slower.
+    assert_eq!(f.get("usb_rc"), "0", "{}", g.text("usb.txt"));
+    let usb_said = g.text("usb.txt");
+    let usb_reads = g.json("usb-smart.json")["temperature"]["current"].is_number();
+    if usb_reads {
+        assert!(
+            usb_said.contains("every 10 s, slower on a USB bridge"),
+            "{usb_said}"
+        );
+    } else {
+        assert!(!usb_said.contains("smartctl:"), "{usb_said}");
+    }
 }

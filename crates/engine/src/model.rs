@@ -49,8 +49,10 @@ pub trait DeviceModel: Send {
     /// Discard (TRIM) a byte range at `at_ns`; returns the time the command completes.
     fn discard(&mut self, offset: u64, len: u64, at_ns: u64) -> u64;
 
-    /// Sensor values at `at_ns` (empty when the model has none).
-    fn sensors(&self, at_ns: u64) -> Vec<SensorReading>;
+    /// Sensor values at `at_ns` (empty when the model has none). A value over a span of
+    /// time (a model's power: its energy since the previous call over the time since)
+    /// is stamped with the span's start, so it lands in the interval it describes.
+    fn sensors(&mut self, at_ns: u64) -> Vec<SensorReading>;
 
     /// The model's own ground truth (true steady-state IOPS, write amplification, cache
     /// size, throttle intervals, …), reported apart from what drivelab measured.

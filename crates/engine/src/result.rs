@@ -9,8 +9,10 @@ use crate::series::IntervalRecord;
 use crate::spec::Workload;
 use crate::target::TargetInfo;
 
-/// Version of the result document's layout; bumped on any incompatible change.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version of the result document's layout; bumped on any change of its shape.
+/// 2: readings' source, per-interval `over_link_ceiling`, SAS link rate (1 documents read
+/// the same, those fields absent).
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Percentiles reported in totals.
 pub const PERCENTILES: [f64; 18] = [
@@ -231,6 +233,12 @@ pub struct Totals {
     pub all: DirTotals,
     /// Average I/Os in flight (Little's law: total latency / elapsed time).
     pub avg_inflight: f64,
+    /// On a target that refuses non-blocking I/O, io_uring hands every I/O to its kernel
+    /// workers: the average number of them busy (sampled every 5 ms). A target that
+    /// serves an I/O only while its issuer waits had about this many at a time, whatever
+    /// `avg_inflight` says. Null when I/O was not handed to workers.
+    #[serde(default)]
+    pub kernel_workers_busy_avg: Option<f64>,
     pub queue_depth: u32,
     pub cpu: CpuUsage,
     pub data: DataGeneration,

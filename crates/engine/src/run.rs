@@ -373,6 +373,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     let finished = AtomicBool::new(false);
     let backend_result: Mutex<Result<(), String>> = Mutex::new(Ok(()));
     let backend_notes: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let workers_busy: Mutex<Option<f64>> = Mutex::new(None);
     std::thread::scope(|s| {
         if let Some(cb) = opts.progress {
             let agg = &agg;
@@ -418,6 +419,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
                 clock: &wall_clock,
                 file,
                 notes: &backend_notes,
+                workers_busy: &workers_busy,
             };
             let model = target.model_mut().expect("model target");
             VirtualBackend { model, agg: &agg }.run(&mut jobs, &ctx)
@@ -427,6 +429,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
                 clock: &wall_clock,
                 file: target.file(),
                 notes: &backend_notes,
+                workers_busy: &workers_busy,
             };
             let mut backend: Box<dyn Backend> = match w.ioengine {
                 IoEngine::Sync => Box::new(SyncBackend),
@@ -443,6 +446,15 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         Some(m) => m.now_ns(),
         None => wall_clock.now_ns(),
     };
+    // The spans since the last sample (a meter's mean, ending with the run), and what
+    // the sources have to say about the run.
+    let mut sensor_notes = Vec::new();
+    for src in sources.iter_mut() {
+        for r in src.sample(wall_clock.now_ns()) {
+            agg.sensor(r);
+        }
+        sensor_notes.extend(src.notes());
+    }
     target.return_sensors(sources);
     // --end_fsync: the run lasts until the writes are on the target.
     let mut fsync_end = None;
@@ -577,6 +589,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         notes.push(n);
     }
     notes.extend(cache_notes);
+    notes.extend(sensor_notes);
     if let Some(total) = w.io_size_bytes {
         let left = total % min_bs;
         if left > 0 {
@@ -603,6 +616,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         write: DirTotals::new(&totals_h[1], bytes[1], measured_ns),
         all: DirTotals::new(&all_h, bytes[0] + bytes[1], measured_ns),
         avg_inflight,
+        kernel_workers_busy_avg: workers_busy.into_inner().unwrap_or_else(|e| e.into_inner()),
         queue_depth: w.queue_depth(),
         cpu: CpuUsage {
             user_s: cpu1.0 - cpu0.0,
@@ -612,13 +626,20 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         data,
         error_count,
     };
-    notes.extend(info.device.as_ref().and_then(|d| {
+    // (With --ioengine null on a device no I/O reached it: its link has nothing to say.)
+    let skipped_device = w.ioengine == IoEngine::Null && info.kind != TargetKind::Null;
+    let device = info.device.as_ref().filter(|_| !skipped_device);
+    notes.extend(device.and_then(|d| {
         crate::target::identity::link_ceiling_note(
             d,
             totals.read.bytes_per_s,
             totals.write.bytes_per_s,
         )
     }));
+    let mut records = records;
+    if let Some(d) = device {
+        notes.extend(flag_link_ceiling(d, &mut records));
+    }
     Ok(RunResult {
         schema_version: SCHEMA_VERSION,
         tool: Tool::current(),
@@ -682,8 +703,33 @@ fn failure_text(errors: &[IoErrorRecord], error_count: u64, nothing: bool) -> St
     }
 }
 
+/// Mark the intervals that ran faster than the device's link carries; a note saying how
+/// many, if any.
+fn flag_link_ceiling(
+    id: &crate::target::identity::DeviceIdentity,
+    records: &mut [IntervalRecord],
+) -> Option<String> {
+    let mut first = None;
+    let mut n = 0;
+    for r in records.iter_mut() {
+        r.over_link_ceiling =
+            crate::target::identity::over_link_ceiling(id, r.read.bytes_per_s, r.write.bytes_per_s);
+        if r.over_link_ceiling {
+            n += 1;
+            first.get_or_insert(r.start_ns);
+        }
+    }
+    first.map(|at| {
+        format!(
+            "{n} of {} intervals ran faster than the link carries (the first at {:.1} s; marked over_link_ceiling in the series): a cache, compression or memory answered there, not the drive.",
+            records.len(),
+            at as f64 / 1e9
+        )
+    })
+}
+
 /// Sample every attached sensor at the start of each interval until the run is over.
-fn sample_sensors(
+pub(crate) fn sample_sensors(
     sources: &mut [Box<dyn crate::sensor::SensorSource>],
     agg: &Aggregator,
     finished: &AtomicBool,

@@ -68,6 +68,10 @@ pub struct IntervalRecord {
     /// each source).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sensors: Vec<SensorReading>,
+    /// More bytes per second than the device's link carries: a cache, compression or
+    /// memory answered in this interval, not the drive (absent when false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub over_link_ceiling: bool,
 }
 
 /// Parts of one interval merged across jobs so far.
@@ -152,9 +156,20 @@ impl Aggregator {
         self.finalise(&mut g, None);
     }
 
-    /// Record a sensor value (attached to the interval its time falls in).
+    /// Record a sensor value (attached to the interval its time falls in). A value
+    /// stamped in an interval already finalised (a reading over the span that just
+    /// ended, taken after the jobs moved on) joins that interval's record.
     pub fn sensor(&self, reading: SensorReading) {
-        self.lock().sensors.push(reading);
+        let mut g = self.lock();
+        let Some(rel) = reading.at_ns.checked_sub(self.origin_ns) else {
+            return;
+        };
+        let idx = rel / self.interval_ns;
+        if idx >= g.next_final {
+            g.sensors.push(reading);
+        } else if let Some(rec) = g.records.iter_mut().rev().find(|r| r.index == idx) {
+            keep_latest(&mut rec.sensors, reading);
+        }
     }
 
     /// `end_ns`: (where the grid ends, when the last interval's time ends), for the
@@ -193,6 +208,7 @@ impl Aggregator {
                 all: IntervalDir::default(),
                 cum_write_bytes: g.cum_write,
                 sensors: Vec::new(),
+                over_link_ceiling: false,
             };
             let open = g.open.remove(&idx);
             if let Some(o) = open {
@@ -214,13 +230,7 @@ impl Aggregator {
             let hi = lo + self.interval_ns;
             let mut latest: Vec<SensorReading> = Vec::new();
             for s in g.sensors.iter().filter(|s| s.at_ns >= lo && s.at_ns < hi) {
-                match latest
-                    .iter_mut()
-                    .find(|l| l.name == s.name && l.source == s.source)
-                {
-                    Some(l) => *l = s.clone(),
-                    None => latest.push(s.clone()),
-                }
+                keep_latest(&mut latest, s.clone());
             }
             g.sensors.retain(|s| s.at_ns >= hi);
             rec.sensors = latest;
@@ -249,6 +259,19 @@ impl Aggregator {
         let records = std::mem::take(&mut g.records);
         let totals = std::mem::take(&mut g.totals);
         (records, totals, g.total_bytes)
+    }
+}
+
+/// Add `r` to an interval's readings, replacing an earlier one of the same name and
+/// source (the latest sample of each stands for the interval).
+fn keep_latest(readings: &mut Vec<SensorReading>, r: SensorReading) {
+    match readings
+        .iter()
+        .position(|l| l.name == r.name && l.source == r.source)
+    {
+        Some(i) if readings[i].at_ns <= r.at_ns => readings[i] = r,
+        Some(_) => {}
+        None => readings.push(r),
     }
 }
 
@@ -362,6 +385,45 @@ mod tests {
         assert_eq!(totals[1].count(), 1);
         assert_eq!(bytes, [8192, 512]);
         assert_eq!(totals[1].max(), Some(99));
+    }
+
+    #[test]
+    fn a_reading_for_an_interval_already_finalised_joins_its_record() {
+        let agg = Aggregator::new(1_000, 100, 0, 1);
+        let mut a = Recorder::new(&agg, 0, u64::MAX);
+        agg.sensor(SensorReading::new(
+            "power",
+            "watt",
+            Some(1.0),
+            1_000,
+            "meter",
+        ));
+        a.record(Dir::Read, 1, 1_000, 1_050);
+        a.record(Dir::Read, 1, 1_050, 1_150); // interval 0 is final now
+        agg.sensor(SensorReading::new(
+            "power",
+            "watt",
+            Some(2.0),
+            1_010,
+            "meter",
+        ));
+        agg.sensor(SensorReading::new(
+            "temp",
+            "celsius",
+            Some(3.0),
+            1_020,
+            "hwmon",
+        ));
+        agg.sensor(SensorReading::new("power", "watt", Some(9.0), 500, "meter"));
+        a.finish();
+        let (recs, _, _) = agg.finish(1_200, 1_200);
+        let v: Vec<(&str, Option<f64>)> = recs[0]
+            .sensors
+            .iter()
+            .map(|r| (r.name.as_str(), r.value))
+            .collect();
+        assert_eq!(v, [("power", Some(2.0)), ("temp", Some(3.0))]);
+        assert!(recs[1].sensors.is_empty());
     }
 
     #[test]

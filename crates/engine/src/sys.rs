@@ -270,27 +270,57 @@ const _: () = assert!(std::mem::size_of::<NvmeAdminCmd>() == 72);
 
 /// Read the controller-wide log page `lid` of the NVMe controller open as `f` (its
 /// character device, /dev/nvmeN) into `buf`: Get Log Page (02h) through the admin
-/// passthrough ioctl. `buf` holds a whole number of dwords, at most 4 KiB. Read-only:
-/// no other command is ever sent.
+/// passthrough ioctl. `buf` holds a whole number of dwords, at most 4 KiB. Read-only.
 pub fn nvme_get_log_page(f: &File, lid: u8, buf: &mut [u8]) -> io::Result<()> {
     let dwords = buf.len() / 4;
     if dwords == 0 || !buf.len().is_multiple_of(4) || dwords > 1024 {
         return Err(io::Error::from(io::ErrorKind::InvalidInput));
     }
+    // NUMDL (dwords less one) in the upper half, the log page id in the lower byte,
+    // and RAE (bit 15, retain asynchronous event): reading the log must not
+    // acknowledge an event the kernel's driver is waiting for.
+    let cdw10 = ((dwords as u32 - 1) << 16) | NVME_LOG_RAE | lid as u32;
+    nvme_admin(f, NVME_ADMIN_GET_LOG_PAGE, 0xFFFF_FFFF, cdw10, buf)
+        .map(|_| ())
+        .map_err(|e| io::Error::new(e.kind(), format!("NVMe Get Log Page {lid:#04x}: {e}")))
+}
+
+/// Identify Controller (06h, CNS 01h) of the controller open as `f`: its 4 KiB data
+/// structure (model, power-state descriptors, …). Read-only.
+pub fn nvme_identify_controller(f: &File, buf: &mut [u8; 4096]) -> io::Result<()> {
+    nvme_admin(f, NVME_ADMIN_IDENTIFY, 0, 1, buf).map(|_| ())
+}
+
+/// The controller's current power state (Get Features 0Ah, feature 02h, current value):
+/// its number, as the power-state descriptors count them. Read-only.
+pub fn nvme_power_state(f: &File) -> io::Result<u8> {
+    nvme_admin(f, NVME_ADMIN_GET_FEATURES, 0, NVME_FEAT_POWER_MGMT, &mut [])
+        .map(|r| (r & 0x1f) as u8)
+}
+
+const NVME_ADMIN_IDENTIFY: u8 = 0x06;
+const NVME_ADMIN_GET_FEATURES: u8 = 0x0A;
+const NVME_FEAT_POWER_MGMT: u32 = 0x02;
+
+/// One admin command that only reads (Get Log Page, Identify, Get Features), with `buf`
+/// for the data the controller returns (empty: none); the completion's dword 0.
+fn nvme_admin(f: &File, opcode: u8, nsid: u32, cdw10: u32, buf: &mut [u8]) -> io::Result<u32> {
     let mut cmd = NvmeAdminCmd {
-        opcode: NVME_ADMIN_GET_LOG_PAGE,
-        nsid: 0xFFFF_FFFF,
-        addr: buf.as_mut_ptr() as u64,
+        opcode,
+        nsid,
+        addr: if buf.is_empty() {
+            0
+        } else {
+            buf.as_mut_ptr() as u64
+        },
         data_len: buf.len() as u32,
-        // NUMDL (dwords less one) in the upper half, the log page id in the lower byte,
-        // and RAE (bit 15, retain asynchronous event): reading the log must not
-        // acknowledge an event the kernel's driver is waiting for.
-        cdw10: ((dwords as u32 - 1) << 16) | NVME_LOG_RAE | lid as u32,
+        cdw10,
         ..NvmeAdminCmd::default()
     };
     // SAFETY: the ioctl reads the 72-byte command from `cmd` (repr(C), the kernel's
     // layout, checked above) and the controller writes at most `data_len` bytes to
-    // `addr`, which is `buf`, exclusively borrowed for the call and `data_len` long.
+    // `addr`, which is `buf`, exclusively borrowed for the call and `data_len` long (no
+    // data at all when it is empty: address 0, length 0).
     let rc = unsafe {
         libc::ioctl(
             f.as_raw_fd(),
@@ -299,12 +329,10 @@ pub fn nvme_get_log_page(f: &File, lid: u8, buf: &mut [u8]) -> io::Result<()> {
         )
     };
     match rc {
-        0 => Ok(()),
+        0 => Ok(cmd.result),
         r if r < 0 => Err(io::Error::last_os_error()),
         // A positive value is the command's NVMe status.
-        status => Err(io::Error::other(format!(
-            "NVMe Get Log Page {lid:#04x}: status {status:#x}"
-        ))),
+        status => Err(io::Error::other(format!("status {status:#x}"))),
     }
 }
 
@@ -503,4 +531,16 @@ pub fn timer_slack_ns() -> io::Result<u64> {
 pub fn set_timer_slack_ns(ns: u64) -> io::Result<()> {
     // SAFETY: PR_SET_TIMERSLACK takes an integer, no pointers.
     check(unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns.max(1) as libc::c_ulong, 0, 0, 0) })
+}
+
+/// Send `sig` to every process of the process group `pgid` (a child started in a group
+/// of its own, so that whatever it started goes too).
+pub fn kill_process_group(pgid: u32, sig: libc::c_int) -> io::Result<()> {
+    let pgid = libc::pid_t::try_from(pgid)
+        .ok()
+        .filter(|&p| p > 1)
+        .ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: kill(2) takes plain integers; a negative pid names a process group, and
+    // `pgid > 1` rules out 0, -1 and the init group (every process, or ours).
+    check(unsafe { libc::kill(-pgid, sig) })
 }

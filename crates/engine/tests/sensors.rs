@@ -178,6 +178,7 @@ fn behind_usb2() -> Target {
         pcie_max_gt_per_s: None,
         pcie_max_width_lanes: None,
         sata_gbit_per_s: None,
+        sas_gbit_per_s: None,
         usb_mbit_per_s: Some(480.0),
         full_duplex: false,
         ceiling_bytes_per_s: Some(60e6),
@@ -206,6 +207,32 @@ fn a_run_faster_than_its_link_says_so() {
         n.contains("Faster than the link allows") && n.contains("USB 480 Mb/s"),
         "{n}"
     );
+    // Every second above the ceiling is flagged in the series, and said so.
+    let recs = &r.measured.series.records;
+    assert!(recs
+        .iter()
+        .all(|x| x.over_link_ceiling == (x.read.bytes_per_s > 60e6)));
+    assert!(recs.iter().any(|x| x.over_link_ceiling));
+    assert!(
+        n.contains("intervals ran faster than the link carries"),
+        "{n}"
+    );
+    let js = serde_json::to_value(&recs[0]).unwrap();
+    assert_eq!(js["over_link_ceiling"], true);
+    // Below the ceiling nothing is flagged.
+    let link = t.info.device.as_mut().unwrap().link.as_mut().unwrap();
+    link.ceiling_bytes_per_s = Some(1e18);
+    let r = run_on(&mut t, &req);
+    assert!(r
+        .measured
+        .series
+        .records
+        .iter()
+        .all(|x| !x.over_link_ceiling));
+    let n = r.measured.notes.join(" ");
+    assert!(!n.contains("faster than the link"), "{n}");
+    let js = serde_json::to_value(&r.measured.series.records[0]).unwrap();
+    assert!(js.get("over_link_ceiling").is_none(), "absent when false");
     // Without a known link there is nothing to compare with.
     t.info.device = None;
     let r = run_on(&mut t, &req);

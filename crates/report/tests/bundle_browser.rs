@@ -61,7 +61,8 @@ fn one_drive_with_every_suite_works_offline() {
         .filter(|(_, _, drive)| drive.contains("nvme"))
         .map(|(dir, _, _)| DriveRun::new(None, open_bundle(dir).unwrap()))
         .collect();
-    assert_eq!(runs.len(), 6);
+    // The six review suites and a trace replay.
+    assert_eq!(runs.len(), 7);
     let r = check(&runs, "bundle-report-single");
     // One drive: no toggle bar.
     assert_eq!(r["buttons"], json!(0));

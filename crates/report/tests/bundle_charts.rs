@@ -48,6 +48,17 @@ fn every_suite_gets_its_charts_and_every_drive_its_group() {
         "mixed-exceedance",
         "replay-rate",
         "replay-exceedance",
+        // The simulated drives report temperature and power: every suite's telemetry
+        // over time, and peak's efficiency at the headline QD.
+        "quick-telemetry",
+        "peak-telemetry",
+        "consistency-telemetry",
+        "seqfill-telemetry",
+        "iometer-telemetry",
+        "mixed-telemetry",
+        "replay-telemetry",
+        "peak-efficiency-random",
+        "peak-efficiency-sequential",
     ];
     let mut owned: Vec<String> = Vec::new();
     for w in ["4k-randread", "4k-randwrite", "128k-read", "128k-write"] {

@@ -18,6 +18,9 @@ use crate::resources::Resources;
 use crate::slc::SlcCache;
 use crate::thermal::{Energy, Thermal, M2_NVME, NVME_ENERGY};
 
+/// Power drawn with nothing to do (the thermal model's idle power), watts.
+const IDLE_POWER_W: f64 = M2_NVME.idle_w;
+
 /// GC pauses at least this long are reported as stalls.
 pub const STALL_REPORT_NS: u64 = 100_000_000;
 /// The drive starts background work (folding, idle GC) after this much idle time.
@@ -95,6 +98,9 @@ pub struct SimDevice {
     map: Option<MapCache>,
     thermal: Option<Thermal>,
     energy: Energy,
+    /// The time and work energy of the last `sensors` call: the power reported next is
+    /// over the span since.
+    power_mark: (u64, f64),
     mult: u64,
     gc_low: u32,
     gc_high: u32,
@@ -178,6 +184,7 @@ impl SimDevice {
             rng: Xoshiro256PlusPlus::seed_from_u64(cfg.seed),
             thermal: cfg.thermal.then(|| Thermal::new(M2_NVME)),
             energy: NVME_ENERGY,
+            power_mark: (0, 0.0),
             res: Resources::new(cfg.dies, cfg.channels),
             last_read_unit: vec![NONE; cfg.dies as usize],
             host_die: 0,
@@ -247,6 +254,12 @@ impl SimDevice {
                 * e.program_per_page_j
             + (s.nand_reads + s.map_reads) as f64 * e.read_per_page_j
             + s.erases as f64 * e.erase_j
+    }
+
+    /// Energy used from virtual time 0 to `at_ns`: idle power all along plus the work
+    /// done (what the `power` readings add up to).
+    fn total_energy_j(&self, at_ns: u64) -> f64 {
+        IDLE_POWER_W * at_ns as f64 * 1e-9 + self.energy_j()
     }
 
     fn thermal_to(&mut self, t: u64) {
@@ -619,17 +632,42 @@ impl DeviceModel for SimDevice {
         t + self.c.latency + end.saturating_sub(first)
     }
 
-    fn sensors(&self, at_ns: u64) -> Vec<SensorReading> {
-        match &self.thermal {
-            Some(th) => vec![SensorReading::new(
+    /// Temperature and the seconds throttled so far (with the thermal model), and power:
+    /// idle power plus the work energy since the previous call over the time since,
+    /// stamped at that call's time (the span it describes). The powers add up exactly to
+    /// the ground truth's `energy_j` over the same time.
+    fn sensors(&mut self, at_ns: u64) -> Vec<SensorReading> {
+        let work = self.energy_j();
+        let mut v = Vec::new();
+        if let Some(th) = &self.thermal {
+            let now = at_ns.max(th.last_ns());
+            let t = th.temperature_at(now, work);
+            v.push(SensorReading::new(
                 "temperature",
                 "celsius",
-                Some(th.temperature_at(at_ns.max(th.last_ns()), self.energy_j())),
+                Some(t),
                 at_ns,
                 "model",
-            )],
-            None => Vec::new(),
+            ));
+            let throttled: u64 = th.intervals(now).iter().map(|(a, b)| b - a).sum();
+            let s = Some(throttled as f64 / 1e9);
+            v.push(SensorReading::new(
+                "thermal_time_1",
+                "seconds",
+                s,
+                at_ns,
+                "model",
+            ));
         }
+        let (t0, e0) = self.power_mark;
+        if at_ns > t0 {
+            let p = IDLE_POWER_W + (work - e0) / ((at_ns - t0) as f64 * 1e-9);
+            v.push(SensorReading::new("power", "watt", Some(p), t0, "model"));
+        }
+        if at_ns >= t0 {
+            self.power_mark = (at_ns, work);
+        }
+        v
     }
 
     /// Counters so far (host and NAND bytes, write amplification = NAND data page writes /
@@ -705,6 +743,8 @@ impl DeviceModel for SimDevice {
         });
         // (Added apart: one `json!` this long exceeds the macro's recursion limit.)
         truth["recent_write_amplification_ratio"] = json!(recent_wa);
+        truth["energy_j"] = json!(self.total_energy_j(self.now_ns));
+        truth["idle_power_w"] = json!(IDLE_POWER_W);
         truth["random_write_4k_qd32_iops_at_recent_wa_per_s"] =
             json!(recent_wa.map(|wa| steady_random_write_iops(wa, &costs)));
         truth

@@ -9,33 +9,61 @@ use std::path::Path;
 /// rename, fsync of the directory). A symbolic link at `path` is followed, so the file
 /// it points to is the one replaced.
 pub fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut p = begin(path)?;
+    p.file().write_all(bytes)?;
+    p.commit()
+}
+
+/// A file being written whole or not at all, for outputs too large to hold in memory:
+/// the bytes go to a temporary file in the same directory, [`Pending::commit`] puts it in
+/// place as [`write_file`] does, and a `Pending` dropped without it leaves nothing.
+pub struct Pending {
+    tmp: tempfile::NamedTempFile,
+    path: std::path::PathBuf,
+    dir: std::path::PathBuf,
+}
+
+/// Start writing `path` (see [`Pending`]).
+pub fn begin(path: &Path) -> std::io::Result<Pending> {
     let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => std::path::PathBuf::from("."),
     };
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
-    let mut tmp = tempfile::Builder::new()
+    let tmp = tempfile::Builder::new()
         .prefix(&format!(".{}.", name.as_deref().unwrap_or("out")))
         .suffix(".tmp")
         .tempfile_in(&dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    // A replaced file keeps its permissions: the new one takes them over.
-    if let Ok(m) = std::fs::metadata(&path) {
-        let _ = tmp.as_file().set_permissions(m.permissions());
-    } else {
-        use std::os::unix::fs::PermissionsExt;
-        // tempfile makes 0600 files; an output is as readable as any new file (umask).
-        let _ = tmp
-            .as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o666 & !umask()));
+    Ok(Pending { tmp, path, dir })
+}
+
+impl Pending {
+    /// The temporary file the output is written to.
+    pub fn file(&mut self) -> &mut std::fs::File {
+        self.tmp.as_file_mut()
     }
-    tmp.persist(&path).map_err(|e| e.error)?;
-    if let Ok(d) = std::fs::File::open(&dir) {
-        let _ = d.sync_all();
+
+    /// Flush the file to the disk and rename it over the path.
+    pub fn commit(self) -> std::io::Result<()> {
+        let Pending { tmp, path, dir } = self;
+        tmp.as_file().sync_all()?;
+        // A replaced file keeps its permissions: the new one takes them over.
+        if let Ok(m) = std::fs::metadata(&path) {
+            let _ = tmp.as_file().set_permissions(m.permissions());
+        } else {
+            use std::os::unix::fs::PermissionsExt;
+            // tempfile makes 0600 files; an output is as readable as any new file (umask).
+            let _ = tmp
+                .as_file()
+                .set_permissions(std::fs::Permissions::from_mode(0o666 & !umask()));
+        }
+        tmp.persist(&path).map_err(|e| e.error)?;
+        if let Ok(d) = std::fs::File::open(&dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 /// The process's file-mode creation mask, read from /proc (no system call changes it).
@@ -63,6 +91,20 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "new");
         let names: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
         assert_eq!(names.len(), 1, "{names:?}");
+    }
+
+    #[test]
+    fn a_pending_file_dropped_uncommitted_leaves_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("out.dltrace");
+        let mut w = begin(&p).unwrap();
+        w.file().write_all(b"half").unwrap();
+        drop(w);
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+        let mut w = begin(&p).unwrap();
+        w.file().write_all(b"whole").unwrap();
+        w.commit().unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "whole");
     }
 
     #[test]

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use drivelab_analysis::telemetry::StepTelemetry;
 use drivelab_engine::hist::HistogramJson;
 use drivelab_engine::model::SensorReading;
 use drivelab_engine::result::{HostInfo, Measured, RunStatus, Tool};
@@ -17,8 +18,17 @@ use drivelab_engine::target::TargetInfo;
 
 use crate::plan::StepKind;
 
-/// Version of the bundle layout; bumped on any incompatible change.
-pub const BUNDLE_SCHEMA_VERSION: u32 = 1;
+/// Version of the bundle layout; bumped on any change of its shape. 2: each step's
+/// `telemetry`, `idle_before_ns` and `idle_sensors`, and the result schema 2 inside.
+pub const BUNDLE_SCHEMA_VERSION: u32 = 2;
+/// The oldest bundle layout still read (its steps' telemetry is worked out from their
+/// series when needed); a resumed one is saved as the current layout.
+pub const OLDEST_READABLE_BUNDLE_SCHEMA: u32 = 1;
+
+/// Whether a bundle of layout `v` can be read.
+pub fn readable_schema(v: u32) -> bool {
+    (OLDEST_READABLE_BUNDLE_SCHEMA..=BUNDLE_SCHEMA_VERSION).contains(&v)
+}
 /// The bundle's main document.
 pub const RUN_JSON: &str = "run.json";
 /// The printed summary table, written when the suite finishes.
@@ -113,8 +123,24 @@ pub struct StepRecord {
     /// Sensor values before and after the step (empty when the target has none).
     pub sensors_start: Vec<SensorReading>,
     pub sensors_end: Vec<SensorReading>,
+    /// How long the target idled before the step (the suite's idle between tests).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub idle_before_ns: u64,
+    /// Sensor values read once a second during that idle (`at_ns`: since the idle
+    /// began), so idle power and cooling show between workloads.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub idle_sensors: Vec<SensorReading>,
     /// What the engine measured; None for skipped steps.
     pub run: Option<StepRun>,
+    /// Temperature, throttling, power, energy and efficiency over the step, from the
+    /// readings in its series (None for a step that did not run; absent in bundles made
+    /// before drivelab read them).
+    #[serde(default)]
+    pub telemetry: Option<StepTelemetry>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// The engine's result of one step: what it measured, without the per-run identity,
@@ -226,13 +252,16 @@ impl Bundle {
                 dir.display()
             )
         })?;
-        if doc.schema_version != BUNDLE_SCHEMA_VERSION {
+        if !readable_schema(doc.schema_version) {
             return Err(format!(
-                "--resume {}: bundle schema {} is not the supported {BUNDLE_SCHEMA_VERSION}",
+                "--resume {}: bundle schema {} is not one of the supported {OLDEST_READABLE_BUNDLE_SCHEMA} to {BUNDLE_SCHEMA_VERSION}",
                 dir.display(),
                 doc.schema_version
             ));
         }
+        let mut doc = doc;
+        // Saved from now on in the current layout (which only adds fields).
+        doc.schema_version = BUNDLE_SCHEMA_VERSION;
         Ok(Bundle {
             dir: dir.to_path_buf(),
             doc,

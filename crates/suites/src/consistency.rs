@@ -1,8 +1,10 @@
 //! `consistency`: the performance-consistency test. Precondition the span (discard, then
 //! 128K sequential writes at QD32, `passes` times), then 4K random writes at QD32 with
 //! incompressible data over the whole span for `duration`, per-second series. The test is
-//! run in rounds (one engine run each, back to back) so the SNIA PTS steady-state rule can
-//! be checked between rounds (`--until-steady`) and a resumed run continues at a round.
+//! one continuous run, as the reviews run it; its seconds are cut into rounds only for the
+//! SNIA PTS steady-state judgement. With `--until-steady` the test runs in rounds instead
+//! (one engine run each, back to back, the rule checked between them): there, the I/Os in
+//! flight at a round's end drain before the next round starts.
 //!
 //! Scored on the last 400 s: average IOPS and average ÷ standard deviation, min, p1/p99,
 //! zero-IOPS seconds, the performance levels, the end of the initial burst and the PTS
@@ -138,6 +140,28 @@ impl Suite for Consistency {
             });
         }
         let rounds = self.duration_ns.div_ceil(self.round_ns);
+        if !self.until_steady {
+            let w = plan::workload(
+                &shape,
+                (0, tested),
+                plan::for_time(self.duration_ns),
+                target,
+            )?;
+            out.push(PlannedStep {
+                id: "randwrite".into(),
+                name: format!(
+                    "4K random write QD{}, {} s continuous",
+                    self.qd,
+                    fmt(Some(self.duration_ns as f64 / 1e9), 0)
+                ),
+                kind: StepKind::Measure,
+                params: json!({ "continuous": true }),
+                action: Action::Run,
+                idle_before_ns: 0,
+                workload: w,
+            });
+            return Ok(out);
+        }
         for r in 1..=rounds {
             let len = self
                 .round_ns
@@ -272,12 +296,17 @@ impl Suite for Consistency {
     }
 }
 
-/// The finished rounds of the random-write test, in order.
+/// The finished runs of the random-write test, in order: the continuous run, or the
+/// rounds of `--until-steady`.
 fn round_steps(steps: &[StepRecord]) -> impl Iterator<Item = &StepRecord> {
     steps
         .iter()
         .filter(|s| s.kind == StepKind::Measure && records::totals(s).is_some())
-        .filter(|s| s.params.get("round").is_some())
+        .filter(|s| s.params.get("round").is_some() || is_continuous(s))
+}
+
+fn is_continuous(s: &StepRecord) -> bool {
+    s.params.get("continuous").and_then(|v| v.as_bool()) == Some(true)
 }
 
 /// The random-write test's per-second IOPS, rounds concatenated in order. Between two
@@ -312,6 +341,9 @@ fn test_series(steps: &[StepRecord]) -> Vec<f64> {
 fn measured_text(steps: &[StepRecord], series_len_s: usize) -> String {
     let rounds: Vec<&StepRecord> = round_steps(steps).collect();
     let in_rounds: usize = rounds.iter().map(|s| records::iops_series(s).len()).sum();
+    if rounds.iter().any(|s| is_continuous(s)) {
+        return format!("{in_rounds} s measured continuously");
+    }
     let drains = series_len_s.saturating_sub(in_rounds);
     let mut t = format!("{in_rounds} s measured in {} round(s)", rounds.len());
     if drains > 0 {
@@ -325,8 +357,11 @@ fn measured_text(steps: &[StepRecord], series_len_s: usize) -> String {
 
 /// Each finished whole round's mean IOPS over its own `round_s` seconds (what the
 /// steady-state rule judges; a shorter last round is left out, and the drains between
-/// rounds are not part of any round).
+/// rounds are not part of any round). A continuous run's seconds are cut into rounds.
 fn round_means(steps: &[StepRecord], round_s: usize) -> Vec<f64> {
+    if let Some(s) = round_steps(steps).find(|s| is_continuous(s)) {
+        return rounds_from_series(&records::iops_series(s), round_s);
+    }
     round_steps(steps)
         .filter_map(|s| {
             rounds_from_series(&records::iops_series(s), round_s)

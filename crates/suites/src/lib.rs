@@ -14,6 +14,7 @@
 pub mod atomic;
 pub mod bundle;
 pub mod consistency;
+pub mod fio;
 pub mod hash;
 pub mod iometer;
 pub mod mixed;

@@ -3,11 +3,18 @@
 //! 2, 4, … up to `max_qd`, by threads each doing one synchronous I/O (or io_uring). The
 //! headline per workload is the lowest QD reaching 95 % of the best throughput, with its
 //! latencies; a sweep stops early once throughput has fallen for two points past its peak.
+//!
+//! Each workload family is measured in the state the reference measures it in: random
+//! writes after an hour of random writes (steady state), the 128K sequential sweeps on a
+//! drive discarded and written sequentially twice (sequential steady state) when random
+//! writes came before them — not on the fragmented drive the hour left. Every sweep
+//! records the state it saw (`state` in its step's params and in the analysis).
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use drivelab_analysis::qd::{knee_95, sweep_should_stop, Knee, SweepPoint};
+use drivelab_analysis::stats::batch_stderr;
 use drivelab_engine::size::SizeOrPercent;
 use drivelab_engine::spec::{DataPattern, IoEngine, RwMode};
 use drivelab_engine::target::{TargetInfo, TargetKind};
@@ -61,6 +68,15 @@ pub struct Peak {
     /// test's length, by whose end the reference finds every drive steady); 0 for none.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub steady_writes_ns: u64,
+    /// Discard and write the span sequentially twice before the 128K sequential sweeps
+    /// when random writes came before them (the reference's sequential steady state);
+    /// false measures them on the drive as the random writes left it.
+    #[serde(default = "yes")]
+    pub seq_precondition: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -69,6 +85,43 @@ fn is_zero(v: &u64) -> bool {
 
 /// Depth of the random writes that bring the drive to its steady state.
 const STEADY_WRITES_QD: u32 = 32;
+
+/// The state a sweep found the drive in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DriveState {
+    /// Not written by the suite: whatever the drive held.
+    AsFound,
+    /// Discarded and written once sequentially.
+    SequentialFill,
+    /// After the steady-state random writes (and any random-write sweep).
+    RandomSteady,
+    /// Random writes ran (a random-write sweep without the steady-state writes).
+    RandomWritten,
+    /// Discarded and written sequentially twice after the random writes.
+    SequentialSteady,
+}
+
+impl DriveState {
+    /// How the report says it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            DriveState::AsFound => "as found (not written first)",
+            DriveState::SequentialFill => "written once sequentially",
+            DriveState::RandomSteady => "random-write steady state",
+            DriveState::RandomWritten => "after random writes (not steady)",
+            DriveState::SequentialSteady => "sequential steady state (discarded, written twice)",
+        }
+    }
+
+    fn is_random(self) -> bool {
+        matches!(self, DriveState::RandomSteady | DriveState::RandomWritten)
+    }
+}
+
+/// Passes of the sequential precondition before the 128K sweeps: the second overwrites
+/// the first, as a sequential steady state does.
+const SEQ_PRECONDITION_PASSES: u32 = 2;
 
 impl Peak {
     pub fn new(short: bool) -> Peak {
@@ -86,6 +139,7 @@ impl Peak {
             short,
             precondition: None,
             steady_writes_ns: if short { secs(1) } else { secs(3600) },
+            seq_precondition: true,
         }
     }
 
@@ -168,6 +222,7 @@ impl Suite for Peak {
         self.validate()?;
         let span = (0, plan::span_bytes(self.size, target));
         let mut out = Vec::new();
+        let mut state = DriveState::AsFound;
         if self.preconditions(target) {
             out.push(plan::fill_span_step(
                 "precondition",
@@ -178,10 +233,15 @@ impl Suite for Peak {
                 DataPattern::Random,
                 target,
             )?);
+            state = DriveState::SequentialFill;
         }
         for (id, label, rw, bs) in WORKLOADS {
             if !self.workloads.iter().any(|w| w == id) {
                 continue;
+            }
+            if !is_random(id) && state.is_random() && self.seq_precondition {
+                out.extend(seq_precondition(span, target)?);
+                state = DriveState::SequentialSteady;
             }
             if rw == RwMode::RandWrite && self.steady_writes_ns > 0 {
                 let shape = Shape::new(RwMode::RandWrite, 4096, STEADY_WRITES_QD, 1)
@@ -200,6 +260,10 @@ impl Suite for Peak {
                     idle_before_ns: 0,
                     workload: w,
                 });
+                state = DriveState::RandomSteady;
+            }
+            if rw == RwMode::RandWrite && state != DriveState::RandomSteady {
+                state = DriveState::RandomWritten;
             }
             for qd in self.qds() {
                 let (iodepth, jobs) = match self.ioengine {
@@ -213,7 +277,7 @@ impl Suite for Peak {
                     id: format!("{id}-qd{qd}"),
                     name: format!("{label}, QD{qd}"),
                     kind: StepKind::Measure,
-                    params: json!({ "workload": id, "qd": qd }),
+                    params: json!({ "workload": id, "qd": qd, "state": state }),
                     action: Action::Run,
                     idle_before_ns: 0,
                     workload: w,
@@ -238,9 +302,11 @@ impl Suite for Peak {
     }
     fn report(&self, steps: &[StepRecord]) -> Report {
         let mut sweeps = Vec::new();
+        let mut states = Vec::new();
+        let mut uncertain = Vec::new();
         let mut metrics = Vec::new();
         let mut table = format!(
-            "drivelab peak: QD sweep 1…{} ({}), {} s per point; knee = lowest QD with ≥95 % of the best throughput\n",
+            "drivelab peak: QD sweep 1…{} ({}), {} s per point; knee = lowest QD not below 95 % of the best level beyond its measured noise\n",
             self.max_qd,
             match self.ioengine {
                 IoEngine::Sync => "threads, one synchronous I/O each",
@@ -269,8 +335,8 @@ impl Suite for Peak {
             table += "(the span was not written first: reads found whatever the drive held, and blocks never written or trimmed may read faster than data)\n";
         }
         table += &format!(
-            "{:<24} {:>6} {:>12} {:>10} {:>12} {:>12} {:>12}\n",
-            "Workload", "QD", "IOPS", "MB/s", "mean µs", "p99 µs", "p99.99 µs"
+            "{:<24} {:>6} {:>12} {:>10} {:>12} {:>12} {:>12} {:>8} {:>14}\n",
+            "Workload", "QD", "IOPS", "MB/s", "mean µs", "p99 µs", "p99.99 µs", "W", "efficiency"
         );
         for (id, label, _, _) in WORKLOADS {
             if !self.workloads.iter().any(|w| w == id) {
@@ -278,6 +344,9 @@ impl Suite for Peak {
             }
             let sweep = sweep_of(steps, id);
             let unit = if is_random(id) { "IOPS" } else { "MB/s" };
+            if let Some(st) = sweep.state {
+                states.push(format!("{label}: {}", st.describe()));
+            }
             if let Some(k) = &sweep.knee {
                 let p = &sweep.curve[k.index];
                 metrics.extend(Metric::new(
@@ -310,20 +379,50 @@ impl Suite for Peak {
                     p.lat_p9999_us,
                     "µs",
                 ));
+                let (eff, eff_unit) = if is_random(id) {
+                    (p.kiops_per_w, "kIOPS/W")
+                } else {
+                    (p.mbps_per_w, "MB/s/W")
+                };
+                metrics.extend(Metric::new(
+                    format!("{label} average power at knee"),
+                    p.power_mean_w,
+                    "W",
+                ));
+                metrics.extend(Metric::new(
+                    format!("{label} efficiency at knee"),
+                    eff,
+                    eff_unit,
+                ));
                 table += &format!(
-                    "{:<24} {:>6} {:>12.0} {:>10.1} {:>12} {:>12} {:>12}\n",
+                    "{:<24} {:>6} {:>12.0} {:>10.1} {:>12} {:>12} {:>12} {:>8} {:>14}\n",
                     label,
                     k.qd,
                     p.iops,
                     p.mbps,
                     fmt(p.lat_mean_us, 1),
                     fmt(p.lat_p99_us, 1),
-                    fmt(p.lat_p9999_us, 1)
+                    fmt(p.lat_p9999_us, 1),
+                    fmt(p.power_mean_w, 2),
+                    eff.map_or("-".into(), |e| format!("{e:.2} {eff_unit}"))
                 );
             } else {
                 table += &format!("{label:<24} {:>6}\n", "-");
             }
+            if let Some(k) = sweep.knee.as_ref().filter(|k| !k.uncertain_qds.is_empty()) {
+                let qds: Vec<String> = k.uncertain_qds.iter().map(|q| format!("QD{q}")).collect();
+                uncertain.push(format!("{label} {}", qds.join(", ")));
+            }
             sweeps.push(json!({ "workload": id, "label": label, "unit": unit, "sweep": sweep }));
+        }
+        if !uncertain.is_empty() {
+            table += &format!(
+                "within their measured noise of the knee threshold (a longer --point-time settles them): {}\n",
+                uncertain.join("; ")
+            );
+        }
+        if !states.is_empty() {
+            table += &format!("drive state each sweep saw: {}\n", states.join("; "));
         }
         Report {
             summary: Summary {
@@ -344,7 +443,22 @@ pub struct Point {
     pub lat_mean_us: Option<f64>,
     pub lat_p99_us: Option<f64>,
     pub lat_p9999_us: Option<f64>,
+    /// Mean power over the point (null without a power reading), and the efficiency
+    /// the enterprise review prints at the headline QD.
+    #[serde(default)]
+    pub power_mean_w: Option<f64>,
+    #[serde(default)]
+    pub kiops_per_w: Option<f64>,
+    #[serde(default)]
+    pub mbps_per_w: Option<f64>,
+    /// Standard error of the point's throughput (IOPS for random workloads, MB/s for
+    /// sequential) by batch means over its seconds; 0 when it has too few intervals.
+    #[serde(default)]
+    pub stderr: f64,
 }
+
+/// Batches of a point's intervals for its standard error.
+const NOISE_BATCHES: usize = 5;
 
 /// A workload's curve, its knee, and where it stopped early.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -354,16 +468,46 @@ pub struct Sweep {
     pub knee: Option<Knee>,
     /// QDs skipped by the early-stop rule.
     pub skipped_qds: Vec<u32>,
+    /// The state the drive was in for this sweep (None in bundles from before it was
+    /// recorded).
+    #[serde(default)]
+    pub state: Option<DriveState>,
+}
+
+/// Discard the span and write it sequentially twice: the sequential steady state the
+/// 128K sweeps are measured in after random writes.
+fn seq_precondition(span: (u64, u64), target: &TargetInfo) -> Result<Vec<PlannedStep>, String> {
+    let first = plan::fill_span_step(
+        "seq-precondition-pass1",
+        "sequential precondition: discard, sequential fill pass 1 (after the random writes)",
+        span,
+        PRECONDITION_BS,
+        PRECONDITION_QD,
+        DataPattern::Random,
+        target,
+    )?;
+    let mut out = vec![first.clone()];
+    for pass in 2..=SEQ_PRECONDITION_PASSES {
+        out.push(PlannedStep {
+            id: format!("seq-precondition-pass{pass}"),
+            name: format!("sequential precondition: sequential fill pass {pass}"),
+            action: Action::Run,
+            ..first.clone()
+        });
+    }
+    Ok(out)
 }
 
 fn sweep_of(steps: &[StepRecord], id: &str) -> Sweep {
     let mut curve = Vec::new();
     let mut skipped = Vec::new();
+    let mut state = None;
     for s in steps
         .iter()
         .filter(|s| param_str(s, "workload") == Some(id))
     {
         let qd = param_u64(s, "qd").unwrap_or(0) as u32;
+        state = state.or_else(|| serde_json::from_value(s.params.get("state")?.clone()).ok());
         let Some(t) = records::totals(s) else {
             if s.status == crate::bundle::StepStatus::Skipped {
                 skipped.push(qd);
@@ -371,7 +515,19 @@ fn sweep_of(steps: &[StepRecord], id: &str) -> Sweep {
             continue;
         };
         let l = &t.all.latency;
+        let samples = records::per_interval(s, |x| {
+            if is_random(id) {
+                x.all.ops_per_s
+            } else {
+                x.all.bytes_per_s / 1e6
+            }
+        });
+        let tele = records::step_telemetry(s).unwrap_or_default();
         curve.push(Point {
+            power_mean_w: tele.power_mean_w,
+            kiops_per_w: tele.kiops_per_w,
+            mbps_per_w: tele.mbps_per_w,
+            stderr: batch_stderr(&samples, NOISE_BATCHES).unwrap_or(0.0),
             qd,
             iops: t.all.ops_per_s,
             mbps: t.all.mbps,
@@ -385,12 +541,14 @@ fn sweep_of(steps: &[StepRecord], id: &str) -> Sweep {
         .map(|p| SweepPoint {
             qd: p.qd,
             throughput: if is_random(id) { p.iops } else { p.mbps },
+            stderr: p.stderr,
         })
         .collect();
     Sweep {
         knee: knee_95(&pts),
         curve,
         skipped_qds: skipped,
+        state,
     }
 }
 

@@ -1,9 +1,146 @@
 //! Reading saved steps back for analysis: per-interval values, totals, parameters.
 
-use drivelab_engine::result::Totals;
+use drivelab_analysis::telemetry::{self, Interval, Reading, StepTelemetry};
+use drivelab_engine::result::{Measured, Totals};
 use drivelab_engine::series::IntervalRecord;
 
 use crate::bundle::{StepRecord, StepStatus};
+use crate::suite::Report;
+
+/// A run's interval series as the telemetry analysis reads it.
+pub fn telemetry_intervals(m: &Measured) -> Vec<Interval> {
+    m.series
+        .records
+        .iter()
+        .map(|x| Interval {
+            duration_s: x.duration_ns as f64 / 1e9,
+            ramp: x.ramp,
+            ops: x.all.ops,
+            bytes: x.all.bytes,
+            readings: x
+                .sensors
+                .iter()
+                .map(|r| Reading::new(&r.name, &r.unit, &r.source, r.value))
+                .collect(),
+        })
+        .collect()
+}
+
+/// A run's telemetry: temperature, throttling, power, energy, efficiency.
+pub fn telemetry_of(m: &Measured) -> StepTelemetry {
+    telemetry::step_telemetry(&telemetry_intervals(m))
+}
+
+/// A step's telemetry: as saved, else from its series (bundles made before it was saved).
+pub fn step_telemetry(rec: &StepRecord) -> Option<StepTelemetry> {
+    rec.telemetry
+        .clone()
+        .or_else(|| rec.run.as_ref().map(telemetry_of))
+}
+
+/// The per-step telemetry in the summary (`analysis.telemetry`, steps that ran and had a
+/// reading), with the table's lines for power and temperature.
+pub fn add_telemetry(report: &mut Report, steps: &[StepRecord]) {
+    let rows: Vec<(&StepRecord, StepTelemetry)> = steps
+        .iter()
+        .filter_map(|s| Some((s, step_telemetry(s)?)))
+        .filter(|(_, t)| *t != StepTelemetry::default())
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    report.table += &if rows.len() <= MAX_TELEMETRY_ROWS {
+        telemetry_rows(&rows)
+    } else {
+        telemetry_overall(&rows)
+    };
+    let list: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|(s, t)| {
+            let mut v = serde_json::to_value(t).unwrap_or_default();
+            if let serde_json::Value::Object(m) = &mut v {
+                m.insert("step".into(), s.id.clone().into());
+            }
+            v
+        })
+        .collect();
+    if let serde_json::Value::Object(m) = &mut report.summary.analysis {
+        m.insert("telemetry".into(), list.into());
+    } else if report.summary.analysis.is_null() {
+        report.summary.analysis = serde_json::json!({ "telemetry": list });
+    }
+}
+
+/// Steps printed one row each; more are summed up in one line (all are in run.json).
+const MAX_TELEMETRY_ROWS: usize = 24;
+
+fn telemetry_rows(rows: &[(&StepRecord, StepTelemetry)]) -> String {
+    let line = |cells: [&str; 9]| {
+        format!(
+            "{:<40} {:>8} {:>8} {:>8} {:>11} {:>8} {:>11} {:>8} {:>8}\n",
+            cells[0],
+            cells[1],
+            cells[2],
+            cells[3],
+            cells[4],
+            cells[5],
+            cells[6],
+            cells[7],
+            cells[8]
+        )
+    };
+    let mut out = line([
+        "Telemetry",
+        "°C start",
+        "°C end",
+        "°C max",
+        "throttled s",
+        "W mean",
+        "W min–max",
+        "kIOPS/W",
+        "MB/s/W",
+    ]);
+    for (s, t) in rows {
+        // Indented under the heading, apart from the suite's own rows above.
+        let name: String = format!("  {}", s.name.chars().take(38).collect::<String>());
+        let range = match (t.power_min_w, t.power_max_w) {
+            (Some(a), Some(b)) => format!("{a:.1}–{b:.1}"),
+            _ => "-".into(),
+        };
+        out += &line([
+            &name,
+            &fmt(t.temperature_start_celsius, 1),
+            &fmt(t.temperature_end_celsius, 1),
+            &fmt(t.temperature_max_celsius, 1),
+            &fmt(t.throttled_s, 0),
+            &fmt(t.power_mean_w, 2),
+            &range,
+            &fmt(t.kiops_per_w, 2),
+            &fmt(t.mbps_per_w, 1),
+        ]);
+    }
+    out
+}
+
+/// Many steps in one line: the temperature range, the power range and the energy-weighted
+/// mean, the seconds throttled in all.
+fn telemetry_overall(rows: &[(&StepRecord, StepTelemetry)]) -> String {
+    let pick = |f: fn(&StepTelemetry) -> Option<f64>| -> Vec<f64> {
+        rows.iter().filter_map(|(_, t)| f(t)).collect()
+    };
+    let lo = |v: Vec<f64>| v.into_iter().reduce(f64::min);
+    let hi = |v: Vec<f64>| v.into_iter().reduce(f64::max);
+    let throttled = pick(|t| t.throttled_s);
+    format!(
+        "Telemetry over {} steps (each in run.json): {}–{} °C, power {}–{} W, throttled {} s in all\n",
+        rows.len(),
+        fmt(lo(pick(|t| t.temperature_start_celsius)), 1),
+        fmt(hi(pick(|t| t.temperature_max_celsius)), 1),
+        fmt(lo(pick(|t| t.power_min_w)), 2),
+        fmt(hi(pick(|t| t.power_max_w)), 2),
+        fmt((!throttled.is_empty()).then(|| throttled.iter().sum()), 0)
+    )
+}
 
 /// The step's totals when it completed.
 pub fn totals(rec: &StepRecord) -> Option<&Totals> {

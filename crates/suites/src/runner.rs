@@ -4,6 +4,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use drivelab_engine::model::SensorReading;
 use drivelab_engine::prepare;
 use drivelab_engine::result::{RunResult, RunStatus};
 use drivelab_engine::run::{self, Progress, RunOptions};
@@ -52,14 +53,54 @@ pub struct Runner<'a> {
     pub observer: Option<&'a dyn Observer>,
 }
 
-/// Idle for `ns`, in slices so a stop request is seen within 100 ms.
-fn idle(target: &mut Target, ns: u64, stop: &AtomicBool) {
-    let slice = 100_000_000;
-    let mut left = ns;
-    while left > 0 && !stop.load(Ordering::Relaxed) {
-        let d = left.min(slice);
+/// Idle for `ns`, in slices so a stop request is seen within 100 ms; the target's sensors
+/// are read at the end of every second of it (stamped with the time since the idle
+/// began). Returns how long it idled and those readings.
+fn idle(target: &mut Target, ns: u64, stop: &AtomicBool) -> (u64, Vec<SensorReading>) {
+    const SLICE: u64 = 100_000_000;
+    const SAMPLE: u64 = 1_000_000_000;
+    let mut done = 0;
+    let mut readings = Vec::new();
+    while done < ns && !stop.load(Ordering::Relaxed) {
+        let d = (ns - done).min(SLICE).min(SAMPLE - done % SAMPLE);
         target.idle(d);
-        left -= d;
+        done += d;
+        if done % SAMPLE == 0 || done == ns {
+            readings.extend(target.sensors().into_iter().map(|mut r| {
+                r.at_ns = done;
+                r
+            }));
+        }
+    }
+    (done, readings)
+}
+
+/// Who carries out a step's I/O: drivelab's engine ([`Native`]), or another tool
+/// behind the same interface (fio: `crate::fio::local::FioEngine`).
+pub trait StepEngine: Sync {
+    /// Run the step's action on the target and return what was measured (`dir`: the
+    /// bundle, for files a step writes there).
+    fn run_step(
+        &self,
+        step: &PlannedStep,
+        target: &mut Target,
+        opts: &Runner<'_>,
+        dir: Option<&std::path::Path>,
+    ) -> Result<RunResult, String>;
+}
+
+/// drivelab's own engine.
+pub struct Native;
+
+impl StepEngine for Native {
+    fn run_step(
+        &self,
+        step: &PlannedStep,
+        target: &mut Target,
+        opts: &Runner<'_>,
+        dir: Option<&std::path::Path>,
+    ) -> Result<RunResult, String> {
+        act(step, target, opts, dir)
     }
 }
 
@@ -131,6 +172,18 @@ pub fn execute(
     bundle: &mut Bundle,
     opts: &Runner<'_>,
 ) -> Result<Outcome, String> {
+    execute_with(suite, plan, target, bundle, opts, &Native)
+}
+
+/// [`execute`] with the steps' I/O done by `engine`.
+pub fn execute_with(
+    suite: &dyn Suite,
+    plan: &[PlannedStep],
+    target: &mut Target,
+    bundle: &mut Bundle,
+    opts: &Runner<'_>,
+    engine: &dyn StepEngine,
+) -> Result<Outcome, String> {
     let seeded;
     let plan = if target.info.kind == TargetKind::Simulated {
         seeded = simulation_seeds(plan, &target.info.path);
@@ -176,7 +229,7 @@ pub fn execute(
                             }
                         ));
                     }
-                    act(step, target, opts, None)?;
+                    engine.run_step(step, target, opts, None)?;
                 }
                 continue;
             }
@@ -207,7 +260,10 @@ pub fn execute(
                 config: step.workload.clone(),
                 sensors_start: Vec::new(),
                 sensors_end: Vec::new(),
+                idle_before_ns: 0,
+                idle_sensors: Vec::new(),
                 run: None,
+                telemetry: None,
             })?;
             continue;
         }
@@ -215,9 +271,11 @@ pub fn execute(
             o.step_started(i, total, &step.name);
         }
         let started_at = now_rfc3339();
-        if ran_before && step.idle_before_ns > 0 {
-            idle(target, step.idle_before_ns, opts.stop);
-        }
+        let (idle_before_ns, idle_sensors) = if ran_before && step.idle_before_ns > 0 {
+            idle(target, step.idle_before_ns, opts.stop)
+        } else {
+            (0, Vec::new())
+        };
         // A fresh test file is written once before the first step of a plan that reads
         // it at some point, not only before the first read: a write step before it (mixed's
         // 0 % reads) would otherwise measure allocating writes into unwritten extents.
@@ -255,7 +313,7 @@ pub fn execute(
         }
         let sensors_start = target.sensors();
         let dir = bundle.dir.clone();
-        let res = match act(step, target, opts, Some(&dir)) {
+        let res = match engine.run_step(step, target, opts, Some(&dir)) {
             Ok(r) => r,
             Err(e) => {
                 bundle.set_status(BundleStatus::Failed)?;
@@ -265,6 +323,7 @@ pub fn execute(
         ran_before = true;
         let status = StepStatus::from(res.measured.status);
         let failure = res.measured.failure.clone();
+        let telemetry = Some(crate::records::telemetry_of(&res.measured));
         let rec = StepRecord {
             index: i,
             id: step.id.clone(),
@@ -278,7 +337,10 @@ pub fn execute(
             config: res.config.clone(),
             sensors_start,
             sensors_end: target.sensors(),
+            idle_before_ns,
+            idle_sensors,
             run: Some(res.measured),
+            telemetry,
         };
         bundle.put_step(rec)?;
         if let Some(o) = opts.observer {
@@ -302,7 +364,7 @@ pub fn execute(
             }
         }
     }
-    let report = suite.report(&bundle.doc.steps);
+    let report = analyse(suite, &bundle.doc.steps);
     bundle.doc.summary = Some(report.summary.clone());
     // Caveats of the steps that concern the whole run go with the bundle's own notes.
     if let Some(n) = crate::records::generator_note(&bundle.doc.steps) {
@@ -315,6 +377,13 @@ pub fn execute(
     Ok(Outcome::Complete(report))
 }
 
+/// The suite's analysis of its steps, with every step's telemetry beside it.
+pub fn analyse(suite: &dyn Suite, steps: &[StepRecord]) -> Report {
+    let mut report = suite.report(steps);
+    crate::records::add_telemetry(&mut report, steps);
+    report
+}
+
 /// A new bundle document for `suite`'s `plan` on `target`.
 pub fn new_doc(
     suite: &dyn Suite,
@@ -322,13 +391,26 @@ pub fn new_doc(
     target: &Target,
     target_arg: Option<String>,
 ) -> RunDoc {
+    let mut doc = new_doc_for(suite, plan, &target.info, target_arg);
+    doc.test_file_created = target.created_now();
+    doc
+}
+
+/// A new bundle document for `suite`'s `plan` on the target `info` describes (one not
+/// opened here: a fleet's hosts').
+pub fn new_doc_for(
+    suite: &dyn Suite,
+    plan: &[PlannedStep],
+    info: &drivelab_engine::target::TargetInfo,
+    target_arg: Option<String>,
+) -> RunDoc {
     let knobs = suite.knobs();
     let now = now_rfc3339();
     let mut notes = Vec::new();
-    if let Some(why) = &target.info.in_memory {
+    if let Some(why) = &info.in_memory {
         notes.push(format!("Memory, not a drive, was measured: {why}."));
     }
-    if target.info.kind == TargetKind::Simulated {
+    if info.kind == TargetKind::Simulated {
         notes.push("A simulated device was measured; all times are virtual.".into());
     }
     // A span asked for in bytes that the target cannot hold is cut to the target: say so,
@@ -337,11 +419,11 @@ pub fn new_doc(
         .get("size")
         .and_then(|v| serde_json::from_value::<SizeOrPercent>(v.clone()).ok());
     if let Some(SizeOrPercent::Bytes(b)) = asked {
-        if b > target.info.capacity_bytes {
+        if b > info.capacity_bytes {
             notes.push(format!(
                 "--size {} is more than the target holds ({}): the whole target was used.",
                 human_bytes(b),
-                human_bytes(target.info.capacity_bytes)
+                human_bytes(info.capacity_bytes)
             ));
         }
     }
@@ -353,8 +435,8 @@ pub fn new_doc(
         knobs,
         host: HostInfo::current(),
         target_arg,
-        target: target.info.clone(),
-        test_file_created: target.created_now(),
+        target: info.clone(),
+        test_file_created: false,
         status: BundleStatus::Running,
         created_at: now.clone(),
         updated_at: now,

@@ -6,10 +6,15 @@
 //! at a time, never held in memory. The replayer (`suites::replay`) and the recorder take
 //! and give [`Record`]s; nothing in this crate does I/O to a device.
 //!
+//! - [`import`]: the importers (fio iolog, blkparse, blktrace, MSR, SPC, Tencent,
+//!   Alibaba), one file per format behind [`import::Import`].
+//! - [`stats`]: what `drivelab trace info` reports.
 //! - [`native`]: drivelab's compact binary format (`docs/trace-format.md`): nanosecond
 //!   times, delta-coded, with a trailer that makes a truncated file an error.
 
+pub mod import;
 pub mod native;
+pub mod stats;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

@@ -120,6 +120,29 @@ impl<W: Write> Writer<W> {
     }
 }
 
+/// Copies the trace `input` to `out` with `header` in place of its own: an importer
+/// knows its header (what it skipped, the volume it kept) only after its last record, so
+/// it writes the records first and puts the header in front of them with this.
+pub fn rehead<R: BufRead, W: Write>(
+    mut input: R,
+    header: &Header,
+    mut out: W,
+) -> Result<W, TraceError> {
+    let mut magic = vec![0u8; MAGIC.len()];
+    input.read_exact(&mut magic).map_err(|_| not_a_trace())?;
+    if magic != MAGIC.as_bytes() {
+        return Err(not_a_trace());
+    }
+    let mut old = Vec::new();
+    std::io::Read::take(&mut input, MAX_JSON_BYTES).read_until(b'\n', &mut old)?;
+    out.write_all(MAGIC.as_bytes())?;
+    serde_json::to_writer(&mut out, header).map_err(std::io::Error::from)?;
+    out.write_all(b"\n")?;
+    std::io::copy(&mut input, &mut out)?;
+    out.flush()?;
+    Ok(out)
+}
+
 /// Reads a trace as an iterator of records; the trailer is checked at the end, so a
 /// truncated or corrupted file ends in an error, never in a silently short trace.
 pub struct Reader<R: BufRead> {
@@ -396,6 +419,20 @@ mod tests {
             w.write(r).unwrap();
         }
         w.finish().unwrap().1
+    }
+
+    #[test]
+    fn rehead_replaces_only_the_header() {
+        let bytes = encode(&sample());
+        let h = Header {
+            source_format: "msr".into(),
+            notes: vec!["skipped 2 lines".into()],
+            ..Header::default()
+        };
+        let out = rehead(&bytes[..], &h, Vec::new()).unwrap();
+        let r = Reader::new(&out[..]).unwrap();
+        assert_eq!(r.header(), &h);
+        assert_eq!(r.collect::<Result<Vec<_>, _>>().unwrap(), sample());
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use clap::Args;
-use drivelab_report::bundles::{drive_label, open_bundle, summary_of};
+use drivelab_report::bundles::{connection, drive_label, open_bundle, summary_of};
 use drivelab_suites::hash::SPAN_AND_SEED;
 use drivelab_suites::plan::StepKind;
 use serde_json::Value;
@@ -45,6 +45,10 @@ pub struct Side {
     pub steps: Vec<(String, Value)>,
     /// (name, value, unit) in the run's order.
     pub metrics: Vec<(String, f64, String)>,
+    /// How the drive was connected ("USB 3.2 Gen 2, UAS"), when known.
+    pub connection: Option<String>,
+    /// The drive itself (model, serial), when known.
+    pub drive_key: Option<(String, String)>,
 }
 
 fn from_bundle(dir: &Path) -> Result<Side, String> {
@@ -63,7 +67,15 @@ fn from_bundle(dir: &Path) -> Result<Side, String> {
         .filter(|s| s.kind == StepKind::Measure)
         .map(|s| (s.name.clone(), as_hashed(&s.config)))
         .collect();
+    let t = &doc.target;
+    let drive_key = t
+        .model
+        .clone()
+        .zip(t.serial.clone())
+        .map(|(m, s)| (m.trim().to_string(), s.trim().to_string()));
     Ok(Side {
+        connection: connection(&doc),
+        drive_key,
         source: dir.display().to_string(),
         drive: drive_label(&doc),
         suite: doc.suite,
@@ -158,6 +170,35 @@ pub fn fmt_value(v: f64) -> String {
 
 /// The comparison table: one row per metric of the first run (then any the others add),
 /// one value column per run and a ratio column for every run after the first.
+/// One drive over several connections is one drive with variants: such sides are named
+/// by the drive and the connection; returns the line that says so.
+pub fn label_variants(sides: &mut [Side]) -> Option<String> {
+    let mut said = None;
+    for i in 0..sides.len() {
+        let (Some(key), Some(conn)) = (sides[i].drive_key.clone(), sides[i].connection.clone())
+        else {
+            continue;
+        };
+        let others: Vec<&String> = sides
+            .iter()
+            .filter(|o| o.drive_key.as_ref() == Some(&key))
+            .filter_map(|o| o.connection.as_ref())
+            .filter(|c| **c != conn)
+            .collect();
+        if others.is_empty() {
+            continue;
+        }
+        sides[i].drive = format!("{} ({conn})", key.0);
+        said.get_or_insert_with(|| {
+            format!(
+                "One drive ({}, serial {}) over several connections: its runs are variants by link, compared side by side.",
+                key.0, key.1
+            )
+        });
+    }
+    said
+}
+
 pub fn table(sides: &[Side]) -> String {
     let mut names: Vec<(String, String)> = Vec::new();
     for s in sides {
@@ -176,8 +217,13 @@ pub fn table(sides: &[Side]) -> String {
         } else {
             ""
         };
+        let via = s
+            .connection
+            .as_ref()
+            .filter(|c| !s.drive.contains(c.as_str()))
+            .map_or(String::new(), |c| format!(" via {c}"));
         out += &format!(
-            "{} = {} [{}] {} (config {}){flag}\n",
+            "{} = {}{via} [{}] {} (config {}){flag}\n",
             key(i),
             s.drive,
             s.suite,
@@ -275,6 +321,8 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
                 .into_iter()
                 .map(|m| (m.name, m.value, m.unit))
                 .collect(),
+            connection: None,
+            drive_key: None,
         });
     }
     let differ: Vec<usize> = (1..sides.len())
@@ -299,6 +347,9 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
         );
         eprintln!("{warn}");
         crate::output::stdout::say_line(&format!("!!! {warn}"))?;
+    }
+    if let Some(line) = label_variants(&mut sides) {
+        crate::output::stdout::say_line(&line)?;
     }
     crate::output::stdout::say(&table(&sides))?;
     if !differ.is_empty() {
@@ -329,7 +380,34 @@ mod tests {
                 .iter()
                 .map(|(n, x)| (n.to_string(), *x, "MB/s".to_string()))
                 .collect(),
+            connection: None,
+            drive_key: None,
         }
+    }
+
+    #[test]
+    fn one_drive_over_two_connections_is_one_drive_with_variants() {
+        let mut a = side("h", &[("SEQ read", 1000.0)]);
+        let mut b = side("h", &[("SEQ read", 300.0)]);
+        let mut c = side("h", &[("SEQ read", 900.0)]);
+        for (s, conn, serial) in [
+            (&mut a, "USB 3.2 Gen 2, UAS", "S1"),
+            (&mut b, "USB 3.2 Gen 2, BOT", "S1"),
+            (&mut c, "USB 3.2 Gen 2, UAS", "S2"),
+        ] {
+            s.connection = Some(conn.into());
+            s.drive_key = Some(("T7".into(), serial.into()));
+        }
+        let mut sides = vec![a, b, c];
+        let line = label_variants(&mut sides).unwrap();
+        assert!(line.contains("T7, serial S1"), "{line}");
+        assert_eq!(sides[0].drive, "T7 (USB 3.2 Gen 2, UAS)");
+        assert_eq!(sides[1].drive, "T7 (USB 3.2 Gen 2, BOT)");
+        assert_eq!(sides[2].drive, "d", "another drive keeps its name");
+        let t = table(&sides);
+        assert!(t.contains("A = T7 (USB 3.2 Gen 2, UAS) [quick]"), "{t}");
+        assert!(t.contains("C = d via USB 3.2 Gen 2, UAS [quick]"), "{t}");
+        assert!(!t.contains("CONFIG DIFFERS"));
     }
 
     #[test]

@@ -179,6 +179,7 @@ pub fn run(a: IoArgs) -> Result<i32, Fail> {
     };
     let mut session = Session::open(spec, &open, a.target.keep)?;
     let w = run::resolve(&req, &session.target().info).map_err(|e| session.usage(e))?;
+    session.choose_sensors(&a.target)?;
     let meter = Meter::new(a.progress.style(json_stdout));
     if w.read_percent() > 0 {
         session.ensure_filled(&w, &meter)?;
@@ -186,12 +187,6 @@ pub fn run(a: IoArgs) -> Result<i32, Fail> {
         if !a.read_holes && !session.stop.load(Ordering::Relaxed) {
             run::refuse_unwritten(&w, session.target()).map_err(|e| session.usage(e))?;
         }
-    }
-    let chosen = session.target_mut().select_sensors(&a.target.sensors);
-    chosen.map_err(|e| session.usage(e))?;
-    let sensors = session.target().sensor_sources();
-    if !sensors.is_empty() {
-        eprintln!("drivelab: sensors: {}", sensors.join("; "));
     }
     meter.start("", Bound::of(&w));
     let stop = session.stop.clone();

@@ -3,9 +3,11 @@
 pub mod compare;
 pub mod completions;
 pub mod db;
+pub mod fio;
 mod io;
 pub mod report;
 mod run;
+pub mod trace;
 
 use crate::args::{Cli, Command};
 use crate::fail::Fail;
@@ -18,6 +20,8 @@ pub fn dispatch(cli: Cli) -> Result<i32, Fail> {
         Command::Report(a) => report::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Db(a) => db::run(a),
+        Command::Import(a) => fio::import(a),
+        Command::Trace(a) => trace::run(a),
         Command::Completions(a) => completions::completions(a),
         Command::Man => completions::man(),
     }

@@ -8,7 +8,7 @@ use drivelab_engine::run::Progress;
 use drivelab_engine::target::{self, OpenOptions, TargetKind, TargetSpec};
 use drivelab_suites::bundle::{default_dir, Bundle, BundleStatus};
 use drivelab_suites::plan::PlannedStep;
-use drivelab_suites::runner::{check_resume, execute, new_doc};
+use drivelab_suites::runner::{check_resume, execute_with, new_doc};
 use drivelab_suites::{from_saved, Observer, Outcome, Runner, StepRecord, Suite};
 
 use crate::fail::{Fail, FAILED, INTERRUPTED};
@@ -133,6 +133,12 @@ fn start(cmd: &SuiteCmd, db: &DbChoice, progress: ProgressMode) -> Result<i32, F
     let suite = cmd.build().map_err(Fail::usage)?;
     let common = cmd.common();
     let t = &common.target;
+    if let Some(dir) = &common.fio.emit_fio {
+        return crate::cmd::fio::emit(suite.as_ref(), t.target.as_deref(), dir, false);
+    }
+    if let Some(hosts) = crate::cmd::fio::hosts(&common.fio)? {
+        return crate::cmd::fio::fleet(suite.as_ref(), common, hosts, db.as_ref());
+    }
     // Found out before a test file is made for the run.
     if let Some(out) = &common.out {
         drivelab_suites::bundle::check_new_dir(out).map_err(Fail::usage)?;
@@ -141,8 +147,7 @@ fn start(cmd: &SuiteCmd, db: &DbChoice, progress: ProgressMode) -> Result<i32, F
     let spec = crate::target_arg::parse(Some(&arg))?;
     let open = open_options(suite.as_ref(), &spec, t.overwrite, t.destructive.clone());
     let mut session = Session::open(spec, &open, t.keep)?;
-    let chosen = session.target_mut().select_sensors(&t.sensors);
-    chosen.map_err(|e| session.usage(e))?;
+    session.choose_sensors(t)?;
     let plan = suite
         .plan(&session.target().info)
         .map_err(|e| session.usage(format!("{}: {e}", suite.name())))?;
@@ -157,10 +162,20 @@ fn start(cmd: &SuiteCmd, db: &DbChoice, progress: ProgressMode) -> Result<i32, F
         .out
         .clone()
         .unwrap_or_else(|| default_dir(Path::new(RESULTS_DIR), suite.name()));
-    let doc = new_doc(suite.as_ref(), &plan, session.target(), Some(arg));
+    let mut doc = new_doc(suite.as_ref(), &plan, session.target(), Some(arg));
+    let fio = crate::cmd::fio::engine_check(&common.fio, session.target(), &mut doc)
+        .map_err(|e| session.usage(e.message))?;
     let mut bundle = Bundle::create(&dir, doc).map_err(|e| session.usage(e))?;
     let _lock = Bundle::lock(&dir).map_err(|e| session.usage(e))?;
-    finish(suite.as_ref(), &plan, session, &mut bundle, db, progress)
+    finish(
+        suite.as_ref(),
+        &plan,
+        session,
+        &mut bundle,
+        db,
+        progress,
+        fio,
+    )
 }
 
 fn resume(dir: &Path, a: &RunArgs, db: &DbChoice) -> Result<i32, Fail> {
@@ -171,7 +186,7 @@ fn resume(dir: &Path, a: &RunArgs, db: &DbChoice) -> Result<i32, Fail> {
     let suite = from_saved(&bundle.doc.suite, &bundle.doc.knobs)
         .map_err(|e| Fail::usage(format!("--resume {}: {e}", dir.display())))?;
     if bundle.doc.status == BundleStatus::Complete {
-        let report = suite.report(&bundle.doc.steps);
+        let report = drivelab_suites::runner::analyse(suite.as_ref(), &bundle.doc.steps);
         crate::output::stdout::say(&summary_text(&bundle, &report.table))?;
         eprintln!("drivelab: {} is already complete", dir.display());
         return Ok(0);
@@ -189,6 +204,15 @@ fn resume(dir: &Path, a: &RunArgs, db: &DbChoice) -> Result<i32, Fail> {
     };
     let open = open_options(suite.as_ref(), &spec, a.overwrite, a.destructive.clone());
     let mut session = Session::open(spec, &open, a.keep)?;
+    session.choose_sensors(&crate::args::TargetArgs {
+        target: None,
+        keep: a.keep,
+        overwrite: a.overwrite,
+        destructive: a.destructive.clone(),
+        sensors: a.sensors.clone().unwrap_or_else(|| "auto".into()),
+        sensor_cmd: a.sensor_cmd.clone(),
+        sensor_hwmon: a.sensor_hwmon.clone(),
+    })?;
     let plan = suite
         .plan(&session.target().info)
         .map_err(|e| session.usage(format!("{}: {e}", suite.name())))?;
@@ -205,7 +229,17 @@ fn resume(dir: &Path, a: &RunArgs, db: &DbChoice) -> Result<i32, Fail> {
         done + 1,
         plan.len()
     );
-    finish(suite.as_ref(), &plan, session, &mut bundle, db, a.progress)
+    // A bundle whose steps fio ran goes on with fio.
+    let fio = crate::cmd::fio::resume_engine(&bundle.doc).map_err(|e| session.usage(e.message))?;
+    finish(
+        suite.as_ref(),
+        &plan,
+        session,
+        &mut bundle,
+        db,
+        a.progress,
+        fio,
+    )
 }
 
 fn finish(
@@ -215,7 +249,17 @@ fn finish(
     bundle: &mut Bundle,
     db: &DbChoice,
     progress: ProgressMode,
+    fio: Option<String>,
 ) -> Result<i32, Fail> {
+    let engine: Box<dyn drivelab_suites::runner::StepEngine> = match fio {
+        Some(version) => Box::new(drivelab_suites::fio::local::FioEngine {
+            // Absolute: fio runs in the step's directory and writes its logs by path.
+            dir: std::path::absolute(bundle.dir.join("fio")).unwrap_or(bundle.dir.join("fio")),
+            program: drivelab_suites::fio::process::program(),
+            version,
+        }),
+        None => Box::new(drivelab_suites::runner::Native),
+    };
     let view = View {
         meter: Meter::new(progress.style(false)),
         clock: SuiteClock::new(plan),
@@ -227,7 +271,7 @@ fn finish(
     view.meter
         .say(&view.clock.plan_line(suite.name(), simulated, done));
     let stop = session.stop.clone();
-    let outcome = execute(
+    let outcome = execute_with(
         suite,
         plan,
         session.target_mut(),
@@ -236,6 +280,7 @@ fn finish(
             stop: &stop,
             observer: Some(&view),
         },
+        engine.as_ref(),
     );
     view.meter.clear();
     let dir = bundle.dir.display().to_string();

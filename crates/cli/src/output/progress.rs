@@ -365,6 +365,7 @@ mod tests {
             all: IntervalDir::default(),
             cum_write_bytes: written,
             sensors: Vec::new(),
+            over_link_ceiling: false,
         }
     }
 

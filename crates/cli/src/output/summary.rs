@@ -107,6 +107,7 @@ pub fn render(r: &RunResult) -> String {
             .unwrap_or_default(),
         m.totals.avg_inflight
     );
+    telemetry_lines(m, &mut out);
     if m.totals.error_count > 0 {
         let _ = writeln!(out, "  errors {}", m.totals.error_count);
     }
@@ -125,6 +126,35 @@ pub fn render(r: &RunResult) -> String {
         let _ = writeln!(out, "  note  {n}");
     }
     out
+}
+
+/// The drive's temperature and power over the run, when a sensor read them.
+fn telemetry_lines(m: &drivelab_engine::result::Measured, out: &mut String) {
+    let t = drivelab_suites::records::telemetry_of(m);
+    let f = |v: Option<f64>, d: usize| v.map_or("-".into(), |x| format!("{x:.d$}"));
+    if let Some(src) = &t.temperature_source {
+        let throttled = t
+            .throttled_s
+            .map(|s| format!(", throttled {s:.0} s"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  temp  {} → {} °C, max {}{throttled} ({src})",
+            f(t.temperature_start_celsius, 1),
+            f(t.temperature_end_celsius, 1),
+            f(t.temperature_max_celsius, 1),
+        );
+    }
+    if let (Some(src), Some(mean)) = (&t.power_source, t.power_mean_w) {
+        let _ = writeln!(
+            out,
+            "  power {mean:.2} W mean ({}–{} W), {} kIOPS/W, {} MB/s/W ({src})",
+            f(t.power_min_w, 2),
+            f(t.power_max_w, 2),
+            f(t.kiops_per_w, 2),
+            f(t.mbps_per_w, 1),
+        );
+    }
 }
 
 /// What a target is, in a few words: "file on ext4, 1 GiB", "block device Samsung

@@ -26,6 +26,9 @@ pub struct BackendCtx<'a> {
     pub file: Option<&'a File>,
     /// Notes for the result: how the backend had to carry out this run, in a sentence.
     pub notes: &'a Mutex<Vec<String>>,
+    /// Average busy io_uring kernel workers, when the backend handed I/O to them
+    /// (`Totals::kernel_workers_busy_avg`).
+    pub workers_busy: &'a Mutex<Option<f64>>,
 }
 
 impl BackendCtx<'_> {
@@ -35,6 +38,11 @@ impl BackendCtx<'_> {
         if !notes.contains(&text) {
             notes.push(text);
         }
+    }
+
+    /// Record the average number of busy kernel workers (see [`BackendCtx::workers_busy`]).
+    pub fn workers_busy(&self, avg: f64) {
+        *self.workers_busy.lock().unwrap_or_else(|e| e.into_inner()) = Some(avg);
     }
 }
 

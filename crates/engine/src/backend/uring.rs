@@ -94,6 +94,7 @@ impl Backend for UringBackend {
             "The target does not take non-blocking I/O (a read without blocking was refused): io_uring handed every I/O to its kernel workers, up to {per_ring} per job."
         );
         if let Some(b) = busy {
+            ctx.workers_busy(b);
             note.push_str(&format!(
                 " On average {b:.1} of them were busy (sampled every 5 ms). A target that completes I/O asynchronously still had the whole queue; one that serves an I/O only while its issuer waits (FUSE without asynchronous direct I/O, say) had about {b:.1} I/Os at a time{}.",
                 if b >= 0.75 * cap as f64 {

@@ -67,6 +67,12 @@ impl Backend for VirtualBackend<'_> {
         if last_done > self.model.now_ns() {
             self.model.advance_to(last_done);
         }
+        // Values over a span (power) for the last interval, up to the last completion.
+        if last_done > t0 {
+            for r in self.model.sensors(last_done) {
+                self.agg.sensor(r);
+            }
+        }
         for job in jobs.iter_mut() {
             job.rec.finish();
         }

@@ -26,6 +26,7 @@ use crate::clock::{Clock, MonotonicClock};
 use crate::data::DataPool;
 use crate::model::DeviceModel;
 use crate::op::{Dir, IoOp};
+use crate::series::Aggregator;
 use crate::spec::DataPattern;
 use crate::target::{Target, TargetKind};
 use drivelab_trace::Op;
@@ -55,9 +56,12 @@ pub trait Issuer {
     ) -> Result<(), String>;
 }
 
-/// The issuer for this target.
+/// The issuer for this target, on `clock` (a simulated drive keeps its own, virtual
+/// one, and hands its sensors' values to `agg` at every interval boundary).
 pub fn for_target<'t>(
     target: &'t mut Target,
+    clock: &'t MonotonicClock,
+    agg: &'t Aggregator,
     max_outstanding: u32,
 ) -> Result<Box<dyn Issuer + 't>, String> {
     let kind = target.info.kind;
@@ -69,16 +73,19 @@ pub fn for_target<'t>(
             now,
             heap: BinaryHeap::new(),
             seq: 0,
+            agg,
+            next_sample: agg.origin_ns(),
         }));
     }
     match target.file() {
         Some(f) => Ok(Box::new(UringIssuer::new(
             f,
+            clock,
             kind == TargetKind::BlockDevice,
             max_outstanding,
         )?)),
         None => Ok(Box::new(NullIssuer {
-            clock: MonotonicClock::new(),
+            clock,
             content: Content::new(),
             buf: AlignedBuf::new(0),
             ready: Vec::new(),
@@ -171,14 +178,14 @@ fn sleep_until(clock: &dyn Clock, t: u64) {
     }
 }
 
-struct NullIssuer {
-    clock: MonotonicClock,
+struct NullIssuer<'c> {
+    clock: &'c MonotonicClock,
     content: Content,
     buf: AlignedBuf,
     ready: Vec<(usize, u64, i64)>,
 }
 
-impl Issuer for NullIssuer {
+impl Issuer for NullIssuer<'_> {
     fn now(&self) -> u64 {
         self.clock.now_ns()
     }
@@ -203,7 +210,7 @@ impl Issuer for NullIssuer {
         if self.ready.is_empty() {
             if let Some(u) = until {
                 let now = self.clock.now_ns();
-                sleep_until(&self.clock, u.min(now + SLICE_NS));
+                sleep_until(self.clock, u.min(now + SLICE_NS));
             }
         }
         out.append(&mut self.ready);
@@ -217,6 +224,22 @@ struct ModelIssuer<'m> {
     /// (completion, submission order, slot, result)
     heap: BinaryHeap<Reverse<(u64, u64, usize, i64)>>,
     seq: u64,
+    agg: &'m Aggregator,
+    /// The next interval boundary at which the model's sensors are read.
+    next_sample: u64,
+}
+
+impl ModelIssuer<'_> {
+    /// Virtual time moves on to `t`: the sensors at every boundary passed.
+    fn advance(&mut self, t: u64) {
+        self.now = self.now.max(t);
+        while self.now >= self.next_sample {
+            for r in self.model.sensors(self.next_sample) {
+                self.agg.sensor(r);
+            }
+            self.next_sample += self.agg.interval_ns();
+        }
+    }
 }
 
 impl Issuer for ModelIssuer<'_> {
@@ -250,10 +273,10 @@ impl Issuer for ModelIssuer<'_> {
         match (next, until) {
             (Some(d), u) if u.is_none_or(|u| d <= u) => {
                 let Reverse((d, _, slot, res)) = self.heap.pop().expect("peeked");
-                self.now = self.now.max(d);
+                self.advance(d);
                 out.push((slot, d, res));
             }
-            (_, Some(u)) => self.now = self.now.max(u),
+            (_, Some(u)) => self.advance(u),
             _ => {}
         }
         Ok(())
@@ -271,18 +294,23 @@ impl Drop for ModelIssuer<'_> {
 
 struct UringIssuer<'f> {
     file: &'f File,
+    clock: &'f MonotonicClock,
     block: bool,
     /// Per slot; a slot's buffer is untouched while its I/O is in flight.
     bufs: Buffers,
     ring: IoUring,
-    clock: MonotonicClock,
     content: Content,
     ready: Vec<(usize, u64, i64)>,
     inflight: usize,
 }
 
 impl<'f> UringIssuer<'f> {
-    fn new(file: &'f File, block: bool, depth: u32) -> Result<UringIssuer<'f>, String> {
+    fn new(
+        file: &'f File,
+        clock: &'f MonotonicClock,
+        block: bool,
+        depth: u32,
+    ) -> Result<UringIssuer<'f>, String> {
         let ring = IoUring::new(depth.next_power_of_two())
             .map_err(|e| format!("cannot set up an io_uring of depth {depth}: {e}"))?;
         Ok(UringIssuer {
@@ -290,7 +318,7 @@ impl<'f> UringIssuer<'f> {
             block,
             bufs: Buffers::new(),
             ring,
-            clock: MonotonicClock::new(),
+            clock,
             content: Content::new(),
             ready: Vec::new(),
             inflight: 0,
@@ -371,7 +399,7 @@ impl Issuer for UringIssuer<'_> {
             .map_or(SLICE_NS, |u| u.saturating_sub(now))
             .min(SLICE_NS);
         if !inflight || self.inflight == 0 {
-            sleep_until(&self.clock, now + t);
+            sleep_until(self.clock, now + t);
             return Ok(());
         }
         if until.is_some() && t <= SPIN_NS {

@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 
+use crate::clock::{Clock, MonotonicClock};
 use crate::hist::{Histogram, HistogramJson};
 use crate::job::IoErrorRecord;
 use crate::op::Dir;
@@ -272,9 +273,19 @@ pub fn run(
 ) -> Result<RunResult, String> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let info = target.info.clone();
-    let mut issuer = issue::for_target(target, opts.max_outstanding.max(1))?;
-    let origin = issuer.now();
+    let clock = MonotonicClock::new();
+    let is_model = target.model().is_some();
+    let origin = target
+        .model()
+        .map_or_else(|| clock.now_ns(), |m| m.now_ns());
     let agg = Aggregator::new(origin, w.log_interval_ns, 0, 1);
+    // A real target's sensors are sampled every interval beside the replay, as in a run.
+    let mut sources = if is_model {
+        Vec::new()
+    } else {
+        target.take_sensors()
+    };
+    let mut issuer = issue::for_target(target, &clock, &agg, opts.max_outstanding.max(1))?;
     let hist4 = || OpAcc {
         h: Histogram::new(),
         bytes: 0,
@@ -303,24 +314,37 @@ pub fn run(
     if slack.is_some() {
         let _ = crate::sys::set_timer_slack_ns(1);
     }
-    let drive = drive(
-        issuer.as_mut(),
-        src,
-        &mut m,
-        &agg,
-        &opts.timing,
-        opts.max_outstanding.max(1),
-        opts.stop,
-        opts.progress,
-    );
+    let finished = AtomicBool::new(false);
+    let drive = std::thread::scope(|s| {
+        if !sources.is_empty() {
+            let (sources, agg, finished, clock) = (&mut sources, &agg, &finished, &clock);
+            let interval = w.log_interval_ns;
+            s.spawn(move || {
+                crate::run::sample_sensors(sources, agg, finished, clock, origin, interval)
+            });
+        }
+        let r = drive(
+            issuer.as_mut(),
+            src,
+            &mut m,
+            &agg,
+            &opts.timing,
+            opts.max_outstanding.max(1),
+            opts.stop,
+            opts.progress,
+        );
+        finished.store(true, Ordering::Relaxed);
+        r
+    });
     if let Some(s) = slack {
         let _ = crate::sys::set_timer_slack_ns(s);
     }
-    let (max_out, source_err) = drive?;
     let end = issuer.now().max(origin + 1);
     let cpu1 = crate::sys::process_cpu_s();
     m.rec.finish();
     drop(issuer);
+    target.return_sensors(sources);
+    let (max_out, source_err) = drive?;
     let (records, totals_h, bytes) = agg.finish(end, end);
     let elapsed = end - origin;
     let mut all_h = totals_h[0].clone();
@@ -390,6 +414,7 @@ pub fn run(
         write: DirTotals::new(&totals_h[1], bytes[1], elapsed),
         all: DirTotals::new(&all_h, bytes[0] + bytes[1], elapsed),
         avg_inflight: all_h.sum() as f64 / elapsed as f64,
+        kernel_workers_busy_avg: None,
         queue_depth: w.queue_depth(),
         cpu: CpuUsage {
             user_s: cpu1.0 - cpu0.0,

@@ -37,7 +37,7 @@ impl DeviceModel for Fixed {
         self.now = at;
         at + self.lat_ns
     }
-    fn sensors(&self, _at: u64) -> Vec<SensorReading> {
+    fn sensors(&mut self, _at: u64) -> Vec<SensorReading> {
         Vec::new()
     }
     fn ground_truth(&self) -> serde_json::Value {

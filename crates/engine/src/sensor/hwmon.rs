@@ -113,6 +113,27 @@ impl HwmonSource {
                 });
             }
         }
+        // The drive's warning temperature (NVMe WCTEMP as nvme's temp1_max; drivetemp's
+        // SCT limit): above it a drive throttles.
+        let first_temp = channels
+            .iter()
+            .find(|c| c.unit == "celsius")
+            .map(|c| c.input.clone());
+        if let Some(max) = first_temp.map(|p| {
+            p.with_file_name(p.file_name().map_or_else(String::new, |n| {
+                n.to_string_lossy().replace("_input", "_max")
+            }))
+        }) {
+            if read_f64(&max).is_some() {
+                channels.push(Channel {
+                    name: "temperature_warning".into(),
+                    unit: "celsius",
+                    input: max,
+                    current: None,
+                    divisor: 1e3,
+                });
+            }
+        }
         channels.extend(voltage_current_pairs(dir));
         (!channels.is_empty()).then(|| HwmonSource {
             source: format!("hwmon:{name}"),
@@ -213,21 +234,28 @@ mod tests {
         let names: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(
             names,
-            ["temperature", "temperature_sensor_1", "power", "power_in0"]
+            [
+                "temperature",
+                "temperature_sensor_1",
+                "power",
+                "temperature_warning",
+                "power_in0"
+            ]
         );
         assert!(
             approx(got[0].1, 49.85) && approx(got[1].1, 38.85),
             "{got:?}"
         );
-        assert!(approx(got[2].1, 5.25) && approx(got[3].1, 6.0), "{got:?}");
+        assert!(approx(got[2].1, 5.25) && approx(got[4].1, 6.0), "{got:?}");
+        assert!(approx(got[3].1, 69.85), "{got:?}");
         let units: Vec<String> = s.sample(0).into_iter().map(|r| r.unit).collect();
-        assert_eq!(units, ["celsius", "celsius", "watt", "watt"]);
+        assert_eq!(units, ["celsius", "celsius", "watt", "celsius", "watt"]);
         // A channel that goes away (or reads garbage) is null; the others still read.
         std::fs::remove_file(hw.join("temp2_input")).unwrap();
         write(&hw, "curr0_input", "n/a");
         let got = values(s);
         assert_eq!(got[1].1, None);
-        assert_eq!(got[3].1, None);
+        assert_eq!(got[4].1, None);
         assert!(approx(got[0].1, 49.85), "{got:?}");
         assert!(s.describe().starts_with("hwmon:nvme (temperature"));
     }

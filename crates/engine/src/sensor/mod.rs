@@ -9,7 +9,9 @@
 //! NVMe SMART, a USB power meter) plug in.
 
 pub mod hwmon;
+pub mod meter;
 pub mod nvme;
+pub mod smartctl;
 
 use std::path::Path;
 
@@ -56,14 +58,21 @@ pub trait SensorSource: Send {
         "a sensor".into()
     }
 
-    /// Which kind of source it is, as `--sensors` names it: "hwmon", "nvme" or "other".
+    /// Which kind of source it is, as `--sensors` names it: "hwmon", "nvme", "smartctl",
+    /// or another word for a source the user named (a meter, `--sensor-hwmon`).
     fn kind(&self) -> &'static str {
         "other"
+    }
+
+    /// What went wrong since the last call (a meter that died or printed garbage), for
+    /// the run's notes.
+    fn notes(&mut self) -> Vec<String> {
+        Vec::new()
     }
 }
 
 /// The kinds `--sensors` can name besides `auto` and `none`.
-pub const SENSOR_KINDS: [&str; 2] = ["hwmon", "nvme"];
+pub const SENSOR_KINDS: [&str; 3] = ["hwmon", "nvme", "smartctl"];
 
 /// The source kinds `choice` keeps: None for all (`auto`), else the listed ones (`none`:
 /// none); an unknown word is an error naming what is accepted.
@@ -100,6 +109,18 @@ pub fn discover(
             found.push(Box::new(s));
         }
     }
+    // smartctl is the fallback for disks with no hwmon device of their own (no
+    // drivetemp, or behind a USB bridge).
+    const SMARTCTL_TRANSPORTS: [&str; 5] = ["sata", "sas", "scsi", "usb-uas", "usb-bot"];
+    if found.is_empty() && SMARTCTL_TRANSPORTS.contains(&id.transport.as_str()) {
+        let usb = id.transport.starts_with("usb");
+        let dev = dev_root.join(&id.disk);
+        if let Some(s) =
+            smartctl::find_program().and_then(|p| smartctl::SmartctlSource::open(&p, &dev, usb))
+        {
+            found.push(Box::new(s));
+        }
+    }
     found
 }
 
@@ -116,6 +137,9 @@ mod tests {
             Ok(Some(vec!["hwmon".into(), "nvme".into()]))
         );
         let e = parse_choice("hwmon,smart").unwrap_err();
-        assert!(e.contains("'smart'") && e.contains("hwmon, nvme"), "{e}");
+        assert!(
+            e.contains("'smart'") && e.contains("hwmon, nvme, smartctl"),
+            "{e}"
+        );
     }
 }

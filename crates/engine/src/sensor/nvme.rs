@@ -2,7 +2,11 @@
 //! device through the admin passthrough ioctl ([`crate::sys::nvme_get_log_page`]):
 //! composite temperature and sensors 1-8, the critical-warning bits, the time spent
 //! above the warning and critical composite temperatures, the thermal-management
-//! transition counts and times, and the data read and written. Read-only.
+//! transition counts and times, and the data read and written; the current power state
+//! (Get Features) with its rated maximum power (Identify Controller's power-state
+//! descriptors); and, on drives with the OCP datacenter SMART log (C0h), the physical
+//! media units written, from which a step gets the drive's own write amplification.
+//! Read-only: only Get Log Page, Identify and Get Features are sent.
 
 use std::fs::File;
 use std::path::Path;
@@ -117,12 +121,40 @@ impl SmartLog {
     }
 }
 
+/// The OCP datacenter SMART log (SMART / Health Information Extended).
+const OCP_LOG: u8 = 0xC0;
+/// Its log page GUID (bytes 496-511), which tells it from a vendor's own C0h page.
+const OCP_GUID: u128 = 0xAFD5_14C9_7C6F_4F9C_A4F2_BFEA_2810_AFC5;
+
+/// Physical media units written (bytes) from an OCP C0h log page; None when the page is
+/// not the OCP one.
+pub fn ocp_media_written(b: &[u8; 512]) -> Option<u128> {
+    (u128_at(b, 496) == OCP_GUID).then(|| u128_at(b, 0))
+}
+
+/// The rated maximum power (W) of each power state in Identify Controller's data.
+pub fn power_state_watts(id: &[u8; 4096]) -> Vec<f64> {
+    let npss = id[263] as usize + 1;
+    (0..npss.min(32))
+        .map(|i| {
+            let d = &id[2048 + 32 * i..2048 + 32 * (i + 1)];
+            let mp = u16_at(d, 0) as f64;
+            // MXPS: the unit is 0.0001 W when set, else 0.01 W.
+            mp * if d[3] & 1 == 1 { 1e-4 } else { 1e-2 }
+        })
+        .collect()
+}
+
 /// The SMART log of one NVMe controller, read at every sample.
 pub struct SmartSource {
     file: File,
     source: String,
     /// What the last good read gave, so that a failed one is the same names, null.
     names: Vec<(String, &'static str)>,
+    /// Rated maximum power of each power state (empty when Identify could not be read).
+    power_states: Vec<f64>,
+    /// The controller has the OCP C0h log.
+    ocp: bool,
 }
 
 /// Read the SMART log of the controller open as `f`.
@@ -147,7 +179,16 @@ impl SmartSource {
             return None;
         }
         let log = read_smart(&file).ok()?;
-        Some(SmartSource::with(file, &format!("nvme-smart:{ctrl}"), &log))
+        let mut s = SmartSource::with(file, &format!("nvme-smart:{ctrl}"), &log);
+        let mut id = [0u8; 4096];
+        // The power state only where the controller answers Get Features for it.
+        if crate::sys::nvme_identify_controller(&s.file, &mut id).is_ok()
+            && crate::sys::nvme_power_state(&s.file).is_ok()
+        {
+            s.power_states = power_state_watts(&id);
+        }
+        s.ocp = read_ocp(&s.file).is_some();
+        Some(s)
     }
 
     fn with(file: File, source: &str, first: &SmartLog) -> SmartSource {
@@ -155,8 +196,33 @@ impl SmartSource {
             file,
             source: source.into(),
             names: first.values().into_iter().map(|(n, u, _)| (n, u)).collect(),
+            power_states: Vec::new(),
+            ocp: false,
         }
     }
+
+    /// The power state and the OCP log's media writes, as (name, unit, value).
+    fn extra(&self) -> Vec<(String, &'static str, Option<f64>)> {
+        let mut v = Vec::new();
+        if !self.power_states.is_empty() {
+            let ps = crate::sys::nvme_power_state(&self.file).ok();
+            v.push(("power_state".into(), "state", ps.map(f64::from)));
+            let rated = ps.and_then(|p| self.power_states.get(p as usize).copied());
+            v.push(("rated_max_power".into(), "watt", rated));
+        }
+        if self.ocp {
+            let w = read_ocp(&self.file).map(|b| b as f64);
+            v.push(("media_written".into(), "bytes", w));
+        }
+        v
+    }
+}
+
+/// The OCP log's physical media units written, if the controller has that log.
+fn read_ocp(f: &File) -> Option<u128> {
+    let mut buf = [0u8; 512];
+    crate::sys::nvme_get_log_page(f, OCP_LOG, &mut buf).ok()?;
+    ocp_media_written(&buf)
 }
 
 impl SensorSource for SmartSource {
@@ -164,7 +230,8 @@ impl SensorSource for SmartSource {
         let src = self.source.clone();
         match read_smart(&self.file) {
             Ok(log) => {
-                let v = log.values();
+                let mut v = log.values();
+                v.extend(self.extra());
                 self.names = v.iter().map(|(n, u, _)| (n.clone(), *u)).collect();
                 v.into_iter()
                     .map(|(n, u, x)| SensorReading::new(&n, u, x, at_ns, &src))
@@ -263,6 +330,29 @@ mod tests {
             .iter()
             .all(|x| x.value.is_none() && x.at_ns == 42 && x.source == "nvme-smart:nvme9"));
         assert!(r.iter().any(|x| x.name == "critical_warning"));
+    }
+
+    #[test]
+    fn power_states_and_the_ocp_log_are_read_at_their_offsets() {
+        let mut id = [0u8; 4096];
+        id[263] = 2; // three power states
+        id[2048..2050].copy_from_slice(&825u16.to_le_bytes()); // 8.25 W
+        id[2080..2082].copy_from_slice(&350u16.to_le_bytes()); // 3.5 W
+        id[2112..2114].copy_from_slice(&25_000u16.to_le_bytes());
+        id[2112 + 3] = 1; // in 0.0001 W: 2.5 W
+        let w = power_state_watts(&id);
+        assert_eq!(w.len(), 3);
+        assert!((w[0] - 8.25).abs() < 1e-12 && (w[1] - 3.5).abs() < 1e-12);
+        assert!((w[2] - 2.5).abs() < 1e-12, "{w:?}");
+        let mut c0 = [0u8; 512];
+        c0[0..16].copy_from_slice(&123_456_789u128.to_le_bytes());
+        assert_eq!(
+            ocp_media_written(&c0),
+            None,
+            "no OCP GUID: a vendor's own C0h"
+        );
+        c0[496..512].copy_from_slice(&OCP_GUID.to_le_bytes());
+        assert_eq!(ocp_media_written(&c0), Some(123_456_789));
     }
 
     #[test]

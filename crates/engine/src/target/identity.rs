@@ -70,6 +70,10 @@ pub struct Link {
     pub pcie_max_width_lanes: Option<u32>,
     /// Negotiated SATA speed (`sata_spd`).
     pub sata_gbit_per_s: Option<f64>,
+    /// Negotiated SAS speed of the phy the disk is reached through
+    /// (`sas_phy/…/negotiated_linkrate`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sas_gbit_per_s: Option<f64>,
     /// The USB device's signalling speed (`speed`).
     pub usb_mbit_per_s: Option<f64>,
     /// Each direction has its own lanes (PCIe, USB 3): reads and writes do not share.
@@ -87,6 +91,7 @@ impl Link {
             pcie_max_gt_per_s: None,
             pcie_max_width_lanes: None,
             sata_gbit_per_s: None,
+            sas_gbit_per_s: None,
             usb_mbit_per_s: None,
             full_duplex,
             ceiling_bytes_per_s: None,
@@ -111,6 +116,11 @@ impl Link {
                 gt * self.pcie_current_width_lanes? as f64 * enc
             }
             "sata" => self.sata_gbit_per_s? * 0.8,
+            // SAS up to 12 Gb/s encodes 8b/10b; 22.5 Gb/s SAS-4 128b/150b.
+            "sas" => {
+                let g = self.sas_gbit_per_s?;
+                g * if g <= 12.0 { 0.8 } else { 128.0 / 150.0 }
+            }
             "usb" => {
                 let mbit = self.usb_mbit_per_s?;
                 let enc = match mbit {
@@ -136,8 +146,35 @@ impl Link {
                     .map_or("?".into(), |w| w.to_string())
             ),
             "sata" => format!("SATA {} Gb/s", n(self.sata_gbit_per_s)),
+            "sas" => format!("SAS {} Gb/s", n(self.sas_gbit_per_s)),
             "usb" => format!("USB {} Mb/s", n(self.usb_mbit_per_s)),
             k => k.to_string(),
+        }
+    }
+}
+
+impl DeviceIdentity {
+    /// How the drive is connected, in the words reviews use: "USB 3.2 Gen 2, UAS",
+    /// "USB 2.0, BOT", "PCIe 8 GT/s x4", "SATA 6 Gb/s", "SAS 12 Gb/s"; None for devices
+    /// with no link of their own (loop, device-mapper over several disks, …).
+    pub fn connection(&self) -> Option<String> {
+        let link = self.link.as_ref();
+        let usb = |mode: &str| {
+            let gen = match link.and_then(|l| l.usb_mbit_per_s) {
+                Some(m) if m <= 12.0 => "USB 1.1".to_string(),
+                Some(m) if m <= 480.0 => "USB 2.0".to_string(),
+                Some(m) if m <= 5000.0 => "USB 3.2 Gen 1".to_string(),
+                Some(m) if m <= 10000.0 => "USB 3.2 Gen 2".to_string(),
+                Some(m) if m <= 20000.0 => "USB 3.2 Gen 2x2".to_string(),
+                Some(m) => format!("USB4 {} Gb/s", m / 1000.0),
+                None => "USB".to_string(),
+            };
+            format!("{gen}, {mode}")
+        };
+        match self.transport.as_str() {
+            "usb-uas" => Some(usb("UAS")),
+            "usb-bot" => Some(usb("BOT")),
+            _ => link.map(Link::describe),
         }
     }
 }
@@ -182,6 +219,7 @@ fn identify_node(root: &Path, node: &Path, depth: u32) -> DeviceIdentity {
         "nvme" => nvme_details(&mut id, dev.as_deref()),
         "usb-uas" | "usb-bot" => usb_details(&mut id, dev.as_deref()),
         "sata" => id.link = dev.as_deref().and_then(sata_link),
+        "sas" => id.link = dev.as_deref().and_then(sas_link),
         "loop" => loop_details(root, &mut id, &disk, depth),
         "device-mapper" | "md" => stacked_details(root, &mut id, &disk, depth),
         _ => {}
@@ -402,6 +440,27 @@ fn sata_link(dev: &Path) -> Option<Link> {
     Some(l)
 }
 
+/// The negotiated speed of the SAS phy `dev` is reached through: the phys of the
+/// nearest SAS port above it (the HBA's, or an expander's).
+fn sas_link(dev: &Path) -> Option<Link> {
+    let port = dev.ancestors().find(|a| base(a).starts_with("port-"))?;
+    let mut phys: Vec<PathBuf> = std::fs::read_dir(port)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| base(p).starts_with("phy-"))
+        .collect();
+    phys.sort();
+    let rate = phys.iter().find_map(|p| {
+        let s = read(p.join("sas_phy").join(base(p)).join("negotiated_linkrate"))?;
+        leading_f64(&s)
+    })?;
+    let mut l = Link::new("sas", true);
+    l.sas_gbit_per_s = Some(rate);
+    l.ceiling_bytes_per_s = l.ceiling();
+    Some(l)
+}
+
 fn loop_details(root: &Path, id: &mut DeviceIdentity, disk: &Path, depth: u32) {
     id.loop_direct_io = read(disk.join("loop/dio")).map(|s| s == "1");
     let Some(backing) = read(disk.join("loop/backing_file")) else {
@@ -459,12 +518,10 @@ fn inherit_lower(root: &Path, id: &mut DeviceIdentity, lower: &[(u32, u32)], dep
     }
 }
 
-/// A result's bandwidth the link cannot have carried, as a note: `read` and `write` in
-/// bytes per second.
-pub fn link_ceiling_note(id: &DeviceIdentity, read: f64, write: f64) -> Option<String> {
-    let link = id.link.as_ref()?;
-    let ceiling = link.ceiling_bytes_per_s?;
-    let (what, rate) = if link.full_duplex {
+/// What a link carries of `read` and `write` bytes per second: the busier direction of a
+/// full-duplex link, both together on a half-duplex one; with what that is in words.
+fn link_load(link: &Link, read: f64, write: f64) -> (&'static str, f64) {
+    if link.full_duplex {
         if read >= write {
             ("reads", read)
         } else {
@@ -472,7 +529,24 @@ pub fn link_ceiling_note(id: &DeviceIdentity, read: f64, write: f64) -> Option<S
         }
     } else {
         ("reads and writes together", read + write)
-    };
+    }
+}
+
+/// Whether `read` and `write` bytes per second are more than the device's link carries
+/// (false when the link or its ceiling is unknown).
+pub fn over_link_ceiling(id: &DeviceIdentity, read: f64, write: f64) -> bool {
+    id.link.as_ref().is_some_and(|l| {
+        l.ceiling_bytes_per_s
+            .is_some_and(|c| link_load(l, read, write).1 > c)
+    })
+}
+
+/// A result's bandwidth the link cannot have carried, as a note: `read` and `write` in
+/// bytes per second.
+pub fn link_ceiling_note(id: &DeviceIdentity, read: f64, write: f64) -> Option<String> {
+    let link = id.link.as_ref()?;
+    let ceiling = link.ceiling_bytes_per_s?;
+    let (what, rate) = link_load(link, read, write);
     (rate > ceiling).then(|| {
         format!(
             "Faster than the link allows: {what} at {:.0} MB/s through {} ({}), which carries at most {:.0} MB/s. A cache or compression answered, not the drive.",

@@ -148,6 +148,46 @@ fn a_sata_disk_has_its_negotiated_speed_and_ncq_depth() {
     assert!((l.ceiling_bytes_per_s.unwrap() - 600e6).abs() < 1.0);
 }
 
+#[test]
+fn a_sas_disk_has_its_phys_negotiated_rate() {
+    let f = Fake::new();
+    let port = "devices/pci0000:00/0000:00:05.0/host2/port-2:0";
+    f.file(
+        &format!("{port}/phy-2:0/sas_phy/phy-2:0/negotiated_linkrate"),
+        "12.0 Gbit",
+    );
+    let sdev = format!("{port}/end_device-2:0/target2:0:0/2:0:0:0");
+    f.file(&format!("{sdev}/queue_depth"), "254");
+    f.file(&format!("{sdev}/scsi_level"), "7");
+    f.block("8:32", &format!("{sdev}/block/sdc"), Some(&sdev));
+    let id = f.id(8, 32);
+    assert_eq!(id.transport, "sas");
+    assert_eq!(id.device_queue_depth, Some(254));
+    let l = id.link.unwrap();
+    assert_eq!((l.kind.as_str(), l.sas_gbit_per_s), ("sas", Some(12.0)));
+    assert!(l.full_duplex);
+    // 12 Gb/s, 8b/10b: 1200 MB/s each way.
+    assert!((l.ceiling_bytes_per_s.unwrap() - 1200e6).abs() < 1.0);
+    assert_eq!(l.describe(), "SAS 12 Gb/s");
+}
+
+#[test]
+fn the_connection_is_named_as_reviews_name_it() {
+    for (driver, speed, want) in [
+        ("uas", "10000", "USB 3.2 Gen 2, UAS"),
+        ("usb-storage", "10000", "USB 3.2 Gen 2, BOT"),
+        ("usb-storage", "480", "USB 2.0, BOT"),
+        ("uas", "20000", "USB 3.2 Gen 2x2, UAS"),
+    ] {
+        let f = Fake::new();
+        usb_tree(&f, driver, speed, "1");
+        assert_eq!(f.id(8, 16).connection().as_deref(), Some(want));
+    }
+    let f = Fake::new();
+    sata_tree(&f);
+    assert_eq!(f.id(8, 0).connection().as_deref(), Some("SATA 6 Gb/s"));
+}
+
 fn usb_tree(f: &Fake, driver: &str, speed: &str, depth: &str) {
     let usb = "devices/pci0000:00/0000:00:14.0/usb2/2-2";
     f.file(&format!("{usb}/speed"), speed);

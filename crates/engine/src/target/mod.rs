@@ -279,8 +279,11 @@ impl Target {
     /// Sensor values now: a simulated device's own, or those of the attached sources
     /// (stamped 0: outside a run there is no run clock).
     pub fn sensors(&mut self) -> Vec<SensorReading> {
-        match &self.handle {
-            Handle::Model(m) => m.sensors(m.now_ns()),
+        match &mut self.handle {
+            Handle::Model(m) => {
+                let now = m.now_ns();
+                m.sensors(now)
+            }
             _ => self.sensors.iter_mut().flat_map(|s| s.sample(0)).collect(),
         }
     }

@@ -18,8 +18,10 @@ struct Drive<'a> {
 /// Bins of the per-second IOPS histogram.
 const BINS: usize = 40;
 
+/// A step of the random-write test: the continuous run, or a round of `--until-steady`.
 fn is_round(st: &drivelab_suites::StepRecord) -> bool {
-    st.kind == StepKind::Measure && st.params.get("round").is_some()
+    st.kind == StepKind::Measure
+        && (st.params.get("round").is_some() || st.params.get("continuous").is_some())
 }
 
 pub(crate) fn section(entries: &[Entry]) -> Section {

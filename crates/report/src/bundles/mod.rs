@@ -8,18 +8,22 @@
 
 mod consistency;
 mod exceedance;
+mod fio;
 mod iometer;
 mod mixed;
 mod peak;
 mod quick;
 mod replay;
 mod seqfill;
+mod telemetry;
 
 use std::path::Path;
 
 use drivelab_engine::result::Histograms;
+use drivelab_suites::bundle::{
+    readable_schema, BUNDLE_SCHEMA_VERSION, OLDEST_READABLE_BUNDLE_SCHEMA, RUN_JSON,
+};
 use drivelab_suites::bundle::{BundleStatus, RunDoc, StepRecord, StepStatus, Summary};
-use drivelab_suites::bundle::{BUNDLE_SCHEMA_VERSION, RUN_JSON};
 
 use crate::html::{Column, Report, Row, Section, Table};
 
@@ -60,9 +64,9 @@ pub fn open_bundle(dir: &Path) -> Result<RunDoc, String> {
 pub fn parse_run_doc(text: &str) -> Result<RunDoc, String> {
     let doc: RunDoc = serde_json::from_str(text)
         .map_err(|e| format!("{RUN_JSON} is not a drivelab result bundle: {e}"))?;
-    if doc.schema_version != BUNDLE_SCHEMA_VERSION {
+    if !readable_schema(doc.schema_version) {
         return Err(format!(
-            "bundle schema {} is not the supported {BUNDLE_SCHEMA_VERSION}",
+            "bundle schema {} is not one of the supported {OLDEST_READABLE_BUNDLE_SCHEMA} to {BUNDLE_SCHEMA_VERSION}",
             doc.schema_version
         ));
     }
@@ -87,6 +91,40 @@ pub fn drive_label(doc: &RunDoc) -> String {
         Some(m) if !path.is_empty() => format!("{} ({path})", m.trim()),
         Some(m) => m.trim().to_string(),
         None => path,
+    }
+}
+
+/// How a bundle's drive was connected ("USB 3.2 Gen 2, UAS"), if its identity says.
+pub fn connection(doc: &RunDoc) -> Option<String> {
+    doc.target.device.as_ref()?.connection()
+}
+
+/// The drive itself (model and serial), when both are known.
+fn drive_key(doc: &RunDoc) -> Option<(String, String)> {
+    let t = &doc.target;
+    Some((
+        t.model.clone()?.trim().to_string(),
+        t.serial.clone()?.trim().to_string(),
+    ))
+}
+
+/// One drive measured over several connections is one drive with variants: bundles
+/// still named by their target ([`drive_label`]) whose drive (model and serial) another
+/// bundle shares over another connection are named by the drive and the connection,
+/// e.g. "Samsung T7 (USB 3.2 Gen 2, UAS)" beside "Samsung T7 (USB 3.2 Gen 2, BOT)".
+pub fn label_variants(runs: &mut [DriveRun]) {
+    let keys: Vec<Option<((String, String), String)>> = runs
+        .iter()
+        .map(|r| Some((drive_key(&r.doc)?, connection(&r.doc)?)))
+        .collect();
+    for (i, r) in runs.iter_mut().enumerate() {
+        let Some((key, conn)) = &keys[i] else {
+            continue;
+        };
+        let variant = keys.iter().flatten().any(|(k, c)| k == key && c != conn);
+        if variant && r.label == drive_label(&r.doc) {
+            r.label = format!("{} ({conn})", key.0);
+        }
     }
 }
 
@@ -117,7 +155,7 @@ pub fn summary_of(doc: &RunDoc) -> Option<Summary> {
         return Some(s.clone());
     }
     let suite = drivelab_suites::from_saved(&doc.suite, &doc.knobs).ok()?;
-    Some(suite.report(&doc.steps).summary)
+    Some(drivelab_suites::runner::analyse(suite.as_ref(), &doc.steps).summary)
 }
 
 /// One bundle of a suite, ready for charting.
@@ -232,6 +270,7 @@ pub(crate) fn cell(v: Option<f64>, decimals: usize) -> String {
 /// runs, then one section per suite present, in `drivelab run`'s order.
 pub fn bundle_report(runs: &[DriveRun]) -> Report {
     let mut runs = runs.to_vec();
+    label_variants(&mut runs);
     disambiguate(&mut runs);
     let mut groups: Vec<String> = Vec::new();
     for r in &runs {
@@ -250,7 +289,10 @@ pub fn bundle_report(runs: &[DriveRun]) -> Report {
         )
         .groups(groups);
     report = report.section(runs_section(&runs));
-    for suite in drivelab_suites::SUITES {
+    let suites = drivelab_suites::SUITES
+        .iter()
+        .chain([&drivelab_suites::fio::import::SUITE]);
+    for &suite in suites {
         let entries: Vec<Entry> = runs
             .iter()
             .filter(|r| r.doc.suite == suite)
@@ -265,15 +307,24 @@ pub fn bundle_report(runs: &[DriveRun]) -> Report {
         if entries.is_empty() {
             continue;
         }
-        let section = match suite {
+        let mut section = match suite {
             "quick" => quick::section(&entries),
             "peak" => peak::section(&entries),
             "consistency" => consistency::section(&entries),
             "seqfill" => seqfill::section(&entries),
             "iometer" => iometer::section(&entries),
             "replay" => replay::section(&entries),
+            "fio" => fio::section(&entries),
             _ => mixed::section(&entries),
         };
+        if suite == "peak" {
+            for c in telemetry::peak_efficiency(&entries) {
+                section = section.chart(c);
+            }
+        }
+        if let Some(c) = telemetry::over_time(suite, &entries) {
+            section = section.chart(c);
+        }
         report = report.section(section.warnings_first(caveats(&entries)));
     }
     report
@@ -372,6 +423,7 @@ fn runs_section(runs: &[DriveRun]) -> Section {
             Column::text("Drive"),
             Column::text("Suite"),
             Column::text("Target"),
+            Column::text("Connection"),
             Column::text("Capacity"),
             Column::text("Host"),
             Column::text("drivelab"),
@@ -390,6 +442,7 @@ fn runs_section(runs: &[DriveRun]) -> Section {
                 r.label.clone(),
                 d.suite.clone(),
                 short_target(d),
+                connection(d).unwrap_or_else(|| "–".into()),
                 format!("{:.1} GB", d.target.capacity_bytes as f64 / 1e9),
                 d.host.hostname.clone(),
                 match &d.tool.commit {

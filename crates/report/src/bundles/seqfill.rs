@@ -48,7 +48,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         super::workloads_of(entries, is_fill).unwrap_or_else(|| "128K sequential writes".into());
     let mut s = Section::new("Sequential fill").text(format!(
         "Sequential writes ({what}) over most of the span, the write rate recorded each \
-         second against the data written so far. The ring marks where the write cache ran \
+         logged interval (100 ms unless set) against the data written so far. The ring marks where the write cache ran \
          out; shaded ranges are drops below the drop threshold."
     ));
     let mut c = Chart::new(
@@ -112,11 +112,10 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         // unreadable line, so they are counted in the subtitle instead.
         let label_each = f.drops.len() <= MAX_DROP_LABELS;
         for ep in &f.drops {
-            let end = (ep.start_s + ep.len_s).saturating_sub(1);
             c.marks.push(Mark::XRange {
                 x0: ep.at_bytes as f64 / 1e9,
-                x1: gb(end).max(ep.at_bytes as f64 / 1e9),
-                label: label_each.then(|| format!("drop {} s", ep.len_s)),
+                x1: (ep.end_bytes.max(ep.at_bytes)) as f64 / 1e9,
+                label: label_each.then(|| format!("drop {} s", cell(Some(ep.len_s), 1))),
                 group: g.clone(),
             });
         }
@@ -124,7 +123,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             drop_lines.push(format!(
                 "{name}: {} drops, the longest {} s",
                 f.drops.len(),
-                f.drop_longest_s
+                cell(Some(f.drop_longest_s), 1)
             ));
         }
         let temp = temperature(e, &a);
@@ -152,7 +151,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
                 cell(f.post_cache_avg_mbps, 1),
                 cell(f.overall_avg_mbps, 1),
                 f.drop_count.to_string(),
-                f.drop_longest_s.to_string(),
+                cell(Some(f.drop_longest_s), 1),
                 cell(a.temperature_start_celsius, 1),
                 cell(a.temperature_end_celsius, 1),
             ],

@@ -1,0 +1,373 @@
+//! The fio bridge's front end: `drivelab run SUITE --emit-fio DIR` (the suite's steps as
+//! fio job files), `--engine fio` (a suite run locally through fio), `--hosts FILE` /
+//! `--host H` (every step on many hosts through `fio --client`), and
+//! `drivelab import fio RESULT.json` (a fio result as a bundle). The work itself is in
+//! `drivelab_suites::fio`.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use drivelab_engine::target::{self, OpenOptions, Target, TargetInfo, TargetKind, TargetSpec};
+use drivelab_suites::Suite;
+
+use crate::fail::Fail;
+use crate::out_path::OutDir;
+
+/// The fio options of `drivelab run SUITE`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct FioArgs {
+    /// Write the suite's steps as fio job files into DIR (made if missing) instead of
+    /// running them; run each with `fio --output-format=json+ --output=X.json X.fio` and
+    /// bring it back with `drivelab import fio X.json`.
+    #[arg(long = "emit-fio", value_name = "DIR", conflicts_with_all = ["engine", "hosts", "host"])]
+    pub emit_fio: Option<PathBuf>,
+    /// Who does the I/O: drivelab (its own engine) or fio (each step as a fio job,
+    /// read back into the bundle) [default: drivelab].
+    #[arg(long, value_name = "drivelab|fio", value_parser = ["drivelab", "fio"])]
+    pub engine: Option<String>,
+    /// Run every step on the fio servers listed in FILE (one `HOST[,PORT]` a line, `#`
+    /// comments) at the same time through `fio --client`; the TARGET is the path on
+    /// every host. One bundle per host and a fleet view go into --out.
+    #[arg(long, value_name = "FILE", conflicts_with = "host")]
+    pub hosts: Option<PathBuf>,
+    /// A fio server to run on (`HOST[,PORT]`, port 8765 by default); repeat for more.
+    #[arg(long, value_name = "HOST[,PORT]")]
+    pub host: Vec<String>,
+}
+
+/// The target's description for planning without opening it for writing: the target
+/// itself when it exists, else the test file the suite would create.
+fn plan_target(suite: &dyn Suite, given: Option<&str>) -> Result<TargetInfo, Fail> {
+    let spec = crate::target_arg::parse(given)?;
+    let path = match &spec {
+        TargetSpec::Path(p) => p.clone().unwrap_or_else(|| target::TEST_FILE_NAME.into()),
+        _ => {
+            return Err(Fail::usage(
+                "TARGET: fio needs a file or a block device, not null or a simulated device",
+            ))
+        }
+    };
+    if path.exists() {
+        let t = Target::open(
+            spec,
+            &OpenOptions {
+                write: false,
+                direct: false,
+                ..OpenOptions::default()
+            },
+        )
+        .map_err(|e| Fail::usage(e.0))?;
+        let info = t.info.clone();
+        t.close(true).map_err(|e| Fail::failed(e.to_string()))?;
+        return Ok(info);
+    }
+    let abs = std::path::absolute(&path)
+        .map_err(|e| Fail::usage(format!("TARGET {}: {e}", path.display())))?;
+    let bytes = suite.test_file_bytes().unwrap_or(target::TEST_FILE_SIZE);
+    serde_json::from_value(serde_json::json!({
+        "kind": TargetKind::File, "path": abs.display().to_string(), "capacity_bytes": bytes,
+        "logical_sector_bytes": 512, "physical_sector_bytes": 512, "rotational": null,
+        "scheduler": null, "model": null, "serial": null, "firmware": null,
+        "filesystem": null, "in_memory": null, "created_by_drivelab": true,
+        "simulated": null
+    }))
+    .map_err(|e| Fail::failed(e.to_string()))
+}
+
+/// `drivelab run SUITE [TARGET] --emit-fio DIR`.
+pub fn emit(suite: &dyn Suite, given: Option<&str>, dir: &Path, force: bool) -> Result<i32, Fail> {
+    let info = plan_target(suite, given)?;
+    let plan = suite
+        .plan(&info)
+        .map_err(|e| Fail::usage(format!("{}: {e}", suite.name())))?;
+    let files = drivelab_suites::fio::emit(suite.name(), &plan, &info.path)
+        .map_err(|e| Fail::usage(format!("--emit-fio: {e}")))?;
+    let out = OutDir::claim(dir, "--emit-fio", force)?;
+    out.check_files(files.iter().map(|(n, _)| n.clone()))?;
+    for (name, text) in &files {
+        drivelab_suites::atomic::write_file(&out.path().join(name), text.as_bytes())
+            .map_err(|e| Fail::failed(format!("--emit-fio {}: {e}", dir.display())))?;
+    }
+    eprintln!(
+        "drivelab: {} fio job files for the {} suite on {} in {}",
+        files.len(),
+        suite.name(),
+        info.path,
+        dir.display()
+    );
+    out.keep();
+    Ok(0)
+}
+
+/// `drivelab import …`.
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    #[command(subcommand)]
+    pub what: ImportCmd,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum ImportCmd {
+    /// A fio result (`--output-format=json` or `json+`; json+ brings the latency
+    /// histograms) as a result bundle that report, compare and db take.
+    Fio(ImportFioArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ImportFioArgs {
+    /// fio's output file.
+    pub result: PathBuf,
+    /// The directory of the job's per-second logs (write_iops_log, write_bw_log,
+    /// write_lat_log, write_hist_log with log_avg_msec=1000): the series of the bundle.
+    #[arg(long, value_name = "DIR")]
+    pub logs: Option<PathBuf>,
+    /// Bundle directory [default: a new drivelab-results/fio-<UTC time>/ here].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// Read a fio output file (bounded: a mistyped path to a huge file does not exhaust
+/// memory).
+fn read_result(p: &Path) -> Result<String, Fail> {
+    const MAX: u64 = 1 << 30;
+    let m =
+        std::fs::metadata(p).map_err(|e| Fail::usage(format!("RESULT {}: {e}", p.display())))?;
+    if !m.is_file() || m.len() > MAX {
+        return Err(Fail::usage(format!(
+            "RESULT {}: not a regular file of at most 1 GiB (fio's --output file)",
+            p.display()
+        )));
+    }
+    std::fs::read_to_string(p).map_err(|e| Fail::usage(format!("RESULT {}: {e}", p.display())))
+}
+
+pub fn import(a: ImportArgs) -> Result<i32, Fail> {
+    let ImportCmd::Fio(a) = a.what;
+    if let Some(out) = &a.out {
+        drivelab_suites::bundle::check_new_dir(out).map_err(Fail::usage)?;
+    }
+    if let Some(l) = &a.logs {
+        if !l.is_dir() {
+            return Err(Fail::usage(format!(
+                "--logs {}: not a directory (give the directory of fio's per-second logs)",
+                l.display()
+            )));
+        }
+    }
+    let text = read_result(&a.result)?;
+    let source = a.result.display().to_string();
+    let doc = drivelab_suites::fio::import::import(&text, a.logs.as_deref(), &source)
+        .map_err(|e| Fail::usage(format!("RESULT {source}: {e}")))?;
+    let dir = a.out.clone().unwrap_or_else(|| {
+        drivelab_suites::bundle::default_dir(Path::new("drivelab-results"), "fio")
+    });
+    let b = drivelab_suites::Bundle::create(&dir, doc).map_err(Fail::usage)?;
+    let text = summary_table(&b.doc);
+    b.write_table(&text).map_err(Fail::failed)?;
+    crate::output::stdout::say(&text)?;
+    crate::output::stdout::say_line(&format!("Result bundle: {}", dir.display()))?;
+    Ok(0)
+}
+
+/// The imported metrics as a table.
+fn summary_table(doc: &drivelab_suites::RunDoc) -> String {
+    let mut t = format!("fio result imported ({} steps)\n", doc.steps.len());
+    for m in doc.summary.iter().flat_map(|s| &s.metrics) {
+        t.push_str(&format!("  {:<48} {:>12.1} {}\n", m.name, m.value, m.unit));
+    }
+    t
+}
+
+/// The note `--engine fio` leaves in a bundle.
+const ENGINE_NOTE: &str = "(--engine fio)";
+
+/// `--resume` of a bundle whose steps fio ran: the fio to go on with (the same version,
+/// or refused).
+pub fn resume_engine(doc: &drivelab_suites::RunDoc) -> Result<Option<String>, Fail> {
+    let Some(note) = doc.notes.iter().find(|n| n.contains(ENGINE_NOTE)) else {
+        return Ok(None);
+    };
+    let prog = drivelab_suites::fio::process::program();
+    let v = drivelab_suites::fio::process::version(&prog)
+        .map_err(|e| Fail::usage(format!("--resume: the bundle's steps were run by fio: {e}")))?;
+    if !note.contains(&format!("by {v} ")) {
+        return Err(Fail::usage(format!(
+            "--resume: the bundle's steps were run by another fio than {v} ({note})"
+        )));
+    }
+    Ok(Some(v))
+}
+
+/// `--engine fio`: the fio version to run the steps with (checked now), noted in the
+/// bundle; None for drivelab's own engine.
+pub fn engine_check(
+    a: &FioArgs,
+    target: &Target,
+    doc: &mut drivelab_suites::RunDoc,
+) -> Result<Option<String>, Fail> {
+    if a.engine.as_deref() != Some("fio") {
+        return Ok(None);
+    }
+    if matches!(target.info.kind, TargetKind::Null | TargetKind::Simulated) {
+        return Err(Fail::usage(
+            "--engine fio: fio needs a file or a block device, not null or a simulated device",
+        ));
+    }
+    let prog = drivelab_suites::fio::process::program();
+    let v = drivelab_suites::fio::process::version(&prog)
+        .map_err(|e| Fail::usage(format!("--engine fio: {e}")))?;
+    doc.notes.push(format!(
+        "Every step was run by {v} {ENGINE_NOTE}; its job files, results and logs are in fio/."
+    ));
+    Ok(Some(v))
+}
+
+/// The hosts of `--hosts FILE` / `--host H …`, if any.
+pub fn hosts(a: &FioArgs) -> Result<Option<Vec<drivelab_suites::fio::client::Host>>, Fail> {
+    use drivelab_suites::fio::client::parse_hosts;
+    if let Some(f) = &a.hosts {
+        let m = std::fs::metadata(f)
+            .map_err(|e| Fail::usage(format!("--hosts {}: {e}", f.display())))?;
+        if !m.is_file() || m.len() > 1 << 20 {
+            return Err(Fail::usage(format!(
+                "--hosts {}: not a file of at most 1 MiB with one HOST[,PORT] a line",
+                f.display()
+            )));
+        }
+        let text = std::fs::read_to_string(f)
+            .map_err(|e| Fail::usage(format!("--hosts {}: {e}", f.display())))?;
+        let lines: Vec<String> = text.lines().map(str::to_string).collect();
+        return parse_hosts(&lines)
+            .map(Some)
+            .map_err(|e| Fail::usage(format!("--hosts {}: {e}", f.display())));
+    }
+    if a.host.is_empty() {
+        return Ok(None);
+    }
+    parse_hosts(&a.host)
+        .map(Some)
+        .map_err(|e| Fail::usage(format!("--host: {e}")))
+}
+
+/// The target on the hosts, described for planning: its size is the suite's span (the
+/// hosts' targets are not visible from here).
+fn fleet_target(
+    suite: &dyn Suite,
+    given: Option<&str>,
+    t: &crate::args::TargetArgs,
+) -> Result<TargetInfo, Fail> {
+    let path = given.unwrap_or(target::TEST_FILE_NAME).to_string();
+    if path == "null" || path.starts_with("sim") {
+        return Err(Fail::usage(
+            "TARGET: fio needs a file or a block device, not null or a simulated device",
+        ));
+    }
+    let device = path.starts_with("/dev/");
+    if device && suite.writes_to_device() && t.destructive.as_deref() != Some(Path::new(&path)) {
+        return Err(Fail::usage(format!(
+            "--destructive={path}: needed to write the block device {path} on every host (its data there is lost)"
+        )));
+    }
+    // drivelab cannot see the hosts' files: whether TARGET there is a user's file is
+    // for the user to confirm.
+    if !device && suite.writes_to_device() && !t.overwrite {
+        return Err(Fail::usage(format!(
+            "--overwrite: needed to write {path} on every host (drivelab cannot see from here whether it is a file of yours there; fio makes it when missing and leaves it)"
+        )));
+    }
+    let bytes = suite.test_file_bytes().ok_or_else(|| {
+        Fail::usage("--hosts: give the suite's --size in bytes (e.g. 1G); the hosts' targets are not measured from here")
+    })?;
+    serde_json::from_value(serde_json::json!({
+        "kind": if device { TargetKind::BlockDevice } else { TargetKind::File },
+        "path": path, "capacity_bytes": bytes,
+        "logical_sector_bytes": 512, "physical_sector_bytes": 512, "rotational": null,
+        "scheduler": null, "model": null, "serial": null, "firmware": null,
+        "filesystem": null, "in_memory": null, "created_by_drivelab": false,
+        "simulated": null
+    }))
+    .map_err(|e| Fail::failed(e.to_string()))
+}
+
+/// `drivelab run SUITE [TARGET] --hosts FILE | --host H …`.
+pub fn fleet(
+    suite: &dyn Suite,
+    common: &crate::run_args::CommonArgs,
+    hosts: Vec<drivelab_suites::fio::client::Host>,
+    db: Option<&Option<String>>,
+) -> Result<i32, Fail> {
+    use drivelab_suites::fio::{client, fleet, process};
+    let t = &common.target;
+    let info = fleet_target(suite, t.target.as_deref(), t)?;
+    let plan = suite
+        .plan(&info)
+        .map_err(|e| Fail::usage(format!("{}: {e}", suite.name())))?;
+    let out = match &common.out {
+        Some(o) => {
+            drivelab_suites::bundle::check_new_dir(o).map_err(Fail::usage)?;
+            o.clone()
+        }
+        None => drivelab_suites::bundle::default_dir(
+            Path::new("drivelab-results"),
+            &format!("{}-fleet", suite.name()),
+        ),
+    };
+    let out = std::path::absolute(&out).map_err(|e| Fail::usage(format!("--out: {e}")))?;
+    std::fs::create_dir_all(&out)
+        .map_err(|e| Fail::usage(format!("--out {}: {e}", out.display())))?;
+    let prog = process::program();
+    let version = process::version(&prog).map_err(|e| Fail::usage(format!("--hosts: {e}")))?;
+    let probes = client::probe_all(&prog, &hosts, &out).map_err(Fail::failed)?;
+    let _ = std::fs::remove_file(out.join("probe.fio"));
+    if let Err(e) = client::check_versions(&version, &hosts, &probes) {
+        let _ = std::fs::remove_dir(&out);
+        return Err(Fail::usage(format!("--hosts: {e}")));
+    }
+    let stop = crate::signals::stop_flag();
+    let run = fleet::FleetRun {
+        program: prog,
+        version,
+        hosts,
+        target: info,
+        out,
+        stop: &stop,
+    };
+    let say = |s: &str| eprintln!("drivelab: {s}");
+    let o = fleet::run(suite, &plan, &run, &say).map_err(Fail::failed)?;
+    // Finished bundles go into the results database like any run's (unless --no-db).
+    let mut recorded = Vec::new();
+    if let Some(db) = db {
+        for d in o.host_dirs.iter().chain([&o.fleet_dir]) {
+            let complete = drivelab_suites::Bundle::open(d)
+                .is_ok_and(|b| b.doc.status == drivelab_suites::BundleStatus::Complete);
+            if complete {
+                match crate::record::record_bundle(d, db.as_deref()) {
+                    Ok(id) => recorded.push(id),
+                    Err(e) => eprintln!(
+                        "drivelab: {} was not recorded in the results database: {}",
+                        d.display(),
+                        e.message
+                    ),
+                }
+            }
+        }
+    }
+    crate::output::stdout::say(&o.table)?;
+    for d in &o.host_dirs {
+        crate::output::stdout::say_line(&format!("Host bundle: {}", d.display()))?;
+    }
+    crate::output::stdout::say_line(&format!("Fleet view: {}", o.fleet_dir.display()))?;
+    if !recorded.is_empty() {
+        crate::output::stdout::say_line(&format!(
+            "Recorded in the results database as runs {}",
+            recorded.join(", ")
+        ))?;
+    }
+    Ok(if o.interrupted {
+        crate::fail::INTERRUPTED
+    } else if o.doc.failed_hosts.is_empty() {
+        0
+    } else {
+        crate::fail::FAILED
+    })
+}

@@ -1,0 +1,87 @@
+//! `drivelab trace import FORMAT FILE -o OUT.dltrace [--volume V]`.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::Args;
+use drivelab_trace::import::{self, Format, Options};
+
+use super::{bytes_text, trace_fail};
+use crate::fail::Fail;
+use crate::out_path::OutFile;
+
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// The trace's format: fio (iolog v2 or v3), blkparse (default text), blktrace
+    /// (binary per-CPU files: give one of them or their NAME), msr, spc, tencent, alibaba.
+    #[arg(value_name = "FORMAT", value_parser = format_arg)]
+    pub format: Format,
+    /// The trace file.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// The drivelab trace to write (conventionally NAME.dltrace).
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    pub output: PathBuf,
+    /// The volume to keep from a trace of several (MSR DiskNumber, Tencent/Alibaba
+    /// volume id, fio file name, blktrace/blkparse device MAJ,MIN).
+    #[arg(long, value_name = "V")]
+    pub volume: Option<String>,
+    /// Replace an existing file drivelab did not write.
+    #[arg(long)]
+    pub force: bool,
+}
+
+fn format_arg(s: &str) -> Result<Format, String> {
+    Format::from_name(s).ok_or_else(|| format!("'{s}' is not a trace format: {}", Format::names()))
+}
+
+pub fn run(a: ImportArgs) -> Result<i32, Fail> {
+    let out = OutFile::claim(&a.output, "-o/--output", a.force)?;
+    let what = format!("FILE {}", a.file.display());
+    if a.format != Format::Blktrace && !a.file.is_file() {
+        return Err(Fail::usage(format!("{what}: not a readable file")));
+    }
+    let start = Instant::now();
+    let opts = Options {
+        volume: a.volume.clone(),
+        ..Options::default()
+    };
+    let mut imp = import::open(a.format, &a.file, &opts).map_err(|e| match e {
+        drivelab_trace::TraceError::Io(e) => Fail::usage(format!("{what}: cannot read it: {e}")),
+        e => trace_fail(&what, e),
+    })?;
+    let dir = out
+        .path()
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let mut scratch = tempfile::tempfile_in(dir).map_err(|e| {
+        Fail::failed(format!(
+            "-o/--output: cannot make a scratch file in {}: {e}",
+            dir.display()
+        ))
+    })?;
+    let mut pending = out.begin()?;
+    let totals = import::write_native(
+        &mut *imp,
+        &mut scratch,
+        std::io::BufWriter::new(pending.file()),
+    )
+    .map_err(|e| trace_fail(&what, e))?;
+    pending
+        .commit()
+        .map_err(|e| Fail::failed(format!("cannot write {}: {e}", out.path().display())))?;
+    let secs = start.elapsed().as_secs_f64();
+    eprintln!(
+        "imported {} I/Os ({} read, {} written, {} discarded, {} flushes) from {} to {} in {secs:.2} s ({:.0} I/Os per second)",
+        totals.records,
+        bytes_text(totals.read_bytes),
+        bytes_text(totals.write_bytes),
+        bytes_text(totals.discard_bytes),
+        totals.flushes,
+        a.file.display(),
+        out.path().display(),
+        totals.records as f64 / secs.max(1e-9),
+    );
+    Ok(0)
+}

@@ -1,0 +1,600 @@
+//! `drivelab trace record DEVICE -o OUT.dltrace (--duration D | -- COMMAND ARGS…)`.
+//!
+//! Through the kernel's block tracing, driven through tracefs directly: the device's
+//! `trace/enable` in sysfs and the kernel's `blk` tracer with `blk_classic` output (the
+//! blktrace program's relay files are refused on kernels locked down against debugfs;
+//! tracefs is not). The tracer's lines (blkparse's text, nanosecond times, queue and
+//! complete events) are copied from `trace_pipe` into a scratch file beside the output,
+//! then read with the blkparse importer: records are the queued bios with their pid and
+//! process name, service time = completion − queue. Read-only towards the device:
+//! nothing opens it. Whatever the ending (done, the command failed, Ctrl-C, SIGTERM, an
+//! error) the tracer is set back to `nop`, the device's trace removed and the tracing
+//! options restored. The kernel's tracer is one per system: a recording is refused while
+//! another tracer is in use.
+
+use std::io::{BufWriter, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use drivelab_trace::import::{self, Event, Format, Import, Options};
+use drivelab_trace::{Header, TraceError};
+
+use super::{bytes_text, trace_fail};
+use crate::fail::{Fail, INTERRUPTED};
+use crate::out_path::OutFile;
+
+#[derive(Args, Debug)]
+pub struct RecordArgs {
+    /// The block device to trace (only watched: nothing is written to it).
+    #[arg(value_name = "DEVICE")]
+    pub device: PathBuf,
+    /// The drivelab trace to write (conventionally NAME.dltrace).
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    pub output: PathBuf,
+    /// Record for this long, e.g. 30s, 5m (or give a command after `--`).
+    #[arg(long, value_parser = crate::args::duration, value_name = "D")]
+    pub duration: Option<u64>,
+    /// Replace an existing file drivelab did not write.
+    #[arg(long)]
+    pub force: bool,
+    /// The command to record while it runs (after `--`).
+    #[arg(last = true, value_name = "COMMAND")]
+    pub command: Vec<String>,
+}
+
+const POLL: Duration = Duration::from_millis(10);
+/// The kernel's trace buffer per CPU while recording (KiB).
+const BUFFER_KB: &str = "16384";
+
+pub fn run(a: RecordArgs) -> Result<i32, Fail> {
+    if a.duration.is_some() != a.command.is_empty() {
+        return Err(Fail::usage(
+            "give --duration D (e.g. 30s) or a command to record after `--`, one of them",
+        ));
+    }
+    let dev = Device::of(&a.device)?;
+    let out = OutFile::claim(&a.output, "-o/--output", a.force)?.not_the_target(&a.device)?;
+    let out_dir = dir_of(out.path()).to_path_buf();
+    if std::fs::metadata(&out_dir)
+        .is_ok_and(|m| std::os::unix::fs::MetadataExt::dev(&m) == dev.rdev)
+    {
+        return Err(Fail::usage(format!(
+            "-o/--output {}: is on {}, the traced device: writing it would be recorded too; give a file on another device",
+            out.path().display(),
+            a.device.display()
+        )));
+    }
+    if dev.traced() {
+        return Err(Fail::usage(format!(
+            "DEVICE {}: a block trace is already set up on it (blktrace?); stop it, or `echo 0 > {}` removes it",
+            a.device.display(),
+            dev.enable_file().display()
+        )));
+    }
+    let scratch = tempfile::Builder::new()
+        .prefix(".drivelab-record.")
+        .tempfile_in(&out_dir)
+        .map_err(|e| {
+            Fail::failed(format!(
+                "-o/--output: cannot make a scratch file in {}: {e}",
+                out_dir.display()
+            ))
+        })?;
+    let rec = capture(&a, &dev, scratch.as_file())?;
+    let opts = Options {
+        blkparse_clock_to_unix_ns: Some(rec.mono_to_unix_ns),
+        ..Options::default()
+    };
+    let inner = import::open(Format::Blkparse, scratch.path(), &opts)
+        .map_err(|e| trace_fail("the recording", e))?;
+    let mut imp = Recorded {
+        inner,
+        device: a.device.display().to_string(),
+        size: dev.size_bytes(),
+        notes: rec.notes,
+    };
+    let mut body = tempfile::tempfile_in(&out_dir)
+        .map_err(|e| Fail::failed(format!("-o/--output: cannot make a scratch file: {e}")))?;
+    let mut pending = out.begin()?;
+    let totals = import::write_native(&mut imp, &mut body, BufWriter::new(pending.file()))
+        .map_err(|e| Fail::failed(format!("the recording: {e}")))?;
+    pending
+        .commit()
+        .map_err(|e| Fail::failed(format!("cannot write {}: {e}", out.path().display())))?;
+    eprintln!(
+        "recorded {} I/Os ({} read, {} written, {} discarded, {} flushes) on {} to {}",
+        totals.records,
+        bytes_text(totals.read_bytes),
+        bytes_text(totals.write_bytes),
+        bytes_text(totals.discard_bytes),
+        totals.flushes,
+        a.device.display(),
+        out.path().display()
+    );
+    match rec.ending {
+        Ending::Done => Ok(0),
+        Ending::Interrupted => Ok(INTERRUPTED),
+        Ending::CommandFailed(s) => Err(Fail::failed(format!(
+            "`{}` ended with {s}; its trace was written",
+            a.command.join(" ")
+        ))),
+    }
+}
+
+/// A recording's tracer lines (in the scratch file) and what is known about them.
+struct Capture {
+    ending: Ending,
+    notes: Vec<String>,
+    /// Unix time minus the tracer's clock (CLOCK_MONOTONIC), ns.
+    mono_to_unix_ns: i128,
+}
+
+/// Trace the device for the duration or while the command runs, the tracer's lines into
+/// `lines`; everything set back before it returns, however it ends.
+fn capture(a: &RecordArgs, dev: &Device, lines: &std::fs::File) -> Result<Capture, Fail> {
+    let stop = crate::signals::stop_flag();
+    let tracefs = Tracefs::mounted()?;
+    let mono_to_unix_ns = unix_now_ns() - i128::from(drivelab_engine::sys::monotonic_ns());
+    let mut tracer = Tracer::start(&tracefs, dev)?;
+    let mut lines = BufWriter::new(lines);
+    let what = match a.duration {
+        Some(ns) => format!("for {:.3} s", ns as f64 / 1e9),
+        None => format!("while `{}` ran", a.command.join(" ")),
+    };
+    eprintln!(
+        "recording {} {}; Ctrl-C stops",
+        a.device.display(),
+        what.replace(" ran", " runs")
+    );
+    let started = Instant::now();
+    let ending = match a.duration {
+        Some(ns) => tracer.copy_for(Duration::from_nanos(ns), &stop, &mut lines)?,
+        None => tracer.copy_while(&a.command, &stop, &mut lines)?,
+    };
+    let lost = tracer.stop(&mut lines)?;
+    lines
+        .flush()
+        .map_err(|e| Fail::failed(format!("the recording: {e}")))?;
+    let mut notes = vec![format!(
+        "recorded through the kernel's blk tracer on {} {what} ({:.3} s)",
+        a.device.display(),
+        started.elapsed().as_secs_f64()
+    )];
+    if lost > 0 {
+        let l = format!("the kernel's trace buffer overflowed: {lost} events were lost");
+        eprintln!("drivelab: warning: {l}");
+        notes.push(l);
+    }
+    Ok(Capture {
+        ending,
+        notes,
+        mono_to_unix_ns,
+    })
+}
+
+fn unix_now_ns() -> i128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i128)
+}
+
+fn dir_of(p: &Path) -> &Path {
+    p.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// The traced device, as the kernel knows it.
+struct Device {
+    rdev: u64,
+    sys: PathBuf,
+}
+
+impl Device {
+    fn of(p: &Path) -> Result<Device, Fail> {
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        let m = std::fs::metadata(p)
+            .map_err(|e| Fail::usage(format!("DEVICE {}: {e}", p.display())))?;
+        if !m.file_type().is_block_device() {
+            return Err(Fail::usage(format!(
+                "DEVICE {}: not a block device (trace record traces a device such as /dev/nvme0n1 or /dev/loop0)",
+                p.display()
+            )));
+        }
+        let rdev = m.rdev();
+        let major = ((rdev >> 8) & 0xfff) | ((rdev >> 32) & !0xfff);
+        let minor = (rdev & 0xff) | ((rdev >> 12) & !0xff);
+        let sys = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
+        Ok(Device { rdev, sys })
+    }
+
+    fn enable_file(&self) -> PathBuf {
+        self.sys.join("trace/enable")
+    }
+
+    /// Is a block trace set up on the device (by anyone)?
+    fn traced(&self) -> bool {
+        std::fs::read_to_string(self.enable_file()).is_ok_and(|s| s.trim() == "1")
+    }
+
+    fn size_bytes(&self) -> Option<u64> {
+        let sectors: u64 = std::fs::read_to_string(self.sys.join("size"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()?;
+        sectors.checked_mul(512)
+    }
+}
+
+/// tracefs: the system's, or mounted for this recording on a private directory
+/// (unmounted at the end).
+struct Tracefs {
+    path: PathBuf,
+    ours: Option<tempfile::TempDir>,
+}
+
+impl Tracefs {
+    fn mounted() -> Result<Tracefs, Fail> {
+        let sys = PathBuf::from("/sys/kernel/tracing");
+        if sys.join("trace_pipe").exists() {
+            return Ok(Tracefs {
+                path: sys,
+                ours: None,
+            });
+        }
+        let dir = tempfile::Builder::new()
+            .prefix("drivelab-tracefs.")
+            .tempdir()
+            .map_err(|e| {
+                Fail::failed(format!("cannot make a directory to mount tracefs on: {e}"))
+            })?;
+        let ok = Command::new("mount")
+            .args(["-t", "tracefs", "tracefs"])
+            .arg(dir.path())
+            .stderr(Stdio::piped())
+            .output()
+            .map_err(|e| Fail::failed(format!("cannot run mount: {e}")))?;
+        if !ok.status.success() {
+            return Err(Fail::failed(format!(
+                "cannot mount tracefs (block tracing needs it; run as root): {}",
+                String::from_utf8_lossy(&ok.stderr).trim()
+            )));
+        }
+        Ok(Tracefs {
+            path: dir.path().to_path_buf(),
+            ours: Some(dir),
+        })
+    }
+
+    fn file(&self, name: &str) -> PathBuf {
+        self.path.join(name)
+    }
+
+    fn read(&self, name: &str) -> Result<String, Fail> {
+        std::fs::read_to_string(self.file(name))
+            .map_err(|e| Fail::failed(format!("cannot read {}: {e}", self.file(name).display())))
+    }
+
+    fn write(&self, name: &str, value: &str) -> Result<(), Fail> {
+        std::fs::write(self.file(name), value).map_err(|e| {
+            Fail::failed(format!(
+                "cannot write `{value}` to {}: {e}",
+                self.file(name).display()
+            ))
+        })
+    }
+}
+
+impl Drop for Tracefs {
+    fn drop(&mut self) {
+        if self.ours.is_some() {
+            unmount(&self.path);
+        }
+    }
+}
+
+/// Unmount our tracefs; lazily, so a file still open in it (a second Ctrl-C ends the
+/// process with `trace_pipe` open) does not keep it mounted.
+fn unmount(p: &Path) {
+    let _ = Command::new("umount")
+        .arg("-l")
+        .arg(p)
+        .stderr(Stdio::null())
+        .status();
+}
+
+/// How the recording ended.
+enum Ending {
+    Done,
+    Interrupted,
+    CommandFailed(std::process::ExitStatus),
+}
+
+/// The kernel's blk tracer on the device; everything set back when dropped.
+struct Tracer<'a> {
+    fs: &'a Tracefs,
+    dev: &'a Device,
+    /// The settings changed, with their values before (restored in reverse order).
+    saved: Vec<(PathBuf, String)>,
+    pipe: Option<std::fs::File>,
+    partial: Vec<u8>,
+    lost: u64,
+}
+
+impl<'a> Tracer<'a> {
+    fn start(fs: &'a Tracefs, dev: &'a Device) -> Result<Tracer<'a>, Fail> {
+        let current = fs.read("current_tracer")?;
+        if current.trim() != "nop" {
+            return Err(Fail::failed(format!(
+                "the kernel's tracer is in use (current_tracer is `{}`): one recording at a time, and none while another tracing tool runs",
+                current.trim()
+            )));
+        }
+        let mut t = Tracer {
+            fs,
+            dev,
+            saved: Vec::new(),
+            pipe: None,
+            partial: Vec::new(),
+            lost: 0,
+        };
+        t.set("trace_clock", "mono", |s| {
+            s.split_whitespace()
+                .find_map(|w| w.strip_prefix('[')?.strip_suffix(']'))
+                .unwrap_or("local")
+                .to_string()
+        })?;
+        // `1408`, or `7 (expanded: 1408)` before the buffer was first used.
+        t.set("buffer_size_kb", BUFFER_KB, |s| {
+            s.split_whitespace().next().unwrap_or("1408").to_string()
+        })?;
+        std::fs::write(dev.enable_file(), "1").map_err(|e| {
+            Fail::failed(format!(
+                "cannot start the device's block trace ({}): {e}",
+                dev.enable_file().display()
+            ))
+        })?;
+        t.saved.push((dev.enable_file(), "0".into()));
+        let _ = std::fs::write(dev.sys.join("trace/act_mask"), "queue,complete");
+        t.set("current_tracer", "blk", |_| "nop".into())?;
+        // An option of the blk tracer, there once it is the current tracer (and gone
+        // with it: set back before it).
+        t.set("trace_options", "blk_classic", |_| "noblk_classic".into())?;
+        t.set("tracing_on", "1", |s| s.trim().to_string())?;
+        let pipe = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(fs.file("trace_pipe"))
+            .map_err(|e| {
+                Fail::failed(format!(
+                    "cannot open {}: {e}",
+                    fs.file("trace_pipe").display()
+                ))
+            })?;
+        t.pipe = Some(pipe);
+        // A second Ctrl-C ends drivelab at once, without unwinding: it sets these back
+        // first.
+        let undo = t.saved.clone();
+        let mount = fs.ours.is_some().then(|| fs.path.clone());
+        crate::signals::undo_on_exit(Some(Box::new(move || {
+            for (file, value) in undo.iter().rev() {
+                let _ = std::fs::write(file, value);
+            }
+            if let Some(m) = mount {
+                unmount(&m);
+                let _ = std::fs::remove_dir(&m);
+            }
+        })));
+        Ok(t)
+    }
+
+    /// Set a tracefs file, remembering how to set it back.
+    fn set(
+        &mut self,
+        name: &'static str,
+        value: &str,
+        before: impl FnOnce(&str) -> String,
+    ) -> Result<(), Fail> {
+        let old = before(&self.fs.read(name)?);
+        self.fs.write(name, value)?;
+        self.saved.push((self.fs.file(name), old));
+        Ok(())
+    }
+
+    /// Copy what the tracer has written so far; was there anything?
+    fn copy(&mut self, out: &mut impl Write) -> Result<bool, Fail> {
+        let mut buf = [0u8; 1 << 16];
+        let pipe = self.pipe.as_mut().expect("open while tracing");
+        let n = match pipe.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => 0,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return Ok(true),
+            Err(e) => return Err(Fail::failed(format!("reading the kernel's trace: {e}"))),
+        };
+        self.partial.extend_from_slice(&buf[..n]);
+        let end = self
+            .partial
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        for line in self.partial[..end].split_inclusive(|&b| b == b'\n') {
+            // `CPU:1 [LOST 123 EVENTS]`: the buffer overflowed.
+            if let Some(n) = lost_events(line) {
+                self.lost += n;
+                continue;
+            }
+            out.write_all(line)
+                .map_err(|e| Fail::failed(format!("the recording: {e}")))?;
+        }
+        self.partial.drain(..end);
+        Ok(n > 0)
+    }
+
+    fn copy_for(
+        &mut self,
+        d: Duration,
+        stop: &AtomicBool,
+        out: &mut impl Write,
+    ) -> Result<Ending, Fail> {
+        let t0 = Instant::now();
+        while t0.elapsed() < d {
+            if stop.load(Ordering::SeqCst) {
+                return Ok(Ending::Interrupted);
+            }
+            if !self.copy(out)? {
+                std::thread::sleep(POLL.min(d.saturating_sub(t0.elapsed())));
+            }
+        }
+        Ok(Ending::Done)
+    }
+
+    fn copy_while(
+        &mut self,
+        cmd: &[String],
+        stop: &AtomicBool,
+        out: &mut impl Write,
+    ) -> Result<Ending, Fail> {
+        let mut child = Command::new(&cmd[0])
+            .args(&cmd[1..])
+            .spawn()
+            .map_err(|e| Fail::usage(format!("COMMAND `{}`: cannot run it: {e}", cmd[0])))?;
+        let mut signalled = false;
+        loop {
+            if let Some(status) = child.try_wait().map_err(|e| Fail::failed(e.to_string()))? {
+                return Ok(match (signalled, status.success()) {
+                    (true, _) => Ending::Interrupted,
+                    (false, true) => Ending::Done,
+                    (false, false) => Ending::CommandFailed(status),
+                });
+            }
+            if stop.load(Ordering::SeqCst) && !signalled {
+                // Ctrl-C reached the command too; a SIGTERM to drivelab is passed on.
+                signal(child.id(), "TERM");
+                signalled = true;
+            }
+            if !self.copy(out)? {
+                std::thread::sleep(POLL);
+            }
+        }
+    }
+
+    /// Stop tracing, copy what is left, set everything back; the events lost.
+    fn stop(mut self, out: &mut impl Write) -> Result<u64, Fail> {
+        self.fs.write("tracing_on", "0")?;
+        while self.copy(out)? {}
+        if !self.partial.is_empty() {
+            let rest = std::mem::take(&mut self.partial);
+            out.write_all(&rest)
+                .map_err(|e| Fail::failed(format!("the recording: {e}")))?;
+        }
+        self.lost += self.overruns();
+        self.restore()?;
+        Ok(self.lost)
+    }
+
+    /// Events the kernel dropped for want of buffer space (per CPU `overrun`).
+    fn overruns(&self) -> u64 {
+        let Ok(cpus) = std::fs::read_dir(self.fs.file("per_cpu")) else {
+            return 0;
+        };
+        cpus.flatten()
+            .filter_map(|c| std::fs::read_to_string(c.path().join("stats")).ok())
+            .flat_map(|s| {
+                s.lines()
+                    .filter_map(|l| l.strip_prefix("overrun:")?.trim().parse::<u64>().ok())
+                    .collect::<Vec<_>>()
+            })
+            .sum()
+    }
+
+    /// The device's trace removed, the tracer back to nop, every setting as it was.
+    fn restore(&mut self) -> Result<(), Fail> {
+        self.pipe = None;
+        let mut first_error = None;
+        let mut keep = |r: Result<(), Fail>| {
+            if let Err(e) = r {
+                first_error.get_or_insert(e);
+            }
+        };
+        while let Some((file, old)) = self.saved.pop() {
+            keep(std::fs::write(&file, &old).map_err(|e| {
+                Fail::failed(format!(
+                    "cannot set {} back to `{old}`: {e}",
+                    file.display()
+                ))
+            }));
+        }
+        crate::signals::undo_on_exit(None);
+        if self.dev.traced() {
+            keep(std::fs::write(self.dev.enable_file(), "0").map_err(|e| {
+                Fail::failed(format!(
+                    "cannot remove the device's block trace ({}): {e}",
+                    self.dev.enable_file().display()
+                ))
+            }));
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+}
+
+impl Drop for Tracer<'_> {
+    fn drop(&mut self) {
+        let _ = self.restore();
+    }
+}
+
+/// The count of a `CPU:N [LOST COUNT EVENTS]` line.
+fn lost_events(line: &[u8]) -> Option<u64> {
+    let s = std::str::from_utf8(line).ok()?;
+    let rest = s.split_once("[LOST ")?.1;
+    rest.split_whitespace().next()?.parse().ok()
+}
+
+fn signal(pid: u32, sig: &str) {
+    let _ = Command::new("kill")
+        .args([&format!("-{sig}"), &pid.to_string()])
+        .stderr(Stdio::null())
+        .status();
+}
+
+/// The import of the recording, with the recording's header.
+struct Recorded {
+    inner: Box<dyn Import>,
+    device: String,
+    size: Option<u64>,
+    notes: Vec<String>,
+}
+
+impl Import for Recorded {
+    fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
+        self.inner.next_event()
+    }
+
+    fn header(&self) -> Result<Header, TraceError> {
+        let mut h = self.inner.header()?;
+        h.source_format = "record".into();
+        h.source_path = Some(self.device.clone());
+        h.device_size_bytes = self.size;
+        // The recording's own words instead of the importer's about blkparse's text.
+        h.notes.retain(|n| !n.starts_with("blkparse text"));
+        h.notes.splice(0..0, self.notes.iter().cloned());
+        Ok(h)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn lost_event_lines_are_counted() {
+        assert_eq!(super::lost_events(b"CPU:1 [LOST 123 EVENTS]\n"), Some(123));
+        assert_eq!(
+            super::lost_events(b"  7,1    0 18660.8 30671  Q  WS 0 + 128 [dd]\n"),
+            None
+        );
+    }
+}

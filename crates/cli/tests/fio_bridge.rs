@@ -1,0 +1,401 @@
+//! The fio bridge: suites as fio job files, fio results imported as bundles, suites run
+//! through fio locally. Needs Debian's fio (installed by scripts/test).
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{run_in, stderr};
+
+/// Lines `key=value` of a job file.
+fn option<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(key).and_then(|r| r.strip_prefix('=')))
+}
+
+fn fio() -> Command {
+    Command::new("fio")
+}
+
+#[test]
+fn emitted_jobs_parse_in_fio_and_match_the_steps() {
+    let d = tempfile::tempdir().unwrap();
+    let target = d.path().join("t.bin");
+    let o = run_in(
+        d.path(),
+        &[
+            "run",
+            "quick",
+            "--short",
+            "--runs",
+            "1",
+            "--no-db",
+            target.to_str().unwrap(),
+            "--emit-fio",
+            "jobs",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!target.exists(), "emitting jobs made no test file");
+    let mut names: Vec<String> = std::fs::read_dir(d.path().join("jobs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    // quick's standard preset, read then write, one run each.
+    let want = [
+        ("seq1m-q8t1-read", "read", "1048576", "8"),
+        ("seq1m-q8t1-write", "write", "1048576", "8"),
+        ("seq1m-q1t1-read", "read", "1048576", "1"),
+        ("seq1m-q1t1-write", "write", "1048576", "1"),
+        ("rnd4k-q32t1-read", "randread", "4096", "32"),
+        ("rnd4k-q32t1-write", "randwrite", "4096", "32"),
+        ("rnd4k-q1t1-read", "randread", "4096", "1"),
+        ("rnd4k-q1t1-write", "randwrite", "4096", "1"),
+    ];
+    assert_eq!(names.len(), want.len(), "{names:?}");
+    for (name, (id, rw, bs, qd)) in names.iter().zip(want) {
+        assert!(name.contains(id), "{name} is not {id}");
+        let p = d.path().join("jobs").join(name);
+        let text = std::fs::read_to_string(&p).unwrap();
+        let parsed = fio().arg("--parse-only").arg(&p).output().unwrap();
+        assert!(
+            parsed.status.success(),
+            "fio --parse-only {name}: {}",
+            stderr(&parsed)
+        );
+        assert_eq!(option(&text, "rw"), Some(rw), "{name}");
+        assert_eq!(option(&text, "bs"), Some(bs), "{name}");
+        assert_eq!(option(&text, "iodepth"), Some(qd), "{name}");
+        assert_eq!(option(&text, "size"), Some("67108864"), "{name}");
+        assert_eq!(option(&text, "runtime"), Some("300ms"), "{name}");
+        assert_eq!(option(&text, "filename"), Some(target.to_str().unwrap()));
+        assert_eq!(option(&text, "direct"), Some("1"));
+    }
+    // A second emit into the same directory replaces drivelab's own job files.
+    let again = run_in(
+        d.path(),
+        &[
+            "run",
+            "quick",
+            "--short",
+            "--runs",
+            "1",
+            target.to_str().unwrap(),
+            "--emit-fio",
+            "jobs",
+        ],
+    );
+    assert!(again.status.success(), "{}", stderr(&again));
+    // fio cannot run a simulated drive.
+    let sim = run_in(
+        d.path(),
+        &[
+            "run",
+            "quick",
+            "--short",
+            "sim:nvme-tlc,capacity=4G",
+            "--emit-fio",
+            "jobs2",
+        ],
+    );
+    assert_eq!(sim.status.code(), Some(2), "{}", stderr(&sim));
+    assert!(stderr(&sim).contains("fio needs a file or a block device"));
+    assert!(!Path::new(&d.path().join("jobs2")).exists());
+}
+
+/// Run fio on a job file in `dir`; its json+ output is `out.json`, logs under `logs/`.
+fn run_fio(dir: &Path, job: &str) {
+    std::fs::create_dir_all(dir.join("logs")).unwrap();
+    std::fs::write(dir.join("job.fio"), job).unwrap();
+    let o = fio()
+        .args(["--output-format=json+", "--output=out.json", "job.fio"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "fio: {}", stderr(&o));
+}
+
+#[test]
+fn an_imported_json_plus_result_reproduces_fios_percentiles_and_series() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    // Two jobs as one group, paced so that the run is device-independent and short.
+    run_fio(
+        p,
+        &format!(
+            "[global]\nfilename={}\nsize=16m\nioengine=psync\ndirect=0\nrw=randrw\nrwmixread=70\n\
+             bs=4k\nnumjobs=2\ngroup_reporting=1\ntime_based=1\nruntime=2\nrate_iops=400,200\n\
+             lat_percentiles=1\nclat_percentiles=1\nlog_avg_msec=1000\nlog_hist_msec=1000\n\
+             log_unix_epoch=1\nwrite_iops_log=logs/s\nwrite_bw_log=logs/s\nwrite_lat_log=logs/s\n\
+             write_hist_log=logs/s\n[mix]\n",
+            p.join("data").display()
+        ),
+    );
+    let o = run_in(
+        p,
+        &["import", "fio", "out.json", "--logs", "logs", "--out", "b"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let fio: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("out.json")).unwrap()).unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("b/run.json")).unwrap()).unwrap();
+    assert_eq!(doc["suite"], "fio");
+    let steps = doc["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 1, "one group");
+    let run = &steps[0]["run"];
+    let job = &fio["jobs"][0];
+    for dir in ["read", "write"] {
+        let f = &job[dir];
+        let total = f["total_ios"].as_u64().unwrap();
+        assert!(total > 0);
+        let t = &run["totals"][dir];
+        assert_eq!(t["ops"].as_u64(), Some(total));
+        assert_eq!(t["bytes"], f["io_bytes"]);
+        // Every percentile fio reported, worked out again from its bins.
+        let mine = t["latency"]["percentiles"].as_array().unwrap();
+        let mut checked = 0;
+        for (k, v) in f["lat_ns"]["percentile"].as_object().unwrap() {
+            let pct: f64 = k.parse().unwrap();
+            if let Some(m) = mine
+                .iter()
+                .find(|m| (m["percentile"].as_f64().unwrap() - pct).abs() < 1e-9)
+            {
+                assert_eq!(m["value_ns"], *v, "{dir} p{pct}");
+                checked += 1;
+            }
+        }
+        assert!(checked >= 15, "{checked} percentiles compared");
+        let bins: u64 = f["lat_ns"]["bins"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_u64().unwrap())
+            .sum();
+        assert_eq!(run["histogram"][dir]["count"].as_u64(), Some(bins));
+        assert_eq!(bins, total);
+        // The series: whole seconds, every I/O in it once.
+        let recs = run["series"]["records"].as_array().unwrap();
+        assert_eq!(recs.len(), 2, "2 s on a 1 s grid");
+        let ops: u64 = recs.iter().map(|r| r[dir]["ops"].as_u64().unwrap()).sum();
+        assert_eq!(ops, total, "{dir}");
+        let bytes: u64 = recs.iter().map(|r| r[dir]["bytes"].as_u64().unwrap()).sum();
+        assert_eq!(bytes, f["io_bytes"].as_u64().unwrap());
+        // The first, logged second: fio's bw log is in KiB/s (1024 bytes), its iops log
+        // in I/Os per second, so 4 KiB I/Os make bytes = 4096 x I/Os (within fio's
+        // per-window rounding; kB of 1000 would be 2.4 % off).
+        let o0 = recs[0][dir]["ops"].as_f64().unwrap();
+        let b0 = recs[0][dir]["bytes"].as_f64().unwrap();
+        assert!(
+            o0 > 0.0 && (b0 / (o0 * 4096.0) - 1.0).abs() < 0.01,
+            "{dir}: {b0} bytes, {o0} I/Os"
+        );
+    }
+    // Local histogram logs are not "repaired".
+    let notes = run["notes"].to_string();
+    assert!(!notes.contains("repaired"), "{notes}");
+    // report, compare and db take it like drivelab's own.
+    let r = run_in(p, &["report", "b", "-o", "r.html"]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let html = std::fs::read_to_string(p.join("r.html")).unwrap();
+    assert!(html.contains("fio results") && html.contains("mix read IOPS"));
+    let c = run_in(p, &["compare", "b", "b"]);
+    assert!(c.status.success(), "{}", stderr(&c));
+    assert!(
+        common::stdout(&c).contains("mix read IOPS"),
+        "{}",
+        common::stdout(&c)
+    );
+    let db = p.join("r.sqlite");
+    let rec = run_in(p, &["db", "record", "b", "--db", db.to_str().unwrap()]);
+    assert!(rec.status.success(), "{}", stderr(&rec));
+    // Bad input: one line, exit 2, nothing written.
+    std::fs::write(p.join("junk.json"), "not fio").unwrap();
+    let bad = run_in(p, &["import", "fio", "junk.json", "--out", "c"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stderr(&bad).contains("no JSON document"),
+        "{}",
+        stderr(&bad)
+    );
+    assert!(!p.join("c").exists());
+}
+
+#[test]
+fn a_suite_runs_through_fio_into_an_ordinary_bundle() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let target = p.join("t.bin");
+    let o = run_in(
+        p,
+        &[
+            "run",
+            "quick",
+            "--short",
+            "--runs",
+            "1",
+            "--size",
+            "16M",
+            "--tests",
+            "SEQ1M Q1T1,RND4K Q4T1",
+            "--no-db",
+            "--out",
+            "b",
+            "--engine",
+            "fio",
+            target.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        common::stdout(&o).contains("RND4K Q4T1"),
+        "{}",
+        common::stdout(&o)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("b/run.json")).unwrap()).unwrap();
+    assert_eq!(doc["status"], "complete");
+    let steps = doc["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 4);
+    for s in steps {
+        let run = &s["run"];
+        assert!(
+            run["notes"].to_string().contains("Measured by fio"),
+            "{}",
+            run["notes"]
+        );
+        let dir = p.join("b/fio").join(s["id"].as_str().unwrap());
+        assert!(dir.join("job.fio").is_file() && dir.join("out.json").is_file());
+        let recs = run["series"]["records"].as_array().unwrap();
+        assert!(!recs.is_empty());
+        let sum: u64 = recs.iter().map(|r| r["all"]["ops"].as_u64().unwrap()).sum();
+        assert_eq!(sum, run["totals"]["all"]["ops"].as_u64().unwrap());
+        assert!(sum > 0);
+    }
+    // A bundle fio ran goes on with fio when resumed: drop its last step and resume.
+    let mut cut = doc.clone();
+    cut["steps"].as_array_mut().unwrap().pop();
+    cut["status"] = "interrupted".into();
+    std::fs::write(p.join("b/run.json"), serde_json::to_vec(&cut).unwrap()).unwrap();
+    std::fs::remove_dir_all(p.join("b/fio").join(steps[3]["id"].as_str().unwrap())).unwrap();
+    let r = run_in(p, &["run", "--resume", "b", "--no-db"]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let again: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("b/run.json")).unwrap()).unwrap();
+    assert_eq!(again["status"], "complete");
+    assert!(again["steps"][3]["run"]["notes"]
+        .to_string()
+        .contains("Measured by fio"));
+    // fio cannot run a simulated drive.
+    let sim = run_in(
+        p,
+        &[
+            "run",
+            "quick",
+            "--short",
+            "--no-db",
+            "--out",
+            "c",
+            "--engine",
+            "fio",
+            "sim:nvme-tlc,capacity=4G",
+        ],
+    );
+    assert_eq!(sim.status.code(), Some(2), "{}", stderr(&sim));
+    assert!(stderr(&sim).contains("--engine fio"), "{}", stderr(&sim));
+    assert!(!p.join("c").exists());
+}
+
+#[test]
+fn seconds_fio_did_not_log_are_zero_io_seconds() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    // 200 I/Os at 200 IOPS, then 2.2 s of think time: fio writes no row for the
+    // windows without I/O (from 2 s to 3 s at least), then I/O again until 4 s.
+    run_fio(
+        p,
+        &format!(
+            "[global]\nfilename={}\nsize=4m\nioengine=psync\nrw=randread\nbs=4k\n\
+             time_based=1\nruntime=4\nrate_iops=200\nthinktime=2200000\nthinktime_blocks=200\n\
+             lat_percentiles=1\nlog_avg_msec=1000\nlog_unix_epoch=1\nwrite_iops_log=logs/s\n\
+             write_bw_log=logs/s\n[stall]\n",
+            p.join("data").display()
+        ),
+    );
+    let o = run_in(
+        p,
+        &["import", "fio", "out.json", "--logs", "logs", "--out", "b"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("b/run.json")).unwrap()).unwrap();
+    let recs = doc["steps"][0]["run"]["series"]["records"]
+        .as_array()
+        .unwrap();
+    let ops: Vec<u64> = recs
+        .iter()
+        .map(|r| r["read"]["ops"].as_u64().unwrap())
+        .collect();
+    // 4 s and fio's last think: at least 4 windows.
+    assert!(ops.len() >= 4 && ops[0] > 0, "{ops:?}");
+    assert_eq!(
+        ops[2], 0,
+        "the stalled second is a zero-I/O second: {ops:?}"
+    );
+    let fio: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("out.json")).unwrap()).unwrap();
+    assert_eq!(
+        ops.iter().sum::<u64>(),
+        fio["jobs"][0]["read"]["total_ios"].as_u64().unwrap()
+    );
+    // fio logged fewer rows than seconds: the gap was filled, not shifted.
+    let rows = std::fs::read_to_string(p.join("logs/s_iops.1.log"))
+        .unwrap()
+        .lines()
+        .count();
+    assert!(rows < ops.len() - 1, "{rows} rows for {ops:?}");
+}
+
+#[test]
+fn a_plain_json_result_keeps_fios_percentiles() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    std::fs::write(
+        p.join("job.fio"),
+        format!(
+            "[global]\nfilename={}\nsize=4m\nioengine=psync\nrw=randread\nbs=4k\n\
+             time_based=1\nruntime=1\nrate_iops=300\n[plain]\n",
+            p.join("data").display()
+        ),
+    )
+    .unwrap();
+    let f = fio()
+        .args(["--output-format=json", "--output=out.json", "job.fio"])
+        .current_dir(p)
+        .output()
+        .unwrap();
+    assert!(f.status.success(), "{}", stderr(&f));
+    let o = run_in(p, &["import", "fio", "out.json", "--out", "b"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("b/run.json")).unwrap()).unwrap();
+    let run = &doc["steps"][0]["run"];
+    assert!(
+        run["notes"].to_string().contains("completion latency"),
+        "{}",
+        run["notes"]
+    );
+    assert!(run["notes"].to_string().contains("no latency histogram"));
+    let fio: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("out.json")).unwrap()).unwrap();
+    let want = &fio["jobs"][0]["read"]["clat_ns"]["percentile"]["99.000000"];
+    let got = run["totals"]["read"]["latency"]["percentiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["percentile"] == 99.0)
+        .unwrap();
+    assert_eq!(&got["value_ns"], want);
+}

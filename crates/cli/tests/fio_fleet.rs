@@ -1,0 +1,423 @@
+//! Many hosts through fio's client/server mode: fio servers on 127.0.0.2 and 127.0.0.3,
+//! started and stopped by each test (and killed, with every process they forked, when a
+//! test fails). Needs Debian's fio and, for the version test, a fio of another version
+//! (Debian 11's, made by scripts/fio-alt.sh; scripts/test sets DRIVELAB_TEST_FIO_ALT).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use common::{run_in, stderr, stdout, wait_until};
+
+/// Every process below `pid` (children, their children, …).
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut parent_of = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid …: comm may hold spaces, so split after the last ')'.
+        let rest = &stat[stat.rfind(')').unwrap() + 2..];
+        let ppid: u32 = rest.split(' ').nth(1).unwrap().parse().unwrap();
+        parent_of.push((p, ppid));
+    }
+    let mut out = vec![];
+    let mut frontier = vec![pid];
+    while let Some(x) = frontier.pop() {
+        for &(p, pp) in &parent_of {
+            if pp == x {
+                out.push(p);
+                frontier.push(p);
+            }
+        }
+    }
+    out
+}
+
+fn kill(pid: u32) {
+    // (Gone already is fine: a job may end between listing and killing.)
+    let _ = Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .stderr(Stdio::null())
+        .status();
+}
+
+/// A fio server listening on `addr:port`, in a directory of its own (its "disk"), in a
+/// PID namespace of its own: a fio server forks a handler per connection, a backend
+/// and the jobs (each in a session of its own), and a handler outlives its listener,
+/// so only the namespace going away (its first process killed) takes them all down.
+struct Server {
+    child: Child,
+    dir: tempfile::TempDir,
+}
+
+impl Server {
+    fn start(prog: &str, addr: &str, port: u16) -> Server {
+        let dir = tempfile::tempdir().unwrap();
+        let child = Command::new("unshare")
+            .args(["--pid", "--fork", "--kill-child", prog])
+            .arg(format!("--server=ip:{addr},{port}"))
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("unshare {prog}: {e}"));
+        let want = listen_entry(addr, port);
+        let mut s = Server { child, dir };
+        wait_until(&format!("fio server on {addr}:{port} listening"), || {
+            if let Some(st) = s.child.try_wait().unwrap() {
+                panic!("the fio server on {addr}:{port} ended at once ({st}): is the port taken?");
+            }
+            std::fs::read_to_string("/proc/net/tcp")
+                .unwrap()
+                .lines()
+                .any(|l| {
+                    let f: Vec<&str> = l.split_whitespace().collect();
+                    f.len() > 3 && f[1] == want && f[3] == "0A"
+                })
+        });
+        s
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The host fails: its namespace killed, with the server and everything it forked
+    /// (connection handler, backend, jobs).
+    fn kill_all(&mut self) {
+        let all = descendants(self.pid());
+        kill(self.pid());
+        let _ = self.child.wait();
+        wait_until("the fio server's processes gone", || {
+            all.iter().all(|p| {
+                std::fs::read_to_string(format!("/proc/{p}/stat"))
+                    .map_or(true, |st| st[st.rfind(')').unwrap() + 2..].starts_with('Z'))
+            })
+        });
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill_all();
+    }
+}
+
+/// A child process killed when the test ends, however it ends.
+struct Reaped(Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `/proc/net/tcp`'s local address of `addr:port` (`0200007F:4965`).
+fn listen_entry(addr: &str, port: u16) -> String {
+    let o: Vec<u8> = addr.split('.').map(|x| x.parse().unwrap()).collect();
+    format!(
+        "{:02X}{:02X}{:02X}{:02X}:{port:04X}",
+        o[3], o[2], o[1], o[0]
+    )
+}
+
+fn json(p: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+fn quick(port: u16, runtime: &str, out: &str) -> Vec<String> {
+    [
+        "run",
+        "quick",
+        "--short",
+        "--runs",
+        "1",
+        "--size",
+        "16M",
+        "--tests",
+        "RND4K Q1T1",
+        "--runtime",
+        runtime,
+        "--no-db",
+        "fleet.bin",
+        "--overwrite",
+        "--out",
+        out,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([
+        format!("--host=127.0.0.2,{port}"),
+        format!("--host=127.0.0.3,{port}"),
+    ])
+    .collect()
+}
+
+fn args(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+#[test]
+fn a_quick_suite_over_two_hosts_gives_two_bundles_and_a_fleet_view() {
+    let port = 18771;
+    let _a = Server::start("fio", "127.0.0.2", port);
+    let _b = Server::start("fio", "127.0.0.3", port);
+    let d = tempfile::tempdir().unwrap();
+    // Recorded in a results database of its own, like any finished run.
+    let db = format!("--db={}", d.path().join("r.sqlite").display());
+    let a: Vec<String> = quick(port, "2s", "out")
+        .into_iter()
+        .map(|x| if x == "--no-db" { db.clone() } else { x })
+        .collect();
+    let o = run_in(d.path(), &args(&a));
+    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+    let said = stdout(&o);
+    let ids = said
+        .lines()
+        .find_map(|l| l.strip_prefix("Recorded in the results database as runs "))
+        .unwrap_or_else(|| panic!("{said}"));
+    assert_eq!(ids.split(", ").count(), 3, "two hosts and the fleet");
+    let out = d.path().join("out");
+    let hosts: Vec<serde_json::Value> = [format!("127.0.0.2-{port}"), format!("127.0.0.3-{port}")]
+        .iter()
+        .map(|h| json(&out.join(h).join("run.json")))
+        .collect();
+    let fleet = json(&out.join("fleet/run.json"));
+    for doc in hosts.iter().chain([&fleet]) {
+        assert_eq!(doc["status"], "complete", "{}", doc["notes"]);
+        assert_eq!(doc["steps"].as_array().unwrap().len(), 2);
+    }
+    for i in 0..2 {
+        for dir in ["read", "write"] {
+            let h = |doc: &serde_json::Value| doc["steps"][i]["run"]["histogram"][dir].clone();
+            let (a, b, f) = (h(&hosts[0]), h(&hosts[1]), h(&fleet));
+            let count = |x: &serde_json::Value| x["count"].as_u64().unwrap();
+            assert_eq!(count(&f), count(&a) + count(&b), "step {i} {dir}");
+            // Bucket by bucket.
+            let mut sum = std::collections::BTreeMap::<u64, u64>::new();
+            for x in [&a, &b] {
+                for bk in x["buckets"].as_array().unwrap() {
+                    *sum.entry(bk[0].as_u64().unwrap()).or_default() += bk[1].as_u64().unwrap();
+                }
+            }
+            let merged: std::collections::BTreeMap<u64, u64> = f["buckets"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|bk| (bk[0].as_u64().unwrap(), bk[1].as_u64().unwrap()))
+                .collect();
+            assert_eq!(merged, sum, "step {i} {dir}");
+        }
+        // The fleet's series holds every host's I/Os once.
+        let ops = |doc: &serde_json::Value| -> u64 {
+            doc["steps"][i]["run"]["series"]["records"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["all"]["ops"].as_u64().unwrap())
+                .sum()
+        };
+        assert_eq!(ops(&fleet), ops(&hosts[0]) + ops(&hosts[1]));
+        assert!(ops(&hosts[0]) > 0 && ops(&hosts[1]) > 0);
+    }
+    let fj = json(&out.join("fleet/fleet.json"));
+    assert_eq!(fj["hosts"].as_array().unwrap().len(), 2);
+    assert!(fj["failed_hosts"].as_array().unwrap().is_empty());
+    assert!(!fj["spread"].as_array().unwrap().is_empty());
+    let summary = std::fs::read_to_string(out.join("fleet/summary.txt")).unwrap();
+    assert!(
+        summary.contains("slowest") && summary.contains("coefficient of variation"),
+        "{summary}"
+    );
+    // The fleet view is a bundle the report takes, with the spread among its notes.
+    let r = run_in(d.path(), &["report", "out/fleet", "-o", "r.html"]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let html = std::fs::read_to_string(d.path().join("r.html")).unwrap();
+    assert!(html.contains("coefficient of variation"));
+}
+
+#[test]
+fn a_host_killed_mid_step_fails_alone() {
+    let port = 18772;
+    let _a = Server::start("fio", "127.0.0.2", port);
+    let mut b = Server::start("fio", "127.0.0.3", port);
+    let d = tempfile::tempdir().unwrap();
+    let mut run = Reaped(
+        common::drivelab()
+            .args(args(&quick(port, "4s", "out")))
+            .current_dir(d.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let run = &mut run.0;
+    // The step is running on host b: its job process is up (server → connection
+    // handler → backend → job) and has laid out its 16 MiB file.
+    let file = b.dir.path().join("fleet.bin");
+    wait_until("host 127.0.0.3's job running", || {
+        if let Some(st) = run.try_wait().unwrap() {
+            panic!("drivelab ended before the kill: {st}");
+        }
+        descendants(b.pid()).len() >= 2
+            && std::fs::metadata(&file).is_ok_and(|m| m.len() == 16 << 20)
+    });
+    b.kill_all();
+    // The other host finishes the suite; drivelab ends (the test does not hang on it).
+    wait_until("drivelab to finish", || run.try_wait().unwrap().is_some());
+    let mut err = String::new();
+    std::io::Read::read_to_string(run.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(run.wait().unwrap().code(), Some(1), "{err}");
+    assert!(err.contains("host failed: host 127.0.0.3"), "{err}");
+    let o = d.path().join("out");
+    let good = json(&o.join(format!("127.0.0.2-{port}/run.json")));
+    let bad = json(&o.join(format!("127.0.0.3-{port}/run.json")));
+    assert_eq!(good["status"], "complete", "{}", good["notes"]);
+    assert_eq!(good["steps"].as_array().unwrap().len(), 2);
+    for s in good["steps"].as_array().unwrap() {
+        let run = &s["run"];
+        let sum: u64 = run["series"]["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["all"]["ops"].as_u64().unwrap())
+            .sum();
+        assert_eq!(sum, run["totals"]["all"]["ops"].as_u64().unwrap());
+        // 4 s: fio's client/server histogram logs are corrupted from the third row on,
+        // and drivelab repaired them.
+        assert!(
+            run["notes"].to_string().contains("repaired"),
+            "{}",
+            run["notes"]
+        );
+    }
+    assert_eq!(bad["status"], "failed");
+    let why = bad["notes"].to_string();
+    assert!(
+        why.contains("127.0.0.3") && why.contains("Failed at step"),
+        "{why}"
+    );
+    let fj = json(&o.join("fleet/fleet.json"));
+    assert_eq!(fj["failed_hosts"].as_array().unwrap().len(), 1);
+    assert!(fj["failed_hosts"][0][0]
+        .as_str()
+        .unwrap()
+        .starts_with("127.0.0.3"));
+}
+
+/// The fio of another version (see the module documentation).
+fn other_fio() -> PathBuf {
+    let p = std::env::var("DRIVELAB_TEST_FIO_ALT")
+        .unwrap_or_else(|_| "/var/cache/drivelab-fio-alt/root/usr/bin/fio".into());
+    let p = PathBuf::from(p);
+    assert!(
+        p.is_file(),
+        "{}: no fio of another version; run scripts/fio-alt.sh (scripts/test does)",
+        p.display()
+    );
+    p
+}
+
+#[test]
+fn a_server_of_another_fio_version_is_refused_before_the_run() {
+    let port = 18773;
+    let alt = other_fio();
+    let _a = Server::start("fio", "127.0.0.2", port);
+    let b = Server::start(alt.to_str().unwrap(), "127.0.0.3", port);
+    let d = tempfile::tempdir().unwrap();
+    let o = run_in(d.path(), &args(&quick(port, "1s", "out")));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains(&format!("127.0.0.3:{port}"))
+            && e.contains("fio-3.25")
+            && e.contains("fio-3.33"),
+        "{e}"
+    );
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(!d.path().join("out").exists(), "nothing was run or written");
+    assert!(!b.dir.path().join("fleet.bin").exists());
+    // A host where no server listens is refused the same way.
+    let a: Vec<String> = quick(port, "1s", "out")
+        .into_iter()
+        .map(|x| x.replace(&format!("127.0.0.3,{port}"), "127.0.0.3,18779"))
+        .collect();
+    let o = run_in(d.path(), &args(&a));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("127.0.0.3:18779 did not answer"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!d.path().join("out").exists());
+}
+
+#[test]
+fn fleet_inputs_are_checked_before_any_host_is_asked() {
+    let d = tempfile::tempdir().unwrap();
+    let base = [
+        "run",
+        "quick",
+        "--short",
+        "--size",
+        "16M",
+        "--no-db",
+        "fleet.bin",
+    ];
+    for (extra, want) in [
+        (vec!["--host", "127.0.0.2"], "--overwrite"),
+        (vec!["--host", "127.0.0.2,0", "--overwrite"], "--host"),
+        (
+            vec![
+                "--host",
+                "127.0.0.2",
+                "--host",
+                "127.0.0.2,9",
+                "--overwrite",
+            ],
+            "given twice",
+        ),
+        (
+            vec!["--hosts", "missing.txt", "--overwrite"],
+            "--hosts missing.txt",
+        ),
+    ] {
+        let a: Vec<&str> = base.iter().copied().chain(extra.iter().copied()).collect();
+        let o = run_in(d.path(), &a);
+        assert_eq!(o.status.code(), Some(2), "{a:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{a:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+    }
+    let dev = run_in(
+        d.path(),
+        &[
+            "run",
+            "quick",
+            "--short",
+            "--size",
+            "16M",
+            "--no-db",
+            "/dev/sdz",
+            "--host",
+            "127.0.0.2",
+        ],
+    );
+    assert_eq!(dev.status.code(), Some(2));
+    assert!(
+        stderr(&dev).contains("--destructive=/dev/sdz"),
+        "{}",
+        stderr(&dev)
+    );
+    assert_eq!(
+        std::fs::read_dir(d.path()).unwrap().count(),
+        0,
+        "nothing written"
+    );
+}

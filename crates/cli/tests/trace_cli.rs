@@ -1,0 +1,289 @@
+//! `drivelab trace import` and `drivelab trace info`: files in, traces out, bad inputs
+//! refused in one line with exit 2 and nothing written.
+
+mod common;
+
+use common::{run_in, stderr, stdout};
+use drivelab_trace::native::Reader;
+use drivelab_trace::{Op, Record};
+
+const MSR: &str = "\
+128166372003061629,hm,0,Read,7014609920,24576,41286
+128166372016382155,hm,0,Write,1317441536,8192,1963
+128166372016382155,hm,0,Flush,0,0,1
+";
+
+fn read_trace(p: &std::path::Path) -> (drivelab_trace::Header, Vec<Record>) {
+    let mut r = Reader::new(std::io::BufReader::new(std::fs::File::open(p).unwrap())).unwrap();
+    let recs = r.by_ref().collect::<Result<Vec<_>, _>>().unwrap();
+    (r.header().clone(), recs)
+}
+
+#[test]
+fn import_writes_a_trace_and_info_summarises_it() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("hm_0.csv"), MSR).unwrap();
+    let o = run_in(
+        d.path(),
+        &["trace", "import", "msr", "hm_0.csv", "-o", "hm.dltrace"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).starts_with("imported 2 I/Os"), "{}", stderr(&o));
+    let (h, recs) = read_trace(&d.path().join("hm.dltrace"));
+    assert_eq!(h.source_format, "msr");
+    assert!(
+        h.notes.iter().any(|n| n.contains("unknown Type")),
+        "{:?}",
+        h.notes
+    );
+    assert_eq!(recs[0].op, Op::Read);
+    assert_eq!(recs[1].issue_ns, 1_332_052_600);
+
+    let o = run_in(d.path(), &["trace", "info", "--json", "hm.dltrace"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("strict JSON on stdout");
+    assert_eq!(v["records"], 2);
+    assert_eq!(v["duration_ns"], 1_332_052_600u64);
+    assert_eq!(v["read"]["bytes"], 24576);
+    assert_eq!(v["max_outstanding"], 1);
+    assert_eq!(v["read_share_of_ios_percent"], 50.0);
+    let o = run_in(d.path(), &["trace", "info", "hm.dltrace"]);
+    assert!(
+        stdout(&o).contains("outstanding  at most 1 at once"),
+        "{}",
+        stdout(&o)
+    );
+
+    // Its own output may be replaced; anything else needs --force.
+    let o = run_in(
+        d.path(),
+        &["trace", "import", "msr", "hm_0.csv", "-o", "hm.dltrace"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run_in(
+        d.path(),
+        &["trace", "import", "msr", "hm_0.csv", "-o", "hm_0.csv"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        std::fs::read_to_string(d.path().join("hm_0.csv")).unwrap(),
+        MSR
+    );
+}
+
+/// Exit 2, one line on stderr naming the problem, nothing written.
+fn refused(dir: &std::path::Path, args: &[&str], says: &str) {
+    let o = run_in(dir, args);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    let e = stderr(&o);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(e.contains(says), "{args:?}: {e}");
+    let left: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with(".csv") && !n.ends_with(".txt"))
+        .collect();
+    assert!(left.is_empty(), "{args:?} left {left:?}");
+}
+
+#[test]
+fn bad_inputs_are_refused_in_one_line_with_nothing_written() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    std::fs::write(p.join("bad.csv"), format!("{MSR}1,hm,0,Read,x,4096,1\n")).unwrap();
+    std::fs::write(p.join("two.csv"), format!("{MSR}1,hm,3,Read,0,4096,1\n")).unwrap();
+    std::fs::write(p.join("notes.txt"), "hello\n").unwrap();
+    refused(
+        p,
+        &["trace", "import", "msr", "bad.csv", "-o", "o.dltrace"],
+        "FILE bad.csv: line 4: the Offset (field 5) `x` is not a whole number",
+    );
+    refused(
+        p,
+        &["trace", "import", "msr", "two.csv", "-o", "o.dltrace"],
+        "holds 2 volumes (0, 3); choose one with --volume",
+    );
+    refused(
+        p,
+        &[
+            "trace",
+            "import",
+            "msr",
+            "two.csv",
+            "-o",
+            "o.dltrace",
+            "--volume",
+            "9",
+        ],
+        "--volume 9",
+    );
+    refused(
+        p,
+        &["trace", "import", "csv", "two.csv", "-o", "o.dltrace"],
+        "is not a trace format: fio, blkparse",
+    );
+    refused(
+        p,
+        &["trace", "import", "msr", "missing.csv", "-o", "o.dltrace"],
+        "FILE missing.csv",
+    );
+    refused(
+        p,
+        &["trace", "import", "fio", "two.csv", "-o", "o.dltrace"],
+        "line 1: not a fio iolog",
+    );
+    refused(
+        p,
+        &["trace", "import", "msr", "two.csv", "-o", "nodir/o.dltrace"],
+        "-o/--output nodir/o.dltrace: directory nodir does not exist",
+    );
+    refused(p, &["trace", "info", "notes.txt"], "not a drivelab trace");
+    refused(
+        p,
+        &["trace", "info", "missing.dltrace"],
+        "TRACE missing.dltrace",
+    );
+    refused(
+        p,
+        &[
+            "trace",
+            "record",
+            "notes.txt",
+            "-o",
+            "o.dltrace",
+            "--duration",
+            "1s",
+        ],
+        "not a block device",
+    );
+    refused(
+        p,
+        &["trace", "record", "/dev/null", "-o", "o.dltrace"],
+        "give --duration D",
+    );
+
+    let o = run_in(
+        p,
+        &[
+            "trace",
+            "import",
+            "msr",
+            "two.csv",
+            "-o",
+            "o.dltrace",
+            "--volume",
+            "3",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (h, recs) = read_trace(&p.join("o.dltrace"));
+    assert_eq!(recs.len(), 1);
+    assert!(
+        h.notes
+            .iter()
+            .any(|n| n == "kept volume 3 of 2 volumes; skipped 2 records of the others"),
+        "{:?}",
+        h.notes
+    );
+}
+
+#[test]
+fn a_truncated_trace_is_refused_by_info() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("hm_0.csv"), MSR).unwrap();
+    let o = run_in(
+        d.path(),
+        &["trace", "import", "msr", "hm_0.csv", "-o", "t.dltrace"],
+    );
+    assert!(o.status.success());
+    let bytes = std::fs::read(d.path().join("t.dltrace")).unwrap();
+    std::fs::write(d.path().join("cut.dltrace"), &bytes[..bytes.len() - 5]).unwrap();
+    let o = run_in(d.path(), &["trace", "info", "cut.dltrace"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("cut.dltrace"), "{}", stderr(&o));
+}
+
+/// fio's own iolog (fio ≥ 3.31 writes version 3) imports I/O by I/O.
+#[test]
+fn an_iolog_written_by_fio_imports_io_by_io() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("f");
+    let log = d.path().join("fio.log");
+    let o = std::process::Command::new("fio")
+        .args([
+            "--name=x",
+            "--size=1M",
+            "--rw=randwrite",
+            "--bs=4k",
+            "--ioengine=sync",
+            "--randseed=3",
+            "--output=/dev/null",
+        ])
+        .arg(format!("--filename={}", f.display()))
+        .arg(format!("--write_iolog={}", log.display()))
+        .output()
+        .expect("fio is installed (scripts/test installs it)");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&log).unwrap();
+    let want: Vec<(u64, u64)> = text
+        .lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w.get(2) == Some(&"write")).then(|| (w[3].parse().unwrap(), w[4].parse().unwrap()))
+        })
+        .collect();
+    assert_eq!(want.len(), 256);
+    let o = run_in(
+        d.path(),
+        &["trace", "import", "fio", "fio.log", "-o", "fio.dltrace"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (h, recs) = read_trace(&d.path().join("fio.dltrace"));
+    assert!(
+        h.source_format.starts_with("fio-iolog-v"),
+        "{}",
+        h.source_format
+    );
+    let got: Vec<(u64, u64)> = recs.iter().map(|r| (r.offset_bytes, r.len_bytes)).collect();
+    assert_eq!(got, want);
+    assert!(recs.iter().all(|r| r.op == Op::Write));
+    assert!(
+        h.notes
+            .iter()
+            .any(|n| n.contains("a file action (add, open, close)")),
+        "{:?}",
+        h.notes
+    );
+}
+
+#[test]
+fn info_stops_quietly_at_a_closed_pipe() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("hm_0.csv"), MSR).unwrap();
+    let o = run_in(
+        d.path(),
+        &["trace", "import", "msr", "hm_0.csv", "-o", "t.dltrace"],
+    );
+    assert!(o.status.success());
+    for json in [false, true] {
+        let mut args = vec!["trace", "info", "t.dltrace"];
+        if json {
+            args.push("--json");
+        }
+        let mut child = common::drivelab()
+            .args(&args)
+            .current_dir(d.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(
+            (o.status.code(), stderr(&o)),
+            (Some(0), String::new()),
+            "{args:?}"
+        );
+    }
+}

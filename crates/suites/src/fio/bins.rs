@@ -1,0 +1,185 @@
+//! fio's latency histogram: 29 groups of 64 log-linear bins in nanoseconds (1856 bins;
+//! `FIO_IO_U_PLAT_BITS = 6`, `FIO_IO_U_PLAT_GROUP_NR = 29`), exact below 128 ns. The
+//! json+ `bins` are keyed by each bin's representative value (fio's
+//! `plat_idx_to_val`: the bin's low edge plus half its width), which maps back to the
+//! bin exactly. drivelab's own histogram splits every power of two into 128 buckets,
+//! twice as fine, so its edges include all of fio's and fio counts move into it
+//! without loss: a fio bin becomes the drivelab bucket holding fio's value for it.
+
+use drivelab_engine::hist::{HistogramJson, SCHEME};
+use drivelab_engine::result::{LatencyStats, Percentile, PERCENTILES};
+
+/// Bins of fio's histogram.
+pub const NR: usize = 1856;
+const BITS: u32 = 6;
+const VAL: u64 = 1 << BITS;
+
+/// fio's `plat_val_to_idx`: the bin of `v` ns.
+pub fn idx(v: u64) -> usize {
+    let msb = if v == 0 { 0 } else { 63 - v.leading_zeros() };
+    if msb <= BITS {
+        return v as usize;
+    }
+    let eb = msb - BITS;
+    let base = (eb as u64 + 1) << BITS;
+    ((base + ((v >> eb) & (VAL - 1))) as usize).min(NR - 1)
+}
+
+/// fio's `plat_idx_to_val`: the value fio reports for bin `i` (its low edge plus half
+/// its width; the bin's value itself below 128 ns).
+pub fn val(i: usize) -> u64 {
+    let i = i as u64;
+    if i < 2 * VAL {
+        return i;
+    }
+    let eb = (i >> BITS) - 1;
+    let base = 1u64 << (eb + BITS as u64);
+    let k = i % VAL;
+    base + (k << eb) + (1 << eb) / 2
+}
+
+/// Dense counts from json+ `bins` (keys are fio's bin values in ns).
+pub fn from_json_bins(bins: &std::collections::BTreeMap<String, u64>) -> Result<Vec<u64>, String> {
+    let mut out = vec![0u64; NR];
+    for (k, c) in bins {
+        let v: u64 = k
+            .parse()
+            .map_err(|_| format!("histogram bin '{k}' is not a whole number of ns"))?;
+        out[idx(v)] += c;
+    }
+    Ok(out)
+}
+
+/// fio's `calc_clat_percentiles`: the value of the first bin where the running count
+/// reaches p/100 · n.
+pub fn percentile(counts: &[u64], p: f64) -> Option<u64> {
+    let n: u64 = counts.iter().sum();
+    if n == 0 {
+        return None;
+    }
+    let want = p / 100.0 * n as f64;
+    let mut sum = 0u64;
+    for (i, &c) in counts.iter().enumerate() {
+        sum += c;
+        if c > 0 && sum as f64 >= want {
+            return Some(val(i));
+        }
+    }
+    counts.iter().rposition(|&c| c > 0).map(val)
+}
+
+/// The exact scalars fio reports beside a histogram (`lat_ns` / `clat_ns`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Scalars {
+    pub n: u64,
+    pub min_ns: u64,
+    pub max_ns: u64,
+    pub mean_ns: f64,
+    pub stddev_ns: f64,
+}
+
+/// drivelab's latency statistics: fio's min, max, mean and deviation, and drivelab's
+/// percentile list worked out from the bins the way fio does (so they equal fio's own
+/// where fio reports the same percentile).
+pub fn latency_stats(counts: &[u64], s: &Scalars) -> LatencyStats {
+    let n: u64 = counts.iter().sum();
+    let some = s.n > 0;
+    LatencyStats {
+        min_ns: some.then_some(s.min_ns),
+        max_ns: some.then_some(s.max_ns),
+        mean_ns: some.then_some(s.mean_ns),
+        stddev_ns: some.then_some(s.stddev_ns),
+        percentiles: PERCENTILES
+            .iter()
+            .filter_map(|&p| {
+                let v = percentile(counts, p)?;
+                let rank = ((p / 100.0 * n as f64).ceil() as u64).clamp(1, n);
+                Some(Percentile {
+                    percentile: p,
+                    value_ns: v,
+                    samples_above: n - rank,
+                })
+            })
+            .collect(),
+    }
+}
+
+/// fio's counts as a drivelab histogram: each bin's count in the drivelab bucket that
+/// holds fio's value for the bin; count, min, max, sum and sum of squares from fio's
+/// exact scalars.
+pub fn to_histogram(counts: &[u64], s: &Scalars) -> HistogramJson {
+    let mut buckets: std::collections::BTreeMap<u64, u64> = Default::default();
+    for (i, &c) in counts.iter().enumerate() {
+        if c > 0 {
+            let v = val(i);
+            let lo = lo_of(v);
+            *buckets.entry(lo).or_default() += c;
+        }
+    }
+    let n: u64 = counts.iter().sum();
+    HistogramJson {
+        scheme: SCHEME.to_string(),
+        count: n,
+        overflow_count: 0,
+        min_ns: (n > 0).then_some(s.min_ns),
+        max_ns: (n > 0).then_some(s.max_ns),
+        sum_ns: s.mean_ns * n as f64,
+        sum_sq_ns2: (s.stddev_ns * s.stddev_ns + s.mean_ns * s.mean_ns) * n as f64,
+        buckets: buckets.into_iter().map(|(lo, c)| [lo, c]).collect(),
+    }
+}
+
+/// Low edge of the drivelab bucket holding `v`.
+fn lo_of(v: u64) -> u64 {
+    drivelab_engine::hist::bucket_bounds(drivelab_engine::hist::bucket_index(v)).0
+}
+
+/// Dense fio counts from a drivelab histogram made by [`to_histogram`] (for merging
+/// imported results back on fio's grid).
+pub fn from_histogram(h: &HistogramJson) -> Vec<u64> {
+    let mut out = vec![0u64; NR];
+    for &[lo, c] in &h.buckets {
+        out[idx(lo)] += c;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_map_back_to_their_bins() {
+        for i in 0..NR {
+            assert_eq!(idx(val(i)), i, "bin {i}");
+        }
+        assert_eq!(idx(127), 127);
+        assert_eq!(idx(128), 128);
+        assert_eq!(val(128), 129);
+        // Width 2 from 128: bin 129 is [130, 132), reported as 131.
+        assert_eq!(val(129), 131);
+        assert_eq!(idx(u64::MAX >> 1), NR - 1);
+    }
+
+    #[test]
+    fn fio_bins_fall_whole_into_one_drivelab_bucket() {
+        // Every fio bin's low and high edge lie in drivelab buckets whose edges include
+        // fio's: the bucket of fio's value is inside the bin.
+        for i in 128..NR - 1 {
+            let lo = lo_of(val(i));
+            assert_eq!(idx(lo), i);
+        }
+    }
+
+    #[test]
+    fn percentiles_follow_fio() {
+        let mut c = vec![0u64; NR];
+        c[idx(1000)] = 50;
+        c[idx(5000)] = 49;
+        c[idx(90_000)] = 1;
+        assert_eq!(percentile(&c, 50.0), Some(val(idx(1000))));
+        assert_eq!(percentile(&c, 50.5), Some(val(idx(5000))));
+        assert_eq!(percentile(&c, 99.0), Some(val(idx(5000))));
+        assert_eq!(percentile(&c, 99.5), Some(val(idx(90_000))));
+    }
+}

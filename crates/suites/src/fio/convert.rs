@@ -1,0 +1,610 @@
+//! One fio job's result (JSON totals, json+ bins, per-second logs) as drivelab's step
+//! result ([`Measured`]): totals and the step histogram from the json+ bins (latency
+//! from submission, `lat_ns`, when the job had `lat_percentiles=1`, as drivelab measures
+//! it; else fio's completion latency `clat_ns`), and the series on drivelab's 1-s grid.
+
+use drivelab_engine::hist::{Histogram, HistogramJson};
+use drivelab_engine::result::{
+    CpuUsage, DataGeneration, DirTotals, Histograms, LatencyStats, Measured, Percentile, RunStatus,
+    Series, Totals,
+};
+use drivelab_engine::series::{IntervalDir, IntervalRecord};
+use drivelab_engine::spec::Workload;
+
+use super::bins::{self, Scalars};
+use super::json::{Dir, Job, Lat};
+use super::logs::{self, Files, HistRow, Row};
+
+/// One direction's latency as fio gave it: dense bins (json+) and scalars.
+struct DirLat {
+    counts: Option<Vec<u64>>,
+    /// Completion-latency bins (what fio's histogram logs hold), for checking them.
+    clat_counts: Option<Vec<u64>>,
+    scalars: Scalars,
+    /// Plain JSON: fio's own percentiles (no bins).
+    percentiles: Vec<(f64, u64)>,
+}
+
+/// The latency of `d` drivelab reports: `lat_ns` when it has a distribution, else
+/// `clat_ns`; the flag says whether it is completion latency only.
+fn dir_lat(d: &Dir) -> Result<(DirLat, bool), String> {
+    let (l, clat): (Option<&Lat>, bool) = match (&d.lat_ns, &d.clat_ns) {
+        (Some(l), _) if l.has_distribution() => (Some(l), false),
+        (_, Some(c)) if c.has_distribution() => (Some(c), true),
+        (Some(l), _) => (Some(l), false),
+        (None, c) => (c.as_ref(), true),
+    };
+    let Some(l) = l.filter(|_| d.total_ios > 0) else {
+        return Ok((
+            DirLat {
+                counts: Some(vec![0; bins::NR]),
+                clat_counts: Some(vec![0; bins::NR]),
+                scalars: Scalars::default(),
+                percentiles: Vec::new(),
+            },
+            clat,
+        ));
+    };
+    let counts = l.bins.as_ref().map(bins::from_json_bins).transpose()?;
+    let clat_counts = d
+        .clat_ns
+        .as_ref()
+        .and_then(|c| c.bins.as_ref())
+        .map(bins::from_json_bins)
+        .transpose()?;
+    let percentiles = l
+        .percentile
+        .iter()
+        .flatten()
+        .filter_map(|(k, v)| Some((k.parse::<f64>().ok()?, *v)))
+        .collect();
+    Ok((
+        DirLat {
+            counts,
+            clat_counts,
+            scalars: Scalars {
+                n: l.n.max(d.total_ios),
+                min_ns: l.min,
+                max_ns: l.max,
+                mean_ns: l.mean,
+                stddev_ns: l.stddev,
+            },
+            percentiles,
+        },
+        clat,
+    ))
+}
+
+fn stats(l: &DirLat) -> LatencyStats {
+    match &l.counts {
+        Some(c) => bins::latency_stats(c, &l.scalars),
+        None => LatencyStats {
+            min_ns: (l.scalars.n > 0).then_some(l.scalars.min_ns),
+            max_ns: (l.scalars.n > 0).then_some(l.scalars.max_ns),
+            mean_ns: (l.scalars.n > 0).then_some(l.scalars.mean_ns),
+            stddev_ns: (l.scalars.n > 0).then_some(l.scalars.stddev_ns),
+            percentiles: l
+                .percentiles
+                .iter()
+                .map(|&(p, v)| Percentile {
+                    percentile: p,
+                    value_ns: v,
+                    samples_above: l.scalars.n
+                        - ((p / 100.0 * l.scalars.n as f64).ceil() as u64).min(l.scalars.n),
+                })
+                .collect(),
+        },
+    }
+}
+
+fn hist(l: &DirLat) -> HistogramJson {
+    match &l.counts {
+        Some(c) => bins::to_histogram(c, &l.scalars),
+        None => Histogram::new().to_json(),
+    }
+}
+
+/// Scalars of two directions together.
+fn combine(a: &Scalars, b: &Scalars) -> Scalars {
+    let n = a.n + b.n;
+    if a.n == 0 || b.n == 0 {
+        return if a.n == 0 { *b } else { *a };
+    }
+    let mean = (a.mean_ns * a.n as f64 + b.mean_ns * b.n as f64) / n as f64;
+    let sq = |s: &Scalars| (s.stddev_ns.powi(2) + s.mean_ns.powi(2)) * s.n as f64;
+    Scalars {
+        n,
+        min_ns: a.min_ns.min(b.min_ns),
+        max_ns: a.max_ns.max(b.max_ns),
+        mean_ns: mean,
+        stddev_ns: ((sq(a) + sq(b)) / n as f64 - mean * mean).max(0.0).sqrt(),
+    }
+}
+
+fn totals_of(d: &Dir, l: &DirLat, elapsed_ns: u64) -> DirTotals {
+    let s = elapsed_ns.max(1) as f64 / 1e9;
+    DirTotals {
+        ops: d.total_ios,
+        bytes: d.io_bytes,
+        ops_per_s: d.total_ios as f64 / s,
+        bytes_per_s: d.io_bytes as f64 / s,
+        mbps: d.io_bytes as f64 / s / 1e6,
+        mibps: d.io_bytes as f64 / s / (1u64 << 20) as f64,
+        latency: stats(l),
+    }
+}
+
+/// The per-second logs of a job, read.
+#[derive(Debug, Clone, Default)]
+pub struct JobLogs {
+    pub iops: Vec<Vec<Row>>,
+    pub bw: Vec<Vec<Row>>,
+    pub lat: Vec<Vec<Row>>,
+    pub hist: Vec<Vec<HistRow>>,
+}
+
+impl JobLogs {
+    pub fn read(f: &Files) -> Result<JobLogs, String> {
+        Ok(JobLogs {
+            iops: logs::read_rows(&f.iops)?,
+            bw: logs::read_rows(&f.bw)?,
+            lat: logs::read_rows(&f.lat)?,
+            hist: logs::read_hist(&f.hist)?,
+        })
+    }
+    fn first_row_ms(&self) -> Option<u64> {
+        self.iops
+            .iter()
+            .chain(&self.bw)
+            .flatten()
+            .map(|r| r.t_ms)
+            .min()
+    }
+}
+
+/// What the conversion needs beside the job.
+pub struct Context<'a> {
+    /// The workload the job ran (drivelab's, or one rebuilt from fio's options).
+    pub workload: &'a Workload,
+    /// Per-second logs, when there are.
+    pub logs: Option<&'a JobLogs>,
+    /// When the run started, epoch ms (estimated; used to place leading windows without
+    /// I/O, which have no log row).
+    pub est_start_ms: Option<u64>,
+    /// fio's version, for the note.
+    pub fio_version: &'a str,
+}
+
+/// When a job's measured time began, epoch ms: fio's own `job_start` (3.36+), else the
+/// end of the run (the output's `timestamp_ms`) less the job's runtime, else `fallback`.
+/// (The time fio was started is too early: it sets up, and lays out files, first.)
+pub fn start_estimate(out: &super::json::Output, job: &Job, fallback: u64) -> u64 {
+    job.job_start
+        .or_else(|| {
+            out.timestamp_ms
+                .map(|t| t.saturating_sub(job.read.runtime.max(job.write.runtime)))
+        })
+        .unwrap_or(fallback)
+}
+
+/// 9999-12-31T23:59:59.999Z in ms since 1970: the last time an RFC 3339 date can show.
+const LAST_DATE_MS: u64 = 253_402_300_799_999;
+
+/// Both directions together: counts added, scalars combined.
+fn both(job: &Job, rl: &DirLat, wl: &DirLat, elapsed_ms: u64) -> (Dir, DirLat) {
+    let counts = match (&rl.counts, &wl.counts) {
+        (Some(a), Some(b)) => Some(a.iter().zip(b).map(|(x, y)| x + y).collect()),
+        _ => None,
+    };
+    let lat = DirLat {
+        counts,
+        clat_counts: None,
+        scalars: combine(&rl.scalars, &wl.scalars),
+        percentiles: Vec::new(),
+    };
+    let dir = Dir {
+        io_bytes: job.read.io_bytes + job.write.io_bytes,
+        bw: 0,
+        bw_bytes: 0,
+        iops: 0.0,
+        runtime: elapsed_ms,
+        total_ios: job.read.total_ios + job.write.total_ios,
+        slat_ns: None,
+        clat_ns: None,
+        lat_ns: None,
+    };
+    (dir, lat)
+}
+
+/// The step's totals: counts and bytes as fio gave them, rates over the job's runtime,
+/// CPU from fio's percentages of it.
+fn totals(job: &Job, rl: &DirLat, wl: &DirLat, w: &Workload) -> Totals {
+    let elapsed_ms = job.read.runtime.max(job.write.runtime);
+    let elapsed_ns = elapsed_ms * 1_000_000;
+    let (all_dir, all) = both(job, rl, wl, elapsed_ms);
+    let lat_sum =
+        rl.scalars.mean_ns * rl.scalars.n as f64 + wl.scalars.mean_ns * wl.scalars.n as f64;
+    let cpu_s = |pct: f64| pct / 100.0 * elapsed_ms as f64 / 1000.0;
+    let ops = all_dir.total_ios;
+    Totals {
+        elapsed_ns,
+        read: totals_of(&job.read, rl, elapsed_ns),
+        write: totals_of(&job.write, wl, elapsed_ns),
+        all: totals_of(&all_dir, &all, elapsed_ns),
+        avg_inflight: lat_sum / elapsed_ns.max(1) as f64,
+        kernel_workers_busy_avg: None,
+        queue_depth: w.queue_depth(),
+        cpu: CpuUsage {
+            user_s: cpu_s(job.usr_cpu),
+            sys_s: cpu_s(job.sys_cpu),
+            cpu_s_per_million_io: (ops > 0)
+                .then(|| (cpu_s(job.usr_cpu) + cpu_s(job.sys_cpu)) / ops as f64 * 1e6),
+        },
+        data: DataGeneration {
+            pattern: w.data.name(),
+            bytes_prepared: 0,
+            bytes_per_s_per_core: None,
+            busiest_job_fraction: 0.0,
+            limited_by_generator: false,
+        },
+        error_count: u64::from(job.error != 0),
+    }
+}
+
+/// What the step's record says about where its numbers come from.
+fn origin_notes(job: &Job, version: &str, clat: (bool, bool), bins: bool) -> Vec<String> {
+    let mut notes = vec![format!(
+        "Measured by fio {} (job '{}'), not by drivelab's engine.",
+        super::json::version_number(version),
+        job.jobname
+    )];
+    if (clat.0 && job.read.total_ios > 0) || (clat.1 && job.write.total_ios > 0) {
+        notes.push("Latency is fio's completion latency (clat, from submission to the device to completion; the job had no lat_percentiles=1), not drivelab's from submission.".into());
+    }
+    if !bins && job.read.total_ios + job.write.total_ios > 0 {
+        notes.push("fio's plain JSON carries no latency histogram (json+ does): percentiles are fio's own and the histograms are empty.".into());
+    }
+    notes
+}
+
+/// Convert one job.
+pub fn measured(job: &Job, cx: &Context<'_>) -> Result<Measured, String> {
+    let elapsed_ms = job.read.runtime.max(job.write.runtime);
+    let elapsed_ns = elapsed_ms * 1_000_000;
+    let (rl, rclat) = dir_lat(&job.read)?;
+    let (wl, wclat) = dir_lat(&job.write)?;
+    let bins = rl.counts.is_some();
+    let mut notes = origin_notes(job, cx.fio_version, (rclat, wclat), bins);
+    let (series, t0) = match cx.logs {
+        Some(l) => series(job, l, elapsed_ms, cx, &rl, &wl, &mut notes)?,
+        None => (
+            Series {
+                interval_ns: elapsed_ns.max(1),
+                records: Vec::new(),
+            },
+            None,
+        ),
+    };
+    // The logs' own clock when they have one (epoch ms with log_unix_epoch=1).
+    let started = t0
+        .filter(|&t| t > 1_000_000_000_000)
+        .or(cx.est_start_ms)
+        .unwrap_or(0);
+    if started > LAST_DATE_MS {
+        return Err(format!(
+            "the fio result's start time ({started} ms since 1970) is after the year 9999: not a date fio writes (timestamp_ms and the logs' times are milliseconds)"
+        ));
+    }
+    let failed = job.error != 0;
+    Ok(Measured {
+        status: if failed {
+            RunStatus::Failed
+        } else {
+            RunStatus::Complete
+        },
+        failure: failed.then(|| {
+            format!(
+                "fio stopped the job with error {} ({})",
+                job.error,
+                errno_text(job.error)
+            )
+        }),
+        started_at: humantime::format_rfc3339_millis(
+            std::time::UNIX_EPOCH + std::time::Duration::from_millis(started),
+        )
+        .to_string(),
+        duration_ns: cx.workload.ramp_ns + elapsed_ns,
+        drain_ns: 0,
+        virtual_start_ns: None,
+        totals: totals(job, &rl, &wl, cx.workload),
+        series,
+        histogram: Histograms {
+            read: hist(&rl),
+            write: hist(&wl),
+        },
+        errors: Vec::new(),
+        notes,
+        simulator_ground_truth: None,
+        replay: None,
+    })
+}
+
+fn errno_text(e: i64) -> String {
+    std::io::Error::from_raw_os_error(e as i32).to_string()
+}
+
+/// Sum of one direction's rows per window, over the job files.
+fn per_window(files: &[Vec<Row>], ddir: u8, t0: u64, iv: u64, n: usize) -> Vec<u64> {
+    let mut out = vec![0u64; n];
+    for f in files {
+        let mut seen = vec![false; n];
+        for r in f.iter().filter(|r| r.ddir == ddir) {
+            if let Some(k) = logs::window(r.t_ms, t0, iv).filter(|&k| k < n) {
+                // A lat log's end-of-job flush can close a window a second time.
+                if !seen[k] {
+                    out[k] += r.value;
+                    seen[k] = true;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Mean latency per window, weighted by each job's I/Os in it.
+fn lat_per_window(l: &JobLogs, ddir: u8, t0: u64, iv: u64, n: usize) -> Vec<Option<f64>> {
+    let mut sum = vec![0f64; n];
+    let mut w = vec![0f64; n];
+    for (f, iops) in l
+        .lat
+        .iter()
+        .zip(l.iops.iter().map(Some).chain(std::iter::repeat(None)))
+    {
+        let ops = iops.map(|i| per_window(std::slice::from_ref(i), ddir, t0, iv, n));
+        for r in f.iter().filter(|r| r.ddir == ddir) {
+            if let Some(k) = logs::window(r.t_ms, t0, iv).filter(|&k| k < n) {
+                let weight = ops.as_ref().map_or(1.0, |o| o[k].max(1) as f64);
+                sum[k] += r.value as f64 * weight;
+                w[k] += weight;
+            }
+        }
+    }
+    sum.iter()
+        .zip(&w)
+        .map(|(s, w)| (*w > 0.0).then(|| s / w))
+        .collect()
+}
+
+/// The job's per-window histograms of one direction (repaired when corrupted), plus the
+/// unlogged tail in the last window; None without histogram logs.
+fn hist_per_window(
+    l: &JobLogs,
+    ddir: u8,
+    final_counts: Option<&Vec<u64>>,
+    t0: u64,
+    iv: u64,
+    n: usize,
+    notes: &mut Vec<String>,
+) -> Result<Option<Vec<Vec<u64>>>, String> {
+    let Some(fin) = final_counts else {
+        return Ok(None);
+    };
+    if l.hist.is_empty() {
+        return Ok(None);
+    }
+    let chains: Vec<Vec<HistRow>> = l
+        .hist
+        .iter()
+        .map(|f| f.iter().filter(|r| r.ddir == ddir).cloned().collect())
+        .collect();
+    let refs: Vec<&[HistRow]> = chains.iter().map(|c| c.as_slice()).collect();
+    let buggy = logs::is_corrupted(&refs, fin);
+    if buggy && !notes.iter().any(|n| n.contains("repaired")) {
+        notes.push("fio's client/server histogram logs were repaired (each row held C_k − s_{k−1}; see docs/fio.md).".into());
+    }
+    let mut out = vec![vec![0u64; bins::NR]; n];
+    let mut logged = vec![0u64; bins::NR];
+    for c in &chains {
+        for r in logs::repair_chain(c, buggy)? {
+            if let Some(k) = logs::window(r.t_ms, t0, iv).filter(|&k| k < n) {
+                for (i, v) in r.counts.iter().enumerate() {
+                    out[k][i] += v;
+                    logged[i] += v;
+                }
+            }
+        }
+    }
+    // The logged windows (repaired) can hold no more than the job's whole histogram;
+    // what they lack is the last, unlogged window.
+    if let Some(i) = (0..bins::NR).find(|&i| logged[i] > fin[i]) {
+        return Err(format!(
+            "fio's histogram logs hold {} I/Os of {} ns where its result holds {}: they do not add up",
+            logged[i],
+            bins::val(i),
+            fin[i]
+        ));
+    }
+    if let Some(last) = out.last_mut() {
+        for i in 0..bins::NR {
+            last[i] += fin[i] - logged[i];
+        }
+    }
+    Ok(Some(out))
+}
+
+fn interval_dir(
+    ops: u64,
+    bytes: u64,
+    dur_ns: u64,
+    lat: Option<f64>,
+    h: Option<&Vec<u64>>,
+) -> IntervalDir {
+    let s = dur_ns.max(1) as f64 / 1e9;
+    let p = |q: f64| h.and_then(|c| bins::percentile(c, q));
+    IntervalDir {
+        ops,
+        bytes,
+        ops_per_s: ops as f64 / s,
+        bytes_per_s: bytes as f64 / s,
+        lat_mean_ns: lat.filter(|_| ops > 0),
+        lat_p50_ns: p(50.0),
+        lat_p99_ns: p(99.0),
+        lat_p9999_ns: p(99.99),
+        lat_max_ns: None,
+    }
+}
+
+/// The series on the grid of the workload's interval (fio's `log_avg_msec`).
+fn series(
+    job: &Job,
+    l: &JobLogs,
+    elapsed_ms: u64,
+    cx: &Context<'_>,
+    rl: &DirLat,
+    wl: &DirLat,
+    notes: &mut Vec<String>,
+) -> Result<(Series, Option<u64>), String> {
+    let iv = (cx.workload.log_interval_ns / 1_000_000).max(1);
+    // Whole windows, the last one taking the rest (fio never logs the last, partial
+    // window: a run of 3001 ms has windows [0,1), [1,2) and [2,3.001) s).
+    let n = ((elapsed_ms + iv / 2) / iv).max(1) as usize;
+    let Some(first) = l.first_row_ms() else {
+        // Not one window logged: the whole run is the tail.
+        return Ok((
+            Series {
+                interval_ns: iv * 1_000_000,
+                records: build(job, cx, iv, elapsed_ms, n, &Grid::empty(n)),
+            },
+            None,
+        ));
+    };
+    let t0 = logs::start_of(first, iv, cx.est_start_ms);
+    let mut g = Grid::empty(n);
+    for (d, dir) in [(0u8, &job.read), (1u8, &job.write)] {
+        let d_ix = d as usize;
+        let mut ops = per_window(&l.iops, d, t0, iv, n);
+        let mut bytes: Vec<u64> = per_window(&l.bw, d, t0, iv, n)
+            .into_iter()
+            .map(|kib| kib * 1024 * iv / 1000)
+            .collect();
+        ops.iter_mut().for_each(|o| *o = *o * iv / 1000);
+        settle(&mut ops, dir.total_ios);
+        settle(&mut bytes, dir.io_bytes);
+        g.ops[d_ix] = ops;
+        g.bytes[d_ix] = bytes;
+        g.lat[d_ix] = lat_per_window(l, d, t0, iv, n);
+        let fin = if d == 0 {
+            &rl.clat_counts
+        } else {
+            &wl.clat_counts
+        };
+        let fin = fin.as_ref();
+        g.hist[d_ix] = hist_per_window(l, d, fin, t0, iv, n, notes)?;
+    }
+    Ok((
+        Series {
+            interval_ns: iv * 1_000_000,
+            records: build(job, cx, iv, elapsed_ms, n, &g),
+        },
+        Some(t0),
+    ))
+}
+
+/// Make per-window counts add up to the job's total: the unlogged last window takes
+/// what is left; when fio's per-window rates (I/Os × 1000 / the window's ms, rounded)
+/// add up to more than the total, the excess comes off the last windows.
+fn settle(v: &mut [u64], total: u64) {
+    let sum: u64 = v.iter().sum();
+    if let Some(last) = v.last_mut() {
+        if sum <= total {
+            *last += total - sum;
+            return;
+        }
+    }
+    let mut excess = sum - total;
+    for x in v.iter_mut().rev() {
+        let cut = excess.min(*x);
+        *x -= cut;
+        excess -= cut;
+        if excess == 0 {
+            break;
+        }
+    }
+}
+
+/// Per-window values of both directions.
+struct Grid {
+    ops: [Vec<u64>; 2],
+    bytes: [Vec<u64>; 2],
+    lat: [Vec<Option<f64>>; 2],
+    hist: [Option<Vec<Vec<u64>>>; 2],
+}
+
+impl Grid {
+    fn empty(n: usize) -> Grid {
+        Grid {
+            ops: [vec![0; n], vec![0; n]],
+            bytes: [vec![0; n], vec![0; n]],
+            lat: [vec![None; n], vec![None; n]],
+            hist: [None, None],
+        }
+    }
+}
+
+fn build(
+    job: &Job,
+    cx: &Context<'_>,
+    iv: u64,
+    elapsed_ms: u64,
+    n: usize,
+    g: &Grid,
+) -> Vec<IntervalRecord> {
+    let mut g_ops = g.ops.clone();
+    let mut g_bytes = g.bytes.clone();
+    if g_ops[0].iter().chain(&g_ops[1]).all(|&o| o == 0) {
+        // No logs: the totals in the one (last) window.
+        g_ops[0][n - 1] = job.read.total_ios;
+        g_ops[1][n - 1] = job.write.total_ios;
+        g_bytes[0][n - 1] = job.read.io_bytes;
+        g_bytes[1][n - 1] = job.write.io_bytes;
+    }
+    let mut cum = 0u64;
+    (0..n)
+        .map(|k| {
+            let dur_ms = if k + 1 == n {
+                elapsed_ms - iv * (n as u64 - 1)
+            } else {
+                iv
+            };
+            let dur = dur_ms.max(1) * 1_000_000;
+            let h = |d: usize| g.hist[d].as_ref().map(|h| &h[k]);
+            let r = interval_dir(g_ops[0][k], g_bytes[0][k], dur, g.lat[0][k], h(0));
+            let w = interval_dir(g_ops[1][k], g_bytes[1][k], dur, g.lat[1][k], h(1));
+            let both: Option<Vec<u64>> = match (h(0), h(1)) {
+                (Some(a), Some(b)) => Some(a.iter().zip(b).map(|(x, y)| x + y).collect()),
+                _ => None,
+            };
+            let ops = r.ops + w.ops;
+            let lat = match (r.lat_mean_ns, w.lat_mean_ns) {
+                (Some(a), Some(b)) => {
+                    Some((a * r.ops as f64 + b * w.ops as f64) / ops.max(1) as f64)
+                }
+                (a, b) => a.or(b),
+            };
+            let all = interval_dir(ops, r.bytes + w.bytes, dur, lat, both.as_ref());
+            cum += w.bytes;
+            IntervalRecord {
+                index: k as u64,
+                start_ns: cx.workload.ramp_ns + k as u64 * iv * 1_000_000,
+                duration_ns: dur,
+                ramp: false,
+                read: r,
+                write: w,
+                all,
+                cum_write_bytes: cum,
+                sensors: Vec::new(),
+                over_link_ceiling: false,
+            }
+        })
+        .collect()
+}

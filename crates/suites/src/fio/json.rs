@@ -1,0 +1,163 @@
+//! fio's JSON and json+ output (`--output-format=json` / `json+`), read with serde.
+//!
+//! Units as fio documents them (HOWTO "JSON+ output", `stat.c`): `io_bytes` bytes,
+//! `io_kbytes` KiB (1024 bytes), `bw` KiB/s, `bw_bytes` bytes/s, `runtime` and
+//! `job_runtime` milliseconds, `*_ns` nanoseconds, `iops` I/Os per second, json+ `bins`
+//! keyed by a bin's value in ns. In client mode the document is `client_stats` (one
+//! entry per host and job, tagged `hostname` and `port`) and text lines of the servers
+//! come first in the same file.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+/// The whole document.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Output {
+    #[serde(rename = "fio version")]
+    pub fio_version: String,
+    /// The end of the run, epoch ms (controller's clock).
+    #[serde(default)]
+    pub timestamp_ms: Option<u64>,
+    /// A local run's jobs.
+    #[serde(default)]
+    pub jobs: Vec<Job>,
+    /// A client's jobs, per host.
+    #[serde(default)]
+    pub client_stats: Vec<Job>,
+    /// Options of the `[global]` section (an object; since fio 3.39 in client mode an
+    /// array, one per server).
+    #[serde(rename = "global options", default)]
+    pub global_options: Option<serde_json::Value>,
+}
+
+impl Output {
+    /// The jobs of either form, without fio's own "All clients" sum (drivelab adds up
+    /// hosts itself).
+    pub fn all_jobs(&self) -> impl Iterator<Item = &Job> {
+        self.jobs
+            .iter()
+            .chain(self.client_stats.iter())
+            .filter(|j| j.jobname != "All clients")
+    }
+}
+
+/// One job (or group with `group_reporting`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct Job {
+    pub jobname: String,
+    #[serde(default)]
+    pub groupid: u32,
+    /// errno of the first error that stopped the job (0: none).
+    #[serde(default)]
+    pub error: i64,
+    /// ms the job ran (fio 3.x; summed over the group's jobs with group_reporting).
+    #[serde(default)]
+    pub job_runtime: u64,
+    /// Epoch ms the job started (fio 3.36+).
+    #[serde(default)]
+    pub job_start: Option<u64>,
+    pub read: Dir,
+    pub write: Dir,
+    #[serde(default)]
+    pub trim: Option<Dir>,
+    /// User and system CPU as a percentage of the job's runtime.
+    #[serde(default)]
+    pub usr_cpu: f64,
+    #[serde(default)]
+    pub sys_cpu: f64,
+    /// Client mode: the host as the client was given it.
+    #[serde(default)]
+    pub hostname: Option<String>,
+    #[serde(default)]
+    pub port: Option<u32>,
+    /// The job's own options (a local run's jobs).
+    #[serde(rename = "job options", default)]
+    pub job_options: Option<serde_json::Value>,
+}
+
+/// One direction of a job.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Dir {
+    /// Bytes moved.
+    pub io_bytes: u64,
+    /// KiB/s.
+    #[serde(default)]
+    pub bw: u64,
+    /// Bytes/s.
+    #[serde(default)]
+    pub bw_bytes: u64,
+    pub iops: f64,
+    /// ms this direction ran.
+    pub runtime: u64,
+    pub total_ios: u64,
+    #[serde(default)]
+    pub slat_ns: Option<Lat>,
+    #[serde(default)]
+    pub clat_ns: Option<Lat>,
+    #[serde(default)]
+    pub lat_ns: Option<Lat>,
+}
+
+/// A latency distribution in ns.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Lat {
+    pub min: u64,
+    pub max: u64,
+    pub mean: f64,
+    pub stddev: f64,
+    #[serde(rename = "N", default)]
+    pub n: u64,
+    /// `"99.000000": ns`.
+    #[serde(default)]
+    pub percentile: Option<BTreeMap<String, u64>>,
+    /// json+ only: `"<bin value ns>": count`, non-empty bins.
+    #[serde(default)]
+    pub bins: Option<BTreeMap<String, u64>>,
+}
+
+impl Lat {
+    /// Whether it carries a distribution (percentiles or bins), not just scalars.
+    pub fn has_distribution(&self) -> bool {
+        self.bins.is_some() || self.percentile.is_some()
+    }
+}
+
+/// A parsed output file: the document and the text lines before it (in client mode the
+/// servers' messages, `<host> fio: …`, and the client's own).
+#[derive(Debug, Clone)]
+pub struct Parsed {
+    pub output: Output,
+    pub text: Vec<String>,
+}
+
+/// Parse an output file: skip to the first line that is `{`, read one document.
+pub fn parse(text: &str) -> Result<Parsed, String> {
+    let mut start = None;
+    let mut pos = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim_end() == "{" {
+            start = Some(pos);
+            break;
+        }
+        pos += line.len();
+    }
+    let start =
+        start.ok_or("no JSON document in it (run fio with --output-format=json or json+)")?;
+    let before = text[..start]
+        .lines()
+        .map(str::to_string)
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let mut de = serde_json::Deserializer::from_str(&text[start..]);
+    let output = Output::deserialize(&mut de).map_err(|e| format!("not fio's JSON output: {e}"))?;
+    Ok(Parsed {
+        output,
+        text: before,
+    })
+}
+
+/// The fio version number of a `fio-3.33` string.
+pub fn version_number(v: &str) -> &str {
+    v.trim().trim_start_matches("fio-")
+}

@@ -1,0 +1,328 @@
+//! fio's per-second logs (`write_iops_log`, `write_bw_log`, `write_lat_log` with
+//! `log_avg_msec`, and `write_hist_log` with `log_hist_msec`), read and put on
+//! drivelab's fixed grid.
+//!
+//! Rows are `time, value, ddir, bs, prio[, …]`; `time` is ms since the job's start, or
+//! epoch ms with `log_unix_epoch=1`; iops values are I/Os per second, bw KiB/s, lat ns
+//! (the window's mean). A window without I/O has no row (drivelab counts it as a
+//! zero-I/O second) and the last, partial window is never logged (its I/Os are the
+//! JSON totals less the logged ones). Histogram rows are `time, ddir, bs, 1856 counts`;
+//! in client/server mode fio sends them corrupted (each row `C_k − s_{k−1}` instead of
+//! `C_k − C_{k−1}`), repaired here as `s_k − s_{k−2}` when the naive sums exceed the
+//! job's final histogram.
+
+use std::path::{Path, PathBuf};
+
+use super::bins;
+
+/// One row of an iops / bw / lat log.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Row {
+    pub t_ms: u64,
+    pub value: u64,
+    pub ddir: u8,
+}
+
+/// One row of a histogram log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistRow {
+    pub t_ms: u64,
+    pub ddir: u8,
+    pub counts: Vec<u64>,
+}
+
+fn num(s: &str, what: &str, line: usize) -> Result<u64, String> {
+    s.trim()
+        .parse()
+        .map_err(|_| format!("line {line}: {what} '{}' is not a whole number", s.trim()))
+}
+
+/// Parse a windowed log.
+pub fn parse_rows(text: &str) -> Result<Vec<Row>, String> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = line.split(',').collect();
+        if f.len() < 4 {
+            return Err(format!("line {}: not 'time, value, ddir, bs, …'", i + 1));
+        }
+        out.push(Row {
+            t_ms: num(f[0], "time", i + 1)?,
+            value: num(f[1], "value", i + 1)?,
+            ddir: num(f[2], "ddir", i + 1)? as u8,
+        });
+    }
+    Ok(out)
+}
+
+/// Parse a histogram log (fine bins only: `log_hist_coarseness=0`).
+pub fn parse_hist(text: &str) -> Result<Vec<HistRow>, String> {
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = line.split(',').collect();
+        if f.len() != 3 + bins::NR {
+            return Err(format!(
+                "line {}: {} columns, not time, ddir, bs and {} bins (log_hist_coarseness=0)",
+                i + 1,
+                f.len(),
+                bins::NR
+            ));
+        }
+        let counts = f[3..]
+            .iter()
+            .map(|c| num(c, "count", i + 1))
+            .collect::<Result<Vec<_>, _>>()?;
+        out.push(HistRow {
+            t_ms: num(f[0], "time", i + 1)?,
+            ddir: num(f[1], "ddir", i + 1)? as u8,
+            counts,
+        });
+    }
+    Ok(out)
+}
+
+/// Undo client/server mode's histogram corruption in one chain (one file, one
+/// direction) when it is there: `buggy` says so (see [`is_corrupted`]). Returns the
+/// per-window counts; a negative difference (which a correct repair never gives) is
+/// reported as an error.
+pub fn repair_chain(rows: &[HistRow], buggy: bool) -> Result<Vec<HistRow>, String> {
+    if !buggy {
+        return Ok(rows.to_vec());
+    }
+    let zero = vec![0u64; bins::NR];
+    let (mut prev1, mut prev2) = (&zero, &zero);
+    let mut out = Vec::with_capacity(rows.len());
+    for r in rows {
+        let mut d = Vec::with_capacity(bins::NR);
+        for (i, &s) in r.counts.iter().enumerate() {
+            d.push(s.checked_sub(prev2[i]).ok_or_else(|| {
+                format!(
+                    "the histogram log at {} ms does not repair (bin {i}: {s} < {})",
+                    r.t_ms, prev2[i]
+                )
+            })?);
+        }
+        out.push(HistRow {
+            t_ms: r.t_ms,
+            ddir: r.ddir,
+            counts: d,
+        });
+        prev2 = prev1;
+        prev1 = &r.counts;
+    }
+    Ok(out)
+}
+
+/// Whether histogram rows summed naively exceed the job's final histogram in any bin:
+/// then they are in client/server mode's corrupted encoding.
+pub fn is_corrupted(chains: &[&[HistRow]], final_counts: &[u64]) -> bool {
+    let mut naive = vec![0u64; bins::NR];
+    for c in chains {
+        for r in c.iter() {
+            for (a, b) in naive.iter_mut().zip(&r.counts) {
+                *a += b;
+            }
+        }
+    }
+    naive.iter().zip(final_counts).any(|(a, b)| a > b)
+}
+
+/// The window a row closes, on a grid of `interval_ms` from `t0_ms`: rows come at the
+/// end of their window (a few ms late), the last flush of a lat log at the run's end.
+pub fn window(t_ms: u64, t0_ms: u64, interval_ms: u64) -> Option<usize> {
+    let rel = t_ms.checked_sub(t0_ms)?;
+    ((rel + interval_ms / 2) / interval_ms)
+        .checked_sub(1)
+        .map(|k| k as usize)
+}
+
+/// Where a run's logs start (epoch ms or ms since start, as the logs have it): the
+/// first row less one window, moved back by whole windows when the first row came later
+/// than `est_start_ms` (leading windows without I/O have no row).
+pub fn start_of(first_row_ms: u64, interval_ms: u64, est_start_ms: Option<u64>) -> u64 {
+    let t0 = first_row_ms.saturating_sub(interval_ms);
+    let lead = est_start_ms
+        .filter(|&e| e < t0)
+        .map_or(0, |e| (t0 - e + interval_ms / 2) / interval_ms);
+    t0.saturating_sub(lead * interval_ms)
+}
+
+/// The log files of one job's run: `<prefix>_<kind>.<n>.log[<suffix>]` for n = 1…jobs.
+#[derive(Debug, Clone, Default)]
+pub struct Files {
+    pub iops: Vec<PathBuf>,
+    pub bw: Vec<PathBuf>,
+    pub lat: Vec<PathBuf>,
+    pub hist: Vec<PathBuf>,
+}
+
+impl Files {
+    /// The files fio writes for `prefix` with `jobs` jobs, with `suffix` (client mode:
+    /// `.<host>`) appended; only those that exist.
+    pub fn expected(prefix: &str, jobs: u32, suffix: &str) -> Files {
+        let f = |kind: &str| -> Vec<PathBuf> {
+            (1..=jobs)
+                .map(|n| PathBuf::from(format!("{prefix}_{kind}.{n}.log{suffix}")))
+                .collect()
+        };
+        Files {
+            iops: f("iops"),
+            bw: f("bw"),
+            lat: f("lat"),
+            hist: f("clat_hist"),
+        }
+    }
+
+    /// Files found in `dir` (the first prefix with an iops log), for `drivelab import`.
+    pub fn find(dir: &Path) -> Result<Files, String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .map_err(|e| format!("{}: {e}", dir.display()))?
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .collect();
+        names.sort();
+        let pick = |kind: &str| -> Vec<PathBuf> {
+            let mut v: Vec<(u64, &String)> = names
+                .iter()
+                .filter_map(|n| {
+                    let (_, rest) = n.split_once(&format!("_{kind}."))?;
+                    let (num, _) = rest.split_once(".log")?;
+                    Some((num.parse().ok()?, n))
+                })
+                .collect();
+            // By job number (fio's `.N.`), not by name: job 10 after job 2.
+            v.sort();
+            v.into_iter().map(|(_, n)| dir.join(n)).collect()
+        };
+        let f = Files {
+            iops: pick("iops"),
+            bw: pick("bw"),
+            lat: pick("lat"),
+            hist: pick("clat_hist"),
+        };
+        if f.iops.is_empty() && f.bw.is_empty() {
+            return Err(format!(
+                "{}: no fio iops or bw logs (NAME_iops.N.log, NAME_bw.N.log) in it",
+                dir.display()
+            ));
+        }
+        Ok(f)
+    }
+
+    /// The files of job `i` of `n` (one job of several, without group_reporting).
+    pub fn job(&self, i: usize, n: usize) -> Files {
+        let one = |v: &Vec<PathBuf>| -> Vec<PathBuf> {
+            if v.len() == n {
+                v[i..=i].to_vec()
+            } else {
+                Vec::new()
+            }
+        };
+        Files {
+            iops: one(&self.iops),
+            bw: one(&self.bw),
+            lat: one(&self.lat),
+            hist: one(&self.hist),
+        }
+    }
+
+    /// Every file that should be there and is not.
+    pub fn missing(&self) -> Vec<&Path> {
+        self.iops
+            .iter()
+            .chain(&self.bw)
+            .chain(&self.lat)
+            .chain(&self.hist)
+            .filter(|p| !p.is_file())
+            .map(|p| p.as_path())
+            .collect()
+    }
+}
+
+/// Read and parse windowed logs.
+pub fn read_rows(paths: &[PathBuf]) -> Result<Vec<Vec<Row>>, String> {
+    paths
+        .iter()
+        .map(|p| {
+            let t = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            parse_rows(&t).map_err(|e| format!("{}: {e}", p.display()))
+        })
+        .collect()
+}
+
+/// Read and parse histogram logs.
+pub fn read_hist(paths: &[PathBuf]) -> Result<Vec<Vec<HistRow>>, String> {
+    paths
+        .iter()
+        .map(|p| {
+            let t = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            parse_hist(&t).map_err(|e| format!("{}: {e}", p.display()))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(t: u64, c: &[(usize, u64)]) -> HistRow {
+        let mut counts = vec![0; bins::NR];
+        for &(i, n) in c {
+            counts[i] = n;
+        }
+        HistRow {
+            t_ms: t,
+            ddir: 1,
+            counts,
+        }
+    }
+
+    #[test]
+    fn client_mode_histograms_are_repaired() {
+        // True per-window counts 5, 7, 4, 6 in one bin; the server sends C_k − s_{k−1}.
+        let truth = [5u64, 7, 4, 6];
+        let mut sent = Vec::new();
+        let (mut cum, mut prev) = (0u64, 0u64);
+        for (k, &t) in truth.iter().enumerate() {
+            cum += t;
+            let s = cum - prev;
+            sent.push(row(1000 * (k as u64 + 1), &[(300, s)]));
+            prev = s;
+        }
+        let mut final_counts = vec![0; bins::NR];
+        final_counts[300] = 22 + 3; // plus an unlogged tail
+        assert!(is_corrupted(&[&sent], &final_counts));
+        let fixed = repair_chain(&sent, true).unwrap();
+        let got: Vec<u64> = fixed.iter().map(|r| r.counts[300]).collect();
+        assert_eq!(got, truth);
+        let local: Vec<HistRow> = truth
+            .iter()
+            .enumerate()
+            .map(|(k, &t)| row(1000 * (k as u64 + 1), &[(300, t)]))
+            .collect();
+        assert!(!is_corrupted(&[&local], &final_counts));
+    }
+
+    #[test]
+    fn rows_land_in_the_window_they_close() {
+        assert_eq!(window(1003, 0, 1000), Some(0));
+        assert_eq!(window(2001, 0, 1000), Some(1));
+        assert_eq!(window(3500, 0, 1000), Some(3));
+        assert_eq!(window(400, 0, 1000), None);
+        assert_eq!(start_of(3007, 1000, Some(5)), 7);
+        assert_eq!(start_of(1005, 1000, None), 5);
+        let r = parse_rows("1000, 300, 0, 0, 0\n1000, 100, 1, 0, 0\n").unwrap();
+        assert_eq!(
+            r[1],
+            Row {
+                t_ms: 1000,
+                value: 100,
+                ddir: 1
+            }
+        );
+    }
+}

@@ -1,0 +1,243 @@
+//! Importers: other tools' traces turned into [`Record`]s, one file per format behind
+//! the [`Import`] trait.
+//!
+//! Every importer streams: it reads its input a line (or a binary event) at a time and
+//! holds only a bounded window of records, so a week-long trace of tens of millions of
+//! I/Os needs no more memory than a short one. A malformed line is refused with its line
+//! number; what an importer skips (unknown operations, other volumes, header rows, empty
+//! lines) is counted and written into [`Header::notes`] with the reason. Units follow each
+//! format's documentation (`docs/trace-format.md`, "Importing").
+//!
+//! Records come out in issue order, with times rebased to the first record: a format
+//! whose lines are slightly out of order goes through a reorder window of
+//! [`REORDER_WINDOW`] records; a record later than that keeps its place and its issue
+//! time is raised to the one written before it (counted in the notes).
+
+mod alibaba;
+mod blk;
+mod blkparse;
+mod blktrace;
+mod fio;
+mod lines;
+mod msr;
+mod sorted;
+mod spc;
+mod tencent;
+mod volume;
+
+pub use blktrace::{per_cpu_files, BlktraceImport};
+pub use lines::MAX_LINE_BYTES;
+pub use sorted::REORDER_WINDOW;
+
+use crate::{native, Header, Record, TraceError};
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+
+/// One item of an imported trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    Io(Record),
+    /// Names a process for the records after it.
+    Process {
+        pid: u32,
+        name: String,
+    },
+}
+
+/// An importer: a stream of events in issue order, then the header (known only once the
+/// input is read: it carries what was skipped).
+pub trait Import {
+    /// The next event; `None` at the end of the input.
+    fn next_event(&mut self) -> Result<Option<Event>, TraceError>;
+    /// What the input said about itself and what was skipped; complete after the end.
+    fn header(&self) -> Result<Header, TraceError>;
+}
+
+/// The formats `drivelab trace import` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// fio's iolog, version 2 or 3 (told by its first line).
+    Fio,
+    /// blkparse's default text output.
+    Blkparse,
+    /// blktrace's binary per-CPU files (`NAME.blktrace.N`).
+    Blktrace,
+    /// MSR Cambridge CSV (SNIA IOTTA 388).
+    Msr,
+    /// SPC / UMass trace repository (`.spc`).
+    Spc,
+    /// Tencent CBS CSV (SNIA IOTTA 27917).
+    Tencent,
+    /// Alibaba block traces CSV.
+    Alibaba,
+}
+
+impl Format {
+    pub const ALL: [Format; 7] = [
+        Format::Fio,
+        Format::Blkparse,
+        Format::Blktrace,
+        Format::Msr,
+        Format::Spc,
+        Format::Tencent,
+        Format::Alibaba,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Fio => "fio",
+            Format::Blkparse => "blkparse",
+            Format::Blktrace => "blktrace",
+            Format::Msr => "msr",
+            Format::Spc => "spc",
+            Format::Tencent => "tencent",
+            Format::Alibaba => "alibaba",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.name() == s)
+    }
+
+    /// The accepted names, for messages: `fio, blkparse, …`.
+    pub fn names() -> String {
+        Format::ALL.map(Format::name).join(", ")
+    }
+}
+
+/// Choices an import takes.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// The volume to keep in a multi-volume trace (MSR DiskNumber, Tencent/Alibaba volume
+    /// id, fio file name, blktrace/blkparse device `maj,min`). Without it a trace of more
+    /// than one volume is refused with the list of its volumes.
+    pub volume: Option<String>,
+    /// blkparse text whose times are on a known clock (the kernel's `mono` clock of a
+    /// recording): Unix time minus that clock, in ns, so the header gets its
+    /// `start_unix_ns`. blkparse's own times start at 0 and have none.
+    pub blkparse_clock_to_unix_ns: Option<i128>,
+}
+
+/// Open `path` as a trace of `format`. For blktrace, `path` is one per-CPU file or the
+/// base name they share (`NAME` for `NAME.blktrace.0`, …): all CPUs are merged by time.
+pub fn open(format: Format, path: &Path, opts: &Options) -> Result<Box<dyn Import>, TraceError> {
+    let file = || -> Result<Box<dyn BufRead>, TraceError> {
+        let f = std::fs::File::open(path)?;
+        Ok(Box::new(std::io::BufReader::with_capacity(1 << 16, f)))
+    };
+    let vol = opts.volume.clone();
+    let path_s = path.display().to_string();
+    Ok(match format {
+        Format::Fio => Box::new(fio::open(file()?, vol, path_s)?),
+        Format::Blkparse => Box::new(blkparse::open(
+            file()?,
+            vol,
+            path_s,
+            opts.blkparse_clock_to_unix_ns,
+        )),
+        Format::Blktrace => {
+            let files = per_cpu_files(path)?;
+            Box::new(BlktraceImport::open(&files, vol, path_s)?)
+        }
+        Format::Msr => Box::new(lines::LineImport::new(file()?, msr::Msr, vol, path_s)),
+        Format::Spc => Box::new(lines::LineImport::new(file()?, spc::Spc, vol, path_s)),
+        Format::Tencent => Box::new(lines::LineImport::new(
+            file()?,
+            tencent::Tencent,
+            vol,
+            path_s,
+        )),
+        Format::Alibaba => Box::new(lines::LineImport::new(
+            file()?,
+            alibaba::Alibaba,
+            vol,
+            path_s,
+        )),
+    })
+}
+
+/// Read every event of `import` into a native trace on `out` (the header written last
+/// is the one the import ends with, so the body goes to `scratch` first and is copied
+/// behind the header: see [`native::rehead`]). Returns the totals.
+pub fn write_native<W: Write>(
+    import: &mut dyn Import,
+    scratch: &mut std::fs::File,
+    out: W,
+) -> Result<crate::Totals, TraceError> {
+    use std::io::Seek;
+    let mut w = native::Writer::new(std::io::BufWriter::new(&mut *scratch), &Header::default())?;
+    while let Some(e) = import.next_event()? {
+        match e {
+            Event::Io(r) => w.write(&r)?,
+            Event::Process { pid, name } => w.name_process(pid, &name)?,
+        }
+    }
+    let (totals, buf) = w.finish()?;
+    buf.into_inner().map_err(|e| e.into_error())?;
+    let header = import.header()?;
+    scratch.rewind()?;
+    native::rehead(std::io::BufReader::new(&mut *scratch), &header, out)?;
+    Ok(totals)
+}
+
+/// The files of a blktrace recording named by `path` (see [`open`]).
+pub(crate) fn blktrace_base(path: &Path) -> PathBuf {
+    let s = path.to_string_lossy();
+    match s.rfind(".blktrace.") {
+        Some(i) if s[i + 10..].chars().all(|c| c.is_ascii_digit()) && s.len() > i + 10 => {
+            PathBuf::from(&s[..i])
+        }
+        _ => path.to_path_buf(),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    use super::*;
+
+    /// Every event of an import of `text` as `format`, and its header.
+    pub fn import_text(
+        format: Format,
+        text: &str,
+        volume: Option<&str>,
+    ) -> Result<(Vec<Event>, Header), TraceError> {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("in");
+        std::fs::write(&p, text).unwrap();
+        import_path(format, &p, volume)
+    }
+
+    pub fn import_path(
+        format: Format,
+        p: &Path,
+        volume: Option<&str>,
+    ) -> Result<(Vec<Event>, Header), TraceError> {
+        let opts = Options {
+            volume: volume.map(str::to_string),
+            ..Options::default()
+        };
+        let mut imp = open(format, p, &opts)?;
+        let mut out = Vec::new();
+        while let Some(e) = imp.next_event()? {
+            out.push(e);
+        }
+        Ok((out, imp.header()?))
+    }
+
+    pub fn records(events: &[Event]) -> Vec<Record> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Io(r) => Some(*r),
+                _ => None,
+            })
+            .collect()
+    }
+
+    pub fn line_of(e: TraceError) -> Option<u64> {
+        match e {
+            TraceError::Malformed { line, .. } => line,
+            TraceError::Io(e) => panic!("{e}"),
+        }
+    }
+}

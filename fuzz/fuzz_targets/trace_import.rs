@@ -1,0 +1,34 @@
+//! `drivelab trace import FORMAT FILE`: the first byte picks the format (fio iolog,
+//! blkparse, blktrace, MSR, SPC, Tencent, Alibaba), the rest is the file, read to the end.
+#![no_main]
+use drivelab_trace::import::{open, Format, Options};
+use libfuzzer_sys::fuzz_target;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+static FILE: OnceLock<PathBuf> = OnceLock::new();
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&pick, body)) = data.split_first() else {
+        return;
+    };
+    let format = Format::ALL[pick as usize % Format::ALL.len()];
+    let path = FILE.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("drivelab-fuzz-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join("in.blktrace.0")
+    });
+    std::fs::write(path, body).unwrap();
+    let opts = Options {
+        volume: (pick & 0x80 != 0).then(|| "0".to_string()),
+    };
+    if let Ok(mut import) = open(format, path, &opts) {
+        for _ in 0..1_000_000 {
+            match import.next_event() {
+                Ok(Some(_)) => {}
+                _ => break,
+            }
+        }
+        let _ = import.header();
+    }
+});
