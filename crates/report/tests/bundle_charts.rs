@@ -47,6 +47,7 @@ fn every_suite_gets_its_charts_and_every_drive_its_group() {
         "mixed-latency",
         "mixed-exceedance",
         "replay-rate",
+        "replay-vs-original",
         "replay-exceedance",
         // The simulated drives report temperature and power: every suite's telemetry
         // over time, and peak's efficiency at the headline QD.
