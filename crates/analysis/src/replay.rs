@@ -101,6 +101,39 @@ pub struct ReplayInput {
     pub ratio_permille: Option<Dist>,
 }
 
+impl OpInput {
+    fn merged(&self, o: &OpInput) -> OpInput {
+        OpInput {
+            bytes: self.bytes + o.bytes,
+            service_ns: self.service_ns.merged(&o.service_ns),
+        }
+    }
+}
+
+impl ReplayInput {
+    /// Two parts of one replay (consecutive windows of the trace) as one.
+    pub fn merged(&self, o: &ReplayInput) -> ReplayInput {
+        let both = |a: &Option<Dist>, b: &Option<Dist>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.merged(b)),
+            (a, b) => a.clone().or_else(|| b.clone()),
+        };
+        ReplayInput {
+            replay_ns: self.replay_ns + o.replay_ns,
+            read: self.read.merged(&o.read),
+            write: self.write.merged(&o.write),
+            flush: self.flush.merged(&o.flush),
+            discard: self.discard.merged(&o.discard),
+            lag_ns: both(&self.lag_ns, &o.lag_ns),
+            late_ios: self.late_ios + o.late_ios,
+            kept_up: self.kept_up && o.kept_up,
+            compared_ios: self.compared_ios + o.compared_ios,
+            faster_ios: self.faster_ios + o.faster_ios,
+            slower_ios: self.slower_ios + o.slower_ios,
+            ratio_permille: both(&self.ratio_permille, &o.ratio_permille),
+        }
+    }
+}
+
 /// Service-time scores of one operation (or of all).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OpScores {
@@ -275,5 +308,24 @@ mod tests {
         assert_eq!(v.p50_ratio, Some(0.5));
         assert_eq!(v.p90_ratio, Some(3.0));
         assert!(s.lag.is_none());
+        // Two halves merged score as the whole.
+        let half = ReplayInput {
+            replay_ns: 1_000_000_000,
+            read: OpInput {
+                bytes: 1_500_000,
+                service_ns: dist(&[1_000_000, 20_000_000]),
+            },
+            ..Default::default()
+        };
+        let other = ReplayInput {
+            read: OpInput {
+                bytes: 1_500_000,
+                service_ns: dist(&[60_000_000, 200_000_000]),
+            },
+            ..half.clone()
+        };
+        let m = score(&half.merged(&other));
+        assert_eq!(m.read, s.read);
+        assert_eq!(m.total_replay_ns, 2_000_000_000);
     }
 }

@@ -124,7 +124,15 @@ pub struct ReplayArgs {
     /// Interval of the series [default: 1s].
     #[arg(long, value_parser = duration, allow_hyphen_values = true)]
     pub interval: Option<u64>,
-    /// Also write issue-log.csv into the bundle: each I/O's due, issue and completion time.
+    /// On a block device or simulated drive, do not write the span once before a trace
+    /// that reads (unwritten blocks read without touching flash).
+    #[arg(long = "no-fill")]
+    pub no_fill: bool,
+    /// Trace time per step: an interrupted replay resumes at a step [default: 10m].
+    #[arg(long, value_parser = duration, allow_hyphen_values = true)]
+    pub segment: Option<u64>,
+    /// Also write each step's <step>.issue-log.csv into the bundle: each I/O's due,
+    /// issue and completion time.
     #[arg(long = "issue-log")]
     pub issue_log: bool,
 }
@@ -530,9 +538,12 @@ impl SuiteCmd {
             SuiteCmd::Replay(a) => {
                 let trace = std::path::absolute(&a.trace)
                     .map_err(|e| format!("TRACE {}: {e}", a.trace.display()))?;
-                // A file that is not a trace is found out before any target is opened.
+                // A file that is not a trace is found out before any target is opened,
+                // and whether it writes (a block device needs --destructive then).
                 replay::read_header(&trace)?;
+                let found = replay::scan(&trace, None, u64::MAX)?;
                 let mut k = replay::Replay::new(trace);
+                k.writes = found.modifies(!a.skip_discards);
                 if short {
                     k.size = SizeOrPercent::Bytes(64 << 20);
                 }
@@ -543,7 +554,9 @@ impl SuiteCmd {
                 set(&mut k.size, a.size);
                 set(&mut k.max_outstanding, a.max_outstanding);
                 set(&mut k.interval_ns, a.interval);
+                set(&mut k.segment_ns, a.segment);
                 k.issue_log = a.issue_log;
+                k.fill = !a.no_fill;
                 k.validate()?;
                 Box::new(k)
             }

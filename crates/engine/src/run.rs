@@ -729,7 +729,7 @@ fn flag_link_ceiling(
 }
 
 /// Sample every attached sensor at the start of each interval until the run is over.
-fn sample_sensors(
+pub(crate) fn sample_sensors(
     sources: &mut [Box<dyn crate::sensor::SensorSource>],
     agg: &Aggregator,
     finished: &AtomicBool,

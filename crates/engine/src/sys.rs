@@ -515,6 +515,24 @@ mod tests {
     }
 }
 
+/// The calling thread's timer slack in ns (PR_GET_TIMERSLACK): how late the kernel may
+/// end its sleeps and timed waits to batch wake-ups (50 µs by default).
+pub fn timer_slack_ns() -> io::Result<u64> {
+    // SAFETY: PR_GET_TIMERSLACK takes no pointers; the result is the value or -1.
+    let r = unsafe { libc::prctl(libc::PR_GET_TIMERSLACK, 0, 0, 0, 0) };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r as u64)
+    }
+}
+
+/// Set the calling thread's timer slack (PR_SET_TIMERSLACK; at least 1 ns).
+pub fn set_timer_slack_ns(ns: u64) -> io::Result<()> {
+    // SAFETY: PR_SET_TIMERSLACK takes an integer, no pointers.
+    check(unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns.max(1) as libc::c_ulong, 0, 0, 0) })
+}
+
 /// Send `sig` to every process of the process group `pgid` (a child started in a group
 /// of its own, so that whatever it started goes too).
 pub fn kill_process_group(pgid: u32, sig: libc::c_int) -> io::Result<()> {

@@ -49,6 +49,7 @@ fn every_suite_gets_its_charts_and_every_drive_its_group() {
         "mixed-latency",
         "mixed-exceedance",
         "replay-rate",
+        "replay-vs-original",
         "replay-exceedance",
         // The simulated drives report temperature and power: every suite's telemetry
         // over time, and peak's efficiency at the headline QD.
@@ -58,6 +59,7 @@ fn every_suite_gets_its_charts_and_every_drive_its_group() {
         "seqfill-telemetry",
         "iometer-telemetry",
         "mixed-telemetry",
+        "replay-telemetry",
         "peak-efficiency-random",
         "peak-efficiency-sequential",
     ];

@@ -38,9 +38,11 @@ pub enum Action {
 pub struct ReplayAction {
     pub trace: std::path::PathBuf,
     pub timing: drivelab_engine::replay::Timing,
+    /// The part of the trace this step replays.
+    pub window: drivelab_engine::replay::Window,
     pub discards: bool,
     pub max_outstanding: u32,
-    /// Write `issue-log.csv` (one line per I/O) into the bundle.
+    /// Write the step's `<step>.issue-log.csv` (one line per I/O) into the bundle.
     pub issue_log: bool,
 }
 

@@ -2,8 +2,9 @@
 //! [TARGET]`), scored as the storage-trace reviews score theirs: average data rate,
 //! average and percentile service time per operation, the share of I/Os over 10, 50 and
 //! 100 ms, total replay time; and, where the trace has the original service times, this
-//! drive against the original I/O by I/O. One step; the engine's `replay` module does
-//! the issuing (timing, concurrency and placement rules: docs/replay.md).
+//! drive against the original I/O by I/O. One step per `--segment` of trace time (so an
+//! interrupted replay resumes at a segment); the engine's `replay` module does the
+//! issuing (timing, concurrency and placement rules: docs/replay.md).
 
 use std::path::{Path, PathBuf};
 
@@ -12,10 +13,11 @@ use serde_json::json;
 
 use drivelab_analysis::replay::{score, Dist, OpInput, ReplayInput, ReplayScores};
 use drivelab_engine::hist::HistogramJson;
-use drivelab_engine::replay::{ReplayMeasured, Timing, DEFAULT_MAX_OUTSTANDING};
+use drivelab_engine::replay::{ReplayMeasured, Timing, Window, DEFAULT_MAX_OUTSTANDING};
 use drivelab_engine::size::{human_bytes, SizeOrPercent};
+use drivelab_engine::spec::DataPattern;
 use drivelab_engine::spec::{IoEngine, RwMode};
-use drivelab_engine::target::TargetInfo;
+use drivelab_engine::target::{TargetInfo, TargetKind};
 
 use crate::bundle::{Metric, StepRecord, Summary};
 use crate::plan::{self, Action, Bound, PlannedStep, ReplayAction, Shape, StepKind};
@@ -39,9 +41,29 @@ pub struct Replay {
     /// Most I/Os in flight at once: 1024.
     pub max_outstanding: u32,
     pub interval_ns: u64,
-    /// Write `issue-log.csv` (one line per I/O) into the bundle.
+    /// Trace time per step, after `--max-idle` cuts: 10 min (more when the trace would
+    /// need [`MAX_SEGMENTS`] steps or more).
+    pub segment_ns: u64,
+    /// Write each step's `<step>.issue-log.csv` (one line per I/O) into the bundle.
     pub issue_log: bool,
+    /// The trace writes or discards (with `--skip-discards`: writes): a block device
+    /// needs `--destructive`. A trace that only reads (and flushes) runs without, and on
+    /// a mounted device. Set from the trace before the target is opened, checked again
+    /// when planning.
+    #[serde(default = "yes")]
+    pub writes: bool,
+    /// On a block device or simulated drive, write the span once before a trace that
+    /// reads (`--no-fill`: not).
+    #[serde(default = "yes")]
+    pub fill: bool,
 }
+
+fn yes() -> bool {
+    true
+}
+
+/// The most steps a replay is cut into.
+pub const MAX_SEGMENTS: u64 = 1000;
 
 /// The most I/Os in flight a replay may be given.
 pub const MAX_OUTSTANDING: u32 = 32768;
@@ -57,7 +79,10 @@ impl Replay {
             size: SizeOrPercent::Percent(100.0),
             max_outstanding: DEFAULT_MAX_OUTSTANDING,
             interval_ns: 1_000_000_000,
+            segment_ns: 600_000_000_000,
             issue_log: false,
+            writes: true,
+            fill: true,
         }
     }
 
@@ -78,6 +103,9 @@ impl Replay {
         }
         if self.interval_ns < 10_000_000 {
             return Err("--interval: must be at least 10ms".into());
+        }
+        if self.segment_ns < 1_000_000_000 {
+            return Err("--segment: at least 1s of trace time per step, like 10m".into());
         }
         Ok(())
     }
@@ -106,9 +134,125 @@ pub fn read_header(path: &Path) -> Result<drivelab_trace::Header, String> {
     Ok(r.header().clone())
 }
 
+/// What a whole read of the trace finds: its records, and where its steps start.
+pub struct TraceScan {
+    pub records: u64,
+    /// The longest read or write (bytes).
+    pub max_rw_bytes: u64,
+    /// Reads, writes and discards among them.
+    pub reads: u64,
+    pub writes: u64,
+    pub discards: u64,
+    pub last_issue_ns: u64,
+    /// Issue times (trace time) at which the second, third, … step starts.
+    pub boundaries: Vec<u64>,
+    /// The same after `--max-idle` cuts, and the last record's.
+    pub boundaries_eff: Vec<u64>,
+    pub last_eff_ns: u64,
+}
+
+/// Read the whole trace (streaming): a malformed or truncated one is found before
+/// anything is written to the target. Steps start every `segment_ns` of trace time
+/// after `max_idle_ns` cuts (so a cut idle hour makes no empty steps), each at a record;
+/// the segment doubles while there would be more than [`MAX_SEGMENTS`] steps.
+pub fn scan(path: &Path, max_idle_ns: Option<u64>, segment_ns: u64) -> Result<TraceScan, String> {
+    let f = std::fs::File::open(path).map_err(|e| format!("TRACE {}: {e}", path.display()))?;
+    let r = drivelab_trace::native::Reader::new(std::io::BufReader::with_capacity(1 << 20, f))
+        .map_err(|e| format!("TRACE {}: {e}", path.display()))?;
+    let mut s = TraceScan {
+        records: 0,
+        max_rw_bytes: 0,
+        reads: 0,
+        writes: 0,
+        discards: 0,
+        last_issue_ns: 0,
+        boundaries: Vec::new(),
+        boundaries_eff: Vec::new(),
+        last_eff_ns: 0,
+    };
+    let (mut seg, mut eff, mut idx) = (segment_ns.max(1), 0u64, 0u64);
+    // (segment index, issue time, cut time) of each step's first record after the
+    // first step.
+    let mut starts: Vec<(u64, u64, u64)> = Vec::new();
+    for rec in r {
+        let rec = rec.map_err(|e| format!("TRACE {}: {e}", path.display()))?;
+        let issue = rec.issue_ns.max(s.last_issue_ns);
+        if s.records > 0 {
+            let gap = issue - s.last_issue_ns;
+            eff += max_idle_ns.map_or(gap, |m| gap.min(m));
+        }
+        s.records += 1;
+        if matches!(rec.op, drivelab_trace::Op::Read | drivelab_trace::Op::Write) {
+            s.max_rw_bytes = s.max_rw_bytes.max(rec.len_bytes);
+        }
+        s.reads += (rec.op == drivelab_trace::Op::Read) as u64;
+        s.writes += (rec.op == drivelab_trace::Op::Write) as u64;
+        s.discards += (rec.op == drivelab_trace::Op::Discard) as u64;
+        s.last_issue_ns = issue;
+        if eff / seg > idx {
+            idx = eff / seg;
+            starts.push((idx, issue, eff));
+            if starts.len() as u64 >= MAX_SEGMENTS {
+                seg *= 2;
+                idx /= 2;
+                let mut kept: Vec<(u64, u64, u64)> = Vec::new();
+                for (i, t, e) in starts.drain(..) {
+                    if i / 2 > kept.last().map_or(0, |k| k.0) {
+                        kept.push((i / 2, t, e));
+                    }
+                }
+                starts = kept;
+            }
+        }
+    }
+    if s.records == 0 {
+        return Err(format!("TRACE {}: the trace has no I/O", path.display()));
+    }
+    s.last_eff_ns = eff;
+    s.boundaries = starts.iter().map(|b| b.1).collect();
+    s.boundaries_eff = starts.iter().map(|b| b.2).collect();
+    Ok(s)
+}
+
+impl TraceScan {
+    /// Whether replaying it changes the target's data (writes, or discards when they are
+    /// replayed).
+    pub fn modifies(&self, discards: bool) -> bool {
+        self.writes > 0 || (discards && self.discards > 0)
+    }
+}
+
+impl Replay {
+    /// The trace's windows, one per step.
+    fn windows(&self, scan: &TraceScan) -> Vec<Window> {
+        let mut from = 0;
+        let mut out = Vec::new();
+        for &b in &scan.boundaries {
+            out.push(Window {
+                from_ns: from,
+                to_ns: Some(b),
+            });
+            from = b;
+        }
+        out.push(Window {
+            from_ns: from,
+            to_ns: None,
+        });
+        out
+    }
+}
+
+/// Whether a step is (part of) the replay.
+pub fn is_replay_step(s: &StepRecord) -> bool {
+    s.id.starts_with("replay")
+}
+
 impl Suite for Replay {
     fn name(&self) -> &'static str {
         "replay"
+    }
+    fn writes_to_device(&self) -> bool {
+        self.writes
     }
     fn test_file_bytes(&self) -> Option<u64> {
         crate::suite::span_file_bytes(self.size)
@@ -116,50 +260,111 @@ impl Suite for Replay {
     fn plan(&self, target: &TargetInfo) -> Result<Vec<PlannedStep>, String> {
         self.validate()?;
         let header = read_header(&self.trace)?;
+        let max_idle = self.max_idle_ns.filter(|_| !self.afap);
+        let found = scan(&self.trace, max_idle, self.segment_ns)?;
         let span = plan::span_bytes(self.size, target);
+        // What the replay would fail on half-way is found out now.
+        let sector = target.logical_sector_bytes.max(512) as u64;
+        let longest = found.max_rw_bytes.div_ceil(sector) * sector;
+        if found.max_rw_bytes > drivelab_engine::replay::schedule::MAX_IO_BYTES {
+            return Err(format!(
+                "TRACE {}: it has a read or write of {} bytes, more than the 64 MiB drivelab replays",
+                self.trace.display(),
+                found.max_rw_bytes
+            ));
+        }
+        if longest > span {
+            return Err(format!(
+                "--size: the trace has a read or write of {} bytes, more than the span of {} bytes",
+                found.max_rw_bytes, span
+            ));
+        }
+        if !self.writes && found.modifies(!self.skip_discards) {
+            return Err(format!(
+                "TRACE {}: the trace changed since it was read: it now writes",
+                self.trace.display()
+            ));
+        }
         let sector = target.logical_sector_bytes.max(512);
         let shape =
             Shape::new(RwMode::RandRw, sector, self.max_outstanding, 1).engine(IoEngine::IoUring);
-        let bound = Bound::Time {
-            runtime_ns: self.interval_ns,
-            interval_ns: self.interval_ns,
-        };
-        let w = plan::workload(&shape, (0, span), bound, target)?;
+        // Each step is bounded by its trace time (at `--speed`): what the plan line and
+        // the ETA count. (Under --afap the drive sets the pace; the trace time is
+        // what it stands for.)
+        let speed = if self.afap { 1.0 } else { self.speed };
+        let mut ends = found.boundaries_eff.clone();
+        ends.push(found.last_eff_ns);
+        let mut workloads = Vec::with_capacity(ends.len());
+        let mut from = 0;
+        for &to in &ends {
+            let bound = Bound::Time {
+                runtime_ns: (((to - from) as f64 / speed) as u64).max(1_000_000),
+                interval_ns: self.interval_ns,
+            };
+            workloads.push(plan::workload(&shape, (0, span), bound, target)?);
+            from = to;
+        }
         let how = match self.timing() {
             Timing::Afap => "as fast as possible at the trace's concurrency".to_string(),
             Timing::Recorded { speed: 1.0, .. } => "as recorded".to_string(),
             Timing::Recorded { speed, .. } => format!("at {speed}× the recorded pace"),
         };
-        Ok(vec![PlannedStep {
-            id: "replay".into(),
-            name: format!(
-                "replay of {} {how}",
-                self.trace.file_name().map_or_else(
-                    || self.trace.display().to_string(),
-                    |n| n.to_string_lossy().into()
-                )
-            ),
-            kind: StepKind::Measure,
-            params: json!({
-                "trace": self.trace.display().to_string(),
-                "source_format": header.source_format,
-                "traced_device_size_bytes": header.device_size_bytes,
-                "span_bytes": span,
-            }),
-            action: Action::Replay(ReplayAction {
-                trace: self.trace.clone(),
-                timing: self.timing(),
-                discards: !self.skip_discards,
-                max_outstanding: self.max_outstanding,
-                issue_log: self.issue_log,
-            }),
-            idle_before_ns: 0,
-            workload: w,
-        }])
+        let name = self.trace.file_name().map_or_else(
+            || self.trace.display().to_string(),
+            |n| n.to_string_lossy().into(),
+        );
+        let windows = self.windows(&found);
+        let n = windows.len();
+        // A drive's unwritten blocks read without touching flash: the span is written
+        // once first (as the reviews fill a drive before a trace), where writing is
+        // allowed and the trace reads.
+        let mut out = Vec::new();
+        let fills = matches!(target.kind, TargetKind::BlockDevice | TargetKind::Simulated);
+        if self.fill && self.writes && fills && found.reads > 0 {
+            out.extend(plan::fill_before_reads(
+                (0, span),
+                DataPattern::Random,
+                target,
+            )?);
+        }
+        let steps = windows
+            .into_iter()
+            .zip(workloads)
+            .enumerate()
+            .map(|(k, (window, w))| PlannedStep {
+                id: format!("replay-{}", k + 1),
+                name: if n == 1 {
+                    format!("replay of {name} {how}")
+                } else {
+                    format!("replay of {name} {how}, part {} of {n}", k + 1)
+                },
+                kind: StepKind::Measure,
+                params: json!({
+                    "trace": self.trace.display().to_string(),
+                    "source_format": header.source_format,
+                    "traced_device_size_bytes": header.device_size_bytes,
+                    "trace_records": found.records,
+                    "span_bytes": span,
+                    "window_from_ns": window.from_ns,
+                    "window_to_ns": window.to_ns,
+                }),
+                action: Action::Replay(ReplayAction {
+                    trace: self.trace.clone(),
+                    timing: self.timing(),
+                    window,
+                    discards: !self.skip_discards,
+                    max_outstanding: self.max_outstanding,
+                    issue_log: self.issue_log,
+                }),
+                idle_before_ns: 0,
+                workload: w,
+            })
+            .collect::<Vec<_>>();
+        out.extend(steps);
+        Ok(out)
     }
     fn report(&self, steps: &[StepRecord]) -> Report {
-        let step = steps.iter().find(|s| s.id == "replay");
-        let a = step.and_then(analyze);
+        let a = analyze(steps);
         let mut metrics = Vec::new();
         let mut table = format!("drivelab replay: {}\n", self.trace.display());
         if let Some(a) = &a {
@@ -168,12 +373,16 @@ impl Suite for Replay {
         } else {
             table += "  the replay did not run to its end: no scores\n";
         }
-        // The replay's own caveats (idle cut, could not keep up, remapped I/Os, …).
-        for n in step
-            .and_then(|s| s.run.as_ref())
-            .map_or(&[][..], |r| &r.notes[..])
-        {
-            table += &format!("  note: {n}\n");
+        // The replay's own caveats (idle cut, could not keep up, remapped I/Os, …),
+        // each once however many parts said it.
+        let mut said: Vec<&String> = Vec::new();
+        for st in steps.iter().filter(|s| is_replay_step(s)) {
+            for n in st.run.iter().flat_map(|r| r.notes.iter()) {
+                if !said.contains(&n) {
+                    said.push(n);
+                    table += &format!("  note: {}: {n}\n", st.id);
+                }
+            }
         }
         Report {
             summary: Summary {
@@ -197,6 +406,8 @@ pub struct ReplayAnalysis {
     pub trace_max_outstanding: u32,
     pub max_outstanding: u32,
     pub idle_removed_ns: u64,
+    /// Steps (windows of the trace) the scores cover.
+    pub parts: usize,
 }
 
 fn dist(h: &HistogramJson) -> Dist {
@@ -231,20 +442,42 @@ pub fn input(r: &ReplayMeasured) -> ReplayInput {
     }
 }
 
-/// Analyse the replay step (None when it did not run).
-pub fn analyze(rec: &StepRecord) -> Option<ReplayAnalysis> {
-    let r = rec.run.as_ref()?.replay.as_ref()?;
-    Some(ReplayAnalysis {
-        scores: score(&input(r)),
-        timing: r.timing,
-        ios_issued: r.ios_issued,
-        records_read: r.schedule.records_read,
-        discards_skipped: r.schedule.discards_skipped,
-        remapped_ios: r.schedule.remapped_ios,
-        trace_max_outstanding: r.schedule.trace_max_outstanding,
-        max_outstanding: r.max_outstanding,
-        idle_removed_ns: r.schedule.idle_removed_ns,
-    })
+/// Analyse the replay's finished parts together (None when none ran).
+pub fn analyze(steps: &[StepRecord]) -> Option<ReplayAnalysis> {
+    let parts: Vec<&ReplayMeasured> = steps
+        .iter()
+        .filter(|s| is_replay_step(s))
+        .filter_map(|s| s.run.as_ref()?.replay.as_ref())
+        .collect();
+    let (first, rest) = parts.split_first()?;
+    let mut inp = input(first);
+    let mut a = ReplayAnalysis {
+        scores: score(&inp),
+        timing: first.timing,
+        ios_issued: 0,
+        records_read: 0,
+        discards_skipped: 0,
+        remapped_ios: 0,
+        trace_max_outstanding: 0,
+        max_outstanding: 0,
+        idle_removed_ns: 0,
+        parts: parts.len(),
+    };
+    for r in rest {
+        inp = inp.merged(&input(r));
+    }
+    for r in &parts {
+        let c = &r.schedule;
+        a.ios_issued += r.ios_issued;
+        a.records_read += c.records_read;
+        a.discards_skipped += c.discards_skipped;
+        a.remapped_ios += c.remapped_ios;
+        a.trace_max_outstanding = a.trace_max_outstanding.max(c.trace_max_outstanding);
+        a.max_outstanding = a.max_outstanding.max(r.max_outstanding);
+        a.idle_removed_ns += c.idle_removed_ns;
+    }
+    a.scores = score(&inp);
+    Some(a)
 }
 
 fn ms(ns: Option<f64>) -> Option<f64> {
@@ -289,8 +522,13 @@ fn headline(s: &ReplayScores) -> Vec<Metric> {
 fn table_text(a: &ReplayAnalysis) -> String {
     let s = &a.scores;
     let mut t = format!(
-        "  {} I/Os in {} s: average data rate {} MB/s ({} MiB/s)\n",
+        "  {} I/Os{} in {} s: average data rate {} MB/s ({} MiB/s)\n",
         a.ios_issued,
+        if a.parts > 1 {
+            format!(" (in {} parts)", a.parts)
+        } else {
+            String::new()
+        },
         fmt(Some(s.total_replay_s), 2),
         fmt(Some(s.avg_data_rate_mb_per_s), 1),
         fmt(Some(s.avg_data_rate_mib_per_s), 1)
@@ -354,12 +592,15 @@ fn table_text(a: &ReplayAnalysis) -> String {
     t
 }
 
-/// Name of the per-I/O log in the bundle (`--issue-log`).
-pub const ISSUE_LOG: &str = "issue-log.csv";
+/// Name of a step's per-I/O log in the bundle (`--issue-log`): `replay-1.issue-log.csv`.
+pub fn issue_log_name(step_id: &str) -> String {
+    format!("{step_id}.issue-log.csv")
+}
 
 /// Carry out a replay step: the trace streamed from its file through the schedule into
 /// the engine's replay.
 pub fn run_step(
+    id: &str,
     r: &ReplayAction,
     w: &drivelab_engine::spec::Workload,
     target: &mut drivelab_engine::target::Target,
@@ -378,8 +619,10 @@ pub fn run_step(
         size_bytes: w.size_bytes,
         align_bytes: target.info.logical_sector_bytes.max(1) as u64,
     };
-    let mut sched = Schedule::new(reader, r.timing, placement, r.discards);
-    let log_path = dir.filter(|_| r.issue_log).map(|d| d.join(ISSUE_LOG));
+    let mut sched = Schedule::window(reader, r.timing, placement, r.discards, r.window);
+    let log_path = dir
+        .filter(|_| r.issue_log)
+        .map(|d| d.join(issue_log_name(id)));
     let partial = log_path.as_ref().map(|p| p.with_extension("csv.partial"));
     let mut log = match &partial {
         Some(p) => {
@@ -418,4 +661,59 @@ pub fn run_step(
         target.forget_filled();
     }
     Ok(res)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use drivelab_trace::{native::Writer, Header, Op, Record};
+
+    fn trace(times: &[u64]) -> (tempfile::TempDir, PathBuf) {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("t.dltrace");
+        let f = std::fs::File::create(&p).unwrap();
+        let mut w = Writer::new(f, &Header::default()).unwrap();
+        for &t in times {
+            w.write(&Record::new(t, Op::Read, 0, 4096)).unwrap();
+        }
+        w.finish().unwrap();
+        (d, p)
+    }
+
+    const S: u64 = 1_000_000_000;
+
+    #[test]
+    fn steps_start_every_segment_of_trace_time_after_the_idle_cut() {
+        let (_d, p) = trace(&[0, S / 2, S, 3 * S / 2, 3600 * S, 3600 * S + S / 2, 3601 * S]);
+        // Uncut: the idle hour makes the step after it start at its end.
+        assert_eq!(
+            scan(&p, None, S).unwrap().boundaries,
+            vec![S, 3600 * S, 3601 * S]
+        );
+        // The hour cut to 2 s: steps every second of what is replayed.
+        let cut = scan(&p, Some(2 * S), S).unwrap();
+        assert_eq!(cut.boundaries, vec![S, 3600 * S, 3600 * S + S / 2]);
+        assert_eq!((cut.records, cut.last_issue_ns), (7, 3601 * S));
+    }
+
+    #[test]
+    fn a_long_trace_gets_fewer_longer_steps() {
+        let times: Vec<u64> = (0..5000).map(|i| i * S).collect();
+        let (_d, p) = trace(&times);
+        let b = scan(&p, None, S).unwrap().boundaries;
+        assert!((b.len() as u64) < MAX_SEGMENTS, "{}", b.len());
+        assert!(b.len() > 100);
+        // Evenly spaced, each a whole number of seconds.
+        let step = b[0];
+        for (i, &t) in b.iter().enumerate() {
+            assert_eq!(t, (i as u64 + 1) * step);
+        }
+        let mut r = Replay::new(p.clone());
+        r.segment_ns = S;
+        let scanned = scan(&p, None, S).unwrap();
+        let w = r.windows(&scanned);
+        assert_eq!(w.len(), b.len() + 1);
+        assert_eq!(w[0].from_ns, 0);
+        assert_eq!(w.last().unwrap().to_ns, None);
+    }
 }

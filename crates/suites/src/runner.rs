@@ -146,9 +146,15 @@ fn act(
                 .next()
                 .ok_or_else(|| "the precondition pass did not run".to_string())
         }
-        Action::Replay(r) => {
-            crate::replay::run_step(r, &step.workload, target, opts.stop, progress, dir)
-        }
+        Action::Replay(r) => crate::replay::run_step(
+            &step.id,
+            r,
+            &step.workload,
+            target,
+            opts.stop,
+            progress,
+            dir,
+        ),
     }
 }
 

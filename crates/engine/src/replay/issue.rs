@@ -26,12 +26,16 @@ use crate::clock::{Clock, MonotonicClock};
 use crate::data::DataPool;
 use crate::model::DeviceModel;
 use crate::op::{Dir, IoOp};
+use crate::series::Aggregator;
 use crate::spec::DataPattern;
 use crate::target::{Target, TargetKind};
 use drivelab_trace::Op;
 
 /// Longest single wait, so that a stop request is seen within it.
 const SLICE_NS: u64 = 100_000_000;
+/// The last part of a wait for a due time is spent spinning on the clock: a sleep ends
+/// tens of µs late on a busy machine, a trace's I/Os come µs apart.
+const SPIN_NS: u64 = 50_000;
 
 /// Carries out a replay's I/Os. Slots are the driver's: a slot is not reused before its
 /// completion has been handed back.
@@ -52,9 +56,12 @@ pub trait Issuer {
     ) -> Result<(), String>;
 }
 
-/// The issuer for this target.
+/// The issuer for this target, on `clock` (a simulated drive keeps its own, virtual
+/// one, and hands its sensors' values to `agg` at every interval boundary).
 pub fn for_target<'t>(
     target: &'t mut Target,
+    clock: &'t MonotonicClock,
+    agg: &'t Aggregator,
     max_outstanding: u32,
 ) -> Result<Box<dyn Issuer + 't>, String> {
     let kind = target.info.kind;
@@ -66,16 +73,19 @@ pub fn for_target<'t>(
             now,
             heap: BinaryHeap::new(),
             seq: 0,
+            agg,
+            next_sample: agg.origin_ns(),
         }));
     }
     match target.file() {
         Some(f) => Ok(Box::new(UringIssuer::new(
             f,
+            clock,
             kind == TargetKind::BlockDevice,
             max_outstanding,
         )?)),
         None => Ok(Box::new(NullIssuer {
-            clock: MonotonicClock::new(),
+            clock,
             content: Content::new(),
             buf: AlignedBuf::new(0),
             ready: Vec::new(),
@@ -111,12 +121,43 @@ impl Content {
     }
 }
 
-/// A buffer of at least `len` bytes in `b` (grown when too small).
-fn ensure(b: &mut Option<AlignedBuf>, len: usize) -> Result<&mut [u8], String> {
-    if b.as_ref().is_none_or(|b| b.len() < len) {
-        *b = Some(AlignedBuf::try_new(len.next_multiple_of(4096))?);
+/// The slots' I/O buffers, grown as the trace's I/Os need, within a memory budget.
+struct Buffers {
+    slots: Vec<Option<AlignedBuf>>,
+    bytes: usize,
+    budget: usize,
+}
+
+impl Buffers {
+    fn new() -> Buffers {
+        let avail = crate::sys::meminfo_bytes("MemAvailable").unwrap_or(u64::MAX);
+        Buffers {
+            slots: Vec::new(),
+            bytes: 0,
+            budget: (avail / 2).min(usize::MAX as u64) as usize,
+        }
     }
-    Ok(&mut b.as_mut().expect("just made").as_mut_slice()[..len])
+
+    /// Slot `slot`'s buffer, at least `len` bytes (grown when too small).
+    fn get(&mut self, slot: usize, len: usize) -> Result<&mut [u8], String> {
+        if self.slots.len() <= slot {
+            self.slots.resize_with(slot + 1, || None);
+        }
+        let b = &mut self.slots[slot];
+        if b.as_ref().is_none_or(|b| b.len() < len) {
+            let have = b.as_ref().map_or(0, |b| b.len());
+            let want = len.next_multiple_of(4096);
+            if self.bytes - have + want > self.budget {
+                return Err(format!(
+                    "the trace's reads and writes in flight need {} of buffers, more than half of the memory available; lower --max-outstanding",
+                    crate::size::human_bytes((self.bytes - have + want) as u64)
+                ));
+            }
+            *b = Some(AlignedBuf::try_new(want)?);
+            self.bytes = self.bytes - have + want;
+        }
+        Ok(&mut b.as_mut().expect("just made").as_mut_slice()[..len])
+    }
 }
 
 fn expected(io: &ReplayIo) -> i64 {
@@ -126,21 +167,25 @@ fn expected(io: &ReplayIo) -> i64 {
     }
 }
 
+/// Wait until `t` on `clock`: sleep to within [`SPIN_NS`] of it, then spin.
 fn sleep_until(clock: &dyn Clock, t: u64) {
     let now = clock.now_ns();
-    if t > now {
-        std::thread::sleep(std::time::Duration::from_nanos(t - now));
+    if t > now + SPIN_NS {
+        std::thread::sleep(std::time::Duration::from_nanos(t - now - SPIN_NS));
+    }
+    while clock.now_ns() < t {
+        std::hint::spin_loop();
     }
 }
 
-struct NullIssuer {
-    clock: MonotonicClock,
+struct NullIssuer<'c> {
+    clock: &'c MonotonicClock,
     content: Content,
     buf: AlignedBuf,
     ready: Vec<(usize, u64, i64)>,
 }
 
-impl Issuer for NullIssuer {
+impl Issuer for NullIssuer<'_> {
     fn now(&self) -> u64 {
         self.clock.now_ns()
     }
@@ -165,7 +210,7 @@ impl Issuer for NullIssuer {
         if self.ready.is_empty() {
             if let Some(u) = until {
                 let now = self.clock.now_ns();
-                sleep_until(&self.clock, u.min(now + SLICE_NS));
+                sleep_until(self.clock, u.min(now + SLICE_NS));
             }
         }
         out.append(&mut self.ready);
@@ -179,6 +224,22 @@ struct ModelIssuer<'m> {
     /// (completion, submission order, slot, result)
     heap: BinaryHeap<Reverse<(u64, u64, usize, i64)>>,
     seq: u64,
+    agg: &'m Aggregator,
+    /// The next interval boundary at which the model's sensors are read.
+    next_sample: u64,
+}
+
+impl ModelIssuer<'_> {
+    /// Virtual time moves on to `t`: the sensors at every boundary passed.
+    fn advance(&mut self, t: u64) {
+        self.now = self.now.max(t);
+        while self.now >= self.next_sample {
+            for r in self.model.sensors(self.next_sample) {
+                self.agg.sensor(r);
+            }
+            self.next_sample += self.agg.interval_ns();
+        }
+    }
 }
 
 impl Issuer for ModelIssuer<'_> {
@@ -212,10 +273,10 @@ impl Issuer for ModelIssuer<'_> {
         match (next, until) {
             (Some(d), u) if u.is_none_or(|u| d <= u) => {
                 let Reverse((d, _, slot, res)) = self.heap.pop().expect("peeked");
-                self.now = self.now.max(d);
+                self.advance(d);
                 out.push((slot, d, res));
             }
-            (_, Some(u)) => self.now = self.now.max(u),
+            (_, Some(u)) => self.advance(u),
             _ => {}
         }
         Ok(())
@@ -233,26 +294,31 @@ impl Drop for ModelIssuer<'_> {
 
 struct UringIssuer<'f> {
     file: &'f File,
+    clock: &'f MonotonicClock,
     block: bool,
     /// Per slot; a slot's buffer is untouched while its I/O is in flight.
-    bufs: Vec<Option<AlignedBuf>>,
+    bufs: Buffers,
     ring: IoUring,
-    clock: MonotonicClock,
     content: Content,
     ready: Vec<(usize, u64, i64)>,
     inflight: usize,
 }
 
 impl<'f> UringIssuer<'f> {
-    fn new(file: &'f File, block: bool, depth: u32) -> Result<UringIssuer<'f>, String> {
+    fn new(
+        file: &'f File,
+        clock: &'f MonotonicClock,
+        block: bool,
+        depth: u32,
+    ) -> Result<UringIssuer<'f>, String> {
         let ring = IoUring::new(depth.next_power_of_two())
             .map_err(|e| format!("cannot set up an io_uring of depth {depth}: {e}"))?;
         Ok(UringIssuer {
             file,
             block,
-            bufs: Vec::new(),
+            bufs: Buffers::new(),
             ring,
-            clock: MonotonicClock::new(),
+            clock,
             content: Content::new(),
             ready: Vec::new(),
             inflight: 0,
@@ -276,18 +342,15 @@ impl Issuer for UringIssuer<'_> {
     fn submit(&mut self, io: &ReplayIo, slot: usize, _at: u64) -> Result<(), String> {
         let fd = types::Fd(self.file.as_raw_fd());
         let (off, len) = (io.offset_bytes, io.len_bytes as usize);
-        if self.bufs.len() <= slot {
-            self.bufs.resize_with(slot + 1, || None);
-        }
         let sqe = match io.op {
             Op::Read => {
-                let b = ensure(&mut self.bufs[slot], len)?;
+                let b = self.bufs.get(slot, len)?;
                 opcode::Read::new(fd, b.as_mut_ptr(), len as u32)
                     .offset(off)
                     .build()
             }
             Op::Write => {
-                let b = ensure(&mut self.bufs[slot], len)?;
+                let b = self.bufs.get(slot, len)?;
                 self.content.fill(b, off);
                 let flags = if io.fua { libc::RWF_DSYNC } else { 0 };
                 opcode::Write::new(fd, b.as_ptr(), len as u32)
@@ -336,10 +399,20 @@ impl Issuer for UringIssuer<'_> {
             .map_or(SLICE_NS, |u| u.saturating_sub(now))
             .min(SLICE_NS);
         if !inflight || self.inflight == 0 {
-            sleep_until(&self.clock, now + t);
+            sleep_until(self.clock, now + t);
+            return Ok(());
+        }
+        if until.is_some() && t <= SPIN_NS {
+            // Due within µs: spin on the clock, taking completions as they come.
+            while self.ring.completion().is_empty() && self.clock.now_ns() < now + t {
+                std::hint::spin_loop();
+            }
+            self.reap(out);
             return Ok(());
         }
         if t > 0 {
+            // For a due time, wake SPIN_NS early: the rest is spun (above, next time).
+            let t = if until.is_some() { t - SPIN_NS } else { t };
             let ts = Timespec::new()
                 .sec(t / 1_000_000_000)
                 .nsec((t % 1_000_000_000) as u32);
@@ -365,7 +438,7 @@ impl Drop for UringIssuer<'_> {
         let mut sink = Vec::new();
         while self.inflight > 0 {
             if self.ring.submit_and_wait(1).is_err() {
-                std::mem::forget(std::mem::take(&mut self.bufs));
+                std::mem::forget(std::mem::take(&mut self.bufs.slots));
                 return;
             }
             self.reap(&mut sink);

@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 
+use crate::clock::{Clock, MonotonicClock};
 use crate::hist::{Histogram, HistogramJson};
 use crate::job::IoErrorRecord;
 use crate::op::Dir;
@@ -33,7 +34,7 @@ use crate::series::{Aggregator, Recorder};
 use crate::spec::Workload;
 use crate::target::Target;
 use drivelab_trace::Op;
-pub use schedule::{Placement, ReplayIo, Schedule, ScheduleCounts, Timing};
+pub use schedule::{Placement, ReplayIo, Schedule, ScheduleCounts, Timing, Window};
 
 /// An I/O issued later than this is late.
 pub const LATE_NS: u64 = 1_000_000;
@@ -46,6 +47,11 @@ pub const DEFAULT_MAX_OUTSTANDING: u32 = 1024;
 pub trait IoSource {
     fn next_io(&mut self) -> Result<Option<ReplayIo>, String>;
     fn counts(&self) -> ScheduleCounts;
+    /// Open loop: idle until this long after the start once the I/Os are done (the
+    /// rest of a window, [`Schedule::end_due_ns`]).
+    fn end_due_ns(&self) -> Option<u64> {
+        None
+    }
 }
 
 impl<I: Iterator<Item = Result<drivelab_trace::Record, drivelab_trace::TraceError>>> IoSource
@@ -56,6 +62,9 @@ impl<I: Iterator<Item = Result<drivelab_trace::Record, drivelab_trace::TraceErro
     }
     fn counts(&self) -> ScheduleCounts {
         self.counts.clone()
+    }
+    fn end_due_ns(&self) -> Option<u64> {
+        Schedule::end_due_ns(self)
     }
 }
 
@@ -264,9 +273,19 @@ pub fn run(
 ) -> Result<RunResult, String> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let info = target.info.clone();
-    let mut issuer = issue::for_target(target, opts.max_outstanding.max(1))?;
-    let origin = issuer.now();
+    let clock = MonotonicClock::new();
+    let is_model = target.model().is_some();
+    let origin = target
+        .model()
+        .map_or_else(|| clock.now_ns(), |m| m.now_ns());
     let agg = Aggregator::new(origin, w.log_interval_ns, 0, 1);
+    // A real target's sensors are sampled every interval beside the replay, as in a run.
+    let mut sources = if is_model {
+        Vec::new()
+    } else {
+        target.take_sensors()
+    };
+    let mut issuer = issue::for_target(target, &clock, &agg, opts.max_outstanding.max(1))?;
     let hist4 = || OpAcc {
         h: Histogram::new(),
         bytes: 0,
@@ -290,21 +309,42 @@ pub fn run(
         log_failed: None,
     };
     let cpu0 = crate::sys::process_cpu_s();
-    let drive = drive(
-        issuer.as_mut(),
-        src,
-        &mut m,
-        &agg,
-        &opts.timing,
-        opts.max_outstanding.max(1),
-        opts.stop,
-        opts.progress,
-    );
-    let (max_out, source_err) = drive?;
+    // Sleeps and timed waits end when asked, not up to 50 µs later (restored after).
+    let slack = crate::sys::timer_slack_ns().ok();
+    if slack.is_some() {
+        let _ = crate::sys::set_timer_slack_ns(1);
+    }
+    let finished = AtomicBool::new(false);
+    let drive = std::thread::scope(|s| {
+        if !sources.is_empty() {
+            let (sources, agg, finished, clock) = (&mut sources, &agg, &finished, &clock);
+            let interval = w.log_interval_ns;
+            s.spawn(move || {
+                crate::run::sample_sensors(sources, agg, finished, clock, origin, interval)
+            });
+        }
+        let r = drive(
+            issuer.as_mut(),
+            src,
+            &mut m,
+            &agg,
+            &opts.timing,
+            opts.max_outstanding.max(1),
+            opts.stop,
+            opts.progress,
+        );
+        finished.store(true, Ordering::Relaxed);
+        r
+    });
+    if let Some(s) = slack {
+        let _ = crate::sys::set_timer_slack_ns(s);
+    }
     let end = issuer.now().max(origin + 1);
     let cpu1 = crate::sys::process_cpu_s();
     m.rec.finish();
     drop(issuer);
+    target.return_sensors(sources);
+    let (max_out, source_err) = drive?;
     let (records, totals_h, bytes) = agg.finish(end, end);
     let elapsed = end - origin;
     let mut all_h = totals_h[0].clone();
@@ -497,6 +537,12 @@ fn drive(
                     latest: latest.as_ref(),
                 });
             }
+        }
+    }
+    // The rest of the window is idle time of the trace's too.
+    if let Some(end) = src.end_due_ns().filter(|_| !afap && source_err.is_none()) {
+        while !stop.load(Ordering::Relaxed) && m.error_count == 0 && iss.now() < origin + end {
+            iss.wait(Some(origin + end), false, &mut done)?;
         }
     }
     Ok((most, source_err))

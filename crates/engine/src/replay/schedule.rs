@@ -27,6 +27,9 @@ use serde::{Deserialize, Serialize};
 /// The most outstanding trace I/Os the concurrency rule tracks; a trace claiming more at
 /// one point counts as this many there.
 pub const MAX_TRACKED: usize = 1 << 16;
+/// The largest read or write replayed: a longer one in a trace is an error (its buffer,
+/// times the I/Os in flight, must fit in memory).
+pub const MAX_IO_BYTES: u64 = 64 << 20;
 
 /// How the replay is timed.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -68,6 +71,12 @@ pub struct Placement {
 }
 
 impl Placement {
+    /// The span's length in whole alignment units.
+    pub fn span(&self) -> u64 {
+        let a = self.align_bytes.max(1);
+        self.size_bytes / a * a
+    }
+
     /// Where an I/O of `len` at `offset` lands (relative offset, length), and whether it
     /// was moved (`remapped`) or widened (`realigned`); Err when it cannot fit at all.
     pub fn place(&self, offset: u64, len: u64) -> Result<(u64, u64, bool, bool), String> {
@@ -109,8 +118,18 @@ pub struct ScheduleCounts {
     pub trace_max_outstanding: u32,
     /// Records that carried the original service time.
     pub with_service_time: u64,
-    /// Issue time of the last record in the trace (ns from its start).
+    /// Issue time of the last record (ns from the trace's start).
     pub trace_last_issue_ns: u64,
+}
+
+/// The part of a trace one replay step issues: records with `from_ns <= issue_ns <
+/// to_ns` (trace time; no end: to the trace's end). The records before it still count
+/// for the concurrency rule and the idle cut, so a trace replayed in windows issues what
+/// it would have issued in one go; due times count from the window's start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Window {
+    pub from_ns: u64,
+    pub to_ns: Option<u64>,
 }
 
 /// The trace's records as I/Os to issue.
@@ -119,66 +138,193 @@ pub struct Schedule<I> {
     timing: Timing,
     placement: Placement,
     discards: bool,
+    window: Window,
     prev_issue_ns: Option<u64>,
+    /// Trace time of the previous record less all idle cut before it.
+    prev_eff_ns: u64,
+    /// The window's start on that scale, once known.
+    origin_eff_ns: Option<u64>,
+    /// Due time of the window's end, once the trace reached it.
+    end_due_ns: Option<u64>,
+    finished: bool,
     /// Completion times of the trace's I/Os still outstanding (by the rule above).
     outstanding: BinaryHeap<Reverse<u64>>,
+    /// Records read from the trace (for messages: 1-based record numbers).
+    record_no: u64,
     seq: u64,
+    /// Counts of the window's records.
     pub counts: ScheduleCounts,
 }
 
 impl<I: Iterator<Item = Result<Record, TraceError>>> Schedule<I> {
     pub fn new(src: I, timing: Timing, placement: Placement, discards: bool) -> Schedule<I> {
+        Schedule::window(src, timing, placement, discards, Window::default())
+    }
+
+    /// Only the records of `window`.
+    pub fn window(
+        src: I,
+        timing: Timing,
+        placement: Placement,
+        discards: bool,
+        window: Window,
+    ) -> Schedule<I> {
         Schedule {
             src,
             timing,
             placement,
             discards,
+            window,
             prev_issue_ns: None,
+            prev_eff_ns: 0,
+            origin_eff_ns: None,
+            end_due_ns: None,
+            finished: false,
             outstanding: BinaryHeap::new(),
+            record_no: 0,
             seq: 0,
             counts: ScheduleCounts::default(),
         }
     }
 
-    /// The next I/O, None at the end of the trace; Err names the record.
+    /// Open loop with a window that ends before the trace does: when (from the window's
+    /// start) the window ends, known once the trace has been read up to it. The replay
+    /// idles until then, so the idle time across windows is the trace's.
+    pub fn end_due_ns(&self) -> Option<u64> {
+        self.end_due_ns
+    }
+
+    /// The next I/O, None at the end of the trace or window; Err names the record.
     pub fn next_io(&mut self) -> Result<Option<ReplayIo>, String> {
-        loop {
+        while !self.finished {
             let r = match self.src.next() {
-                None => return Ok(None),
+                None => {
+                    self.finished = true;
+                    return Ok(None);
+                }
                 Some(Err(e)) => return Err(format!("the trace: {e}")),
                 Some(Ok(r)) => r,
             };
-            self.counts.records_read += 1;
-            let n = self.counts.records_read;
-            let depth = self.depth_at(&r);
-            let due_ns = self.due(r.issue_ns);
-            if r.op == Op::Discard && !self.discards {
-                self.counts.discards_skipped += 1;
-                continue;
+            self.record_no += 1;
+            if let Some(to) = self.window.to_ns.filter(|&to| r.issue_ns >= to) {
+                self.finished = true;
+                let origin = self.origin_eff();
+                self.end_due_ns = Some(self.scale(self.eff_at(to).saturating_sub(origin)));
+                return Ok(None);
             }
-            let (offset_bytes, len_bytes) = if r.op == Op::Flush {
-                (0, 0)
-            } else {
-                let (o, l, moved, widened) = self
-                    .placement
-                    .place(r.offset_bytes, r.len_bytes)
-                    .map_err(|e| format!("the trace's record {n}: {e}"))?;
-                self.counts.remapped_ios += moved as u64;
-                self.counts.realigned_ios += widened as u64;
-                (o, l)
+            if let Some(io) = self.take(r)? {
+                return Ok(Some(io));
+            }
+        }
+        Ok(None)
+    }
+
+    /// One record: an I/O to issue, or None when it is before the window or skipped.
+    fn take(&mut self, r: Record) -> Result<Option<ReplayIo>, String> {
+        let n = self.record_no;
+        // Records are in issue order; one out of order counts as issued with the last.
+        let issue = r.issue_ns.max(self.prev_issue_ns.unwrap_or(0));
+        let inside = issue >= self.window.from_ns;
+        if inside && self.origin_eff_ns.is_none() {
+            self.origin_eff_ns = Some(self.eff_at(self.window.from_ns));
+        }
+        let eff = self.eff_at(issue);
+        if let (
+            Some(prev),
+            Timing::Recorded {
+                max_idle_ns: Some(m),
+                ..
+            },
+        ) = (self.prev_issue_ns, self.timing)
+        {
+            if inside && issue - prev > m {
+                self.counts.gaps_compressed += 1;
+                self.counts.idle_removed_ns += issue - prev - m;
+            }
+        }
+        self.prev_issue_ns = Some(issue);
+        self.prev_eff_ns = eff;
+        let depth = self.depth_at(&r);
+        if !inside {
+            return Ok(None);
+        }
+        let c = &mut self.counts;
+        c.records_read += 1;
+        c.with_service_time += r.service_ns.is_some() as u64;
+        c.trace_max_outstanding = c.trace_max_outstanding.max(depth);
+        c.trace_last_issue_ns = issue;
+        if r.op == Op::Discard && !self.discards {
+            c.discards_skipped += 1;
+            return Ok(None);
+        }
+        if matches!(r.op, Op::Read | Op::Write) && r.len_bytes > MAX_IO_BYTES {
+            return Err(format!(
+                "the trace's record {n}: a {} of {} bytes is larger than the {} MiB drivelab replays",
+                r.op.name(),
+                r.len_bytes,
+                MAX_IO_BYTES >> 20
+            ));
+        }
+        let (offset_bytes, len_bytes) = if r.op == Op::Flush {
+            (0, 0)
+        } else {
+            let (o, l, moved, widened) = match self.placement.place(r.offset_bytes, r.len_bytes) {
+                Ok(p) => p,
+                // A discard of more than the span (mkfs discards a whole device)
+                // discards the span.
+                Err(_) if r.op == Op::Discard => (
+                    self.placement.start_bytes,
+                    self.placement.span(),
+                    true,
+                    false,
+                ),
+                Err(e) => return Err(format!("the trace's record {n}: {e}")),
             };
-            let io = ReplayIo {
-                seq: self.seq,
-                due_ns,
-                op: r.op,
-                offset_bytes,
-                len_bytes,
-                fua: r.fua,
-                depth,
-                orig_service_ns: r.service_ns,
-            };
-            self.seq += 1;
-            return Ok(Some(io));
+            self.counts.remapped_ios += moved as u64;
+            self.counts.realigned_ios += widened as u64;
+            (o, l)
+        };
+        let origin = self.origin_eff();
+        let io = ReplayIo {
+            seq: self.seq,
+            due_ns: self.scale(eff - origin),
+            op: r.op,
+            offset_bytes,
+            len_bytes,
+            fua: r.fua,
+            depth,
+            orig_service_ns: r.service_ns,
+        };
+        self.seq += 1;
+        Ok(Some(io))
+    }
+
+    /// Trace time `t` (at or after the previous record) less all the idle cut before it.
+    fn eff_at(&self, t: u64) -> u64 {
+        let Some(prev) = self.prev_issue_ns else {
+            return t;
+        };
+        let gap = t.saturating_sub(prev);
+        let kept = match self.timing {
+            Timing::Recorded {
+                max_idle_ns: Some(m),
+                ..
+            } => gap.min(m),
+            _ => gap,
+        };
+        self.prev_eff_ns + kept
+    }
+
+    fn origin_eff(&self) -> u64 {
+        self.origin_eff_ns
+            .unwrap_or_else(|| self.eff_at(self.window.from_ns))
+    }
+
+    /// A span of (idle-cut) trace time as replay time.
+    fn scale(&self, ns: u64) -> u64 {
+        match self.timing {
+            Timing::Afap => 0,
+            Timing::Recorded { speed, .. } => (ns as f64 / speed) as u64,
         }
     }
 
@@ -187,45 +333,11 @@ impl<I: Iterator<Item = Result<Record, TraceError>>> Schedule<I> {
         while self.outstanding.peek().is_some_and(|t| t.0 <= r.issue_ns) {
             self.outstanding.pop();
         }
-        if r.service_ns.is_some() {
-            self.counts.with_service_time += 1;
-        }
         let done = r.issue_ns + r.service_ns.unwrap_or(1).max(1);
         if self.outstanding.len() < MAX_TRACKED {
             self.outstanding.push(Reverse(done));
         }
-        let d = self.outstanding.len() as u32;
-        self.counts.trace_max_outstanding = self.counts.trace_max_outstanding.max(d);
-        d
-    }
-
-    /// When a record issued at `issue_ns` (trace time) is due in the replay.
-    fn due(&mut self, issue_ns: u64) -> u64 {
-        // Records are in issue order; one out of order counts as issued with the last.
-        let issue = issue_ns.max(self.prev_issue_ns.unwrap_or(0));
-        self.counts.trace_last_issue_ns = issue;
-        if let (
-            Timing::Recorded {
-                max_idle_ns: Some(m),
-                ..
-            },
-            Some(prev),
-        ) = (self.timing, self.prev_issue_ns)
-        {
-            let gap = issue - prev;
-            if gap > m {
-                self.counts.gaps_compressed += 1;
-                self.counts.idle_removed_ns += gap - m;
-            }
-        }
-        self.prev_issue_ns = Some(issue);
-        match self.timing {
-            Timing::Afap => 0,
-            Timing::Recorded { speed, .. } => {
-                let t = issue - self.counts.idle_removed_ns;
-                (t as f64 / speed) as u64
-            }
-        }
+        self.outstanding.len() as u32
     }
 }
 
@@ -316,6 +428,45 @@ mod tests {
         // Unaligned: widened to the 4 KiB unit.
         assert_eq!(p.place(100, 200).unwrap(), (8192, 4096, false, true));
         assert!(p.place(0, 2 << 20).is_err());
+    }
+
+    #[test]
+    fn a_discard_larger_than_the_span_discards_the_span() {
+        let r = vec![rec(0, Op::Discard, 0, 8 << 20, None)];
+        let (ios, c) = all(r, Timing::Afap, SPAN);
+        assert_eq!((ios[0].offset_bytes, ios[0].len_bytes), (0, 1 << 20));
+        assert_eq!(c.remapped_ios, 1);
+    }
+
+    #[test]
+    fn windows_issue_what_one_replay_would_with_the_idle_split_between_them() {
+        // Gaps of 3 s, cut to 2 s; windows of 4 s of trace time.
+        let r: Vec<Record> = (0..6)
+            .map(|i| rec(i * 3_000_000_000, Op::Read, 0, 4096, Some(4_000_000_000)))
+            .collect();
+        let t = Timing::Recorded {
+            speed: 1.0,
+            max_idle_ns: Some(2_000_000_000),
+        };
+        let (whole, _) = all(r.clone(), t, SPAN);
+        let mut joined = Vec::new();
+        let mut at = 0;
+        // Four windows: the last (no end) from 12 s.
+        for k in 0..4u64 {
+            let to = (k < 3).then_some((k + 1) * 4_000_000_000);
+            let w = Window {
+                from_ns: k * 4_000_000_000,
+                to_ns: to,
+            };
+            let mut s = Schedule::window(r.clone().into_iter().map(Ok), t, SPAN, true, w);
+            while let Some(io) = s.next_io().unwrap() {
+                joined.push((at + io.due_ns, io.depth));
+            }
+            at += s.end_due_ns().unwrap_or(0);
+            assert_eq!(s.end_due_ns().is_some(), k < 3);
+        }
+        let want: Vec<(u64, u32)> = whole.iter().map(|i| (i.due_ns, i.depth)).collect();
+        assert_eq!(joined, want);
     }
 
     #[test]

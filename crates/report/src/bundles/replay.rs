@@ -11,7 +11,7 @@ use crate::html::{Column, Row, Section, Table};
 use crate::model::{Axis, Chart};
 
 fn is_replay(st: &drivelab_suites::StepRecord) -> bool {
-    st.id == "replay"
+    drivelab_suites::replay::is_replay_step(st)
 }
 
 fn ms(ns: Option<f64>) -> Option<f64> {
@@ -56,6 +56,13 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         Axis::linear("Time", "s"),
         Axis::linear("Data rate (read + write)", "MB/s"),
     );
+    let mut ratio = Chart::new(
+        "replay-vs-original",
+        "Trace replay: service time against the original, I/O by I/O",
+        Axis::log10("This drive's service time / the original's", "ratio"),
+        Axis::linear("Share of I/Os at or below", "fraction").range(Some(0.0), Some(1.0)),
+    )
+    .note("CDF of each I/O's service time over the one the trace recorded for it: left of 1, this drive was faster.");
     let mut exc = exceedance::chart(
         "replay-exceedance".into(),
         "Trace replay: service-time exceedance (reads and writes)".into(),
@@ -101,18 +108,22 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
                 kept,
             ],
         });
+        // The parts one after another, each interval at its end.
+        let mut pts: Vec<(f64, f64)> = Vec::new();
+        let mut offset_s = 0.0;
         for st in e.steps(is_replay) {
             let Some(run) = &st.run else { continue };
-            let secs = run.series.interval_ns as f64 / 1e9;
-            let pts: Vec<(f64, f64)> = run
-                .series
-                .records
-                .iter()
-                .map(|r| (r.start_ns as f64 / 1e9 + secs, r.all.bytes_per_s / 1e6))
-                .collect();
-            if !pts.is_empty() {
-                rate.series.push(curve(name, name, pts));
+            for r in &run.series.records {
+                let end = (r.start_ns + r.duration_ns) as f64 / 1e9;
+                pts.push((offset_s + end, r.all.bytes_per_s / 1e6));
             }
+            offset_s += run.duration_ns as f64 / 1e9;
+        }
+        if !pts.is_empty() {
+            rate.series.push(curve(name, name, pts));
+        }
+        if let Some(pts) = ratio_cdf(e) {
+            ratio.series.push(curve(name, name, pts));
         }
         let h = e.histograms(is_replay);
         if let Some(series) = exceedance::series(name.to_string(), name, &h, Dir::Both) {
@@ -120,10 +131,35 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         }
     }
     s = s.table(table);
-    for ch in [rate, exc] {
+    for ch in [rate, ratio, exc] {
         if !ch.series.is_empty() {
             s = s.chart(ch);
         }
     }
     s
+}
+
+/// (ratio, share of I/Os at or below it) over the replay's parts, from the per-mille
+/// ratio histograms; None without original service times.
+fn ratio_cdf(e: &Entry) -> Option<Vec<(f64, f64)>> {
+    let parts = e
+        .steps(is_replay)
+        .into_iter()
+        .filter_map(|s| s.run.as_ref()?.replay.as_ref()?.comparison.as_ref())
+        .map(|c| &c.ratio_permille);
+    let h = exceedance::merge_histograms(parts)?;
+    let total = h.count();
+    if total == 0 {
+        return None;
+    }
+    let mut seen = 0;
+    let mut pts: Vec<(f64, f64)> = Vec::new();
+    for (lo, c) in h.nonempty_buckets() {
+        seen += c;
+        // (A ratio under 1/1000 counts, but has no place on a log axis.)
+        if lo > 0 {
+            pts.push((lo as f64 / 1000.0, seen as f64 / total as f64));
+        }
+    }
+    (pts.len() > 1).then_some(pts)
 }
