@@ -140,8 +140,8 @@ pub struct ReplayArgs {
 fn speed(s: &str) -> Result<f64, String> {
     s.parse::<f64>()
         .ok()
-        .filter(|v| v.is_finite() && *v > 0.0 && *v <= 1e6)
-        .ok_or_else(|| format!("'{s}' is not a factor above 0 and at most 1000000, like 2 or 0.5"))
+        .filter(|v| v.is_finite() && (1e-6..=1e6).contains(v))
+        .ok_or_else(|| format!("'{s}' is not a factor from 0.000001 to 1000000, like 2 or 0.5"))
 }
 
 fn size_or_pct(s: &str) -> Result<SizeOrPercent, String> {
@@ -556,6 +556,19 @@ impl SuiteCmd {
                 set(&mut k.interval_ns, a.interval);
                 set(&mut k.segment_ns, a.segment);
                 k.issue_log = a.issue_log;
+                if !k.afap {
+                    let traced_ns = match k.max_idle_ns {
+                        Some(_) => replay::scan(&k.trace, k.max_idle_ns, u64::MAX)?.last_eff_ns,
+                        None => found.last_issue_ns,
+                    };
+                    let days = traced_ns as f64 / k.speed / 86_400e9;
+                    if days > 366.0 {
+                        return Err(format!(
+                            "--speed {}: replaying the trace at that pace would take {days:.0} days, more than 366; cut its idle time with --max-idle (e.g. 1s), raise --speed, or use --afap",
+                            k.speed
+                        ));
+                    }
+                }
                 k.fill = !a.no_fill;
                 k.validate()?;
                 Box::new(k)

@@ -492,6 +492,15 @@ fn bad_input_is_one_line_and_exit_2() {
         "huge.dltrace",
         &[rec(0, Op::Write, 0, 128 << 20)],
     );
+    // Two reads a day apart: at --speed 0.001 the replay would take 1 000 days.
+    write_trace(
+        dir.path(),
+        "day.dltrace",
+        &[
+            rec(0, Op::Read, 0, 4096),
+            rec(86_400_000_000_000, Op::Read, 0, 4096),
+        ],
+    );
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["missing.dltrace", "null"], "TRACE"),
         (vec!["notrace.txt", "null"], "not a drivelab trace"),
@@ -514,6 +523,8 @@ fn bad_input_is_one_line_and_exit_2() {
         (vec!["empty.dltrace", "null"], "no I/O"),
         (vec!["big.dltrace", "null", "--size", "1M"], "--size"),
         (vec!["huge.dltrace", "null"], "64 MiB"),
+        (vec![t, "null", "--speed", "1e-300"], "--speed"),
+        (vec!["day.dltrace", "null", "--speed", "0.001"], "366"),
     ];
     for (args, what) in cases {
         let mut a = vec!["run", "--no-db", "replay"];
@@ -665,4 +676,40 @@ fn an_imported_msr_trace_replays_against_its_original_service_times() {
     assert_eq!(a["scores"]["lag"]["max_lag_ns"], 0);
     assert!(a["scores"]["total_replay_ns"].as_u64().unwrap() >= 398_000_000);
     assert!(out.contains("against the original (200 I/Os)"), "{out}");
+}
+
+/// A trace that only reads replays on a file drivelab did not create without
+/// `--overwrite` (the file is opened read-only and left as it was), and `--issue-log`,
+/// an output choice, does not make two replays unlike tests.
+#[test]
+fn a_read_only_trace_reads_a_users_file_and_the_issue_log_is_not_a_setting() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let recs: Vec<Record> = (0..8u64)
+        .map(|i| rec(i * 1_000_000, Op::Read, i * 4096, 4096))
+        .collect();
+    write_trace(dir.path(), "reads.dltrace", &recs);
+    let user: Vec<u8> = (0..1u32 << 20).map(|i| (i * 7 % 251) as u8).collect();
+    std::fs::write(dir.path().join("user.bin"), &user).unwrap();
+    let (doc, _) = replay_ok(dir.path(), &["reads.dltrace", "user.bin", "--out", "b"]);
+    assert_eq!(doc["steps"][0]["run"]["totals"]["read"]["ops"], 8, "{doc}");
+    assert_eq!(std::fs::read(dir.path().join("user.bin")).unwrap(), user);
+    let o = run_in(
+        dir.path(),
+        &[
+            "run",
+            "--no-db",
+            "--progress",
+            "never",
+            "replay",
+            "reads.dltrace",
+            "user.bin",
+            "--issue-log",
+            "--out",
+            "c",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let c = run_doc(&dir.path().join("c"));
+    assert_eq!(doc["config_hash"], c["config_hash"]);
+    assert!(doc["config_hash"].is_string());
 }

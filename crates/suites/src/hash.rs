@@ -1,5 +1,5 @@
 //! The config hash of a suite run: sha256 of the canonical JSON of the suite name, its
-//! resolved knobs and every planned measurement's workload without its random seed and
+//! resolved knobs (less those that only choose an extra output, [`OUTPUT_ONLY_KNOBS`]) and every planned measurement's workload without its random seed and
 //! without its byte spans. Two runs with equal hashes measured the same steps with the
 //! same settings, so their numbers compare. The spans (`offset_bytes`, `size_bytes`,
 //! `io_size_bytes`) follow from the knobs and the target's capacity: a whole-drive test
@@ -64,6 +64,21 @@ pub fn sha256_hex(text: &str) -> String {
 /// Workload fields the hash leaves out (see the module doc).
 pub const SPAN_AND_SEED: [&str; 4] = ["randseed", "offset_bytes", "size_bytes", "io_size_bytes"];
 
+/// Knobs that only choose what is written beside the results (not what is measured):
+/// left out of the hash, so `--issue-log` does not make two replays unlike.
+pub const OUTPUT_ONLY_KNOBS: [&str; 1] = ["issue_log"];
+
+/// The knobs that define the test: without [`OUTPUT_ONLY_KNOBS`].
+pub fn measured_knobs(knobs: &Value) -> Value {
+    let mut k = knobs.clone();
+    if let Value::Object(m) = &mut k {
+        for o in OUTPUT_ONLY_KNOBS {
+            m.remove(o);
+        }
+    }
+    k
+}
+
 /// The config hash of a plan (see the module doc).
 pub fn config_hash(suite: &str, knobs: &Value, plan: &[PlannedStep]) -> String {
     let measured = plan.iter().filter(|s| s.kind == StepKind::Measure);
@@ -88,7 +103,7 @@ fn hash_of<'a>(suite: &str, knobs: &Value, steps: impl Iterator<Item = &'a Plann
             serde_json::json!({ "id": s.id, "workload": w })
         })
         .collect();
-    let doc = serde_json::json!({ "suite": suite, "knobs": knobs, "steps": steps });
+    let doc = serde_json::json!({ "suite": suite, "knobs": measured_knobs(knobs), "steps": steps });
     sha256_hex(&canonical_json(&doc))
 }
 

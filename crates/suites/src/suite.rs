@@ -39,6 +39,11 @@ pub trait Suite: Knobs {
     fn writes_to_device(&self) -> bool {
         true
     }
+    /// Whether the suite only reads a target file that already exists (so it is opened
+    /// read-only and a file drivelab did not create needs no `--overwrite`).
+    fn only_reads_existing(&self) -> bool {
+        false
+    }
     /// Every step, resolved against the target.
     fn plan(&self, target: &TargetInfo) -> Result<Vec<PlannedStep>, String>;
     /// Whether the next planned step should be skipped given the records of the steps

@@ -128,7 +128,10 @@ pub fn why_different(base: &Side, other: &Side) -> String {
     if base.suite != other.suite {
         return format!("another suite: {} vs {}", other.suite, base.suite);
     }
-    let knobs = fields_differing(&base.knobs, &other.knobs);
+    let knobs = fields_differing(
+        &drivelab_suites::hash::measured_knobs(&base.knobs),
+        &drivelab_suites::hash::measured_knobs(&other.knobs),
+    );
     if !knobs.is_empty() {
         return format!("settings differ: {}", knobs.join(", "));
     }

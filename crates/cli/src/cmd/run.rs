@@ -89,13 +89,24 @@ fn open_options(
     destructive: Option<PathBuf>,
 ) -> OpenOptions {
     // A suite that only reads a block device (a read-only peak sweep) needs no
-    // --destructive and may run on a mounted one; files and simulated drives are
+    // --destructive and may run on a mounted one; one that only reads an existing file
+    // (a replay of reads) opens it read-only; other files and simulated drives are
     // opened for writing (a test file may need filling).
     use std::os::unix::fs::FileTypeExt;
-    let device = matches!(spec, TargetSpec::Path(Some(p))
-        if std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device()));
+    let meta = match spec {
+        TargetSpec::Path(Some(p)) => std::fs::metadata(p).ok(),
+        _ => None,
+    };
+    let device = meta
+        .as_ref()
+        .is_some_and(|m| m.file_type().is_block_device());
+    let existing_file = meta.as_ref().is_some_and(|m| m.is_file());
     OpenOptions {
-        write: !device || suite.writes_to_device(),
+        write: if device {
+            suite.writes_to_device()
+        } else {
+            !(existing_file && suite.only_reads_existing())
+        },
         direct: true,
         overwrite,
         destructive,

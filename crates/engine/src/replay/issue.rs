@@ -218,6 +218,9 @@ impl Issuer for NullIssuer<'_> {
     }
 }
 
+/// Most virtual time a simulated drive's idle moves on by in one wait.
+const MODEL_SLICE_NS: u64 = 60_000_000_000;
+
 struct ModelIssuer<'m> {
     model: &'m mut (dyn DeviceModel + 'static),
     now: u64,
@@ -276,7 +279,9 @@ impl Issuer for ModelIssuer<'_> {
                 self.advance(d);
                 out.push((slot, d, res));
             }
-            (_, Some(u)) => self.advance(u),
+            // A long idle is crossed a minute of virtual time per call, so that the
+            // replay loop sees a stop request between them.
+            (_, Some(u)) => self.advance(u.min(self.now.saturating_add(MODEL_SLICE_NS))),
             _ => {}
         }
         Ok(())

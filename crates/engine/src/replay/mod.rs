@@ -40,6 +40,9 @@ pub use schedule::{Placement, ReplayIo, Schedule, ScheduleCounts, Timing, Window
 pub const LATE_NS: u64 = 1_000_000;
 /// A replay with more than this share of late I/Os did not keep up.
 pub const LATE_SHARE_LIMIT: f64 = 0.01;
+/// ... and at least this many: one late I/O in a trace of three is a hiccup of the host,
+/// not a replay that could not keep up.
+pub const LATE_COUNT_MIN: u64 = 10;
 /// In-flight I/Os an open-loop replay allows by default before it must wait.
 pub const DEFAULT_MAX_OUTSTANDING: u32 = 1024;
 
@@ -167,7 +170,7 @@ impl Meter<'_, '_> {
         self.issued += 1;
         self.fua += (io.fua && io.op == Op::Write) as u64;
         if let Some(h) = &mut self.lag {
-            let lag = at.saturating_sub(self.origin + io.due_ns);
+            let lag = at.saturating_sub(self.origin.saturating_add(io.due_ns));
             h.record(lag.min(crate::hist::MAX_TRACKED_NS));
             self.late += (lag > LATE_NS) as u64;
         }
@@ -369,7 +372,9 @@ pub fn run(
         })
     });
     let counts = src.counts();
-    let kept_up = !open_loop || (m.late as f64) <= LATE_SHARE_LIMIT * m.issued.max(1) as f64;
+    let kept_up = !open_loop
+        || m.late < LATE_COUNT_MIN
+        || (m.late as f64) <= LATE_SHARE_LIMIT * m.issued.max(1) as f64;
     let mut notes = replay_notes(&opts.timing, &counts, opts.discards, kept_up, &m, &info);
     if let Some(e) = &m.log_failed {
         notes.push(format!(
@@ -494,7 +499,7 @@ fn drive(
                 break;
             }
             let now = iss.now();
-            if !afap && now < origin + io.due_ns {
+            if !afap && now < origin.saturating_add(io.due_ns) {
                 break;
             }
             let slot = free.pop().unwrap_or_else(|| {
@@ -518,7 +523,7 @@ fn drive(
             break;
         }
         let until = match pending {
-            Some(io) if !afap && inflight < max_out => Some(origin + io.due_ns),
+            Some(io) if !afap && inflight < max_out => Some(origin.saturating_add(io.due_ns)),
             _ => None,
         };
         iss.wait(until, inflight > 0, &mut done)?;
