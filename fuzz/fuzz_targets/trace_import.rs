@@ -21,6 +21,7 @@ fuzz_target!(|data: &[u8]| {
     std::fs::write(path, body).unwrap();
     let opts = Options {
         volume: (pick & 0x80 != 0).then(|| "0".to_string()),
+        ..Options::default()
     };
     if let Ok(mut import) = open(format, path, &opts) {
         for _ in 0..1_000_000 {
