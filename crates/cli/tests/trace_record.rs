@@ -623,3 +623,34 @@ fn a_killed_recording_is_cleaned_up_by_the_next_one() {
     assert_eq!(scratch_files(d.path()), Vec::<String>::new());
     assert_eq!(tracing_state(&lo.dev), before);
 }
+
+#[test]
+fn a_trace_left_by_something_else_is_refused_with_the_full_reset() {
+    let _turn = TRACER.lock().unwrap_or_else(|e| e.into_inner());
+    let lo = Loop::new(64 << 20, false);
+    let d = tempfile::tempdir().unwrap();
+    let name = Path::new(&lo.dev)
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let enable = format!("/sys/block/{name}/trace/enable");
+    std::fs::write(&enable, "1").unwrap();
+    let o = run_in(
+        d.path(),
+        &["trace", "record", &lo.dev, "-o", "x.dltrace", "--", "true"],
+    );
+    std::fs::write(&enable, "0").unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    for step in [
+        "tracing_on".to_string(),
+        "echo 0 > /sys/dev/block/".to_string(),
+        "echo nop > /sys/kernel/tracing/current_tracer".into(),
+    ] {
+        assert!(e.contains(&step), "{step}: {e}");
+    }
+    assert!(scratch_files(d.path()).is_empty());
+    nothing_left(&lo.dev);
+}
