@@ -382,6 +382,8 @@ fn a_second_signal_ends_at_once_and_still_leaves_no_tracing_behind() {
     common::signal(child.id(), "TERM");
     assert_eq!(child.wait().unwrap().code(), Some(130));
     nothing_left(&lo.dev);
+    assert!(scratch_files(d.path()).is_empty());
+    assert!(!Path::new("/run/drivelab-trace-record.json").exists());
 }
 
 #[test]

@@ -84,6 +84,11 @@ impl Ledger {
         &self.path
     }
 
+    /// The recording's scratch file, once named.
+    pub fn scratch_path(&self) -> Option<&Path> {
+        self.state.scratch.as_deref()
+    }
+
     /// `file` is about to be set; its value now is `old`.
     pub fn setting(&mut self, file: &Path, old: &str) -> Result<(), Fail> {
         self.state

@@ -383,11 +383,15 @@ impl<'a> Tracer<'a> {
         let undo = t.saved.clone();
         let mount = fs.ours.is_some().then(|| fs.path.clone());
         let state = ledger.path().to_path_buf();
+        let scratch = ledger.scratch_path().map(Path::to_path_buf);
         crate::signals::undo_on_exit(Some(Box::new(move || {
             for (file, value) in undo.iter().rev() {
                 let _ = std::fs::write(file, value);
             }
             let _ = std::fs::remove_file(&state);
+            if let Some(s) = &scratch {
+                let _ = std::fs::remove_file(s);
+            }
             if let Some(m) = mount {
                 unmount(&m);
                 let _ = std::fs::remove_dir(&m);
