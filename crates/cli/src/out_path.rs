@@ -99,11 +99,25 @@ impl OutFile {
     /// Claim `p` for an output: refused (exit 2) unless it may be written (see the
     /// module's rules; `force` lets a foreign regular file be replaced).
     pub fn claim(p: &Path, flag: &'static str, force: bool) -> Result<OutFile, Fail> {
+        Self::claim_for(
+            p,
+            flag,
+            force,
+            "results are written to regular files only (--output-format json puts a result on standard output)",
+        )
+    }
+
+    /// [`OutFile::claim`] for an output whose command has its own word on what it
+    /// writes (`only_files`: said when `p` is a device, FIFO, directory, …).
+    pub fn claim_for(
+        p: &Path,
+        flag: &'static str,
+        force: bool,
+        only_files: &str,
+    ) -> Result<OutFile, Fail> {
         let bad = |why: String| Fail::usage(format!("{flag} {}: {why}", p.display()));
         if let Some(kind) = std::fs::metadata(p).ok().as_ref().and_then(special_kind) {
-            return Err(bad(format!(
-                "is {kind}; results are written to regular files only (--output-format json puts a result on standard output)"
-            )));
+            return Err(bad(format!("is {kind}; {only_files}")));
         }
         if let Some(d) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
             if !d.is_dir() {

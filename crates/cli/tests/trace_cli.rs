@@ -189,6 +189,89 @@ fn bad_inputs_are_refused_in_one_line_with_nothing_written() {
 }
 
 #[test]
+fn impossible_extents_and_traces_without_io_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    std::fs::write(
+        p.join("over.csv"),
+        "1,hm,0,Read,18446744073709551000,4096,1\n",
+    )
+    .unwrap();
+    std::fs::write(p.join("huge.csv"), "1,hm,0,Read,0,18446744073709551615,1\n").unwrap();
+    std::fs::write(p.join("empty.csv"), "").unwrap();
+    std::fs::write(p.join("type5.csv"), "1538323199,0,8,5,1\n").unwrap();
+    std::fs::write(
+        p.join("bp.txt"),
+        "8,0 0 1 0.1 1 Q R 0 + 8 [a] and more text to fill 48 bytes\n",
+    )
+    .unwrap();
+    let imp = |fmt: &'static str, f: &'static str| ["trace", "import", fmt, f, "-o", "o.dltrace"];
+    refused(
+        p,
+        &imp("msr", "over.csv"),
+        "FILE over.csv: line 1: a read of 4096 bytes at byte offset 18446744073709551000: it would end past 2^64 bytes",
+    );
+    refused(
+        p,
+        &imp("msr", "huge.csv"),
+        "FILE huge.csv: line 1: a read of 18446744073709551615 bytes: longer than one request can be",
+    );
+    refused(
+        p,
+        &imp("msr", "empty.csv"),
+        "FILE empty.csv: no I/O to import as msr (it is empty)",
+    );
+    refused(
+        p,
+        &imp("tencent", "type5.csv"),
+        "FILE type5.csv: no I/O to import as tencent (skipped 1 lines: an unknown IOType",
+    );
+    refused(
+        p,
+        &imp("blktrace", "bp.txt"),
+        "FILE bp.txt: event 1 (byte offset 0): not a blktrace file",
+    );
+    // Paths: a trace's own words, not a result's.
+    for cmd in [
+        &["trace", "import", "msr", "over.csv", "-o", "/dev/null"][..],
+        &[
+            "trace",
+            "record",
+            "/dev/null",
+            "-o",
+            "/dev/null",
+            "--duration",
+            "1s",
+        ][..],
+    ] {
+        let o = run_in(p, cmd);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        let e = stderr(&o);
+        assert!(
+            e.contains("-o/--output /dev/null: is a character device; a trace is written to a regular file only"),
+            "{e}"
+        );
+        assert!(!e.contains("--output-format"), "{e}");
+    }
+
+    // A zero-length write is skipped, and every skip is counted on the terminal.
+    std::fs::write(p.join("z.spc"), "0,20941264,0,W,0.551706\n0,0,512,r,0.6\n").unwrap();
+    let o = run_in(p, &["trace", "import", "spc", "z.spc", "-o", "z.dltrace"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.starts_with("imported 1 I/Os (512 B read, 0 B written"),
+        "{e}"
+    );
+    assert!(
+        e.contains("skipped 1 lines: a read, write or discard of 0 bytes (the first at line 1)"),
+        "{e}"
+    );
+    let (_, recs) = read_trace(&p.join("z.dltrace"));
+    assert_eq!(recs, [Record::new(0, Op::Read, 0, 512)]);
+}
+
+#[test]
 fn a_truncated_trace_is_refused_by_info() {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("hm_0.csv"), MSR).unwrap();

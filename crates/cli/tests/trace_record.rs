@@ -382,6 +382,8 @@ fn a_second_signal_ends_at_once_and_still_leaves_no_tracing_behind() {
     common::signal(child.id(), "TERM");
     assert_eq!(child.wait().unwrap().code(), Some(130));
     nothing_left(&lo.dev);
+    assert!(scratch_files(d.path()).is_empty());
+    assert!(!Path::new("/run/drivelab-trace-record.json").exists());
 }
 
 #[test]
@@ -522,4 +524,135 @@ fn a_recorded_run_replays_on_another_device_as_the_same_ios_in_the_same_order() 
     );
     let sizes: std::collections::BTreeSet<u64> = issued.iter().map(|r| r.len_bytes).collect();
     assert_eq!(sizes.into_iter().collect::<Vec<_>>(), [4096, 65536]);
+}
+
+/// What a recording changes on the system, to compare before and after.
+fn tracing_state(dev: &str) -> Vec<(String, String)> {
+    let mut out = vec![("enable".to_string(), trace_enabled(dev))];
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
+    out.push((
+        "our mounts".into(),
+        mounts.matches("drivelab-tracefs.").count().to_string(),
+    ));
+    out.push((
+        "state file".into(),
+        Path::new("/run/drivelab-trace-record.json")
+            .exists()
+            .to_string(),
+    ));
+    // The kernel's settings, through a tracefs mount of the test's own.
+    let t = tempfile::tempdir().unwrap();
+    let ok = std::process::Command::new("mount")
+        .args(["-t", "tracefs", "nodev"])
+        .arg(t.path())
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    for f in [
+        "current_tracer",
+        "buffer_size_kb",
+        "trace_clock",
+        "tracing_on",
+    ] {
+        let v = std::fs::read_to_string(t.path().join(f)).unwrap();
+        out.push((f.into(), v.trim().to_string()));
+    }
+    let opts = std::fs::read_to_string(t.path().join("trace_options")).unwrap();
+    out.push((
+        "blk_classic".into(),
+        opts.contains("\nblk_classic").to_string(),
+    ));
+    let ok = std::process::Command::new("umount")
+        .arg(t.path())
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    out
+}
+
+fn scratch_files(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".drivelab-record."))
+        .collect()
+}
+
+#[test]
+fn a_killed_recording_is_cleaned_up_by_the_next_one() {
+    let _turn = TRACER.lock().unwrap_or_else(|e| e.into_inner());
+    let lo = Loop::new(64 << 20, false);
+    let d = tempfile::tempdir().unwrap();
+    let before = tracing_state(&lo.dev);
+    let mut child = drivelab()
+        .args([
+            "trace",
+            "record",
+            &lo.dev,
+            "-o",
+            "k.dltrace",
+            "--duration",
+            "10m",
+        ])
+        .current_dir(d.path())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut err, &mut line).unwrap();
+    assert!(line.starts_with("recording "), "{line}");
+    common::signal(child.id(), "KILL");
+    child.wait().unwrap();
+    // Left behind: the device's trace, the scratch file (and the kernel's settings).
+    assert_eq!(trace_enabled(&lo.dev), "1");
+    assert_eq!(scratch_files(d.path()).len(), 1);
+
+    let o = run_in(
+        d.path(),
+        &["trace", "record", &lo.dev, "-o", "n.dltrace", "--", "true"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    let undone: Vec<&str> = e
+        .lines()
+        .filter(|l| l.contains("ended without cleaning up"))
+        .collect();
+    assert_eq!(undone.len(), 1, "{e}");
+    assert!(undone[0].contains(&format!("pid {}", child.id())), "{e}");
+    nothing_left(&lo.dev);
+    assert_eq!(scratch_files(d.path()), Vec::<String>::new());
+    assert_eq!(tracing_state(&lo.dev), before);
+}
+
+#[test]
+fn a_trace_left_by_something_else_is_refused_with_the_full_reset() {
+    let _turn = TRACER.lock().unwrap_or_else(|e| e.into_inner());
+    let lo = Loop::new(64 << 20, false);
+    let d = tempfile::tempdir().unwrap();
+    let name = Path::new(&lo.dev)
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let enable = format!("/sys/block/{name}/trace/enable");
+    std::fs::write(&enable, "1").unwrap();
+    let o = run_in(
+        d.path(),
+        &["trace", "record", &lo.dev, "-o", "x.dltrace", "--", "true"],
+    );
+    std::fs::write(&enable, "0").unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert_eq!(e.lines().count(), 1, "{e}");
+    for step in [
+        "tracing_on".to_string(),
+        "echo 0 > /sys/dev/block/".to_string(),
+        "echo nop > /sys/kernel/tracing/current_tracer".into(),
+    ] {
+        assert!(e.contains(&step), "{step}: {e}");
+    }
+    assert!(scratch_files(d.path()).is_empty());
+    nothing_left(&lo.dev);
 }

@@ -126,14 +126,16 @@ pub struct Totals {
 }
 
 impl Totals {
+    /// Counts `r` (saturating: a corrupt trace's sums never wrap or panic).
     pub fn add(&mut self, r: &Record) {
-        self.records += 1;
-        match r.op {
-            Op::Read => self.read_bytes += r.len_bytes,
-            Op::Write => self.write_bytes += r.len_bytes,
-            Op::Discard => self.discard_bytes += r.len_bytes,
-            Op::Flush => self.flushes += 1,
-        }
+        self.records = self.records.saturating_add(1);
+        let sum = match r.op {
+            Op::Read => &mut self.read_bytes,
+            Op::Write => &mut self.write_bytes,
+            Op::Discard => &mut self.discard_bytes,
+            Op::Flush => &mut self.flushes,
+        };
+        *sum = sum.saturating_add(if r.op == Op::Flush { 1 } else { r.len_bytes });
         self.last_issue_ns = self.last_issue_ns.max(r.issue_ns);
     }
 }

@@ -343,6 +343,29 @@ impl<R: BufRead> Iterator for Reader<R> {
     }
 }
 
+/// Reads the whole trace at `path` once and checks it: every entry well formed, every
+/// record's extent within 2^64 bytes, the trailer present, its totals those of the
+/// records, nothing after it. For a consumer that streams (replay) and must not start
+/// on a trace that turns out corrupt at its end: call this first. Returns the header and
+/// the totals; the error says where the file is corrupt.
+pub fn verify(path: &std::path::Path) -> Result<(Header, Totals), TraceError> {
+    let f = std::fs::File::open(path)?;
+    let mut r = Reader::new(std::io::BufReader::with_capacity(1 << 16, f))?;
+    while let Some(rec) = r.next() {
+        let rec = rec?;
+        if rec.offset_bytes.checked_add(rec.len_bytes).is_none() {
+            return Err(r.corrupt(&format!(
+                "a {} of {} bytes at byte offset {} ends past 2^64 bytes",
+                rec.op.name(),
+                rec.len_bytes,
+                rec.offset_bytes
+            )));
+        }
+    }
+    let totals = *r.trailer().ok_or_else(|| r.corrupt("no trailer"))?;
+    Ok((r.header().clone(), totals))
+}
+
 fn not_a_trace() -> TraceError {
     TraceError::malformed(
         Some(1),
@@ -389,6 +412,46 @@ fn put_varint<W: Write>(out: &mut W, mut v: u64) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn verify_reads_the_whole_file_and_finds_corruption_anywhere() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("t.dltrace");
+        let bytes = encode(&sample());
+        std::fs::write(&p, &bytes).unwrap();
+        let (h, t) = verify(&p).unwrap();
+        assert_eq!(
+            (h.source_format.as_str(), t.records, t.flushes),
+            ("test", 5, 1)
+        );
+        // Cut short: no trailer.
+        std::fs::write(&p, &bytes[..bytes.len() - 3]).unwrap();
+        assert!(verify(&p).is_err());
+        // A byte changed in the body: an unknown tag.
+        let body = MAGIC.len()
+            + bytes[MAGIC.len()..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .unwrap()
+            + 1;
+        let mut bad = bytes.clone();
+        bad[body + 6] ^= 0x40; // the first record's tag (after the process entry "fio")
+        std::fs::write(&p, &bad).unwrap();
+        let e = verify(&p).unwrap_err().to_string();
+        assert!(e.starts_with("corrupt trace after record"), "{e}");
+        // Data after the trailer.
+        let mut long = bytes.clone();
+        long.push(0);
+        std::fs::write(&p, &long).unwrap();
+        assert!(verify(&p)
+            .unwrap_err()
+            .to_string()
+            .contains("data after the trailer"));
+        // An extent past 2^64, well formed otherwise.
+        let over = encode(&[Record::new(0, Op::Read, u64::MAX - 100, 4096)]);
+        std::fs::write(&p, &over).unwrap();
+        assert!(verify(&p).unwrap_err().to_string().contains("past 2^64"));
+    }
 
     fn sample() -> Vec<Record> {
         vec![

@@ -90,7 +90,7 @@ impl StatsBuilder {
             Op::Discard => &mut s.discard,
         };
         c.count += 1;
-        c.bytes += r.len_bytes;
+        c.bytes = c.bytes.saturating_add(r.len_bytes);
         s.fua_writes += u64::from(r.fua && r.op == Op::Write);
         if r.op != Op::Flush {
             self.classes[64 - r.len_bytes.saturating_sub(1).leading_zeros() as usize] += 1;

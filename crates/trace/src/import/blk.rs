@@ -51,6 +51,20 @@ pub(crate) struct BlkEvent {
     pub error: bool,
 }
 
+/// A queued request of `bytes` at `sector` (512 bytes each) is one drivelab can import:
+/// its end within 2^64 bytes, its length within one request's ([`super::check_extent`]).
+pub(crate) fn check_queued(f: Flags, sector: u64, bytes: u64) -> Result<(), String> {
+    let op = match (f.discard, f.write) {
+        (true, _) => Op::Discard,
+        (_, true) => Op::Write,
+        _ => Op::Read,
+    };
+    let offset = sector
+        .checked_mul(512)
+        .ok_or_else(|| format!("the sector {sector} is beyond 2^64 bytes"))?;
+    super::check_extent(&Record::new(0, op, offset, bytes)).map(|_| ())
+}
+
 pub(crate) fn dev_name(dev: u32) -> String {
     format!("{},{}", dev >> 20, dev & 0xfffff)
 }
@@ -159,7 +173,8 @@ impl<S: BlkSource> BlkImport<S> {
             (_, true, _) => Op::Write,
             _ => Op::Read,
         };
-        let seq = self.push(rec(op, e.sector * 512, e.bytes), false);
+        // Within 2^64: every source checks a queued extent (`check_queued`).
+        let seq = self.push(rec(op, e.sector.saturating_mul(512), e.bytes), false);
         self.by_start
             .entry((e.dev, e.sector))
             .or_default()
@@ -181,7 +196,7 @@ impl<S: BlkSource> BlkImport<S> {
             }
             return;
         }
-        let end = e.sector + e.bytes.div_ceil(512);
+        let end = e.sector.saturating_add(e.bytes.div_ceil(512));
         let keys: Vec<(u32, u64)> = self
             .by_start
             .range((e.dev, e.sector)..(e.dev, end))

@@ -9,7 +9,7 @@
 //! summary blkparse prints at the end is not read. Records and service times come from
 //! Q and C lines (see `blk`); the volume is DEV.
 
-use super::blk::{BlkEvent, BlkImport, BlkSource, Flags, Kind};
+use super::blk::{check_queued, BlkEvent, BlkImport, BlkSource, Flags, Kind};
 use super::lines::Lines;
 use crate::TraceError;
 use std::collections::VecDeque;
@@ -64,7 +64,10 @@ fn extent(tail: &[&str]) -> Result<(u64, u64), String> {
             let n: u64 = n
                 .parse()
                 .map_err(|_| format!("the sector count `{n}` is not a whole number"))?;
-            Ok((s, n * 512))
+            let bytes = n
+                .checked_mul(512)
+                .ok_or_else(|| format!("the sector count `{n}` is beyond 2^64 bytes"))?;
+            Ok((s, bytes))
         }
         _ => Ok((0, 0)),
     }
@@ -132,8 +135,9 @@ impl Blkparse {
                     self.queued
                         .push_back(event(Kind::Process(name.into()), (0, 0), false));
                 }
-                self.queued
-                    .push_back(event(Kind::Queue(rwbs(rw)), extent(tail)?, false));
+                let (flags, ext) = (rwbs(rw), extent(tail)?);
+                check_queued(flags, ext.0, ext.1)?;
+                self.queued.push_back(event(Kind::Queue(flags), ext, false));
             }
             "C" => {
                 let error = bracketed(line).is_some_and(|e| e != "0");
@@ -218,6 +222,38 @@ CPU0 (8,0):
 Total (8,0):
 Throughput (R/W): 0KiB/s / 0KiB/s
 ";
+
+    #[test]
+    fn queued_extents_past_2_64_or_too_long_are_refused() {
+        let over = "8,0 0 1 0.1 1 Q R 36028797018963967 + 8 [a]\n";
+        let e = import_text(Format::Blkparse, over, None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("line 1: a read of 4096 bytes at byte offset"),
+            "{e}"
+        );
+        assert!(e.ends_with("past 2^64 bytes"), "{e}");
+        let far = "8,0 0 1 0.1 1 Q R 36028797018963968 + 8 [a]\n";
+        let e = import_text(Format::Blkparse, far, None)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "line 1: the sector 36028797018963968 is beyond 2^64 bytes"
+        );
+        let long = "8,0 0 1 0.1 1 Q W 0 + 4194304 [a]\n";
+        let e = import_text(Format::Blkparse, long, None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("a write of 2147483648 bytes: longer than"),
+            "{e}"
+        );
+        // A discard may be longer (up to a bio's 4 GiB).
+        let trim = "8,0 0 1 0.1 1 Q D 0 + 4194304 [a]\n";
+        assert!(import_text(Format::Blkparse, trim, None).is_ok());
+    }
 
     #[test]
     fn queue_and_completion_lines_make_records_with_service_times() {

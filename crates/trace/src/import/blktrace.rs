@@ -7,7 +7,7 @@
 //! category: 0 a process name, 1 the wall-clock time). Records and service times come
 //! from queue and complete events (see `blk`); the volume is the device `maj,min`.
 
-use super::blk::{BlkEvent, BlkImport, BlkSource, Flags, Kind};
+use super::blk::{check_queued, BlkEvent, BlkImport, BlkSource, Flags, Kind};
 use super::Import;
 use crate::{Header, TraceError};
 use std::cmp::Reverse;
@@ -82,13 +82,21 @@ struct Raw {
     device: u32,
     error: u16,
     pdu: Vec<u8>,
+    /// Where it is: its file (index), its number there (from 1), its byte offset.
+    file: usize,
+    event: u64,
+    at: u64,
 }
 
 /// One per-CPU file.
 struct CpuFile {
     input: BufReader<std::fs::File>,
-    name: String,
+    /// The file's name for messages; `None` when it is the one file the user named.
+    name: Option<String>,
+    index: usize,
     events: u64,
+    /// Bytes read so far.
+    offset: u64,
     big_endian: Option<bool>,
 }
 
@@ -100,12 +108,9 @@ impl CpuFile {
             return Ok(None);
         }
         self.events += 1;
-        let bad = |why: String| {
-            TraceError::malformed(
-                Some(self.events),
-                format!("{}: event {}: {why}", self.name, self.events),
-            )
-        };
+        let at = self.offset;
+        self.offset = self.offset.saturating_add(n as u64);
+        let bad = |why: String| event_error(self.name.as_deref(), self.events, at, why);
         if n < EVENT_BYTES {
             return Err(bad("truncated (the file ends inside it)".into()));
         }
@@ -152,7 +157,9 @@ impl CpuFile {
             )));
         }
         let mut pdu = vec![0u8; usize::from(u16_at(46))];
-        if read_full(&mut self.input, &mut pdu)? < pdu.len() {
+        let got = read_full(&mut self.input, &mut pdu)?;
+        self.offset = self.offset.saturating_add(got as u64);
+        if got < pdu.len() {
             return Err(bad("truncated (the file ends inside its data)".into()));
         }
         Ok(Some(Raw {
@@ -164,8 +171,18 @@ impl CpuFile {
             device: u32_at(36),
             error: u16_at(44),
             pdu,
+            file: self.index,
+            event: self.events,
+            at,
         }))
     }
+}
+
+/// What is wrong with event `n` (at byte `at`) of the file `name` (`None`: the one the
+/// user named, whose name the message is already given under).
+fn event_error(name: Option<&str>, n: u64, at: u64, why: String) -> TraceError {
+    let file = name.map(|f| format!("{f}: ")).unwrap_or_default();
+    TraceError::malformed(None, format!("{file}event {n} (byte offset {at}): {why}"))
 }
 
 fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -189,7 +206,7 @@ pub(crate) struct Blktrace {
 }
 
 impl Blktrace {
-    fn open(paths: &[PathBuf]) -> Result<Blktrace, TraceError> {
+    fn open(paths: &[PathBuf], named: &Path) -> Result<Blktrace, TraceError> {
         let mut b = Blktrace {
             files: Vec::new(),
             heads: BinaryHeap::new(),
@@ -199,10 +216,13 @@ impl Blktrace {
         for (i, p) in paths.iter().enumerate() {
             let f = std::fs::File::open(p)
                 .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", p.display())))?;
+            let alone = paths.len() == 1 && p.as_path() == named;
             b.files.push(CpuFile {
                 input: BufReader::with_capacity(1 << 16, f),
-                name: p.display().to_string(),
+                name: (!alone).then(|| p.display().to_string()),
+                index: i,
                 events: 0,
+                offset: 0,
                 big_endian: None,
             });
             b.next.push(None);
@@ -275,7 +295,13 @@ impl BlkSource for Blktrace {
                 continue;
             }
             match what & 0xff {
-                TA_QUEUE => return Ok(Some(event(Kind::Queue(flags(cat))))),
+                TA_QUEUE => {
+                    check_queued(flags(cat), raw.sector, u64::from(raw.bytes)).map_err(|why| {
+                        let name = self.files[raw.file].name.as_deref();
+                        event_error(name, raw.event, raw.at, why)
+                    })?;
+                    return Ok(Some(event(Kind::Queue(flags(cat)))));
+                }
                 TA_COMPLETE => return Ok(Some(event(Kind::Complete(flags(cat))))),
                 _ => {}
             }
@@ -296,7 +322,7 @@ impl BlkSource for Blktrace {
 
     fn unix_ns(&self, t: u64) -> Option<u64> {
         let (wall, at) = self.clock?;
-        (wall + t).checked_sub(at)
+        wall.checked_add(t)?.checked_sub(at)
     }
 }
 
@@ -310,7 +336,7 @@ impl BlktraceImport {
         path: String,
     ) -> Result<BlktraceImport, TraceError> {
         Ok(BlktraceImport(BlkImport::new(
-            Blktrace::open(files)?,
+            Blktrace::open(files, Path::new(&path))?,
             volume,
             path,
         )))
@@ -594,7 +620,7 @@ pub(crate) mod tests {
         let e = import_path(Format::Blktrace, &p, None)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("event 2: truncated"), "{e}");
+        assert!(e.starts_with("event 2 (byte offset 48): truncated"), "{e}");
         std::fs::write(
             &p,
             "8,0 0 1 0.1 1 Q R 0 + 8 [a] and more text to fill 48 bytes\n",
@@ -603,6 +629,9 @@ pub(crate) mod tests {
         let e = import_path(Format::Blktrace, &p, None)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("event 1: not a blktrace file"), "{e}");
+        assert!(
+            e.starts_with("event 1 (byte offset 0): not a blktrace file"),
+            "{e}"
+        );
     }
 }

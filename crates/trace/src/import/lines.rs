@@ -173,8 +173,13 @@ impl<F: LineFormat> LineImport<F> {
                 Ok(Parsed::Skip(why)) => self.skips.add(why, n),
                 Ok(Parsed::Nothing) => {}
                 Ok(Parsed::Io(r, vol)) => {
-                    if vol.is_none_or(|v| self.volumes.admit(v)) {
-                        return Ok(Some(r));
+                    if !vol.is_none_or(|v| self.volumes.admit(v)) {
+                        continue;
+                    }
+                    match super::check_extent(&r) {
+                        Err(why) => return Err(TraceError::malformed(Some(n), why)),
+                        Ok(false) => self.skips.add(super::ZERO_LENGTH, n),
+                        Ok(true) => return Ok(Some(r)),
                     }
                 }
             }

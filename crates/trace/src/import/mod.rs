@@ -33,6 +33,49 @@ use crate::{native, Header, Record, TraceError};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
+/// The longest read or write one request may be: 1 GiB. Linux splits I/O into requests
+/// of at most `max_hw_sectors_kb` (a few MiB on today's drives), and the trace formats
+/// record requests, so a longer one is a corrupt or misread field (a length of 2^64 − 1
+/// imported would be replayed as exabytes).
+pub const MAX_IO_BYTES: u64 = 1 << 30;
+/// The longest discard one request may be: 4 GiB − 1 (a bio's size is 32 bits; one
+/// discard of a whole device is issued as several).
+pub const MAX_DISCARD_BYTES: u64 = u32::MAX as u64;
+
+/// Is `r`'s extent one a request can have? `Ok(false)`: a read, write or discard of no
+/// bytes (skipped, counted); `Err`: why it cannot be imported (its end is past 2^64, or
+/// it is longer than [`MAX_IO_BYTES`] / [`MAX_DISCARD_BYTES`]).
+pub(crate) fn check_extent(r: &Record) -> Result<bool, String> {
+    use crate::Op;
+    let max = match r.op {
+        Op::Flush => return Ok(true),
+        Op::Discard => MAX_DISCARD_BYTES,
+        Op::Read | Op::Write => MAX_IO_BYTES,
+    };
+    if r.len_bytes == 0 {
+        return Ok(false);
+    }
+    if r.len_bytes > max {
+        return Err(format!(
+            "a {} of {} bytes: longer than one request can be (at most {max} bytes)",
+            r.op.name(),
+            r.len_bytes
+        ));
+    }
+    if r.offset_bytes.checked_add(r.len_bytes).is_none() {
+        return Err(format!(
+            "a {} of {} bytes at byte offset {}: it would end past 2^64 bytes",
+            r.op.name(),
+            r.len_bytes,
+            r.offset_bytes
+        ));
+    }
+    Ok(true)
+}
+
+/// What a skipped request of no bytes is called in the notes.
+pub(crate) const ZERO_LENGTH: &str = "a read, write or discard of 0 bytes";
+
 /// One item of an imported trace.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
@@ -158,12 +201,12 @@ pub fn open(format: Format, path: &Path, opts: &Options) -> Result<Box<dyn Impor
 
 /// Read every event of `import` into a native trace on `out` (the header written last
 /// is the one the import ends with, so the body goes to `scratch` first and is copied
-/// behind the header: see [`native::rehead`]). Returns the totals.
+/// behind the header: see [`native::rehead`]). Returns the totals and the header.
 pub fn write_native<W: Write>(
     import: &mut dyn Import,
     scratch: &mut std::fs::File,
     out: W,
-) -> Result<crate::Totals, TraceError> {
+) -> Result<(crate::Totals, Header), TraceError> {
     use std::io::Seek;
     let mut w = native::Writer::new(std::io::BufWriter::new(&mut *scratch), &Header::default())?;
     while let Some(e) = import.next_event()? {
@@ -177,7 +220,17 @@ pub fn write_native<W: Write>(
     let header = import.header()?;
     scratch.rewind()?;
     native::rehead(std::io::BufReader::new(&mut *scratch), &header, out)?;
-    Ok(totals)
+    Ok((totals, header))
+}
+
+/// The notes of `header` that say what an import skipped (for the terminal).
+pub fn skip_notes(header: &Header) -> Vec<&str> {
+    header
+        .notes
+        .iter()
+        .map(String::as_str)
+        .filter(|n| n.contains("skipped "))
+        .collect()
 }
 
 /// The files of a blktrace recording named by `path` (see [`open`]).

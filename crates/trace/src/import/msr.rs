@@ -137,6 +137,36 @@ mod tests {
     }
 
     #[test]
+    fn extents_past_2_64_and_absurd_lengths_are_refused_zero_lengths_skipped() {
+        let over = "1,hm,0,Read,18446744073709551000,4096,1\n";
+        let e = import_text(Format::Msr, over, None)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "line 1: a read of 4096 bytes at byte offset 18446744073709551000: it would end past 2^64 bytes"
+        );
+        let huge = format!("{HM0}1,hm,0,Write,0,18446744073709551615,1\n");
+        let e = import_text(Format::Msr, &huge, None)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("line 4: a write of 18446744073709551615 bytes: longer than one request can be (at most 1073741824 bytes)"),
+            "{e}"
+        );
+        // 1 GiB exactly is the longest accepted.
+        let gib = "1,hm,0,Read,0,1073741824,1\n2,hm,0,Write,4096,0,1\n";
+        let (ev, h) = import_text(Format::Msr, gib, None).unwrap();
+        assert_eq!(records(&ev).len(), 1);
+        assert!(
+            h.notes.iter().any(|n| n
+                == "skipped 1 lines: a read, write or discard of 0 bytes (the first at line 2)"),
+            "{:?}",
+            h.notes
+        );
+    }
+
+    #[test]
     fn disk_numbers_are_volumes() {
         let two = format!("{HM0}128166372026382300,hm,1,Read,0,512,10\n");
         let e = import_text(Format::Msr, &two, None)

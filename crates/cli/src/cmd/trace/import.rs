@@ -36,7 +36,7 @@ fn format_arg(s: &str) -> Result<Format, String> {
 }
 
 pub fn run(a: ImportArgs) -> Result<i32, Fail> {
-    let out = OutFile::claim(&a.output, "-o/--output", a.force)?;
+    let out = OutFile::claim_for(&a.output, "-o/--output", a.force, super::TRACE_FILES_ONLY)?;
     let what = format!("FILE {}", a.file.display());
     if a.format != Format::Blktrace && !a.file.is_file() {
         return Err(Fail::usage(format!("{what}: not a readable file")));
@@ -62,12 +62,25 @@ pub fn run(a: ImportArgs) -> Result<i32, Fail> {
         ))
     })?;
     let mut pending = out.begin()?;
-    let totals = import::write_native(
+    let (totals, header) = import::write_native(
         &mut *imp,
         &mut scratch,
         std::io::BufWriter::new(pending.file()),
     )
     .map_err(|e| trace_fail(&what, e))?;
+    let skipped = import::skip_notes(&header);
+    if totals.records == 0 {
+        // Nothing is written: `pending` is dropped uncommitted.
+        let why = if skipped.is_empty() {
+            "it is empty".to_string()
+        } else {
+            skipped.join("; ")
+        };
+        return Err(Fail::usage(format!(
+            "{what}: no I/O to import as {} ({why})",
+            a.format.name()
+        )));
+    }
     pending
         .commit()
         .map_err(|e| Fail::failed(format!("cannot write {}: {e}", out.path().display())))?;
@@ -83,5 +96,8 @@ pub fn run(a: ImportArgs) -> Result<i32, Fail> {
         out.path().display(),
         totals.records as f64 / secs.max(1e-9),
     );
+    for n in skipped {
+        eprintln!("  {n}");
+    }
     Ok(0)
 }

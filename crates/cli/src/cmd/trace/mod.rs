@@ -3,6 +3,7 @@
 
 mod import;
 mod info;
+mod leftovers;
 mod record;
 
 use clap::{Args, Subcommand};
@@ -36,6 +37,10 @@ pub fn run(a: TraceArgs) -> Result<i32, Fail> {
     }
 }
 
+/// Said when `-o` names a device, FIFO or directory.
+const TRACE_FILES_ONLY: &str =
+    "a trace is written to a regular file only (conventionally NAME.dltrace)";
+
 /// A trace error as the command's failure: the input's fault (exit 2) or an I/O error.
 fn trace_fail(what: &str, e: drivelab_trace::TraceError) -> Fail {
     match e {
@@ -46,7 +51,7 @@ fn trace_fail(what: &str, e: drivelab_trace::TraceError) -> Fail {
 
 /// `n` bytes in binary units, for people.
 fn bytes_text(n: u64) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    const UNITS: [&str; 7] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
     let mut v = n as f64;
     let mut u = 0;
     while v >= 1024.0 && u < UNITS.len() - 1 {
@@ -57,5 +62,15 @@ fn bytes_text(n: u64) -> String {
         format!("{n} B")
     } else {
         format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn bytes_go_up_to_exbibytes() {
+        assert_eq!(super::bytes_text(u64::MAX), "16.0 EiB");
+        assert_eq!(super::bytes_text(1 << 50), "1.0 PiB");
+        assert_eq!(super::bytes_text(512), "512 B");
     }
 }

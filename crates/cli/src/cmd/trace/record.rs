@@ -23,6 +23,7 @@ use clap::Args;
 use drivelab_trace::import::{self, Event, Format, Import, Options};
 use drivelab_trace::{Header, TraceError};
 
+use super::leftovers::{unmount, Ledger};
 use super::{bytes_text, trace_fail};
 use crate::fail::{Fail, INTERRUPTED};
 use crate::out_path::OutFile;
@@ -56,8 +57,9 @@ pub fn run(a: RecordArgs) -> Result<i32, Fail> {
             "give --duration D (e.g. 30s) or a command to record after `--`, one of them",
         ));
     }
+    let out = OutFile::claim_for(&a.output, "-o/--output", a.force, super::TRACE_FILES_ONLY)?;
     let dev = Device::of(&a.device)?;
-    let out = OutFile::claim(&a.output, "-o/--output", a.force)?.not_the_target(&a.device)?;
+    let out = out.not_the_target(&a.device)?;
     let out_dir = dir_of(out.path()).to_path_buf();
     if std::fs::metadata(&out_dir)
         .is_ok_and(|m| std::os::unix::fs::MetadataExt::dev(&m) == dev.rdev)
@@ -68,11 +70,12 @@ pub fn run(a: RecordArgs) -> Result<i32, Fail> {
             a.device.display()
         )));
     }
+    let mut ledger = Ledger::claim()?;
     if dev.traced() {
         return Err(Fail::usage(format!(
-            "DEVICE {}: a block trace is already set up on it (blktrace?); stop it, or `echo 0 > {}` removes it",
+            "DEVICE {}: a block trace is already set up on it (blktrace, or a tracer left running?); stop that tool, or if none runs, reset: {}",
             a.device.display(),
-            dev.enable_file().display()
+            full_reset(&dev)
         )));
     }
     let scratch = tempfile::Builder::new()
@@ -84,7 +87,8 @@ pub fn run(a: RecordArgs) -> Result<i32, Fail> {
                 out_dir.display()
             ))
         })?;
-    let rec = capture(&a, &dev, scratch.as_file())?;
+    ledger.scratch(scratch.path())?;
+    let rec = capture(&a, &dev, scratch.as_file(), &mut ledger)?;
     let opts = Options {
         blkparse_clock_to_unix_ns: Some(rec.mono_to_unix_ns),
         ..Options::default()
@@ -100,7 +104,7 @@ pub fn run(a: RecordArgs) -> Result<i32, Fail> {
     let mut body = tempfile::tempfile_in(&out_dir)
         .map_err(|e| Fail::failed(format!("-o/--output: cannot make a scratch file: {e}")))?;
     let mut pending = out.begin()?;
-    let totals = import::write_native(&mut imp, &mut body, BufWriter::new(pending.file()))
+    let (totals, _) = import::write_native(&mut imp, &mut body, BufWriter::new(pending.file()))
         .map_err(|e| Fail::failed(format!("the recording: {e}")))?;
     pending
         .commit()
@@ -135,11 +139,16 @@ struct Capture {
 
 /// Trace the device for the duration or while the command runs, the tracer's lines into
 /// `lines`; everything set back before it returns, however it ends.
-fn capture(a: &RecordArgs, dev: &Device, lines: &std::fs::File) -> Result<Capture, Fail> {
+fn capture(
+    a: &RecordArgs,
+    dev: &Device,
+    lines: &std::fs::File,
+    ledger: &mut Ledger,
+) -> Result<Capture, Fail> {
     let stop = crate::signals::stop_flag();
-    let tracefs = Tracefs::mounted()?;
+    let tracefs = Tracefs::mounted(ledger)?;
     let mono_to_unix_ns = unix_now_ns() - i128::from(drivelab_engine::sys::monotonic_ns());
-    let mut tracer = Tracer::start(&tracefs, dev)?;
+    let mut tracer = Tracer::start(&tracefs, dev, ledger)?;
     let mut lines = BufWriter::new(lines);
     let what = match a.duration {
         Some(ns) => format!("for {:.3} s", ns as f64 / 1e9),
@@ -239,7 +248,7 @@ struct Tracefs {
 }
 
 impl Tracefs {
-    fn mounted() -> Result<Tracefs, Fail> {
+    fn mounted(ledger: &mut Ledger) -> Result<Tracefs, Fail> {
         let sys = PathBuf::from("/sys/kernel/tracing");
         if sys.join("trace_pipe").exists() {
             return Ok(Tracefs {
@@ -253,6 +262,7 @@ impl Tracefs {
             .map_err(|e| {
                 Fail::failed(format!("cannot make a directory to mount tracefs on: {e}"))
             })?;
+        ledger.mount(dir.path())?;
         let ok = Command::new("mount")
             .args(["-t", "tracefs", "tracefs"])
             .arg(dir.path())
@@ -298,16 +308,6 @@ impl Drop for Tracefs {
     }
 }
 
-/// Unmount our tracefs; lazily, so a file still open in it (a second Ctrl-C ends the
-/// process with `trace_pipe` open) does not keep it mounted.
-fn unmount(p: &Path) {
-    let _ = Command::new("umount")
-        .arg("-l")
-        .arg(p)
-        .stderr(Stdio::null())
-        .status();
-}
-
 /// How the recording ended.
 enum Ending {
     Done,
@@ -327,12 +327,13 @@ struct Tracer<'a> {
 }
 
 impl<'a> Tracer<'a> {
-    fn start(fs: &'a Tracefs, dev: &'a Device) -> Result<Tracer<'a>, Fail> {
+    fn start(fs: &'a Tracefs, dev: &'a Device, ledger: &mut Ledger) -> Result<Tracer<'a>, Fail> {
         let current = fs.read("current_tracer")?;
         if current.trim() != "nop" {
             return Err(Fail::failed(format!(
-                "the kernel's tracer is in use (current_tracer is `{}`): one recording at a time, and none while another tracing tool runs",
-                current.trim()
+                "the kernel's tracer is in use (current_tracer is `{}`): stop the tracing tool using it, or if none runs, reset: {}",
+                current.trim(),
+                full_reset(dev)
             )));
         }
         let mut t = Tracer {
@@ -343,16 +344,14 @@ impl<'a> Tracer<'a> {
             partial: Vec::new(),
             lost: 0,
         };
-        t.set("trace_clock", "mono", |s| {
+        t.set(ledger, "trace_clock", "mono", |s| {
             s.split_whitespace()
                 .find_map(|w| w.strip_prefix('[')?.strip_suffix(']'))
                 .unwrap_or("local")
                 .to_string()
         })?;
-        // `1408`, or `7 (expanded: 1408)` before the buffer was first used.
-        t.set("buffer_size_kb", BUFFER_KB, |s| {
-            s.split_whitespace().next().unwrap_or("1408").to_string()
-        })?;
+        t.set(ledger, "buffer_size_kb", BUFFER_KB, buffer_size_kb)?;
+        ledger.setting(&dev.enable_file(), "0")?;
         std::fs::write(dev.enable_file(), "1").map_err(|e| {
             Fail::failed(format!(
                 "cannot start the device's block trace ({}): {e}",
@@ -361,11 +360,13 @@ impl<'a> Tracer<'a> {
         })?;
         t.saved.push((dev.enable_file(), "0".into()));
         let _ = std::fs::write(dev.sys.join("trace/act_mask"), "queue,complete");
-        t.set("current_tracer", "blk", |_| "nop".into())?;
+        t.set(ledger, "current_tracer", "blk", |_| "nop".into())?;
         // An option of the blk tracer, there once it is the current tracer (and gone
         // with it: set back before it).
-        t.set("trace_options", "blk_classic", |_| "noblk_classic".into())?;
-        t.set("tracing_on", "1", |s| s.trim().to_string())?;
+        t.set(ledger, "trace_options", "blk_classic", |_| {
+            "noblk_classic".into()
+        })?;
+        t.set(ledger, "tracing_on", "1", |s| s.trim().to_string())?;
         let pipe = std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_NONBLOCK)
@@ -381,9 +382,15 @@ impl<'a> Tracer<'a> {
         // first.
         let undo = t.saved.clone();
         let mount = fs.ours.is_some().then(|| fs.path.clone());
+        let state = ledger.path().to_path_buf();
+        let scratch = ledger.scratch_path().map(Path::to_path_buf);
         crate::signals::undo_on_exit(Some(Box::new(move || {
             for (file, value) in undo.iter().rev() {
                 let _ = std::fs::write(file, value);
+            }
+            let _ = std::fs::remove_file(&state);
+            if let Some(s) = &scratch {
+                let _ = std::fs::remove_file(s);
             }
             if let Some(m) = mount {
                 unmount(&m);
@@ -396,11 +403,13 @@ impl<'a> Tracer<'a> {
     /// Set a tracefs file, remembering how to set it back.
     fn set(
         &mut self,
+        ledger: &mut Ledger,
         name: &'static str,
         value: &str,
         before: impl FnOnce(&str) -> String,
     ) -> Result<(), Fail> {
         let old = before(&self.fs.read(name)?);
+        ledger.setting(&self.fs.file(name), &old)?;
         self.fs.write(name, value)?;
         self.saved.push((self.fs.file(name), old));
         Ok(())
@@ -548,6 +557,27 @@ impl Drop for Tracer<'_> {
     }
 }
 
+/// `buffer_size_kb`'s value to set back: `1408`, or `7 (expanded: 1408)` before the
+/// buffer was first used (its size once used: setting 7 would shrink it).
+fn buffer_size_kb(s: &str) -> String {
+    let s = s.trim();
+    s.split_once("expanded: ")
+        .map(|(_, rest)| rest.trim_end_matches(')'))
+        .or_else(|| s.split_whitespace().next())
+        .unwrap_or("1408")
+        .to_string()
+}
+
+/// The commands that take the kernel's block tracing back to its resting state, for a
+/// message when something other than a drivelab recording left it set.
+fn full_reset(dev: &Device) -> String {
+    let t = "/sys/kernel/tracing";
+    format!(
+        "`echo 0 > {t}/tracing_on; echo 0 > {}; echo noblk_classic > {t}/trace_options; echo nop > {t}/current_tracer` (mount tracefs there first with `mount -t tracefs nodev {t}` if it is not)",
+        dev.enable_file().display()
+    )
+}
+
 /// The count of a `CPU:N [LOST COUNT EVENTS]` line.
 fn lost_events(line: &[u8]) -> Option<u64> {
     let s = std::str::from_utf8(line).ok()?;
@@ -592,6 +622,8 @@ mod tests {
     #[test]
     fn lost_event_lines_are_counted() {
         assert_eq!(super::lost_events(b"CPU:1 [LOST 123 EVENTS]\n"), Some(123));
+        assert_eq!(super::buffer_size_kb("1410\n"), "1410");
+        assert_eq!(super::buffer_size_kb("7 (expanded: 1408)\n"), "1408");
         assert_eq!(
             super::lost_events(b"  7,1    0 18660.8 30671  Q  WS 0 + 128 [dd]\n"),
             None
