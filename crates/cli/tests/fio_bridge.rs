@@ -105,6 +105,85 @@ fn emitted_jobs_parse_in_fio_and_match_the_steps() {
     assert!(!Path::new(&d.path().join("jobs2")).exists());
 }
 
+fn refused_alone(o: &std::process::Output, want: &str) {
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(o));
+    assert!(stderr(o).contains(want), "{}", stderr(o));
+    assert_eq!(stderr(o).trim().lines().count(), 1, "{}", stderr(o));
+}
+
+#[test]
+fn emitting_jobs_needs_the_consent_a_run_needs_and_a_directory_of_its_own() {
+    let d = tempfile::tempdir().unwrap();
+    let quick = |extra: &[&str]| {
+        let mut a = vec!["run", "quick", "--short", "--runs", "1", "--no-db"];
+        a.extend(extra);
+        run_in(d.path(), &a)
+    };
+    // A file of the user's: its jobs would overwrite it.
+    let victim = d.path().join("victim.bin");
+    std::fs::write(&victim, vec![7u8; 1 << 20]).unwrap();
+    refused_alone(
+        &quick(&["victim.bin", "--emit-fio", "ef"]),
+        "pass --overwrite",
+    );
+    assert!(!d.path().join("ef").exists(), "nothing written");
+    // A block device: --destructive naming it.
+    let lo = common::Loop::new(64 << 20, false);
+    refused_alone(
+        &quick(&[&lo.dev, "--emit-fio", "ef"]),
+        &format!("--destructive={}", lo.dev),
+    );
+    assert!(!d.path().join("ef").exists(), "nothing written");
+    // With consent: the filename is absolute, and each writing job opens with a warning.
+    let o = quick(&["victim.bin", "--overwrite", "--emit-fio", "ef"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let abs = victim.to_str().unwrap();
+    for e in std::fs::read_dir(d.path().join("ef")).unwrap() {
+        let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
+        assert_eq!(option(&text, "filename"), Some(abs));
+        let writes = option(&text, "rw").unwrap().contains("write");
+        assert_eq!(
+            text.lines().next().unwrap().starts_with("; WARNING: this job WRITES"),
+            writes,
+            "{text}"
+        );
+    }
+    assert_eq!(std::fs::read(&victim).unwrap(), vec![7u8; 1 << 20]);
+    // Only a new or empty directory, or one of earlier job files: never a bundle's or
+    // a database's folder.
+    let bundle = d.path().join("bundle");
+    std::fs::create_dir(&bundle).unwrap();
+    std::fs::write(bundle.join("run.json"), "{}").unwrap();
+    std::fs::write(d.path().join("r.sqlite"), b"SQLite format 3\0").unwrap();
+    for dir in ["bundle", "."] {
+        refused_alone(
+            &quick(&["t.bin", "--emit-fio", dir]),
+            "give a new or empty directory",
+        );
+    }
+    assert_eq!(std::fs::read_dir(&bundle).unwrap().count(), 1);
+    std::fs::create_dir(d.path().join("empty")).unwrap();
+    assert!(quick(&["t.bin", "--emit-fio", "empty"]).status.success());
+    assert!(quick(&["t.bin", "--emit-fio", "empty"]).status.success());
+}
+
+#[test]
+fn a_replay_through_fio_is_refused_before_anything_is_made() {
+    let d = tempfile::tempdir().unwrap();
+    for (extra, flag) in [
+        (vec!["--host", "127.0.0.2"], "--host"),
+        (vec!["--hosts", "h.txt"], "--hosts"),
+        (vec!["--emit-fio", "ef"], "--emit-fio"),
+        (vec!["--engine", "fio"], "--engine fio"),
+    ] {
+        let mut a = vec!["run", "replay", "t.trace", "x.bin", "--no-db", "--out", "o"];
+        a.extend(extra);
+        let o = run_in(d.path(), &a);
+        refused_alone(&o, &format!("{flag}: the replay suite"));
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0, "{a:?}");
+    }
+}
+
 /// Run fio on a job file in `dir`; its json+ output is `out.json`, logs under `logs/`.
 fn run_fio(dir: &Path, job: &str) {
     std::fs::create_dir_all(dir.join("logs")).unwrap();

@@ -35,10 +35,12 @@ pub struct FioArgs {
     pub host: Vec<String>,
 }
 
-/// The target's description for planning without opening it for writing: the target
-/// itself when it exists, else the test file the suite would create.
-fn plan_target(suite: &dyn Suite, given: Option<&str>) -> Result<TargetInfo, Fail> {
-    let spec = crate::target_arg::parse(given)?;
+/// The target's description for planning, with the consent a real run would need (a
+/// file drivelab did not make needs --overwrite, a block device --destructive naming it,
+/// and is refused when mounted or in use): the target itself when it exists, else the
+/// test file the suite would create. Its path is absolute.
+fn plan_target(suite: &dyn Suite, t: &crate::args::TargetArgs) -> Result<TargetInfo, Fail> {
+    let spec = crate::target_arg::parse(t.target.as_deref())?;
     let path = match &spec {
         TargetSpec::Path(p) => p.clone().unwrap_or_else(|| target::TEST_FILE_NAME.into()),
         _ => {
@@ -47,22 +49,25 @@ fn plan_target(suite: &dyn Suite, given: Option<&str>) -> Result<TargetInfo, Fai
             ))
         }
     };
+    let abs = std::path::absolute(&path)
+        .map_err(|e| Fail::usage(format!("TARGET {}: {e}", path.display())))?;
     if path.exists() {
         let t = Target::open(
             spec,
             &OpenOptions {
-                write: false,
+                write: suite.writes_to_device(),
                 direct: false,
+                overwrite: t.overwrite,
+                destructive: t.destructive.clone(),
                 ..OpenOptions::default()
             },
         )
         .map_err(|e| Fail::usage(e.0))?;
-        let info = t.info.clone();
+        let mut info = t.info.clone();
         t.close(true).map_err(|e| Fail::failed(e.to_string()))?;
+        info.path = abs.display().to_string();
         return Ok(info);
     }
-    let abs = std::path::absolute(&path)
-        .map_err(|e| Fail::usage(format!("TARGET {}: {e}", path.display())))?;
     let bytes = suite.test_file_bytes().unwrap_or(target::TEST_FILE_SIZE);
     serde_json::from_value(serde_json::json!({
         "kind": TargetKind::File, "path": abs.display().to_string(), "capacity_bytes": bytes,
@@ -74,29 +79,71 @@ fn plan_target(suite: &dyn Suite, given: Option<&str>) -> Result<TargetInfo, Fai
     .map_err(|e| Fail::failed(e.to_string()))
 }
 
-/// `drivelab run SUITE [TARGET] --emit-fio DIR`.
-pub fn emit(suite: &dyn Suite, given: Option<&str>, dir: &Path, force: bool) -> Result<i32, Fail> {
-    let info = plan_target(suite, given)?;
+/// Whether `p` is a job file `--emit-fio` wrote (it may be replaced).
+fn own_job_file(p: &Path) -> bool {
+    p.extension().is_some_and(|e| e == "fio")
+        && crate::out_path::head(p, 4096)
+            .windows(drivelab_suites::fio::JOB_MARK.len())
+            .any(|w| w == drivelab_suites::fio::JOB_MARK.as_bytes())
+}
+
+/// `drivelab run SUITE [TARGET] --emit-fio DIR`: DIR new, empty, or holding only job
+/// files of an earlier `--emit-fio`.
+pub fn emit(suite: &dyn Suite, t: &crate::args::TargetArgs, dir: &Path) -> Result<i32, Fail> {
+    let info = plan_target(suite, t)?;
     let plan = suite
         .plan(&info)
         .map_err(|e| Fail::usage(format!("{}: {e}", suite.name())))?;
     let files = drivelab_suites::fio::emit(suite.name(), &plan, &info.path)
         .map_err(|e| Fail::usage(format!("--emit-fio: {e}")))?;
-    let out = OutDir::claim(dir, "--emit-fio", force)?;
+    let out = OutDir::claim_own(dir, "--emit-fio", "fio job files", own_job_file)?;
     out.check_files(files.iter().map(|(n, _)| n.clone()))?;
     for (name, text) in &files {
         drivelab_suites::atomic::write_file(&out.path().join(name), text.as_bytes())
             .map_err(|e| Fail::failed(format!("--emit-fio {}: {e}", dir.display())))?;
     }
     eprintln!(
-        "drivelab: {} fio job files for the {} suite on {} in {}",
+        "drivelab: {} fio job {} for the {} suite on {} in {}",
         files.len(),
+        plural(files.len(), "file", "files"),
         suite.name(),
         info.path,
         dir.display()
     );
     out.keep();
     Ok(0)
+}
+
+/// `one` or `many` by `n`.
+pub fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
+    if n == 1 {
+        one
+    } else {
+        many
+    }
+}
+
+/// A replay suite cannot go through fio (fio has no drivelab trace replay): refused
+/// before anything is made.
+pub fn not_replay(cmd: &crate::run_args::SuiteCmd) -> Result<(), Fail> {
+    let f = &cmd.common().fio;
+    let flag = if f.emit_fio.is_some() {
+        "--emit-fio"
+    } else if f.engine.as_deref() == Some("fio") {
+        "--engine fio"
+    } else if f.hosts.is_some() {
+        "--hosts"
+    } else if !f.host.is_empty() {
+        "--host"
+    } else {
+        return Ok(());
+    };
+    if matches!(cmd, crate::run_args::SuiteCmd::Replay(_)) {
+        return Err(Fail::usage(format!(
+            "{flag}: the replay suite runs on drivelab's own engine only (fio cannot replay a drivelab trace); drop {flag}"
+        )));
+    }
+    Ok(())
 }
 
 /// `drivelab import …`.
@@ -144,6 +191,12 @@ fn read_result(p: &Path) -> Result<String, Fail> {
 pub fn import(a: ImportArgs) -> Result<i32, Fail> {
     let ImportCmd::Fio(a) = a.what;
     if let Some(out) = &a.out {
+        if out.join(drivelab_suites::bundle::RUN_JSON).exists() {
+            return Err(Fail::usage(format!(
+                "--out {}: already holds a result bundle; give a new or empty directory",
+                out.display()
+            )));
+        }
         drivelab_suites::bundle::check_new_dir(out).map_err(Fail::usage)?;
     }
     if let Some(l) = &a.logs {
