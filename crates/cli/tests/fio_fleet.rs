@@ -167,8 +167,8 @@ fn args(v: &[String]) -> Vec<&str> {
 #[test]
 fn a_quick_suite_over_two_hosts_gives_two_bundles_and_a_fleet_view() {
     let port = 18771;
-    let _a = Server::start("fio", "127.0.0.2", port);
-    let _b = Server::start("fio", "127.0.0.3", port);
+    let a_ = Server::start("fio", "127.0.0.2", port);
+    let b_ = Server::start("fio", "127.0.0.3", port);
     let d = tempfile::tempdir().unwrap();
     // Recorded in a results database of its own, like any finished run.
     let db = format!("--db={}", d.path().join("r.sqlite").display());
@@ -178,6 +178,10 @@ fn a_quick_suite_over_two_hosts_gives_two_bundles_and_a_fleet_view() {
         .collect();
     let o = run_in(d.path(), &args(&a));
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+    // The test file is gone from every host, as a local run's is.
+    for s in [&a_, &b_] {
+        assert!(!s.dir.path().join("fleet.bin").exists(), "{}", stderr(&o));
+    }
     let said = stdout(&o);
     let ids = said
         .lines()
@@ -241,6 +245,22 @@ fn a_quick_suite_over_two_hosts_gives_two_bundles_and_a_fleet_view() {
     assert!(r.status.success(), "{}", stderr(&r));
     let html = std::fs::read_to_string(d.path().join("r.html")).unwrap();
     assert!(html.contains("coefficient of variation"));
+}
+
+#[test]
+fn keep_leaves_the_test_file_on_the_hosts() {
+    let port = 18774;
+    let a_ = Server::start("fio", "127.0.0.2", port);
+    let b_ = Server::start("fio", "127.0.0.3", port);
+    let d = tempfile::tempdir().unwrap();
+    let mut a = quick(port, "1s", "out");
+    a.push("--keep".into());
+    let o = run_in(d.path(), &args(&a));
+    assert!(o.status.success(), "{}", stderr(&o));
+    for s in [&a_, &b_] {
+        let m = std::fs::metadata(s.dir.path().join("fleet.bin")).unwrap();
+        assert_eq!(m.len(), 16 << 20);
+    }
 }
 
 #[test]
@@ -395,6 +415,30 @@ fn fleet_inputs_are_checked_before_any_host_is_asked() {
         assert!(stderr(&o).contains(want), "{a:?}: {}", stderr(&o));
         assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
     }
+    // A file of the user's named by its absolute path, the size in bytes: no
+    // --overwrite, no run (a local run refuses it the same way).
+    let victim = d.path().join("victim.bin");
+    std::fs::write(&victim, vec![9u8; 1 << 20]).unwrap();
+    let o = run_in(
+        d.path(),
+        &[
+            "run",
+            "quick",
+            victim.to_str().unwrap(),
+            "--short",
+            "--size",
+            "8388608",
+            "--host",
+            "127.0.0.2",
+            "--no-db",
+            "--out",
+            "q-host",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--overwrite"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&victim).unwrap(), vec![9u8; 1 << 20]);
+    std::fs::remove_file(&victim).unwrap();
     let dev = run_in(
         d.path(),
         &[

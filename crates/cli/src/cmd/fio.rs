@@ -325,7 +325,7 @@ fn fleet_target(
     // for the user to confirm.
     if !device && suite.writes_to_device() && !t.overwrite {
         return Err(Fail::usage(format!(
-            "--overwrite: needed to write {path} on every host (drivelab cannot see from here whether it is a file of yours there; fio makes it when missing and leaves it)"
+            "--overwrite: needed to write {path} on every host (drivelab cannot see from here whether it is a file of yours there; fio makes it when missing; drivelab removes it at the end unless --keep)"
         )));
     }
     let bytes = suite.test_file_bytes().ok_or_else(|| {
@@ -384,6 +384,7 @@ pub fn fleet(
         target: info,
         out,
         stop: &stop,
+        keep: t.keep,
     };
     let say = |s: &str| eprintln!("drivelab: {s}");
     let o = fleet::run(suite, &plan, &run, &say).map_err(Fail::failed)?;

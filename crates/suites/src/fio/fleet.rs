@@ -29,6 +29,8 @@ pub struct FleetRun<'a> {
     pub target: TargetInfo,
     pub out: PathBuf,
     pub stop: &'a AtomicBool,
+    /// Leave the target file on the hosts (`--keep`); a block device is never removed.
+    pub keep: bool,
 }
 
 /// The fleet view's machine-readable part (`fleet/fleet.json`).
@@ -323,7 +325,26 @@ pub fn run(
             fleet.put_step(record(step, i, started, Some(merge(&refs))))?;
         }
     }
+    remove_target(f, say);
     finish(suite, plan, f, bundles, fleet, failed, interrupted)
+}
+
+/// The run's file off every host, as a local run removes its test file (unless
+/// `--keep`; never a block device).
+fn remove_target(f: &FleetRun<'_>, say: &dyn Fn(&str)) {
+    use drivelab_engine::target::TargetKind;
+    if f.keep || f.target.kind != TargetKind::File {
+        return;
+    }
+    let why = client::remove_all(&f.program, &f.hosts, &f.target.path, &f.out);
+    for (h, w) in f.hosts.iter().zip(why) {
+        if let Some(w) = w {
+            say(&format!(
+                "{} was not removed on {}:{}: {w}",
+                f.target.path, h.addr, h.port
+            ));
+        }
+    }
 }
 
 /// Close the bundles: the suite's analysis per host and for the fleet, the spread.
