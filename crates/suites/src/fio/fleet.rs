@@ -39,8 +39,9 @@ pub struct FleetDoc {
     pub hosts: Vec<String>,
     /// Hosts that failed, with why (their bundles hold what they finished).
     pub failed_hosts: Vec<(String, String)>,
-    /// Per headline metric of the suite: its spread over the hosts that finished.
-    pub spread: Vec<(String, Spread)>,
+    /// Per headline metric of the suite: its spread over the hosts that finished, each
+    /// value field named with its unit ([`spread_json`]).
+    pub spread: Vec<serde_json::Value>,
 }
 
 /// How a fleet run ended.
@@ -357,7 +358,7 @@ fn finish(
     failed: Vec<(String, String)>,
     interrupted: bool,
 ) -> Result<FleetOutcome, String> {
-    let mut per_metric: Vec<(String, Vec<(String, f64)>)> = Vec::new();
+    let mut per_metric: Vec<((String, String), Vec<(String, f64)>)> = Vec::new();
     for (b, h) in bundles.iter_mut().zip(&f.hosts) {
         if b.doc.status == BundleStatus::Failed {
             continue;
@@ -371,7 +372,7 @@ fn finish(
         b.set_status(BundleStatus::Complete)?;
         b.write_table(&rep.table)?;
         for m in rep.summary.metrics {
-            let key = format!("{} ({})", m.name, m.unit);
+            let key = (m.name, m.unit);
             let slot = match per_metric.iter().position(|(n, _)| *n == key) {
                 Some(p) => p,
                 None => {
@@ -384,12 +385,12 @@ fn finish(
                 .push((format!("{}:{}", h.addr, h.port), m.value));
         }
     }
-    let spread: Vec<(String, Spread)> = per_metric
-        .iter()
-        .filter_map(|(n, v)| af::spread(v).map(|s| (n.clone(), s)))
-        .collect();
-    for (n, s) in &spread {
-        fleet.doc.notes.push(spread_line(n, s));
+    let mut spread = Vec::new();
+    for ((name, unit), v) in &per_metric {
+        if let Some(s) = af::spread(v, unit) {
+            fleet.doc.notes.push(spread_line(name, unit, &s));
+            spread.push(spread_json(name, unit, &s));
+        }
     }
     for (h, e) in &failed {
         fleet.doc.notes.push(format!(
@@ -441,16 +442,56 @@ fn finish(
     })
 }
 
-/// "Across 3 hosts, RND4K read IOPS (IOPS): slowest 10.0.0.2 (4,900.0), fastest …".
-pub fn spread_line(name: &str, s: &Spread) -> String {
+/// "Across 3 hosts, RND4K read IOPS (IOPS): slowest 10.0.0.2 (4,900.0), fastest …";
+/// for a latency the slowest host is the one with the highest value; a metric with no
+/// direction (a temperature) has a lowest and a highest host.
+pub fn spread_line(name: &str, unit: &str, s: &Spread) -> String {
+    let (lo, hi) = match (s.slowest(), s.fastest()) {
+        (Some(a), Some(b)) => (("slowest", a), ("fastest", b)),
+        _ => (
+            ("lowest", (s.lowest_host.as_str(), s.lowest)),
+            ("highest", (s.highest_host.as_str(), s.highest)),
+        ),
+    };
     format!(
-        "Across {} hosts, {name}: slowest {} ({:.1}), fastest {} ({:.1}), mean {:.1}, coefficient of variation {}.",
+        "Across {} {}, {name} ({unit}): {} {} ({:.1}), {} {} ({:.1}), mean {:.1}, coefficient of variation {}.",
         s.hosts,
-        s.slowest_host,
-        s.slowest,
-        s.fastest_host,
-        s.fastest,
+        if s.hosts == 1 { "host" } else { "hosts" },
+        lo.0,
+        lo.1 .0,
+        lo.1 .1,
+        hi.0,
+        hi.1 .0,
+        hi.1 .1,
         s.mean,
         s.cv_percent.map_or("n/a".into(), |c| format!("{c:.1} %"))
     )
+}
+
+/// One metric's spread in fleet.json: every value field named with its unit
+/// (`slowest_mb_per_s`, `fastest_us`, `mean_ios_per_s`; `lowest_celsius` … for a metric
+/// with no direction).
+pub fn spread_json(name: &str, unit: &str, s: &Spread) -> serde_json::Value {
+    let u = af::unit_suffix(unit);
+    let mut m = serde_json::Map::new();
+    m.insert("metric".into(), name.into());
+    m.insert("unit".into(), unit.into());
+    m.insert("hosts".into(), s.hosts.into());
+    let mut put = |role: &str, (host, v): (&str, f64)| {
+        m.insert(format!("{role}_host"), host.into());
+        m.insert(format!("{role}_{u}"), v.into());
+    };
+    match (s.slowest(), s.fastest()) {
+        (Some(a), Some(b)) => {
+            put("slowest", a);
+            put("fastest", b);
+        }
+        _ => {
+            put("lowest", (&s.lowest_host, s.lowest));
+            put("highest", (&s.highest_host, s.highest));
+        }
+    }
+    m.insert(format!("mean_{u}"), s.mean.into());
+    m.insert("cv_percent".into(), s.cv_percent.into());
+    serde_json::Value::Object(m)
 }
