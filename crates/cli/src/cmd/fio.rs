@@ -219,12 +219,33 @@ pub fn import(a: ImportArgs) -> Result<i32, Fail> {
     b.write_table(&text).map_err(Fail::failed)?;
     crate::output::stdout::say(&text)?;
     crate::output::stdout::say_line(&format!("Result bundle: {}", dir.display()))?;
-    Ok(0)
+    // A job fio stopped with an error is a failed run, said on the terminal too.
+    let failures: Vec<String> = b
+        .doc
+        .steps
+        .iter()
+        .filter_map(|st| {
+            let m = st.run.as_ref()?;
+            m.failure.as_ref().map(|f| format!("{}: {f}", st.name))
+        })
+        .collect();
+    for f in &failures {
+        eprintln!("drivelab: fio job {f}");
+    }
+    Ok(if failures.is_empty() {
+        0
+    } else {
+        crate::fail::FAILED
+    })
 }
 
 /// The imported metrics as a table.
 fn summary_table(doc: &drivelab_suites::RunDoc) -> String {
-    let mut t = format!("fio result imported ({} steps)\n", doc.steps.len());
+    let n = doc.steps.len();
+    let mut t = format!(
+        "fio result imported ({n} {})\n",
+        plural(n, "step", "steps")
+    );
     for m in doc.summary.iter().flat_map(|s| &s.metrics) {
         t.push_str(&format!("  {:<48} {:>12.1} {}\n", m.name, m.value, m.unit));
     }

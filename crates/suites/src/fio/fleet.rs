@@ -196,8 +196,8 @@ pub fn merge(ms: &[&Measured]) -> Measured {
         },
         errors: Vec::new(),
         notes: vec![format!(
-            "{} hosts added up: counts, rates and histograms summed, series on one clock.",
-            ms.len()
+            "{} added up: counts, rates and histograms summed, series on one clock.",
+            hosts(ms.len())
         )],
         simulator_ground_truth: None,
         replay: None,
@@ -267,7 +267,7 @@ pub fn run(
         &f.target,
         Some(format!("fleet:{}", f.target.path)),
     );
-    fdoc.host.hostname = format!("fleet of {}", f.hosts.len());
+    fdoc.host.hostname = format!("fleet of {}", hosts(f.hosts.len()));
     let fleet_dir = f.out.join("fleet");
     let mut fleet = Bundle::create(&fleet_dir, fdoc)?;
     let mut failed: Vec<(String, String)> = Vec::new();
@@ -281,11 +281,11 @@ pub fn run(
             break;
         }
         say(&format!(
-            "[{}/{}] {} on {} hosts",
+            "[{}/{}] {} on {}",
             i + 1,
             plan.len(),
             step.name,
-            live.len()
+            hosts(live.len())
         ));
         let hosts: Vec<Host> = live.iter().map(|&k| f.hosts[k].clone()).collect();
         let started = now_rfc3339();
@@ -422,8 +422,8 @@ fn finish(
         spread,
     };
     let mut text = format!(
-        "fleet of {} hosts ({} failed)\n{table}",
-        doc.hosts.len(),
+        "fleet of {} ({} failed)\n{table}",
+        hosts(doc.hosts.len()),
         doc.failed_hosts.len()
     );
     for n in &fleet.doc.notes {
@@ -454,9 +454,8 @@ pub fn spread_line(name: &str, unit: &str, s: &Spread) -> String {
         ),
     };
     format!(
-        "Across {} {}, {name} ({unit}): {} {} ({:.1}), {} {} ({:.1}), mean {:.1}, coefficient of variation {}.",
-        s.hosts,
-        if s.hosts == 1 { "host" } else { "hosts" },
+        "Across {}, {name} ({unit}): {} {} ({:.1}), {} {} ({:.1}), mean {:.1}, coefficient of variation {}.",
+        hosts(s.hosts),
         lo.0,
         lo.1 .0,
         lo.1 .1,
@@ -466,6 +465,15 @@ pub fn spread_line(name: &str, unit: &str, s: &Spread) -> String {
         s.mean,
         s.cv_percent.map_or("n/a".into(), |c| format!("{c:.1} %"))
     )
+}
+
+/// "1 host", "3 hosts".
+fn hosts(n: usize) -> String {
+    if n == 1 {
+        "1 host".into()
+    } else {
+        format!("{n} hosts")
+    }
 }
 
 /// One metric's spread in fleet.json: every value field named with its unit

@@ -197,12 +197,12 @@ pub fn step_metrics(name: &str, m: &drivelab_engine::result::Measured) -> Vec<Me
         out.extend(Metric::new(
             format!("{name} {d} mean latency"),
             t.latency.mean_ns.map(|v| v / 1e3),
-            "us",
+            "µs",
         ));
         out.extend(Metric::new(
             format!("{name} {d} p99 latency"),
             t.latency.at(99.0).map(|v| v as f64 / 1e3),
-            "us",
+            "µs",
         ));
     }
     out
