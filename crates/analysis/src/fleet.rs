@@ -106,7 +106,13 @@ pub fn unit_suffix(unit: &str) -> String {
         .replace('/', "_per_");
     let s: String = s
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
         .collect();
     match s.trim_matches('_') {
         "" => "value".into(),
@@ -172,9 +178,15 @@ mod tests {
         // A temperature has no slowest host.
         let s = spread(&v, "°C").unwrap();
         assert!(s.slowest().is_none() && s.fastest().is_none());
-        assert_eq!((s.lowest_host.as_str(), s.highest_host.as_str()), ("b", "c"));
+        assert_eq!(
+            (s.lowest_host.as_str(), s.highest_host.as_str()),
+            ("b", "c")
+        );
         assert!(spread(&[], "MB/s").is_none());
-        assert_eq!(spread(&[("z".into(), 0.0)], "IOPS").unwrap().cv_percent, None);
+        assert_eq!(
+            spread(&[("z".into(), 0.0)], "IOPS").unwrap().cv_percent,
+            None
+        );
     }
 
     #[test]

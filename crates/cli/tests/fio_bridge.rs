@@ -143,7 +143,10 @@ fn emitting_jobs_needs_the_consent_a_run_needs_and_a_directory_of_its_own() {
         assert_eq!(option(&text, "filename"), Some(abs));
         let writes = option(&text, "rw").unwrap().contains("write");
         assert_eq!(
-            text.lines().next().unwrap().starts_with("; WARNING: this job WRITES"),
+            text.lines()
+                .next()
+                .unwrap()
+                .starts_with("; WARNING: this job WRITES"),
             writes,
             "{text}"
         );
@@ -300,6 +303,95 @@ fn an_imported_json_plus_result_reproduces_fios_percentiles_and_series() {
         stderr(&bad)
     );
     assert!(!p.join("c").exists());
+}
+
+/// A paced job of `secs` seconds with per-second logs.
+fn paced_job(data: &Path, secs: u32) -> String {
+    format!(
+        "[global]\nfilename={}\nsize=4m\nioengine=psync\nrw=randread\nbs=4k\n\
+         time_based=1\nruntime={secs}\nrate_iops=200\nlat_percentiles=1\nlog_avg_msec=1000\n\
+         log_hist_msec=1000\nlog_unix_epoch=1\nwrite_iops_log=logs/s\nwrite_bw_log=logs/s\n\
+         write_lat_log=logs/s\nwrite_hist_log=logs/s\n[r]\n",
+        data.display()
+    )
+}
+
+#[test]
+fn results_that_do_not_add_up_are_refused_and_a_failed_job_is_said() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    run_fio(p, &paced_job(&p.join("data"), 2));
+    let other = p.join("other");
+    std::fs::create_dir(&other).unwrap();
+    run_fio(&other, &paced_job(&p.join("data"), 4));
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("out.json")).unwrap()).unwrap();
+    let variant = |name: &str, f: &dyn Fn(&mut serde_json::Value)| {
+        let mut v = result.clone();
+        f(&mut v);
+        // Compact, one line (as `jq -c` writes it).
+        std::fs::write(p.join(name), serde_json::to_string(&v).unwrap()).unwrap();
+    };
+    // Compact JSON imports, with µs and one step said once.
+    variant("compact.json", &|_| {});
+    let o = run_in(
+        p,
+        &[
+            "import",
+            "fio",
+            "compact.json",
+            "--logs",
+            "logs",
+            "--out",
+            "ok",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = common::stdout(&o);
+    assert!(said.contains("(1 step)") && said.contains("µs"), "{said}");
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("ok/run.json")).unwrap()).unwrap();
+    let notes = run["steps"][0]["run"]["notes"].to_string();
+    assert!(!notes.contains("repaired"), "{notes}");
+    // Refused: one line naming the problem, exit 2, nothing written.
+    variant("rt0.json", &|v| {
+        v["jobs"][0]["read"]["runtime"] = 0.into();
+    });
+    variant("bins.json", &|v| {
+        v["jobs"][0]["read"]["lat_ns"]["bins"]["1000"] = 1_000_000_000_000_000_000u64.into();
+    });
+    for (args, want) in [
+        (vec!["rt0.json"], "runtime of 0 ms"),
+        (vec!["bins.json"], "json+ latency bins"),
+        (
+            vec!["compact.json", "--logs", "other/logs"],
+            "not this job's logs",
+        ),
+        (
+            vec!["compact.json", "--out", "ok"],
+            "already holds a result bundle",
+        ),
+    ] {
+        let mut a = vec!["import", "fio"];
+        a.extend(args.iter().copied());
+        if !a.contains(&"--out") {
+            a.extend(["--out", "no"]);
+        }
+        let o = run_in(p, &a);
+        refused_alone(&o, want);
+        assert!(!stderr(&o).contains("--resume"), "{}", stderr(&o));
+        assert!(!p.join("no").exists(), "{a:?}");
+    }
+    // A job fio stopped with an error: a failed bundle, said on the terminal, exit 1.
+    variant("err.json", &|v| {
+        v["jobs"][0]["error"] = 5.into();
+    });
+    let o = run_in(p, &["import", "fio", "err.json", "--out", "failed"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("error 5"), "{}", stderr(&o));
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("failed/run.json")).unwrap()).unwrap();
+    assert_eq!(run["status"], "failed");
 }
 
 #[test]

@@ -238,9 +238,15 @@ fn a_quick_suite_over_two_hosts_gives_two_bundles_and_a_fleet_view() {
     // Each value field names its unit; for a latency the slowest host is the higher.
     for sp in fj["spread"].as_array().unwrap() {
         let o = sp.as_object().unwrap();
-        assert!(!o.contains_key("slowest") && !o.contains_key("mean"), "{sp}");
+        assert!(
+            !o.contains_key("slowest") && !o.contains_key("mean"),
+            "{sp}"
+        );
         match sp["unit"].as_str().unwrap() {
-            "µs" => assert!(sp["slowest_us"].as_f64() >= sp["fastest_us"].as_f64(), "{sp}"),
+            "µs" => assert!(
+                sp["slowest_us"].as_f64() >= sp["fastest_us"].as_f64(),
+                "{sp}"
+            ),
             "MB/s" => assert!(
                 sp["slowest_mb_per_s"].as_f64() <= sp["fastest_mb_per_s"].as_f64(),
                 "{sp}"
@@ -250,7 +256,11 @@ fn a_quick_suite_over_two_hosts_gives_two_bundles_and_a_fleet_view() {
         }
     }
     assert!(
-        fj["spread"].as_array().unwrap().iter().any(|sp| sp["unit"] == "µs"),
+        fj["spread"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|sp| sp["unit"] == "µs"),
         "{fj}"
     );
     let summary = std::fs::read_to_string(out.join("fleet/summary.txt")).unwrap();

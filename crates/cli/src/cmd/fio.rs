@@ -242,10 +242,7 @@ pub fn import(a: ImportArgs) -> Result<i32, Fail> {
 /// The imported metrics as a table.
 fn summary_table(doc: &drivelab_suites::RunDoc) -> String {
     let n = doc.steps.len();
-    let mut t = format!(
-        "fio result imported ({n} {})\n",
-        plural(n, "step", "steps")
-    );
+    let mut t = format!("fio result imported ({n} {})\n", plural(n, "step", "steps"));
     for m in doc.summary.iter().flat_map(|s| &s.metrics) {
         t.push_str(&format!("  {:<48} {:>12.1} {}\n", m.name, m.value, m.unit));
     }

@@ -543,7 +543,14 @@ fn series(
 }
 
 /// The logs must span the job's runtime, not more: rows past its end are another run's.
-fn check_span(l: &JobLogs, ddir: u8, t0: u64, iv: u64, n: usize, elapsed_ms: u64) -> Result<(), String> {
+fn check_span(
+    l: &JobLogs,
+    ddir: u8,
+    t0: u64,
+    iv: u64,
+    n: usize,
+    elapsed_ms: u64,
+) -> Result<(), String> {
     let last = l
         .iops
         .iter()

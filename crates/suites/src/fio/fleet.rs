@@ -348,6 +348,9 @@ fn remove_target(f: &FleetRun<'_>, say: &dyn Fn(&str)) {
     }
 }
 
+/// A summary metric's name and unit.
+type MetricKey = (String, String);
+
 /// Close the bundles: the suite's analysis per host and for the fleet, the spread.
 fn finish(
     suite: &dyn Suite,
@@ -358,7 +361,8 @@ fn finish(
     failed: Vec<(String, String)>,
     interrupted: bool,
 ) -> Result<FleetOutcome, String> {
-    let mut per_metric: Vec<((String, String), Vec<(String, f64)>)> = Vec::new();
+    // ((metric name, unit), [(host, value)]).
+    let mut per_metric: Vec<(MetricKey, Vec<(String, f64)>)> = Vec::new();
     for (b, h) in bundles.iter_mut().zip(&f.hosts) {
         if b.doc.status == BundleStatus::Failed {
             continue;

@@ -170,8 +170,7 @@ pub fn parse(text: &str) -> Result<Parsed, String> {
 mod tests {
     use super::*;
 
-    const RESULT: &str =
-        include_str!("../../../../fuzz/corpus/fio_result/null-jsonplus.json");
+    const RESULT: &str = include_str!("../../../../fuzz/corpus/fio_result/null-jsonplus.json");
 
     #[test]
     fn a_compact_document_after_text_lines_is_read() {
