@@ -467,6 +467,25 @@ fn fleet_inputs_are_checked_before_any_host_is_asked() {
     assert!(stderr(&o).contains("--overwrite"), "{}", stderr(&o));
     assert_eq!(std::fs::read(&victim).unwrap(), vec![9u8; 1 << 20]);
     std::fs::remove_file(&victim).unwrap();
+    // A suite that only reads too: fio rewrites a file shorter than the span, and the
+    // file is removed at the end.
+    let o = run_in(
+        d.path(),
+        &[
+            "run",
+            "peak",
+            "fleet.bin",
+            "--workloads",
+            "4k-randread",
+            "--size",
+            "16M",
+            "--host",
+            "127.0.0.2",
+            "--no-db",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--overwrite"), "{}", stderr(&o));
     let dev = run_in(
         d.path(),
         &[

@@ -340,10 +340,11 @@ fn fleet_target(
         )));
     }
     // drivelab cannot see the hosts' files: whether TARGET there is a user's file is
-    // for the user to confirm.
-    if !device && suite.writes_to_device() && !t.overwrite {
+    // for the user to confirm. A suite that only reads needs it too: fio lays out
+    // (rewrites) a file shorter than the span, and the file is removed at the end.
+    if !device && !t.overwrite {
         return Err(Fail::usage(format!(
-            "--overwrite: needed to write {path} on every host (drivelab cannot see from here whether it is a file of yours there; fio makes it when missing; drivelab removes it at the end unless --keep)"
+            "--overwrite: needed to use {path} on every host (drivelab cannot see from here whether it is a file of yours there; fio makes or rewrites it, and drivelab removes it at the end unless --keep)"
         )));
     }
     let bytes = suite.test_file_bytes().ok_or_else(|| {
