@@ -486,6 +486,44 @@ fn fleet_inputs_are_checked_before_any_host_is_asked() {
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--overwrite"), "{}", stderr(&o));
+    // The span must be an amount (with a unit or in bytes), not a share of the
+    // target: the hosts' targets are not measured from here.
+    for size in ["8M", "8388608"] {
+        let o = run_in(
+            d.path(),
+            &[
+                "run",
+                "quick",
+                "--short",
+                "x.bin",
+                "--size",
+                size,
+                "--host",
+                "127.0.0.2,0",
+            ],
+        );
+        assert!(stderr(&o).contains("--host: "), "{size}: {}", stderr(&o));
+    }
+    let o = run_in(
+        d.path(),
+        &[
+            "run",
+            "quick",
+            "--short",
+            "x.bin",
+            "--size",
+            "50%",
+            "--overwrite",
+            "--host",
+            "127.0.0.2",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--size: give the span on the hosts as an amount"),
+        "{}",
+        stderr(&o)
+    );
     let dev = run_in(
         d.path(),
         &[

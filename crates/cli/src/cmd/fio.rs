@@ -348,7 +348,7 @@ fn fleet_target(
         )));
     }
     let bytes = suite.test_file_bytes().ok_or_else(|| {
-        Fail::usage("--hosts/--host: give the suite's --size (e.g. --size 8G, or a count of bytes): the hosts' targets are not measured from here")
+        Fail::usage("--size: give the span on the hosts as an amount (e.g. --size 8G, or a count of bytes), not a share of the target: the hosts' targets are not measured from here")
     })?;
     serde_json::from_value(serde_json::json!({
         "kind": if device { TargetKind::BlockDevice } else { TargetKind::File },
