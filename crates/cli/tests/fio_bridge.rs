@@ -320,10 +320,13 @@ fn paced_job(data: &Path, secs: u32) -> String {
 fn results_that_do_not_add_up_are_refused_and_a_failed_job_is_said() {
     let d = tempfile::tempdir().unwrap();
     let p = d.path();
-    run_fio(p, &paced_job(&p.join("data"), 2));
-    let other = p.join("other");
-    std::fs::create_dir(&other).unwrap();
-    run_fio(&other, &paced_job(&p.join("data"), 4));
+    run_fio(p, &paced_job(&p.join("data"), 4));
+    // Logs of a longer and of a shorter run.
+    for (dir, secs) in [("longer", 6), ("shorter", 2)] {
+        let other = p.join(dir);
+        std::fs::create_dir(&other).unwrap();
+        run_fio(&other, &paced_job(&p.join("data"), secs));
+    }
     let result: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(p.join("out.json")).unwrap()).unwrap();
     let variant = |name: &str, f: &dyn Fn(&mut serde_json::Value)| {
@@ -364,7 +367,11 @@ fn results_that_do_not_add_up_are_refused_and_a_failed_job_is_said() {
         (vec!["rt0.json"], "runtime of 0 ms"),
         (vec!["bins.json"], "json+ latency bins"),
         (
-            vec!["compact.json", "--logs", "other/logs"],
+            vec!["compact.json", "--logs", "longer/logs"],
+            "not this job's logs",
+        ),
+        (
+            vec!["compact.json", "--logs", "shorter/logs"],
             "not this job's logs",
         ),
         (

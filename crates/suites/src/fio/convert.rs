@@ -570,20 +570,33 @@ fn check_span(
     }
 }
 
-/// The logged I/Os (fio's per-window rates, rounded) can exceed the job's total only by
-/// rounding: far more means the logs are another run's.
+/// The logged I/Os (fio's per-window rates, rounded) can differ from the job's total
+/// only by rounding and the unlogged last window: far more, or logs that stop windows
+/// before the end while most I/Os are still missing, mean the logs are another run's.
 fn check_logged_ops(ops: &[u64], iv: u64, total: u64, jobs: u32) -> Result<(), String> {
-    let logged: u64 = ops
-        .iter()
-        .map(|o| o.saturating_mul(iv) / 1000)
-        .fold(0, u64::saturating_add);
+    let per: Vec<u64> = ops.iter().map(|o| o.saturating_mul(iv) / 1000).collect();
+    let logged: u64 = per.iter().fold(0, |a, &b| a.saturating_add(b));
     let slack = (ops.len() as u64 * u64::from(jobs.max(1))).saturating_mul(iv / 1000 + 1);
-    if logged > total.saturating_add(total / 100).saturating_add(slack) {
-        return Err(format!(
-            "--logs: the logs hold {} where the job did {}: they are not this job's logs",
+    let refuse = |what: &str| {
+        Err(format!(
+            "--logs: the logs hold {} where the job did {}{what}: they are not this job's logs",
             ios(logged),
             ios(total)
-        ));
+        ))
+    };
+    if logged > total.saturating_add(total / 100).saturating_add(slack) {
+        return refuse("");
+    }
+    // The unlogged last window holds at most 1.5 windows of I/O.
+    let n = per.len();
+    let last = per.iter().rposition(|&o| o > 0);
+    let widest = per.iter().copied().max().unwrap_or(0);
+    let missing = total.saturating_sub(logged);
+    if n >= 4
+        && last.is_some_and(|k| k + 3 < n)
+        && missing > widest.saturating_mul(2).saturating_add(slack)
+    {
+        return refuse(" and they end before it did");
     }
     Ok(())
 }
@@ -685,4 +698,24 @@ fn build(
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn logs_of_another_run_do_not_add_up() {
+        // 4 windows of 200 I/Os, a job of 800 (+ a partial window): fine.
+        assert!(check_logged_ops(&[200, 200, 200, 200], 1000, 900, 1).is_ok());
+        // Far more I/Os logged than the job did.
+        let e = check_logged_ops(&[200, 200, 200, 200], 1000, 400, 1).unwrap_err();
+        assert!(e.contains("800 I/Os where the job did 400 I/Os"), "{e}");
+        // Logs that end three windows early while most I/Os are missing.
+        let e = check_logged_ops(&[200, 0, 0, 0, 0], 1000, 1000, 1).unwrap_err();
+        assert!(e.contains("they end before it did"), "{e}");
+        // A device that stalled at the end: nothing is missing.
+        assert!(check_logged_ops(&[200, 0, 0, 0, 0], 1000, 250, 1).is_ok());
+        assert_eq!(ios(1), "1 I/O");
+    }
 }
