@@ -405,6 +405,14 @@ fn a_server_of_another_fio_version_is_refused_before_the_run() {
         stderr(&o)
     );
     assert!(!d.path().join("out").exists());
+    // Without --out neither: no drivelab-results/ is left behind.
+    let a: Vec<String> = a
+        .into_iter()
+        .filter(|x| x != "--out" && x != "out")
+        .collect();
+    let o = run_in(d.path(), &args(&a));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
 }
 
 #[test]

@@ -374,11 +374,19 @@ pub fn fleet(
     let plan = suite
         .plan(&info)
         .map_err(|e| Fail::usage(format!("{}: {e}", suite.name())))?;
+    if let Some(o) = &common.out {
+        drivelab_suites::bundle::check_new_dir(o).map_err(Fail::usage)?;
+    }
+    let prog = process::program();
+    let version = process::version(&prog).map_err(|e| Fail::usage(format!("--hosts: {e}")))?;
+    // The probes' job file in a directory of their own: a refused run leaves nothing.
+    let scratch = tempfile::tempdir().map_err(|e| Fail::failed(format!("--hosts: {e}")))?;
+    let probes = client::probe_all(&prog, &hosts, scratch.path()).map_err(Fail::failed)?;
+    client::check_versions(&version, &hosts, &probes)
+        .map_err(|e| Fail::usage(format!("--hosts: {e}")))?;
+    // Named (and, by default, made) only once the hosts answered.
     let out = match &common.out {
-        Some(o) => {
-            drivelab_suites::bundle::check_new_dir(o).map_err(Fail::usage)?;
-            o.clone()
-        }
+        Some(o) => o.clone(),
         None => drivelab_suites::bundle::default_dir(
             Path::new("drivelab-results"),
             &format!("{}-fleet", suite.name()),
@@ -387,14 +395,6 @@ pub fn fleet(
     let out = std::path::absolute(&out).map_err(|e| Fail::usage(format!("--out: {e}")))?;
     std::fs::create_dir_all(&out)
         .map_err(|e| Fail::usage(format!("--out {}: {e}", out.display())))?;
-    let prog = process::program();
-    let version = process::version(&prog).map_err(|e| Fail::usage(format!("--hosts: {e}")))?;
-    let probes = client::probe_all(&prog, &hosts, &out).map_err(Fail::failed)?;
-    let _ = std::fs::remove_file(out.join("probe.fio"));
-    if let Err(e) = client::check_versions(&version, &hosts, &probes) {
-        let _ = std::fs::remove_dir(&out);
-        return Err(Fail::usage(format!("--hosts: {e}")));
-    }
     let stop = crate::signals::stop_flag();
     let run = fleet::FleetRun {
         program: prog,
