@@ -4,22 +4,66 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Which way a metric is better (faster): decided by its unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Better {
+    /// Rates: MB/s, IOPS, per watt.
+    Higher,
+    /// Latencies and times of an I/O: ns, µs, ms.
+    Lower,
+    /// Anything else (temperatures, percentages, sizes): lowest and highest only.
+    Neither,
+}
+
+impl Better {
+    pub fn of_unit(unit: &str) -> Better {
+        match unit {
+            "ns" | "µs" | "us" | "ms" => Better::Lower,
+            u if u.starts_with("MB/s") || u.contains("IOPS") || u.contains("MiB/s") => {
+                Better::Higher
+            }
+            _ => Better::Neither,
+        }
+    }
+}
+
 /// How one number spreads over the hosts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Spread {
     pub hosts: usize,
-    pub slowest_host: String,
-    pub slowest: f64,
-    pub fastest_host: String,
-    pub fastest: f64,
+    pub better: Better,
+    pub lowest_host: String,
+    pub lowest: f64,
+    pub highest_host: String,
+    pub highest: f64,
     pub mean: f64,
     /// Population standard deviation / mean, in percent; None when the mean is 0.
     pub cv_percent: Option<f64>,
 }
 
-/// The spread of `values` (host, value), higher meaning faster; None without hosts.
+impl Spread {
+    /// The slowest host and its value (None when the metric has no direction).
+    pub fn slowest(&self) -> Option<(&str, f64)> {
+        match self.better {
+            Better::Higher => Some((&self.lowest_host, self.lowest)),
+            Better::Lower => Some((&self.highest_host, self.highest)),
+            Better::Neither => None,
+        }
+    }
+    /// The fastest host and its value (None when the metric has no direction).
+    pub fn fastest(&self) -> Option<(&str, f64)> {
+        match self.better {
+            Better::Higher => Some((&self.highest_host, self.highest)),
+            Better::Lower => Some((&self.lowest_host, self.lowest)),
+            Better::Neither => None,
+        }
+    }
+}
+
+/// The spread of `values` (host, value) of a metric in `unit`; None without hosts.
 /// Values that are not finite count as 0.
-pub fn spread(values: &[(String, f64)]) -> Option<Spread> {
+pub fn spread(values: &[(String, f64)], unit: &str) -> Option<Spread> {
     let clean: Vec<(&str, f64)> = values
         .iter()
         .map(|(h, v)| (h.as_str(), if v.is_finite() { *v } else { 0.0 }))
@@ -28,11 +72,11 @@ pub fn spread(values: &[(String, f64)]) -> Option<Spread> {
     if n == 0 {
         return None;
     }
-    let slow = clean
+    let low = clean
         .iter()
         .copied()
         .fold(clean[0], |a, b| if b.1 < a.1 { b } else { a });
-    let fast = clean
+    let high = clean
         .iter()
         .copied()
         .fold(clean[0], |a, b| if b.1 > a.1 { b } else { a });
@@ -40,13 +84,41 @@ pub fn spread(values: &[(String, f64)]) -> Option<Spread> {
     let var = clean.iter().map(|x| (x.1 - mean).powi(2)).sum::<f64>() / n as f64;
     Some(Spread {
         hosts: n,
-        slowest_host: slow.0.into(),
-        slowest: slow.1,
-        fastest_host: fast.0.into(),
-        fastest: fast.1,
+        better: Better::of_unit(unit),
+        lowest_host: low.0.into(),
+        lowest: low.1,
+        highest_host: high.0.into(),
+        highest: high.1,
         mean,
         cv_percent: (mean > 0.0).then(|| var.sqrt() / mean * 100.0),
     })
+}
+
+/// A unit as a JSON field-name suffix: `MB/s` → `mb_per_s`, `µs` → `us`, `IOPS` →
+/// `ios_per_s`, `%` → `percent`.
+pub fn unit_suffix(unit: &str) -> String {
+    let s = unit
+        .replace("kIOPS", "kios_per_s")
+        .replace("IOPS", "ios_per_s")
+        .replace('µ', "u")
+        .replace("°C", "celsius")
+        .replace('%', "percent")
+        .replace('/', "_per_");
+    let s: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    match s.trim_matches('_') {
+        "" => "value".into(),
+        "w" => "watts".into(),
+        t => t.into(),
+    }
 }
 
 /// Sparse histograms (`[bucket lower bound, count]`, one layout) merged by adding the
@@ -95,15 +167,43 @@ mod tests {
 
     #[test]
     fn spread_names_the_slowest_and_fastest() {
-        let s = spread(&[("a".into(), 100.0), ("b".into(), 80.0), ("c".into(), 120.0)]).unwrap();
-        assert_eq!(
-            (s.slowest_host.as_str(), s.fastest_host.as_str()),
-            ("b", "c")
-        );
+        let v = [("a".into(), 100.0), ("b".into(), 80.0), ("c".into(), 120.0)];
+        let s = spread(&v, "MB/s").unwrap();
+        assert_eq!((s.slowest().unwrap().0, s.fastest().unwrap().0), ("b", "c"));
         assert!((s.mean - 100.0).abs() < 1e-9);
         assert!((s.cv_percent.unwrap() - 16.329_931_618_554_52).abs() < 1e-9);
-        assert!(spread(&[]).is_none());
-        assert_eq!(spread(&[("z".into(), 0.0)]).unwrap().cv_percent, None);
+        // For a latency, lower is faster.
+        let s = spread(&v, "µs").unwrap();
+        assert_eq!((s.slowest().unwrap().0, s.fastest().unwrap().0), ("c", "b"));
+        // A temperature has no slowest host.
+        let s = spread(&v, "°C").unwrap();
+        assert!(s.slowest().is_none() && s.fastest().is_none());
+        assert_eq!(
+            (s.lowest_host.as_str(), s.highest_host.as_str()),
+            ("b", "c")
+        );
+        assert!(spread(&[], "MB/s").is_none());
+        assert_eq!(
+            spread(&[("z".into(), 0.0)], "IOPS").unwrap().cv_percent,
+            None
+        );
+    }
+
+    #[test]
+    fn units_become_field_name_suffixes() {
+        for (u, want) in [
+            ("MB/s", "mb_per_s"),
+            ("IOPS", "ios_per_s"),
+            ("µs", "us"),
+            ("ms", "ms"),
+            ("%", "percent"),
+            ("°C", "celsius"),
+            ("W", "watts"),
+            ("kIOPS/W", "kios_per_s_per_w"),
+            ("MB/s/W", "mb_per_s_per_w"),
+        ] {
+            assert_eq!(unit_suffix(u), want, "{u}");
+        }
     }
 
     #[test]

@@ -254,6 +254,33 @@ impl OutDir {
         })
     }
 
+    /// Claim `p` for files that only this kind of output writes (`what`, e.g. "fio job
+    /// files"): a new directory, an empty one, or one whose every entry `own` accepts;
+    /// never a result bundle, a database folder or any other directory of the user's.
+    pub fn claim_own(
+        p: &Path,
+        flag: &'static str,
+        what: &str,
+        own: impl Fn(&Path) -> bool,
+    ) -> Result<OutDir, Fail> {
+        if p.is_dir() {
+            let entries = std::fs::read_dir(p)
+                .map_err(|e| Fail::usage(format!("{flag} {}: {e}", p.display())))?;
+            for e in entries {
+                let e = e.map_err(|e| Fail::usage(format!("{flag} {}: {e}", p.display())))?;
+                let path = e.path();
+                if !e.file_type().is_ok_and(|t| t.is_file()) || !own(&path) {
+                    return Err(Fail::usage(format!(
+                        "{flag} {}: holds {}, which is not one of drivelab's {what}; give a new or empty directory",
+                        p.display(),
+                        e.file_name().to_string_lossy()
+                    )));
+                }
+            }
+        }
+        OutDir::claim(p, flag, false)
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

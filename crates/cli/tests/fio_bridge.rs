@@ -105,6 +105,88 @@ fn emitted_jobs_parse_in_fio_and_match_the_steps() {
     assert!(!Path::new(&d.path().join("jobs2")).exists());
 }
 
+fn refused_alone(o: &std::process::Output, want: &str) {
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(o));
+    assert!(stderr(o).contains(want), "{}", stderr(o));
+    assert_eq!(stderr(o).trim().lines().count(), 1, "{}", stderr(o));
+}
+
+#[test]
+fn emitting_jobs_needs_the_consent_a_run_needs_and_a_directory_of_its_own() {
+    let d = tempfile::tempdir().unwrap();
+    let quick = |extra: &[&str]| {
+        let mut a = vec!["run", "quick", "--short", "--runs", "1", "--no-db"];
+        a.extend(extra);
+        run_in(d.path(), &a)
+    };
+    // A file of the user's: its jobs would overwrite it.
+    let victim = d.path().join("victim.bin");
+    std::fs::write(&victim, vec![7u8; 1 << 20]).unwrap();
+    refused_alone(
+        &quick(&["victim.bin", "--emit-fio", "ef"]),
+        "pass --overwrite",
+    );
+    assert!(!d.path().join("ef").exists(), "nothing written");
+    // A block device: --destructive naming it.
+    let lo = common::Loop::new(64 << 20, false);
+    refused_alone(
+        &quick(&[&lo.dev, "--emit-fio", "ef"]),
+        &format!("--destructive={}", lo.dev),
+    );
+    assert!(!d.path().join("ef").exists(), "nothing written");
+    // With consent: the filename is absolute, and each writing job opens with a warning.
+    let o = quick(&["victim.bin", "--overwrite", "--emit-fio", "ef"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let abs = victim.to_str().unwrap();
+    for e in std::fs::read_dir(d.path().join("ef")).unwrap() {
+        let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
+        assert_eq!(option(&text, "filename"), Some(abs));
+        let writes = option(&text, "rw").unwrap().contains("write");
+        assert_eq!(
+            text.lines()
+                .next()
+                .unwrap()
+                .starts_with("; WARNING: this job WRITES"),
+            writes,
+            "{text}"
+        );
+    }
+    assert_eq!(std::fs::read(&victim).unwrap(), vec![7u8; 1 << 20]);
+    // Only a new or empty directory, or one of earlier job files: never a bundle's or
+    // a database's folder.
+    let bundle = d.path().join("bundle");
+    std::fs::create_dir(&bundle).unwrap();
+    std::fs::write(bundle.join("run.json"), "{}").unwrap();
+    std::fs::write(d.path().join("r.sqlite"), b"SQLite format 3\0").unwrap();
+    for dir in ["bundle", "."] {
+        refused_alone(
+            &quick(&["t.bin", "--emit-fio", dir]),
+            "give a new or empty directory",
+        );
+    }
+    assert_eq!(std::fs::read_dir(&bundle).unwrap().count(), 1);
+    std::fs::create_dir(d.path().join("empty")).unwrap();
+    assert!(quick(&["t.bin", "--emit-fio", "empty"]).status.success());
+    assert!(quick(&["t.bin", "--emit-fio", "empty"]).status.success());
+}
+
+#[test]
+fn a_replay_through_fio_is_refused_before_anything_is_made() {
+    let d = tempfile::tempdir().unwrap();
+    for (extra, flag) in [
+        (vec!["--host", "127.0.0.2"], "--host"),
+        (vec!["--hosts", "h.txt"], "--hosts"),
+        (vec!["--emit-fio", "ef"], "--emit-fio"),
+        (vec!["--engine", "fio"], "--engine fio"),
+    ] {
+        let mut a = vec!["run", "replay", "t.trace", "x.bin", "--no-db", "--out", "o"];
+        a.extend(extra);
+        let o = run_in(d.path(), &a);
+        refused_alone(&o, &format!("{flag}: the replay suite"));
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0, "{a:?}");
+    }
+}
+
 /// Run fio on a job file in `dir`; its json+ output is `out.json`, logs under `logs/`.
 fn run_fio(dir: &Path, job: &str) {
     std::fs::create_dir_all(dir.join("logs")).unwrap();
@@ -221,6 +303,102 @@ fn an_imported_json_plus_result_reproduces_fios_percentiles_and_series() {
         stderr(&bad)
     );
     assert!(!p.join("c").exists());
+}
+
+/// A paced job of `secs` seconds with per-second logs.
+fn paced_job(data: &Path, secs: u32) -> String {
+    format!(
+        "[global]\nfilename={}\nsize=4m\nioengine=psync\nrw=randread\nbs=4k\n\
+         time_based=1\nruntime={secs}\nrate_iops=200\nlat_percentiles=1\nlog_avg_msec=1000\n\
+         log_hist_msec=1000\nlog_unix_epoch=1\nwrite_iops_log=logs/s\nwrite_bw_log=logs/s\n\
+         write_lat_log=logs/s\nwrite_hist_log=logs/s\n[r]\n",
+        data.display()
+    )
+}
+
+#[test]
+fn results_that_do_not_add_up_are_refused_and_a_failed_job_is_said() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    run_fio(p, &paced_job(&p.join("data"), 4));
+    // Logs of a longer and of a shorter run.
+    for (dir, secs) in [("longer", 6), ("shorter", 2)] {
+        let other = p.join(dir);
+        std::fs::create_dir(&other).unwrap();
+        run_fio(&other, &paced_job(&p.join("data"), secs));
+    }
+    let result: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("out.json")).unwrap()).unwrap();
+    let variant = |name: &str, f: &dyn Fn(&mut serde_json::Value)| {
+        let mut v = result.clone();
+        f(&mut v);
+        // Compact, one line (as `jq -c` writes it).
+        std::fs::write(p.join(name), serde_json::to_string(&v).unwrap()).unwrap();
+    };
+    // Compact JSON imports, with µs and one step said once.
+    variant("compact.json", &|_| {});
+    let o = run_in(
+        p,
+        &[
+            "import",
+            "fio",
+            "compact.json",
+            "--logs",
+            "logs",
+            "--out",
+            "ok",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = common::stdout(&o);
+    assert!(said.contains("(1 step)") && said.contains("µs"), "{said}");
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("ok/run.json")).unwrap()).unwrap();
+    let notes = run["steps"][0]["run"]["notes"].to_string();
+    assert!(!notes.contains("repaired"), "{notes}");
+    // Refused: one line naming the problem, exit 2, nothing written.
+    variant("rt0.json", &|v| {
+        v["jobs"][0]["read"]["runtime"] = 0.into();
+    });
+    variant("bins.json", &|v| {
+        v["jobs"][0]["read"]["lat_ns"]["bins"]["1000"] = 1_000_000_000_000_000_000u64.into();
+    });
+    for (args, want) in [
+        (vec!["rt0.json"], "runtime of 0 ms"),
+        (vec!["bins.json"], "json+ latency bins"),
+        (
+            vec!["compact.json", "--logs", "longer/logs"],
+            "not this job's logs",
+        ),
+        (
+            vec!["compact.json", "--logs", "shorter/logs"],
+            "not this job's logs",
+        ),
+        (
+            vec!["compact.json", "--out", "ok"],
+            "already holds a result bundle",
+        ),
+    ] {
+        let mut a = vec!["import", "fio"];
+        a.extend(args.iter().copied());
+        if !a.contains(&"--out") {
+            a.extend(["--out", "no"]);
+        }
+        let o = run_in(p, &a);
+        refused_alone(&o, want);
+        assert!(!stderr(&o).contains("--resume"), "{}", stderr(&o));
+        assert!(!p.join("no").exists(), "{a:?}");
+    }
+    // A job fio stopped with an error: a failed bundle, said on the terminal, exit 1.
+    variant("err.json", &|v| {
+        v["jobs"][0]["error"] = 5.into();
+    });
+    let o = run_in(p, &["import", "fio", "err.json", "--out", "failed"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("error 5"), "{}", stderr(&o));
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("failed/run.json")).unwrap()).unwrap();
+    assert_eq!(run["status"], "failed");
 }
 
 #[test]

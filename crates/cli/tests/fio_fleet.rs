@@ -167,8 +167,8 @@ fn args(v: &[String]) -> Vec<&str> {
 #[test]
 fn a_quick_suite_over_two_hosts_gives_two_bundles_and_a_fleet_view() {
     let port = 18771;
-    let _a = Server::start("fio", "127.0.0.2", port);
-    let _b = Server::start("fio", "127.0.0.3", port);
+    let a_ = Server::start("fio", "127.0.0.2", port);
+    let b_ = Server::start("fio", "127.0.0.3", port);
     let d = tempfile::tempdir().unwrap();
     // Recorded in a results database of its own, like any finished run.
     let db = format!("--db={}", d.path().join("r.sqlite").display());
@@ -178,6 +178,10 @@ fn a_quick_suite_over_two_hosts_gives_two_bundles_and_a_fleet_view() {
         .collect();
     let o = run_in(d.path(), &args(&a));
     assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+    // The test file is gone from every host, as a local run's is.
+    for s in [&a_, &b_] {
+        assert!(!s.dir.path().join("fleet.bin").exists(), "{}", stderr(&o));
+    }
     let said = stdout(&o);
     let ids = said
         .lines()
@@ -231,6 +235,34 @@ fn a_quick_suite_over_two_hosts_gives_two_bundles_and_a_fleet_view() {
     assert_eq!(fj["hosts"].as_array().unwrap().len(), 2);
     assert!(fj["failed_hosts"].as_array().unwrap().is_empty());
     assert!(!fj["spread"].as_array().unwrap().is_empty());
+    // Each value field names its unit; for a latency the slowest host is the higher.
+    for sp in fj["spread"].as_array().unwrap() {
+        let o = sp.as_object().unwrap();
+        assert!(
+            !o.contains_key("slowest") && !o.contains_key("mean"),
+            "{sp}"
+        );
+        match sp["unit"].as_str().unwrap() {
+            "µs" => assert!(
+                sp["slowest_us"].as_f64() >= sp["fastest_us"].as_f64(),
+                "{sp}"
+            ),
+            "MB/s" => assert!(
+                sp["slowest_mb_per_s"].as_f64() <= sp["fastest_mb_per_s"].as_f64(),
+                "{sp}"
+            ),
+            "IOPS" => assert!(sp["mean_ios_per_s"].is_f64(), "{sp}"),
+            _ => {}
+        }
+    }
+    assert!(
+        fj["spread"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|sp| sp["unit"] == "µs"),
+        "{fj}"
+    );
     let summary = std::fs::read_to_string(out.join("fleet/summary.txt")).unwrap();
     assert!(
         summary.contains("slowest") && summary.contains("coefficient of variation"),
@@ -241,6 +273,22 @@ fn a_quick_suite_over_two_hosts_gives_two_bundles_and_a_fleet_view() {
     assert!(r.status.success(), "{}", stderr(&r));
     let html = std::fs::read_to_string(d.path().join("r.html")).unwrap();
     assert!(html.contains("coefficient of variation"));
+}
+
+#[test]
+fn keep_leaves_the_test_file_on_the_hosts() {
+    let port = 18774;
+    let a_ = Server::start("fio", "127.0.0.2", port);
+    let b_ = Server::start("fio", "127.0.0.3", port);
+    let d = tempfile::tempdir().unwrap();
+    let mut a = quick(port, "1s", "out");
+    a.push("--keep".into());
+    let o = run_in(d.path(), &args(&a));
+    assert!(o.status.success(), "{}", stderr(&o));
+    for s in [&a_, &b_] {
+        let m = std::fs::metadata(s.dir.path().join("fleet.bin")).unwrap();
+        assert_eq!(m.len(), 16 << 20);
+    }
 }
 
 #[test]
@@ -357,6 +405,14 @@ fn a_server_of_another_fio_version_is_refused_before_the_run() {
         stderr(&o)
     );
     assert!(!d.path().join("out").exists());
+    // Without --out neither: no drivelab-results/ is left behind.
+    let a: Vec<String> = a
+        .into_iter()
+        .filter(|x| x != "--out" && x != "out")
+        .collect();
+    let o = run_in(d.path(), &args(&a));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
 }
 
 #[test]
@@ -395,6 +451,87 @@ fn fleet_inputs_are_checked_before_any_host_is_asked() {
         assert!(stderr(&o).contains(want), "{a:?}: {}", stderr(&o));
         assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
     }
+    // A file of the user's named by its absolute path, the size in bytes: no
+    // --overwrite, no run (a local run refuses it the same way).
+    let victim = d.path().join("victim.bin");
+    std::fs::write(&victim, vec![9u8; 1 << 20]).unwrap();
+    let o = run_in(
+        d.path(),
+        &[
+            "run",
+            "quick",
+            victim.to_str().unwrap(),
+            "--short",
+            "--size",
+            "8388608",
+            "--host",
+            "127.0.0.2",
+            "--no-db",
+            "--out",
+            "q-host",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--overwrite"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&victim).unwrap(), vec![9u8; 1 << 20]);
+    std::fs::remove_file(&victim).unwrap();
+    // A suite that only reads too: fio rewrites a file shorter than the span, and the
+    // file is removed at the end.
+    let o = run_in(
+        d.path(),
+        &[
+            "run",
+            "peak",
+            "fleet.bin",
+            "--workloads",
+            "4k-randread",
+            "--size",
+            "16M",
+            "--host",
+            "127.0.0.2",
+            "--no-db",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--overwrite"), "{}", stderr(&o));
+    // The span must be an amount (with a unit or in bytes), not a share of the
+    // target: the hosts' targets are not measured from here.
+    for size in ["8M", "8388608"] {
+        let o = run_in(
+            d.path(),
+            &[
+                "run",
+                "quick",
+                "--short",
+                "x.bin",
+                "--size",
+                size,
+                "--host",
+                "127.0.0.2,0",
+            ],
+        );
+        assert!(stderr(&o).contains("--host: "), "{size}: {}", stderr(&o));
+    }
+    let o = run_in(
+        d.path(),
+        &[
+            "run",
+            "quick",
+            "--short",
+            "x.bin",
+            "--size",
+            "50%",
+            "--overwrite",
+            "--host",
+            "127.0.0.2",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--size: give the span on the hosts as an amount"),
+        "{}",
+        stderr(&o)
+    );
     let dev = run_in(
         d.path(),
         &[

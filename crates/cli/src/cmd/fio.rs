@@ -35,10 +35,12 @@ pub struct FioArgs {
     pub host: Vec<String>,
 }
 
-/// The target's description for planning without opening it for writing: the target
-/// itself when it exists, else the test file the suite would create.
-fn plan_target(suite: &dyn Suite, given: Option<&str>) -> Result<TargetInfo, Fail> {
-    let spec = crate::target_arg::parse(given)?;
+/// The target's description for planning, with the consent a real run would need (a
+/// file drivelab did not make needs --overwrite, a block device --destructive naming it,
+/// and is refused when mounted or in use): the target itself when it exists, else the
+/// test file the suite would create. Its path is absolute.
+fn plan_target(suite: &dyn Suite, t: &crate::args::TargetArgs) -> Result<TargetInfo, Fail> {
+    let spec = crate::target_arg::parse(t.target.as_deref())?;
     let path = match &spec {
         TargetSpec::Path(p) => p.clone().unwrap_or_else(|| target::TEST_FILE_NAME.into()),
         _ => {
@@ -47,22 +49,25 @@ fn plan_target(suite: &dyn Suite, given: Option<&str>) -> Result<TargetInfo, Fai
             ))
         }
     };
+    let abs = std::path::absolute(&path)
+        .map_err(|e| Fail::usage(format!("TARGET {}: {e}", path.display())))?;
     if path.exists() {
         let t = Target::open(
             spec,
             &OpenOptions {
-                write: false,
+                write: suite.writes_to_device(),
                 direct: false,
+                overwrite: t.overwrite,
+                destructive: t.destructive.clone(),
                 ..OpenOptions::default()
             },
         )
         .map_err(|e| Fail::usage(e.0))?;
-        let info = t.info.clone();
+        let mut info = t.info.clone();
         t.close(true).map_err(|e| Fail::failed(e.to_string()))?;
+        info.path = abs.display().to_string();
         return Ok(info);
     }
-    let abs = std::path::absolute(&path)
-        .map_err(|e| Fail::usage(format!("TARGET {}: {e}", path.display())))?;
     let bytes = suite.test_file_bytes().unwrap_or(target::TEST_FILE_SIZE);
     serde_json::from_value(serde_json::json!({
         "kind": TargetKind::File, "path": abs.display().to_string(), "capacity_bytes": bytes,
@@ -74,29 +79,71 @@ fn plan_target(suite: &dyn Suite, given: Option<&str>) -> Result<TargetInfo, Fai
     .map_err(|e| Fail::failed(e.to_string()))
 }
 
-/// `drivelab run SUITE [TARGET] --emit-fio DIR`.
-pub fn emit(suite: &dyn Suite, given: Option<&str>, dir: &Path, force: bool) -> Result<i32, Fail> {
-    let info = plan_target(suite, given)?;
+/// Whether `p` is a job file `--emit-fio` wrote (it may be replaced).
+fn own_job_file(p: &Path) -> bool {
+    p.extension().is_some_and(|e| e == "fio")
+        && crate::out_path::head(p, 4096)
+            .windows(drivelab_suites::fio::JOB_MARK.len())
+            .any(|w| w == drivelab_suites::fio::JOB_MARK.as_bytes())
+}
+
+/// `drivelab run SUITE [TARGET] --emit-fio DIR`: DIR new, empty, or holding only job
+/// files of an earlier `--emit-fio`.
+pub fn emit(suite: &dyn Suite, t: &crate::args::TargetArgs, dir: &Path) -> Result<i32, Fail> {
+    let info = plan_target(suite, t)?;
     let plan = suite
         .plan(&info)
         .map_err(|e| Fail::usage(format!("{}: {e}", suite.name())))?;
     let files = drivelab_suites::fio::emit(suite.name(), &plan, &info.path)
         .map_err(|e| Fail::usage(format!("--emit-fio: {e}")))?;
-    let out = OutDir::claim(dir, "--emit-fio", force)?;
+    let out = OutDir::claim_own(dir, "--emit-fio", "fio job files", own_job_file)?;
     out.check_files(files.iter().map(|(n, _)| n.clone()))?;
     for (name, text) in &files {
         drivelab_suites::atomic::write_file(&out.path().join(name), text.as_bytes())
             .map_err(|e| Fail::failed(format!("--emit-fio {}: {e}", dir.display())))?;
     }
     eprintln!(
-        "drivelab: {} fio job files for the {} suite on {} in {}",
+        "drivelab: {} fio job {} for the {} suite on {} in {}",
         files.len(),
+        plural(files.len(), "file", "files"),
         suite.name(),
         info.path,
         dir.display()
     );
     out.keep();
     Ok(0)
+}
+
+/// `one` or `many` by `n`.
+pub fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
+    if n == 1 {
+        one
+    } else {
+        many
+    }
+}
+
+/// A replay suite cannot go through fio (fio has no drivelab trace replay): refused
+/// before anything is made.
+pub fn not_replay(cmd: &crate::run_args::SuiteCmd) -> Result<(), Fail> {
+    let f = &cmd.common().fio;
+    let flag = if f.emit_fio.is_some() {
+        "--emit-fio"
+    } else if f.engine.as_deref() == Some("fio") {
+        "--engine fio"
+    } else if f.hosts.is_some() {
+        "--hosts"
+    } else if !f.host.is_empty() {
+        "--host"
+    } else {
+        return Ok(());
+    };
+    if matches!(cmd, crate::run_args::SuiteCmd::Replay(_)) {
+        return Err(Fail::usage(format!(
+            "{flag}: the replay suite runs on drivelab's own engine only (fio cannot replay a drivelab trace); drop {flag}"
+        )));
+    }
+    Ok(())
 }
 
 /// `drivelab import …`.
@@ -144,6 +191,12 @@ fn read_result(p: &Path) -> Result<String, Fail> {
 pub fn import(a: ImportArgs) -> Result<i32, Fail> {
     let ImportCmd::Fio(a) = a.what;
     if let Some(out) = &a.out {
+        if out.join(drivelab_suites::bundle::RUN_JSON).exists() {
+            return Err(Fail::usage(format!(
+                "--out {}: already holds a result bundle; give a new or empty directory",
+                out.display()
+            )));
+        }
         drivelab_suites::bundle::check_new_dir(out).map_err(Fail::usage)?;
     }
     if let Some(l) = &a.logs {
@@ -166,12 +219,30 @@ pub fn import(a: ImportArgs) -> Result<i32, Fail> {
     b.write_table(&text).map_err(Fail::failed)?;
     crate::output::stdout::say(&text)?;
     crate::output::stdout::say_line(&format!("Result bundle: {}", dir.display()))?;
-    Ok(0)
+    // A job fio stopped with an error is a failed run, said on the terminal too.
+    let failures: Vec<String> = b
+        .doc
+        .steps
+        .iter()
+        .filter_map(|st| {
+            let m = st.run.as_ref()?;
+            m.failure.as_ref().map(|f| format!("{}: {f}", st.name))
+        })
+        .collect();
+    for f in &failures {
+        eprintln!("drivelab: fio job {f}");
+    }
+    Ok(if failures.is_empty() {
+        0
+    } else {
+        crate::fail::FAILED
+    })
 }
 
 /// The imported metrics as a table.
 fn summary_table(doc: &drivelab_suites::RunDoc) -> String {
-    let mut t = format!("fio result imported ({} steps)\n", doc.steps.len());
+    let n = doc.steps.len();
+    let mut t = format!("fio result imported ({n} {})\n", plural(n, "step", "steps"));
     for m in doc.summary.iter().flat_map(|s| &s.metrics) {
         t.push_str(&format!("  {:<48} {:>12.1} {}\n", m.name, m.value, m.unit));
     }
@@ -269,14 +340,15 @@ fn fleet_target(
         )));
     }
     // drivelab cannot see the hosts' files: whether TARGET there is a user's file is
-    // for the user to confirm.
-    if !device && suite.writes_to_device() && !t.overwrite {
+    // for the user to confirm. A suite that only reads needs it too: fio lays out
+    // (rewrites) a file shorter than the span, and the file is removed at the end.
+    if !device && !t.overwrite {
         return Err(Fail::usage(format!(
-            "--overwrite: needed to write {path} on every host (drivelab cannot see from here whether it is a file of yours there; fio makes it when missing and leaves it)"
+            "--overwrite: needed to use {path} on every host (drivelab cannot see from here whether it is a file of yours there; fio makes or rewrites it, and drivelab removes it at the end unless --keep)"
         )));
     }
     let bytes = suite.test_file_bytes().ok_or_else(|| {
-        Fail::usage("--hosts: give the suite's --size in bytes (e.g. 1G); the hosts' targets are not measured from here")
+        Fail::usage("--size: give the span on the hosts as an amount (e.g. --size 8G, or a count of bytes), not a share of the target: the hosts' targets are not measured from here")
     })?;
     serde_json::from_value(serde_json::json!({
         "kind": if device { TargetKind::BlockDevice } else { TargetKind::File },
@@ -302,11 +374,19 @@ pub fn fleet(
     let plan = suite
         .plan(&info)
         .map_err(|e| Fail::usage(format!("{}: {e}", suite.name())))?;
+    if let Some(o) = &common.out {
+        drivelab_suites::bundle::check_new_dir(o).map_err(Fail::usage)?;
+    }
+    let prog = process::program();
+    let version = process::version(&prog).map_err(|e| Fail::usage(format!("--hosts: {e}")))?;
+    // The probes' job file in a directory of their own: a refused run leaves nothing.
+    let scratch = tempfile::tempdir().map_err(|e| Fail::failed(format!("--hosts: {e}")))?;
+    let probes = client::probe_all(&prog, &hosts, scratch.path()).map_err(Fail::failed)?;
+    client::check_versions(&version, &hosts, &probes)
+        .map_err(|e| Fail::usage(format!("--hosts: {e}")))?;
+    // Named (and, by default, made) only once the hosts answered.
     let out = match &common.out {
-        Some(o) => {
-            drivelab_suites::bundle::check_new_dir(o).map_err(Fail::usage)?;
-            o.clone()
-        }
+        Some(o) => o.clone(),
         None => drivelab_suites::bundle::default_dir(
             Path::new("drivelab-results"),
             &format!("{}-fleet", suite.name()),
@@ -315,14 +395,6 @@ pub fn fleet(
     let out = std::path::absolute(&out).map_err(|e| Fail::usage(format!("--out: {e}")))?;
     std::fs::create_dir_all(&out)
         .map_err(|e| Fail::usage(format!("--out {}: {e}", out.display())))?;
-    let prog = process::program();
-    let version = process::version(&prog).map_err(|e| Fail::usage(format!("--hosts: {e}")))?;
-    let probes = client::probe_all(&prog, &hosts, &out).map_err(Fail::failed)?;
-    let _ = std::fs::remove_file(out.join("probe.fio"));
-    if let Err(e) = client::check_versions(&version, &hosts, &probes) {
-        let _ = std::fs::remove_dir(&out);
-        return Err(Fail::usage(format!("--hosts: {e}")));
-    }
     let stop = crate::signals::stop_flag();
     let run = fleet::FleetRun {
         program: prog,
@@ -331,6 +403,7 @@ pub fn fleet(
         target: info,
         out,
         stop: &stop,
+        keep: t.keep,
     };
     let say = |s: &str| eprintln!("drivelab: {s}");
     let o = fleet::run(suite, &plan, &run, &say).map_err(Fail::failed)?;

@@ -141,11 +141,12 @@ const MAX_PLAN_STEPS: usize = 20_000;
 type DbChoice = Option<Option<String>>;
 
 fn start(cmd: &SuiteCmd, db: &DbChoice, progress: ProgressMode) -> Result<i32, Fail> {
+    crate::cmd::fio::not_replay(cmd)?;
     let suite = cmd.build().map_err(Fail::usage)?;
     let common = cmd.common();
     let t = &common.target;
     if let Some(dir) = &common.fio.emit_fio {
-        return crate::cmd::fio::emit(suite.as_ref(), t.target.as_deref(), dir, false);
+        return crate::cmd::fio::emit(suite.as_ref(), t, dir);
     }
     if let Some(hosts) = crate::cmd::fio::hosts(&common.fio)? {
         return crate::cmd::fio::fleet(suite.as_ref(), common, hosts, db.as_ref());

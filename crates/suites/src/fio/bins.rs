@@ -45,7 +45,7 @@ pub fn from_json_bins(bins: &std::collections::BTreeMap<String, u64>) -> Result<
         let v: u64 = k
             .parse()
             .map_err(|_| format!("histogram bin '{k}' is not a whole number of ns"))?;
-        out[idx(v)] += c;
+        out[idx(v)] = out[idx(v)].saturating_add(*c);
     }
     Ok(out)
 }

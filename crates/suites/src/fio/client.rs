@@ -190,6 +190,79 @@ fn probe_one(prog: &str, h: &Host, dir: &Path) -> Probe {
     }
 }
 
+/// Remove the file `path` on every host at once (the test file a fleet run leaves):
+/// a job of 4 KiB that may not create the file (`allow_file_create=0`) and unlinks it
+/// when done (`unlink=1`). Per host: None when it was removed, else why not.
+pub fn remove_all(prog: &str, hosts: &[Host], path: &str, dir: &Path) -> Vec<Option<String>> {
+    let job = dir.join("remove.fio");
+    let text = format!(
+        "; {}: remove the file drivelab's fleet run left\n[remove]\nfilename={}\nioengine=psync\nrw=read\nbs=4k\nsize=4k\nallow_file_create=0\nunlink=1\n",
+        super::JOB_MARK,
+        path.replace(':', "\\:")
+    );
+    if let Err(e) = crate::atomic::write_file(&job, text.as_bytes()) {
+        let why = format!("cannot write {}: {e}", job.display());
+        return hosts.iter().map(|_| Some(why.clone())).collect();
+    }
+    let out: Vec<Option<String>> = std::thread::scope(|sc| {
+        let running: Vec<_> = hosts
+            .iter()
+            .map(|h| sc.spawn(move || remove_one(prog, h, dir)))
+            .collect();
+        running
+            .into_iter()
+            .map(|t| t.join().unwrap_or(Some("the removal failed".into())))
+            .collect()
+    });
+    let _ = std::fs::remove_file(job);
+    out
+}
+
+/// Run `remove.fio` on one host, stopped after a minute; None when its job ended
+/// without error.
+fn remove_one(prog: &str, h: &Host, dir: &Path) -> Option<String> {
+    let result = format!("remove-{}.json", h.id());
+    let args = vec![
+        "--output-format=json".to_string(),
+        format!("--output={result}"),
+        h.client_arg(),
+        "remove.fio".into(),
+    ];
+    let never = AtomicBool::new(false);
+    let ended = process::spawn(prog, &args, dir)
+        .and_then(|c| process::wait(c, &never, Some(std::time::Duration::from_secs(60))));
+    let text = std::fs::read_to_string(dir.join(&result)).unwrap_or_default();
+    let _ = std::fs::remove_file(dir.join(&result));
+    let ended = match ended {
+        Ok(e) if e.overran => return Some("no answer within a minute".into()),
+        Ok(e) => e,
+        Err(e) => return Some(e),
+    };
+    let parsed = json::parse(&text).ok();
+    let job = parsed.as_ref().and_then(|p| {
+        p.output
+            .client_stats
+            .iter()
+            .find(|j| j.jobname == "remove" && j.hostname.as_deref() == Some(h.addr.as_str()))
+    });
+    match job {
+        Some(j) if j.error == 0 => None,
+        Some(j) => Some(format!(
+            "error {} ({})",
+            j.error,
+            std::io::Error::from_raw_os_error(j.error as i32)
+        )),
+        None => Some(
+            ended
+                .stderr
+                .lines()
+                .next()
+                .unwrap_or("fio's result holds no entry for it")
+                .to_string(),
+        ),
+    }
+}
+
 /// The probe's finding from fio's output.
 pub fn read_probe(stdout: &str, stderr: &str) -> Probe {
     let all = format!("{stdout}\n{stderr}");

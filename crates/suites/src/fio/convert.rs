@@ -52,6 +52,16 @@ fn dir_lat(d: &Dir) -> Result<(DirLat, bool), String> {
         .and_then(|c| c.bins.as_ref())
         .map(bins::from_json_bins)
         .transpose()?;
+    for c in counts.iter().chain(&clat_counts) {
+        let n = c.iter().fold(0u64, |a, &b| a.saturating_add(b));
+        if n > d.total_ios {
+            return Err(format!(
+                "its json+ latency bins hold {} where the job did {}: they do not belong to this result",
+                ios(n),
+                ios(d.total_ios)
+            ));
+        }
+    }
     let percentiles = l
         .percentile
         .iter()
@@ -270,6 +280,14 @@ fn origin_notes(job: &Job, version: &str, clat: (bool, bool), bins: bool) -> Vec
 /// Convert one job.
 pub fn measured(job: &Job, cx: &Context<'_>) -> Result<Measured, String> {
     let elapsed_ms = job.read.runtime.max(job.write.runtime);
+    let ios = job.read.total_ios.saturating_add(job.write.total_ios);
+    if elapsed_ms == 0 && ios > 0 {
+        return Err(format!(
+            "job '{}' did {} in a runtime of 0 ms: no rate can be worked out from it (a result edited by hand?)",
+            job.jobname,
+            self::ios(ios)
+        ));
+    }
     let elapsed_ns = elapsed_ms * 1_000_000;
     let (rl, rclat) = dir_lat(&job.read)?;
     let (wl, wclat) = dir_lat(&job.write)?;
@@ -329,6 +347,15 @@ pub fn measured(job: &Job, cx: &Context<'_>) -> Result<Measured, String> {
     })
 }
 
+/// "1 I/O", "2 I/Os".
+pub fn ios(n: u64) -> String {
+    if n == 1 {
+        "1 I/O".into()
+    } else {
+        format!("{n} I/Os")
+    }
+}
+
 fn errno_text(e: i64) -> String {
     std::io::Error::from_raw_os_error(e as i32).to_string()
 }
@@ -342,7 +369,7 @@ fn per_window(files: &[Vec<Row>], ddir: u8, t0: u64, iv: u64, n: usize) -> Vec<u
             if let Some(k) = logs::window(r.t_ms, t0, iv).filter(|&k| k < n) {
                 // A lat log's end-of-job flush can close a window a second time.
                 if !seen[k] {
-                    out[k] += r.value;
+                    out[k] = out[k].saturating_add(r.value);
                     seen[k] = true;
                 }
             }
@@ -399,17 +426,17 @@ fn hist_per_window(
         .collect();
     let refs: Vec<&[HistRow]> = chains.iter().map(|c| c.as_slice()).collect();
     let buggy = logs::is_corrupted(&refs, fin);
-    if buggy && !notes.iter().any(|n| n.contains("repaired")) {
-        notes.push("fio's client/server histogram logs were repaired (each row held C_k − s_{k−1}; see docs/fio.md).".into());
-    }
     let mut out = vec![vec![0u64; bins::NR]; n];
     let mut logged = vec![0u64; bins::NR];
+    let mut repaired = false;
     for c in &chains {
-        for r in logs::repair_chain(c, buggy)? {
+        let rows = logs::repair_chain(c, buggy)?;
+        repaired |= rows.iter().zip(c).any(|(a, b)| a.counts != b.counts);
+        for r in rows {
             if let Some(k) = logs::window(r.t_ms, t0, iv).filter(|&k| k < n) {
                 for (i, v) in r.counts.iter().enumerate() {
-                    out[k][i] += v;
-                    logged[i] += v;
+                    out[k][i] = out[k][i].saturating_add(*v);
+                    logged[i] = logged[i].saturating_add(*v);
                 }
             }
         }
@@ -418,8 +445,8 @@ fn hist_per_window(
     // what they lack is the last, unlogged window.
     if let Some(i) = (0..bins::NR).find(|&i| logged[i] > fin[i]) {
         return Err(format!(
-            "fio's histogram logs hold {} I/Os of {} ns where its result holds {}: they do not add up",
-            logged[i],
+            "fio's histogram logs hold {} of {} ns where its result holds {}: they do not add up",
+            ios(logged[i]),
             bins::val(i),
             fin[i]
         ));
@@ -428,6 +455,9 @@ fn hist_per_window(
         for i in 0..bins::NR {
             last[i] += fin[i] - logged[i];
         }
+    }
+    if repaired && !notes.iter().any(|n| n.contains("repaired")) {
+        notes.push("fio's client/server histogram logs were repaired (each row held C_k − s_{k−1}; see docs/fio.md).".into());
     }
     Ok(Some(out))
 }
@@ -482,7 +512,9 @@ fn series(
     let mut g = Grid::empty(n);
     for (d, dir) in [(0u8, &job.read), (1u8, &job.write)] {
         let d_ix = d as usize;
+        check_span(l, d, t0, iv, n, elapsed_ms)?;
         let mut ops = per_window(&l.iops, d, t0, iv, n);
+        check_logged_ops(&ops, iv, dir.total_ios, cx.workload.numjobs)?;
         let mut bytes: Vec<u64> = per_window(&l.bw, d, t0, iv, n)
             .into_iter()
             .map(|kib| kib * 1024 * iv / 1000)
@@ -508,6 +540,65 @@ fn series(
         },
         Some(t0),
     ))
+}
+
+/// The logs must span the job's runtime, not more: rows past its end are another run's.
+fn check_span(
+    l: &JobLogs,
+    ddir: u8,
+    t0: u64,
+    iv: u64,
+    n: usize,
+    elapsed_ms: u64,
+) -> Result<(), String> {
+    let last = l
+        .iops
+        .iter()
+        .chain(&l.bw)
+        .flatten()
+        .filter(|r| r.ddir == ddir)
+        .filter_map(|r| logs::window(r.t_ms, t0, iv))
+        .max();
+    match last {
+        // (The last, partial window may be closed by a final row.)
+        Some(k) if k > n => Err(format!(
+            "--logs: the logs run for {} s but the job ran {:.1} s: they are not this job's logs",
+            (k as u64 + 1) * iv / 1000,
+            elapsed_ms as f64 / 1000.0
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The logged I/Os (fio's per-window rates, rounded) can differ from the job's total
+/// only by rounding and the unlogged last window: far more, or logs that stop windows
+/// before the end while most I/Os are still missing, mean the logs are another run's.
+fn check_logged_ops(ops: &[u64], iv: u64, total: u64, jobs: u32) -> Result<(), String> {
+    let per: Vec<u64> = ops.iter().map(|o| o.saturating_mul(iv) / 1000).collect();
+    let logged: u64 = per.iter().fold(0, |a, &b| a.saturating_add(b));
+    let slack = (ops.len() as u64 * u64::from(jobs.max(1))).saturating_mul(iv / 1000 + 1);
+    let refuse = |what: &str| {
+        Err(format!(
+            "--logs: the logs hold {} where the job did {}{what}: they are not this job's logs",
+            ios(logged),
+            ios(total)
+        ))
+    };
+    if logged > total.saturating_add(total / 100).saturating_add(slack) {
+        return refuse("");
+    }
+    // The unlogged last window holds at most 1.5 windows of I/O.
+    let n = per.len();
+    let last = per.iter().rposition(|&o| o > 0);
+    let widest = per.iter().copied().max().unwrap_or(0);
+    let missing = total.saturating_sub(logged);
+    if n >= 4
+        && last.is_some_and(|k| k + 3 < n)
+        && missing > widest.saturating_mul(2).saturating_add(slack)
+    {
+        return refuse(" and they end before it did");
+    }
+    Ok(())
 }
 
 /// Make per-window counts add up to the job's total: the unlogged last window takes
@@ -607,4 +698,24 @@ fn build(
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn logs_of_another_run_do_not_add_up() {
+        // 4 windows of 200 I/Os, a job of 800 (+ a partial window): fine.
+        assert!(check_logged_ops(&[200, 200, 200, 200], 1000, 900, 1).is_ok());
+        // Far more I/Os logged than the job did.
+        let e = check_logged_ops(&[200, 200, 200, 200], 1000, 400, 1).unwrap_err();
+        assert!(e.contains("800 I/Os where the job did 400 I/Os"), "{e}");
+        // Logs that end three windows early while most I/Os are missing.
+        let e = check_logged_ops(&[200, 0, 0, 0, 0], 1000, 1000, 1).unwrap_err();
+        assert!(e.contains("they end before it did"), "{e}");
+        // A device that stalled at the end: nothing is missing.
+        assert!(check_logged_ops(&[200, 0, 0, 0, 0], 1000, 250, 1).is_ok());
+        assert_eq!(ios(1), "1 I/O");
+    }
 }

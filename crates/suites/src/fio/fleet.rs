@@ -29,6 +29,8 @@ pub struct FleetRun<'a> {
     pub target: TargetInfo,
     pub out: PathBuf,
     pub stop: &'a AtomicBool,
+    /// Leave the target file on the hosts (`--keep`); a block device is never removed.
+    pub keep: bool,
 }
 
 /// The fleet view's machine-readable part (`fleet/fleet.json`).
@@ -37,8 +39,9 @@ pub struct FleetDoc {
     pub hosts: Vec<String>,
     /// Hosts that failed, with why (their bundles hold what they finished).
     pub failed_hosts: Vec<(String, String)>,
-    /// Per headline metric of the suite: its spread over the hosts that finished.
-    pub spread: Vec<(String, Spread)>,
+    /// Per headline metric of the suite: its spread over the hosts that finished, each
+    /// value field named with its unit ([`spread_json`]).
+    pub spread: Vec<serde_json::Value>,
 }
 
 /// How a fleet run ended.
@@ -193,8 +196,8 @@ pub fn merge(ms: &[&Measured]) -> Measured {
         },
         errors: Vec::new(),
         notes: vec![format!(
-            "{} hosts added up: counts, rates and histograms summed, series on one clock.",
-            ms.len()
+            "{} added up: counts, rates and histograms summed, series on one clock.",
+            hosts(ms.len())
         )],
         simulator_ground_truth: None,
         replay: None,
@@ -264,7 +267,7 @@ pub fn run(
         &f.target,
         Some(format!("fleet:{}", f.target.path)),
     );
-    fdoc.host.hostname = format!("fleet of {}", f.hosts.len());
+    fdoc.host.hostname = format!("fleet of {}", hosts(f.hosts.len()));
     let fleet_dir = f.out.join("fleet");
     let mut fleet = Bundle::create(&fleet_dir, fdoc)?;
     let mut failed: Vec<(String, String)> = Vec::new();
@@ -278,11 +281,11 @@ pub fn run(
             break;
         }
         say(&format!(
-            "[{}/{}] {} on {} hosts",
+            "[{}/{}] {} on {}",
             i + 1,
             plan.len(),
             step.name,
-            live.len()
+            hosts(live.len())
         ));
         let hosts: Vec<Host> = live.iter().map(|&k| f.hosts[k].clone()).collect();
         let started = now_rfc3339();
@@ -323,8 +326,30 @@ pub fn run(
             fleet.put_step(record(step, i, started, Some(merge(&refs))))?;
         }
     }
+    remove_target(f, say);
     finish(suite, plan, f, bundles, fleet, failed, interrupted)
 }
+
+/// The run's file off every host, as a local run removes its test file (unless
+/// `--keep`; never a block device).
+fn remove_target(f: &FleetRun<'_>, say: &dyn Fn(&str)) {
+    use drivelab_engine::target::TargetKind;
+    if f.keep || f.target.kind != TargetKind::File {
+        return;
+    }
+    let why = client::remove_all(&f.program, &f.hosts, &f.target.path, &f.out);
+    for (h, w) in f.hosts.iter().zip(why) {
+        if let Some(w) = w {
+            say(&format!(
+                "{} was not removed on {}:{}: {w}",
+                f.target.path, h.addr, h.port
+            ));
+        }
+    }
+}
+
+/// A summary metric's name and unit.
+type MetricKey = (String, String);
 
 /// Close the bundles: the suite's analysis per host and for the fleet, the spread.
 fn finish(
@@ -336,7 +361,8 @@ fn finish(
     failed: Vec<(String, String)>,
     interrupted: bool,
 ) -> Result<FleetOutcome, String> {
-    let mut per_metric: Vec<(String, Vec<(String, f64)>)> = Vec::new();
+    // ((metric name, unit), [(host, value)]).
+    let mut per_metric: Vec<(MetricKey, Vec<(String, f64)>)> = Vec::new();
     for (b, h) in bundles.iter_mut().zip(&f.hosts) {
         if b.doc.status == BundleStatus::Failed {
             continue;
@@ -350,7 +376,7 @@ fn finish(
         b.set_status(BundleStatus::Complete)?;
         b.write_table(&rep.table)?;
         for m in rep.summary.metrics {
-            let key = format!("{} ({})", m.name, m.unit);
+            let key = (m.name, m.unit);
             let slot = match per_metric.iter().position(|(n, _)| *n == key) {
                 Some(p) => p,
                 None => {
@@ -363,12 +389,12 @@ fn finish(
                 .push((format!("{}:{}", h.addr, h.port), m.value));
         }
     }
-    let spread: Vec<(String, Spread)> = per_metric
-        .iter()
-        .filter_map(|(n, v)| af::spread(v).map(|s| (n.clone(), s)))
-        .collect();
-    for (n, s) in &spread {
-        fleet.doc.notes.push(spread_line(n, s));
+    let mut spread = Vec::new();
+    for ((name, unit), v) in &per_metric {
+        if let Some(s) = af::spread(v, unit) {
+            fleet.doc.notes.push(spread_line(name, unit, &s));
+            spread.push(spread_json(name, unit, &s));
+        }
     }
     for (h, e) in &failed {
         fleet.doc.notes.push(format!(
@@ -400,8 +426,8 @@ fn finish(
         spread,
     };
     let mut text = format!(
-        "fleet of {} hosts ({} failed)\n{table}",
-        doc.hosts.len(),
+        "fleet of {} ({} failed)\n{table}",
+        hosts(doc.hosts.len()),
         doc.failed_hosts.len()
     );
     for n in &fleet.doc.notes {
@@ -420,16 +446,64 @@ fn finish(
     })
 }
 
-/// "Across 3 hosts, RND4K read IOPS (IOPS): slowest 10.0.0.2 (4,900.0), fastest …".
-pub fn spread_line(name: &str, s: &Spread) -> String {
+/// "Across 3 hosts, RND4K read IOPS (IOPS): slowest 10.0.0.2 (4,900.0), fastest …";
+/// for a latency the slowest host is the one with the highest value; a metric with no
+/// direction (a temperature) has a lowest and a highest host.
+pub fn spread_line(name: &str, unit: &str, s: &Spread) -> String {
+    let (lo, hi) = match (s.slowest(), s.fastest()) {
+        (Some(a), Some(b)) => (("slowest", a), ("fastest", b)),
+        _ => (
+            ("lowest", (s.lowest_host.as_str(), s.lowest)),
+            ("highest", (s.highest_host.as_str(), s.highest)),
+        ),
+    };
     format!(
-        "Across {} hosts, {name}: slowest {} ({:.1}), fastest {} ({:.1}), mean {:.1}, coefficient of variation {}.",
-        s.hosts,
-        s.slowest_host,
-        s.slowest,
-        s.fastest_host,
-        s.fastest,
+        "Across {}, {name} ({unit}): {} {} ({:.1}), {} {} ({:.1}), mean {:.1}, coefficient of variation {}.",
+        hosts(s.hosts),
+        lo.0,
+        lo.1 .0,
+        lo.1 .1,
+        hi.0,
+        hi.1 .0,
+        hi.1 .1,
         s.mean,
         s.cv_percent.map_or("n/a".into(), |c| format!("{c:.1} %"))
     )
+}
+
+/// "1 host", "3 hosts".
+fn hosts(n: usize) -> String {
+    if n == 1 {
+        "1 host".into()
+    } else {
+        format!("{n} hosts")
+    }
+}
+
+/// One metric's spread in fleet.json: every value field named with its unit
+/// (`slowest_mb_per_s`, `fastest_us`, `mean_ios_per_s`; `lowest_celsius` … for a metric
+/// with no direction).
+pub fn spread_json(name: &str, unit: &str, s: &Spread) -> serde_json::Value {
+    let u = af::unit_suffix(unit);
+    let mut m = serde_json::Map::new();
+    m.insert("metric".into(), name.into());
+    m.insert("unit".into(), unit.into());
+    m.insert("hosts".into(), s.hosts.into());
+    let mut put = |role: &str, (host, v): (&str, f64)| {
+        m.insert(format!("{role}_host"), host.into());
+        m.insert(format!("{role}_{u}"), v.into());
+    };
+    match (s.slowest(), s.fastest()) {
+        (Some(a), Some(b)) => {
+            put("slowest", a);
+            put("fastest", b);
+        }
+        _ => {
+            put("lowest", (&s.lowest_host, s.lowest));
+            put("highest", (&s.highest_host, s.highest));
+        }
+    }
+    m.insert(format!("mean_{u}"), s.mean.into());
+    m.insert("cv_percent".into(), s.cv_percent.into());
+    serde_json::Value::Object(m)
 }

@@ -197,12 +197,12 @@ pub fn step_metrics(name: &str, m: &drivelab_engine::result::Measured) -> Vec<Me
         out.extend(Metric::new(
             format!("{name} {d} mean latency"),
             t.latency.mean_ns.map(|v| v / 1e3),
-            "us",
+            "µs",
         ));
         out.extend(Metric::new(
             format!("{name} {d} p99 latency"),
             t.latency.at(99.0).map(|v| v as f64 / 1e3),
-            "us",
+            "µs",
         ));
     }
     out
@@ -218,9 +218,10 @@ fn logs_of(logs: Option<&Path>, jobs: usize) -> Result<Vec<Option<JobLogs>>, Str
     let per_job = jobs > 1;
     if per_job && f.iops.len() != jobs {
         return Err(format!(
-            "--logs: the result holds {jobs} jobs but {} has {} iops logs; give the logs of this run (one per job, or group_reporting=1)",
+            "--logs: the result holds {jobs} jobs but {} has {} {}; give the logs of this run (one per job, or group_reporting=1)",
             d.display(),
-            f.iops.len()
+            f.iops.len(),
+            if f.iops.len() == 1 { "iops log" } else { "iops logs" }
         ));
     }
     (0..jobs)

@@ -100,7 +100,8 @@ pub fn render(step: &PlannedStep, o: &JobOptions<'_>) -> Result<String, String> 
     let mut kv = |k: &str, v: String| {
         let _ = writeln!(f, "{k}={v}");
     };
-    kv("filename", o.filename.to_string());
+    // fio splits a filename list at ':'; one in a path is escaped.
+    kv("filename", o.filename.replace(':', "\\:"));
     kv("ioengine", engine.into());
     kv("direct", u8::from(w.direct).to_string());
     kv("rw", rw_name(w.rw).into());

@@ -131,30 +131,58 @@ pub struct Parsed {
     pub text: Vec<String>,
 }
 
-/// Parse an output file: skip to the first line that is `{`, read one document.
+/// Parse an output file: skip fio's leading text lines to the first line that opens a
+/// JSON object (`{` alone, as fio writes it, or a whole compact document, as `jq -c`
+/// writes it) and read one document from there.
 pub fn parse(text: &str) -> Result<Parsed, String> {
-    let mut start = None;
     let mut pos = 0;
+    let mut first_err = None;
     for line in text.split_inclusive('\n') {
-        if line.trim_end() == "{" {
-            start = Some(pos);
-            break;
+        let lead = line.len() - line.trim_start().len();
+        if line.trim_start().starts_with('{') {
+            let start = pos + lead;
+            let mut de = serde_json::Deserializer::from_str(&text[start..]);
+            match Output::deserialize(&mut de) {
+                Ok(output) => {
+                    let before = text[..start]
+                        .lines()
+                        .map(str::to_string)
+                        .filter(|l| !l.trim().is_empty())
+                        .collect();
+                    return Ok(Parsed {
+                        output,
+                        text: before,
+                    });
+                }
+                Err(e) => {
+                    first_err.get_or_insert(format!("not fio's JSON output: {e}"));
+                }
+            }
         }
         pos += line.len();
     }
-    let start =
-        start.ok_or("no JSON document in it (run fio with --output-format=json or json+)")?;
-    let before = text[..start]
-        .lines()
-        .map(str::to_string)
-        .filter(|l| !l.trim().is_empty())
-        .collect();
-    let mut de = serde_json::Deserializer::from_str(&text[start..]);
-    let output = Output::deserialize(&mut de).map_err(|e| format!("not fio's JSON output: {e}"))?;
-    Ok(Parsed {
-        output,
-        text: before,
-    })
+    Err(first_err.unwrap_or_else(|| {
+        "no JSON document in it (run fio with --output-format=json or json+)".into()
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RESULT: &str = include_str!("../../../../fuzz/corpus/fio_result/null-jsonplus.json");
+
+    #[test]
+    fn a_compact_document_after_text_lines_is_read() {
+        let v: serde_json::Value = serde_json::from_str(RESULT).unwrap();
+        let compact = serde_json::to_string(&v).unwrap();
+        let p = parse(&format!("<h> fio: note\n{compact}\n")).unwrap();
+        assert_eq!(p.text, vec!["<h> fio: note".to_string()]);
+        assert_eq!(p.output.jobs.len(), 1);
+        assert!(parse(&compact).is_ok());
+        assert!(parse("not fio").unwrap_err().contains("no JSON document"));
+        assert!(parse("{\"a\": 1}").unwrap_err().contains("not fio's JSON"));
+    }
 }
 
 /// The fio version number of a `fio-3.33` string.

@@ -125,7 +125,7 @@ pub fn is_corrupted(chains: &[&[HistRow]], final_counts: &[u64]) -> bool {
     for c in chains {
         for r in c.iter() {
             for (a, b) in naive.iter_mut().zip(&r.counts) {
-                *a += b;
+                *a = a.saturating_add(*b);
             }
         }
     }

@@ -25,6 +25,8 @@ use crate::plan::PlannedStep;
 pub const JOB_MARK: &str = "drivelab-fio-job";
 
 /// A suite's plan as fio job files: `(file name, contents)` per step, in plan order.
+/// `filename` should be absolute (a relative one depends on where fio is started); a
+/// job that writes opens with a warning comment.
 pub fn emit(
     suite: &str,
     plan: &[PlannedStep],
@@ -36,7 +38,13 @@ pub fn emit(
         .map(|(i, step)| {
             let name = jobfile::file_name(i, step);
             let json = name.trim_end_matches(".fio").to_string() + ".json";
-            let header = vec![
+            let mut header = Vec::new();
+            if step.workload.writes() {
+                header.push(format!(
+                    "WARNING: this job WRITES to {filename}: whatever it holds is lost"
+                ));
+            }
+            header.extend([
                 format!(
                     "{JOB_MARK}: drivelab {} suite '{suite}', step {} of {total}",
                     env!("CARGO_PKG_VERSION"),
@@ -44,7 +52,7 @@ pub fn emit(
                 ),
                 format!("run: fio --output-format=json+ --output={json} {name}"),
                 format!("then: drivelab import fio {json}"),
-            ];
+            ]);
             let text = jobfile::render(
                 step,
                 &jobfile::JobOptions {
