@@ -351,12 +351,13 @@ fn an_hwmon_device_with_a_file_that_is_not_regular_is_refused() {
 
 #[test]
 fn a_meter_that_exits_early_keeps_its_reading_and_the_run_says_when_it_exited() {
-    let dir = tempfile::tempdir().unwrap();
-    // An existing test file: no fill run comes first to take the reading.
-    std::fs::write(dir.path().join("t.bin"), vec![7u8; 1 << 20]).unwrap();
-    let doc = run_json(
-        dir.path(),
-        &[
+    // A test file drivelab makes (filled before the run) and one it did not (no fill).
+    for made in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        if !made {
+            std::fs::write(dir.path().join("t.bin"), vec![7u8; 1 << 20]).unwrap();
+        }
+        let mut a = vec![
             "io",
             "t.bin",
             "--rw",
@@ -367,15 +368,19 @@ fn a_meter_that_exits_early_keeps_its_reading_and_the_run_says_when_it_exited() 
             "none",
             "--sensor-cmd",
             "echo 5",
-        ],
-    );
-    let power = readings(&doc, "meter", "power");
-    assert_eq!(power[0], Some(5.0), "{power:?}");
-    let notes = doc["notes"].to_string();
-    assert!(
-        notes.contains("The meter command (--sensor-cmd) exited with status 0"),
-        "{notes}"
-    );
+        ];
+        if made {
+            a.extend(["--size", "1M"]);
+        }
+        let doc = run_json(dir.path(), &a);
+        let power = readings(&doc, "meter", "power");
+        assert_eq!(power[0], Some(5.0), "made {made}: {power:?}");
+        let notes = doc["notes"].to_string();
+        assert!(
+            notes.contains("The meter command (--sensor-cmd) exited with status 0"),
+            "made {made}: {notes}"
+        );
+    }
 }
 
 #[test]
