@@ -240,8 +240,11 @@ pub struct QuickArgs {
     /// Idle between tests [default: 5s; --short 0]; the drive's sensors are read every
     /// second of it, so idle power shows between workloads (the external-SSD review
     /// idles 30s).
-    #[arg(long, visible_alias = "idle", value_parser = duration, allow_hyphen_values = true)]
+    #[arg(long, value_parser = duration, allow_hyphen_values = true)]
     pub interval: Option<u64>,
+    /// The same as --interval (an argument of its own, so that an error names it).
+    #[arg(long, value_parser = duration, allow_hyphen_values = true, conflicts_with = "interval")]
+    pub idle: Option<u64>,
     /// Runs per test and direction, 1 to 100 [default: 3; --short 2].
     #[arg(long, value_parser = runs, allow_hyphen_values = true)]
     pub runs: Option<u32>,
@@ -458,7 +461,7 @@ impl SuiteCmd {
                 }
                 set(&mut k.size, a.size);
                 set(&mut k.runtime_ns, a.runtime);
-                set(&mut k.interval_ns, a.interval);
+                set(&mut k.interval_ns, a.interval.or(a.idle));
                 set(&mut k.runs, a.runs);
                 set(&mut k.data, a.data);
                 if let Some(s) = &a.show {

@@ -112,31 +112,41 @@ impl Session {
         }
     }
 
+    /// Refuse `--sensor-cmd` and `--sensor-hwmon` for a `sim:` TARGET, told from its
+    /// text so that no simulator is built for the one-line error.
+    pub fn check_sensor_target(
+        target: Option<&str>,
+        t: &crate::args::TargetArgs,
+    ) -> Result<(), Fail> {
+        if crate::target_arg::is_sim(target)
+            && (t.sensor_cmd.is_some() || !t.sensor_hwmon.is_empty())
+        {
+            return Err(Fail::usage(
+                "--sensor-cmd, --sensor-hwmon: a simulated device reports its own temperature and power; give them with a real target",
+            ));
+        }
+        Ok(())
+    }
+
     /// The sensors the runs sample: the drive's own as `--sensors` chooses, then any
     /// `--sensor-hwmon` device and the `--sensor-cmd` meter; listed on stderr.
     pub fn choose_sensors(&mut self, t: &crate::args::TargetArgs) -> Result<(), Fail> {
         use drivelab_engine::sensor::{hwmon::HwmonSource, meter::CommandMeter};
         let chosen = self.target_mut().select_sensors(&t.sensors);
         chosen.map_err(|e| self.usage(e))?;
-        let simulated = self.target().model().is_some();
-        if simulated && (t.sensor_cmd.is_some() || !t.sensor_hwmon.is_empty()) {
-            return Err(self.usage(
-                "--sensor-cmd, --sensor-hwmon: a simulated device reports its own temperature and power; give them with a real target",
-            ));
-        }
         for dir in &t.sensor_hwmon {
             match HwmonSource::open(dir) {
-                Some(s) => self.target_mut().add_sensor(Box::new(s)),
-                None => {
+                Ok(s) => self.target_mut().add_sensor(Box::new(s)),
+                Err(why) => {
                     return Err(self.usage(format!(
-                        "--sensor-hwmon {}: no temp*_input, power*_input or in*_input with curr*_input there (expected an hwmon device such as /sys/class/hwmon/hwmon3)",
+                        "--sensor-hwmon {}: {why} (expected an hwmon device such as /sys/class/hwmon/hwmon3)",
                         dir.display()
                     )))
                 }
             }
         }
         if let Some(cmd) = &t.sensor_cmd {
-            let m = CommandMeter::spawn(cmd).map_err(|e| self.usage(e))?;
+            let mut m = CommandMeter::spawn(cmd).map_err(|e| self.usage(e))?;
             if let Err(why) = m.wait_first(METER_FIRST_READING) {
                 return Err(self.usage(format!(
                     "--sensor-cmd: '{cmd}' {why} (expected lines like '5.1 W', '12.0 V 0.4 A' or 'vbus=5.0V ibus=1.2A')"

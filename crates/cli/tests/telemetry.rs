@@ -236,7 +236,7 @@ fn meter_gone(dir: &Path) {
 fn a_meter_that_prints_garbage_leaves_nulls_and_a_note_and_the_run_goes_on() {
     for (then, note) in [
         ("exec sleep 1000", "not readings (the first: 'garbage!')"),
-        ("exit 3", "ended during the run (exit status: 3)"),
+        ("exit 3", "exited with status 3 "),
     ] {
         let dir = tempfile::tempdir().unwrap();
         let (mut child, mut err) = meter_run(dir.path(), then);
@@ -264,6 +264,7 @@ fn a_meter_that_prints_garbage_leaves_nulls_and_a_note_and_the_run_goes_on() {
 #[test]
 fn bad_sensor_options_are_one_line_and_exit_2() {
     let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t.bin.notexec"), "echo 5\n").unwrap();
     for (args, want) in [
         (
             vec!["--sensor-hwmon", "/nonexistent"],
@@ -271,7 +272,19 @@ fn bad_sensor_options_are_one_line_and_exit_2() {
         ),
         (
             vec!["--sensor-cmd", "echo hello"],
-            "--sensor-cmd: 'echo hello' ended without printing a reading",
+            "--sensor-cmd: 'echo hello' exited with status 0 before printing a reading",
+        ),
+        (
+            vec!["--sensor-cmd", "false"],
+            "--sensor-cmd: 'false' exited with status 1 before printing a reading",
+        ),
+        (
+            vec!["--sensor-cmd", "/nonexistent/meter"],
+            "--sensor-cmd: '/nonexistent/meter' was not found (sh: exit status 127) before printing a reading",
+        ),
+        (
+            vec!["--sensor-cmd", "./t.bin.notexec"],
+            "is not executable (sh: exit status 126) before printing a reading",
         ),
         (vec!["--sensor-cmd", " "], "--sensor-cmd"),
     ] {
@@ -289,6 +302,94 @@ fn bad_sensor_options_are_one_line_and_exit_2() {
         &["io", "sim:nvme-tlc,capacity=4G", "--sensor-cmd", "echo 5"],
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // Refused from the TARGET's text, before any simulator is built: a sim: spec that
+    // could not even be built gets the same answer.
+    for cmd in ["io", "run quick"] {
+        let mut a: Vec<&str> = cmd.split(' ').collect();
+        a.extend(["sim:no-such-model", "--sensor-cmd", "echo 5"]);
+        let o = run_in(dir.path(), &a);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert!(
+            e.contains("--sensor-cmd, --sensor-hwmon: a simulated device"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn an_hwmon_device_with_a_file_that_is_not_regular_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let hw = fake_hwmon(dir.path(), 5);
+    let fifo = hw.join("in0_input");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    std::fs::write(hw.join("curr0_input"), "100\n").unwrap();
+    let hw_arg = hw.to_str().unwrap();
+    let o = run_in(
+        dir.path(),
+        &[
+            "io",
+            "t.bin",
+            "--size",
+            "1M",
+            "--runtime",
+            "1s",
+            "--sensor-hwmon",
+            hw_arg,
+        ],
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert_eq!(e.lines().count(), 1, "{e}");
+    assert!(e.contains("in0_input is not a regular file"), "{e}");
+    assert!(!dir.path().join("t.bin").exists(), "nothing written");
+}
+
+#[test]
+fn a_meter_that_exits_early_keeps_its_reading_and_the_run_says_when_it_exited() {
+    // A test file drivelab makes (filled before the run) and one it did not (no fill).
+    for made in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        if !made {
+            std::fs::write(dir.path().join("t.bin"), vec![7u8; 1 << 20]).unwrap();
+        }
+        let mut a = vec![
+            "io",
+            "t.bin",
+            "--rw",
+            "randread",
+            "--runtime",
+            "300ms",
+            "--sensors",
+            "none",
+            "--sensor-cmd",
+            "echo 5",
+        ];
+        if made {
+            a.extend(["--size", "1M"]);
+        }
+        let doc = run_json(dir.path(), &a);
+        let power = readings(&doc, "meter", "power");
+        assert_eq!(power[0], Some(5.0), "made {made}: {power:?}");
+        let notes = doc["notes"].to_string();
+        assert!(
+            notes.contains("The meter command (--sensor-cmd) exited with status 0"),
+            "made {made}: {notes}"
+        );
+    }
+}
+
+#[test]
+fn quick_names_idle_when_its_value_is_bad() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run_in(dir.path(), &["run", "quick", "null", "--idle", "abc"]);
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(e.contains("--idle") && !e.contains("--interval"), "{e}");
 }
 
 #[test]

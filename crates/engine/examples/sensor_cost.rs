@@ -51,7 +51,7 @@ fn main() {
     });
     println!("hwmon, 4 channels: median {m:.1} µs, p90 {p90:.1} µs per sample");
 
-    let meter =
+    let mut meter =
         CommandMeter::spawn("while :; do echo 'vbus=5.02V ibus=1.2A'; sleep 0.01; done").unwrap();
     meter
         .wait_first(std::time::Duration::from_secs(10))

@@ -17,6 +17,7 @@ pub trait Clock: Sync {
 /// CLOCK_MONOTONIC readings (the closest of a few tries), so the calibration error stays
 /// below 10^-5 (under 40 ms over an hour) without spending CPU on the run's account.
 /// Elsewhere it reads CLOCK_MONOTONIC.
+#[derive(Clone, Copy)]
 pub enum MonotonicClock {
     /// The TSC at creation, and the scale factor.
     Tsc { start: u64, mult: u64 },

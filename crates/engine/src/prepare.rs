@@ -43,7 +43,13 @@ pub fn ensure_filled(
         t.logical_sector_bytes.max(4096)
     };
     let fw = run::fill_workload(&fw, bs, FILL_QD);
-    let res = run::run(&fw, target, &RunOptions { stop, progress })?;
+    // The fill's result is not kept: the sensors sit it out, so that a meter's lines
+    // meanwhile (they count towards the measured run's first interval, like those before
+    // any run) and its notes (garbage, its exit) reach the run that is kept.
+    let sensors = target.take_sensors();
+    let res = run::run(&fw, target, &RunOptions { stop, progress });
+    target.return_sensors(sensors);
+    let res = res?;
     if res.measured.status == RunStatus::Complete {
         target.mark_filled();
     } else if let Some(f) = res.measured.failure {

@@ -12,6 +12,7 @@ use crate::data::DataPool;
 use crate::gen::OpGen;
 use crate::job::{IoErrorRecord, Job, StopFlags};
 use crate::result::*;
+use crate::sensor::sampler::{Sampler, FINISH_WAIT};
 use crate::series::{Aggregator, IntervalRecord, Recorder};
 use crate::size::SizeOrPercent;
 use crate::spec::{BsShare, Distribution, IoEngine, Workload, WorkloadRequest};
@@ -363,11 +364,13 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     if w.writes() {
         target.refresh_marker(true);
     }
-    let mut sources = if is_model {
+    let sources = if is_model {
         Vec::new()
     } else {
         target.take_sensors()
     };
+    let sampler = (!sources.is_empty())
+        .then(|| Sampler::start(sources, wall_clock, origin, w.log_interval_ns));
     // CPU time counts from the end of the ramp, like the I/Os it is divided by.
     let cpu0 = Mutex::new(crate::sys::process_cpu_s());
     let finished = AtomicBool::new(false);
@@ -407,10 +410,14 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
                 }
             });
         }
-        if !sources.is_empty() {
-            let (sources, agg, finished, clock) = (&mut sources, &agg, &finished, &wall_clock);
-            let interval = w.log_interval_ns;
-            s.spawn(move || sample_sensors(sources, agg, finished, clock, origin, interval));
+        if let Some(sampler) = &sampler {
+            let (agg, finished) = (&agg, &finished);
+            s.spawn(move || {
+                while !finished.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(50));
+                    sampler.drain().into_iter().for_each(|r| agg.sensor(r));
+                }
+            });
         }
         let r = if is_model {
             let file = None;
@@ -449,13 +456,12 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     // The spans since the last sample (a meter's mean, ending with the run), and what
     // the sources have to say about the run.
     let mut sensor_notes = Vec::new();
-    for src in sources.iter_mut() {
-        for r in src.sample(wall_clock.now_ns()) {
-            agg.sensor(r);
-        }
-        sensor_notes.extend(src.notes());
+    if let Some(sampler) = sampler {
+        let (sources, notes, last) = sampler.finish(FINISH_WAIT);
+        last.into_iter().for_each(|r| agg.sensor(r));
+        sensor_notes = notes;
+        target.return_sensors(sources);
     }
-    target.return_sensors(sources);
     // --end_fsync: the run lasts until the writes are on the target.
     let mut fsync_end = None;
     if buffered && w.end_fsync && w.writes() {
@@ -726,31 +732,6 @@ fn flag_link_ceiling(
             at as f64 / 1e9
         )
     })
-}
-
-/// Sample every attached sensor at the start of each interval until the run is over.
-pub(crate) fn sample_sensors(
-    sources: &mut [Box<dyn crate::sensor::SensorSource>],
-    agg: &Aggregator,
-    finished: &AtomicBool,
-    clock: &MonotonicClock,
-    origin: u64,
-    interval: u64,
-) {
-    let mut next = origin;
-    while !finished.load(Ordering::Relaxed) {
-        let now = clock.now_ns();
-        if now >= next {
-            for r in sources.iter_mut().flat_map(|s| s.sample(now)) {
-                agg.sensor(r);
-            }
-            while next <= now {
-                next += interval;
-            }
-        }
-        let wait = (next.saturating_sub(clock.now_ns())).min(50_000_000);
-        std::thread::sleep(Duration::from_nanos(wait));
-    }
 }
 
 /// A sequential-write workload that writes the whole span once with the given pattern:

@@ -263,13 +263,20 @@ impl Aggregator {
 }
 
 /// Add `r` to an interval's readings, replacing an earlier one of the same name and
-/// source (the latest sample of each stands for the interval).
+/// source (the latest sample of each stands for the interval) unless `r` is null and the
+/// earlier one a value: a read that failed does not undo one that worked in the same
+/// interval (a meter's last line, then its end).
 fn keep_latest(readings: &mut Vec<SensorReading>, r: SensorReading) {
     match readings
         .iter()
         .position(|l| l.name == r.name && l.source == r.source)
     {
-        Some(i) if readings[i].at_ns <= r.at_ns => readings[i] = r,
+        Some(i)
+            if readings[i].at_ns <= r.at_ns
+                && (r.value.is_some() || readings[i].value.is_none()) =>
+        {
+            readings[i] = r
+        }
         Some(_) => {}
         None => readings.push(r),
     }
@@ -424,6 +431,19 @@ mod tests {
             .collect();
         assert_eq!(v, [("power", Some(2.0)), ("temp", Some(3.0))]);
         assert!(recs[1].sensors.is_empty());
+    }
+
+    #[test]
+    fn a_null_later_in_an_interval_does_not_undo_a_value() {
+        let agg = Aggregator::new(0, 100, 0, 1);
+        let r = |v: Option<f64>, at| SensorReading::new("power", "watt", v, at, "meter");
+        agg.sensor(r(Some(5.0), 10));
+        agg.sensor(r(None, 20));
+        agg.sensor(r(None, 110));
+        agg.sensor(r(Some(6.0), 120));
+        let (recs, _, _) = agg.finish(200, 200);
+        let v: Vec<Option<f64>> = recs.iter().map(|x| x.sensors[0].value).collect();
+        assert_eq!(v, [Some(5.0), Some(6.0)]);
     }
 
     #[test]

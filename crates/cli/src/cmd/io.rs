@@ -134,6 +134,7 @@ pub fn run(a: IoArgs) -> Result<i32, Fail> {
     let csv_out = a.csv.as_deref().map(|p| claim(p, "--csv")).transpose()?;
     out_path::distinct(&[json_out.as_ref(), csv_out.as_ref()])?;
     let json_stdout = a.output_format == "json";
+    Session::check_sensor_target(a.target.target.as_deref(), &a.target)?;
     let spec = crate::target_arg::parse(a.target.target.as_deref())?;
     // null and sim: targets bring their own engine; another one asked for would be
     // replaced without a word.

@@ -156,6 +156,7 @@ fn start(cmd: &SuiteCmd, db: &DbChoice, progress: ProgressMode) -> Result<i32, F
         drivelab_suites::bundle::check_new_dir(out).map_err(Fail::usage)?;
     }
     let arg = target_arg(t.target.as_deref())?;
+    Session::check_sensor_target(Some(&arg), t)?;
     let spec = crate::target_arg::parse(Some(&arg))?;
     let open = open_options(suite.as_ref(), &spec, t.overwrite, t.destructive.clone());
     let mut session = Session::open(spec, &open, t.keep)?;
@@ -209,14 +210,7 @@ fn resume(dir: &Path, a: &RunArgs, db: &DbChoice) -> Result<i32, Fail> {
             dir.display()
         ))
     })?;
-    let spec = if bundle.doc.target.kind == TargetKind::File {
-        TargetSpec::Path(Some(PathBuf::from(&arg)))
-    } else {
-        crate::target_arg::parse(Some(&arg))?
-    };
-    let open = open_options(suite.as_ref(), &spec, a.overwrite, a.destructive.clone());
-    let mut session = Session::open(spec, &open, a.keep)?;
-    session.choose_sensors(&crate::args::TargetArgs {
+    let targs = crate::args::TargetArgs {
         target: None,
         keep: a.keep,
         overwrite: a.overwrite,
@@ -224,7 +218,18 @@ fn resume(dir: &Path, a: &RunArgs, db: &DbChoice) -> Result<i32, Fail> {
         sensors: a.sensors.clone().unwrap_or_else(|| "auto".into()),
         sensor_cmd: a.sensor_cmd.clone(),
         sensor_hwmon: a.sensor_hwmon.clone(),
-    })?;
+    };
+    if bundle.doc.target.kind != TargetKind::File {
+        Session::check_sensor_target(Some(&arg), &targs)?;
+    }
+    let spec = if bundle.doc.target.kind == TargetKind::File {
+        TargetSpec::Path(Some(PathBuf::from(&arg)))
+    } else {
+        crate::target_arg::parse(Some(&arg))?
+    };
+    let open = open_options(suite.as_ref(), &spec, a.overwrite, a.destructive.clone());
+    let mut session = Session::open(spec, &open, a.keep)?;
+    session.choose_sensors(&targs)?;
     let plan = suite
         .plan(&session.target().info)
         .map_err(|e| session.usage(format!("{}: {e}", suite.name())))?;

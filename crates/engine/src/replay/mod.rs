@@ -30,6 +30,7 @@ use crate::job::IoErrorRecord;
 use crate::op::Dir;
 use crate::result::*;
 use crate::run::Progress;
+use crate::sensor::sampler::{Sampler, FINISH_WAIT};
 use crate::series::{Aggregator, Recorder};
 use crate::spec::Workload;
 use crate::target::Target;
@@ -318,12 +319,23 @@ pub fn run(
         let _ = crate::sys::set_timer_slack_ns(1);
     }
     let finished = AtomicBool::new(false);
+    // Sampled on a thread of their own as in a run (a stuck read never holds the end).
+    let sampler = (!sources.is_empty()).then(|| {
+        Sampler::start(
+            std::mem::take(&mut sources),
+            clock,
+            origin,
+            w.log_interval_ns,
+        )
+    });
     let drive = std::thread::scope(|s| {
-        if !sources.is_empty() {
-            let (sources, agg, finished, clock) = (&mut sources, &agg, &finished, &clock);
-            let interval = w.log_interval_ns;
+        if let Some(sampler) = &sampler {
+            let (agg, finished) = (&agg, &finished);
             s.spawn(move || {
-                crate::run::sample_sensors(sources, agg, finished, clock, origin, interval)
+                while !finished.load(Ordering::Relaxed) {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                    sampler.drain().into_iter().for_each(|r| agg.sensor(r));
+                }
             });
         }
         let r = drive(
@@ -346,6 +358,13 @@ pub fn run(
     let cpu1 = crate::sys::process_cpu_s();
     m.rec.finish();
     drop(issuer);
+    let mut sensor_notes = Vec::new();
+    if let Some(sampler) = sampler {
+        let (back, notes, last) = sampler.finish(FINISH_WAIT);
+        last.into_iter().for_each(|r| agg.sensor(r));
+        sensor_notes = notes;
+        sources = back;
+    }
     target.return_sensors(sources);
     let (max_out, source_err) = drive?;
     let (records, totals_h, bytes) = agg.finish(end, end);
@@ -376,6 +395,7 @@ pub fn run(
         || m.late < LATE_COUNT_MIN
         || (m.late as f64) <= LATE_SHARE_LIMIT * m.issued.max(1) as f64;
     let mut notes = replay_notes(&opts.timing, &counts, opts.discards, kept_up, &m, &info);
+    notes.extend(sensor_notes);
     if let Some(e) = &m.log_failed {
         notes.push(format!(
             "--issue-log: writing the log failed ({e}); it is incomplete."

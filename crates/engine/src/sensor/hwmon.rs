@@ -13,6 +13,9 @@ pub struct HwmonSource {
     /// "hwmon:" and the device's `name` (e.g. "hwmon:nvme").
     source: String,
     channels: Vec<Channel>,
+    /// Values out of range since the last notes, and the first of them.
+    rejected: u64,
+    first_rejected: Option<String>,
 }
 
 struct Channel {
@@ -39,7 +42,9 @@ pub fn find(dirs: &[PathBuf]) -> Vec<HwmonSource> {
             }
         }
     }
-    seen.iter().filter_map(|p| HwmonSource::open(p)).collect()
+    seen.iter()
+        .filter_map(|p| HwmonSource::open(p).ok())
+        .collect()
 }
 
 /// Entries `PREFIX<n>SUFFIX` of `dir`, by `n`.
@@ -63,11 +68,37 @@ fn index_of(p: &Path, prefix: &str, suffix: &str) -> Option<u32> {
     n.strip_prefix(prefix)?.strip_suffix(suffix)?.parse().ok()
 }
 
+/// The most of an attribute read: its value is a line of a few digits.
+const MAX_ATTR_BYTES: u64 = 256;
+
+/// An attribute's text, trimmed. Opened non-blocking and read at most
+/// [`MAX_ATTR_BYTES`], and only from a regular file (sysfs attributes are), so that
+/// neither a FIFO nor a device file can block a read or flood memory.
 fn read(p: &Path) -> Option<String> {
-    std::fs::read_to_string(p)
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(p)
+        .ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    f.take(MAX_ATTR_BYTES).read_to_string(&mut text).ok()?;
+    Some(text.trim().to_string()).filter(|s| !s.is_empty())
+}
+
+/// A file of the device that is not a regular file (a FIFO, a device node), which no
+/// sysfs attribute is.
+fn not_regular(dir: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| std::fs::metadata(p).is_ok_and(|m| !m.is_file() && !m.is_dir()))
 }
 
 /// A label as part of a name: "Sensor 1" → "sensor_1".
@@ -92,8 +123,15 @@ fn channel_name(dir: &Path, what: &str, kind: &str, i: u32) -> String {
 }
 
 impl HwmonSource {
-    /// The hwmon device at `dir`; None when it has no channel drivelab reads.
-    pub fn open(dir: &Path) -> Option<HwmonSource> {
+    /// The hwmon device at `dir`; why not when it has no channel drivelab reads or a
+    /// file of it is not a regular file.
+    pub fn open(dir: &Path) -> Result<HwmonSource, String> {
+        if let Some(p) = not_regular(dir) {
+            return Err(format!(
+                "{} is not a regular file (an hwmon attribute is one)",
+                p.display()
+            ));
+        }
         let name = read(&dir.join("name")).unwrap_or_else(|| "unknown".into());
         let mut channels = Vec::new();
         // (file prefix, reading's name, unit, what one unit is in the file)
@@ -103,7 +141,9 @@ impl HwmonSource {
         ];
         for (prefix, what, unit, divisor) in DIRECT {
             for p in numbered(dir, prefix, "_input") {
-                let i = index_of(&p, prefix, "_input")?;
+                let Some(i) = index_of(&p, prefix, "_input") else {
+                    continue;
+                };
                 channels.push(Channel {
                     name: channel_name(dir, what, prefix, i),
                     unit,
@@ -135,9 +175,14 @@ impl HwmonSource {
             }
         }
         channels.extend(voltage_current_pairs(dir));
-        (!channels.is_empty()).then(|| HwmonSource {
+        if channels.is_empty() {
+            return Err("no temp*_input, power*_input or in*_input with curr*_input there".into());
+        }
+        Ok(HwmonSource {
             source: format!("hwmon:{name}"),
             channels,
+            rejected: 0,
+            first_rejected: None,
         })
     }
 }
@@ -177,10 +222,33 @@ impl Channel {
 
 impl SensorSource for HwmonSource {
     fn sample(&mut self, at_ns: u64) -> Vec<SensorReading> {
-        self.channels
-            .iter()
-            .map(|c| SensorReading::new(&c.name, c.unit, c.value(), at_ns, &self.source))
-            .collect()
+        let mut out = Vec::with_capacity(self.channels.len());
+        for c in &self.channels {
+            let mut v = c.value();
+            if let Some(x) = v.filter(|&x| !super::plausible(c.unit, x)) {
+                self.rejected += 1;
+                self.first_rejected
+                    .get_or_insert_with(|| format!("{} {x} {}", c.name, c.unit));
+                v = None;
+            }
+            out.push(SensorReading::new(&c.name, c.unit, v, at_ns, &self.source));
+        }
+        out
+    }
+
+    fn notes(&mut self) -> Vec<String> {
+        if self.rejected == 0 {
+            return Vec::new();
+        }
+        let note = format!(
+            "{} gave {} value(s) out of range (the first: {}), taken as null: {}.",
+            self.source,
+            self.rejected,
+            self.first_rejected.take().unwrap_or_default(),
+            super::PLAUSIBLE
+        );
+        self.rejected = 0;
+        vec![note]
     }
 
     fn describe(&self) -> String {
@@ -258,6 +326,46 @@ mod tests {
         assert_eq!(got[4].1, None);
         assert!(approx(got[0].1, 49.85), "{got:?}");
         assert!(s.describe().starts_with("hwmon:nvme (temperature"));
+    }
+
+    #[test]
+    fn absurd_or_negative_values_are_null_with_a_note() {
+        let d = tempfile::tempdir().unwrap();
+        let hw = d.path().join("hwmon1");
+        std::fs::create_dir_all(&hw).unwrap();
+        write(&hw, "name", "nvme");
+        write(&hw, "power1_input", "99999999999999999999999");
+        write(&hw, "power2_input", "-3000000");
+        write(&hw, "power3_input", "5500000");
+        let mut s = HwmonSource::open(&hw).unwrap();
+        let got = values(&mut s);
+        assert_eq!(got[0].1, None);
+        assert_eq!(got[1].1, None);
+        assert_eq!(got[2].1, Some(5.5));
+        let notes = s.notes();
+        assert_eq!(notes.len(), 1);
+        assert!(notes[0].contains("2 value(s) out of range"), "{notes:?}");
+        assert!(s.notes().is_empty(), "said once");
+    }
+
+    #[test]
+    fn a_fifo_is_refused_and_never_blocks_a_read() {
+        let d = tempfile::tempdir().unwrap();
+        let hw = d.path().join("hwmon1");
+        std::fs::create_dir_all(&hw).unwrap();
+        write(&hw, "temp1_input", "41000");
+        let fifo = hw.join("in0_input");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        write(&hw, "curr0_input", "100");
+        let e = HwmonSource::open(&hw).err().unwrap();
+        assert!(e.contains("in0_input is not a regular file"), "{e}");
+        assert!(find(&[d.path().to_path_buf()]).is_empty());
+        // Opened non-blocking: no writer, no wait.
+        assert_eq!(read(&fifo), None);
     }
 
     #[test]

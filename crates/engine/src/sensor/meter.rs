@@ -64,7 +64,6 @@ pub struct CommandMeter {
     /// Every (name, unit) seen so far, in order of appearance.
     channels: Vec<(String, String)>,
     garbage_noted: u64,
-    end_noted: bool,
 }
 
 /// Process groups of the meters running now, for [`kill_all`].
@@ -114,14 +113,13 @@ impl CommandMeter {
             prev: None,
             channels: Vec::new(),
             garbage_noted: 0,
-            end_noted: false,
         })
     }
 
     /// Wait (up to `timeout`) for the first good line, so that a run starts with the
     /// meter's channels known; why not when none came ("ended", "printed nothing that
     /// is a reading in N s").
-    pub fn wait_first(&self, timeout: std::time::Duration) -> Result<(), String> {
+    pub fn wait_first(&mut self, timeout: std::time::Duration) -> Result<(), String> {
         let t = std::time::Instant::now();
         loop {
             let g = lock(&self.shared);
@@ -129,7 +127,8 @@ impl CommandMeter {
                 return Ok(());
             }
             if g.ended_at.is_some() {
-                return Err("ended without printing a reading".into());
+                drop(g);
+                return Err(format!("{} before printing a reading", self.how_it_ended()));
             }
             if t.elapsed() >= timeout {
                 return Err(format!("printed no reading in {} s", timeout.as_secs()));
@@ -140,6 +139,38 @@ impl CommandMeter {
     }
 }
 
+impl CommandMeter {
+    /// How the command ended, once its output has: "exited with status 3", "was not
+    /// found", ... (waiting up to a second for it to exit after closing its output).
+    fn how_it_ended(&mut self) -> String {
+        let mut status = None;
+        for _ in 0..100 {
+            status = self.child.try_wait().ok().flatten();
+            if status.is_some() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        ended_text(status)
+    }
+}
+
+/// How a meter command that ended did: sh's 127 and 126 are a command not found and
+/// not executable.
+fn ended_text(status: Option<std::process::ExitStatus>) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match status {
+        None => "closed its output (still running)".into(),
+        Some(s) => match (s.code(), s.signal()) {
+            (Some(127), _) => "was not found (sh: exit status 127)".into(),
+            (Some(126), _) => "is not executable (sh: exit status 126)".into(),
+            (Some(c), _) => format!("exited with status {c}"),
+            (None, Some(sig)) => format!("was killed by signal {sig}"),
+            (None, None) => format!("ended ({s})"),
+        },
+    }
+}
+
 fn read_lines(mut r: impl BufRead, shared: &Mutex<Shared>) {
     let clock = crate::sys::monotonic_ns;
     let mut buf = Vec::new();
@@ -147,7 +178,10 @@ fn read_lines(mut r: impl BufRead, shared: &Mutex<Shared>) {
         let at = clock();
         let text = String::from_utf8_lossy(&buf);
         let mut g = lock(shared);
-        match parse_line(&text).filter(|_| complete) {
+        let parsed = parse_line(&text)
+            .filter(|_| complete)
+            .filter(|v| v.iter().all(|(_, u, x)| super::plausible(u, *x)));
+        match parsed {
             Some(v) if v.is_empty() => {}
             Some(v) => {
                 for (n, u, x) in &v {
@@ -169,7 +203,11 @@ fn read_lines(mut r: impl BufRead, shared: &Mutex<Shared>) {
                 g.garbage_count += 1;
                 g.garbage_since_good = true;
                 if g.first_garbage.is_none() {
-                    g.first_garbage = Some(text.chars().take(60).collect());
+                    let mut first: String = text.chars().take(60).collect();
+                    if !complete {
+                        first += &format!("… (a line over {MAX_LINE_BYTES} bytes)");
+                    }
+                    g.first_garbage = Some(first);
                 }
             }
         }
@@ -280,28 +318,28 @@ impl SensorSource for CommandMeter {
         let mut out = Vec::new();
         let (count, first, ended) = {
             let g = lock(&self.shared);
-            (
-                g.garbage_count,
-                g.first_garbage.clone(),
-                g.ended_at.is_some(),
-            )
+            (g.garbage_count, g.first_garbage.clone(), g.ended_at)
         };
         if count > self.garbage_noted {
             out.push(format!(
-                "The meter (--sensor-cmd) printed {} line(s) that are not readings (the first: '{}'), skipped: an interval with no good line after one of them has null meter readings.",
+                "The meter (--sensor-cmd) printed {} line(s) that are not readings (the first: '{}'), skipped: a reading is numbers with units, finite, and {}; an interval with no good line after one of them has null meter readings.",
                 count - self.garbage_noted,
-                first.unwrap_or_default()
+                first.unwrap_or_default(),
+                super::PLAUSIBLE
             ));
             self.garbage_noted = count;
         }
-        if ended && !self.end_noted {
-            self.end_noted = true;
-            let status = match self.child.try_wait() {
-                Ok(Some(s)) => format!(" ({s})"),
-                _ => String::new(),
+        if let Some(ended) = ended {
+            let how = self.how_it_ended();
+            let when = match self.prev {
+                Some((mono, at)) if at as i128 + ended as i128 >= mono as i128 => format!(
+                    "{:.2} s into the run",
+                    (at as i128 + ended as i128 - mono as i128) as f64 / 1e9
+                ),
+                _ => "before the run began".into(),
             };
             out.push(format!(
-                "The meter command (--sensor-cmd) ended during the run{status}: its readings after that are null."
+                "The meter command (--sensor-cmd) {how} {when}: the readings it printed are kept, its readings after that are null."
             ));
         }
         out
@@ -462,6 +500,83 @@ mod tests {
             (true, "3 W".to_string()),
             "the last line without its end"
         );
+    }
+
+    /// `n` bytes of digits with no line end.
+    struct Endless(u64);
+
+    impl std::io::Read for Endless {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = (buf.len() as u64).min(self.0) as usize;
+            buf[..n].fill(b'9');
+            self.0 -= n as u64;
+            Ok(n)
+        }
+    }
+
+    fn read_all(r: impl std::io::Read) -> Shared {
+        let shared = Mutex::new(Shared::default());
+        read_lines(BufReader::with_capacity(8192, r), &shared);
+        shared.into_inner().unwrap()
+    }
+
+    #[test]
+    fn fifty_megabytes_without_a_line_end_are_one_garbage_line_in_bounded_memory() {
+        let huge = Endless(50 << 20);
+        let g = read_all(std::io::Read::chain(huge, &b"\n5 W\n"[..]));
+        assert_eq!(g.garbage_count, 1);
+        let first = g.first_garbage.unwrap();
+        assert!(first.contains("a line over 4096 bytes"), "{first}");
+        assert_eq!(g.sums, [("power".into(), "watt".into(), 5.0, 1)]);
+        // The line is read in pieces of at most MAX_LINE_BYTES, whatever its length.
+        let mut r = BufReader::with_capacity(8192, Endless(50 << 20));
+        let mut buf = Vec::new();
+        assert_eq!(read_line(&mut r, &mut buf), Some(false));
+        assert!(
+            buf.capacity() <= 2 * MAX_LINE_BYTES as usize,
+            "{}",
+            buf.capacity()
+        );
+    }
+
+    #[test]
+    fn negative_absurd_and_non_finite_readings_are_garbage() {
+        let g = read_all(&b"5.5\n-3\n1e23 W\n12 V -1 A\nnan\n"[..]);
+        assert_eq!(g.sums, [("power".into(), "watt".into(), 5.5, 1)]);
+        assert_eq!(g.garbage_count, 4);
+        assert_eq!(g.first_garbage.as_deref(), Some("-3"));
+    }
+
+    #[test]
+    fn a_meter_that_exits_keeps_what_it_printed_and_says_how_it_ended() {
+        let mut m = CommandMeter::spawn("echo 5").unwrap();
+        m.wait_first(std::time::Duration::from_secs(600)).unwrap();
+        while lock(&m.shared).ended_at.is_none() {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let r = m.sample(1_000);
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].value, Some(5.0));
+        let notes = m.notes();
+        assert!(
+            notes.iter().any(|n| n.contains("exited with status 0")),
+            "{notes:?}"
+        );
+    }
+
+    #[test]
+    fn a_meter_that_dies_first_says_how() {
+        for (cmd, want) in [
+            ("false", "exited with status 1 before printing a reading"),
+            ("/nonexistent/meter", "was not found (sh: exit status 127)"),
+            ("kill -9 $$", "was killed by signal 9"),
+        ] {
+            let mut m = CommandMeter::spawn(cmd).unwrap();
+            let e = m
+                .wait_first(std::time::Duration::from_secs(600))
+                .unwrap_err();
+            assert!(e.contains(want), "{cmd}: {e}");
+        }
     }
 
     #[test]

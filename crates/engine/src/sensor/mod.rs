@@ -11,6 +11,7 @@
 pub mod hwmon;
 pub mod meter;
 pub mod nvme;
+pub mod sampler;
 pub mod smartctl;
 
 use std::path::Path;
@@ -71,6 +72,28 @@ pub trait SensorSource: Send {
     }
 }
 
+/// The most power, voltage and current a drive bench can see: a value beyond (or a
+/// negative one) is a broken sensor or a misread, not a measurement.
+pub const MAX_WATT: f64 = 10_000.0;
+pub const MAX_VOLT: f64 = 1_000.0;
+pub const MAX_AMPERE: f64 = 1_000.0;
+
+/// Whether `v` in `unit` can be a real reading: finite, and for power, voltage, current
+/// and energy not negative, and not beyond [`MAX_WATT`], [`MAX_VOLT`], [`MAX_AMPERE`].
+pub fn plausible(unit: &str, v: f64) -> bool {
+    let max = match unit {
+        "watt" => MAX_WATT,
+        "volt" => MAX_VOLT,
+        "ampere" => MAX_AMPERE,
+        "joule" => f64::INFINITY,
+        _ => return v.is_finite(),
+    };
+    v.is_finite() && (0.0..=max).contains(&v)
+}
+
+/// What [`plausible`] accepts, for notes.
+pub const PLAUSIBLE: &str = "power, voltage and current are 0 to 10 kW, 1 kV, 1 kA";
+
 /// The kinds `--sensors` can name besides `auto` and `none`.
 pub const SENSOR_KINDS: [&str; 3] = ["hwmon", "nvme", "smartctl"];
 
@@ -127,6 +150,15 @@ pub fn discover(
 #[cfg(test)]
 mod tests {
     use super::parse_choice;
+
+    #[test]
+    fn absurd_or_negative_power_is_not_plausible() {
+        use super::plausible;
+        assert!(plausible("watt", 5.5) && plausible("watt", 0.0) && plausible("celsius", -5.0));
+        assert!(!plausible("watt", -3.0) && !plausible("volt", -0.1) && !plausible("ampere", -1.0));
+        assert!(!plausible("watt", 1e17) && !plausible("watt", f64::NAN));
+        assert!(!plausible("celsius", f64::INFINITY));
+    }
 
     #[test]
     fn sensor_choices() {
