@@ -552,6 +552,7 @@ impl SuiteCmd {
                 k.writes = found.modifies(!a.skip_discards);
                 if short {
                     k.size = SizeOrPercent::Bytes(64 << 20);
+                    k.short = true;
                 }
                 set(&mut k.speed, a.speed);
                 k.max_idle_ns = a.max_idle;

@@ -491,6 +491,7 @@ fn a_recorded_run_replays_on_another_device_as_the_same_ios_in_the_same_order() 
             "--destructive",
             &second.dev,
             "--afap",
+            "--no-fill",
             "--sensors",
             "none",
             "--no-db",
@@ -505,7 +506,7 @@ fn a_recorded_run_replays_on_another_device_as_the_same_ios_in_the_same_order() 
     let (_, replayed) = read_trace(&d.path().join("second.dltrace"));
     let key = |r: &Record| (r.op, r.offset_bytes, r.len_bytes);
     // The whole first trace (its check reads included) is replayed, after the replay's
-    // own check reads of the second device.
+    // own check reads of the second device (--no-fill: no fill step before it).
     let want: Vec<_> = all_first.iter().map(|(r, _)| key(r)).collect();
     let got: Vec<_> = replayed
         .iter()
@@ -519,8 +520,8 @@ fn a_recorded_run_replays_on_another_device_as_the_same_ios_in_the_same_order() 
         "the replay issued the recorded I/Os, in order"
     );
     assert!(
-        got[..own].iter().all(|k| *k == (Op::Read, 0, 4096)),
-        "{got:?}"
+        own <= 8 && got[..own].iter().all(|k| k.0 == Op::Read),
+        "before the replay only drivelab's own check reads: {got:?}"
     );
     let sizes: std::collections::BTreeSet<u64> = issued.iter().map(|r| r.len_bytes).collect();
     assert_eq!(sizes.into_iter().collect::<Vec<_>>(), [4096, 65536]);

@@ -56,6 +56,9 @@ pub struct Replay {
     /// reads (`--no-fill`: not).
     #[serde(default = "yes")]
     pub fill: bool,
+    /// `--short`: a demonstration on a 64 MiB span (reports mark it so).
+    #[serde(default)]
+    pub short: bool,
 }
 
 fn yes() -> bool {
@@ -83,6 +86,7 @@ impl Replay {
             issue_log: false,
             writes: true,
             fill: true,
+            short: false,
         }
     }
 

@@ -20,7 +20,11 @@ pub fn short_suite(name: &str) -> Box<dyn Suite> {
         "seqfill" => Box::new(seqfill::SeqFill::new(true)),
         "iometer" => Box::new(iometer::IoMeter::new(true)),
         "mixed" => Box::new(mixed::Mixed::new(true)),
-        "replay" => Box::new(replay::Replay::new(test_trace())),
+        "replay" => {
+            let mut r = replay::Replay::new(test_trace());
+            r.short = true;
+            Box::new(r)
+        }
         _ => panic!("no suite {name}"),
     }
 }
