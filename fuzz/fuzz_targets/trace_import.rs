@@ -13,11 +13,8 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let format = Format::ALL[pick as usize % Format::ALL.len()];
-    let path = FILE.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("drivelab-fuzz-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        dir.join("in.blktrace.0")
-    });
+    // One file, rewritten for every input (blktrace reads `NAME.blktrace.N`).
+    let path = FILE.get_or_init(|| std::env::temp_dir().join("drivelab-fuzz-trace-import.blktrace.0"));
     std::fs::write(path, body).unwrap();
     let opts = Options {
         volume: (pick & 0x80 != 0).then(|| "0".to_string()),

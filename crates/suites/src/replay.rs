@@ -567,11 +567,12 @@ fn table_text(a: &ReplayAnalysis) -> String {
     }
     if let Some(l) = &s.lag {
         t += &format!(
-            "  issue lag: p50 {} ms, p99 {} ms, max {} ms; {} I/Os over 1 ms late: {}\n",
+            "  issue lag: p50 {} ms, p99 {} ms, max {} ms; {} I/O{} over 1 ms late: {}\n",
             ms1(l.p50_lag_ns),
             ms1(l.p99_lag_ns),
             ms1(l.max_lag_ns),
             l.late_ios,
+            if l.late_ios == 1 { "" } else { "s" },
             if l.kept_up {
                 "kept up with the trace"
             } else {
