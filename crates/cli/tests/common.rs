@@ -7,10 +7,30 @@ use std::process::{Command, Output};
 /// drivelab, with the results database of the default location kept inside the test's
 /// own data directory (never the user's).
 pub fn drivelab() -> Command {
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(remove_data_of_finished_test_processes);
     let mut c = Command::new(env!("CARGO_BIN_EXE_drivelab"));
     let data = std::env::temp_dir().join(format!("drivelab-test-data-{}", std::process::id()));
     c.env("XDG_DATA_HOME", data);
     c
+}
+
+/// The data directories of test processes that have ended (a test binary cannot remove
+/// its own at exit): removed by the next one, so `cargo test` run by hand does not fill
+/// the temporary directory (scripts/test removes its whole TMPDIR anyway).
+fn remove_data_of_finished_test_processes() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name.strip_prefix("drivelab-test-data-") else {
+            continue;
+        };
+        if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
 }
 
 /// Run drivelab with `args` in `dir`.
