@@ -34,9 +34,10 @@ pub fn fio_size(s: &str) -> Option<u64> {
     let (num, unit) = s.split_at(split);
     let n: u64 = num.parse().ok()?;
     let u = unit.to_ascii_lowercase();
-    let (p, rest) = match u.chars().next() {
+    let mut chars = u.chars();
+    let (p, rest) = match chars.next() {
         None => return Some(n),
-        Some(c) => (c, &u[1..]),
+        Some(c) => (c, chars.as_str()),
     };
     let exp = match p {
         'b' if rest.is_empty() => return Some(n),
@@ -353,6 +354,15 @@ mod tests {
     fn a_real_result_imports() {
         let doc = import(RESULT, None, "r.json").unwrap();
         assert_eq!(doc.steps.len(), 1);
+    }
+
+    /// Found by fuzzing: a size whose unit is not ASCII (`1В`, a Cyrillic letter) was
+    /// cut inside the letter and panicked; it is no size.
+    #[test]
+    fn a_size_with_a_unit_that_is_not_ascii_is_no_size_not_a_panic() {
+        assert_eq!(fio_size("1В"), None);
+        assert_eq!(fio_size("4k"), Some(4096));
+        assert_eq!(fio_size("4KiB"), Some(4000));
     }
 
     /// Found by fuzzing (fuzz/fuzz_targets/fio_result.rs): a start time past the year
