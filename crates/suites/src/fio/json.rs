@@ -166,6 +166,11 @@ pub fn parse(text: &str) -> Result<Parsed, String> {
     }))
 }
 
+/// The fio version number of a `fio-3.33` string.
+pub fn version_number(v: &str) -> &str {
+    v.trim().trim_start_matches("fio-")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,9 +188,4 @@ mod tests {
         assert!(parse("not fio").unwrap_err().contains("no JSON document"));
         assert!(parse("{\"a\": 1}").unwrap_err().contains("not fio's JSON"));
     }
-}
-
-/// The fio version number of a `fio-3.33` string.
-pub fn version_number(v: &str) -> &str {
-    v.trim().trim_start_matches("fio-")
 }
