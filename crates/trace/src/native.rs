@@ -237,6 +237,12 @@ impl<R: BufRead> Reader<R> {
         } else {
             None
         };
+        if offset_bytes.checked_add(len_bytes).is_none() {
+            return Err(self.corrupt(&format!(
+                "a {} of {len_bytes} bytes at byte offset {offset_bytes} ends past 2^64 bytes",
+                Op::from_code(tag).name()
+            )));
+        }
         let r = Record {
             issue_ns,
             op: Op::from_code(tag),
@@ -352,15 +358,7 @@ pub fn verify(path: &std::path::Path) -> Result<(Header, Totals), TraceError> {
     let f = std::fs::File::open(path)?;
     let mut r = Reader::new(std::io::BufReader::with_capacity(1 << 16, f))?;
     while let Some(rec) = r.next() {
-        let rec = rec?;
-        if rec.offset_bytes.checked_add(rec.len_bytes).is_none() {
-            return Err(r.corrupt(&format!(
-                "a {} of {} bytes at byte offset {} ends past 2^64 bytes",
-                rec.op.name(),
-                rec.len_bytes,
-                rec.offset_bytes
-            )));
-        }
+        rec?;
     }
     let totals = *r.trailer().ok_or_else(|| r.corrupt("no trailer"))?;
     Ok((r.header().clone(), totals))
