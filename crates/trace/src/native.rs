@@ -357,7 +357,7 @@ impl<R: BufRead> Iterator for Reader<R> {
 pub fn verify(path: &std::path::Path) -> Result<(Header, Totals), TraceError> {
     let f = std::fs::File::open(path)?;
     let mut r = Reader::new(std::io::BufReader::with_capacity(1 << 16, f))?;
-    while let Some(rec) = r.next() {
+    for rec in r.by_ref() {
         rec?;
     }
     let totals = *r.trailer().ok_or_else(|| r.corrupt("no trailer"))?;
