@@ -324,6 +324,9 @@ pub fn execute_with(
         let status = StepStatus::from(res.measured.status);
         let failure = res.measured.failure.clone();
         let telemetry = Some(crate::records::telemetry_of(&res.measured));
+        let sensors_end = target.sensors();
+        let mut measured = res.measured;
+        measured.notes.extend(target.take_sensor_notes());
         let rec = StepRecord {
             index: i,
             id: step.id.clone(),
@@ -336,10 +339,10 @@ pub fn execute_with(
             finished_at: Some(now_rfc3339()),
             config: res.config.clone(),
             sensors_start,
-            sensors_end: target.sensors(),
+            sensors_end,
             idle_before_ns,
             idle_sensors,
-            run: Some(res.measured),
+            run: Some(measured),
             telemetry,
         };
         bundle.put_step(rec)?;

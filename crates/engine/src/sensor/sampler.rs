@@ -120,6 +120,42 @@ impl Sampler {
     }
 }
 
+/// Read `sources` once (stamped `at_ns`), outside a run: on a side thread, so that a read
+/// that never returns cannot hang the caller. Waits at most `wait`; past that the sources
+/// are left behind with the read (none come back; any meter command is killed) and a
+/// note says so.
+pub fn sample_once(
+    mut sources: Sources,
+    at_ns: u64,
+    wait: Duration,
+) -> (Sources, Vec<String>, Vec<SensorReading>) {
+    if sources.is_empty() {
+        return (sources, Vec::new(), Vec::new());
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .name("drivelab-sensor-read".into())
+        .spawn(move || {
+            let got: Vec<_> = sources.iter_mut().flat_map(|x| x.sample(at_ns)).collect();
+            let _ = tx.send((sources, got));
+        });
+    if let Err(e) = spawned {
+        let note = format!("The sensors were not read: no thread for them ({e}).");
+        return (Vec::new(), vec![note], Vec::new());
+    }
+    match rx.recv_timeout(wait) {
+        Ok((sources, readings)) => (sources, Vec::new(), readings),
+        Err(_) => {
+            super::meter::kill_all();
+            let note = format!(
+                "A sensor read between runs did not return within {} s (a hung sysfs attribute or device?): it was left behind and the sensors are not read again.",
+                wait.as_secs_f64()
+            );
+            (Vec::new(), vec![note], Vec::new())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,6 +201,31 @@ mod tests {
         fn notes(&mut self) -> Vec<String> {
             vec!["fine".into()]
         }
+    }
+
+    #[test]
+    fn a_read_between_runs_that_never_returns_does_not_hang_the_caller() {
+        let hold = Arc::new(Mutex::new(()));
+        let blocker = hold.lock().unwrap();
+        let (tx, _rx) = mpsc::channel();
+        let src = Stuck {
+            reads: tx,
+            hold: hold.clone(),
+        };
+        let (sources, notes, readings) =
+            sample_once(vec![Box::new(src)], 0, Duration::from_millis(1));
+        assert!(sources.is_empty() && readings.is_empty());
+        assert!(notes[0].contains("did not return"), "{notes:?}");
+        drop(blocker);
+    }
+
+    #[test]
+    fn a_read_between_runs_gives_the_sources_back() {
+        let (sources, notes, readings) =
+            sample_once(vec![Box::new(Fine)], 7, Duration::from_secs(3600));
+        assert_eq!(sources.len(), 1);
+        assert!(notes.is_empty());
+        assert_eq!(readings[0].at_ns, 7);
     }
 
     #[test]

@@ -319,6 +319,7 @@ pub(super) fn open(path: &Path, opts: &OpenOptions) -> Result<Target, TargetErro
         adopted: false,
         filled: false,
         sensors: Vec::new(),
+        sensor_notes: Vec::new(),
         lock: None,
     })
 }

@@ -282,6 +282,7 @@ pub(super) fn create(path: &Path, opts: &OpenOptions) -> Result<Target, TargetEr
         adopted: false,
         filled: false,
         sensors: Vec::new(),
+        sensor_notes: Vec::new(),
         lock,
     })
 }
@@ -345,6 +346,7 @@ pub(super) fn open_existing(path: &Path, opts: &OpenOptions) -> Result<Target, T
         adopted: false,
         filled: mark.is_some_and(|m| m.filled),
         sensors: Vec::new(),
+        sensor_notes: Vec::new(),
         lock: Some(probe),
     })
 }

@@ -126,6 +126,8 @@ pub struct Target {
     filled: bool,
     /// Sensors attached to a real target (temperature, power, …).
     sensors: Vec<Box<dyn SensorSource>>,
+    /// Notes about sensor reads between runs (a read left behind), not yet said.
+    sensor_notes: Vec<String>,
     /// A file target's exclusive lock (flock), held as long as the target is open so
     /// that two runs never measure one file at once.
     #[allow(dead_code)]
@@ -164,6 +166,7 @@ impl Target {
                 adopted: false,
                 filled: false,
                 sensors: Vec::new(),
+                sensor_notes: Vec::new(),
                 lock: None,
             }),
             TargetSpec::Model(model) => {
@@ -184,6 +187,7 @@ impl Target {
                     adopted: false,
                     filled: false,
                     sensors: Vec::new(),
+                    sensor_notes: Vec::new(),
                     lock: None,
                 })
             }
@@ -277,15 +281,29 @@ impl Target {
     }
 
     /// Sensor values now: a simulated device's own, or those of the attached sources
-    /// (stamped 0: outside a run there is no run clock).
+    /// (stamped 0: outside a run there is no run clock). A read that does not return
+    /// within [`FINISH_WAIT`](crate::sensor::sampler::FINISH_WAIT) is left behind with
+    /// the sources, and a note waits in [`Target::take_sensor_notes`].
     pub fn sensors(&mut self) -> Vec<SensorReading> {
         match &mut self.handle {
             Handle::Model(m) => {
                 let now = m.now_ns();
                 m.sensors(now)
             }
-            _ => self.sensors.iter_mut().flat_map(|s| s.sample(0)).collect(),
+            _ => {
+                use crate::sensor::sampler::{sample_once, FINISH_WAIT};
+                let sources = std::mem::take(&mut self.sensors);
+                let (back, notes, readings) = sample_once(sources, 0, FINISH_WAIT);
+                self.sensors = back;
+                self.sensor_notes.extend(notes);
+                readings
+            }
         }
+    }
+
+    /// What happened to the sensors between runs (a read left behind), said once.
+    pub fn take_sensor_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.sensor_notes)
     }
 
     /// Keep only the attached sources `choice` names (`--sensors`: `auto`, `none`, or a
