@@ -463,6 +463,36 @@ pub fn tsc_usable() -> bool {
         .unwrap_or(false)
 }
 
+/// The calling thread's timer slack in ns (PR_GET_TIMERSLACK): how late the kernel may
+/// end its sleeps and timed waits to batch wake-ups (50 µs by default).
+pub fn timer_slack_ns() -> io::Result<u64> {
+    // SAFETY: PR_GET_TIMERSLACK takes no pointers; the result is the value or -1.
+    let r = unsafe { libc::prctl(libc::PR_GET_TIMERSLACK, 0, 0, 0, 0) };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r as u64)
+    }
+}
+
+/// Set the calling thread's timer slack (PR_SET_TIMERSLACK; at least 1 ns).
+pub fn set_timer_slack_ns(ns: u64) -> io::Result<()> {
+    // SAFETY: PR_SET_TIMERSLACK takes an integer, no pointers.
+    check(unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns.max(1) as libc::c_ulong, 0, 0, 0) })
+}
+
+/// Send `sig` to every process of the process group `pgid` (a child started in a group
+/// of its own, so that whatever it started goes too).
+pub fn kill_process_group(pgid: u32, sig: libc::c_int) -> io::Result<()> {
+    let pgid = libc::pid_t::try_from(pgid)
+        .ok()
+        .filter(|&p| p > 1)
+        .ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: kill(2) takes plain integers; a negative pid names a process group, and
+    // `pgid > 1` rules out 0, -1 and the init group (every process, or ours).
+    check(unsafe { libc::kill(-pgid, sig) })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -513,34 +543,4 @@ mod tests {
             assert_eq!(written_bytes_fiemap(&f, 0, 1 << 20).unwrap(), 4096);
         }
     }
-}
-
-/// The calling thread's timer slack in ns (PR_GET_TIMERSLACK): how late the kernel may
-/// end its sleeps and timed waits to batch wake-ups (50 µs by default).
-pub fn timer_slack_ns() -> io::Result<u64> {
-    // SAFETY: PR_GET_TIMERSLACK takes no pointers; the result is the value or -1.
-    let r = unsafe { libc::prctl(libc::PR_GET_TIMERSLACK, 0, 0, 0, 0) };
-    if r < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(r as u64)
-    }
-}
-
-/// Set the calling thread's timer slack (PR_SET_TIMERSLACK; at least 1 ns).
-pub fn set_timer_slack_ns(ns: u64) -> io::Result<()> {
-    // SAFETY: PR_SET_TIMERSLACK takes an integer, no pointers.
-    check(unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns.max(1) as libc::c_ulong, 0, 0, 0) })
-}
-
-/// Send `sig` to every process of the process group `pgid` (a child started in a group
-/// of its own, so that whatever it started goes too).
-pub fn kill_process_group(pgid: u32, sig: libc::c_int) -> io::Result<()> {
-    let pgid = libc::pid_t::try_from(pgid)
-        .ok()
-        .filter(|&p| p > 1)
-        .ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
-    // SAFETY: kill(2) takes plain integers; a negative pid names a process group, and
-    // `pgid > 1` rules out 0, -1 and the init group (every process, or ours).
-    check(unsafe { libc::kill(-pgid, sig) })
 }
