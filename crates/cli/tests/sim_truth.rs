@@ -246,6 +246,93 @@ fn a_drive_with_tiered_gc_shows_its_phases_as_levels_and_stalls() {
 }
 
 #[test]
+fn a_drive_with_tiers_of_gc_urgency_shows_four_levels_and_stuttering_phases() {
+    // The NVMe review's SM2260: a steady state that shifts between four levels, with
+    // phases of whole seconds without I/O. From the mechanism: background GC in three
+    // tiers of urgency (a victim every 2048, 1024, 512 host pages as the free pool
+    // sinks), none of which keeps up, then a foreground refill while the host waits.
+    // The levels analysis finds each tier's level (within 5 % of the rate the model
+    // wrote at in that phase) and its share of the time (within 2 points of the
+    // seconds the phase held most of), and the stalls are the seconds without I/O.
+    let doc = suite(&[
+        "consistency",
+        "sim:nvme-tlc,capacity=32G,op=25%,dies=4,channels=4,gc=tiered,gc_batch=1000,gc_bg_every=2048,gc_tiers=3,thermal=off,slc=0",
+        "--duration",
+        "1200s",
+    ]);
+    let a = &doc["summary"]["analysis"];
+    let run = steps(&doc, "4K random write")[0];
+    let gt = &run["run"]["simulator_ground_truth"];
+    let origin = step_origin_ns(run);
+    let n = a["iops_per_s"].as_array().unwrap().len();
+    let burst_end = f(&a["burst"]["at_s"]).ceil() as usize;
+    // (start s, kind, host pages before it), from the run's start.
+    let phases: Vec<(f64, String, f64)> = gt["gc_phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                (f(&p[0]) - origin) / 1e9,
+                p[1].as_str().unwrap().into(),
+                f(&p[2]),
+            )
+        })
+        .collect();
+    let mut rate = std::collections::HashMap::<String, (f64, f64)>::new();
+    let mut held = vec![std::collections::HashMap::<String, f64>::new(); n];
+    for (i, (start, kind, pages)) in phases.iter().enumerate() {
+        let Some((end, _, end_pages)) = phases.get(i + 1) else {
+            break;
+        };
+        let (s, e) = (start.max(burst_end as f64), end.min(n as f64));
+        if e <= s {
+            continue;
+        }
+        let r = rate.entry(kind.clone()).or_default();
+        (r.0, r.1) = (r.0 + (end_pages - pages), r.1 + (end - start));
+        for (sec, h) in held
+            .iter_mut()
+            .enumerate()
+            .take(e.ceil() as usize)
+            .skip(s as usize)
+        {
+            let part = e.min(sec as f64 + 1.0) - s.max(sec as f64);
+            *h.entry(kind.clone()).or_default() += part.max(0.0);
+        }
+    }
+    let mostly = |kind: &str| {
+        held[burst_end..]
+            .iter()
+            .filter(|h| {
+                h.iter()
+                    .max_by(|x, y| x.1.total_cmp(y.1))
+                    .is_some_and(|(k, _)| k == kind)
+            })
+            .count() as f64
+    };
+    let kinds = ["background-3", "background-2", "background", "fast"];
+    let levels = a["levels"].as_array().unwrap();
+    assert_eq!(levels.len(), 4, "{levels:?}");
+    let all: f64 = kinds.iter().map(|k| mostly(k)).sum();
+    for (level, kind) in levels.iter().zip(kinds) {
+        let (pages, secs) = rate[kind];
+        within(f(&level["centre_iops"]), pages / secs, 0.05, kind);
+        let share = f(&level["share"]);
+        let truth = mostly(kind) / all;
+        assert!(
+            (share - truth).abs() <= 0.02,
+            "{kind}: share {share:.3}, truth {truth:.3}"
+        );
+    }
+    let zero = a["iops_per_s"].as_array().unwrap()[burst_end..]
+        .iter()
+        .filter(|v| f(v) == 0.0)
+        .count() as f64;
+    within(zero, mostly("foreground"), 0.05, "seconds without I/O");
+}
+
+#[test]
 fn consistency_finds_the_end_of_the_burst() {
     let doc = suite(&[
         "consistency",

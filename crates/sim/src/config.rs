@@ -171,6 +171,8 @@ pub enum GcMode {
     /// has every die); below it, background GC of one victim every `gc_bg_every` host
     /// pages beside the host; out of reserve, a foreground batch refill while the host
     /// waits. A drive whose background GC does not keep up cycles through the three.
+    /// `gc_tiers` splits the background band into tiers of rising urgency (each one
+    /// collects twice as often as the one above it): one level per tier.
     Tiered,
 }
 
@@ -258,6 +260,11 @@ pub struct SimConfig {
     /// Host pages written between two background GC victims (`GcMode::Tiered`); 0: one
     /// erase block's worth.
     pub gc_bg_every_pages: u32,
+    /// Background GC tiers (`GcMode::Tiered`, 1 to 8): the band between the background
+    /// threshold and the foreground reserve is split into this many equal parts, and
+    /// the deeper the free pool is into it, the more often a victim is collected
+    /// (`gc_bg_every`, half of it, a quarter, …), as controllers raise GC urgency.
+    pub gc_tiers: u32,
     /// When the SLC cache is folded.
     pub fold: FoldMode,
     /// Bytes folded while the host waits when the cache is full (`FoldMode::Load`).
@@ -326,6 +333,7 @@ impl SimConfig {
             gc: GcMode::Incremental,
             gc_batch_blocks: 64,
             gc_bg_every_pages: 0,
+            gc_tiers: 1,
             fold: FoldMode::Idle,
             fold_batch_bytes: 4 << 30,
             thermal: false,
@@ -486,6 +494,9 @@ impl SimConfig {
                     cfg.gc_bg_every_pages = parse_count(value, 0, 1 << 30)
                         .ok_or_else(|| bad("a number of host pages from 0 to 1073741824 (0: one erase block)"))?
                 }
+                "gc_tiers" => {
+                    cfg.gc_tiers = parse_count(value, 1, 8).ok_or_else(|| bad("a number of background GC tiers from 1 to 8"))?
+                }
                 "gc_batch" => {
                     cfg.gc_batch_blocks = parse_count(value, 1, 1 << 20)
                         .ok_or_else(|| bad("a number of blocks from 1 to 1048576"))?
@@ -513,7 +524,7 @@ impl SimConfig {
                 _ => {
                     return Err(format!(
                         "sim: unknown key '{key}': expected one of capacity, op, slc, channels, dies, \
-                         iface, cell, tread, tprog, terase, block, dram, gc, gc_batch, gc_bg_every, fold, fold_batch, thermal, ambient, \
+                         iface, cell, tread, tprog, terase, block, dram, gc, gc_batch, gc_bg_every, gc_tiers, fold, fold_batch, thermal, ambient, \
                          start_temp, throttle_temp, release_temp, thermal_r, thermal_tau, idle_power, seed"
                     ))
                 }
@@ -555,6 +566,9 @@ impl SimConfig {
         ));
         if self.gc_bg_every_pages != 0 {
             s.push_str(&format!(",gc_bg_every={}", self.gc_bg_every_pages));
+        }
+        if self.gc_tiers != 1 {
+            s.push_str(&format!(",gc_tiers={}", self.gc_tiers));
         }
         if self.fold != FoldMode::Idle || self.fold_batch_bytes != 4 << 30 {
             s.push_str(&format!(
@@ -705,7 +719,17 @@ mod tests {
             c.to_spec()
         );
         let c = SimConfig::parse("sim:gc=tiered,gc_batch=1000,gc_bg_every=512").unwrap();
-        assert_eq!((c.gc, c.gc_bg_every_pages), (GcMode::Tiered, 512));
+        assert_eq!(
+            (c.gc, c.gc_bg_every_pages, c.gc_tiers),
+            (GcMode::Tiered, 512, 1)
+        );
+        let c = SimConfig::parse("sim:gc=tiered,gc_tiers=3").unwrap();
+        assert_eq!(c.gc_tiers, 3);
+        assert_eq!(SimConfig::parse(&c.to_spec()).unwrap().gc_tiers, 3);
+        for bad in ["0", "9", "x"] {
+            let e = SimConfig::parse(&format!("sim:gc_tiers={bad}")).unwrap_err();
+            assert!(e.contains("gc_tiers") && e.contains("1 to 8"), "{e}");
+        }
         assert_eq!(
             SimConfig::parse(&c.to_spec()).unwrap(),
             c,

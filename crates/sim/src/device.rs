@@ -53,17 +53,27 @@ struct Costs {
 enum GcPhase {
     /// No GC: the host has every die.
     Fast,
-    /// Background GC beside the host.
-    Background,
+    /// Background GC beside the host, in its tier (0: the least urgent).
+    Background(u8),
     /// Foreground refill; the host waits.
     Foreground,
 }
 
 impl GcPhase {
     fn name(self) -> &'static str {
+        const TIERS: [&str; 8] = [
+            "background",
+            "background-2",
+            "background-3",
+            "background-4",
+            "background-5",
+            "background-6",
+            "background-7",
+            "background-8",
+        ];
         match self {
             GcPhase::Fast => "fast",
-            GcPhase::Background => "background",
+            GcPhase::Background(tier) => TIERS[usize::from(tier).min(TIERS.len() - 1)],
             GcPhase::Foreground => "foreground",
         }
     }
@@ -131,11 +141,13 @@ pub struct SimDevice {
     now_ns: u64,
     stalls: Vec<(u64, u64)>,
     /// Tiered GC: the free-pool level below which background GC runs, the host pages
-    /// between its victims, the pages written since its last one, and each phase's start.
+    /// between its victims, its tiers, the pages written since its last victim, and each
+    /// phase's start (time, phase, host pages written before it).
     gc_bg: u32,
     bg_every: u32,
+    bg_tiers: u32,
     bg_count: u32,
-    phases: Vec<(u64, GcPhase)>,
+    phases: Vec<(u64, GcPhase, u64)>,
     /// Times the host waited for a full SLC cache to be folded (`FoldMode::Load`).
     fold_stalls: Vec<(u64, u64)>,
     /// When garbage collection first had to copy a valid page: the end of the
@@ -187,6 +199,7 @@ impl SimDevice {
             }
         };
         let ftl = Ftl::new(user_pages as u32, blocks as u32, np, cfg.dies);
+        let bg_tiers = cfg.gc_tiers.clamp(1, 8);
         let bg_every = if cfg.gc_bg_every_pages == 0 {
             np
         } else {
@@ -246,6 +259,7 @@ impl SimDevice {
             fold_stalls: Vec::new(),
             gc_bg: gc_low + (gc_high - gc_low) / 2,
             bg_every,
+            bg_tiers,
             bg_count: 0,
             phases: Vec::new(),
             gc_first_copy_ns: None,
@@ -524,11 +538,16 @@ impl SimDevice {
     }
 
     /// Background GC of the tiered mode: below half of the batch reserve, one victim
-    /// every `gc_bg_every` host pages, beside the host's writes.
+    /// every `gc_bg_every` host pages beside the host's writes, twice as often in each
+    /// deeper tier of the band down to the foreground reserve (`gc_tiers`).
     fn background_gc(&mut self, t: u64) {
-        self.phase(t, GcPhase::Background);
+        let depth = u64::from(self.gc_bg - self.ftl.free_blocks().min(self.gc_bg));
+        let band = u64::from(self.gc_bg - self.gc_low) + 1;
+        let tier =
+            (depth * u64::from(self.bg_tiers) / band).min(u64::from(self.bg_tiers) - 1) as u32;
+        self.phase(t, GcPhase::Background(tier as u8));
         self.bg_count += 1;
-        if self.bg_count >= self.bg_every {
+        if self.bg_count >= (self.bg_every >> tier).max(1) {
             self.bg_count = 0;
             self.flush();
             let before = self.ftl_moved();
@@ -539,8 +558,8 @@ impl SimDevice {
 
     /// Record the tiered GC's phase from `t` on (when it changes).
     fn phase(&mut self, t: u64, p: GcPhase) {
-        if self.phases.last().is_none_or(|&(_, last)| last != p) {
-            self.phases.push((t, p));
+        if self.phases.last().is_none_or(|&(_, last, _)| last != p) {
+            self.phases.push((t, p, self.st.host_write_pages));
         }
     }
 
@@ -897,7 +916,7 @@ impl DeviceModel for SimDevice {
         truth["gc_phases"] = json!(self
             .phases
             .iter()
-            .map(|&(t, p)| json!([t, p.name()]))
+            .map(|&(t, p, pages)| json!([t, p.name(), pages]))
             .collect::<Vec<_>>());
         truth["slc_fold_mode"] = json!(self.cfg.fold.name());
         truth["slc_fold_batch_bytes"] = json!(self.cfg.fold_batch_bytes);
