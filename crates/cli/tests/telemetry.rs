@@ -665,3 +665,47 @@ fn seconds_throttled_match_the_simulators_own_and_are_shaded_in_the_report() {
     let svg = std::fs::read_to_string(dir.path().join("svg/seqfill-telemetry.svg")).unwrap();
     assert!(svg.contains("throttled"), "no throttled range in the chart");
 }
+
+#[test]
+fn a_deep_queue_of_large_writes_heats_the_model_as_the_work_is_done_not_when_queued() {
+    // 512 writes of 64 MiB queued at once are 40 s of NAND work: charged when queued, the
+    // model read 123 °C after 1 s while its own truth said 57 °C. The readings follow the
+    // heat of the work carried out, and the last one is the state the run left.
+    let dir = tempfile::tempdir().unwrap();
+    let doc = run_json(
+        dir.path(),
+        &[
+            "io",
+            "sim:nvme-tlc,capacity=128G",
+            "--rw",
+            "write",
+            "--bs",
+            "64M",
+            "--iodepth",
+            "512",
+            "--runtime",
+            "2s",
+        ],
+    );
+    let gt = &doc["simulator_ground_truth"];
+    let temps: Vec<f64> = readings(&doc, "model", "temperature")
+        .into_iter()
+        .flatten()
+        .collect();
+    let max_truth = gt["max_temperature_celsius"].as_f64().unwrap();
+    let now_truth = gt["temperature_now_celsius"].as_f64().unwrap();
+    assert!(temps.len() >= 2, "{temps:?}");
+    for t in &temps {
+        assert!(
+            *t <= max_truth + 0.5,
+            "a reading of {t} °C above the model's {max_truth}"
+        );
+    }
+    let last = *temps.last().unwrap();
+    assert!(
+        (last - now_truth).abs() < 0.5,
+        "last reading {last} vs {now_truth}"
+    );
+    // The drive heated over the 25 s of work it did, as a drive dissipating a few watts.
+    assert!(last > temps[0] + 5.0 && last < 80.0, "{temps:?}");
+}

@@ -226,8 +226,12 @@ impl Aggregator {
                     g.total_bytes[1] += o.bytes[1];
                 }
             }
+            // An interval's reading is the latest within it. A last interval stretched
+            // by the drain after a deadline runs to its last completion, where the final
+            // reading is taken: it ends the series with the state the run left.
+            let drained = end_ns.is_some() && idx + 1 == upto && dur > self.interval_ns;
             let lo = self.origin_ns + start;
-            let hi = lo + self.interval_ns;
+            let hi = lo + self.interval_ns.max(dur) + u64::from(drained);
             let mut latest: Vec<SensorReading> = Vec::new();
             for s in g.sensors.iter().filter(|s| s.at_ns >= lo && s.at_ns < hi) {
                 keep_latest(&mut latest, s.clone());

@@ -134,6 +134,10 @@ pub struct SimDevice {
     /// The time and work energy of the last `sensors` call: the power reported next is
     /// over the span since.
     power_mark: (u64, f64),
+    /// The time and work energy the heat had reached at the last thermal update: work
+    /// issued since is delivered as the device carries it out (see
+    /// [`SimDevice::delivered_energy_j`]).
+    heat_mark: (u64, f64),
     mult: u64,
     gc_low: u32,
     gc_high: u32,
@@ -240,6 +244,7 @@ impl SimDevice {
             }),
             energy: NVME_ENERGY,
             power_mark: (0, 0.0),
+            heat_mark: (0, 0.0),
             res: Resources::new(cfg.dies, cfg.channels),
             last_read_unit: vec![NONE; cfg.dies as usize],
             host_die: 0,
@@ -324,8 +329,27 @@ impl SimDevice {
         self.cfg.thermal_params.idle_w * at_ns as f64 * 1e-9 + self.energy_j()
     }
 
+    /// Work energy delivered by `t`: the work issued is charged when it is done, not when
+    /// it is queued. Work issued since the last thermal update is spread evenly from
+    /// that update to the time the device is busy until (a deep queue of large writes
+    /// is hours of NAND work issued at once: charged at once, it would be a heat pulse
+    /// of hundreds of watts the drive never dissipates).
+    fn delivered_energy_j(&self, t: u64) -> f64 {
+        let issued = self.energy_j();
+        let (t0, e0) = self.heat_mark;
+        let until = self.res.busy_until().max(self.res.all_dies_free_at());
+        if t >= until || issued <= e0 {
+            issued
+        } else if t <= t0 {
+            e0
+        } else {
+            e0 + (issued - e0) * (t - t0) as f64 / (until - t0) as f64
+        }
+    }
+
     fn thermal_to(&mut self, t: u64) {
-        let energy = self.energy_j();
+        let energy = self.delivered_energy_j(t);
+        self.heat_mark = (t.max(self.heat_mark.0), energy);
         if let Some(th) = &mut self.thermal {
             th.update(t, energy);
             self.mult = if th.throttled() { THROTTLE_FACTOR } else { 1 };
@@ -801,7 +825,7 @@ impl DeviceModel for SimDevice {
     /// stamped at that call's time (the span it describes). The powers add up exactly to
     /// the ground truth's `energy_j` over the same time.
     fn sensors(&mut self, at_ns: u64) -> Vec<SensorReading> {
-        let work = self.energy_j();
+        let work = self.delivered_energy_j(at_ns);
         let mut v = Vec::new();
         if let Some(th) = &self.thermal {
             let now = at_ns.max(th.last_ns());
@@ -930,8 +954,10 @@ impl DeviceModel for SimDevice {
             truth["thermal_idle_power_w"] = json!(p.idle_w);
             truth["throttle_celsius"] = json!(p.throttle_c);
             truth["throttle_release_celsius"] = json!(p.release_c);
-            truth["temperature_now_celsius"] =
-                json!(th.temperature_at(self.now_ns.max(th.last_ns()), self.energy_j()));
+            truth["temperature_now_celsius"] = json!(th.temperature_at(
+                self.now_ns.max(th.last_ns()),
+                self.delivered_energy_j(self.now_ns.max(th.last_ns())),
+            ));
         }
         // The dies' budget at that WA, only where it is the rate: one resource alone
         // limits it (the closed form does not model two near-saturated resources in
