@@ -3,9 +3,11 @@
 //!
 //! With `slc=dynamic` the cache is not a fixed size: it is created from the free space
 //! whenever it is empty and enough is free, and a full one is folded beside the host's
-//! writes (module `dynamic_slc`); the ground truth's `slc_write_phases` records when
-//! host writes went to SLC, to native blocks beside folding, to native blocks alone, and
-//! to native blocks with GC.
+//! writes (module `dynamic_slc`); the ground truth's `slc_write_phases` records, as
+//! `[virtual ns, mode, host write commands before]`, when host writes went to SLC
+//! (`slc`), to native blocks beside folding (`fold`), to native blocks alone (`native`),
+//! and to native blocks with GC (`gc`); with `host_write_commands` (the count so far)
+//! each phase's true rate follows.
 
 use drivelab_engine::model::{DeviceModel, ModelInfo, SensorReading};
 use drivelab_engine::op::{Dir, IoOp};
@@ -692,7 +694,8 @@ impl SimDevice {
                 d.gc_ran = false;
             }
         }
-        d.note(t);
+        // The command in flight is counted already: it belongs to the mode it starts in.
+        d.note(t, self.st.host_write_ops - 1);
         self.dyn_slc = Some(d);
     }
 
@@ -990,8 +993,9 @@ impl DeviceModel for SimDevice {
             .dyn_slc
             .iter()
             .flat_map(|d| d.phases.iter())
-            .map(|&(t, m)| json!([t, m.name()]))
+            .map(|&(t, m, ops)| json!([t, m.name(), ops]))
             .collect::<Vec<_>>());
+        truth["host_write_commands"] = json!(s.host_write_ops);
         truth["slc_fold_batch_bytes"] = json!(self.cfg.fold_batch_bytes);
         truth["slc_fold_stall_intervals_ns"] = json!(pairs(&self.fold_stalls));
         if let Some(th) = &self.thermal {

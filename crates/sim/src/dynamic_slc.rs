@@ -67,8 +67,8 @@ pub struct DynamicSlc {
     pub emptying: bool,
     /// GC ran since the cache was last created.
     pub gc_ran: bool,
-    /// (virtual time, mode) at every change.
-    pub phases: Vec<(u64, Mode)>,
+    /// (virtual time, mode, host write commands before it) at every change.
+    pub phases: Vec<(u64, Mode, u64)>,
 }
 
 impl DynamicSlc {
@@ -113,11 +113,11 @@ impl DynamicSlc {
         }
     }
 
-    /// Record the mode at `t` when it changed.
-    pub fn note(&mut self, t: u64) {
+    /// Record the mode at `t`, after `host_ops` host write commands, when it changed.
+    pub fn note(&mut self, t: u64, host_ops: u64) {
         let m = self.mode();
-        if self.phases.last().is_none_or(|&(_, last)| last != m) {
-            self.phases.push((t, m));
+        if self.phases.last().is_none_or(|&(_, last, _)| last != m) {
+            self.phases.push((t, m, host_ops));
         }
     }
 }

@@ -65,7 +65,8 @@ pub struct Phase {
 /// [`PHASE_SMOOTH_S`] seconds, by binary segmentation: of every phase so far, the
 /// split (both sides at least [`PHASE_MIN_S`] seconds) that best fits a constant on
 /// each side by least squares; the split that lowers the total squared error most is
-/// taken if its two sides' means differ by at least [`PHASE_STEP_RATIO`], until none
+/// taken if its two sides' means differ by at least [`PHASE_STEP_RATIO`] and it fits
+/// better than one straight line over the phase (a drift is no step), until none
 /// does or there are [`PHASE_MAX`] phases. Then neighbouring phases whose levels (see
 /// [`Phase::level_iops`], on the raw series) differ by less than that factor are
 /// merged. The last phase is `Steady`; the first is a `Burst` when its level is at
@@ -106,17 +107,39 @@ pub fn phases(iops_per_s: &[f64]) -> Vec<Phase> {
 struct Prefix {
     s1: Vec<f64>,
     s2: Vec<f64>,
+    /// Sums of i·y (i the second), for the straight-line fit.
+    sx: Vec<f64>,
 }
 
 impl Prefix {
     fn new(y: &[f64]) -> Prefix {
         let mut s1 = vec![0.0; y.len() + 1];
         let mut s2 = vec![0.0; y.len() + 1];
+        let mut sx = vec![0.0; y.len() + 1];
         for (i, &v) in y.iter().enumerate() {
             s1[i + 1] = s1[i] + v;
             s2[i + 1] = s2[i] + v * v;
+            sx[i + 1] = sx[i] + i as f64 * v;
         }
-        Prefix { s1, s2 }
+        Prefix { s1, s2, sx }
+    }
+
+    /// Squared error of the least-squares straight line over `a..b`.
+    fn line_sse(&self, a: usize, b: usize) -> f64 {
+        let n = (b - a) as f64;
+        let (a, b) = (a as f64, b as f64);
+        // Sums of i and i² over a..b, in closed form.
+        let si = (a + b - 1.0) * n / 2.0;
+        let sii = ((b - 1.0) * b * (2.0 * b - 1.0) - (a - 1.0) * a * (2.0 * a - 1.0)) / 6.0;
+        let (a, b) = (a as usize, b as usize);
+        let sy = self.s1[b] - self.s1[a];
+        let sxx = sii - si * si / n;
+        let sxy = (self.sx[b] - self.sx[a]) - si * sy / n;
+        let syy = (self.s2[b] - self.s2[a]) - sy * sy / n;
+        if sxx <= 0.0 {
+            return syy.max(0.0);
+        }
+        (syy - sxy * sxy / sxx).max(0.0)
     }
 
     fn mean(&self, a: usize, b: usize) -> f64 {
@@ -130,7 +153,8 @@ impl Prefix {
 }
 
 /// The best split of `a..b` and how much it lowers the squared error, when its sides
-/// differ by at least [`PHASE_STEP_RATIO`].
+/// differ by at least [`PHASE_STEP_RATIO`] and the step fits better than a straight
+/// line (a slow drift is not two phases).
 fn best_split(p: &Prefix, a: usize, b: usize) -> Option<(usize, f64)> {
     if b - a < 2 * PHASE_MIN_S {
         return None;
@@ -139,7 +163,7 @@ fn best_split(p: &Prefix, a: usize, b: usize) -> Option<(usize, f64)> {
     let (t, e) = (a + PHASE_MIN_S..=b - PHASE_MIN_S)
         .map(|t| (t, p.sse(a, t) + p.sse(t, b)))
         .min_by(|u, v| u.1.total_cmp(&v.1))?;
-    apart(p.mean(a, t), p.mean(t, b)).then_some((t, whole - e))
+    (apart(p.mean(a, t), p.mean(t, b)) && e < p.line_sse(a, b)).then_some((t, whole - e))
 }
 
 /// Whether two levels differ by at least [`PHASE_STEP_RATIO`].
@@ -313,12 +337,17 @@ mod tests {
         assert_eq!(got.len(), 1, "{got:?}");
         assert_eq!(got[0].kind, PhaseKind::Steady);
         assert_eq!(describe(&got), None);
-        // Garbage collection settling: +20 % over 500 s after a burst.
-        let mut x = series(4, &[(30, 90e3)]);
-        x.extend((0..500).map(|i| 30e3 * (1.0 + 0.2 * i as f64 / 500.0)));
-        let got = phases(&x);
-        assert_eq!(got.len(), 2, "{got:?}");
-        assert_eq!((got[0].kind, got[0].end_s), (PhaseKind::Burst, 30));
+        // Garbage collection settling: +20 % or +50 % over 500 s after a burst.
+        for rise in [0.2, 0.5] {
+            let mut rng = fastrand::Rng::with_seed(4);
+            let mut x = series(4, &[(30, 90e3)]);
+            x.extend(
+                (0..500).map(|i| noisy(&mut rng, 30e3 * (1.0 + rise * i as f64 / 500.0), 0.1)),
+            );
+            let got = phases(&x);
+            assert_eq!(got.len(), 2, "{got:?}");
+            assert_eq!((got[0].kind, got[0].end_s), (PhaseKind::Burst, 30));
+        }
     }
 
     #[test]
