@@ -257,7 +257,14 @@ fn a_dynamic_slc_cache_with_25_percent_op_gives_an_intermediate_phase_and_a_seco
     // space folding won back. The phases analysis recovers the simulator's own record of
     // what host writes went to (SLC, native beside folding, native alone, native with GC):
     // every boundary and every level within 5 %.
-    let doc = suite(&["consistency", DYNAMIC_SLC, "--op", "25%", "--duration", "600s"]);
+    let doc = suite(&[
+        "consistency",
+        DYNAMIC_SLC,
+        "--op",
+        "25%",
+        "--duration",
+        "600s",
+    ]);
     let a = &doc["summary"]["analysis"];
     let fill = steps(&doc, "precondition")[0];
     let run = steps(&doc, "4K random write")[0];
@@ -266,7 +273,11 @@ fn a_dynamic_slc_cache_with_25_percent_op_gives_an_intermediate_phase_and_a_seco
     // Truth: (start s, mode, host write commands before it), from the test's start on.
     let mut truth: Vec<(f64, String, f64)> = Vec::new();
     for p in gt["slc_write_phases"].as_array().unwrap() {
-        let (t, mode, ops) = ((f(&p[0]) - origin_ns) / 1e9, p[1].as_str().unwrap(), f(&p[2]));
+        let (t, mode, ops) = (
+            (f(&p[0]) - origin_ns) / 1e9,
+            p[1].as_str().unwrap(),
+            f(&p[2]),
+        );
         if t <= 0.0 {
             let at_start = f(&fill["run"]["simulator_ground_truth"]["host_write_commands"]);
             truth = vec![(0.0, mode.to_string(), at_start)];
@@ -276,7 +287,10 @@ fn a_dynamic_slc_cache_with_25_percent_op_gives_an_intermediate_phase_and_a_seco
     }
     let modes: Vec<&str> = truth.iter().map(|p| p.1.as_str()).collect();
     assert_eq!(modes, ["slc", "fold", "slc", "fold", "native", "gc"]);
-    let end = ((f(&gt["now_ns"]) - origin_ns) / 1e9, f(&gt["host_write_commands"]));
+    let end = (
+        (f(&gt["now_ns"]) - origin_ns) / 1e9,
+        f(&gt["host_write_commands"]),
+    );
     let got = a["phases"].as_array().unwrap();
     assert_eq!(got.len(), truth.len(), "{got:#?}");
     for (i, (start, mode, ops)) in truth.iter().enumerate() {

@@ -606,7 +606,10 @@ impl SimConfig {
             ));
         }
         if self.slc_bypass_bytes != 0 {
-            s.push_str(&format!(",slc_bypass={}", format_size(self.slc_bypass_bytes)));
+            s.push_str(&format!(
+                ",slc_bypass={}",
+                format_size(self.slc_bypass_bytes)
+            ));
         }
         let t = &self.thermal_params;
         if *t != M2_NVME {
@@ -757,10 +760,14 @@ mod tests {
             "{}",
             c.to_spec()
         );
-        let c = SimConfig::parse("sim:cell=qlc,slc=dynamic,slc_min=2G,fold_every=1.25,slc_bypass=128K")
-            .unwrap();
+        let c =
+            SimConfig::parse("sim:cell=qlc,slc=dynamic,slc_min=2G,fold_every=1.25,slc_bypass=128K")
+                .unwrap();
         assert_eq!(c.slc, SlcSize::Dynamic);
-        assert_eq!((c.slc_min_bytes, c.fold_every, c.slc_bypass_bytes), (2 << 30, 1.25, 128 << 10));
+        assert_eq!(
+            (c.slc_min_bytes, c.fold_every, c.slc_bypass_bytes),
+            (2 << 30, 1.25, 128 << 10)
+        );
         assert_eq!(c.slc_bytes(), 0);
         assert_eq!(
             SimConfig::parse(&c.to_spec()).unwrap(),

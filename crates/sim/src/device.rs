@@ -18,12 +18,12 @@ use serde_json::json;
 use crate::analytic::{
     greedy_write_amplification, single_bottleneck_iops, steady_random_write_iops, WriteCosts,
 };
+use crate::config::SlcSize;
 use crate::config::{
     FoldMode, GcMode, SimConfig, CHANNEL_BYTES_PER_S, DRAMLESS_MAP_CACHE_SPAN_BYTES,
     MAP_PAGE_SPAN_BYTES, PAGE_BYTES, READ_UNIT_BYTES, SLC_PROGRAM_NS, SLC_PROGRAM_UNIT_BYTES,
     SLC_READ_NS,
 };
-use crate::config::SlcSize;
 use crate::dynamic_slc::DynamicSlc;
 use crate::ftl::{Ftl, NONE};
 use crate::recent_wa::RecentWa;
@@ -622,8 +622,7 @@ impl SimDevice {
         }
         if self.dyn_slc.is_some() {
             self.dynamic_slc_step(t);
-        } else if self.cfg.fold == FoldMode::Load && !self.slc.has_room() && self.slc.used() > 0
-        {
+        } else if self.cfg.fold == FoldMode::Load && !self.slc.has_room() && self.slc.used() > 0 {
             t = self.fold_stall(t);
         }
         let to_slc = self.slc.has_room() && !self.bypass;

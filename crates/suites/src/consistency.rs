@@ -15,8 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use drivelab_analysis::consistency::{
-    burst_transition, describe_phases, performance_levels, phases, score, stalls,
-    REVIEW_WINDOW_S,
+    burst_transition, describe_phases, performance_levels, phases, score, stalls, REVIEW_WINDOW_S,
 };
 use drivelab_analysis::steady::{pts_verdict, rounds_from_series};
 use drivelab_engine::size::SizeOrPercent;

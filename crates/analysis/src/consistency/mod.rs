@@ -13,13 +13,13 @@ mod levels;
 mod phases;
 
 pub use burst::{burst_transition, Transition, BURST_FACTOR, BURST_HEAD_S};
-pub use phases::{
-    describe as describe_phases, phases, Phase, PhaseKind, PHASE_BURST_FACTOR, PHASE_MAX,
-    PHASE_MIN_S, PHASE_SMOOTH_S, PHASE_STEP_RATIO, SECOND_BURST_SHARE,
-};
 pub use levels::{
     performance_levels, Level, LEVEL_BANDWIDTH_LN, LEVEL_DIP_RATIO, LEVEL_MIN_SHARE,
     LEVEL_SIGNIFICANCE_Z,
+};
+pub use phases::{
+    describe as describe_phases, phases, Phase, PhaseKind, PHASE_BURST_FACTOR, PHASE_MAX,
+    PHASE_MIN_S, PHASE_SMOOTH_S, PHASE_STEP_RATIO, SECOND_BURST_SHARE,
 };
 
 use serde::{Deserialize, Serialize};

@@ -300,10 +300,7 @@ mod tests {
         for (g, w) in got.iter().zip(want) {
             assert!(g.start_s.abs_diff(w.0) <= 1, "{g:?} vs {w:?}");
             assert!(g.end_s.abs_diff(w.1) <= 1, "{g:?} vs {w:?}");
-            assert!(
-                (g.level_iops - w.2).abs() <= 0.05 * w.2,
-                "{g:?} vs {w:?}"
-            );
+            assert!((g.level_iops - w.2).abs() <= 0.05 * w.2, "{g:?} vs {w:?}");
             assert_eq!(g.kind, w.3, "{g:?}");
         }
     }
@@ -324,7 +321,9 @@ mod tests {
                 ],
             );
             assert_eq!(
-                describe(&got).unwrap().split(", ").collect::<Vec<_>>()[2].split(' ').next(),
+                describe(&got).unwrap().split(", ").collect::<Vec<_>>()[2]
+                    .split(' ')
+                    .next(),
                 Some("second")
             );
         }
