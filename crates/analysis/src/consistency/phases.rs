@@ -22,6 +22,8 @@ pub const PHASE_SMOOTH_S: usize = 5;
 pub const SECOND_BURST_SHARE: f64 = 0.85;
 /// The first phase is a burst when at least this many times the last phase's level.
 pub const PHASE_BURST_FACTOR: f64 = 1.3;
+/// Levels within this factor of each other are the same level coming back.
+pub const PHASE_SAME_RATIO: f64 = 1.1;
 
 /// What a phase is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,7 +71,9 @@ pub struct Phase {
 /// better than one straight line over the phase (a drift is no step), until none
 /// does or there are [`PHASE_MAX`] phases. Then neighbouring phases whose levels (see
 /// [`Phase::level_iops`], on the raw series) differ by less than that factor are
-/// merged. The last phase is `Steady`; the first is a `Burst` when its level is at
+/// merged, and from the first phase whose level (within [`PHASE_SAME_RATIO`]) comes
+/// back twice more the rest is one phase: a cycle is a steady state (see
+/// `performance_levels` for its levels). The last phase is `Steady`; the first is a `Burst` when its level is at
 /// least [`PHASE_BURST_FACTOR`] × the last's; a phase between is a `Burst` when the
 /// first is one and it comes back to [`SECOND_BURST_SHARE`] of its level, else
 /// `Intermediate`. Empty for an empty series.
@@ -96,6 +100,7 @@ pub fn phases(iops_per_s: &[f64]) -> Vec<Phase> {
         }
     }
     merge_close(&x, &mut cuts);
+    merge_cycles(&x, &mut cuts);
     label(
         cuts.windows(2)
             .map(|w| (w[0], w[1], level(&x[w[0]..w[1]])))
@@ -193,6 +198,27 @@ fn merge_close(x: &[f64], cuts: &mut Vec<usize>) {
             }
             None => return,
         }
+    }
+}
+
+/// A drive cycling between levels (a throttle switching on and off, GC falling behind
+/// and catching up) is in its steady state, not in a sequence of phases: from the first
+/// phase whose level comes back twice more, the rest is one phase (all of the run when
+/// that is the first).
+fn merge_cycles(x: &[f64], cuts: &mut Vec<usize>) {
+    let levels: Vec<f64> = cuts.windows(2).map(|w| level(&x[w[0]..w[1]])).collect();
+    let same = |u: f64, v: f64| (u <= 0.0 && v <= 0.0) || ratio(u, v) < PHASE_SAME_RATIO;
+    let cycling = (0..levels.len()).find(|&i| {
+        levels[i + 1..]
+            .iter()
+            .filter(|&&v| same(levels[i], v))
+            .count()
+            >= 2
+    });
+    if let Some(i) = cycling {
+        let n = cuts[cuts.len() - 1];
+        cuts.truncate(i + 1);
+        cuts.push(n);
     }
 }
 
@@ -347,6 +373,28 @@ mod tests {
             assert_eq!(got.len(), 2, "{got:?}");
             assert_eq!((got[0].kind, got[0].end_s), (PhaseKind::Burst, 30));
         }
+    }
+
+    #[test]
+    fn a_drive_cycling_between_levels_has_no_sequence_of_phases() {
+        // A throttle: 43 s fast, then 35 s slow and 23 s fast over and over.
+        let mut spans = vec![(43, 14e3)];
+        for _ in 0..10 {
+            spans.extend([(35, 4.6e3), (23, 14e3)]);
+        }
+        let got = phases(&series(6, &spans));
+        assert_eq!(got.len(), 1, "{got:#?}");
+        assert_eq!(got[0].kind, PhaseKind::Steady);
+        // A burst, then GC that stalls for whole seconds now and then: burst, then steady.
+        let mut spans = vec![(30, 90e3), (60, 25e3)];
+        for _ in 0..6 {
+            spans.extend([(40, 0.0), (50, 25e3)]);
+        }
+        let got = phases(&series(7, &spans));
+        assert_eq!(got.len(), 2, "{got:#?}");
+        assert_eq!(got[0].kind, PhaseKind::Burst);
+        assert!(got[0].end_s.abs_diff(30) <= 1, "{got:#?}");
+        assert_eq!(got[1].kind, PhaseKind::Steady);
     }
 
     #[test]
