@@ -58,8 +58,8 @@ pub struct DynamicSlc {
     pub bits: u64,
     /// Smallest cache created, in pages.
     pub min_pages: u64,
-    /// Folds owed per host page while the full cache empties.
-    fold_rate: f64,
+    /// Host pages per fold while the full cache empties.
+    fold_every: f64,
     credit: f64,
     /// Host writes go to the cache.
     pub armed: bool,
@@ -76,7 +76,7 @@ impl DynamicSlc {
         DynamicSlc {
             bits,
             min_pages: min_pages.max(1),
-            fold_rate: 1.0 / fold_every,
+            fold_every,
             credit: 0.0,
             armed: false,
             emptying: false,
@@ -94,10 +94,14 @@ impl DynamicSlc {
 
     /// Folds due for one more host page while the cache empties.
     pub fn folds_due(&mut self) -> u32 {
-        self.credit += self.fold_rate;
-        let n = self.credit.floor();
-        self.credit -= n;
-        n as u32
+        // Counted in host pages (exact for fold_every like 1.5 or 2).
+        self.credit += 1.0;
+        let mut n = 0;
+        while self.credit >= self.fold_every {
+            self.credit -= self.fold_every;
+            n += 1;
+        }
+        n
     }
 
     /// The mode now.
