@@ -18,7 +18,9 @@
 //!    pages, so with `fold_every` < `bits − 1` the free space grows while the cache empties.
 //! 3. **Empty again**: the space folding won back becomes the next cache if it holds at
 //!    least `slc_min` (a second, shorter burst: each cycle keeps
-//!    (`bits − 1 − fold_every`) / `bits` of the last cache); otherwise host writes stay in
+//!    (`bits − 1 − fold_every`) / `bits` of the last cache, a little more when cached
+//!    data was overwritten before its fold, as a stale slot is dropped for free);
+//!    otherwise host writes stay in
 //!    native mode without GC until the free pool reaches the GC threshold, and the
 //!    drive settles into garbage collection (the steady state).
 //!
