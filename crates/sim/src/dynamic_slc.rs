@@ -20,13 +20,15 @@
 //!    least `slc_min` (a second, shorter burst: each cycle keeps
 //!    (`bits − 1 − fold_every`) / `bits` of the last cache, a little more when cached
 //!    data was overwritten before its fold, as a stale slot is dropped for free);
-//!    otherwise host writes stay in
-//!    native mode without GC until the free pool reaches the GC threshold, and the
-//!    drive settles into garbage collection (the steady state).
+//!    otherwise host writes stay in native mode without GC until the free pool reaches
+//!    the GC threshold, and the drive settles into garbage collection (the steady state).
 //!
 //! With 25 % over-provisioning (a quarter of the span never written) the free space after
 //! a sequential fill is large, which gives the reviews' burst → intermediate phase →
-//! second burst → steady state; with 7 % spare the first cache is already small.
+//! second burst → steady state; with 7 % spare the first cache is already small. With
+//! `slc_bypass=128K` the sequential fill goes straight to native blocks (firmware that
+//! caches only smaller writes), so the random writes after it find the cache empty;
+//! without it the fill runs through the cycle itself and the test starts where it ended.
 
 /// What host writes are doing, from the cache's point of view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
