@@ -9,11 +9,16 @@ use serde_json::Value;
 
 fn suite(args: &[&str]) -> Value {
     let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("bundle");
+    suite_in(dir.path(), args)
+}
+
+/// [`suite`] with the bundle left in `dir/bundle`.
+fn suite_in(dir: &std::path::Path, args: &[&str]) -> Value {
+    let out = dir.join("bundle");
     let mut a = vec!["run"];
     a.extend_from_slice(args);
     a.extend(["--out", out.to_str().unwrap()]);
-    let o = run_in(dir.path(), &a);
+    let o = run_in(dir, &a);
     assert!(o.status.success(), "drivelab {a:?}: {}", stderr(&o));
     serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
 }
@@ -257,14 +262,18 @@ fn a_dynamic_slc_cache_with_25_percent_op_gives_an_intermediate_phase_and_a_seco
     // space folding won back. The phases analysis recovers the simulator's own record of
     // what host writes went to (SLC, native beside folding, native alone, native with GC):
     // every boundary and every level within 5 %.
-    let doc = suite(&[
-        "consistency",
-        DYNAMIC_SLC,
-        "--op",
-        "25%",
-        "--duration",
-        "600s",
-    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let doc = suite_in(
+        dir.path(),
+        &[
+            "consistency",
+            DYNAMIC_SLC,
+            "--op",
+            "25%",
+            "--duration",
+            "600s",
+        ],
+    );
     let a = &doc["summary"]["analysis"];
     let fill = steps(&doc, "precondition")[0];
     let run = steps(&doc, "4K random write")[0];
@@ -316,6 +325,28 @@ fn a_dynamic_slc_cache_with_25_percent_op_gives_an_intermediate_phase_and_a_seco
     // The bursts and the intermediate phase are apart by far more than the noise.
     let level = |i: usize| f(&got[i]["level_iops"]);
     assert!(level(0) > 2.0 * level(1) && level(2) > 2.0 * level(1) && level(1) > 1.5 * level(5));
+    // The summary and the HTML report say it in the reviews' terms.
+    let summary = std::fs::read_to_string(dir.path().join("bundle/summary.txt")).unwrap();
+    assert!(
+        summary.contains(
+            "phases: burst 50974 IOPS to 26 s, intermediate 18461 to 122 s, second burst"
+        ),
+        "{summary}"
+    );
+    let html = dir.path().join("r.html");
+    let bundle = dir.path().join("bundle");
+    let o = run_in(
+        dir.path(),
+        &[
+            "report",
+            bundle.to_str().unwrap(),
+            "-o",
+            html.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&html).unwrap();
+    assert!(text.contains("Phases of") && text.contains("second burst"));
 }
 
 #[test]
