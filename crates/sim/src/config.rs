@@ -125,6 +125,15 @@ impl Cell {
         }
     }
 
+    /// Bits stored per cell in native mode: an SLC-mode block holds this many times less.
+    pub fn bits(&self) -> u64 {
+        match self {
+            Cell::Mlc => 2,
+            Cell::Tlc => 3,
+            Cell::Qlc => 4,
+        }
+    }
+
     /// Bytes one program operation writes on a die in native mode (16 KiB pages × planes ×
     /// bits per cell, one-shot programming).
     pub fn program_unit_bytes(&self) -> u64 {
@@ -224,11 +233,15 @@ impl FoldMode {
     }
 }
 
-/// SLC cache size: absolute, or a share of the user capacity.
+/// SLC cache size: absolute, or a share of the user capacity, or dynamic.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SlcSize {
     Bytes(u64),
     Percent(f64),
+    /// Carved out of the free space whenever the cache is empty and the free pool
+    /// beyond the GC reserve holds at least `slc_min` of SLC-mode data; see
+    /// `crate::device`'s module docs.
+    Dynamic,
 }
 
 /// Every parameter of a simulated drive.
@@ -269,6 +282,14 @@ pub struct SimConfig {
     pub fold: FoldMode,
     /// Bytes folded while the host waits when the cache is full (`FoldMode::Load`).
     pub fold_batch_bytes: u64,
+    /// Dynamic SLC cache: the smallest cache the drive creates.
+    pub slc_min_bytes: u64,
+    /// Dynamic SLC cache: host pages written per folded page while a full cache is
+    /// emptied beside the host's writes.
+    pub fold_every: f64,
+    /// Host writes of at least this size go straight to native-mode blocks, past the
+    /// cache (0: none do).
+    pub slc_bypass_bytes: u64,
     pub thermal: bool,
     /// Thermal constants (ambient, resistance, time constant, idle power, throttle and
     /// release temperatures); the M.2 NVMe defaults unless set.
@@ -336,6 +357,9 @@ impl SimConfig {
             gc_tiers: 1,
             fold: FoldMode::Idle,
             fold_batch_bytes: 4 << 30,
+            slc_min_bytes: 1 << 30,
+            fold_every: 1.5,
+            slc_bypass_bytes: 0,
             thermal: false,
             thermal_params: M2_NVME,
             start_celsius: None,
@@ -384,11 +408,13 @@ impl SimConfig {
         self.terase_ns = te;
     }
 
-    /// SLC cache size in bytes (a multiple of 4 KiB, at most the capacity).
+    /// SLC cache size in bytes (a multiple of 4 KiB, at most the capacity); 0 for a
+    /// dynamic cache, whose size follows the free space.
     pub fn slc_bytes(&self) -> u64 {
         let b = match self.slc {
             SlcSize::Bytes(b) => b,
             SlcSize::Percent(p) => (self.capacity_bytes as f64 * p / 100.0) as u64,
+            SlcSize::Dynamic => 0,
         };
         b.min(self.capacity_bytes) / PAGE_BYTES * PAGE_BYTES
     }
@@ -441,14 +467,16 @@ impl SimConfig {
                     cfg.op_percent = p;
                 }
                 "slc" => {
-                    cfg.slc = if value.ends_with('%') {
+                    cfg.slc = if value == "dynamic" {
+                        SlcSize::Dynamic
+                    } else if value.ends_with('%') {
                         let p = parse_percent(value)
                             .filter(|p| *p <= 100.0)
                             .ok_or_else(|| bad("a size like 8G or a share of capacity like 10%"))?;
                         SlcSize::Percent(p)
                     } else {
                         SlcSize::Bytes(parse_size(value).ok_or_else(|| {
-                            bad("a size like 8G (0 for none) or a share of capacity like 10%")
+                            bad("a size like 8G (0 for none), a share of capacity like 10%, or dynamic")
                         })?)
                     }
                 }
@@ -507,6 +535,12 @@ impl SimConfig {
                         .filter(|&b| b >= PAGE_BYTES)
                         .ok_or_else(|| bad("a size of at least 4K, like 4G"))?
                 }
+                "slc_min" => cfg.slc_min_bytes = parse_size(value).filter(|&b| b >= PAGE_BYTES)
+                    .ok_or_else(|| bad("a size of at least 4K, like 1G"))?,
+                "fold_every" => cfg.fold_every = parse_positive(value, 64.0).filter(|&v| v >= 0.25)
+                    .ok_or_else(|| bad("host pages per folded page from 0.25 to 64, like 1.5"))?,
+                "slc_bypass" => cfg.slc_bypass_bytes = parse_size(value)
+                    .ok_or_else(|| bad("a write size like 128K (0: none)"))?,
                 "thermal" => cfg.thermal = parse_switch(value).ok_or_else(|| bad("on or off"))?,
                 "ambient" => cfg.thermal_params.ambient_c = parse_celsius(value).ok_or_else(|| bad(CELSIUS_FORM))?,
                 "start_temp" => cfg.start_celsius = Some(parse_celsius(value).ok_or_else(|| bad(CELSIUS_FORM))?),
@@ -524,7 +558,7 @@ impl SimConfig {
                 _ => {
                     return Err(format!(
                         "sim: unknown key '{key}': expected one of capacity, op, slc, channels, dies, \
-                         iface, cell, tread, tprog, terase, block, dram, gc, gc_batch, gc_bg_every, gc_tiers, fold, fold_batch, thermal, ambient, \
+                         iface, cell, tread, tprog, terase, block, dram, gc, gc_batch, gc_bg_every, gc_tiers, fold, fold_batch, slc_min, fold_every, slc_bypass, thermal, ambient, \
                          start_temp, throttle_temp, release_temp, thermal_r, thermal_tau, idle_power, seed"
                     ))
                 }
@@ -544,6 +578,7 @@ impl SimConfig {
         let slc = match self.slc {
             SlcSize::Bytes(b) => format_size(b),
             SlcSize::Percent(p) => format_percent(p),
+            SlcSize::Dynamic => "dynamic".into(),
         };
         s.push_str(&format!(
             "capacity={},op={},slc={slc},channels={},dies={},iface={},cell={},tread={},tprog={},\
@@ -575,6 +610,19 @@ impl SimConfig {
                 ",fold={},fold_batch={}",
                 self.fold.name(),
                 format_size(self.fold_batch_bytes)
+            ));
+        }
+        if self.slc == SlcSize::Dynamic || self.slc_min_bytes != 1 << 30 || self.fold_every != 1.5 {
+            s.push_str(&format!(
+                ",slc_min={},fold_every={}",
+                format_size(self.slc_min_bytes),
+                self.fold_every
+            ));
+        }
+        if self.slc_bypass_bytes != 0 {
+            s.push_str(&format!(
+                ",slc_bypass={}",
+                format_size(self.slc_bypass_bytes)
             ));
         }
         let t = &self.thermal_params;
@@ -736,6 +784,23 @@ mod tests {
             "{}",
             c.to_spec()
         );
+        let c =
+            SimConfig::parse("sim:cell=qlc,slc=dynamic,slc_min=2G,fold_every=1.25,slc_bypass=128K")
+                .unwrap();
+        assert_eq!(c.slc, SlcSize::Dynamic);
+        assert_eq!(
+            (c.slc_min_bytes, c.fold_every, c.slc_bypass_bytes),
+            (2 << 30, 1.25, 128 << 10)
+        );
+        assert_eq!(c.slc_bytes(), 0);
+        assert_eq!(
+            SimConfig::parse(&c.to_spec()).unwrap(),
+            c,
+            "{}",
+            c.to_spec()
+        );
+        let e = SimConfig::parse("sim:fold_every=0").unwrap_err();
+        assert!(e.contains("fold_every") && e.contains("0.25"), "{e}");
         let e = SimConfig::parse("sim:fold=sometimes").unwrap_err();
         assert!(e.contains("fold") && e.contains("idle or load"), "{e}");
         let e = SimConfig::parse("sim:thermal_tau=0s").unwrap_err();

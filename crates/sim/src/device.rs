@@ -1,5 +1,13 @@
 //! The simulated drive: FTL + SLC cache + NAND timing + host link + thermal model, driven
 //! through `drivelab_engine::model::DeviceModel`.
+//!
+//! With `slc=dynamic` the cache is not a fixed size: it is created from the free space
+//! whenever it is empty and enough is free, and a full one is folded beside the host's
+//! writes (module `dynamic_slc`); the ground truth's `slc_write_phases` records, as
+//! `[virtual ns, mode, host write commands before]`, when host writes went to SLC
+//! (`slc`), to native blocks beside folding (`fold`), to native blocks alone (`native`),
+//! and to native blocks with GC (`gc`); with `host_write_commands` (the count so far)
+//! each phase's true rate follows.
 
 use drivelab_engine::model::{DeviceModel, ModelInfo, SensorReading};
 use drivelab_engine::op::{Dir, IoOp};
@@ -10,11 +18,13 @@ use serde_json::json;
 use crate::analytic::{
     greedy_write_amplification, single_bottleneck_iops, steady_random_write_iops, WriteCosts,
 };
+use crate::config::SlcSize;
 use crate::config::{
     FoldMode, GcMode, SimConfig, CHANNEL_BYTES_PER_S, DRAMLESS_MAP_CACHE_SPAN_BYTES,
     MAP_PAGE_SPAN_BYTES, PAGE_BYTES, READ_UNIT_BYTES, SLC_PROGRAM_NS, SLC_PROGRAM_UNIT_BYTES,
     SLC_READ_NS,
 };
+use crate::dynamic_slc::DynamicSlc;
 use crate::ftl::{Ftl, NONE};
 use crate::recent_wa::RecentWa;
 use crate::resources::Resources;
@@ -162,6 +172,10 @@ pub struct SimDevice {
     recent_wa: RecentWa,
     /// Completion time of the latest host write.
     last_write_done_ns: u64,
+    /// The dynamic SLC cache's state (`slc=dynamic`).
+    dyn_slc: Option<DynamicSlc>,
+    /// The command being written bypasses the SLC cache (`slc_bypass`).
+    bypass: bool,
     st: Stats,
 }
 
@@ -234,7 +248,19 @@ impl SimDevice {
                 shift: (MAP_PAGE_SPAN_BYTES / PAGE_BYTES).trailing_zeros(),
             }
         });
-        let slc = SlcCache::new(cfg.slc_bytes() / PAGE_BYTES, blocks * np as u64);
+        let dynamic = cfg.slc == SlcSize::Dynamic;
+        let slc = if dynamic {
+            SlcCache::dynamic(blocks * np as u64)
+        } else {
+            SlcCache::new(cfg.slc_bytes() / PAGE_BYTES, blocks * np as u64)
+        };
+        let dyn_slc = dynamic.then(|| {
+            DynamicSlc::new(
+                cfg.cell.bits(),
+                cfg.slc_min_bytes / PAGE_BYTES,
+                cfg.fold_every,
+            )
+        });
         Ok(SimDevice {
             spec: cfg.to_spec(),
             rng: Xoshiro256PlusPlus::seed_from_u64(cfg.seed),
@@ -268,6 +294,8 @@ impl SimDevice {
             bg_count: 0,
             phases: Vec::new(),
             gc_first_copy_ns: None,
+            dyn_slc,
+            bypass: false,
             st: Stats::default(),
         })
     }
@@ -525,6 +553,9 @@ impl SimDevice {
     /// Foreground GC when the free pool is low; returns when host work may proceed.
     fn foreground_gc(&mut self, t: u64) -> u64 {
         self.flush();
+        if let Some(d) = &mut self.dyn_slc {
+            d.gc_ran = true;
+        }
         let before = self.ftl_moved();
         match self.cfg.gc {
             GcMode::Incremental => {
@@ -632,10 +663,12 @@ impl SimDevice {
                 self.st.nand_reads += 1;
             }
         }
-        if self.cfg.fold == FoldMode::Load && !self.slc.has_room() && self.slc.used() > 0 {
+        if self.dyn_slc.is_some() {
+            self.dynamic_slc_step(t);
+        } else if self.cfg.fold == FoldMode::Load && !self.slc.has_room() && self.slc.used() > 0 {
             t = self.fold_stall(t);
         }
-        let to_slc = self.slc.has_room();
+        let to_slc = self.slc.has_room() && !self.bypass;
         let d = self.host_die;
         let ppn = self.ftl.write_deferred(lpn, d);
         if self.ftl.needs_flush() {
@@ -653,6 +686,59 @@ impl SimDevice {
         self.last_read_unit[d as usize] = NONE;
         let ct = self.res.chan(d, t, self.c.xfer);
         self.res.die(d, ct, cost)
+    }
+
+    /// The dynamic SLC cache before one host page at `t` (see `dynamic_slc`): a full
+    /// cache starts emptying, an emptying one folds its share, an empty one is created
+    /// again when the free space allows.
+    fn dynamic_slc_step(&mut self, t: u64) {
+        let Some(mut d) = self.dyn_slc.take() else {
+            return;
+        };
+        let np = self.ftl.pages_per_block() as i64;
+        let reserve = (self.gc_high + self.cfg.dies) as i64 * np;
+        // Cells free, counting each SLC slot at its SLC size.
+        let bits = d.bits as i64;
+        let effective =
+            |s: &Self| s.ftl.free_blocks() as i64 * np - (bits - 1) * s.slc.used() as i64;
+        if d.armed {
+            // The cache is whatever SLC room the free space holds now (writes that
+            // bypass it use up space too).
+            let room = ((effective(self) - reserve).max(0) as u64) / d.bits;
+            if room == 0 {
+                d.armed = false;
+                d.emptying = true;
+                self.slc.set_capacity(0);
+            } else {
+                self.slc.set_capacity(self.slc.used() + room);
+            }
+        }
+        if d.emptying {
+            let due = d.folds_due();
+            if due > 0 {
+                self.flush();
+            }
+            for _ in 0..due {
+                while self.slc.oldest().is_some_and(|p| !self.slc.is_pending(p)) {
+                    self.slc.pop_oldest();
+                }
+                self.fold_oldest(t);
+            }
+            while self.slc.oldest().is_some_and(|p| !self.slc.is_pending(p)) {
+                self.slc.pop_oldest();
+            }
+            d.emptying = self.slc.used() > 0;
+        }
+        if !d.armed && !d.emptying {
+            if let Some(pages) = d.cache_pages(effective(self), reserve) {
+                self.slc.set_capacity(pages + self.slc.used());
+                d.armed = true;
+                d.gc_ran = false;
+            }
+        }
+        // The command in flight is counted already: it belongs to the mode it starts in.
+        d.note(t, self.st.host_write_ops - 1);
+        self.dyn_slc = Some(d);
     }
 
     /// One host page read at `t`; returns when its data is in the controller.
@@ -767,6 +853,7 @@ impl DeviceModel for SimDevice {
                 self.st.host_write_ops += 1;
                 self.st.host_bytes_written += len;
                 self.st.host_write_pages += (last - first + 1) as u64;
+                self.bypass = self.cfg.slc_bypass_bytes > 0 && len >= self.cfg.slc_bypass_bytes;
                 let t1 = self.res.link(1, t, self.link_cost(len));
                 let head_partial = !op.offset.is_multiple_of(PAGE_BYTES);
                 let tail_partial = !(op.offset + len).is_multiple_of(PAGE_BYTES);
@@ -943,6 +1030,14 @@ impl DeviceModel for SimDevice {
             .map(|&(t, p, pages)| json!([t, p.name(), pages]))
             .collect::<Vec<_>>());
         truth["slc_fold_mode"] = json!(self.cfg.fold.name());
+        truth["slc_dynamic"] = json!(self.dyn_slc.is_some());
+        truth["slc_write_phases"] = json!(self
+            .dyn_slc
+            .iter()
+            .flat_map(|d| d.phases.iter())
+            .map(|&(t, m, ops)| json!([t, m.name(), ops]))
+            .collect::<Vec<_>>());
+        truth["host_write_commands"] = json!(s.host_write_ops);
         truth["slc_fold_batch_bytes"] = json!(self.cfg.fold_batch_bytes);
         truth["slc_fold_stall_intervals_ns"] = json!(pairs(&self.fold_stalls));
         if let Some(th) = &self.thermal {
@@ -986,8 +1081,12 @@ impl DeviceModel for SimDevice {
 }
 
 impl SimDevice {
+    /// The static cache's size, or the dynamic cache's present size.
     fn slc_capacity_bytes(&self) -> u64 {
-        self.cfg.slc_bytes()
+        match self.dyn_slc {
+            Some(_) => self.slc.capacity() * PAGE_BYTES,
+            None => self.cfg.slc_bytes(),
+        }
     }
 
     /// Sequential-write rate of the media (SLC or native mode) or the link, whichever is

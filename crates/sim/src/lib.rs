@@ -7,7 +7,9 @@
 //! write cache folded back when idle, NAND read/program/erase times on dies and channels
 //! modelled by resource reservation, a host-link ceiling (SATA, PCIe, USB), an optional
 //! DRAM-less mapping cache, SLC folding when idle or under load (`fold=load`: a full
-//! cache holds the host while `fold_batch` is folded), and an optional thermal model
+//! cache holds the host while `fold_batch` is folded), a dynamic SLC cache carved out of
+//! the free space and folded beside the host's writes (`slc=dynamic`, see
+//! `dynamic_slc`), and an optional thermal model
 //! with throttling and settable constants. The same
 //! parameters and call sequence give the same results bit for bit.
 //!
@@ -23,6 +25,7 @@
 pub mod analytic;
 pub mod config;
 mod device;
+mod dynamic_slc;
 mod ftl;
 mod memory;
 mod recent_wa;

@@ -35,6 +35,28 @@ impl SlcCache {
         }
     }
 
+    /// An empty dynamic cache over `physical_pages` physical pages: no room until
+    /// [`SlcCache::set_capacity`] creates it.
+    pub fn dynamic(physical_pages: u64) -> SlcCache {
+        SlcCache {
+            capacity: 0,
+            fifo: VecDeque::new(),
+            pending: vec![0; physical_pages.div_ceil(64) as usize],
+            pending_count: 0,
+        }
+    }
+
+    /// Pages the cache may hold.
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// Resize a dynamic cache (created from free space, or given back).
+    pub fn set_capacity(&mut self, pages: u64) {
+        debug_assert!(pages == 0 || !self.pending.is_empty());
+        self.capacity = pages;
+    }
+
     /// Whether a host page written now goes to SLC.
     #[inline]
     pub fn has_room(&self) -> bool {

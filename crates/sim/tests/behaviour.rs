@@ -543,3 +543,50 @@ fn spec_strings_and_presets() {
     let e = drivelab_sim::parse("sim:capacity=1G,op=1%,block=64M").unwrap_err();
     assert!(e.contains("op") && !e.contains('\n'), "{e}");
 }
+
+#[test]
+fn a_dynamic_slc_cache_is_carved_from_free_space_and_comes_back_smaller() {
+    // QLC (an SLC page takes 4 pages of cells), 40 % spare, the fill past the cache.
+    let spec = "sim:capacity=1G,op=40%,cell=qlc,block=1M,dies=2,channels=2,slc=dynamic,\
+                slc_min=24M,fold_every=1.5,slc_bypass=128K,thermal=off";
+    let mut dev = drivelab_sim::parse(spec).unwrap();
+    let t = seq_fill(&mut dev, 0);
+    assert_eq!(
+        gt(&dev, "nand_slc_written_bytes"),
+        0.0,
+        "the fill bypassed the cache"
+    );
+    let (_, _) = rand_writes(&mut dev, t, 3 * (1 << 18), 9);
+    let truth = dev.ground_truth();
+    let phases: Vec<(String, f64)> = truth["slc_write_phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p[1].as_str().unwrap().to_string(), p[2].as_f64().unwrap()))
+        .collect();
+    let modes: Vec<&str> = phases.iter().map(|p| p.0.as_str()).collect();
+    // Armed from the start (the fill bypassed it), two caches (a third would be under
+    // slc_min), then native and GC.
+    assert_eq!(
+        modes,
+        ["slc", "fold", "slc", "fold", "native", "gc"],
+        "{phases:?}"
+    );
+    // Host commands before the first random write: the fill's 8192 writes of 128 KiB.
+    let fill_cmds = (1u64 << 30) / (128 << 10);
+    let pages = |i: usize, from: f64| phases[i + 1].1 - from;
+    let c1 = pages(0, fill_cmds as f64);
+    let c2 = pages(2, phases[2].1);
+    // The first cache: the free cells beyond the GC reserve (8 blocks) in SLC pages.
+    let free = (gt(&dev, "physical_capacity_bytes") - gt(&dev, "user_capacity_bytes")) / 4096.0;
+    let want = (free - 8.0 * 256.0) / 4.0;
+    assert!(
+        (c1 / want - 1.0).abs() < 0.02,
+        "first cache {c1} pages, want {want}"
+    );
+    // Folding a slot gives back 3 pages of cells and costs 1.5 host pages: the next
+    // cache keeps (4 - 1 - 1.5) / 4 of the last, more when slots were overwritten before
+    // they were folded (they are dropped for free; here about a tenth of them).
+    let kept = c2 / c1;
+    assert!((0.375..0.45).contains(&kept), "second cache {c2} of {c1}");
+}

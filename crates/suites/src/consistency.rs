@@ -7,14 +7,15 @@
 //! flight at a round's end drain before the next round starts.
 //!
 //! Scored on the last 400 s: average IOPS and average ÷ standard deviation, min, p1/p99,
-//! zero-IOPS seconds, the performance levels, the end of the initial burst and the PTS
-//! verdict over the rounds. `--op 25%` tests 75 % of the span after discarding the rest.
+//! zero-IOPS seconds, the performance levels, the end of the initial burst, the phases
+//! of the run (burst, intermediate, second burst, steady) and the PTS verdict over the
+//! rounds. `--op 25%` tests 75 % of the span after discarding the rest.
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use drivelab_analysis::consistency::{
-    burst_transition, performance_levels, score, stalls, REVIEW_WINDOW_S,
+    burst_transition, describe_phases, performance_levels, phases, score, stalls, REVIEW_WINDOW_S,
 };
 use drivelab_analysis::steady::{pts_verdict, rounds_from_series};
 use drivelab_engine::size::SizeOrPercent;
@@ -259,6 +260,9 @@ impl Suite for Consistency {
             ),
             None => "  initial burst: none found\n".into(),
         };
+        if let Some(p) = describe_phases(&a.phases) {
+            table += &format!("  phases: {p}\n");
+        }
         let levels: Vec<String> = a
             .levels
             .iter()
@@ -380,6 +384,10 @@ pub struct ConsistencyAnalysis {
     /// Levels of the part after the initial burst (the whole series without one).
     pub levels: Vec<drivelab_analysis::consistency::Level>,
     pub burst: Option<drivelab_analysis::consistency::Transition>,
+    /// The run's phases in order (burst, intermediate, second burst, steady); absent
+    /// in bundles written before they were analysed.
+    #[serde(default)]
+    pub phases: Vec<drivelab_analysis::consistency::Phase>,
     /// Mean IOPS of each round.
     pub rounds: Vec<f64>,
     pub steady: drivelab_analysis::steady::SteadyVerdict,
@@ -406,6 +414,7 @@ pub fn analyze(steps: &[StepRecord], window_s: usize, round_s: usize) -> Consist
         // A second with no more I/Os than one queue's worth is a stall ending.
         levels: performance_levels(&x[from..], stall_iops(steps)),
         burst,
+        phases: phases(&x),
         steady: pts_verdict(&rounds),
         rounds,
         iops_per_s: x,

@@ -1,7 +1,8 @@
 //! Performance-consistency test (4K random writes at QD32 for an hour on a
 //! full drive): scores over the final window, stalls (seconds with no
-//! completed I/O), the performance levels a drive shifts between, and the end
-//! of the initial burst.
+//! completed I/O), the performance levels a drive shifts between, the end
+//! of the initial burst, and the phases of the run in order (burst, intermediate,
+//! second burst, steady).
 //!
 //! Input everywhere is IOPS per second: element i is the number of I/Os
 //! completed during second i of the test. NaN, infinite and negative samples
@@ -9,11 +10,16 @@
 
 mod burst;
 mod levels;
+mod phases;
 
 pub use burst::{burst_transition, Transition, BURST_FACTOR, BURST_HEAD_S};
 pub use levels::{
     performance_levels, Level, LEVEL_BANDWIDTH_LN, LEVEL_DIP_RATIO, LEVEL_MIN_SHARE,
     LEVEL_SIGNIFICANCE_Z,
+};
+pub use phases::{
+    describe as describe_phases, phases, Phase, PhaseKind, PHASE_BURST_FACTOR, PHASE_MAX,
+    PHASE_MIN_S, PHASE_SMOOTH_S, PHASE_STEP_RATIO, SECOND_BURST_SHARE,
 };
 
 use serde::{Deserialize, Serialize};

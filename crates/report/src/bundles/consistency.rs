@@ -353,6 +353,15 @@ pub(crate) fn section(entries: &[Entry], opts: &super::ReportOptions) -> Section
     log = log
         .note("Seconds with no completed I/O cannot be drawn on a log axis: the ticks mark them.");
     s = s.table(table);
+    // The course of a run that changed level more than once (burst, intermediate,
+    // second burst, steady), as the reviews describe it.
+    for d in &drives {
+        if d.a.phases.len() > 2 {
+            if let Some(p) = drivelab_analysis::consistency::describe_phases(&d.a.phases) {
+                s = s.text(format!("Phases of {}: {p}.", d.e.label));
+            }
+        }
+    }
     for c in [log, lin, zoom, band, hist, exc] {
         if !c.series.is_empty() {
             s = s.chart(c);
