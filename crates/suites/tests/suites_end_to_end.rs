@@ -464,7 +464,7 @@ fn resume_continues_without_redoing_finished_steps() {
     let suite = drivelab_suites::from_saved(&b.doc.suite, &b.doc.knobs).unwrap();
     let mut t = sim(b.doc.target_arg.as_deref().unwrap());
     let plan = suite.plan(&t.info).unwrap();
-    check_resume(&b.doc, &plan, &t).unwrap();
+    check_resume(&b.doc, suite.as_ref(), &plan, &t).unwrap();
     let stop = AtomicBool::new(false);
     let o = go(suite.as_ref(), &plan, &mut t, &mut b, &stop, None);
     assert!(matches!(o, Outcome::Complete(_)));
@@ -487,11 +487,11 @@ fn resume_continues_without_redoing_finished_steps() {
     // Another target or other knobs do not resume this bundle.
     let other = sim("sim:sata-mlc,capacity=8G");
     let plan2 = suite.plan(&other.info).unwrap();
-    assert!(check_resume(&b.doc, &plan2, &other).is_err());
+    assert!(check_resume(&b.doc, suite.as_ref(), &plan2, &other).is_err());
     let mut q2 = q.clone();
     q2.runs = 2;
     let plan3 = q2.plan(&t.info).unwrap();
-    assert!(check_resume(&b.doc, &plan3, &t).is_err());
+    assert!(check_resume(&b.doc, &q2, &plan3, &t).is_err());
 }
 
 #[test]
@@ -539,15 +539,15 @@ fn preparation_steps_are_not_in_the_config_hash_but_resume_still_checks_them() {
     assert_eq!(h(&plan), h(&measured));
     // A bundle of the full plan is not continued by the plan without its fill.
     let doc = new_doc(&q, &plan, &t, None);
-    assert!(check_resume(&doc, &plan, &t).is_ok());
-    let e = check_resume(&doc, &measured, &t).unwrap_err();
+    assert!(check_resume(&doc, &q, &plan, &t).is_ok());
+    let e = check_resume(&doc, &q, &measured, &t).unwrap_err();
     assert!(e.contains("other steps"), "{e}");
     // A bundle made when the hash still covered the preparation resumes as before.
     let mut old = doc.clone();
     old.config_hash =
         drivelab_suites::hash::config_hash_with_preparation("quick", &q.knobs(), &plan);
     assert_ne!(old.config_hash, doc.config_hash);
-    assert!(check_resume(&old, &plan, &t).is_ok());
+    assert!(check_resume(&old, &q, &plan, &t).is_ok());
 }
 
 #[test]
