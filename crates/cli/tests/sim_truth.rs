@@ -735,12 +735,12 @@ fn the_same_simulated_drive_gives_the_same_result_bit_for_bit() {
 #[test]
 fn peak_measures_again_the_points_within_noise_of_the_knee_threshold() {
     // Issue 14: the knee landed on noise. With 5 s points on this drive (in its steady
-    // state), seeds 2 and 4 read QD4 high enough to be the knee; 60 s points give QD4 at
+    // state), seeds 2, 4, 5 and 6 read QD4 high enough to be the knee; 60 s points give QD4 at
     // 86.5 % of the level and QD8 at 96.8 % (docs/performance.md): the knee is QD8. The
     // points within noise of the threshold, and the best one that sets it, are measured
     // again (at most 4 extra points a sweep, 3 passes a point), pooled, and the knee
     // recomputed.
-    for seed in [2, 4] {
+    for seed in [2, 4, 5, 6] {
         let (doc, table) = suite_and_table(&[
             "peak",
             &format!("sim:sata-mlc,capacity=4G,seed={seed}"),
@@ -770,12 +770,18 @@ fn peak_measures_again_the_points_within_noise_of_the_knee_threshold() {
                 passes - 1.0
             })
             .sum();
-        assert!((1.0..=4.0).contains(&extra), "seed {seed}: {extra} extra passes");
+        assert!(
+            (1.0..=4.0).contains(&extra),
+            "seed {seed}: {extra} extra passes"
+        );
         let rechecks = steps(&doc, "4K random write, ")
             .into_iter()
             .filter(|s| s["id"].as_str().unwrap().contains("recheck"))
             .count();
         assert_eq!(rechecks, 4, "the four planned re-measurement steps");
-        assert!(table.contains("measured again") && table.contains("knee QD4 → QD8"), "{table}");
+        assert!(
+            table.contains("measured again") && table.contains("knee QD4 → QD8"),
+            "{table}"
+        );
     }
 }

@@ -86,6 +86,15 @@ pub struct Peak {
     /// 4 (--short 2); 0 for none (and in bundles from before them).
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub recheck_passes: u32,
+    /// Intervals a point is measured in at least (shorter than 1 s when needed, never
+    /// below 10 ms), so that its standard error has two intervals in each of its
+    /// batches even in a `--short` point: 10; 1 in bundles from before it.
+    #[serde(default = "one_interval")]
+    pub min_point_intervals: u64,
+}
+
+fn one_interval() -> u64 {
+    1
 }
 
 fn is_zero_u32(v: &u32) -> bool {
@@ -98,9 +107,9 @@ pub const MAX_RECHECK_PASSES: u32 = 32;
 /// Most passes a point gets: its first and two more.
 pub const MAX_PASSES: u32 = 3;
 
-/// Intervals a point is measured in at least, so that its standard error (batch means
-/// over [`NOISE_BATCHES`] batches) has two intervals per batch even in a `--short` point.
-const MIN_POINT_INTERVALS: u64 = 10;
+/// Intervals a point is measured in at least by default: two in each of the
+/// [`NOISE_BATCHES`] batches of its standard error.
+const MIN_POINT_INTERVALS: u64 = 2 * NOISE_BATCHES as u64;
 
 fn yes() -> bool {
     true
@@ -168,16 +177,18 @@ impl Peak {
             steady_writes_ns: if short { secs(1) } else { secs(3600) },
             seq_precondition: true,
             recheck_passes: if short { 2 } else { 4 },
+            min_point_intervals: MIN_POINT_INTERVALS,
         }
     }
 
     /// How one point is measured: `point_time_ns` in 1 s intervals, shorter ones when a
-    /// point would have fewer than [`MIN_POINT_INTERVALS`] (never below 10 ms).
+    /// point would have fewer than `min_point_intervals` (never below 10 ms).
     fn point_bound(&self) -> plan::Bound {
         let runtime_ns = self.point_time_ns;
         let mut interval_ns = plan::interval_for(runtime_ns);
-        if runtime_ns / interval_ns < MIN_POINT_INTERVALS {
-            interval_ns = (runtime_ns / MIN_POINT_INTERVALS).max(10_000_000);
+        let want = self.min_point_intervals.max(1);
+        if runtime_ns / interval_ns < want {
+            interval_ns = (runtime_ns / want).max(10_000_000);
         }
         plan::Bound::Time {
             runtime_ns,
@@ -539,7 +550,7 @@ impl Suite for Peak {
         }
         if !uncertain.is_empty() {
             table += &format!(
-                "within their measured noise of the knee threshold (a longer --point-time settles them): {}\n",
+                "within their measured noise of the knee threshold (a longer --point-time or more --recheck-passes settles them): {}\n",
                 uncertain.join("; ")
             );
         }
@@ -829,6 +840,31 @@ fn recheck_summary(sweep: &Sweep) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_points_get_enough_intervals_for_their_noise() {
+        let interval = |p: &Peak| match p.point_bound() {
+            plan::Bound::Time { interval_ns, .. } => interval_ns,
+            plan::Bound::Bytes(_) => unreachable!(),
+        };
+        let mut p = Peak::new(true);
+        assert_eq!(interval(&p), 25_000_000); // 250 ms in 10
+        p.point_time_ns = secs(30);
+        assert_eq!(interval(&p), secs(1));
+        p.point_time_ns = secs(5);
+        assert_eq!(interval(&p), millis(500));
+        p.point_time_ns = millis(50);
+        assert_eq!(interval(&p), millis(10));
+        // Bundles from before the knob measured a point in whole seconds (or as one).
+        let mut knobs = serde_json::to_value(Peak::new(true)).unwrap();
+        let m = knobs.as_object_mut().unwrap();
+        m.remove("recheck_passes").unwrap();
+        m.remove("min_point_intervals").unwrap();
+        let mut old: Peak = serde_json::from_value(knobs).unwrap();
+        assert_eq!((old.recheck_passes, interval(&old)), (0, 250_000_000));
+        old.point_time_ns = secs(5);
+        assert_eq!(interval(&old), secs(1));
+    }
 
     #[test]
     fn qds_are_powers_of_two_and_the_maximum() {

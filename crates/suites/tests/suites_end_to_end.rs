@@ -680,7 +680,11 @@ fn a_resumed_peak_sweep_keeps_its_re_measurements_and_makes_the_rest() {
     assert_eq!(rechecks.len(), 2);
     for r in &rechecks {
         assert_eq!(r.status, StepStatus::Complete, "{}", r.id);
-        assert!(r.params["qd"].as_u64().is_some() && r.params["pass"] == 2, "{}", r.params);
+        assert!(
+            r.params["qd"].as_u64().is_some() && r.params["pass"] == 2,
+            "{}",
+            r.params
+        );
         assert!(r.name.contains("again"), "{}", r.name);
     }
     let sweep = &whole.summary.as_ref().unwrap().analysis["sweeps"][0]["sweep"];
@@ -724,7 +728,13 @@ fn a_resumed_peak_sweep_keeps_its_re_measurements_and_makes_the_rest() {
     let key = |doc: &RunDoc| -> Vec<(String, serde_json::Value, Option<u64>)> {
         doc.steps
             .iter()
-            .map(|s| (s.id.clone(), s.params.clone(), s.run.as_ref().map(|r| r.totals.all.ops)))
+            .map(|s| {
+                (
+                    s.id.clone(),
+                    s.params.clone(),
+                    s.run.as_ref().map(|r| r.totals.all.ops),
+                )
+            })
             .collect()
     };
     assert_eq!(key(&b.doc), key(&whole));
