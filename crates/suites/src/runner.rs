@@ -215,7 +215,7 @@ pub fn execute_with(
             if rec.status.finished() {
                 let fill = matches!(step.action, Action::Precondition { .. });
                 if replay_prepares && (fill || simulated) && rec.status == StepStatus::Complete {
-                    let step = &adapted(suite, step, &records_before(&bundle.doc.steps, i));
+                    let step = &adapted(suite, step, records_before(&bundle.doc.steps, i));
                     if simulated && step.idle_before_ns > 0 {
                         idle(target, step.idle_before_ns, opts.stop);
                     }
@@ -240,7 +240,7 @@ pub fn execute_with(
             return Ok(Outcome::Interrupted);
         }
         let done = records_before(&bundle.doc.steps, i);
-        if let Some(reason) = suite.skip(step, &done) {
+        if let Some(reason) = suite.skip(step, done) {
             let now = now_rfc3339();
             bundle.put_step(StepRecord {
                 index: i,
@@ -262,7 +262,7 @@ pub fn execute_with(
             })?;
             continue;
         }
-        let step = &adapted(suite, step, &done);
+        let step = &adapted(suite, step, done);
         if let Some(o) = opts.observer {
             o.step_started(i, total, &step.name);
         }
@@ -373,9 +373,9 @@ pub fn execute_with(
     Ok(Outcome::Complete(report))
 }
 
-/// The records of the steps before step `index`, in plan order.
-fn records_before(steps: &[StepRecord], index: usize) -> Vec<StepRecord> {
-    steps.iter().filter(|s| s.index < index).cloned().collect()
+/// The records of the steps before step `index` (a bundle keeps them in plan order).
+fn records_before(steps: &[StepRecord], index: usize) -> &[StepRecord] {
+    &steps[..steps.partition_point(|s| s.index < index)]
 }
 
 /// `step` as the suite runs it after the steps `done` (see [`Suite::adapt`]): its own
@@ -527,7 +527,7 @@ pub fn check_resume(
         let ran = if s.status == StepStatus::Skipped {
             p.clone()
         } else {
-            adapted(suite, p, &records_before(&doc.steps, s.index))
+            adapted(suite, p, records_before(&doc.steps, s.index))
         };
         let p = &ran;
         if s.status.finished() && without_seed(&s.config) != without_seed(&p.workload) {
