@@ -399,6 +399,9 @@ impl Suite for Peak {
             "throughput fell for two consecutive points past the peak (early stop)".to_string()
         })
     }
+    fn chosen_at_run_time(&self, step: &PlannedStep) -> bool {
+        step.params.get("recheck").is_some()
+    }
     fn adapt(&self, step: &PlannedStep, done: &[StepRecord]) -> Option<PlannedStep> {
         let slot = step.params.get("recheck")?;
         let id = step.params["workload"].as_str()?;

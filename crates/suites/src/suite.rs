@@ -60,6 +60,11 @@ pub trait Suite: Knobs {
     fn adapt(&self, _step: &PlannedStep, _done: &[StepRecord]) -> Option<PlannedStep> {
         None
     }
+    /// Whether `adapt` chooses this planned step from the results before it (a
+    /// placeholder): a fleet, whose hosts each take every step together, skips it.
+    fn chosen_at_run_time(&self, _step: &PlannedStep) -> bool {
+        false
+    }
     /// Analyse the finished steps.
     fn report(&self, steps: &[StepRecord]) -> Report;
 }
