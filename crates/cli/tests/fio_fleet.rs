@@ -563,7 +563,7 @@ fn fleet_inputs_are_checked_before_any_host_is_asked() {
 fn a_peak_sweep_over_two_hosts_skips_its_re_measurements() {
     // Which point a sweep measures again is chosen from each drive's own results, and
     // the hosts take every step together: a fleet records them as skipped, and says why.
-    let port = 18779;
+    let port = 18785;
     let _a = Server::start("fio", "127.0.0.2", port);
     let _b = Server::start("fio", "127.0.0.3", port);
     let d = tempfile::tempdir().unwrap();
