@@ -360,8 +360,9 @@ impl Suite for Peak {
                     workload: w,
                 });
             }
-            // Placeholders one point long (the first QD's workload): which point each
-            // measures again is chosen when it comes (`adapt`).
+            // Placeholders one point long (the sweep's last point's workload, for the
+            // plan's duration and hash): which point each measures again is chosen when
+            // it comes (`adapt`), or it is skipped.
             let first = out.last().map(|s| s.workload.clone());
             for j in 1..=self.recheck_passes {
                 out.push(PlannedStep {
