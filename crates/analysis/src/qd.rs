@@ -142,6 +142,47 @@ pub fn knee_at(points: &[SweepPoint], fraction: f64) -> Option<Knee> {
     })
 }
 
+/// Which points of a sweep another pass should settle, in the order to measure them.
+///
+/// - The knee's `uncertain_qds`: points up to the knee whose throughput is within
+///   their noise of the 95 % threshold, so whether they reach it is not known.
+/// - While any point is uncertain, also the best point when it lies above the knee: the
+///   threshold is set by the level, and the best of several noisy points is the best
+///   partly by luck (issue 14: QD32 read 7 % high on a drive flat from QD8); a new pass
+///   of it is not selected for luck, and pooled with the first it pulls the level back.
+///
+/// Only points with fewer than `max_passes` passes are listed (the bound on the extra
+/// time), those with the fewest passes first, then the lowest QD (a lower point settled
+/// can move the knee down). `passes[i]` is how many passes `points[i]` pools (a missing
+/// entry counts as 1). Empty when the knee is settled, when every candidate has had its
+/// passes, or when the sweep has no knee. Asked again after each pass (with the passes
+/// pooled), a point leaves the list as soon as its standard error puts it clearly on
+/// one side of the threshold.
+pub fn points_needing_pass(points: &[SweepPoint], passes: &[u32], max_passes: u32) -> Vec<u32> {
+    let Some(knee) = knee_95(points) else {
+        return Vec::new();
+    };
+    let passes_of = |qd: u32| {
+        points
+            .iter()
+            .position(|p| p.qd == qd)
+            .and_then(|i| passes.get(i).copied())
+            .unwrap_or(1)
+    };
+    let mut due_qds = knee.uncertain_qds.clone();
+    if !due_qds.is_empty() && knee.peak_qd > knee.qd {
+        due_qds.push(knee.peak_qd);
+    }
+    let mut due: Vec<(u32, u32)> = due_qds
+        .iter()
+        .map(|&qd| (passes_of(qd), qd))
+        .filter(|&(n, _)| n < max_passes)
+        .collect();
+    due.sort_unstable();
+    due.dedup();
+    due.into_iter().map(|(_, qd)| qd).collect()
+}
+
 /// Noise tolerance of the early-stop rule: a point counts as a fall only when
 /// it is more than 1 % below the point before it.
 pub const STOP_FALL_TOLERANCE: f64 = 0.01;
@@ -211,6 +252,55 @@ mod tests {
         assert!(k.plateau_throughput < 31253.0 && k.threshold < 0.95 * 31253.0);
         assert!(k.uncertain_qds.contains(&8), "{k:?}");
         assert!(!k.uncertain_qds.contains(&4), "{k:?}");
+    }
+
+    #[test]
+    fn points_within_noise_of_the_threshold_get_another_pass_until_settled() {
+        // The issue's sweep with 5 % standard errors: QD8 is within its noise of the
+        // threshold (the knee), QD4 clearly below, QD16 and up above the knee.
+        let mut pts = sweep(&[
+            (1, 9000.0),
+            (2, 16000.0),
+            (4, 24000.0),
+            (8, 29441.0),
+            (16, 27340.0),
+            (32, 31253.0),
+            (64, 25269.0),
+        ]);
+        for p in &mut pts {
+            p.stderr = 0.05 * p.throughput;
+        }
+        let one = vec![1; pts.len()];
+        // QD8, and the best point (QD32), which sets the threshold.
+        assert_eq!(points_needing_pass(&pts, &one, 3), vec![8, 32]);
+        // QD4 read within its noise of the threshold: the knee is QD4 unless more
+        // passes say otherwise, and QD8 (above that knee) no longer matters. Fewest
+        // passes first: QD4 had its second pass, QD32 goes before QD4's third.
+        let mut two = one.clone();
+        two[2] = 2;
+        pts[2].throughput = 26000.0;
+        assert_eq!(knee_95(&pts).unwrap().qd, 4);
+        assert_eq!(points_needing_pass(&pts, &two, 3), vec![32, 4]);
+        // A point that had its passes is not asked for again (the bound).
+        let done = vec![3; pts.len()];
+        assert!(points_needing_pass(&pts, &done, 3).is_empty());
+        // Passes pooled: QD32's second pass read the drive's flat level, and the
+        // standard errors shrank: QD8 is clearly above the threshold, QD4 clearly
+        // below: settled, nothing more to measure.
+        pts[2].throughput = 24000.0;
+        pts[5].throughput = 29300.0;
+        for p in &mut pts {
+            p.stderr = 0.01 * p.throughput;
+        }
+        let k = knee_95(&pts).unwrap();
+        assert_eq!((k.qd, k.uncertain_qds.len()), (8, 0), "{k:?}");
+        assert!(points_needing_pass(&pts, &two, 3).is_empty());
+        // No noise measured, no knee, no passes asked for.
+        assert!(points_needing_pass(&sweep(&[(1, 5.0), (2, 9.0)]), &[1, 1], 3).is_empty());
+        assert!(points_needing_pass(&[], &[], 3).is_empty());
+        // max_passes 1: re-measuring is off.
+        pts[3].stderr = 0.05 * pts[3].throughput;
+        assert!(points_needing_pass(&pts, &one, 1).is_empty());
     }
 
     #[test]

@@ -292,6 +292,24 @@ pub struct PeakArgs {
     /// when random writes came before them (sequential steady state) [default: 1].
     #[arg(long = "seq-precondition", value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = flag01)]
     pub seq_precondition: Option<bool>,
+    /// Re-measurement steps after each sweep, each one point long: a point within its
+    /// measured noise of the knee threshold gets another pass (up to 3 a point), pooled
+    /// with the first; 0 for none [default: 4; --short 2].
+    #[arg(long = "recheck-passes", value_parser = recheck_passes, allow_hyphen_values = true)]
+    pub recheck_passes: Option<u32>,
+}
+
+fn recheck_passes(s: &str) -> Result<u32, String> {
+    s.trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|&n| n <= peak::MAX_RECHECK_PASSES)
+        .ok_or_else(|| {
+            format!(
+                "'{s}' is not a whole number from 0 to {}",
+                peak::MAX_RECHECK_PASSES
+            )
+        })
 }
 
 /// A duration, or 0 for none.
@@ -485,6 +503,7 @@ impl SuiteCmd {
                 k.precondition = a.precondition;
                 set(&mut k.steady_writes_ns, a.steady_writes);
                 set(&mut k.seq_precondition, a.seq_precondition);
+                set(&mut k.recheck_passes, a.recheck_passes);
                 k.validate()?;
                 Box::new(k)
             }

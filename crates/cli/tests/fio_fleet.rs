@@ -558,3 +558,51 @@ fn fleet_inputs_are_checked_before_any_host_is_asked() {
         "nothing written"
     );
 }
+
+#[test]
+fn a_peak_sweep_over_two_hosts_skips_its_re_measurements() {
+    // Which point a sweep measures again is chosen from each drive's own results, and
+    // the hosts take every step together: a fleet records them as skipped, and says why.
+    let port = 18785;
+    let _a = Server::start("fio", "127.0.0.2", port);
+    let _b = Server::start("fio", "127.0.0.3", port);
+    let d = tempfile::tempdir().unwrap();
+    let a: Vec<String> = [
+        "run",
+        "peak",
+        "--short",
+        "--workloads",
+        "4k-randread",
+        "--max-qd",
+        "2",
+        "--size",
+        "16M",
+        "--no-db",
+        "fleet.bin",
+        "--overwrite",
+        "--out",
+        "out",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain([
+        format!("--host=127.0.0.2,{port}"),
+        format!("--host=127.0.0.3,{port}"),
+    ])
+    .collect();
+    let o = run_in(d.path(), &args(&a));
+    assert!(o.status.success(), "{}\n{}", stderr(&o), stdout(&o));
+    let fleet = json(&d.path().join("out/fleet/run.json"));
+    assert_eq!(fleet["status"], "complete", "{}", fleet["notes"]);
+    let steps = fleet["steps"].as_array().unwrap();
+    let rechecks: Vec<_> = steps
+        .iter()
+        .filter(|s| s["id"].as_str().unwrap().contains("recheck"))
+        .collect();
+    assert_eq!(rechecks.len(), 2, "--short plans two");
+    for r in rechecks {
+        assert_eq!(r["status"], "skipped");
+        assert!(r["skip_reason"].as_str().unwrap().contains("fleet"), "{r}");
+    }
+    assert!(!stderr(&o).contains("re-measurement"), "{}", stderr(&o));
+}

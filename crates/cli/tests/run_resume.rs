@@ -178,3 +178,65 @@ fn a_bundle_in_use_by_another_process_is_not_resumed() {
     );
     drop(lock);
 }
+
+#[test]
+fn a_resumed_peak_sweep_chooses_its_re_measurement_again_and_keeps_the_earlier_ones() {
+    // The peak sweep's re-measurements are chosen from the points before them (issue
+    // 14). A bundle cut before its last one resumes: the finished one is checked as the
+    // suite chooses it again and kept word for word, and the last one measures the same
+    // point as an unbroken run (a simulated drive: the same seeds, the same numbers).
+    let d = tempfile::tempdir().unwrap();
+    let args = [
+        "run",
+        "peak",
+        "sim:sata-mlc,capacity=4G,seed=1",
+        "--short",
+        "--size",
+        "100%",
+        "--steady-writes",
+        "60s",
+        "--point-time",
+        "1s",
+        "--max-qd",
+        "16",
+        "--no-early-stop",
+        "--workloads",
+        "4k-randwrite",
+        "--out",
+        "b",
+        "--no-db",
+        "--progress",
+        "never",
+    ];
+    let o = run_in(d.path(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let b = d.path().join("b");
+    let whole = read_doc(&b).unwrap();
+    let texts = step_texts(&b);
+    let last = whole["steps"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(last["id"], "4k-randwrite-recheck2");
+    assert_eq!(last["status"], "complete", "{}", last["skip_reason"]);
+    let mut cut = whole.clone();
+    cut["steps"].as_array_mut().unwrap().pop();
+    cut["status"] = "interrupted".into();
+    cut["summary"] = Value::Null;
+    std::fs::write(b.join("run.json"), cut.to_string()).unwrap();
+    let o = run_in(
+        d.path(),
+        &["run", "--resume", "b", "--no-db", "--progress", "never"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let now = read_doc(&b).unwrap();
+    let again = step_texts(&b);
+    assert_eq!(again[..texts.len() - 1], texts[..texts.len() - 1]);
+    let redone = now["steps"].as_array().unwrap().last().unwrap();
+    assert_eq!(redone["params"], last["params"]);
+    assert_eq!(
+        redone["run"]["totals"]["all"]["ops"],
+        last["run"]["totals"]["all"]["ops"]
+    );
+    assert_eq!(
+        now["summary"]["analysis"]["sweeps"],
+        whole["summary"]["analysis"]["sweeps"]
+    );
+}

@@ -249,6 +249,8 @@ fn bad_suite_flags_give_one_line_and_exit_2() {
         &["run", "seqfill", "--interval", "3ms"],
         &["run", "seqfill", "--interval", "300ms"],
         &["run", "peak", "--seq-precondition", "2"],
+        &["run", "peak", "--recheck-passes", "33"],
+        &["run", "peak", "--recheck-passes", "-1"],
         &["run", "iometer", "--specs", "nope"],
         &["run", "iometer", "--data", "zero"],
         &["run", "mixed", "--step", "0"],

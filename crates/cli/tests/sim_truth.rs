@@ -8,6 +8,11 @@ use common::*;
 use serde_json::Value;
 
 fn suite(args: &[&str]) -> Value {
+    suite_and_table(args).0
+}
+
+/// The bundle's document and the table the run printed.
+fn suite_and_table(args: &[&str]) -> (Value, String) {
     let dir = tempfile::tempdir().unwrap();
     suite_in(dir.path(), args)
 }
@@ -20,7 +25,9 @@ fn suite_in(dir: &std::path::Path, args: &[&str]) -> Value {
     a.extend(["--out", out.to_str().unwrap()]);
     let o = run_in(dir, &a);
     assert!(o.status.success(), "drivelab {a:?}: {}", stderr(&o));
-    serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
+    let doc =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    (doc, String::from_utf8_lossy(&o.stdout).into_owned())
 }
 
 fn f(v: &Value) -> f64 {
@@ -43,6 +50,17 @@ fn steps<'a>(doc: &'a Value, prefix: &str) -> Vec<&'a Value> {
         .iter()
         .filter(|s| s["name"].as_str().unwrap().starts_with(prefix))
         .collect()
+}
+
+/// The run of the last step that ran (a peak sweep's last steps may be re-measurements
+/// it skipped).
+fn last_run(doc: &Value) -> &Value {
+    steps(doc, "")
+        .into_iter()
+        .rev()
+        .map(|s| &s["run"])
+        .find(|r| !r.is_null())
+        .unwrap()
 }
 
 /// Virtual time at which a step's engine run began.
@@ -582,7 +600,7 @@ fn peak_saturates_where_the_dies_run_out() {
         .as_str()
         .unwrap()
         .starts_with("precondition"));
-    let gt = &steps.last().unwrap()["run"]["simulator_ground_truth"];
+    let gt = &last_run(&doc)["simulator_ground_truth"];
     let sweep = &doc["summary"]["analysis"]["sweeps"][0]["sweep"];
     let knee = &sweep["knee"];
     // Random reads land on random dies, so the dies saturate only gradually: the QD
@@ -684,7 +702,7 @@ fn peak_random_write_knee_is_where_the_steady_rate_is_reached() {
             "--steady-writes",
             "300s",
         ]);
-        let gt = &steps(&doc, "").last().unwrap()["run"]["simulator_ground_truth"];
+        let gt = &last_run(&doc)["simulator_ground_truth"];
         let truth = f(&gt["random_write_4k_qd32_iops_at_recent_wa_per_s"]);
         let sweep = &doc["summary"]["analysis"]["sweeps"][0]["sweep"];
         let knee = &sweep["knee"];
@@ -903,4 +921,58 @@ fn the_same_simulated_drive_gives_the_same_result_bit_for_bit() {
     assert_eq!(mx["series"], my["series"]);
     assert_eq!(mx["totals"], my["totals"]);
     assert_eq!(mx["histogram"], my["histogram"]);
+}
+
+#[test]
+fn peak_measures_again_the_points_within_noise_of_the_knee_threshold() {
+    // Issue 14: the knee landed on noise. With 5 s points on this drive (in its steady
+    // state), seeds 2, 4, 5 and 6 read QD4 high enough to be the knee; 60 s points give QD4 at
+    // 86.5 % of the level and QD8 at 96.8 % (docs/performance.md): the knee is QD8. The
+    // points within noise of the threshold, and the best one that sets it, are measured
+    // again (at most 4 extra points a sweep, 3 passes a point), pooled, and the knee
+    // recomputed.
+    for seed in [2, 4, 5, 6] {
+        let (doc, table) = suite_and_table(&[
+            "peak",
+            &format!("sim:sata-mlc,capacity=4G,seed={seed}"),
+            "--workloads",
+            "4k-randwrite",
+            "--point-time",
+            "5s",
+            "--max-qd",
+            "128",
+            "--no-early-stop",
+            "--steady-writes",
+            "300s",
+        ]);
+        let sweep = &doc["summary"]["analysis"]["sweeps"][0]["sweep"];
+        assert_eq!(sweep["first_pass_knee_qd"], 4, "seed {seed}: {sweep}");
+        assert_eq!(sweep["knee"]["qd"], 8, "seed {seed}: {sweep}");
+        let curve = sweep["curve"].as_array().unwrap();
+        let qd4 = curve.iter().find(|p| p["qd"] == 4).unwrap();
+        assert!(f(&qd4["passes"]) >= 2.0, "seed {seed}: {qd4}");
+        assert_eq!(qd4["uncertain"], false, "seed {seed}: {qd4}");
+        let extra: f64 = curve
+            .iter()
+            .map(|p| {
+                let passes = f(&p["passes"]);
+                assert!((1.0..=3.0).contains(&passes), "{p}");
+                within(f(&p["measured_s"]), 5.0 * passes, 0.05, "seconds measured");
+                passes - 1.0
+            })
+            .sum();
+        assert!(
+            (1.0..=4.0).contains(&extra),
+            "seed {seed}: {extra} extra passes"
+        );
+        let rechecks = steps(&doc, "4K random write, ")
+            .into_iter()
+            .filter(|s| s["id"].as_str().unwrap().contains("recheck"))
+            .count();
+        assert_eq!(rechecks, 4, "the four planned re-measurement steps");
+        assert!(
+            table.contains("measured again") && table.contains("knee QD4 → QD8"),
+            "{table}"
+        );
+    }
 }

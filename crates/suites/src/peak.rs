@@ -9,11 +9,18 @@
 //! drive discarded and written sequentially twice (sequential steady state) when random
 //! writes came before them — not on the fragmented drive the hour left. Every sweep
 //! records the state it saw (`state` in its step's params and in the analysis).
+//!
+//! A knee must hold against each point's measured noise (issue 14): after a sweep, the
+//! points whose throughput is within their noise of the 95 % threshold (and the best
+//! point that sets it) are measured again, in a fixed number of planned re-measurement
+//! steps per sweep (`recheck_passes`, each one point long, so the plan's duration is a
+//! bound), up to [`MAX_PASSES`] passes per point; each pass is pooled with the point's
+//! others and the knee recomputed before the next is chosen.
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use drivelab_analysis::qd::{knee_95, sweep_should_stop, Knee, SweepPoint};
+use drivelab_analysis::qd::{knee_95, points_needing_pass, sweep_should_stop, Knee, SweepPoint};
 use drivelab_analysis::stats::batch_stderr;
 use drivelab_engine::size::SizeOrPercent;
 use drivelab_engine::spec::{DataPattern, IoEngine, RwMode};
@@ -73,7 +80,36 @@ pub struct Peak {
     /// false measures them on the drive as the random writes left it.
     #[serde(default = "yes")]
     pub seq_precondition: bool,
+    /// Re-measurement steps planned after each sweep (each one point long): a point
+    /// within its noise of the knee threshold gets another pass in each, until it is
+    /// settled or has had [`MAX_PASSES`]; steps with nothing left to settle are skipped.
+    /// 4 (--short 2); 0 for none (and in bundles from before them).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub recheck_passes: u32,
+    /// Intervals a point is measured in at least (shorter than 1 s when needed, never
+    /// below 10 ms), so that its standard error has two intervals in each of its
+    /// batches even in a `--short` point: 10; 1 in bundles from before it.
+    #[serde(default = "one_interval")]
+    pub min_point_intervals: u64,
 }
+
+fn one_interval() -> u64 {
+    1
+}
+
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
+}
+
+/// Most re-measurement steps a sweep may plan.
+pub const MAX_RECHECK_PASSES: u32 = 32;
+
+/// Most passes a point gets: its first and two more.
+pub const MAX_PASSES: u32 = 3;
+
+/// Intervals a point is measured in at least by default: two in each of the
+/// [`NOISE_BATCHES`] batches of its standard error.
+const MIN_POINT_INTERVALS: u64 = 2 * NOISE_BATCHES as u64;
 
 fn yes() -> bool {
     true
@@ -140,7 +176,43 @@ impl Peak {
             precondition: None,
             steady_writes_ns: if short { secs(1) } else { secs(3600) },
             seq_precondition: true,
+            recheck_passes: if short { 2 } else { 4 },
+            min_point_intervals: MIN_POINT_INTERVALS,
         }
+    }
+
+    /// How one point is measured: `point_time_ns` in 1 s intervals, shorter ones when a
+    /// point would have fewer than `min_point_intervals` (never below 10 ms).
+    fn point_bound(&self) -> plan::Bound {
+        let runtime_ns = self.point_time_ns;
+        let mut interval_ns = plan::interval_for(runtime_ns);
+        let want = self.min_point_intervals.max(1);
+        if runtime_ns / interval_ns < want {
+            interval_ns = (runtime_ns / want).max(10_000_000);
+        }
+        plan::Bound::Time {
+            runtime_ns,
+            interval_ns,
+        }
+    }
+
+    /// The next point of workload `id` to measure again after the steps `done`: its QD,
+    /// the pass it will be, and its first pass's record. None when the sweep's knee is
+    /// settled (or every point that is not has had its passes).
+    fn next_recheck<'a>(
+        &self,
+        id: &str,
+        done: &'a [StepRecord],
+    ) -> Option<(u32, u32, &'a StepRecord)> {
+        let pooled = pooled_points(done, id);
+        let pts: Vec<SweepPoint> = pooled.iter().map(|p| sweep_point(id, p)).collect();
+        let passes: Vec<u32> = pooled.iter().map(|p| p.passes).collect();
+        let qd = *points_needing_pass(&pts, &passes, MAX_PASSES).first()?;
+        let i = pooled.iter().position(|p| p.qd == qd)?;
+        let first = done
+            .iter()
+            .find(|s| is_first_pass_of(s, id, qd) && records::totals(s).is_some())?;
+        Some((qd, passes[i] + 1, first))
     }
 
     /// Whether the sweep starts by writing the span (see `precondition`): by default
@@ -164,6 +236,11 @@ impl Peak {
         }
         if !matches!(self.ioengine, IoEngine::Sync | IoEngine::IoUring) {
             return Err("--ioengine: must be sync or io_uring".into());
+        }
+        if self.recheck_passes > MAX_RECHECK_PASSES {
+            return Err(format!(
+                "--recheck-passes: must be from 0 to {MAX_RECHECK_PASSES}"
+            ));
         }
         if self.point_time_ns < 10_000_000 {
             return Err("--point-time: must be at least 10ms".into());
@@ -271,7 +348,7 @@ impl Suite for Peak {
                     _ => (qd, 1),
                 };
                 let shape = Shape::new(rw, bs, iodepth, jobs).engine(self.ioengine);
-                let w = plan::workload(&shape, span, plan::for_time(self.point_time_ns), target)
+                let w = plan::workload(&shape, span, self.point_bound(), target)
                     .map_err(|e| format!("{label} QD{qd}: {e}"))?;
                 out.push(PlannedStep {
                     id: format!("{id}-qd{qd}"),
@@ -283,25 +360,75 @@ impl Suite for Peak {
                     workload: w,
                 });
             }
+            // Placeholders one point long (the sweep's last point's workload, for the
+            // plan's duration and hash): which point each measures again is chosen when
+            // it comes (`adapt`), or it is skipped.
+            let first = out.last().map(|s| s.workload.clone());
+            for j in 1..=self.recheck_passes {
+                out.push(PlannedStep {
+                    id: format!("{id}-recheck{j}"),
+                    name: format!(
+                        "{label}, re-measurement {j} of {}: a point within noise of the knee threshold",
+                        self.recheck_passes
+                    ),
+                    kind: StepKind::Measure,
+                    params: json!({ "workload": id, "recheck": j, "state": state }),
+                    action: Action::Run,
+                    idle_before_ns: 0,
+                    workload: first.clone().ok_or("the sweep has no point")?,
+                });
+            }
         }
         Ok(out)
     }
     fn skip(&self, step: &PlannedStep, done: &[StepRecord]) -> Option<String> {
+        let id = step.params["workload"].as_str()?;
+        if step.params.get("recheck").is_some() {
+            return self.next_recheck(id, done).is_none().then(|| {
+                format!("no point is left within its noise of the knee threshold with fewer than {MAX_PASSES} passes")
+            });
+        }
         if !self.early_stop {
             return None;
         }
-        let id = step.params["workload"].as_str()?;
         let curve: Vec<f64> = done
             .iter()
-            .filter(|s| param_str(s, "workload") == Some(id))
+            .filter(|s| param_str(s, "workload") == Some(id) && !is_recheck(s))
             .filter_map(throughput)
             .collect();
         sweep_should_stop(&curve).then(|| {
             "throughput fell for two consecutive points past the peak (early stop)".to_string()
         })
     }
+    fn chosen_at_run_time(&self, step: &PlannedStep) -> bool {
+        step.params.get("recheck").is_some()
+    }
+    fn adapt(&self, step: &PlannedStep, done: &[StepRecord]) -> Option<PlannedStep> {
+        let slot = step.params.get("recheck")?;
+        let id = step.params["workload"].as_str()?;
+        let label = WORKLOADS.iter().find(|w| w.0 == id)?.1;
+        let (qd, pass, first) = self.next_recheck(id, done)?;
+        Some(PlannedStep {
+            id: step.id.clone(),
+            name: format!(
+                "{label}, QD{qd} again (pass {pass}: within noise of the knee threshold)"
+            ),
+            kind: step.kind,
+            params: json!({
+                "workload": id,
+                "qd": qd,
+                "state": step.params["state"],
+                "recheck": slot,
+                "pass": pass,
+            }),
+            action: Action::Run,
+            idle_before_ns: 0,
+            workload: first.config.clone(),
+        })
+    }
     fn report(&self, steps: &[StepRecord]) -> Report {
         let mut sweeps = Vec::new();
+        let mut rechecked = Vec::new();
         let mut states = Vec::new();
         let mut uncertain = Vec::new();
         let mut metrics = Vec::new();
@@ -409,15 +536,25 @@ impl Suite for Peak {
             } else {
                 table += &format!("{label:<24} {:>6}\n", "-");
             }
+            if let Some(line) = recheck_summary(&sweep) {
+                rechecked.push(format!("{label} {line}"));
+            }
             if let Some(k) = sweep.knee.as_ref().filter(|k| !k.uncertain_qds.is_empty()) {
                 let qds: Vec<String> = k.uncertain_qds.iter().map(|q| format!("QD{q}")).collect();
                 uncertain.push(format!("{label} {}", qds.join(", ")));
             }
             sweeps.push(json!({ "workload": id, "label": label, "unit": unit, "sweep": sweep }));
         }
+        if !rechecked.is_empty() {
+            table += &format!(
+                "measured again (within noise of the knee threshold; up to {MAX_PASSES} passes a point, {} extra a sweep): {}\n",
+                self.recheck_passes,
+                rechecked.join("; ")
+            );
+        }
         if !uncertain.is_empty() {
             table += &format!(
-                "within their measured noise of the knee threshold (a longer --point-time settles them): {}\n",
+                "within their measured noise of the knee threshold (a longer --point-time or more --recheck-passes settles them): {}\n",
                 uncertain.join("; ")
             );
         }
@@ -455,6 +592,21 @@ pub struct Point {
     /// sequential) by batch means over its seconds; 0 when it has too few intervals.
     #[serde(default)]
     pub stderr: f64,
+    /// Measurement passes pooled into this point: 1, or more when it was within its
+    /// noise of the knee threshold (or set it) and was measured again.
+    #[serde(default = "one")]
+    pub passes: u32,
+    /// Measured seconds over all its passes (0 in bundles from before it was recorded).
+    #[serde(default)]
+    pub measured_s: f64,
+    /// Still within its noise of the knee threshold after its passes: whether it reaches
+    /// 95 % is not settled (it is in the knee's `uncertain_qds`).
+    #[serde(default)]
+    pub uncertain: bool,
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// Batches of a point's intervals for its standard error.
@@ -472,6 +624,9 @@ pub struct Sweep {
     /// recorded).
     #[serde(default)]
     pub state: Option<DriveState>,
+    /// The knee from each point's first pass alone (before any was measured again).
+    #[serde(default)]
+    pub first_pass_knee_qd: Option<u32>,
 }
 
 /// Discard the span and write it sequentially twice: the sequential steady state the
@@ -498,63 +653,222 @@ fn seq_precondition(span: (u64, u64), target: &TargetInfo) -> Result<Vec<Planned
     Ok(out)
 }
 
-fn sweep_of(steps: &[StepRecord], id: &str) -> Sweep {
-    let mut curve = Vec::new();
-    let mut skipped = Vec::new();
-    let mut state = None;
-    for s in steps
-        .iter()
-        .filter(|s| param_str(s, "workload") == Some(id))
-    {
-        let qd = param_u64(s, "qd").unwrap_or(0) as u32;
-        state = state.or_else(|| serde_json::from_value(s.params.get("state")?.clone()).ok());
-        let Some(t) = records::totals(s) else {
-            if s.status == crate::bundle::StepStatus::Skipped {
-                skipped.push(qd);
-            }
-            continue;
-        };
-        let l = &t.all.latency;
-        let samples = records::per_interval(s, |x| {
-            if is_random(id) {
-                x.all.ops_per_s
-            } else {
-                x.all.bytes_per_s / 1e6
-            }
-        });
-        let tele = records::step_telemetry(s).unwrap_or_default();
-        curve.push(Point {
-            power_mean_w: tele.power_mean_w,
-            kiops_per_w: tele.kiops_per_w,
-            mbps_per_w: tele.mbps_per_w,
-            stderr: batch_stderr(&samples, NOISE_BATCHES).unwrap_or(0.0),
-            qd,
-            iops: t.all.ops_per_s,
-            mbps: t.all.mbps,
-            lat_mean_us: us(l.mean_ns),
-            lat_p99_us: us(l.at(99.0).map(|v| v as f64)),
-            lat_p9999_us: us(l.at(99.99).map(|v| v as f64)),
-        });
+/// Whether a step is one of the sweep's re-measurements.
+fn is_recheck(rec: &StepRecord) -> bool {
+    rec.params.get("recheck").is_some()
+}
+
+/// Whether a step is the first pass of workload `id` at `qd`.
+fn is_first_pass_of(rec: &StepRecord, id: &str, qd: u32) -> bool {
+    param_str(rec, "workload") == Some(id)
+        && param_u64(rec, "qd") == Some(qd as u64)
+        && !is_recheck(rec)
+}
+
+/// A point's throughput in the sweep's unit, with its noise.
+fn sweep_point(id: &str, p: &Point) -> SweepPoint {
+    SweepPoint {
+        qd: p.qd,
+        throughput: if is_random(id) { p.iops } else { p.mbps },
+        stderr: p.stderr,
     }
-    let pts: Vec<SweepPoint> = curve
+}
+
+/// Every measured point of workload `id` (in plan order of first passes), each pooling
+/// its first pass and its re-measurements.
+fn pooled_points(steps: &[StepRecord], id: &str) -> Vec<Point> {
+    let of_id = |s: &&StepRecord| param_str(s, "workload") == Some(id);
+    steps
         .iter()
-        .map(|p| SweepPoint {
-            qd: p.qd,
-            throughput: if is_random(id) { p.iops } else { p.mbps },
-            stderr: p.stderr,
+        .filter(of_id)
+        .filter(|s| !is_recheck(s) && records::totals(s).is_some())
+        .map(|first| {
+            let qd = param_u64(first, "qd").unwrap_or(0);
+            let passes: Vec<&StepRecord> = std::iter::once(first)
+                .chain(steps.iter().filter(of_id).filter(|s| {
+                    is_recheck(s) && param_u64(s, "qd") == Some(qd) && records::totals(s).is_some()
+                }))
+                .collect();
+            pool(id, qd as u32, &passes)
+        })
+        .collect()
+}
+
+/// One point from its passes (all complete): throughput over their summed time, the
+/// standard error over their intervals together ([`NOISE_BATCHES`] batches a pass),
+/// latencies from their merged histograms, power over their intervals.
+fn pool(id: &str, qd: u32, passes: &[&StepRecord]) -> Point {
+    let runs: Vec<&drivelab_engine::result::Measured> =
+        passes.iter().filter_map(|s| s.run.as_ref()).collect();
+    let (ops, bytes, ns) = runs.iter().fold((0u64, 0u64, 0u64), |(o, b, n), r| {
+        (
+            o + r.totals.all.ops,
+            b + r.totals.all.bytes,
+            n + r.totals.elapsed_ns,
+        )
+    });
+    let secs = ns.max(1) as f64 / 1e9;
+    let samples: Vec<f64> = passes
+        .iter()
+        .flat_map(|s| {
+            records::per_interval(s, |x| {
+                if is_random(id) {
+                    x.all.ops_per_s
+                } else {
+                    x.all.bytes_per_s / 1e6
+                }
+            })
         })
         .collect();
+    let tele = if let [only] = passes {
+        records::step_telemetry(only).unwrap_or_default()
+    } else {
+        let intervals: Vec<_> = runs
+            .iter()
+            .flat_map(|r| records::telemetry_intervals(r))
+            .collect();
+        drivelab_analysis::telemetry::step_telemetry(&intervals)
+    };
+    let l = merged_latency(&runs).unwrap_or_else(|| runs[0].totals.all.latency.clone());
+    let (iops, mbps) = if let [only] = runs.as_slice() {
+        (only.totals.all.ops_per_s, only.totals.all.mbps)
+    } else {
+        (ops as f64 / secs, bytes as f64 / secs / 1e6)
+    };
+    Point {
+        power_mean_w: tele.power_mean_w,
+        kiops_per_w: tele.kiops_per_w,
+        mbps_per_w: tele.mbps_per_w,
+        stderr: batch_stderr(&samples, NOISE_BATCHES * passes.len()).unwrap_or(0.0),
+        qd,
+        iops,
+        mbps,
+        lat_mean_us: us(l.mean_ns),
+        lat_p99_us: us(l.at(99.0).map(|v| v as f64)),
+        lat_p9999_us: us(l.at(99.99).map(|v| v as f64)),
+        passes: passes.len() as u32,
+        measured_s: ns as f64 / 1e9,
+        uncertain: false,
+    }
+}
+
+/// The latency of several runs together (None for one run, whose own stats stand, or
+/// a histogram that does not read back).
+fn merged_latency(
+    runs: &[&drivelab_engine::result::Measured],
+) -> Option<drivelab_engine::result::LatencyStats> {
+    use drivelab_engine::hist::Histogram;
+    if runs.len() < 2 {
+        return None;
+    }
+    let mut all = Histogram::new();
+    for r in runs {
+        all.merge(&Histogram::from_json(&r.histogram.read).ok()?);
+        all.merge(&Histogram::from_json(&r.histogram.write).ok()?);
+    }
+    Some(drivelab_engine::result::LatencyStats::from_hist(&all))
+}
+
+fn sweep_of(steps: &[StepRecord], id: &str) -> Sweep {
+    let of_id: Vec<&StepRecord> = steps
+        .iter()
+        .filter(|s| param_str(s, "workload") == Some(id))
+        .collect();
+    let state = of_id
+        .iter()
+        .find_map(|s| serde_json::from_value(s.params.get("state")?.clone()).ok());
+    let skipped = of_id
+        .iter()
+        .filter(|s| s.status == crate::bundle::StepStatus::Skipped && !is_recheck(s))
+        .filter_map(|s| param_u64(s, "qd").map(|q| q as u32))
+        .collect();
+    let first_passes: Vec<StepRecord> = of_id
+        .iter()
+        .filter(|s| !is_recheck(s))
+        .map(|s| (*s).clone())
+        .collect();
+    let first_pts: Vec<SweepPoint> = pooled_points(&first_passes, id)
+        .iter()
+        .map(|p| sweep_point(id, p))
+        .collect();
+    let mut curve = pooled_points(steps, id);
+    let pts: Vec<SweepPoint> = curve.iter().map(|p| sweep_point(id, p)).collect();
+    let knee = knee_95(&pts);
+    if let Some(k) = &knee {
+        for p in &mut curve {
+            p.uncertain = k.uncertain_qds.contains(&p.qd);
+        }
+    }
     Sweep {
-        knee: knee_95(&pts),
+        knee,
         curve,
         skipped_qds: skipped,
         state,
+        first_pass_knee_qd: knee_95(&first_pts).map(|k| k.qd),
     }
+}
+
+/// The report's account of a sweep's re-measured points: each with its passes, seconds
+/// and whether it was settled, and the knee before and after (None when none was).
+fn recheck_summary(sweep: &Sweep) -> Option<String> {
+    let again: Vec<String> = sweep
+        .curve
+        .iter()
+        .filter(|p| p.passes > 1)
+        .map(|p| {
+            format!(
+                "QD{} {} passes {} s {}",
+                p.qd,
+                p.passes,
+                fmt(Some(p.measured_s), 1),
+                if p.uncertain {
+                    "still uncertain"
+                } else {
+                    "settled"
+                }
+            )
+        })
+        .collect();
+    if again.is_empty() {
+        return None;
+    }
+    let qd = |q: Option<u32>| q.map_or("-".into(), |q| format!("QD{q}"));
+    Some(format!(
+        "{}, knee {} → {}",
+        again.join(", "),
+        qd(sweep.first_pass_knee_qd),
+        qd(sweep.knee.as_ref().map(|k| k.qd))
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_points_get_enough_intervals_for_their_noise() {
+        let interval = |p: &Peak| match p.point_bound() {
+            plan::Bound::Time { interval_ns, .. } => interval_ns,
+            plan::Bound::Bytes(_) => unreachable!(),
+        };
+        let mut p = Peak::new(true);
+        assert_eq!(interval(&p), 25_000_000); // 250 ms in 10
+        p.point_time_ns = secs(30);
+        assert_eq!(interval(&p), secs(1));
+        p.point_time_ns = secs(5);
+        assert_eq!(interval(&p), millis(500));
+        p.point_time_ns = millis(50);
+        assert_eq!(interval(&p), millis(10));
+        // Bundles from before the knob measured a point in whole seconds (or as one).
+        let mut knobs = serde_json::to_value(Peak::new(true)).unwrap();
+        let m = knobs.as_object_mut().unwrap();
+        m.remove("recheck_passes").unwrap();
+        m.remove("min_point_intervals").unwrap();
+        let mut old: Peak = serde_json::from_value(knobs).unwrap();
+        assert_eq!((old.recheck_passes, interval(&old)), (0, 250_000_000));
+        old.point_time_ns = secs(5);
+        assert_eq!(interval(&old), secs(1));
+    }
 
     #[test]
     fn qds_are_powers_of_two_and_the_maximum() {

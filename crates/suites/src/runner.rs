@@ -215,6 +215,7 @@ pub fn execute_with(
             if rec.status.finished() {
                 let fill = matches!(step.action, Action::Precondition { .. });
                 if replay_prepares && (fill || simulated) && rec.status == StepStatus::Complete {
+                    let step = &adapted(suite, step, records_before(&bundle.doc.steps, i));
                     if simulated && step.idle_before_ns > 0 {
                         idle(target, step.idle_before_ns, opts.stop);
                     }
@@ -238,14 +239,8 @@ pub fn execute_with(
             bundle.set_status(BundleStatus::Interrupted)?;
             return Ok(Outcome::Interrupted);
         }
-        let done: Vec<StepRecord> = bundle
-            .doc
-            .steps
-            .iter()
-            .filter(|s| s.index < i)
-            .cloned()
-            .collect();
-        if let Some(reason) = suite.skip(step, &done) {
+        let done = records_before(&bundle.doc.steps, i);
+        if let Some(reason) = suite.skip(step, done) {
             let now = now_rfc3339();
             bundle.put_step(StepRecord {
                 index: i,
@@ -267,6 +262,7 @@ pub fn execute_with(
             })?;
             continue;
         }
+        let step = &adapted(suite, step, done);
         if let Some(o) = opts.observer {
             o.step_started(i, total, &step.name);
         }
@@ -380,6 +376,23 @@ pub fn execute_with(
     Ok(Outcome::Complete(report))
 }
 
+/// The records of the steps before step `index` (a bundle keeps them in plan order).
+fn records_before(steps: &[StepRecord], index: usize) -> &[StepRecord] {
+    &steps[..steps.partition_point(|s| s.index < index)]
+}
+
+/// `step` as the suite runs it after the steps `done` (see [`Suite::adapt`]): its own
+/// random seed kept (on a simulated drive, the one its place in the plan gives).
+fn adapted(suite: &dyn Suite, step: &PlannedStep, done: &[StepRecord]) -> PlannedStep {
+    match suite.adapt(step, done) {
+        Some(mut s) => {
+            s.workload.randseed = step.workload.randseed;
+            s
+        }
+        None => step.clone(),
+    }
+}
+
 /// The suite's analysis of its steps, with every step's telemetry beside it.
 pub fn analyse(suite: &dyn Suite, steps: &[StepRecord]) -> Report {
     let mut report = suite.report(steps);
@@ -451,8 +464,14 @@ pub fn new_doc_for(
 }
 
 /// Check that a bundle being resumed belongs to this target and this plan: same target
-/// identity and the same config hash (same knobs, same resolved workloads).
-pub fn check_resume(doc: &RunDoc, plan: &[PlannedStep], target: &Target) -> Result<(), String> {
+/// identity and the same config hash (same knobs, same resolved workloads), and that
+/// each finished step ran what `suite` makes of its plan step after the steps before it.
+pub fn check_resume(
+    doc: &RunDoc,
+    suite: &dyn Suite,
+    plan: &[PlannedStep],
+    target: &Target,
+) -> Result<(), String> {
     let (a, b) = (&doc.target, &target.info);
     if a.kind != b.kind || a.path != b.path || a.capacity_bytes != b.capacity_bytes {
         return Err(format!(
@@ -508,6 +527,12 @@ pub fn check_resume(doc: &RunDoc, plan: &[PlannedStep], target: &Target) -> Resu
         v
     };
     for (s, p) in doc.steps.iter().zip(plan) {
+        let ran = if s.status == StepStatus::Skipped {
+            p.clone()
+        } else {
+            adapted(suite, p, records_before(&doc.steps, s.index))
+        };
+        let p = &ran;
         if s.status.finished() && without_seed(&s.config) != without_seed(&p.workload) {
             let (now, then) = (&p.workload, &s.config);
             return Err(format!(

@@ -51,6 +51,20 @@ pub trait Suite: Knobs {
     fn skip(&self, _step: &PlannedStep, _done: &[StepRecord]) -> Option<String> {
         None
     }
+    /// A planned step whose workload the steps before it choose (the peak suite's
+    /// re-measurement of a point within noise of its knee threshold): the step to run
+    /// in its place, keeping its id, kind and length; None to run it as planned. Asked
+    /// after `skip`, with the records of the steps before it (in plan order), and asked
+    /// again on `--resume` with the same records (so a resumed bundle checks and replays
+    /// what was run, not the placeholder).
+    fn adapt(&self, _step: &PlannedStep, _done: &[StepRecord]) -> Option<PlannedStep> {
+        None
+    }
+    /// Whether `adapt` chooses this planned step from the results before it (a
+    /// placeholder): a fleet, whose hosts each take every step together, skips it.
+    fn chosen_at_run_time(&self, _step: &PlannedStep) -> bool {
+        false
+    }
     /// Analyse the finished steps.
     fn report(&self, steps: &[StepRecord]) -> Report;
 }

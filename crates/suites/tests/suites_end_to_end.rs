@@ -138,12 +138,14 @@ fn peak_sweeps_each_workload_and_finds_a_knee() {
     check_complete(&doc, &o);
     // The sweep writes, so it first writes the span once: reads hit written data; the
     // random-write sweep follows a spell of random writes (its steady state), and the
-    // 128K sweeps two sequential passes (the sequential steady state).
-    assert_eq!(doc.steps.len(), 1 + 4 * 5 + 1 + 2);
+    // 128K sweeps two sequential passes (the sequential steady state). Each sweep of 5
+    // points is followed by its 2 re-measurement steps (--short).
+    assert_eq!(doc.steps.len(), 1 + 4 * (5 + 2) + 1 + 2);
     assert_eq!(doc.steps[0].id, "precondition");
-    assert_eq!(doc.steps[1 + 5].id, "steady-writes");
-    assert_eq!(doc.steps[1 + 5 + 1 + 5].id, "seq-precondition-pass1");
-    assert_eq!(doc.steps[1 + 5 + 1 + 5 + 1].id, "seq-precondition-pass2");
+    assert_eq!(doc.steps[1 + 5].id, "4k-randread-recheck1");
+    assert_eq!(doc.steps[1 + 7].id, "steady-writes");
+    assert_eq!(doc.steps[1 + 7 + 1 + 7].id, "seq-precondition-pass1");
+    assert_eq!(doc.steps[1 + 7 + 1 + 7 + 1].id, "seq-precondition-pass2");
     let knee = metric(&doc, "4K random read knee QD");
     assert!([1.0, 2.0, 4.0, 8.0, 16.0].contains(&knee));
     // The knee reaches 95 % of the best point of the sweep.
@@ -464,7 +466,7 @@ fn resume_continues_without_redoing_finished_steps() {
     let suite = drivelab_suites::from_saved(&b.doc.suite, &b.doc.knobs).unwrap();
     let mut t = sim(b.doc.target_arg.as_deref().unwrap());
     let plan = suite.plan(&t.info).unwrap();
-    check_resume(&b.doc, &plan, &t).unwrap();
+    check_resume(&b.doc, suite.as_ref(), &plan, &t).unwrap();
     let stop = AtomicBool::new(false);
     let o = go(suite.as_ref(), &plan, &mut t, &mut b, &stop, None);
     assert!(matches!(o, Outcome::Complete(_)));
@@ -487,11 +489,11 @@ fn resume_continues_without_redoing_finished_steps() {
     // Another target or other knobs do not resume this bundle.
     let other = sim("sim:sata-mlc,capacity=8G");
     let plan2 = suite.plan(&other.info).unwrap();
-    assert!(check_resume(&b.doc, &plan2, &other).is_err());
+    assert!(check_resume(&b.doc, suite.as_ref(), &plan2, &other).is_err());
     let mut q2 = q.clone();
     q2.runs = 2;
     let plan3 = q2.plan(&t.info).unwrap();
-    assert!(check_resume(&b.doc, &plan3, &t).is_err());
+    assert!(check_resume(&b.doc, &q2, &plan3, &t).is_err());
 }
 
 #[test]
@@ -539,15 +541,15 @@ fn preparation_steps_are_not_in_the_config_hash_but_resume_still_checks_them() {
     assert_eq!(h(&plan), h(&measured));
     // A bundle of the full plan is not continued by the plan without its fill.
     let doc = new_doc(&q, &plan, &t, None);
-    assert!(check_resume(&doc, &plan, &t).is_ok());
-    let e = check_resume(&doc, &measured, &t).unwrap_err();
+    assert!(check_resume(&doc, &q, &plan, &t).is_ok());
+    let e = check_resume(&doc, &q, &measured, &t).unwrap_err();
     assert!(e.contains("other steps"), "{e}");
     // A bundle made when the hash still covered the preparation resumes as before.
     let mut old = doc.clone();
     old.config_hash =
         drivelab_suites::hash::config_hash_with_preparation("quick", &q.knobs(), &plan);
     assert_ne!(old.config_hash, doc.config_hash);
-    assert!(check_resume(&old, &plan, &t).is_ok());
+    assert!(check_resume(&old, &q, &plan, &t).is_ok());
 }
 
 #[test]
@@ -643,6 +645,103 @@ fn a_resumed_consistency_test_continues_on_the_drive_as_it_was() {
             .collect()
     };
     assert_eq!(ops(&b.doc), ops(&whole));
+}
+
+/// Peak knobs whose 4K random-write points (1 s on a 4 GB MLC drive in its steady
+/// state) are noisy enough that the knee needs its re-measurements.
+fn noisy_peak() -> peak::Peak {
+    let mut p = peak::Peak::new(true);
+    p.size = drivelab_engine::size::SizeOrPercent::Percent(100.0);
+    p.steady_writes_ns = 60_000_000_000;
+    p.point_time_ns = 1_000_000_000;
+    p.max_qd = 16;
+    p.early_stop = false;
+    p.workloads = vec!["4k-randwrite".into()];
+    p
+}
+
+#[test]
+fn a_resumed_peak_sweep_keeps_its_re_measurements_and_makes_the_rest() {
+    // Issue 14: the points within noise of the knee threshold are measured again in
+    // the planned re-measurement steps. Broken after the first of them, the resumed
+    // run checks and replays what it measured (the same point, the same seed), does not
+    // measure it again, and ends exactly where an unbroken run ends.
+    let spec = "sim:sata-mlc,capacity=4G,seed=1";
+    let p = noisy_peak();
+    let d = tempfile::tempdir().unwrap();
+    let mut t = sim(spec);
+    let (whole, o) = run(&p, &mut t, &d.path().join("whole"));
+    check_complete(&whole, &o);
+    let rechecks: Vec<_> = whole
+        .steps
+        .iter()
+        .filter(|s| s.id.starts_with("4k-randwrite-recheck"))
+        .collect();
+    assert_eq!(rechecks.len(), 2);
+    for r in &rechecks {
+        assert_eq!(r.status, StepStatus::Complete, "{}", r.id);
+        assert!(
+            r.params["qd"].as_u64().is_some() && r.params["pass"] == 2,
+            "{}",
+            r.params
+        );
+        assert!(r.name.contains("again"), "{}", r.name);
+    }
+    let sweep = &whole.summary.as_ref().unwrap().analysis["sweeps"][0]["sweep"];
+    let passes: u64 = sweep["curve"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["passes"].as_u64().unwrap())
+        .sum();
+    assert_eq!(passes, 5 + 2, "{sweep}");
+    assert!(sweep["first_pass_knee_qd"].as_u64().is_some());
+
+    let out = d.path().join("broken");
+    let mut t = sim(spec);
+    let plan = p.plan(&t.info).unwrap();
+    let mut b = Bundle::create(&out, new_doc(&p, &plan, &t, Some(spec.into()))).unwrap();
+    let stop = AtomicBool::new(false);
+    // precondition, steady writes, 5 points, the first re-measurement.
+    let ran = 2 + 5 + 1;
+    let o = go(
+        &p,
+        &plan,
+        &mut t,
+        &mut b,
+        &stop,
+        Some(&StopAfter(&stop, Default::default(), ran)),
+    );
+    assert_eq!(o, Outcome::Interrupted);
+    let mut b = Bundle::open(&out).unwrap();
+    let first = b.doc.steps.last().unwrap().clone();
+    assert_eq!(first.id, "4k-randwrite-recheck1");
+    let suite = drivelab_suites::from_saved(&b.doc.suite, &b.doc.knobs).unwrap();
+    let mut t = sim(spec);
+    let plan = suite.plan(&t.info).unwrap();
+    check_resume(&b.doc, suite.as_ref(), &plan, &t).unwrap();
+    let stop = AtomicBool::new(false);
+    let o = go(suite.as_ref(), &plan, &mut t, &mut b, &stop, None);
+    assert!(matches!(o, Outcome::Complete(_)), "{o:?}");
+    let kept = b.doc.steps.iter().find(|s| s.id == first.id).unwrap();
+    assert_eq!(kept.started_at, first.started_at, "not measured again");
+    let key = |doc: &RunDoc| -> Vec<(String, serde_json::Value, Option<u64>)> {
+        doc.steps
+            .iter()
+            .map(|s| {
+                (
+                    s.id.clone(),
+                    s.params.clone(),
+                    s.run.as_ref().map(|r| r.totals.all.ops),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(key(&b.doc), key(&whole));
+    assert_eq!(
+        b.doc.summary.as_ref().unwrap().analysis,
+        whole.summary.as_ref().unwrap().analysis
+    );
 }
 
 /// Records which step each observer message came in.

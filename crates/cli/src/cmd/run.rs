@@ -233,7 +233,8 @@ fn resume(dir: &Path, a: &RunArgs, db: &DbChoice) -> Result<i32, Fail> {
     let plan = suite
         .plan(&session.target().info)
         .map_err(|e| session.usage(format!("{}: {e}", suite.name())))?;
-    check_resume(&bundle.doc, &plan, session.target()).map_err(|e| session.usage(e))?;
+    check_resume(&bundle.doc, suite.as_ref(), &plan, session.target())
+        .map_err(|e| session.usage(e))?;
     // Only a resume that goes ahead takes the earlier run's test file over (and removes
     // it at the end): a refused one leaves it where it is.
     if bundle.doc.test_file_created {

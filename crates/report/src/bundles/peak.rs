@@ -203,6 +203,9 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
                     skipped.join(", ")
                 ));
             }
+            if let Some(n) = rechecked_note(e.label, sw) {
+                thr.notes.push(n);
+            }
         }
         for c in [thr, lat, exc] {
             if !c.series.is_empty() {
@@ -215,4 +218,65 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         s = s.chart(c);
     }
     s
+}
+
+/// The points of a sweep measured again because they were within their noise of the
+/// knee threshold (issue 14): each with its passes and whether it was settled, and the
+/// knee from the first passes alone when it moved.
+fn rechecked_note(label: &str, sw: &Value) -> Option<String> {
+    let again: Vec<String> = sw["curve"]
+        .as_array()?
+        .iter()
+        .filter(|p| p["passes"].as_u64().is_some_and(|n| n > 1))
+        .map(|p| {
+            format!(
+                "QD{} ×{}{}",
+                p["qd"],
+                p["passes"],
+                if p["uncertain"] == true {
+                    " (still within noise)"
+                } else {
+                    ""
+                }
+            )
+        })
+        .collect();
+    if again.is_empty() {
+        return None;
+    }
+    let moved = match (sw["first_pass_knee_qd"].as_u64(), sw["knee"]["qd"].as_u64()) {
+        (Some(a), Some(b)) if a != b => format!("; the knee moved from QD{a} to QD{b}"),
+        _ => String::new(),
+    };
+    Some(format!(
+        "{label}: measured again, within noise of the knee threshold: {}{moved}.",
+        again.join(", ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn re_measured_points_are_noted_with_the_knee_they_moved() {
+        let sw = serde_json::json!({
+            "curve": [
+                {"qd": 4, "passes": 3, "uncertain": false},
+                {"qd": 8, "passes": 1, "uncertain": true},
+                {"qd": 16, "passes": 2, "uncertain": true}
+            ],
+            "knee": {"qd": 8},
+            "first_pass_knee_qd": 4
+        });
+        assert_eq!(
+            rechecked_note("A", &sw).unwrap(),
+            "A: measured again, within noise of the knee threshold: QD4 ×3, QD16 ×2 (still within noise); the knee moved from QD4 to QD8."
+        );
+        // Bundles from before re-measurement, and sweeps that needed none: no note.
+        assert_eq!(
+            rechecked_note("A", &serde_json::json!({"curve": [{"qd": 1}]})),
+            None
+        );
+    }
 }

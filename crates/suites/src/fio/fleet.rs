@@ -280,6 +280,19 @@ pub fn run(
             interrupted |= f.stop.load(Ordering::Relaxed);
             break;
         }
+        if suite.chosen_at_run_time(step) {
+            // Chosen from each host's own results (the peak sweep's re-measurements):
+            // not a step the hosts can take together.
+            let mut rec = record(step, i, now_rfc3339(), None);
+            rec.status = StepStatus::Skipped;
+            rec.skip_reason =
+                Some("chosen from each drive's own results: not run in a fleet".into());
+            for &k in &live {
+                bundles[k].put_step(rec.clone())?;
+            }
+            fleet.put_step(rec)?;
+            continue;
+        }
         say(&format!(
             "[{}/{}] {} on {}",
             i + 1,
