@@ -577,3 +577,60 @@ fn a_plain_json_result_keeps_fios_percentiles() {
         .unwrap();
     assert_eq!(&got["value_ns"], want);
 }
+
+#[test]
+fn ctrl_c_on_a_suite_run_by_fio_interrupts_it_and_resume_finishes_it() {
+    // The SIGINT comes as fio starts a step: in its first tenths of a second fio does
+    // not catch SIGINT yet, and a SIGINT then used to kill it without a result, which
+    // was reported as the step failing. It is an interruption, as on drivelab's engine.
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let child = common::drivelab()
+        .args([
+            "run",
+            "quick",
+            "--short",
+            "--runs",
+            "1",
+            "--size",
+            "16M",
+            "--tests",
+            "SEQ1M Q1T1,RND4K Q4T1",
+            "--no-db",
+            "--out",
+            "b",
+            "--engine",
+            "fio",
+            "t.bin",
+        ])
+        .current_dir(p)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let job = p.join("b/fio/seq1m-q1t1-read-run1/job.fio");
+    common::wait_until("the first step's fio job", || job.exists());
+    common::signal(child.id(), "INT");
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(
+        err.contains("continue with: drivelab run --resume b"),
+        "{err}"
+    );
+    for leak in ["Some(", "None"] {
+        assert!(!err.contains(leak), "{err}");
+    }
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("b/run.json")).unwrap()).unwrap();
+    assert_eq!(doc["status"], "interrupted", "{err}");
+    for s in doc["steps"].as_array().unwrap() {
+        assert_ne!(s["status"], "failed", "{s}");
+    }
+    let r = run_in(p, &["run", "--resume", "b", "--no-db"]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("b/run.json")).unwrap()).unwrap();
+    assert_eq!(doc["status"], "complete");
+    assert_eq!(doc["steps"].as_array().unwrap().len(), 4);
+}
