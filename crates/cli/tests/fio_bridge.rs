@@ -185,6 +185,17 @@ fn a_replay_through_fio_is_refused_before_anything_is_made() {
         refused_alone(&o, &format!("{flag}: the replay suite"));
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0, "{a:?}");
     }
+    // Options replay always refuses are not offered in its help (the other suites'
+    // help has them).
+    let help = common::stdout(&run_in(d.path(), &["run", "replay", "--help"]));
+    assert!(help.contains("--max-idle"), "{help}");
+    for flag in ["--engine", "--emit-fio", "--hosts", "--host "] {
+        assert!(!help.contains(flag), "{flag} in {help}");
+    }
+    let quick = common::stdout(&run_in(d.path(), &["run", "quick", "--help"]));
+    for flag in ["--engine", "--emit-fio", "--hosts", "--host "] {
+        assert!(quick.contains(flag), "{flag} not in {quick}");
+    }
 }
 
 /// Run fio on a job file in `dir`; its json+ output is `out.json`, logs under `logs/`.
@@ -627,10 +638,88 @@ fn ctrl_c_on_a_suite_run_by_fio_interrupts_it_and_resume_finishes_it() {
     for s in doc["steps"].as_array().unwrap() {
         assert_ne!(s["status"], "failed", "{s}");
     }
+    // Sensors are not sampled beside fio: refused on resume too.
+    let r = run_in(
+        p,
+        &[
+            "run",
+            "--resume",
+            "b",
+            "--no-db",
+            "--sensor-cmd",
+            "echo 1 W",
+        ],
+    );
+    refused_alone(&r, "--sensor-cmd: the bundle's steps are run by fio");
     let r = run_in(p, &["run", "--resume", "b", "--no-db"]);
     assert!(r.status.success(), "{}", stderr(&r));
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(p.join("b/run.json")).unwrap()).unwrap();
     assert_eq!(doc["status"], "complete");
     assert_eq!(doc["steps"].as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn sensor_options_are_refused_where_their_readings_would_go_nowhere() {
+    // drivelab samples sensors beside its own engine only, and this machine's sensors
+    // say nothing of other hosts: refused before anything is made, not silently dropped.
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("h.txt"), "127.0.0.2\n").unwrap();
+    let hwmon = "/sys/class/hwmon/hwmon0";
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["--engine", "fio", "--sensor-cmd", "echo 1 W"],
+            "--sensor-cmd: not sampled with --engine fio",
+        ),
+        (
+            &["--engine", "fio", "--sensor-hwmon", hwmon],
+            "--sensor-hwmon: not sampled with --engine fio",
+        ),
+        (
+            &["--engine", "fio", "--sensors", "nvme"],
+            "--sensors: not sampled with --engine fio",
+        ),
+        (
+            &["--host", "127.0.0.2", "--sensor-cmd", "echo 1 W"],
+            "--sensor-cmd: the sensors are this machine's, and --host runs",
+        ),
+        (
+            &["--hosts", "h.txt", "--sensors", "hwmon"],
+            "--sensors: the sensors are this machine's, and --hosts runs",
+        ),
+        (
+            &[
+                "--host",
+                "127.0.0.2",
+                "--sensor-cmd",
+                "x",
+                "--sensor-hwmon",
+                hwmon,
+            ],
+            "--sensor-cmd, --sensor-hwmon: the sensors",
+        ),
+    ];
+    for (extra, want) in cases {
+        let mut a = vec![
+            "run",
+            "quick",
+            "--short",
+            "--size",
+            "16M",
+            "--overwrite",
+            "t.bin",
+            "--no-db",
+            "--out",
+            "o",
+        ];
+        a.extend(extra);
+        let o = run_in(d.path(), &a);
+        refused_alone(&o, want);
+        let left: Vec<_> = std::fs::read_dir(d.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(left, ["h.txt"], "{a:?}");
+    }
 }

@@ -146,6 +146,74 @@ pub fn not_replay(cmd: &crate::run_args::SuiteCmd) -> Result<(), Fail> {
     Ok(())
 }
 
+/// The sensor options given (`--sensors` other than its default `auto`, or `none`).
+fn sensor_flags(sensors: Option<&str>, cmd: bool, hwmon: bool) -> Vec<&'static str> {
+    let mut given = Vec::new();
+    if sensors.is_some_and(|s| s != "auto" && s != "none") {
+        given.push("--sensors");
+    }
+    if cmd {
+        given.push("--sensor-cmd");
+    }
+    if hwmon {
+        given.push("--sensor-hwmon");
+    }
+    given
+}
+
+/// Refuse sensor options where their readings would go nowhere, before anything is
+/// made: drivelab samples sensors beside its own engine's runs only, so not with fio
+/// doing the I/O (`--engine fio`), and this machine's sensors say nothing of other hosts
+/// (`--host`, `--hosts`).
+pub fn no_sensors(cmd: &crate::run_args::SuiteCmd) -> Result<(), Fail> {
+    let c = cmd.common();
+    let (f, t) = (&c.fio, &c.target);
+    let given = sensor_flags(
+        Some(&t.sensors),
+        t.sensor_cmd.is_some(),
+        !t.sensor_hwmon.is_empty(),
+    );
+    if given.is_empty() || f.emit_fio.is_some() {
+        return Ok(());
+    }
+    let list = given.join(", ");
+    if f.hosts.is_some() || !f.host.is_empty() {
+        let flag = if f.hosts.is_some() {
+            "--hosts"
+        } else {
+            "--host"
+        };
+        return Err(Fail::usage(format!(
+            "{list}: the sensors are this machine's, and {flag} runs the steps on other hosts; drop {list} (run drivelab on a host to sample its sensors)"
+        )));
+    }
+    if f.engine.as_deref() == Some("fio") {
+        return Err(Fail::usage(format!(
+            "{list}: not sampled with --engine fio (drivelab samples sensors beside its own engine only); drop {list} or --engine fio"
+        )));
+    }
+    Ok(())
+}
+
+/// [`no_sensors`] for `--resume` of a bundle whose steps fio ran.
+pub fn no_sensors_on_resume(
+    doc: &drivelab_suites::RunDoc,
+    a: &crate::run_args::RunArgs,
+) -> Result<(), Fail> {
+    let given = sensor_flags(
+        a.sensors.as_deref(),
+        a.sensor_cmd.is_some(),
+        !a.sensor_hwmon.is_empty(),
+    );
+    if given.is_empty() || !doc.notes.iter().any(|n| n.contains(ENGINE_NOTE)) {
+        return Ok(());
+    }
+    let list = given.join(", ");
+    Err(Fail::usage(format!(
+        "{list}: the bundle's steps are run by fio (--engine fio), beside which drivelab samples no sensors; drop {list}"
+    )))
+}
+
 /// `drivelab import …`.
 #[derive(Args, Debug)]
 pub struct ImportArgs {
@@ -435,6 +503,12 @@ pub fn fleet(
             "Recorded in the results database as runs {}",
             recorded.join(", ")
         ))?;
+    }
+    if o.interrupted {
+        eprintln!(
+            "drivelab: interrupted; finished steps are saved in {}; a fleet run cannot be resumed: run it again",
+            run.out.display()
+        );
     }
     Ok(if o.interrupted {
         crate::fail::INTERRUPTED
