@@ -431,6 +431,53 @@ fn a_host_killed_mid_step_fails_alone() {
     }
 }
 
+#[test]
+fn ctrl_c_on_a_fleet_run_says_it_was_interrupted_and_cannot_be_resumed() {
+    let port = 18776;
+    let _a = Server::start("fio", "127.0.0.2", port);
+    let _b = Server::start("fio", "127.0.0.3", port);
+    let d = tempfile::tempdir().unwrap();
+    let mut run = Reaped(
+        common::drivelab()
+            .args(args(&quick(port, "4s", "out")))
+            .current_dir(d.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let job = d.path().join(format!(
+        "out/127.0.0.3-{port}/fio/rnd4k-q1t1-read-run1/job.fio"
+    ));
+    wait_until("the first step started on both hosts", || job.exists());
+    common::signal(run.0.id(), "INT");
+    let mut out = String::new();
+    std::io::Read::read_to_string(run.0.stdout.as_mut().unwrap(), &mut out).unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(run.0.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(run.0.wait().unwrap().code(), Some(130), "{err}");
+    assert!(
+        out.contains("fleet of 2 hosts: interrupted at step 1 of 2"),
+        "{out}"
+    );
+    assert!(!out.contains("0 failed"), "{out}");
+    assert!(
+        err.contains("a fleet run cannot be resumed: run it again"),
+        "{err}"
+    );
+    for b in [
+        "fleet",
+        &format!("127.0.0.2-{port}"),
+        &format!("127.0.0.3-{port}"),
+    ] {
+        let doc = json(&d.path().join("out").join(b).join("run.json"));
+        assert_eq!(doc["status"], "interrupted", "{b}: {}", doc["notes"]);
+    }
+    let r = run_in(d.path(), &["run", "--resume", "out/fleet", "--no-db"]);
+    assert_eq!(r.status.code(), Some(2), "{}", stderr(&r));
+    assert!(stderr(&r).contains("cannot be resumed; run it again"));
+}
+
 /// The fio of another version (see the module documentation).
 fn other_fio() -> PathBuf {
     let p = std::env::var("DRIVELAB_TEST_FIO_ALT")
