@@ -723,3 +723,78 @@ fn sensor_options_are_refused_where_their_readings_would_go_nowhere() {
         assert_eq!(left, ["h.txt"], "{a:?}");
     }
 }
+
+#[test]
+fn emitting_again_into_a_directory_where_fio_ran_keeps_its_results() {
+    // docs/fio.md and every job file say: run fio in DIR. That DIR then holds fio's
+    // results beside the job files, and the suite may still be emitted into it again.
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let emit = |size: &str| {
+        let a = [
+            "run",
+            "quick",
+            "--short",
+            "--runs",
+            "1",
+            "--size",
+            size,
+            "--tests",
+            "SEQ1M Q1T1",
+            "--emit-fio",
+            "jobs",
+            "t.bin",
+            "--overwrite",
+        ];
+        run_in(p, &a)
+    };
+    let o = emit("16M");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let job = p.join("jobs/01-seq1m-q1t1-read-run1.fio");
+    let text = std::fs::read_to_string(&job).unwrap();
+    // The job's own run line, run in DIR.
+    let run = text
+        .lines()
+        .find_map(|l| l.strip_prefix("; run: fio "))
+        .unwrap();
+    let f = fio()
+        .args(run.split(' '))
+        .current_dir(p.join("jobs"))
+        .output()
+        .unwrap();
+    assert!(f.status.success(), "{}", String::from_utf8_lossy(&f.stderr));
+    let result = p.join("jobs/01-seq1m-q1t1-read-run1.json");
+    let before = std::fs::read(&result).unwrap();
+    assert!(!before.is_empty());
+    let o = emit("8M");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("01-seq1m-q1t1-read-run1.json) left as it is"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        std::fs::read(&result).unwrap(),
+        before,
+        "fio's result is left alone"
+    );
+    assert_eq!(
+        option(&std::fs::read_to_string(&job).unwrap(), "size"),
+        Some("8388608")
+    );
+    // It still imports.
+    let i = run_in(
+        p,
+        &[
+            "import",
+            "fio",
+            "jobs/01-seq1m-q1t1-read-run1.json",
+            "--out",
+            "imp",
+        ],
+    );
+    assert!(i.status.success(), "{}", stderr(&i));
+    // Anything else in DIR is still refused.
+    std::fs::write(p.join("jobs/notes.json"), "{}").unwrap();
+    refused_alone(&emit("8M"), "holds notes.json");
+}

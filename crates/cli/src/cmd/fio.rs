@@ -87,8 +87,16 @@ fn own_job_file(p: &Path) -> bool {
             .any(|w| w == drivelab_suites::fio::JOB_MARK.as_bytes())
 }
 
+/// Whether `p` is fio's result of a job file `--emit-fio` wrote, as the job's own run
+/// line names it (`05-x.json` beside `05-x.fio`, run in DIR): left where it is.
+fn result_of_own_job(p: &Path) -> bool {
+    p.extension().is_some_and(|e| e == "json") && own_job_file(&p.with_extension("fio"))
+}
+
 /// `drivelab run SUITE [TARGET] --emit-fio DIR`: DIR new, empty, or holding only job
-/// files of an earlier `--emit-fio`.
+/// files of an earlier `--emit-fio` and fio's results of them (run in DIR, as each job
+/// file says; they are left as they are: a fio result carries its own job options, so
+/// its import never depends on the job file beside it).
 pub fn emit(suite: &dyn Suite, t: &crate::args::TargetArgs, dir: &Path) -> Result<i32, Fail> {
     let info = plan_target(suite, t)?;
     let plan = suite
@@ -96,7 +104,20 @@ pub fn emit(suite: &dyn Suite, t: &crate::args::TargetArgs, dir: &Path) -> Resul
         .map_err(|e| Fail::usage(format!("{}: {e}", suite.name())))?;
     let files = drivelab_suites::fio::emit(suite.name(), &plan, &info.path)
         .map_err(|e| Fail::usage(format!("--emit-fio: {e}")))?;
-    let out = OutDir::claim_own(dir, "--emit-fio", "fio job files", own_job_file)?;
+    let results: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()) && result_of_own_job(&e.path()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let own = |p: &Path| own_job_file(p) || result_of_own_job(p);
+    let out = OutDir::claim_own(
+        dir,
+        "--emit-fio",
+        "fio job files or fio's results of them",
+        own,
+    )?;
     out.check_files(files.iter().map(|(n, _)| n.clone()))?;
     for (name, text) in &files {
         drivelab_suites::atomic::write_file(&out.path().join(name), text.as_bytes())
@@ -110,6 +131,16 @@ pub fn emit(suite: &dyn Suite, t: &crate::args::TargetArgs, dir: &Path) -> Resul
         info.path,
         dir.display()
     );
+    if let Some(first) = results.first() {
+        eprintln!(
+            "drivelab: {} fio {} of earlier job files ({first}{}) left as {} in {}: each is the result of the job file it was run from, not necessarily of the new one",
+            results.len(),
+            plural(results.len(), "result", "results"),
+            if results.len() > 1 { ", …" } else { "" },
+            plural(results.len(), "it is", "they are"),
+            dir.display()
+        );
+    }
     out.keep();
     Ok(0)
 }
