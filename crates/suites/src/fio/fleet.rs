@@ -426,6 +426,9 @@ fn remove_target(f: &FleetRun<'_>, say: &dyn Fn(&str)) {
 /// A summary metric's name and unit.
 type MetricKey = (String, String);
 
+/// Per headline metric, its value on each host: ((name, unit), [(host, value)]).
+type PerMetric = Vec<(MetricKey, Vec<(String, f64)>)>;
+
 /// Each host's headline metrics, for hosts whose bundle holds every step (closed here
 /// as complete; the others as interrupted unless failed).
 fn close_hosts(
@@ -434,9 +437,8 @@ fn close_hosts(
     f: &FleetRun<'_>,
     bundles: &mut [Bundle],
     interrupted: bool,
-) -> Result<Vec<(MetricKey, Vec<(String, f64)>)>, String> {
-    // ((metric name, unit), [(host, value)]).
-    let mut per_metric: Vec<(MetricKey, Vec<(String, f64)>)> = Vec::new();
+) -> Result<PerMetric, String> {
+    let mut per_metric: PerMetric = Vec::new();
     for (b, h) in bundles.iter_mut().zip(&f.hosts) {
         if b.doc.status == BundleStatus::Failed {
             continue;
