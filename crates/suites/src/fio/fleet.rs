@@ -623,8 +623,9 @@ fn finish(
         spread,
     };
     let mut text = format!("{head}\n{table}");
+    // (Notes the head already says, and the bundle's own marker, are not repeated.)
     for n in &fleet.doc.notes {
-        if !lacking.iter().any(|l| n.starts_with(l.as_str())) {
+        if n != FLEET_NOTE && !head.contains(n.trim_end_matches('.')) {
             text.push_str(&format!("note: {n}\n"));
         }
     }
