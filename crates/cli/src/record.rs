@@ -117,7 +117,8 @@ fn kind(k: TargetKind) -> &'static str {
 fn status(s: BundleStatus) -> &'static str {
     match s {
         BundleStatus::Complete => "complete",
-        BundleStatus::Failed => "failed",
+        // A fleet some hosts dropped out of: hosts failed.
+        BundleStatus::Failed | BundleStatus::Partial => "failed",
         // Still "running" in the file means the process died: as good as interrupted.
         BundleStatus::Interrupted | BundleStatus::Running => "interrupted",
     }

@@ -93,6 +93,14 @@ pub enum SuiteCmd {
     /// 4K random I/O at one QD with the read share swept 0…100 %.
     Mixed(MixedArgs),
     /// Replay a block I/O trace (drivelab's format) and score the target on it.
+    // The fio options are refused with replay (fio cannot replay a drivelab trace):
+    // not offered in its help.
+    #[command(
+        mut_arg("emit_fio", |a| a.hide(true)),
+        mut_arg("engine", |a| a.hide(true)),
+        mut_arg("hosts", |a| a.hide(true)),
+        mut_arg("host", |a| a.hide(true))
+    )]
     Replay(ReplayArgs),
 }
 

@@ -73,6 +73,7 @@ fn second_signal() -> ! {
         undo();
     }
     drivelab_engine::sensor::meter::kill_all();
+    drivelab_suites::fio::process::kill_all();
     let pending = REMOVE_ON_EXIT
         .lock()
         .unwrap_or_else(|e| e.into_inner())

@@ -185,6 +185,17 @@ fn a_replay_through_fio_is_refused_before_anything_is_made() {
         refused_alone(&o, &format!("{flag}: the replay suite"));
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0, "{a:?}");
     }
+    // Options replay always refuses are not offered in its help (the other suites'
+    // help has them).
+    let help = common::stdout(&run_in(d.path(), &["run", "replay", "--help"]));
+    assert!(help.contains("--max-idle"), "{help}");
+    for flag in ["--engine", "--emit-fio", "--hosts", "--host "] {
+        assert!(!help.contains(flag), "{flag} in {help}");
+    }
+    let quick = common::stdout(&run_in(d.path(), &["run", "quick", "--help"]));
+    for flag in ["--engine", "--emit-fio", "--hosts", "--host "] {
+        assert!(quick.contains(flag), "{flag} not in {quick}");
+    }
 }
 
 /// Run fio on a job file in `dir`; its json+ output is `out.json`, logs under `logs/`.
@@ -576,4 +587,214 @@ fn a_plain_json_result_keeps_fios_percentiles() {
         .find(|x| x["percentile"] == 99.0)
         .unwrap();
     assert_eq!(&got["value_ns"], want);
+}
+
+#[test]
+fn ctrl_c_on_a_suite_run_by_fio_interrupts_it_and_resume_finishes_it() {
+    // The SIGINT comes as fio starts a step: in its first tenths of a second fio does
+    // not catch SIGINT yet, and a SIGINT then used to kill it without a result, which
+    // was reported as the step failing. It is an interruption, as on drivelab's engine.
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let child = common::drivelab()
+        .args([
+            "run",
+            "quick",
+            "--short",
+            "--runs",
+            "1",
+            "--size",
+            "16M",
+            "--tests",
+            "SEQ1M Q1T1,RND4K Q4T1",
+            "--no-db",
+            "--out",
+            "b",
+            "--engine",
+            "fio",
+            "t.bin",
+        ])
+        .current_dir(p)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let job = p.join("b/fio/seq1m-q1t1-read-run1/job.fio");
+    common::wait_until("the first step's fio job", || job.exists());
+    common::signal(child.id(), "INT");
+    let o = child.wait_with_output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(
+        err.contains("continue with: drivelab run --resume b"),
+        "{err}"
+    );
+    for leak in ["Some(", "None"] {
+        assert!(!err.contains(leak), "{err}");
+    }
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("b/run.json")).unwrap()).unwrap();
+    assert_eq!(doc["status"], "interrupted", "{err}");
+    for s in doc["steps"].as_array().unwrap() {
+        assert_ne!(s["status"], "failed", "{s}");
+    }
+    // Sensors are not sampled beside fio: refused on resume too.
+    let r = run_in(
+        p,
+        &[
+            "run",
+            "--resume",
+            "b",
+            "--no-db",
+            "--sensor-cmd",
+            "echo 1 W",
+        ],
+    );
+    refused_alone(&r, "--sensor-cmd: the bundle's steps are run by fio");
+    let r = run_in(p, &["run", "--resume", "b", "--no-db"]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join("b/run.json")).unwrap()).unwrap();
+    assert_eq!(doc["status"], "complete");
+    assert_eq!(doc["steps"].as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn sensor_options_are_refused_where_their_readings_would_go_nowhere() {
+    // drivelab samples sensors beside its own engine only, and this machine's sensors
+    // say nothing of other hosts: refused before anything is made, not silently dropped.
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("h.txt"), "127.0.0.2\n").unwrap();
+    let hwmon = "/sys/class/hwmon/hwmon0";
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["--engine", "fio", "--sensor-cmd", "echo 1 W"],
+            "--sensor-cmd: not sampled with --engine fio",
+        ),
+        (
+            &["--engine", "fio", "--sensor-hwmon", hwmon],
+            "--sensor-hwmon: not sampled with --engine fio",
+        ),
+        (
+            &["--engine", "fio", "--sensors", "nvme"],
+            "--sensors: not sampled with --engine fio",
+        ),
+        (
+            &["--host", "127.0.0.2", "--sensor-cmd", "echo 1 W"],
+            "--sensor-cmd: the sensors are this machine's, and --host runs",
+        ),
+        (
+            &["--hosts", "h.txt", "--sensors", "hwmon"],
+            "--sensors: the sensors are this machine's, and --hosts runs",
+        ),
+        (
+            &[
+                "--host",
+                "127.0.0.2",
+                "--sensor-cmd",
+                "x",
+                "--sensor-hwmon",
+                hwmon,
+            ],
+            "--sensor-cmd, --sensor-hwmon: the sensors",
+        ),
+    ];
+    for (extra, want) in cases {
+        let mut a = vec![
+            "run",
+            "quick",
+            "--short",
+            "--size",
+            "16M",
+            "--overwrite",
+            "t.bin",
+            "--no-db",
+            "--out",
+            "o",
+        ];
+        a.extend(extra);
+        let o = run_in(d.path(), &a);
+        refused_alone(&o, want);
+        let left: Vec<_> = std::fs::read_dir(d.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(left, ["h.txt"], "{a:?}");
+    }
+}
+
+#[test]
+fn emitting_again_into_a_directory_where_fio_ran_keeps_its_results() {
+    // docs/fio.md and every job file say: run fio in DIR. That DIR then holds fio's
+    // results beside the job files, and the suite may still be emitted into it again.
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let emit = |size: &str| {
+        let a = [
+            "run",
+            "quick",
+            "--short",
+            "--runs",
+            "1",
+            "--size",
+            size,
+            "--tests",
+            "SEQ1M Q1T1",
+            "--emit-fio",
+            "jobs",
+            "t.bin",
+            "--overwrite",
+        ];
+        run_in(p, &a)
+    };
+    let o = emit("16M");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let job = p.join("jobs/01-seq1m-q1t1-read-run1.fio");
+    let text = std::fs::read_to_string(&job).unwrap();
+    // The job's own run line, run in DIR.
+    let run = text
+        .lines()
+        .find_map(|l| l.strip_prefix("; run: fio "))
+        .unwrap();
+    let f = fio()
+        .args(run.split(' '))
+        .current_dir(p.join("jobs"))
+        .output()
+        .unwrap();
+    assert!(f.status.success(), "{}", String::from_utf8_lossy(&f.stderr));
+    let result = p.join("jobs/01-seq1m-q1t1-read-run1.json");
+    let before = std::fs::read(&result).unwrap();
+    assert!(!before.is_empty());
+    let o = emit("8M");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("01-seq1m-q1t1-read-run1.json) left as it is"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        std::fs::read(&result).unwrap(),
+        before,
+        "fio's result is left alone"
+    );
+    assert_eq!(
+        option(&std::fs::read_to_string(&job).unwrap(), "size"),
+        Some("8388608")
+    );
+    // It still imports.
+    let i = run_in(
+        p,
+        &[
+            "import",
+            "fio",
+            "jobs/01-seq1m-q1t1-read-run1.json",
+            "--out",
+            "imp",
+        ],
+    );
+    assert!(i.status.success(), "{}", stderr(&i));
+    // Anything else in DIR is still refused.
+    std::fs::write(p.join("jobs/notes.json"), "{}").unwrap();
+    refused_alone(&emit("8M"), "holds notes.json");
 }

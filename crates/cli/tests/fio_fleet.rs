@@ -307,14 +307,17 @@ fn a_host_killed_mid_step_fails_alone() {
             .unwrap(),
     );
     let run = &mut run.0;
-    // The step is running on host b: its job process is up (server → connection
-    // handler → backend → job) and has laid out its 16 MiB file.
+    // The second step is running on host b (the first finished on both hosts): its
+    // job process is up (server → connection handler → backend → job) and has laid out
+    // its 16 MiB file.
     let file = b.dir.path().join("fleet.bin");
-    wait_until("host 127.0.0.3's job running", || {
+    let b_steps = d.path().join(format!("out/127.0.0.3-{port}/fio"));
+    wait_until("host 127.0.0.3's second job running", || {
         if let Some(st) = run.try_wait().unwrap() {
             panic!("drivelab ended before the kill: {st}");
         }
-        descendants(b.pid()).len() >= 2
+        std::fs::read_dir(&b_steps).is_ok_and(|r| r.count() == 2)
+            && descendants(b.pid()).len() >= 2
             && std::fs::metadata(&file).is_ok_and(|m| m.len() == 16 << 20)
     });
     b.kill_all();
@@ -352,12 +355,127 @@ fn a_host_killed_mid_step_fails_alone() {
         why.contains("127.0.0.3") && why.contains("Failed at step"),
         "{why}"
     );
+    assert_eq!(bad["steps"][0]["status"], "complete");
     let fj = json(&o.join("fleet/fleet.json"));
     assert_eq!(fj["failed_hosts"].as_array().unwrap().len(), 1);
     assert!(fj["failed_hosts"][0][0]
         .as_str()
         .unwrap()
         .starts_with("127.0.0.3"));
+    // The fleet view says it is partial and which steps lack which host: step 1 adds
+    // up both hosts, step 2 the one left.
+    let (ha, hb) = (format!("127.0.0.2:{port}"), format!("127.0.0.3:{port}"));
+    assert_eq!(fj["status"], "partial");
+    assert_eq!(fj["steps"][0]["hosts"], serde_json::json!([ha, hb]));
+    assert_eq!(fj["steps"][1]["hosts"], serde_json::json!([ha]));
+    assert_eq!(fj["steps"][1]["missing_hosts"], serde_json::json!([hb]));
+    assert_eq!(fj["summary_hosts"], serde_json::json!([ha]));
+    let fleet = json(&o.join("fleet/run.json"));
+    assert_eq!(fleet["status"], "partial");
+    let ops = |r: &serde_json::Value, i: usize| {
+        r["steps"][i]["run"]["totals"]["all"]["ops"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(ops(&fleet, 0), ops(&good, 0) + ops(&bad, 0));
+    assert_eq!(ops(&fleet, 1), ops(&good, 1));
+    assert!(
+        fleet["steps"][1]["run"]["notes"]
+            .to_string()
+            .contains(&format!("Without {hb}, which failed at step 2")),
+        "{}",
+        fleet["steps"][1]["run"]["notes"]
+    );
+    // Its summary compares like with like: over the host that finished every step, it
+    // is that host's own.
+    let metrics = |r: &serde_json::Value| -> Vec<(String, f64)> {
+        r["summary"]["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                (
+                    m["name"].as_str().unwrap().to_string(),
+                    m["value"].as_f64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let (mf, mg) = (metrics(&fleet), metrics(&good));
+    assert!(!mg.is_empty());
+    assert_eq!(mf.len(), mg.len(), "{mf:?} {mg:?}");
+    for ((nf, vf), (ng, vg)) in mf.iter().zip(&mg) {
+        // (A mean latency is worked out again from the merged histogram: equal but
+        // for rounding.)
+        assert!(
+            nf == ng && (vf - vg).abs() <= vg.abs() * 1e-6,
+            "{mf:?} {mg:?}"
+        );
+    }
+    let summary = std::fs::read_to_string(o.join("fleet/summary.txt")).unwrap();
+    assert!(summary.contains("PARTIAL"), "{summary}");
+    assert!(
+        summary.contains(&format!("Step 2 of 2 lacks {hb}, which failed at step 2")),
+        "{summary}"
+    );
+    assert!(!summary.contains("(0 failed)"), "{summary}");
+    // A fleet run's bundles are not resumed: one clear line.
+    for dir in ["out/fleet", &format!("out/127.0.0.3-{port}")] {
+        let r = run_in(d.path(), &["run", "--resume", dir, "--no-db"]);
+        assert_eq!(r.status.code(), Some(2), "{}", stderr(&r));
+        assert!(
+            stderr(&r).contains("a fleet run (--host, --hosts) cannot be resumed; run it again"),
+            "{}",
+            stderr(&r)
+        );
+    }
+}
+
+#[test]
+fn ctrl_c_on_a_fleet_run_says_it_was_interrupted_and_cannot_be_resumed() {
+    let port = 18776;
+    let _a = Server::start("fio", "127.0.0.2", port);
+    let _b = Server::start("fio", "127.0.0.3", port);
+    let d = tempfile::tempdir().unwrap();
+    let mut run = Reaped(
+        common::drivelab()
+            .args(args(&quick(port, "4s", "out")))
+            .current_dir(d.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let job = d.path().join(format!(
+        "out/127.0.0.3-{port}/fio/rnd4k-q1t1-read-run1/job.fio"
+    ));
+    wait_until("the first step started on both hosts", || job.exists());
+    common::signal(run.0.id(), "INT");
+    let mut out = String::new();
+    std::io::Read::read_to_string(run.0.stdout.as_mut().unwrap(), &mut out).unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(run.0.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(run.0.wait().unwrap().code(), Some(130), "{err}");
+    assert!(
+        out.contains("fleet of 2 hosts: interrupted at step 1 of 2"),
+        "{out}"
+    );
+    assert!(!out.contains("0 failed"), "{out}");
+    assert!(
+        err.contains("a fleet run cannot be resumed: run it again"),
+        "{err}"
+    );
+    for b in [
+        "fleet",
+        &format!("127.0.0.2-{port}"),
+        &format!("127.0.0.3-{port}"),
+    ] {
+        let doc = json(&d.path().join("out").join(b).join("run.json"));
+        assert_eq!(doc["status"], "interrupted", "{b}: {}", doc["notes"]);
+    }
+    let r = run_in(d.path(), &["run", "--resume", "out/fleet", "--no-db"]);
+    assert_eq!(r.status.code(), Some(2), "{}", stderr(&r));
+    assert!(stderr(&r).contains("cannot be resumed; run it again"));
 }
 
 /// The fio of another version (see the module documentation).

@@ -45,6 +45,9 @@ pub enum BundleStatus {
     Interrupted,
     /// A step failed.
     Failed,
+    /// Every step ran, but not on every host: a fleet view whose hosts dropped out
+    /// (each of its steps adds up the hosts that finished it; `fleet.json` says which).
+    Partial,
 }
 
 /// State of one step.

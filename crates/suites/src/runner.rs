@@ -311,6 +311,12 @@ pub fn execute_with(
         let dir = bundle.dir.clone();
         let res = match engine.run_step(step, target, opts, Some(&dir)) {
             Ok(r) => r,
+            // Stopped before the engine had a result (fio ended by the stop before it
+            // wrote one): nothing of the step is kept, and a resume runs it again.
+            Err(_) if opts.stop.load(Ordering::Relaxed) => {
+                bundle.set_status(BundleStatus::Interrupted)?;
+                return Ok(Outcome::Interrupted);
+            }
             Err(e) => {
                 bundle.set_status(BundleStatus::Failed)?;
                 return Ok(Outcome::Failed(format!("step '{}': {e}", step.name)));

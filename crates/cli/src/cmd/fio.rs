@@ -87,8 +87,16 @@ fn own_job_file(p: &Path) -> bool {
             .any(|w| w == drivelab_suites::fio::JOB_MARK.as_bytes())
 }
 
+/// Whether `p` is fio's result of a job file `--emit-fio` wrote, as the job's own run
+/// line names it (`05-x.json` beside `05-x.fio`, run in DIR): left where it is.
+fn result_of_own_job(p: &Path) -> bool {
+    p.extension().is_some_and(|e| e == "json") && own_job_file(&p.with_extension("fio"))
+}
+
 /// `drivelab run SUITE [TARGET] --emit-fio DIR`: DIR new, empty, or holding only job
-/// files of an earlier `--emit-fio`.
+/// files of an earlier `--emit-fio` and fio's results of them (run in DIR, as each job
+/// file says; they are left as they are: a fio result carries its own job options, so
+/// its import never depends on the job file beside it).
 pub fn emit(suite: &dyn Suite, t: &crate::args::TargetArgs, dir: &Path) -> Result<i32, Fail> {
     let info = plan_target(suite, t)?;
     let plan = suite
@@ -96,7 +104,20 @@ pub fn emit(suite: &dyn Suite, t: &crate::args::TargetArgs, dir: &Path) -> Resul
         .map_err(|e| Fail::usage(format!("{}: {e}", suite.name())))?;
     let files = drivelab_suites::fio::emit(suite.name(), &plan, &info.path)
         .map_err(|e| Fail::usage(format!("--emit-fio: {e}")))?;
-    let out = OutDir::claim_own(dir, "--emit-fio", "fio job files", own_job_file)?;
+    let results: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()) && result_of_own_job(&e.path()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let own = |p: &Path| own_job_file(p) || result_of_own_job(p);
+    let out = OutDir::claim_own(
+        dir,
+        "--emit-fio",
+        "fio job files or fio's results of them",
+        own,
+    )?;
     out.check_files(files.iter().map(|(n, _)| n.clone()))?;
     for (name, text) in &files {
         drivelab_suites::atomic::write_file(&out.path().join(name), text.as_bytes())
@@ -110,6 +131,16 @@ pub fn emit(suite: &dyn Suite, t: &crate::args::TargetArgs, dir: &Path) -> Resul
         info.path,
         dir.display()
     );
+    if let Some(first) = results.first() {
+        eprintln!(
+            "drivelab: {} fio {} of earlier job files ({first}{}) left as {} in {}: each is the result of the job file it was run from, not necessarily of the new one",
+            results.len(),
+            plural(results.len(), "result", "results"),
+            if results.len() > 1 { ", …" } else { "" },
+            plural(results.len(), "it is", "they are"),
+            dir.display()
+        );
+    }
     out.keep();
     Ok(0)
 }
@@ -144,6 +175,74 @@ pub fn not_replay(cmd: &crate::run_args::SuiteCmd) -> Result<(), Fail> {
         )));
     }
     Ok(())
+}
+
+/// The sensor options given (`--sensors` other than its default `auto`, or `none`).
+fn sensor_flags(sensors: Option<&str>, cmd: bool, hwmon: bool) -> Vec<&'static str> {
+    let mut given = Vec::new();
+    if sensors.is_some_and(|s| s != "auto" && s != "none") {
+        given.push("--sensors");
+    }
+    if cmd {
+        given.push("--sensor-cmd");
+    }
+    if hwmon {
+        given.push("--sensor-hwmon");
+    }
+    given
+}
+
+/// Refuse sensor options where their readings would go nowhere, before anything is
+/// made: drivelab samples sensors beside its own engine's runs only, so not with fio
+/// doing the I/O (`--engine fio`), and this machine's sensors say nothing of other hosts
+/// (`--host`, `--hosts`).
+pub fn no_sensors(cmd: &crate::run_args::SuiteCmd) -> Result<(), Fail> {
+    let c = cmd.common();
+    let (f, t) = (&c.fio, &c.target);
+    let given = sensor_flags(
+        Some(&t.sensors),
+        t.sensor_cmd.is_some(),
+        !t.sensor_hwmon.is_empty(),
+    );
+    if given.is_empty() || f.emit_fio.is_some() {
+        return Ok(());
+    }
+    let list = given.join(", ");
+    if f.hosts.is_some() || !f.host.is_empty() {
+        let flag = if f.hosts.is_some() {
+            "--hosts"
+        } else {
+            "--host"
+        };
+        return Err(Fail::usage(format!(
+            "{list}: the sensors are this machine's, and {flag} runs the steps on other hosts; drop {list} (run drivelab on a host to sample its sensors)"
+        )));
+    }
+    if f.engine.as_deref() == Some("fio") {
+        return Err(Fail::usage(format!(
+            "{list}: not sampled with --engine fio (drivelab samples sensors beside its own engine only); drop {list} or --engine fio"
+        )));
+    }
+    Ok(())
+}
+
+/// [`no_sensors`] for `--resume` of a bundle whose steps fio ran.
+pub fn no_sensors_on_resume(
+    doc: &drivelab_suites::RunDoc,
+    a: &crate::run_args::RunArgs,
+) -> Result<(), Fail> {
+    let given = sensor_flags(
+        a.sensors.as_deref(),
+        a.sensor_cmd.is_some(),
+        !a.sensor_hwmon.is_empty(),
+    );
+    if given.is_empty() || !doc.notes.iter().any(|n| n.contains(ENGINE_NOTE)) {
+        return Ok(());
+    }
+    let list = given.join(", ");
+    Err(Fail::usage(format!(
+        "{list}: the bundle's steps are run by fio (--engine fio), beside which drivelab samples no sensors; drop {list}"
+    )))
 }
 
 /// `drivelab import …`.
@@ -435,6 +534,12 @@ pub fn fleet(
             "Recorded in the results database as runs {}",
             recorded.join(", ")
         ))?;
+    }
+    if o.interrupted {
+        eprintln!(
+            "drivelab: interrupted; finished steps are saved in {}; a fleet run cannot be resumed: run it again",
+            run.out.display()
+        );
     }
     Ok(if o.interrupted {
         crate::fail::INTERRUPTED

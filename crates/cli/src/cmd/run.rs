@@ -142,6 +142,7 @@ type DbChoice = Option<Option<String>>;
 
 fn start(cmd: &SuiteCmd, db: &DbChoice, progress: ProgressMode) -> Result<i32, Fail> {
     crate::cmd::fio::not_replay(cmd)?;
+    crate::cmd::fio::no_sensors(cmd)?;
     let suite = cmd.build().map_err(Fail::usage)?;
     let common = cmd.common();
     let t = &common.target;
@@ -192,12 +193,20 @@ fn start(cmd: &SuiteCmd, db: &DbChoice, progress: ProgressMode) -> Result<i32, F
 }
 
 fn resume(dir: &Path, a: &RunArgs, db: &DbChoice) -> Result<i32, Fail> {
-    Bundle::open(dir).map_err(Fail::usage)?;
+    let first = Bundle::open(dir).map_err(Fail::usage)?;
+    if drivelab_suites::fio::fleet::is_fleet_bundle(&first.doc) {
+        return Err(Fail::usage(format!(
+            "--resume {}: a fleet run (--host, --hosts) cannot be resumed; run it again",
+            dir.display()
+        )));
+    }
+    drop(first);
     // Read again once this process holds it: another may have just finished with it.
     let _lock = Bundle::lock(dir).map_err(|e| Fail::usage(format!("--resume {e}")))?;
     let mut bundle = Bundle::open(dir).map_err(Fail::usage)?;
     let suite = from_saved(&bundle.doc.suite, &bundle.doc.knobs)
         .map_err(|e| Fail::usage(format!("--resume {}: {e}", dir.display())))?;
+    crate::cmd::fio::no_sensors_on_resume(&bundle.doc, a)?;
     if bundle.doc.status == BundleStatus::Complete {
         let report = drivelab_suites::runner::analyse(suite.as_ref(), &bundle.doc.steps);
         crate::output::stdout::say(&summary_text(&bundle, &report.table))?;

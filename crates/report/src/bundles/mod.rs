@@ -472,6 +472,10 @@ fn caveats(entries: &[Entry]) -> Vec<String> {
             BundleStatus::Complete => continue,
             BundleStatus::Interrupted => "it was interrupted".to_string(),
             BundleStatus::Running => "it is still running, or was killed".to_string(),
+            BundleStatus::Partial => {
+                "hosts of its fleet dropped out (each step adds up the hosts that finished it)"
+                    .to_string()
+            }
             BundleStatus::Failed => {
                 let reason = d
                     .steps

@@ -36,9 +36,16 @@ pub struct FleetRun<'a> {
 /// The fleet view's machine-readable part (`fleet/fleet.json`).
 #[derive(Debug, Clone, Serialize)]
 pub struct FleetDoc {
+    /// The fleet view's status: `partial` when hosts dropped out.
+    pub status: BundleStatus,
     pub hosts: Vec<String>,
     /// Hosts that failed, with why (their bundles hold what they finished).
     pub failed_hosts: Vec<(String, String)>,
+    /// The hosts the fleet summary adds up in every step (those that finished every
+    /// step; empty when there is no summary).
+    pub summary_hosts: Vec<String>,
+    /// Per step of the fleet view: the hosts it adds up and those it lacks.
+    pub steps: Vec<StepHosts>,
     /// Per headline metric of the suite: its spread over the hosts that finished, each
     /// value field named with its unit ([`spread_json`]).
     pub spread: Vec<serde_json::Value>,
@@ -238,6 +245,44 @@ fn host_info(h: &Host) -> HostInfo {
     }
 }
 
+/// The note in every bundle of a fleet run (how `--resume` tells one and refuses it).
+pub const FLEET_NOTE: &str = "A fleet run (--host, --hosts) cannot be resumed: run it again.";
+
+/// Whether `doc` is a bundle of a fleet run: a host's or the fleet view.
+pub fn is_fleet_bundle(doc: &crate::bundle::RunDoc) -> bool {
+    doc.notes.iter().any(|n| n == FLEET_NOTE)
+        || doc
+            .target_arg
+            .as_deref()
+            .is_some_and(|a| a.starts_with("fleet:"))
+        || doc
+            .notes
+            .iter()
+            .any(|n| n.contains("through fio --client;"))
+}
+
+/// `addr:port` of a host.
+fn who(h: &Host) -> String {
+    format!("{}:{}", h.addr, h.port)
+}
+
+/// Where a host dropped out: its index, the step it failed at, and why.
+struct Dropped {
+    host: usize,
+    step: usize,
+    why: String,
+}
+
+/// Which hosts each step of the fleet view adds up (`fleet.json`'s `steps`).
+#[derive(Debug, Clone, Serialize)]
+pub struct StepHosts {
+    pub index: usize,
+    pub id: String,
+    pub hosts: Vec<String>,
+    /// Hosts of the fleet missing from this step (failed at it or before).
+    pub missing_hosts: Vec<String>,
+}
+
 /// Run `plan` on every host. A host that fails a step is left out of the later steps;
 /// the run goes on while one host is left.
 pub fn run(
@@ -259,6 +304,7 @@ pub fn run(
             "Run on {}:{} by {} through fio --client; this controller checked its results.",
             h.addr, h.port, f.version
         ));
+        doc.notes.push(FLEET_NOTE.into());
         bundles.push(Bundle::create(&f.out.join(h.id()), doc)?);
     }
     let mut fdoc = new_doc_for(
@@ -268,13 +314,14 @@ pub fn run(
         Some(format!("fleet:{}", f.target.path)),
     );
     fdoc.host.hostname = format!("fleet of {}", hosts(f.hosts.len()));
+    fdoc.notes.push(FLEET_NOTE.into());
     let fleet_dir = f.out.join("fleet");
     let mut fleet = Bundle::create(&fleet_dir, fdoc)?;
-    let mut failed: Vec<(String, String)> = Vec::new();
+    let mut dropped: Vec<Dropped> = Vec::new();
     let mut interrupted = false;
     for (i, step) in plan.iter().enumerate() {
         let live: Vec<usize> = (0..f.hosts.len())
-            .filter(|&k| !failed.iter().any(|(h, _)| *h == f.hosts[k].id()))
+            .filter(|&k| !dropped.iter().any(|d| d.host == k))
             .collect();
         if live.is_empty() || f.stop.load(Ordering::Relaxed) {
             interrupted |= f.stop.load(Ordering::Relaxed);
@@ -312,11 +359,13 @@ pub fn run(
             f.stop,
         );
         let mut done = Vec::new();
+        let mut done_hosts = Vec::new();
         for (&k, o) in live.iter().zip(outs) {
             match o {
                 Ok(m) => {
                     bundles[k].put_step(record(step, i, started.clone(), Some(m.clone())))?;
                     done.push(m);
+                    done_hosts.push(k);
                 }
                 Err(_) if f.stop.load(Ordering::Relaxed) => interrupted = true,
                 Err(e) => {
@@ -327,7 +376,11 @@ pub fn run(
                         .notes
                         .push(format!("Failed at step '{}': {e}", step.name));
                     b.set_status(BundleStatus::Failed)?;
-                    failed.push((f.hosts[k].id(), e));
+                    dropped.push(Dropped {
+                        host: k,
+                        step: i,
+                        why: e,
+                    });
                 }
             }
         }
@@ -336,11 +389,33 @@ pub fn run(
         }
         if !done.is_empty() {
             let refs: Vec<&Measured> = done.iter().collect();
-            fleet.put_step(record(step, i, started, Some(merge(&refs))))?;
+            let mut m = merge(&refs);
+            m.notes.push(hosts_note(f, &done_hosts, &dropped, plan));
+            fleet.put_step(record(step, i, started, Some(m)))?;
         }
     }
     remove_target(f, say);
-    finish(suite, plan, f, bundles, fleet, failed, interrupted)
+    finish(suite, plan, f, bundles, fleet, dropped, interrupted)
+}
+
+/// A fleet step's note: the hosts it adds up, and those it lacks with why.
+fn hosts_note(
+    f: &FleetRun<'_>,
+    done: &[usize],
+    dropped: &[Dropped],
+    plan: &[PlannedStep],
+) -> String {
+    let names: Vec<String> = done.iter().map(|&k| who(&f.hosts[k])).collect();
+    let mut note = format!("Hosts added up: {}.", names.join(", "));
+    for d in dropped {
+        note.push_str(&format!(
+            " Without {}, which failed at step {} ('{}').",
+            who(&f.hosts[d.host]),
+            d.step + 1,
+            plan[d.step].name
+        ));
+    }
+    note
 }
 
 /// The run's file off every host, as a local run removes its test file (unless
@@ -364,18 +439,19 @@ fn remove_target(f: &FleetRun<'_>, say: &dyn Fn(&str)) {
 /// A summary metric's name and unit.
 type MetricKey = (String, String);
 
-/// Close the bundles: the suite's analysis per host and for the fleet, the spread.
-fn finish(
+/// Per headline metric, its value on each host: ((name, unit), [(host, value)]).
+type PerMetric = Vec<(MetricKey, Vec<(String, f64)>)>;
+
+/// Each host's headline metrics, for hosts whose bundle holds every step (closed here
+/// as complete; the others as interrupted unless failed).
+fn close_hosts(
     suite: &dyn Suite,
     plan: &[PlannedStep],
     f: &FleetRun<'_>,
-    mut bundles: Vec<Bundle>,
-    mut fleet: Bundle,
-    failed: Vec<(String, String)>,
+    bundles: &mut [Bundle],
     interrupted: bool,
-) -> Result<FleetOutcome, String> {
-    // ((metric name, unit), [(host, value)]).
-    let mut per_metric: Vec<(MetricKey, Vec<(String, f64)>)> = Vec::new();
+) -> Result<PerMetric, String> {
+    let mut per_metric: PerMetric = Vec::new();
     for (b, h) in bundles.iter_mut().zip(&f.hosts) {
         if b.doc.status == BundleStatus::Failed {
             continue;
@@ -397,54 +473,174 @@ fn finish(
                     per_metric.len() - 1
                 }
             };
-            per_metric[slot]
-                .1
-                .push((format!("{}:{}", h.addr, h.port), m.value));
+            per_metric[slot].1.push((who(h), m.value));
         }
     }
+    Ok(per_metric)
+}
+
+/// The fleet's steps added up again over `hosts` alone (the hosts that finished every
+/// step), so that a best-of or a mean over steps compares like with like.
+fn steps_over(
+    plan: &[PlannedStep],
+    fleet: &Bundle,
+    bundles: &[Bundle],
+    hosts: &[usize],
+) -> Vec<StepRecord> {
+    plan.iter()
+        .enumerate()
+        .filter_map(|(i, step)| {
+            let ms: Vec<&Measured> = hosts
+                .iter()
+                .filter_map(|&k| bundles[k].step(i)?.run.as_ref())
+                .collect();
+            if ms.len() < hosts.len() || ms.is_empty() {
+                return None;
+            }
+            let started = fleet.step(i)?.started_at.clone().unwrap_or_default();
+            Some(record(step, i, started, Some(merge(&ms))))
+        })
+        .collect()
+}
+
+/// "Steps 5–8 of 8 lack 127.0.0.3:8765, which failed at step 5 ('…'): why".
+fn lacking_lines(f: &FleetRun<'_>, plan: &[PlannedStep], dropped: &[Dropped]) -> Vec<String> {
+    dropped
+        .iter()
+        .map(|d| {
+            let n = plan.len();
+            let steps = if d.step + 1 == n {
+                format!("Step {n} of {n} lacks")
+            } else {
+                format!("Steps {}–{n} of {n} lack", d.step + 1)
+            };
+            format!(
+                "{steps} {}, which failed at step {} ('{}'): {}",
+                who(&f.hosts[d.host]),
+                d.step + 1,
+                plan[d.step].name,
+                d.why
+            )
+        })
+        .collect()
+}
+
+/// Close the bundles: the suite's analysis per host and for the fleet, the spread.
+fn finish(
+    suite: &dyn Suite,
+    plan: &[PlannedStep],
+    f: &FleetRun<'_>,
+    mut bundles: Vec<Bundle>,
+    mut fleet: Bundle,
+    dropped: Vec<Dropped>,
+    interrupted: bool,
+) -> Result<FleetOutcome, String> {
+    let per_metric = close_hosts(suite, plan, f, &mut bundles, interrupted)?;
+    let survivors: Vec<usize> = (0..f.hosts.len())
+        .filter(|&k| !dropped.iter().any(|d| d.host == k))
+        .collect();
     let mut spread = Vec::new();
     for ((name, unit), v) in &per_metric {
+        if v.len() < 2 {
+            continue;
+        }
         if let Some(s) = af::spread(v, unit) {
             fleet.doc.notes.push(spread_line(name, unit, &s));
             spread.push(spread_json(name, unit, &s));
         }
     }
-    for (h, e) in &failed {
-        fleet.doc.notes.push(format!(
-            "Host {h} failed and is left out from there on: {e}"
-        ));
+    let lacking = lacking_lines(f, plan, &dropped);
+    for l in &lacking {
+        fleet.doc.notes.push(format!("{l}."));
     }
-    let complete = fleet.doc.steps.len() == plan.len() && !interrupted;
-    let table = if complete {
+    let all_steps = fleet.doc.steps.len() == plan.len() && !interrupted;
+    let n = hosts(f.hosts.len());
+    let (status, head, table) = if interrupted {
+        let at = fleet.doc.steps.len() + 1;
+        (
+            BundleStatus::Interrupted,
+            format!(
+                "fleet of {n}: interrupted at step {at} of {}; nothing added up (a fleet run cannot be resumed: run it again)",
+                plan.len()
+            ),
+            String::new(),
+        )
+    } else if !all_steps {
+        (
+            BundleStatus::Failed,
+            format!("fleet of {n}: every host failed before the last step"),
+            String::new(),
+        )
+    } else if dropped.is_empty() {
         let rep = suite.report(&fleet.doc.steps);
         fleet.doc.summary = Some(rep.summary.clone());
-        rep.table
+        (
+            BundleStatus::Complete,
+            format!("fleet of {n}: every step on every host"),
+            rep.table,
+        )
     } else {
-        String::new()
+        // Steps over different host sets are not compared: the summary adds up, for
+        // every step, only the hosts that finished them all.
+        let like = steps_over(plan, &fleet, &bundles, &survivors);
+        let rep = suite.report(&like);
+        fleet.doc.summary = Some(rep.summary.clone());
+        let names: Vec<String> = survivors.iter().map(|&k| who(&f.hosts[k])).collect();
+        let over = format!(
+            "The fleet summary adds up, for every step, only the {} that finished every step ({}), so that steps are compared like with like; each step in the bundle adds up the hosts that finished it.",
+            hosts(survivors.len()),
+            names.join(", ")
+        );
+        fleet.doc.notes.push(over.clone());
+        (
+            BundleStatus::Partial,
+            format!(
+                "fleet of {n}, PARTIAL: {} of them failed\n{}\n{over}",
+                dropped.len(),
+                lacking.join("\n")
+            ),
+            rep.table,
+        )
     };
-    fleet.set_status(if complete {
-        BundleStatus::Complete
-    } else if interrupted {
-        BundleStatus::Interrupted
-    } else {
-        BundleStatus::Failed
-    })?;
+    fleet.set_status(status)?;
+    let names = |ks: &mut dyn Iterator<Item = usize>| -> Vec<String> {
+        ks.map(|k| who(&f.hosts[k])).collect()
+    };
+    let steps = plan
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| fleet.step(*i).is_some())
+        .map(|(i, st)| {
+            let gone = |k: usize| dropped.iter().any(|d| d.host == k && d.step <= i);
+            StepHosts {
+                index: i,
+                id: st.id.clone(),
+                hosts: names(&mut (0..f.hosts.len()).filter(|&k| !gone(k))),
+                missing_hosts: names(&mut (0..f.hosts.len()).filter(|&k| gone(k))),
+            }
+        })
+        .collect();
     let doc = FleetDoc {
-        hosts: f
-            .hosts
+        status,
+        hosts: f.hosts.iter().map(who).collect(),
+        failed_hosts: dropped
             .iter()
-            .map(|h| format!("{}:{}", h.addr, h.port))
+            .map(|d| (f.hosts[d.host].id(), d.why.clone()))
             .collect(),
-        failed_hosts: failed,
+        summary_hosts: if table.is_empty() {
+            Vec::new()
+        } else {
+            names(&mut survivors.iter().copied())
+        },
+        steps,
         spread,
     };
-    let mut text = format!(
-        "fleet of {} ({} failed)\n{table}",
-        hosts(doc.hosts.len()),
-        doc.failed_hosts.len()
-    );
+    let mut text = format!("{head}\n{table}");
+    // (Notes the head already says, and the bundle's own marker, are not repeated.)
     for n in &fleet.doc.notes {
-        text.push_str(&format!("note: {n}\n"));
+        if n != FLEET_NOTE && !head.contains(n.trim_end_matches('.')) {
+            text.push_str(&format!("note: {n}\n"));
+        }
     }
     fleet.write_table(&text)?;
     let json = serde_json::to_vec_pretty(&doc).map_err(|e| e.to_string())?;

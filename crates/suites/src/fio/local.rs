@@ -116,8 +116,8 @@ fn read_back(
     let why = |what: String| {
         let tail: Vec<&str> = ended.stderr.lines().rev().take(3).collect();
         format!(
-            "{what} (fio exit {:?}; stderr: {})",
-            ended.code,
+            "{what} (fio: {}; stderr: {})",
+            ended.how(),
             tail.join(" | ")
         )
     };
@@ -150,21 +150,22 @@ fn read_back(
             fio_version: version,
         },
     )?;
-    if !missing.is_empty() && m.status == RunStatus::Complete {
+    if ended.overran {
+        m.status = RunStatus::Failed;
+        m.failure = Some(why(
+            "fio did not end within twice the step's time and two minutes; stopped".into(),
+        ));
+    } else if ended.stopped && m.status != RunStatus::Failed {
+        // Stopped by the user: not a failure (a resume runs the step again), whatever
+        // of its logs fio had written by then.
+        m.status = RunStatus::Interrupted;
+    } else if !missing.is_empty() && m.status == RunStatus::Complete {
         m.status = RunStatus::Failed;
         m.failure = Some(why(format!(
             "fio left out its per-second logs ({} missing, e.g. {})",
             missing.len(),
             missing[0].display()
         )));
-    }
-    if ended.overran {
-        m.status = RunStatus::Failed;
-        m.failure = Some(why(
-            "fio did not end within twice the step's time and two minutes; stopped".into(),
-        ));
-    } else if ended.stopped && m.status == RunStatus::Complete {
-        m.status = RunStatus::Interrupted;
     }
     Ok(m)
 }
