@@ -130,7 +130,11 @@ pub fn run(a: ReportArgs) -> Result<i32, Fail> {
     let n = report.charts().len();
     say(format!(
         "wrote {} ({n} charts, {} drive(s), {} bundle(s))",
-        out.shown(),
+        if out.is_stdout() {
+            "the report to standard output".to_string()
+        } else {
+            out.shown()
+        },
         report.palette().groups().len(),
         runs.len()
     ))?;
