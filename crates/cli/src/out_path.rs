@@ -81,9 +81,18 @@ fn replace(p: &Path) -> Replace {
         } else {
             "is inside"
         };
+        // The bundle as the user named it, unless a link led elsewhere.
+        let given = p
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let shown = match std::fs::canonicalize(given) {
+            Ok(g) if g == b => given.to_path_buf(),
+            _ => b,
+        };
         return Replace::Never(format!(
             "{what} the result bundle {}, drivelab's record of a run; give a file name outside it",
-            b.display()
+            shown.display()
         ));
     }
     if !p.exists() {
