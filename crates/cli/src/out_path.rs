@@ -3,14 +3,15 @@
 //! run of an hour.
 //!
 //! What an output may replace: nothing, or a file drivelab itself wrote (a result
-//! document, a series CSV, a report, a database export, a chart, a trace). Refused unless the
-//! user says `--force`: any other file. Refused always, `--force` or not: a results
-//! database (any SQLite file: drivelab never replaces one with a document), a file in a
-//! result bundle's directory (the bundle is drivelab's record of a run, not an output
-//! folder), something that is not a regular file (a FIFO would hang the writer), the
-//! target under test, a command's input, and the other output of the same command. Files
-//! are written whole or not at all ([`drivelab_suites::atomic`]), so a kill leaves the
-//! old file or the new one, never an empty document.
+//! document, a series CSV, a report, a database export, a chart, a trace). Refused unless
+//! the user says `--force`: any other file. Refused always, `--force` or not: a results
+//! database (any SQLite file, or its journal or write-ahead log: drivelab never replaces
+//! one with a document), a file in a result bundle's directory (the bundle is drivelab's
+//! record of a run, not an output folder), something that is not a regular file (a FIFO
+//! would hang the writer), the target under test, a command's input, and the other output
+//! of the same command. Files are written whole or not at all
+//! ([`drivelab_suites::atomic`]), so a kill leaves the old file or the new one, never an
+//! empty document.
 //!
 //! `-` is standard output for a document (JSON, CSV, HTML), which then carries that
 //! document alone; an output that cannot go there (a binary trace, a directory of
@@ -95,6 +96,12 @@ fn replace(p: &Path) -> Replace {
             shown.display()
         ));
     }
+    if let Some(db) = sqlite_companion_of(p) {
+        return Replace::Never(format!(
+            "is part of the SQLite database {} (its journal or write-ahead log), which drivelab never replaces; give a new file name",
+            db.display()
+        ));
+    }
     if !p.exists() {
         return Replace::Yes;
     }
@@ -109,6 +116,20 @@ fn replace(p: &Path) -> Replace {
         return Replace::Yes;
     }
     Replace::WithForce("exists and was not written by drivelab".into())
+}
+
+/// The SQLite database whose journal, write-ahead log or shared-memory file `p` is
+/// (`NAME-journal`, `NAME-wal`, `NAME-shm` beside a SQLite file `NAME`), if it is one:
+/// replacing it would lose the database's latest commits.
+fn sqlite_companion_of(p: &Path) -> Option<PathBuf> {
+    let name = p.file_name()?.to_str()?;
+    let base = ["-journal", "-wal", "-shm"]
+        .iter()
+        .find_map(|s| name.strip_suffix(s))?;
+    let db = p.with_file_name(base);
+    head(&db, SQLITE_HEADER.len())
+        .starts_with(SQLITE_HEADER)
+        .then_some(db)
 }
 
 /// Whether `dir` is a result bundle's directory: it holds the bundle's run.json, which
@@ -365,6 +386,13 @@ impl OutDir {
                 p.display()
             )));
         }
+        if let Some(b) = bundle_of(p) {
+            return Err(Fail::usage(format!(
+                "{flag} {}: is inside the result bundle {}, drivelab's record of a run; give a directory outside it",
+                p.display(),
+                b.display()
+            )));
+        }
         if p.exists() && !p.is_dir() {
             return Err(Fail::usage(format!(
                 "{flag} {}: exists and is not a directory; give a directory for the files",
@@ -513,6 +541,12 @@ mod tests {
             let m = refused(&db, force);
             assert!(m.contains("SQLite database"), "{m}");
             assert!(!m.contains("--force"), "{m}");
+        }
+        let wal = d.path().join("results.sqlite-wal");
+        std::fs::write(&wal, b"\x37\x7f\x06\x82rest").unwrap();
+        for f in [wal, d.path().join("results.sqlite-journal")] {
+            let m = refused(&f, true);
+            assert!(m.contains("part of the SQLite database"), "{m}");
         }
         let bundle = d.path().join("b");
         std::fs::create_dir(&bundle).unwrap();

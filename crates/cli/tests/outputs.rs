@@ -243,6 +243,14 @@ fn force_never_replaces_a_results_database_or_a_bundle_s_file() {
         ),
         (&["report", "b", "-o", "x.sqlite"], "SQLite database"),
         (
+            &["report", "b", "-o", "x.sqlite-wal"],
+            "part of the SQLite database",
+        ),
+        (
+            &["report", "b", "-o", "x.sqlite-journal"],
+            "part of the SQLite database",
+        ),
+        (
             &["trace", "import", "msr", "hm_0.csv", "-o", "x.sqlite"],
             "SQLite database",
         ),
@@ -309,6 +317,11 @@ fn a_report_never_writes_a_chart_over_itself_nor_into_a_bundle() {
             p,
             &["report", "b", "-o", "r.html", flag, "b"],
             "is a result bundle",
+        );
+        refused_untouched(
+            p,
+            &["report", "b", "-o", "r.html", flag, "b/charts"],
+            "is inside the result bundle",
         );
     }
 }
