@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use clap::Args;
@@ -74,11 +75,7 @@ pub fn run(a: ImportArgs) -> Result<i32, Fail> {
             dir.display()
         ))
     })?;
-    let mut pending = out.begin()?;
-    let tmp = pending.path().to_path_buf();
-    crate::signals::undo_on_exit(Some(Box::new(move || {
-        let _ = std::fs::remove_file(&tmp);
-    })));
+    let mut pending = begin_removed_on_exit(&out)?;
     let written = import::write_native(
         &mut imp,
         &mut scratch,
@@ -128,6 +125,23 @@ pub fn run(a: ImportArgs) -> Result<i32, Fail> {
         eprintln!("  {n}");
     }
     Ok(0)
+}
+
+/// Start the output's temporary file, which a second signal (ending the process at
+/// once) removes: the path is known to the signal's undo before the file can exist
+/// without it (the undo waits for the lock held while the file is made).
+fn begin_removed_on_exit(out: &OutFile) -> Result<drivelab_suites::atomic::Pending, Fail> {
+    let slot: Arc<Mutex<Option<PathBuf>>> = Arc::default();
+    let undo = slot.clone();
+    crate::signals::undo_on_exit(Some(Box::new(move || {
+        if let Some(p) = undo.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = std::fs::remove_file(p);
+        }
+    })));
+    let mut held = slot.lock().unwrap_or_else(|e| e.into_inner());
+    let pending = out.begin()?;
+    *held = Some(pending.path().to_path_buf());
+    Ok(pending)
 }
 
 /// The files an import reads: the trace, or a blktrace recording's per-CPU files.
