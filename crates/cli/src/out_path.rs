@@ -180,7 +180,7 @@ impl OutFile {
             p,
             flag,
             force,
-            "results are written to regular files only (--output-format json, or - for the file, puts a result on standard output)",
+            "results are written to regular files only (- as the file name, or --output-format json, puts the result on standard output)",
         )
     }
 

@@ -494,7 +494,7 @@ fn an_interrupted_trace_import_leaves_no_temporary_file() {
 }
 
 #[test]
-fn a_span_of_nothing_and_a_report_to_a_fifo_are_refused_in_their_own_terms() {
+fn a_span_of_nothing_and_a_fifo_output_are_refused_in_the_command_s_own_terms() {
     let d = tempfile::tempdir().unwrap();
     let p = d.path();
     std::fs::write(p.join("hm_0.csv"), MSR_LINES).unwrap();
@@ -528,4 +528,10 @@ fn a_span_of_nothing_and_a_report_to_a_fifo_are_refused_in_their_own_terms() {
     let e = refused_untouched(p, &["report", "b", "-o", "fifo"], "is a FIFO");
     assert!(!e.contains("--output-format"), "{e}");
     assert!(e.contains("- puts it on standard output"), "{e}");
+    // Nor does db export, which has no --output-format either.
+    ok(&run_in(p, &["db", "record", "b", "--db", "x.sqlite"]));
+    let export = ["db", "export", "--db", "x.sqlite", "-o", "fifo"];
+    let e = refused_untouched(p, &export, "is a FIFO");
+    assert!(!e.contains("--output-format"), "{e}");
+    assert!(e.contains("with -o -, it goes to standard output"), "{e}");
 }

@@ -293,7 +293,14 @@ fn export(db: Option<&str>, a: ExportArgs) -> Result<i32, Fail> {
         .output
         .as_deref()
         .filter(|p| !crate::out_path::is_stdout(p))
-        .map(|p| OutFile::claim(p, "-o/--output", a.force))
+        .map(|p| {
+            OutFile::claim_doc(
+                p,
+                "-o/--output",
+                a.force,
+                "an export is written to a regular file only (without -o, or with -o -, it goes to standard output)",
+            )
+        })
         .transpose()?;
     let mut store = open_existing_store(db)?.ok_or_else(|| no_database(db))?;
     let doc = store
