@@ -432,6 +432,14 @@ fn a_dash_is_standard_output_for_a_document_and_refused_elsewhere() {
             &["run", "quick", "--short", "--no-db", "null", "--out", "-"],
             "--out -: a bundle is a directory",
         ),
+        (
+            &["run", "quick", "--short", "null", "--db", "-"],
+            "--db '-': a results database is not standard output",
+        ),
+        (
+            &["db", "--db", "-", "list"],
+            "--db '-': a results database is not standard output",
+        ),
     ];
     for (args, want) in cases {
         refused_untouched(p, args, want);
