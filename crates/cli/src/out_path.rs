@@ -472,7 +472,7 @@ impl OutDir {
                 &f,
                 self.flag,
                 self.force,
-                "a chart is written to a regular file only",
+                "the directory's files are written as regular files only; remove what has the name, or give another directory",
             )?;
         }
         Ok(())
