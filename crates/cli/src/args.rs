@@ -212,7 +212,8 @@ pub struct IoArgs {
     /// Width of one interval of the series, at least 10ms [default: 1s].
     #[arg(long = "log-interval", alias = "log_interval", value_parser = duration, allow_hyphen_values = true)]
     pub log_interval: Option<u64>,
-    /// Write the result document (JSON) to this file.
+    /// Write the result document (JSON) to this file (`-`: alone on stdout, as with
+    /// --output-format json).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// normal (human summary) or json (the result document alone on stdout).
@@ -223,11 +224,12 @@ pub struct IoArgs {
     /// interval, for runs under nohup or over ssh) or never.
     #[arg(long, value_enum, default_value_t)]
     pub progress: crate::output::progress::ProgressMode,
-    /// Write the interval series as CSV to this file.
+    /// Write the interval series as CSV to this file (`-`: alone on stdout, the summary
+    /// left out).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
     /// Let --json and --csv replace a file drivelab did not write (a file drivelab
-    /// wrote is replaced anyway; a bundle's file or a database only with this).
+    /// wrote is replaced anyway; a results database or a bundle's file never is).
     #[arg(long)]
     pub force: bool,
     /// Keep going after I/O errors (counted and recorded) instead of stopping.

@@ -3,12 +3,19 @@
 //! run of an hour.
 //!
 //! What an output may replace: nothing, or a file drivelab itself wrote (a result
-//! document, a series CSV, a report, a database export, a chart, a trace). Refused unless the
-//! user says `--force`: a results database, a file of a result bundle, any other file.
-//! Refused always: something that is not a regular file (a FIFO would hang the writer),
-//! the target under test, and the other output of the same command. Files are written
-//! whole or not at all ([`drivelab_suites::atomic`]), so a kill leaves the old file or
-//! the new one, never an empty document.
+//! document, a series CSV, a report, a database export, a chart, a trace). Refused unless
+//! the user says `--force`: any other file. Refused always, `--force` or not: a results
+//! database (any SQLite file, or its journal or write-ahead log: drivelab never replaces
+//! one with a document), a file in a result bundle's directory (the bundle is drivelab's
+//! record of a run, not an output folder), something that is not a regular file (a FIFO
+//! would hang the writer), the target under test, a command's input, and the other output
+//! of the same command. Files are written whole or not at all
+//! ([`drivelab_suites::atomic`]), so a kill leaves the old file or the new one, never an
+//! empty document.
+//!
+//! `-` is standard output for a document (JSON, CSV, HTML), which then carries that
+//! document alone; an output that cannot go there (a binary trace, a directory of
+//! charts) refuses `-`. (A file named `-` is still `./-`.)
 
 use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
@@ -44,33 +51,102 @@ pub fn head(p: &Path, n: usize) -> Vec<u8> {
 /// How far into a file the marks are looked for.
 const HEAD_BYTES: usize = 4096;
 
-/// An output file, claimed at the start of a command and written at its end.
+/// An output file, claimed at the start of a command and written at its end; or
+/// standard output (`-`).
 pub struct OutFile {
     path: PathBuf,
     flag: &'static str,
+    stdout: bool,
 }
 
-/// Why an existing file may not be replaced without `--force`, if it may not.
-fn foreign(p: &Path) -> Option<String> {
+/// Whether an output option's value `p` means standard output.
+pub fn is_stdout(p: &Path) -> bool {
+    p.as_os_str() == "-"
+}
+
+/// Whether an existing file may be replaced.
+enum Replace {
+    /// Yes: drivelab wrote it (or it is empty).
+    Yes,
+    /// Only with `--force`, for this reason.
+    WithForce(String),
+    /// Never, for this reason (said whole: no `--force` advised).
+    Never(String),
+}
+
+/// Whether the output file `p` may be written (it need not exist).
+fn replace(p: &Path) -> Replace {
+    if let Some(b) = bundle_of(p) {
+        let what = if p.exists() {
+            "is a file of"
+        } else {
+            "is inside"
+        };
+        // The bundle as the user named it, unless a link led elsewhere.
+        let given = p
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let shown = match std::fs::canonicalize(given) {
+            Ok(g) if g == b => given.to_path_buf(),
+            _ => b,
+        };
+        return Replace::Never(format!(
+            "{what} the result bundle {}, drivelab's record of a run; give a file name outside it",
+            shown.display()
+        ));
+    }
+    if let Some(db) = sqlite_companion_of(p) {
+        return Replace::Never(format!(
+            "is part of the SQLite database {} (its journal or write-ahead log), which drivelab never replaces; give a new file name",
+            db.display()
+        ));
+    }
+    if !p.exists() {
+        return Replace::Yes;
+    }
     let head = head(p, HEAD_BYTES);
     if head.starts_with(SQLITE_HEADER) {
-        return Some("is a SQLite database (a results database?)".into());
-    }
-    if let Some(b) = bundle_of(p) {
-        return Some(format!("is a file of the result bundle {}", b.display()));
+        return Replace::Never(
+            "is a SQLite database (a results database?), which drivelab never replaces; give a new file name"
+                .into(),
+        );
     }
     if head.is_empty() || OWN_MARKS.iter().any(|m| contains(&head, m)) {
-        return None;
+        return Replace::Yes;
     }
-    Some("exists and was not written by drivelab".into())
+    Replace::WithForce("exists and was not written by drivelab".into())
 }
 
-/// The result bundle directory that holds `p`, if it is one.
+/// The SQLite database whose journal, write-ahead log or shared-memory file `p` is
+/// (`NAME-journal`, `NAME-wal`, `NAME-shm` beside a SQLite file `NAME`), if it is one:
+/// replacing it would lose the database's latest commits.
+fn sqlite_companion_of(p: &Path) -> Option<PathBuf> {
+    let name = p.file_name()?.to_str()?;
+    let base = ["-journal", "-wal", "-shm"]
+        .iter()
+        .find_map(|s| name.strip_suffix(s))?;
+    let db = p.with_file_name(base);
+    head(&db, SQLITE_HEADER.len())
+        .starts_with(SQLITE_HEADER)
+        .then_some(db)
+}
+
+/// Whether `dir` is a result bundle's directory: it holds the bundle's run.json, which
+/// names drivelab (a user's own run.json elsewhere does not make a bundle).
+fn is_bundle_dir(dir: &Path) -> bool {
+    let doc = dir.join(drivelab_suites::bundle::RUN_JSON);
+    let head = head(&doc, HEAD_BYTES);
+    doc.is_file() && OWN_MARKS[..2].iter().any(|m| contains(&head, m))
+}
+
+/// The result bundle directory that holds (or would hold) the file `p`, if it is one.
 fn bundle_of(p: &Path) -> Option<PathBuf> {
-    let dir = std::fs::canonicalize(p).ok()?.parent()?.to_path_buf();
-    dir.join(drivelab_suites::bundle::RUN_JSON)
-        .is_file()
-        .then_some(dir)
+    let dir = std::fs::canonicalize(p)
+        .unwrap_or_else(|_| absolute(p))
+        .parent()?
+        .to_path_buf();
+    is_bundle_dir(&dir).then_some(dir)
 }
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
@@ -96,26 +172,48 @@ fn special_kind(m: &std::fs::Metadata) -> Option<&'static str> {
 }
 
 impl OutFile {
-    /// Claim `p` for an output: refused (exit 2) unless it may be written (see the
-    /// module's rules; `force` lets a foreign regular file be replaced).
+    /// Claim `p` for a result document (`-`: standard output): refused (exit 2) unless
+    /// it may be written (see the module's rules; `force` lets a foreign regular file be
+    /// replaced).
     pub fn claim(p: &Path, flag: &'static str, force: bool) -> Result<OutFile, Fail> {
-        Self::claim_for(
+        Self::claim_doc(
             p,
             flag,
             force,
-            "results are written to regular files only (--output-format json puts a result on standard output)",
+            "results are written to regular files only (- as the file name, or --output-format json, puts the result on standard output)",
         )
     }
 
-    /// [`OutFile::claim`] for an output whose command has its own word on what it
-    /// writes (`only_files`: said when `p` is a device, FIFO, directory, …).
-    pub fn claim_for(
+    /// [`OutFile::claim`] for a document whose command has its own word on where it
+    /// goes (`only_files`: said when `p` is a device, FIFO, directory, …).
+    pub fn claim_doc(
+        p: &Path,
+        flag: &'static str,
+        force: bool,
+        only_files: &str,
+    ) -> Result<OutFile, Fail> {
+        if is_stdout(p) {
+            return Ok(OutFile {
+                path: p.to_path_buf(),
+                flag,
+                stdout: true,
+            });
+        }
+        Self::claim_file(p, flag, force, only_files)
+    }
+
+    /// Claim `p` for an output that only a regular file can hold (a binary trace):
+    /// `-` is refused; `only_files` says where it goes.
+    pub fn claim_file(
         p: &Path,
         flag: &'static str,
         force: bool,
         only_files: &str,
     ) -> Result<OutFile, Fail> {
         let bad = |why: String| Fail::usage(format!("{flag} {}: {why}", p.display()));
+        if is_stdout(p) {
+            return Err(bad(format!("standard output cannot take it: {only_files}")));
+        }
         if let Some(kind) = std::fs::metadata(p).ok().as_ref().and_then(special_kind) {
             return Err(bad(format!("is {kind}; {only_files}")));
         }
@@ -124,25 +222,35 @@ impl OutFile {
                 return Err(bad(format!("directory {} does not exist", d.display())));
             }
         }
-        if p.exists() && !force {
-            if let Some(why) = foreign(p) {
+        match replace(p) {
+            Replace::Yes => {}
+            Replace::WithForce(_) if force => {}
+            Replace::WithForce(why) => {
                 return Err(bad(format!(
                     "{why}; give a new file name, or --force to replace it"
-                )));
+                )))
             }
+            Replace::Never(why) => return Err(bad(why)),
         }
         check_writable(p).map_err(|e| bad(format!("cannot write there: {e}")))?;
         Ok(OutFile {
             path: p.to_path_buf(),
             flag,
+            stdout: false,
         })
     }
 
     /// Refuse an output file that is the very file (or device) under test.
     pub fn not_the_target(self, target: &Path) -> Result<OutFile, Fail> {
-        if same_file(&self.path, target) {
+        self.not_the(target, "the target under test")
+    }
+
+    /// Refuse an output file that is `other` (`what` it is, e.g. "the trace being
+    /// imported"): the same file, also through a symbolic or hard link.
+    pub fn not_the(self, other: &Path, what: &str) -> Result<OutFile, Fail> {
+        if !self.stdout && same_file(&self.path, other) {
             return Err(Fail::usage(format!(
-                "{} {}: is the target under test; give another file name",
+                "{} {}: is {what}; give another file name",
                 self.flag,
                 self.path.display()
             )));
@@ -154,25 +262,59 @@ impl OutFile {
         &self.path
     }
 
+    /// Whether the output is standard output (`-`).
+    pub fn is_stdout(&self) -> bool {
+        self.stdout
+    }
+
+    /// Where the output goes, for messages: its path or "standard output".
+    pub fn shown(&self) -> String {
+        if self.stdout {
+            "standard output".into()
+        } else {
+            self.path.display().to_string()
+        }
+    }
+
     /// Start writing the output in pieces; it appears whole at
-    /// [`drivelab_suites::atomic::Pending::commit`], or not at all.
+    /// [`drivelab_suites::atomic::Pending::commit`], or not at all. Only for a file
+    /// ([`OutFile::claim_file`]).
     pub fn begin(&self) -> Result<drivelab_suites::atomic::Pending, Fail> {
+        if self.stdout {
+            return Err(Fail::usage(format!(
+                "{} -: this output is written to a regular file only",
+                self.flag
+            )));
+        }
         drivelab_suites::atomic::begin(&self.path)
             .map_err(|e| Fail::failed(format!("cannot write {}: {e}", self.path.display())))
     }
 
-    /// Write the output, whole or not at all.
+    /// Write the output, whole or not at all (to standard output: as it is, and a
+    /// reader that closed the pipe early is no error).
     pub fn write(&self, bytes: &[u8]) -> Result<(), Fail> {
+        if self.stdout {
+            return crate::output::stdout::write_all(bytes);
+        }
         drivelab_suites::atomic::write_file(&self.path, bytes)
             .map_err(|e| Fail::failed(format!("cannot write {}: {e}", self.path.display())))
     }
 }
 
-/// Two outputs of one command must not be the same file: one would be lost.
+/// Two outputs of one command must not be the same file, nor both standard output:
+/// one would be lost, or the two mixed.
 pub fn distinct(outs: &[Option<&OutFile>]) -> Result<(), Fail> {
     let outs: Vec<&OutFile> = outs.iter().flatten().copied().collect();
     for (i, a) in outs.iter().enumerate() {
-        if let Some(b) = outs[i + 1..].iter().find(|b| same_file(&a.path, &b.path)) {
+        let rest = &outs[i + 1..];
+        if let Some(b) = rest.iter().find(|b| a.stdout && b.stdout) {
+            return Err(Fail::usage(format!(
+                "{} -: standard output already carries the document of {}; give one of them a file name",
+                b.flag, a.flag
+            )));
+        }
+        let same = |b: &&&OutFile| !a.stdout && !b.stdout && same_file(&a.path, &b.path);
+        if let Some(b) = rest.iter().find(same) {
             return Err(Fail::usage(format!(
                 "{} {}: is also the file of {}; give each output its own file",
                 b.flag,
@@ -230,7 +372,27 @@ pub struct OutDir {
 }
 
 impl OutDir {
+    /// Claim the directory `p` for files: made if missing; never standard output (`-`)
+    /// nor a result bundle's directory.
     pub fn claim(p: &Path, flag: &'static str, force: bool) -> Result<OutDir, Fail> {
+        if is_stdout(p) {
+            return Err(Fail::usage(format!(
+                "{flag} -: names a directory for files, not standard output; give a directory"
+            )));
+        }
+        if is_bundle_dir(p) {
+            return Err(Fail::usage(format!(
+                "{flag} {}: is a result bundle, drivelab's record of a run; give another directory",
+                p.display()
+            )));
+        }
+        if let Some(b) = bundle_of(p) {
+            return Err(Fail::usage(format!(
+                "{flag} {}: is inside the result bundle {}, drivelab's record of a run; give a directory outside it",
+                p.display(),
+                b.display()
+            )));
+        }
         if p.exists() && !p.is_dir() {
             return Err(Fail::usage(format!(
                 "{flag} {}: exists and is not a directory; give a directory for the files",
@@ -263,7 +425,7 @@ impl OutDir {
         what: &str,
         own: impl Fn(&Path) -> bool,
     ) -> Result<OutDir, Fail> {
-        if p.is_dir() {
+        if p.is_dir() && !is_bundle_dir(p) {
             let entries = std::fs::read_dir(p)
                 .map_err(|e| Fail::usage(format!("{flag} {}: {e}", p.display())))?;
             for e in entries {
@@ -287,8 +449,31 @@ impl OutDir {
 
     /// Every file to be written into the directory may be (see [`OutFile::claim`]).
     pub fn check_files(&self, names: impl IntoIterator<Item = String>) -> Result<(), Fail> {
+        self.check_files_beside(names, None)
+    }
+
+    /// [`OutDir::check_files`], and none is the command's other output `other`.
+    pub fn check_files_beside(
+        &self,
+        names: impl IntoIterator<Item = String>,
+        other: Option<&OutFile>,
+    ) -> Result<(), Fail> {
         for n in names {
-            OutFile::claim(&self.path.join(n), self.flag, self.force)?;
+            let f = self.path.join(n);
+            if let Some(other) = other.filter(|o| !o.stdout && same_file(&f, &o.path)) {
+                return Err(Fail::usage(format!(
+                    "{} {}: is also a file {} writes (the command's other output); give each output its own file",
+                    other.flag,
+                    other.path.display(),
+                    self.flag
+                )));
+            }
+            OutFile::claim_file(
+                &f,
+                self.flag,
+                self.force,
+                "the directory's files are written as regular files only; remove what has the name, or give another directory",
+            )?;
         }
         Ok(())
     }
@@ -344,7 +529,7 @@ mod tests {
     }
 
     #[test]
-    fn a_foreign_file_a_database_and_a_bundle_file_need_force() {
+    fn a_foreign_file_needs_force_a_database_or_bundle_file_is_never_replaced() {
         let d = tempfile::tempdir().unwrap();
         let user = d.path().join("notes.txt");
         std::fs::write(&user, "my notes").unwrap();
@@ -352,15 +537,60 @@ mod tests {
         assert!(OutFile::claim(&user, "--json", true).is_ok());
         let db = d.path().join("results.sqlite");
         std::fs::write(&db, b"SQLite format 3\0rest").unwrap();
-        assert!(refused(&db, false).contains("SQLite database"));
+        for force in [false, true] {
+            let m = refused(&db, force);
+            assert!(m.contains("SQLite database"), "{m}");
+            assert!(!m.contains("--force"), "{m}");
+        }
+        let wal = d.path().join("results.sqlite-wal");
+        std::fs::write(&wal, b"\x37\x7f\x06\x82rest").unwrap();
+        for f in [wal, d.path().join("results.sqlite-journal")] {
+            let m = refused(&f, true);
+            assert!(m.contains("part of the SQLite database"), "{m}");
+        }
         let bundle = d.path().join("b");
         std::fs::create_dir(&bundle).unwrap();
         std::fs::write(bundle.join("run.json"), "{\"name\": \"drivelab\"}").unwrap();
         std::fs::write(bundle.join("summary.txt"), "table").unwrap();
-        for f in ["run.json", "summary.txt"] {
-            assert!(refused(&bundle.join(f), false).contains("result bundle"));
+        let link = d.path().join("link.json");
+        std::os::unix::fs::symlink(bundle.join("run.json"), &link).unwrap();
+        for f in [
+            bundle.join("run.json"),
+            bundle.join("summary.txt"),
+            bundle.join("new.html"),
+            link,
+        ] {
+            for force in [false, true] {
+                let m = refused(&f, force);
+                assert!(m.contains("result bundle"), "{m}");
+                assert!(!m.contains("--force"), "{m}");
+            }
         }
         assert_eq!(std::fs::read_to_string(&user).unwrap(), "my notes");
+    }
+
+    #[test]
+    fn standard_output_is_a_document_s_not_a_file_s() {
+        let out = OutFile::claim(Path::new("-"), "--json", false).unwrap();
+        assert!(out.is_stdout());
+        let csv = OutFile::claim(Path::new("-"), "--csv", false).unwrap();
+        let e = distinct(&[Some(&out), Some(&csv)]).unwrap_err();
+        assert!(
+            e.message.starts_with("--csv -: standard output"),
+            "{}",
+            e.message
+        );
+        let e = OutFile::claim_file(Path::new("-"), "-o/--output", false, "a trace").err();
+        assert_eq!(
+            e.unwrap().message,
+            "-o/--output -: standard output cannot take it: a trace"
+        );
+        let e = OutDir::claim(Path::new("-"), "--png", false).err().unwrap();
+        assert!(
+            e.message.starts_with("--png -: names a directory"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

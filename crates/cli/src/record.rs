@@ -52,6 +52,9 @@ pub fn check_location(db: Option<&str>) -> Result<(), Fail> {
     if loc.trim().is_empty() || (loc.contains("://") && !is_postgres_url(loc)) {
         return bad("give a SQLite file path or a postgres:// URL");
     }
+    if crate::out_path::is_stdout(Path::new(loc)) {
+        return bad("a results database is not standard output; give a SQLite file path or a postgres:// URL");
+    }
     if is_postgres_url(loc) {
         return match drivelab_store::check_postgres_url(loc) {
             Ok(()) => Ok(()),

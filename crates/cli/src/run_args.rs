@@ -124,7 +124,7 @@ pub struct ReplayArgs {
     #[arg(long = "skip-discards")]
     pub skip_discards: bool,
     /// Span the trace's offsets are mapped into, bytes or % of the target [default: 100%].
-    #[arg(long, value_parser = size_or_pct, allow_hyphen_values = true)]
+    #[arg(long, value_parser = span, allow_hyphen_values = true)]
     pub size: Option<SizeOrPercent>,
     /// Most I/Os in flight at once [default: 1024].
     #[arg(long = "max-outstanding", value_parser = positive, allow_hyphen_values = true)]
@@ -154,6 +154,16 @@ fn speed(s: &str) -> Result<f64, String> {
 
 fn size_or_pct(s: &str) -> Result<SizeOrPercent, String> {
     size::parse_size_or_percent(s)
+}
+
+/// A span (`--size`): more than nothing, found out before a test file of 0 bytes is
+/// asked for.
+fn span(s: &str) -> Result<SizeOrPercent, String> {
+    match size::parse_size_or_percent(s)? {
+        SizeOrPercent::Bytes(0) => Err("must be more than 0, like 1G or 50%".into()),
+        SizeOrPercent::Percent(p) if p <= 0.0 => Err("must be more than 0, like 1G or 50%".into()),
+        v => Ok(v),
+    }
 }
 
 /// A comma-separated list (a newtype so clap takes it as one value).
@@ -240,7 +250,7 @@ pub struct QuickArgs {
     #[arg(long, value_parser = cdm_tests, allow_hyphen_values = true)]
     pub tests: Option<List<String>>,
     /// Test-file size / span [default: 1G; --short 64M].
-    #[arg(long, value_parser = size_or_pct, allow_hyphen_values = true)]
+    #[arg(long, value_parser = span, allow_hyphen_values = true)]
     pub size: Option<SizeOrPercent>,
     /// Length of one run [default: 5s; --short 300ms].
     #[arg(long, value_parser = duration, allow_hyphen_values = true)]
@@ -278,7 +288,7 @@ pub struct PeakArgs {
     #[arg(long = "point-time", value_parser = duration, allow_hyphen_values = true)]
     pub point_time: Option<u64>,
     /// Span, bytes or % of the target [default: 100%; --short 64M].
-    #[arg(long, value_parser = size_or_pct, allow_hyphen_values = true)]
+    #[arg(long, value_parser = span, allow_hyphen_values = true)]
     pub size: Option<SizeOrPercent>,
     /// Run every QD even after throughput fell twice past the peak.
     #[arg(long = "no-early-stop")]
@@ -341,7 +351,7 @@ pub struct ConsistencyArgs {
     #[command(flatten)]
     pub common: CommonArgs,
     /// Span, bytes or % of the target [default: 100%; --short 64M].
-    #[arg(long, value_parser = size_or_pct, allow_hyphen_values = true)]
+    #[arg(long, value_parser = span, allow_hyphen_values = true)]
     pub size: Option<SizeOrPercent>,
     /// Length of the random-write test [default: 3600s; --short 10s].
     #[arg(long, value_parser = duration, allow_hyphen_values = true)]
@@ -374,7 +384,7 @@ pub struct SeqFillArgs {
     #[command(flatten)]
     pub common: CommonArgs,
     /// Span, bytes or % of the target [default: 100%; --short 64M].
-    #[arg(long, value_parser = size_or_pct, allow_hyphen_values = true)]
+    #[arg(long, value_parser = span, allow_hyphen_values = true)]
     pub size: Option<SizeOrPercent>,
     /// How much of the span to write, bytes or % [default: 90%].
     #[arg(long, value_parser = size_or_pct, allow_hyphen_values = true)]
@@ -401,7 +411,7 @@ pub struct IoMeterArgs {
     #[command(flatten)]
     pub common: CommonArgs,
     /// Span [default: 10GB, or the whole target when smaller; --short 64M].
-    #[arg(long, value_parser = size_or_pct, allow_hyphen_values = true)]
+    #[arg(long, value_parser = span, allow_hyphen_values = true)]
     pub size: Option<SizeOrPercent>,
     /// Length of one test [default: 3m; --short 250ms].
     #[arg(long = "test-time", value_parser = duration, allow_hyphen_values = true)]
@@ -432,7 +442,7 @@ pub struct MixedArgs {
     #[command(flatten)]
     pub common: CommonArgs,
     /// Span, bytes or % of the target [default: 100%; --short 64M].
-    #[arg(long, value_parser = size_or_pct, allow_hyphen_values = true)]
+    #[arg(long, value_parser = span, allow_hyphen_values = true)]
     pub size: Option<SizeOrPercent>,
     /// Block size [default: 4k].
     #[arg(long, value_parser = bs, allow_hyphen_values = true)]

@@ -182,3 +182,364 @@ fn a_bundle_takes_only_a_new_or_empty_directory() {
     bundle(p, "empty");
     assert!(p.join("empty/run.json").exists());
 }
+
+/// Every file under `dir` (path relative to it) with its bytes: what "nothing was
+/// changed on disk" is checked against.
+fn snapshot(dir: &Path) -> std::collections::BTreeMap<std::path::PathBuf, Vec<u8>> {
+    let mut files = std::collections::BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let t = e.file_type().unwrap();
+            let rel = e.path().strip_prefix(dir).unwrap().to_path_buf();
+            if t.is_dir() {
+                todo.push(e.path());
+                files.insert(rel, b"<dir>".to_vec());
+            } else if t.is_symlink() {
+                let to = std::fs::read_link(e.path()).unwrap();
+                files.insert(rel, to.to_string_lossy().as_bytes().to_vec());
+            } else if t.is_file() {
+                files.insert(rel, std::fs::read(e.path()).unwrap());
+            } else {
+                files.insert(rel, b"<special>".to_vec());
+            }
+        }
+    }
+    files
+}
+
+/// `args` run in `dir` are refused in one line naming `want`, with nothing on disk
+/// changed (nothing written, nothing replaced, no directory made).
+fn refused_untouched(dir: &Path, args: &[&str], want: &str) -> String {
+    let before = snapshot(dir);
+    let o = run_in(dir, args);
+    refused(&o, want);
+    assert!(o.stdout.is_empty(), "{args:?} wrote to stdout");
+    assert!(snapshot(dir) == before, "{args:?} changed the directory");
+    stderr(&o)
+}
+
+const MSR_LINES: &str = "\
+128166372003061629,hm,0,Read,7014609920,24576,41286
+128166372016382155,hm,0,Write,1317441536,8192,1963
+";
+
+#[test]
+fn force_never_replaces_a_results_database_or_a_bundle_s_file() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    bundle(p, "b");
+    ok(&run_in(p, &["db", "record", "b", "--db", "x.sqlite"]));
+    std::fs::write(p.join("hm_0.csv"), MSR_LINES).unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["io", "null", "--runtime", "50ms", "--json", "x.sqlite"],
+            "SQLite database",
+        ),
+        (
+            &["io", "null", "--runtime", "50ms", "--csv", "x.sqlite"],
+            "SQLite database",
+        ),
+        (&["report", "b", "-o", "x.sqlite"], "SQLite database"),
+        (
+            &["report", "b", "-o", "x.sqlite-wal"],
+            "part of the SQLite database",
+        ),
+        (
+            &["report", "b", "-o", "x.sqlite-journal"],
+            "part of the SQLite database",
+        ),
+        (
+            &["trace", "import", "msr", "hm_0.csv", "-o", "x.sqlite"],
+            "SQLite database",
+        ),
+        (
+            &["db", "export", "--db", "x.sqlite", "-o", "x.sqlite"],
+            "SQLite database",
+        ),
+        (
+            &["io", "null", "--runtime", "50ms", "--json", "b/run.json"],
+            "result bundle",
+        ),
+        (
+            &["io", "null", "--runtime", "50ms", "--csv", "b/summary.txt"],
+            "result bundle",
+        ),
+        (
+            &["io", "null", "--runtime", "50ms", "--json", "b/new.json"],
+            "result bundle",
+        ),
+        (&["report", "b", "-o", "b/run.json"], "result bundle"),
+        (
+            &["trace", "import", "msr", "hm_0.csv", "-o", "b/run.json"],
+            "result bundle",
+        ),
+    ];
+    for (args, want) in cases {
+        for force in [false, true] {
+            let mut a = args.to_vec();
+            if force {
+                a.push("--force");
+            }
+            let e = refused_untouched(p, &a, want);
+            assert!(!e.contains("--force"), "{a:?} advises --force: {e}");
+        }
+    }
+    // The database and the bundle still read.
+    ok(&run_in(p, &["db", "list", "--db", "x.sqlite"]));
+    ok(&run_in(p, &["report", "b", "-o", "r.html"]));
+}
+
+#[test]
+fn a_report_never_writes_a_chart_over_itself_nor_into_a_bundle() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    bundle(p, "b");
+    std::fs::create_dir(p.join("c")).unwrap();
+    for (flag, name) in [("--png", "c/quick-read.png"), ("--svg", "c/quick-read.svg")] {
+        for force in [false, true] {
+            let mut a = vec!["report", "b", "-o", name, flag, "c"];
+            if force {
+                a.push("--force");
+            }
+            refused_untouched(p, &a, "the command's other output");
+        }
+    }
+    // Also when the charts' directory is still to be made.
+    refused_untouched(
+        p,
+        &["report", "b", "-o", "c/quick-write.png", "--png", "c"],
+        "the command's other output",
+    );
+    for flag in ["--png", "--svg"] {
+        refused_untouched(
+            p,
+            &["report", "b", "-o", "r.html", flag, "b"],
+            "is a result bundle",
+        );
+        refused_untouched(
+            p,
+            &["report", "b", "-o", "r.html", flag, "b/charts"],
+            "is inside the result bundle",
+        );
+    }
+}
+
+#[test]
+fn trace_import_never_replaces_the_trace_it_reads() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    std::fs::write(p.join("cp.csv"), MSR_LINES).unwrap();
+    std::os::unix::fs::symlink("cp.csv", p.join("link.csv")).unwrap();
+    std::fs::hard_link(p.join("cp.csv"), p.join("hard.csv")).unwrap();
+    for (input, output) in [
+        ("cp.csv", "cp.csv"),
+        ("cp.csv", "link.csv"),
+        ("link.csv", "cp.csv"),
+        ("hard.csv", "cp.csv"),
+        ("cp.csv", "./cp.csv"),
+    ] {
+        refused_untouched(
+            p,
+            &["trace", "import", "msr", input, "-o", output, "--force"],
+            "is the trace being imported",
+        );
+    }
+}
+
+#[test]
+fn a_dash_is_standard_output_for_a_document_and_refused_elsewhere() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    bundle(p, "b");
+    ok(&run_in(p, &["db", "record", "b", "--db", "x.sqlite"]));
+    std::fs::write(p.join("hm_0.csv"), MSR_LINES).unwrap();
+    let before = snapshot(p);
+    // The document alone on stdout: no summary, no progress.
+    for args in [
+        &["--json", "-"][..],
+        &["--json", "-", "--output-format", "json"],
+        &["--json", "-", "--csv", "s.csv"],
+    ] {
+        let o = io_with(p, args);
+        ok(&o);
+        let doc: serde_json::Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: stdout is not one JSON document ({e})"));
+        assert_eq!(doc["tool"]["name"], "drivelab");
+    }
+    std::fs::remove_file(p.join("s.csv")).unwrap();
+    let o = io_with(p, &["--csv", "-"]);
+    ok(&o);
+    let csv = stdout(&o);
+    assert!(csv.starts_with("index,start_s,duration_s,"), "{csv}");
+    assert!(
+        csv.lines().skip(1).all(|l| l.starts_with(char::is_numeric)),
+        "{csv}"
+    );
+    let o = run_in(p, &["report", "b", "-o", "-"]);
+    ok(&o);
+    assert!(stdout(&o).starts_with("<!DOCTYPE html>"));
+    assert!(stdout(&o).trim_end().ends_with("</html>"));
+    assert!(stderr(&o).contains("wrote the report to standard output"));
+    let o = run_in(p, &["db", "export", "--db", "x.sqlite", "-o", "-"]);
+    ok(&o);
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["format"], "drivelab-db-export");
+    // No file named "-" (or any other) was made.
+    assert!(snapshot(p) == before);
+    // Where standard output cannot take it: one line, exit 2, nothing written.
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["trace", "import", "msr", "hm_0.csv", "-o", "-"],
+            "-o/--output -: standard output cannot take it",
+        ),
+        (
+            &["report", "b", "-o", "r.html", "--png", "-"],
+            "--png -: names a directory",
+        ),
+        (
+            &["report", "b", "-o", "r.html", "--svg", "-"],
+            "--svg -: names a directory",
+        ),
+        (
+            &[
+                "io",
+                "null",
+                "--runtime",
+                "50ms",
+                "--json",
+                "-",
+                "--csv",
+                "-",
+            ],
+            "--csv -: standard output already carries",
+        ),
+        (
+            &[
+                "io",
+                "null",
+                "--runtime",
+                "50ms",
+                "--csv",
+                "-",
+                "--output-format",
+                "json",
+            ],
+            "--csv -: standard output carries the JSON result",
+        ),
+        (
+            &["run", "quick", "--short", "--no-db", "null", "--out", "-"],
+            "--out -: a bundle is a directory",
+        ),
+        (
+            &["run", "quick", "--short", "null", "--db", "-"],
+            "--db '-': a results database is not standard output",
+        ),
+        (
+            &["db", "--db", "-", "list"],
+            "--db '-': a results database is not standard output",
+        ),
+    ];
+    for (args, want) in cases {
+        refused_untouched(p, args, want);
+    }
+}
+
+#[test]
+fn an_interrupted_trace_import_leaves_no_temporary_file() {
+    use std::fmt::Write as _;
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    // Large enough that the import is still running when the signal comes.
+    let mut csv = String::new();
+    for i in 0..400_000u64 {
+        let _ = writeln!(
+            csv,
+            "{},hm,0,Write,{},4096,1",
+            128_166_372_003_061_629u64 + i * 1000,
+            (i * 4096) % (1 << 32)
+        );
+    }
+    std::fs::write(p.join("huge.csv"), csv).unwrap();
+    let temp = |p: &Path| {
+        std::fs::read_dir(p).unwrap().any(|e| {
+            let n = e.unwrap().file_name().to_string_lossy().into_owned();
+            n.starts_with(".huge.dltrace.") && n.ends_with(".tmp")
+        })
+    };
+    // One signal, or two (the second ends the process at once, without the main
+    // thread's cleanup: the temporary file must go all the same).
+    for sigs in [&["INT"][..], &["TERM"], &["INT", "TERM"]] {
+        let child = drivelab()
+            .args(["trace", "import", "msr", "huge.csv", "-o", "huge.dltrace"])
+            .current_dir(p)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_until("the temporary output", || temp(p));
+        for sig in sigs {
+            signal(child.id(), sig);
+        }
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(130), "{sigs:?}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(e.starts_with("drivelab: interrupted"), "{e}");
+        if sigs.len() == 1 {
+            assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+            assert!(
+                e.contains("interrupted: nothing was written to huge.dltrace"),
+                "{e}"
+            );
+        }
+        let names: Vec<String> = std::fs::read_dir(p)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["huge.csv"], "{sigs:?}");
+    }
+}
+
+#[test]
+fn a_span_of_nothing_and_a_fifo_output_are_refused_in_the_command_s_own_terms() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    std::fs::write(p.join("hm_0.csv"), MSR_LINES).unwrap();
+    ok(&run_in(
+        p,
+        &["trace", "import", "msr", "hm_0.csv", "-o", "t.dltrace"],
+    ));
+    for size in ["0", "0%", "0B"] {
+        for args in [
+            &["run", "quick", "--short", "--no-db", "--size", size, "tf"][..],
+            &[
+                "run",
+                "replay",
+                "t.dltrace",
+                "--no-db",
+                "--size",
+                size,
+                "tf",
+            ],
+        ] {
+            let e = refused_untouched(p, args, "--size");
+            assert!(e.contains("must be more than 0"), "{e}");
+        }
+    }
+    bundle(p, "b");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(p.join("fifo"))
+        .status()
+        .unwrap()
+        .success());
+    let e = refused_untouched(p, &["report", "b", "-o", "fifo"], "is a FIFO");
+    assert!(!e.contains("--output-format"), "{e}");
+    assert!(e.contains("- puts it on standard output"), "{e}");
+    // Nor does db export, which has no --output-format either.
+    ok(&run_in(p, &["db", "record", "b", "--db", "x.sqlite"]));
+    let export = ["db", "export", "--db", "x.sqlite", "-o", "fifo"];
+    let e = refused_untouched(p, &export, "is a FIFO");
+    assert!(!e.contains("--output-format"), "{e}");
+    assert!(e.contains("with -o -, it goes to standard output"), "{e}");
+}

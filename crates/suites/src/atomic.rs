@@ -44,6 +44,11 @@ impl Pending {
         self.tmp.as_file_mut()
     }
 
+    /// Where the temporary file is (for a process that must remove it on its way out).
+    pub fn path(&self) -> &Path {
+        self.tmp.path()
+    }
+
     /// Flush the file to the disk and rename it over the path.
     pub fn commit(self) -> std::io::Result<()> {
         let Pending { tmp, path, dir } = self;

@@ -326,6 +326,12 @@ impl Bundle {
 /// A bundle goes only into a new or an empty directory: never among a user's files (a
 /// `summary.txt` there would be replaced) nor into another bundle.
 pub fn check_new_dir(dir: &Path) -> Result<(), String> {
+    if dir.as_os_str() == "-" {
+        return Err(
+            "--out -: a bundle is a directory, not standard output; give a new or empty directory"
+                .into(),
+        );
+    }
     if dir.join(RUN_JSON).exists() {
         return Err(format!(
             "--out {}: already holds a result bundle; choose a new directory or --resume it",

@@ -62,7 +62,7 @@ pub struct ShowArgs {
 
 #[derive(Args, Debug)]
 pub struct ExportArgs {
-    /// Write to this file instead of stdout.
+    /// Write to this file instead of stdout (`-`: stdout).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// Only runs of this suite.
@@ -292,7 +292,15 @@ fn export(db: Option<&str>, a: ExportArgs) -> Result<i32, Fail> {
     let out = a
         .output
         .as_deref()
-        .map(|p| OutFile::claim(p, "-o/--output", a.force))
+        .filter(|p| !crate::out_path::is_stdout(p))
+        .map(|p| {
+            OutFile::claim_doc(
+                p,
+                "-o/--output",
+                a.force,
+                "an export is written to a regular file only (without -o, or with -o -, it goes to standard output)",
+            )
+        })
         .transpose()?;
     let mut store = open_existing_store(db)?.ok_or_else(|| no_database(db))?;
     let doc = store

@@ -133,7 +133,18 @@ pub fn run(a: IoArgs) -> Result<i32, Fail> {
     let json_out = a.json.as_deref().map(|p| claim(p, "--json")).transpose()?;
     let csv_out = a.csv.as_deref().map(|p| claim(p, "--csv")).transpose()?;
     out_path::distinct(&[json_out.as_ref(), csv_out.as_ref()])?;
-    let json_stdout = a.output_format == "json";
+    // `--json -` is `--output-format json`: the result alone on standard output.
+    let json_stdout =
+        a.output_format == "json" || json_out.as_ref().is_some_and(OutFile::is_stdout);
+    let json_out = json_out.filter(|o| !o.is_stdout());
+    let csv_stdout = csv_out.as_ref().is_some_and(OutFile::is_stdout);
+    if json_stdout && csv_stdout {
+        return Err(Fail::usage(
+            "--csv -: standard output carries the JSON result (--output-format json); give --csv a file name",
+        ));
+    }
+    // A document on standard output is alone there: no summary, no progress.
+    let doc_stdout = json_stdout || csv_stdout;
     Session::check_sensor_target(a.target.target.as_deref(), &a.target)?;
     let spec = crate::target_arg::parse(a.target.target.as_deref())?;
     // null and sim: targets bring their own engine; another one asked for would be
@@ -181,7 +192,7 @@ pub fn run(a: IoArgs) -> Result<i32, Fail> {
     let mut session = Session::open(spec, &open, a.target.keep)?;
     let w = run::resolve(&req, &session.target().info).map_err(|e| session.usage(e))?;
     session.choose_sensors(&a.target)?;
-    let meter = Meter::new(a.progress.style(json_stdout));
+    let meter = Meter::new(a.progress.style(doc_stdout));
     if w.read_percent() > 0 {
         session.ensure_filled(&w, &meter)?;
         // (Not when stopped during the fill: the run stops at once, marked interrupted.)
@@ -208,6 +219,8 @@ pub fn run(a: IoArgs) -> Result<i32, Fail> {
     // A stdout that cannot be written still lets the files be written first.
     let shown = if json_stdout {
         output::json::write_stdout(&res).map_err(Fail::failed)
+    } else if csv_stdout {
+        Ok(())
     } else {
         output::stdout::say(&output::summary::render(&res))
     };

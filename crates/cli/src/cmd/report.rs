@@ -17,7 +17,7 @@ pub struct ReportArgs {
     /// Result bundle directories written by `drivelab run`.
     #[arg(value_name = "BUNDLE", required = true)]
     pub bundles: Vec<PathBuf>,
-    /// The HTML file to write.
+    /// The HTML file to write (`-`: stdout, which then carries the report alone).
     #[arg(
         short = 'o',
         long = "output",
@@ -40,7 +40,7 @@ pub struct ReportArgs {
     #[arg(long = "zoom-from", value_name = "TIME", value_parser = crate::args::duration)]
     pub zoom_from: Option<u64>,
     /// Replace output files drivelab did not write (a report or chart drivelab wrote is
-    /// replaced anyway; a bundle's file or a database only with this).
+    /// replaced anyway; a results database or a bundle's file never is).
     #[arg(long)]
     pub force: bool,
 }
@@ -63,7 +63,12 @@ pub fn run(a: ReportArgs) -> Result<i32, Fail> {
             "--label '{l}': a drive name must not be empty"
         )));
     }
-    let out = OutFile::claim(&a.output, "-o/--output", a.force)?;
+    let out = OutFile::claim_doc(
+        &a.output,
+        "-o/--output",
+        a.force,
+        "the report is written to a regular file only (- puts it on standard output)",
+    )?;
     let png = a
         .png
         .as_deref()
@@ -109,14 +114,27 @@ pub fn run(a: ReportArgs) -> Result<i32, Fail> {
         .map_err(|e| Fail::failed(format!("cannot render the report: {e}")))?;
     for (dir, ext) in [(&png, "png"), (&svg, "svg")] {
         if let Some(d) = dir {
-            d.check_files(chart_file_names(report.charts(), ext))?;
+            d.check_files_beside(chart_file_names(report.charts(), ext), Some(&out))?;
         }
     }
     out.write(html.as_bytes())?;
+    // The report on standard output is alone there: what was written is said on stderr.
+    let say = |line: String| -> Result<(), Fail> {
+        if out.is_stdout() {
+            eprintln!("{}", crate::output::stdout::visible(&line));
+            Ok(())
+        } else {
+            crate::output::stdout::say_line(&line)
+        }
+    };
     let n = report.charts().len();
-    crate::output::stdout::say_line(&format!(
+    say(format!(
         "wrote {} ({n} charts, {} drive(s), {} bundle(s))",
-        a.output.display(),
+        if out.is_stdout() {
+            "the report to standard output".to_string()
+        } else {
+            out.shown()
+        },
         report.palette().groups().len(),
         runs.len()
     ))?;
@@ -131,7 +149,7 @@ pub fn run(a: ReportArgs) -> Result<i32, Fail> {
     for (dir, kind, write) in images {
         if let Some(d) = dir {
             let files = write(&report, d.path()).map_err(|e| Fail::failed(e.to_string()))?;
-            crate::output::stdout::say_line(&format!(
+            say(format!(
                 "wrote {} {kind} files to {}",
                 files.len(),
                 d.path().display()

@@ -61,6 +61,19 @@ pub fn say(text: &str) -> Result<(), Fail> {
         .map_err(|e| Fail::failed(format!("cannot write to standard output: {e}")))
 }
 
+/// Write `bytes` to standard output as they are (a document: JSON, CSV, HTML) and
+/// flush it.
+pub fn write_all(bytes: &[u8]) -> Result<(), Fail> {
+    if closed() {
+        return Ok(());
+    }
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)
+        .and_then(|()| out.flush())
+        .or_else(unless_closed)
+        .map_err(|e| Fail::failed(format!("cannot write to standard output: {e}")))
+}
+
 /// [`say`] with a line end.
 pub fn say_line(text: &str) -> Result<(), Fail> {
     say(&format!("{text}\n"))

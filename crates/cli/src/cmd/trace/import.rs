@@ -1,13 +1,16 @@
 //! `drivelab trace import FORMAT FILE -o OUT.dltrace [--volume V]`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use clap::Args;
-use drivelab_trace::import::{self, Format, Options};
+use drivelab_trace::import::{self, Event, Format, Import, Options};
+use drivelab_trace::{Header, TraceError};
 
 use super::{bytes_text, trace_fail};
-use crate::fail::Fail;
+use crate::fail::{Fail, INTERRUPTED};
 use crate::out_path::OutFile;
 
 #[derive(Args, Debug)]
@@ -26,7 +29,8 @@ pub struct ImportArgs {
     /// volume id, fio file name, blktrace/blkparse device MAJ,MIN).
     #[arg(long, value_name = "V")]
     pub volume: Option<String>,
-    /// Replace an existing file drivelab did not write.
+    /// Replace an existing file drivelab did not write (never the trace being imported,
+    /// a results database or a bundle's file).
     #[arg(long)]
     pub force: bool,
 }
@@ -36,7 +40,10 @@ fn format_arg(s: &str) -> Result<Format, String> {
 }
 
 pub fn run(a: ImportArgs) -> Result<i32, Fail> {
-    let out = OutFile::claim_for(&a.output, "-o/--output", a.force, super::TRACE_FILES_ONLY)?;
+    let mut out = OutFile::claim_file(&a.output, "-o/--output", a.force, super::TRACE_FILES_ONLY)?;
+    for input in input_files(a.format, &a.file) {
+        out = out.not_the(&input, "the trace being imported")?;
+    }
     let what = format!("FILE {}", a.file.display());
     if a.format != Format::Blktrace && !a.file.is_file() {
         return Err(Fail::usage(format!("{what}: not a readable file")));
@@ -46,10 +53,17 @@ pub fn run(a: ImportArgs) -> Result<i32, Fail> {
         volume: a.volume.clone(),
         ..Options::default()
     };
-    let mut imp = import::open(a.format, &a.file, &opts).map_err(|e| match e {
-        drivelab_trace::TraceError::Io(e) => Fail::usage(format!("{what}: cannot read it: {e}")),
+    let imp = import::open(a.format, &a.file, &opts).map_err(|e| match e {
+        TraceError::Io(e) => Fail::usage(format!("{what}: cannot read it: {e}")),
         e => trace_fail(&what, e),
     })?;
+    // Ctrl-C or SIGTERM stops the import between events; the temporary output goes
+    // with `pending`, and a second signal (which ends the process at once) removes it.
+    let stop = crate::signals::stop_flag();
+    let mut imp = Stoppable {
+        inner: imp,
+        stop: &stop,
+    };
     let dir = out
         .path()
         .parent()
@@ -61,13 +75,24 @@ pub fn run(a: ImportArgs) -> Result<i32, Fail> {
             dir.display()
         ))
     })?;
-    let mut pending = out.begin()?;
-    let (totals, header) = import::write_native(
-        &mut *imp,
+    let mut pending = begin_removed_on_exit(&out)?;
+    let written = import::write_native(
+        &mut imp,
         &mut scratch,
         std::io::BufWriter::new(pending.file()),
-    )
-    .map_err(|e| trace_fail(&what, e))?;
+    );
+    if stop.load(Ordering::SeqCst) {
+        drop(pending);
+        crate::signals::undo_on_exit(None);
+        return Err(Fail {
+            code: INTERRUPTED,
+            message: format!(
+                "interrupted: nothing was written to {}",
+                out.path().display()
+            ),
+        });
+    }
+    let (totals, header) = written.map_err(|e| trace_fail(&what, e))?;
     let skipped = import::skip_notes(&header);
     if totals.records == 0 {
         // Nothing is written: `pending` is dropped uncommitted.
@@ -81,9 +106,9 @@ pub fn run(a: ImportArgs) -> Result<i32, Fail> {
             a.format.name()
         )));
     }
-    pending
-        .commit()
-        .map_err(|e| Fail::failed(format!("cannot write {}: {e}", out.path().display())))?;
+    let committed = pending.commit();
+    crate::signals::undo_on_exit(None);
+    committed.map_err(|e| Fail::failed(format!("cannot write {}: {e}", out.path().display())))?;
     let secs = start.elapsed().as_secs_f64();
     eprintln!(
         "imported {} I/Os ({} read, {} written, {} discarded, {} flushes) from {} to {} in {secs:.2} s ({:.0} I/Os per second)",
@@ -100,4 +125,52 @@ pub fn run(a: ImportArgs) -> Result<i32, Fail> {
         eprintln!("  {n}");
     }
     Ok(0)
+}
+
+/// Start the output's temporary file, which a second signal (ending the process at
+/// once) removes: the path is known to the signal's undo before the file can exist
+/// without it (the undo waits for the lock held while the file is made).
+fn begin_removed_on_exit(out: &OutFile) -> Result<drivelab_suites::atomic::Pending, Fail> {
+    let slot: Arc<Mutex<Option<PathBuf>>> = Arc::default();
+    let undo = slot.clone();
+    crate::signals::undo_on_exit(Some(Box::new(move || {
+        if let Some(p) = undo.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = std::fs::remove_file(p);
+        }
+    })));
+    let mut held = slot.lock().unwrap_or_else(|e| e.into_inner());
+    let pending = out.begin()?;
+    *held = Some(pending.path().to_path_buf());
+    Ok(pending)
+}
+
+/// The files an import reads: the trace, or a blktrace recording's per-CPU files.
+fn input_files(format: Format, file: &Path) -> Vec<PathBuf> {
+    let mut files = vec![file.to_path_buf()];
+    if format == Format::Blktrace {
+        files.extend(import::per_cpu_files(file).unwrap_or_default());
+    }
+    files
+}
+
+/// An import that ends, as an I/O error, once `stop` is set (Ctrl-C, SIGTERM).
+struct Stoppable<'a> {
+    inner: Box<dyn Import>,
+    stop: &'a AtomicBool,
+}
+
+impl Import for Stoppable<'_> {
+    fn next_event(&mut self) -> Result<Option<Event>, TraceError> {
+        if self.stop.load(Ordering::Relaxed) {
+            return Err(TraceError::Io(std::io::Error::new(
+                std::io::ErrorKind::Interrupted,
+                "interrupted",
+            )));
+        }
+        self.inner.next_event()
+    }
+
+    fn header(&self) -> Result<Header, TraceError> {
+        self.inner.header()
+    }
 }

@@ -57,7 +57,7 @@ pub fn run(a: RecordArgs) -> Result<i32, Fail> {
             "give --duration D (e.g. 30s) or a command to record after `--`, one of them",
         ));
     }
-    let out = OutFile::claim_for(&a.output, "-o/--output", a.force, super::TRACE_FILES_ONLY)?;
+    let out = OutFile::claim_file(&a.output, "-o/--output", a.force, super::TRACE_FILES_ONLY)?;
     let dev = Device::of(&a.device)?;
     let out = out.not_the_target(&a.device)?;
     let out_dir = dir_of(out.path()).to_path_buf();
