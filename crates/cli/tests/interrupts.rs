@@ -112,10 +112,35 @@ fn a_killed_runs_own_test_file_is_still_taken_back() {
     wait_for_writes(&file);
     child.kill().unwrap();
     child.wait().unwrap();
-    // Its content is drivelab's own: the next run writes it without --overwrite.
+    // Its content is drivelab's own: the next run writes it without --overwrite, and,
+    // as nobody asked to keep it, removes it at the end; with --keep it stays.
+    let o = run_in(
+        d.path(),
+        &[
+            "io",
+            "--rw",
+            "randwrite",
+            "--size",
+            "8M",
+            "--runtime",
+            "1",
+            "--keep",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(file.exists(), "--keep keeps the file taken back");
+    let _ = std::fs::remove_file(d.path().join("out.json"));
+    let mut child = long_write(d.path(), &[]);
+    wait_for_writes(&file);
+    child.kill().unwrap();
+    child.wait().unwrap();
     let o = run_in(
         d.path(),
         &["io", "--rw", "randwrite", "--size", "8M", "--runtime", "1"],
     );
     assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        !file.exists(),
+        "the test file a killed run left is removed at the end"
+    );
 }

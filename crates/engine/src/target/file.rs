@@ -339,11 +339,15 @@ pub(super) fn open_existing(path: &Path, opts: &OpenOptions) -> Result<Target, T
     if info.capacity_bytes == 0 {
         return Err(TargetError(format!("target {} is empty", path.display())));
     }
+    // A test file a killed run left behind (its marker still says a run was writing
+    // it, and no run holds its lock): nobody asked to keep it, so this run takes it
+    // over and removes it at the end like one it created, unless `--keep`.
+    let left_by_a_killed_run = mark.as_ref().is_some_and(|m| m.writing);
     Ok(Target {
         info,
         handle: Handle::File(f),
-        created_path: None,
-        adopted: false,
+        created_path: left_by_a_killed_run.then(|| path.to_path_buf()),
+        adopted: left_by_a_killed_run,
         filled: mark.is_some_and(|m| m.filled),
         sensors: Vec::new(),
         sensor_notes: Vec::new(),
