@@ -657,3 +657,35 @@ fn a_trace_left_by_something_else_is_refused_with_the_full_reset() {
     assert!(scratch_files(d.path()).is_empty());
     nothing_left(&lo.dev);
 }
+
+#[test]
+fn a_recording_without_io_writes_nothing_and_a_zero_duration_is_refused() {
+    let _turn = TRACER.lock().unwrap_or_else(|e| e.into_inner());
+    let lo = Loop::new(64 << 20, false);
+    let d = tempfile::tempdir().unwrap();
+    let o = run_in(
+        d.path(),
+        &[
+            "trace",
+            "record",
+            &lo.dev,
+            "-o",
+            "z.dltrace",
+            "--duration",
+            "0",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("--duration"), "{}", stderr(&o));
+    // A command that does no I/O on the device: an empty trace would replay nothing.
+    let o = run_in(
+        d.path(),
+        &["trace", "record", &lo.dev, "-o", "e.dltrace", "--", "true"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("no I/O reached"), "{}", stderr(&o));
+    nothing_left(&lo.dev);
+    let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
+    assert!(left.is_empty(), "nothing written: {left:?}");
+}

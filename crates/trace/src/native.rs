@@ -285,9 +285,22 @@ impl<R: BufRead> Reader<R> {
         let totals: Totals =
             serde_json::from_slice(&json).map_err(|e| self.corrupt(&format!("trailer: {e}")))?;
         if totals != self.seen {
+            let (t, r) = (&totals, &self.seen);
+            let differ = [
+                ("records", t.records, r.records),
+                ("bytes read", t.read_bytes, r.read_bytes),
+                ("bytes written", t.write_bytes, r.write_bytes),
+                ("bytes discarded", t.discard_bytes, r.discard_bytes),
+                ("flushes", t.flushes, r.flushes),
+                ("last issue time (ns)", t.last_issue_ns, r.last_issue_ns),
+            ]
+            .into_iter()
+            .filter(|(_, a, b)| a != b)
+            .map(|(what, a, b)| format!("{what}: {a} in the trailer, {b} in the records"))
+            .collect::<Vec<_>>()
+            .join("; ");
             return Err(self.corrupt(&format!(
-                "the trailer counts {} records but {} were read",
-                totals.records, self.seen.records
+                "the records do not add up to the trailer's totals ({differ})"
             )));
         }
         if self.byte()?.is_some() {

@@ -57,6 +57,9 @@ pub fn run(a: RecordArgs) -> Result<i32, Fail> {
             "give --duration D (e.g. 30s) or a command to record after `--`, one of them",
         ));
     }
+    if a.duration == Some(0) {
+        return Err(Fail::usage("--duration: must be more than 0, like 30s"));
+    }
     let out = OutFile::claim_file(&a.output, "-o/--output", a.force, super::TRACE_FILES_ONLY)?;
     let dev = Device::of(&a.device)?;
     let out = out.not_the_target(&a.device)?;
@@ -106,6 +109,20 @@ pub fn run(a: RecordArgs) -> Result<i32, Fail> {
     let mut pending = out.begin()?;
     let (totals, _) = import::write_native(&mut imp, &mut body, BufWriter::new(pending.file()))
         .map_err(|e| Fail::failed(format!("the recording: {e}")))?;
+    if totals.records == 0 {
+        // An empty trace replays nothing (replay refuses it): nothing is written.
+        drop(pending);
+        let why = match &rec.ending {
+            Ending::CommandFailed(s) => format!(" (`{}` ended with {s})", a.command.join(" ")),
+            Ending::Interrupted => " (interrupted)".into(),
+            Ending::Done => String::new(),
+        };
+        return Err(Fail::failed(format!(
+            "no I/O reached {} while recording{why}: nothing written to {}",
+            a.device.display(),
+            out.path().display()
+        )));
+    }
     pending
         .commit()
         .map_err(|e| Fail::failed(format!("cannot write {}: {e}", out.path().display())))?;
