@@ -573,7 +573,9 @@ fn table_text(a: &ReplayAnalysis) -> String {
             ms1(l.max_lag_ns),
             l.late_ios,
             if l.late_ios == 1 { "" } else { "s" },
-            if l.kept_up {
+            if l.kept_up && l.late_ios > 0 {
+                "few enough (under 1 % or under 10): kept up with the trace"
+            } else if l.kept_up {
                 "kept up with the trace"
             } else {
                 "COULD NOT KEEP UP with the trace"

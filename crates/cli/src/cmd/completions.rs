@@ -37,7 +37,8 @@ pub fn script(shell: Shell) -> String {
 /// The manual page (roff): the top-level sections, then one section per subcommand
 /// (and per suite of `run`) with its synopsis, description and options.
 pub fn page() -> Result<String, Fail> {
-    let mut cmd = Cli::command();
+    // (Not clap's own `help` subcommand: --help is in every synopsis.)
+    let mut cmd = Cli::command().disable_help_subcommand(true);
     cmd.build();
     let mut out = Vec::new();
     let man = clap_mangen::Man::new(cmd.clone());
@@ -49,7 +50,25 @@ pub fn page() -> Result<String, Fail> {
     man.render_options_section(&mut out).map_err(render_fail)?;
     man.render_subcommands_section(&mut out)
         .map_err(render_fail)?;
-    let mut text = String::from_utf8_lossy(&out).into_owned();
+    // Every subcommand is a section of this one page (there are no drivelab-io(1) …
+    // pages): the list names them as their sections are headed.
+    let mut text = String::from_utf8_lossy(&out)
+        .lines()
+        .map(|l| {
+            match l
+                .strip_prefix("drivelab\\-")
+                .and_then(|r| r.strip_suffix("(1)"))
+            {
+                Some(sub) => format!(
+                    "drivelab {sub} (section DRIVELAB {} below)",
+                    sub.to_uppercase()
+                ),
+                None => l.to_string(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    text.push('\n');
     sub_sections(&cmd, "drivelab", &mut text)?;
     out.clear();
     man.render_version_section(&mut out).map_err(render_fail)?;
@@ -132,5 +151,8 @@ mod tests {
         assert!(p.contains("\\-\\-iodepth"));
         assert!(p.contains("I/Os outstanding per job"));
         assert!(!p.contains("DRIVELAB HELP") && !p.contains("RUN HELP"));
+        // It cites no page that is not there (every subcommand is a section of this one).
+        assert!(!p.contains("(1)"), "cites another page");
+        assert!(p.contains("drivelab io (section DRIVELAB IO below)"));
     }
 }

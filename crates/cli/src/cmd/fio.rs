@@ -477,12 +477,13 @@ pub fn fleet(
         drivelab_suites::bundle::check_new_dir(o).map_err(Fail::usage)?;
     }
     let prog = process::program();
-    let version = process::version(&prog).map_err(|e| Fail::usage(format!("--hosts: {e}")))?;
+    let version =
+        process::version(&prog).map_err(|e| Fail::usage(format!("--host/--hosts: {e}")))?;
     // The probes' job file in a directory of their own: a refused run leaves nothing.
-    let scratch = tempfile::tempdir().map_err(|e| Fail::failed(format!("--hosts: {e}")))?;
+    let scratch = tempfile::tempdir().map_err(|e| Fail::failed(format!("--host/--hosts: {e}")))?;
     let probes = client::probe_all(&prog, &hosts, scratch.path()).map_err(Fail::failed)?;
     client::check_versions(&version, &hosts, &probes)
-        .map_err(|e| Fail::usage(format!("--hosts: {e}")))?;
+        .map_err(|e| Fail::usage(format!("--host/--hosts: {e}")))?;
     // Named (and, by default, made) only once the hosts answered.
     let out = match &common.out {
         Some(o) => o.clone(),

@@ -98,7 +98,8 @@ pub fn run(a: ReportArgs) -> Result<i32, Fail> {
             Some(n) if (from as usize) < n => {}
             Some(n) => {
                 return Err(Fail::usage(format!(
-                    "--zoom-from: {from} s is not inside the consistency test ({n} s); give a time before its end, like 1400s"
+                    "--zoom-from: {from} s is not inside the consistency test ({n} s); give a time before its end, like {}s",
+                    n / 2
                 )))
             }
             None => {

@@ -75,9 +75,13 @@ fn text(i: &Info) -> String {
         t += &format!("device size  {} ({b} bytes)\n", bytes_text(b));
     }
     if let Some(ns) = h.start_unix_ns {
+        let at = std::time::UNIX_EPOCH + std::time::Duration::from_nanos(ns);
         t += &format!(
-            "started      {} s after the Unix epoch\n",
-            ns / 1_000_000_000
+            "started      {} UTC\n",
+            humantime::format_rfc3339_seconds(at)
+                .to_string()
+                .trim_end_matches('Z')
+                .replace('T', " ")
         );
     }
     let secs = s.duration_ns as f64 / 1e9;
