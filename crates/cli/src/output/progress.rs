@@ -238,8 +238,8 @@ impl Meter {
 /// of target time (1 on a real target, far less on a simulated one) and the write rate
 /// of fills, so that the ETA covers the steps still to come.
 pub struct SuiteClock {
-    /// Per step: (target-time nanoseconds, bytes to write).
-    steps: Vec<(u64, u64)>,
+    /// Per step: (target-time nanoseconds of I/O, of idle before it, bytes to write).
+    steps: Vec<(u64, u64, u64)>,
     learnt: Mutex<Learnt>,
 }
 
@@ -256,9 +256,9 @@ impl SuiteClock {
         let steps = plan
             .iter()
             .map(|s| match Bound::of(&s.workload) {
-                Bound::Time(t) => (t + s.idle_before_ns, 0),
-                Bound::WriteBytes(b) => (s.idle_before_ns, b),
-                Bound::Unknown => (s.idle_before_ns, 0),
+                Bound::Time(t) => (t, s.idle_before_ns, 0),
+                Bound::WriteBytes(b) => (0, s.idle_before_ns, b),
+                Bound::Unknown => (0, s.idle_before_ns, 0),
             })
             .collect();
         SuiteClock {
@@ -271,18 +271,24 @@ impl SuiteClock {
         *self.learnt.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// What the plan holds from step `from` on: (target seconds, bytes).
-    fn rest(&self, from: usize) -> (f64, u64) {
+    /// What the plan holds from step `from` on: (seconds of I/O, seconds idle, bytes).
+    /// `first`: step `from` is the first this process runs, and a suite never idles
+    /// before the first step it runs.
+    fn rest(&self, from: usize, first: bool) -> (f64, f64, u64) {
         self.steps
             .iter()
+            .enumerate()
             .skip(from)
-            .fold((0.0, 0), |(t, b), s| (t + s.0 as f64 / 1e9, b + s.1))
+            .fold((0.0, 0.0, 0), |(t, i, b), (k, s)| {
+                let idle = if first && k == from { 0 } else { s.1 };
+                (t + s.0 as f64 / 1e9, i + idle as f64 / 1e9, b + s.2)
+            })
     }
 
     /// The line a suite starts with: how long its plan is, from step `from` on (a
     /// resumed suite has done the ones before).
     pub fn plan_line(&self, suite: &str, simulated: bool, from: usize) -> String {
-        let (secs, bytes) = self.rest(from);
+        let (secs, idle, bytes) = self.rest(from, true);
         let n = self.steps.len();
         let steps = if from == 0 {
             format!("{n} steps")
@@ -293,6 +299,9 @@ impl SuiteClock {
             "drivelab: {suite}: {steps}, {} of timed I/O",
             human_duration(secs)
         );
+        if idle > 0.0 {
+            s += &format!(" and {} idle between them", human_duration(idle));
+        }
         if bytes > 0 {
             s += &format!(
                 " and {} to write in fills (their time depends on the target)",
@@ -335,8 +344,13 @@ impl SuiteClock {
             .and_then(|r| bound.done(r))
             .filter(|&f| f > 0.0)
             .map_or(0.0, |f| wall * (1.0 - f) / f);
-        let (secs, bytes) = self.rest(if before { index } else { index + 1 });
-        let timed = secs * 1e9 * l.wall_per_ns.unwrap_or(1e-9);
+        // Before step `index` runs (its fill), it is the first step of this process.
+        let (secs, idle, bytes) = if before {
+            self.rest(index, true)
+        } else {
+            self.rest(index + 1, false)
+        };
+        let timed = (secs + idle) * 1e9 * l.wall_per_ns.unwrap_or(1e-9);
         let mut s = format!(
             " | suite ETA {}",
             human_duration(step_left + timed + bytes as f64 / l.fill_rate.unwrap_or(f64::INFINITY))
@@ -416,7 +430,7 @@ mod tests {
         // Three timed steps of 10 s of target time; the target runs 5x faster than
         // the wall clock (a simulated drive).
         let c = SuiteClock {
-            steps: vec![(10_000_000_000, 0); 3],
+            steps: vec![(10_000_000_000, 0, 0); 3],
             learnt: Mutex::new(Learnt::default()),
         };
         let r = rec(4, 5, 0);
@@ -436,5 +450,25 @@ mod tests {
         assert!(c
             .plan_line("x", false, 1)
             .starts_with("drivelab: x: 2 of 3 steps to go, 20 s"));
+    }
+
+    #[test]
+    fn the_plan_counts_the_idle_between_steps_apart_and_none_before_the_first() {
+        // Two 1 s tests with 2 s idle before each: no idle before the first one run.
+        let c = SuiteClock {
+            steps: vec![(1_000_000_000, 2_000_000_000, 0); 2],
+            learnt: Mutex::new(Learnt::default()),
+        };
+        let line = c.plan_line("quick", false, 0);
+        assert!(
+            line.ends_with("2 steps, 2 s of timed I/O and 2 s idle between them"),
+            "{line}"
+        );
+        // A resumed suite starts at its step 1: no idle before it either.
+        let line = c.plan_line("quick", false, 1);
+        assert!(
+            line.ends_with("1 of 2 steps to go, 1 s of timed I/O"),
+            "{line}"
+        );
     }
 }
