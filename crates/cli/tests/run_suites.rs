@@ -302,3 +302,39 @@ fn the_same_quick_run_on_a_test_file_and_a_loop_device_compares() {
         stderr(&o)
     );
 }
+
+#[test]
+fn compare_says_which_runs_are_unfinished() {
+    let d = tempfile::tempdir().unwrap();
+    for out in ["a", "b"] {
+        let o = run_in(
+            d.path(),
+            &[
+                "run",
+                "quick",
+                "sim:nvme-tlc,capacity=4G",
+                "--short",
+                "--runs",
+                "1",
+                "--tests",
+                "SEQ1M Q8T1",
+                "--no-db",
+                "--out",
+                out,
+            ],
+        );
+        assert!(o.status.success(), "{out}: {}", stderr(&o));
+    }
+    // b as a run that was interrupted (its numbers partial).
+    let doc = d.path().join("b/run.json");
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&doc).unwrap()).unwrap();
+    v["status"] = "interrupted".into();
+    std::fs::write(&doc, serde_json::to_string(&v).unwrap()).unwrap();
+    let o = run_in(d.path(), &["compare", "a", "b"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let line = |k: &str| out.lines().find(|l| l.starts_with(k)).unwrap().to_string();
+    assert!(!line("A = ").contains("STATUS"), "{out}");
+    assert!(line("B = ").contains("(STATUS INTERRUPTED)"), "{out}");
+}

@@ -49,6 +49,9 @@ pub struct Side {
     pub connection: Option<String>,
     /// The drive itself (model, serial), when known.
     pub drive_key: Option<(String, String)>,
+    /// The run's status when it is not "complete" (an interrupted or failed run's
+    /// numbers are partial), and who carried out its I/O when not drivelab's engine.
+    pub caveats: Vec<String>,
 }
 
 fn from_bundle(dir: &Path) -> Result<Side, String> {
@@ -73,7 +76,17 @@ fn from_bundle(dir: &Path) -> Result<Side, String> {
         .clone()
         .zip(t.serial.clone())
         .map(|(m, s)| (m.trim().to_string(), s.trim().to_string()));
+    let mut caveats = Vec::new();
+    let status = serde_json::to_value(doc.status).unwrap_or(Value::Null);
+    if status != "complete" {
+        caveats.push(format!("status {}", shown(Some(&status))));
+    }
+    // A run carried out by fio (`--engine fio`, a fleet host) keeps fio's files in `fio/`.
+    if dir.join("fio").is_dir() {
+        caveats.push("I/O by fio".into());
+    }
     Ok(Side {
+        caveats,
         connection: connection(&doc),
         drive_key,
         source: dir.display().to_string(),
@@ -225,8 +238,13 @@ pub fn table(sides: &[Side]) -> String {
             .as_ref()
             .filter(|c| !s.drive.contains(c.as_str()))
             .map_or(String::new(), |c| format!(" via {c}"));
+        let caveats = if s.caveats.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", s.caveats.join(", ").to_uppercase())
+        };
         out += &format!(
-            "{} = {}{via} [{}] {} (config {}){flag}\n",
+            "{} = {}{via} [{}] {} (config {}){caveats}{flag}\n",
             key(i),
             s.drive,
             s.suite,
@@ -326,6 +344,11 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
                 .collect(),
             connection: None,
             drive_key: None,
+            caveats: if rec.status == "complete" {
+                Vec::new()
+            } else {
+                vec![format!("status {}", rec.status)]
+            },
         });
     }
     let differ: Vec<usize> = (1..sides.len())
@@ -385,6 +408,7 @@ mod tests {
                 .collect(),
             connection: None,
             drive_key: None,
+            caveats: Vec::new(),
         }
     }
 
