@@ -17,8 +17,8 @@ fn suite_and_table(args: &[&str]) -> (Value, String) {
     suite_in(dir.path(), args)
 }
 
-/// [`suite`] with the bundle left in `dir/bundle`.
-fn suite_in(dir: &std::path::Path, args: &[&str]) -> Value {
+/// [`suite_and_table`] with the bundle left in `dir/bundle`.
+fn suite_in(dir: &std::path::Path, args: &[&str]) -> (Value, String) {
     let out = dir.join("bundle");
     let mut a = vec!["run"];
     a.extend_from_slice(args);
@@ -281,7 +281,7 @@ fn a_dynamic_slc_cache_with_25_percent_op_gives_an_intermediate_phase_and_a_seco
     // what host writes went to (SLC, native beside folding, native alone, native with GC):
     // every boundary and every level within 5 %.
     let dir = tempfile::tempdir().unwrap();
-    let doc = suite_in(
+    let (doc, _) = suite_in(
         dir.path(),
         &[
             "consistency",
