@@ -57,6 +57,11 @@ pub struct Job<'a> {
     /// Latency of measured I/Os spent outside the time the job had work (before the
     /// end of the ramp, after the deadline): what the queue depth held leaves out.
     pub outside_ns: u64,
+    /// The first counted completion at or after the end of the ramp (u64::MAX: none):
+    /// where the measured span of a run with a ramp starts (see `run::span_start`).
+    pub first_in_window_ns: u64,
+    /// The last completion so far (0: none), failed ones included: where a run ends.
+    pub last_done_ns: u64,
     bytes_left: Option<u64>,
     continue_on_error: bool,
     writes: u64,
@@ -92,6 +97,8 @@ impl<'a> Job<'a> {
             deadline_ns: deadline_ns.unwrap_or(u64::MAX),
             window_start_ns: origin_ns,
             outside_ns: 0,
+            first_in_window_ns: u64::MAX,
+            last_done_ns: 0,
             bytes_left: bytes_budget,
             continue_on_error,
             writes: 0,
@@ -164,8 +171,12 @@ impl<'a> Job<'a> {
     /// Returns false when the run must stop because of an error.
     #[inline(always)]
     pub fn complete(&mut self, op: &IoOp, submit_ns: u64, done_ns: u64, result: i64) -> bool {
+        self.last_done_ns = self.last_done_ns.max(done_ns);
         if result == op.len as i64 {
             self.rec.record(op.dir, op.len, submit_ns, done_ns);
+            if done_ns < self.first_in_window_ns && done_ns >= self.window_start_ns {
+                self.first_in_window_ns = done_ns;
+            }
             if submit_ns < self.window_start_ns || done_ns > self.deadline_ns {
                 self.outside(submit_ns, done_ns);
             }
