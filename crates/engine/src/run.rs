@@ -457,9 +457,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         None if last_done > 0 => last_done,
         None => wall_clock.now_ns(),
     };
-    let first_in_window = (w.ramp_ns > 0)
-        .then(|| jobs.iter().map(|j| j.first_in_window_ns).min())
-        .flatten();
+    let closing_ns: u128 = jobs.iter().map(|j| j.closing_ns as u128).sum();
     // The spans since the last sample (a meter's mean, ending with the run), and what
     // the sources have to say about the run.
     let mut sensor_notes = Vec::new();
@@ -494,7 +492,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     let end = grid_end.max(drained);
     let (records, totals_h, bytes) = agg.finish(grid_end, end);
     // Zero when the run ended within the ramp: then nothing was measured.
-    let measured_ns = end.saturating_sub(span_start(origin + w.ramp_ns, first_in_window, end));
+    let measured_ns = span_end(w.ramp_ns > 0, deadline, end).saturating_sub(origin + w.ramp_ns);
     let cpu0 = if measured_ns == 0 { cpu1 } else { cpu0 };
 
     let mut errors = Vec::new();
@@ -536,7 +534,12 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     let cpu_used = (cpu1.0 - cpu0.0) + (cpu1.1 - cpu0.1);
     let span_ns = (end - origin).max(1);
     let held_end = deadline.map_or(drained, |d| d.min(drained));
-    let avg_inflight = held_inflight(all_h.sum(), outside_ns, held_end, origin + w.ramp_ns);
+    let avg_inflight = held_inflight(
+        all_h.sum() + closing_ns,
+        outside_ns,
+        held_end,
+        origin + w.ramp_ns,
+    );
     let busiest = if is_model {
         0.0
     } else {
@@ -683,25 +686,30 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     })
 }
 
-/// Where the measured span starts, for a run whose ramp ends at `ramp_end_ns` and whose
-/// last completion is at `end_ns`: at the first completion after the ramp
-/// (`first_in_window_ns`), as the span ends at the last completion, that of the last
-/// I/O drained after the deadline. Both ends at a completion: from the clock's ramp
-/// end, the span held the gap before the first completion on top of the one the drain
-/// waits through, with no I/O for it (under a cgroup throttle, the wait for its next
-/// slice: up to 100 ms, 3 % of a 3 s run). fio starts its runtime the same way. Without
-/// a ramp nothing was in flight at the start: the span starts there, with the first
-/// I/O's latency in it.
-fn span_start(ramp_end_ns: u64, first_in_window_ns: Option<u64>, end_ns: u64) -> u64 {
-    first_in_window_ns
-        .filter(|&t| t >= ramp_end_ns && t < end_ns)
-        .unwrap_or(ramp_end_ns)
+/// Where the measured span ends, for a run whose last completion is at `end_ns`. A run
+/// with a ramp (`ramped`) measures the I/Os issued from the ramp's end to the deadline,
+/// over that time: those in flight at the ramp's end were issued in the ramp and count
+/// in it, those in flight at the deadline count in full (drained). At a constant depth
+/// as many are in flight at both ends, so this is the rate at which the device
+/// completed I/Os in that time, whatever its rhythm. Up to the last completion instead,
+/// the span held the wait for the drain's I/Os on top: on a device that serves in bursts
+/// (a cgroup throttle lets a slice's worth through every 100 ms), up to a whole gap
+/// between bursts with only the queue's I/Os for it, 3 % of a 3 s run. A run without a
+/// ramp starts with nothing in flight: its span runs to the last completion, the time
+/// its I/Os took. So does a run that ended before its deadline (byte-bounded, stopped).
+fn span_end(ramped: bool, deadline_ns: Option<u64>, end_ns: u64) -> u64 {
+    match deadline_ns {
+        Some(d) if ramped => d.min(end_ns),
+        _ => end_ns,
+    }
 }
 
 /// Average I/Os in flight while the jobs had work, from the end of the ramp
 /// (`window_start_ns`) to the deadline or the last completion (`window_end_ns`), by
 /// Little's law: the measured I/Os' summed latency, less the parts of it outside that
-/// window (`outside_ns`: before the ramp's end, in the drain after the deadline), over
+/// window (`outside_ns`: before the ramp's end, in the drain after the deadline; the I/Os
+/// issued in the ramp and completed after it count in the ramp, but their time in the
+/// window is added to `latency_sum_ns`), over
 /// the window's length. The queue depth a step held, not diluted by the drain.
 fn held_inflight(
     latency_sum_ns: u128,
@@ -793,22 +801,17 @@ fn job_budget(total: u64, min_bs: u64, numjobs: u32, j: u32) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{held_inflight, span_start};
+    use super::{held_inflight, span_end};
 
     #[test]
-    fn the_span_starts_at_the_first_completion_after_the_ramp() {
-        // A throttle lets 500 I/Os through at 0, 100, 200, ... ms; the ramp ends at 30 ms
-        // and the deadline (330 ms) is as far from the next burst: the drain's I/Os come
-        // back at 400 ms. From the first completion (100 ms) the span holds 3 whole
-        // slices, as many as the bursts counted; from the ramp's end it held 3.7.
-        let ms = 1_000_000;
-        assert_eq!(span_start(30 * ms, Some(100 * ms), 400 * ms), 100 * ms);
-        // Nothing came back after the ramp, or only the run's last completion: the
-        // ramp's end (no span of zero length).
-        assert_eq!(span_start(30 * ms, None, 400 * ms), 30 * ms);
-        assert_eq!(span_start(30 * ms, Some(400 * ms), 400 * ms), 30 * ms);
-        // A completion stamped before the ramp's end is not one after it.
-        assert_eq!(span_start(30 * ms, Some(20 * ms), 400 * ms), 30 * ms);
+    fn a_ramped_run_is_measured_up_to_its_deadline() {
+        // Deadline at 330, the drain's I/Os back at 400 (a throttle's next slice).
+        assert_eq!(span_end(true, Some(330), 400), 330);
+        // Without a ramp, or when the run ended before the deadline, or has none: the
+        // last completion.
+        assert_eq!(span_end(false, Some(330), 400), 400);
+        assert_eq!(span_end(true, Some(330), 200), 200);
+        assert_eq!(span_end(true, None, 400), 400);
     }
 
     #[test]
