@@ -58,8 +58,8 @@ pub struct Job<'a> {
     /// end of the ramp, after the deadline): what the queue depth held leaves out.
     pub outside_ns: u64,
     /// The part after the end of the ramp of the latency of the I/Os issued in the ramp
-    /// and completed after it, which count in the ramp (the queue depth held counts it;
-    /// see `run::held_inflight`).
+    /// and completed after it, which count in no total (they are the ramp's) but in the
+    /// queue depth held (see `run::held_inflight`).
     pub closing_ns: u64,
     /// The last completion so far (0: none), failed ones included: where a run ends.
     pub last_done_ns: u64,
@@ -289,8 +289,9 @@ mod tests {
         assert!(job.complete(&op, 1_060, 1_250, 4096)); // issued in it: the ramp's
         assert!(job.complete(&op, 1_090, 1_130, 4096));
         assert!(job.complete(&op, 1_380, 1_420, 4096)); // drained, measured
-                                                        // The ramp's I/Os' time after its end, for the depth held: 150 + 30 ns; the
-                                                        // drained one's after the deadline, left out of it: 20 ns.
+
+        // The ramp's I/Os' time after its end, for the depth held: 150 + 30 ns; the
+        // drained one's after the deadline, left out of it: 20 ns.
         assert_eq!(job.closing_ns, 180);
         assert_eq!(job.outside_ns, 20);
         assert_eq!(job.last_done_ns, 1_420);

@@ -492,7 +492,8 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     let end = grid_end.max(drained);
     let (records, totals_h, bytes) = agg.finish(grid_end, end);
     // Zero when the run ended within the ramp: then nothing was measured.
-    let measured_ns = span_end(w.ramp_ns > 0, deadline, end).saturating_sub(origin + w.ramp_ns);
+    let ramped = w.ramp_ns > 0 && fsync_end.is_none();
+    let measured_ns = span_end(ramped, deadline, end).saturating_sub(origin + w.ramp_ns);
     let cpu0 = if measured_ns == 0 { cpu1 } else { cpu0 };
 
     let mut errors = Vec::new();
@@ -687,16 +688,18 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
 }
 
 /// Where the measured span ends, for a run whose last completion is at `end_ns`. A run
-/// with a ramp (`ramped`) measures the I/Os issued from the ramp's end to the deadline,
-/// over that time: those in flight at the ramp's end were issued in the ramp and count
-/// in it, those in flight at the deadline count in full (drained). At a constant depth
-/// as many are in flight at both ends, so this is the rate at which the device
+/// with a ramp (`ramped`; not one whose final fsync, `--end_fsync`, is part of its
+/// time) measures the I/Os issued from the ramp's end to the deadline, over that time:
+/// those in flight at the ramp's end were issued in the ramp and are its (counted
+/// nowhere), those in flight at the deadline count in full (drained). At a constant
+/// depth as many are in flight at both ends, so this is the rate at which the device
 /// completed I/Os in that time, whatever its rhythm. Up to the last completion instead,
-/// the span held the wait for the drain's I/Os on top: on a device that serves in bursts
-/// (a cgroup throttle lets a slice's worth through every 100 ms), up to a whole gap
-/// between bursts with only the queue's I/Os for it, 3 % of a 3 s run. A run without a
-/// ramp starts with nothing in flight: its span runs to the last completion, the time
-/// its I/Os took. So does a run that ended before its deadline (byte-bounded, stopped).
+/// the span held the wait for the drain's I/Os on top: on a device that serves in
+/// bursts (a cgroup throttle lets a slice's worth through every 100 ms), up to a whole
+/// gap between bursts with only the queue's I/Os for it, 3 % of a 3 s run. A run
+/// without a ramp starts with nothing in flight: its span runs to the last completion,
+/// the time its I/Os took. So does a run that ended before its deadline (byte-bounded,
+/// stopped).
 fn span_end(ramped: bool, deadline_ns: Option<u64>, end_ns: u64) -> u64 {
     match deadline_ns {
         Some(d) if ramped => d.min(end_ns),
