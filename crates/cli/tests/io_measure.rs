@@ -361,6 +361,36 @@ fn compress_pattern_compresses_as_asked() {
 }
 
 #[test]
+fn a_ramped_run_counts_what_it_issued_between_the_ramp_and_the_deadline() {
+    // docs/result-schema.md, "Rates": with a ramp, the measured time is the ramp's end to
+    // the deadline, drained I/Os counted, those issued in the ramp not; the queue depth
+    // held is the asked one. (Virtual time: nothing here depends on the machine.)
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_json(
+        dir.path(),
+        &[
+            "io",
+            "sim:nvme-tlc",
+            "--rw",
+            "randread",
+            "--iodepth",
+            "32",
+            "--runtime",
+            "1",
+            "--ramp_time",
+            "500ms",
+        ],
+    );
+    let t = &r["totals"];
+    assert_eq!(u(&t["elapsed_ns"]), 1_000_000_000, "{t}");
+    assert!(u(&r["drain_ns"]) > 0, "I/Os were in flight at the deadline");
+    let ops = u(&t["read"]["ops"]) as f64;
+    assert!((t["read"]["ops_per_s"].as_f64().unwrap() - ops).abs() < 1e-6 * ops);
+    let held = t["avg_inflight"].as_f64().unwrap();
+    assert!((held - 32.0).abs() < 0.32, "depth held {held}");
+}
+
+#[test]
 fn cpu_time_counts_from_the_end_of_the_ramp() {
     // The null engine keeps its one job thread busy all the time: 1.5 s of CPU in all,
     // of which the measured 0.5 s after the ramp is what the totals may count.

@@ -57,6 +57,12 @@ pub struct Job<'a> {
     /// Latency of measured I/Os spent outside the time the job had work (before the
     /// end of the ramp, after the deadline): what the queue depth held leaves out.
     pub outside_ns: u64,
+    /// The part after the end of the ramp of the latency of the I/Os issued in the ramp
+    /// and completed after it, which count in no total (they are the ramp's) but in the
+    /// queue depth held (see `run::held_inflight`).
+    pub closing_ns: u64,
+    /// The last completion so far (0: none), failed ones included: where a run ends.
+    pub last_done_ns: u64,
     bytes_left: Option<u64>,
     continue_on_error: bool,
     writes: u64,
@@ -92,6 +98,8 @@ impl<'a> Job<'a> {
             deadline_ns: deadline_ns.unwrap_or(u64::MAX),
             window_start_ns: origin_ns,
             outside_ns: 0,
+            closing_ns: 0,
+            last_done_ns: 0,
             bytes_left: bytes_budget,
             continue_on_error,
             writes: 0,
@@ -164,7 +172,12 @@ impl<'a> Job<'a> {
     /// Returns false when the run must stop because of an error.
     #[inline(always)]
     pub fn complete(&mut self, op: &IoOp, submit_ns: u64, done_ns: u64, result: i64) -> bool {
+        self.last_done_ns = self.last_done_ns.max(done_ns);
         if result == op.len as i64 {
+            if submit_ns < self.window_start_ns && done_ns >= self.window_start_ns {
+                self.close_ramp(done_ns);
+                return true;
+            }
             self.rec.record(op.dir, op.len, submit_ns, done_ns);
             if submit_ns < self.window_start_ns || done_ns > self.deadline_ns {
                 self.outside(submit_ns, done_ns);
@@ -173,6 +186,17 @@ impl<'a> Job<'a> {
         } else {
             self.error(op, done_ns, result)
         }
+    }
+
+    /// An I/O issued in the ramp and completed after it belongs to the ramp (a run with
+    /// a ramp measures the I/Os issued between the ramp's end and the deadline, those
+    /// drained after the deadline included: see `run::span_end`). Like the ramp's
+    /// intervals it counts in no total, and as it completed after the ramp's last
+    /// interval (which the job may have handed over already), in no interval either;
+    /// its time after the ramp's end counts in the depth held.
+    #[cold]
+    fn close_ramp(&mut self, done_ns: u64) {
+        self.closing_ns += done_ns - self.window_start_ns;
     }
 
     #[cold]
@@ -223,7 +247,62 @@ pub fn outside_window(submit_ns: u64, done_ns: u64, start_ns: u64, end_ns: u64) 
 
 #[cfg(test)]
 mod tests {
-    use super::outside_window;
+    use super::{outside_window, Job, StopFlags};
+    use crate::data::DataPool;
+    use crate::gen::{tests::workload, OpGen};
+    use crate::op::{Dir, IoOp};
+    use crate::series::{Aggregator, Recorder};
+    use crate::spec::RwMode;
+    use std::sync::atomic::AtomicBool;
+
+    #[test]
+    fn the_io_in_flight_at_the_end_of_the_ramp_counts_in_the_ramp() {
+        // Ramp 100 ns on a 100 ns grid, deadline at 400 ns.
+        let w = workload(RwMode::RandRead, 1);
+        let agg = Aggregator::new(1_000, 100, 1, 1);
+        let user = AtomicBool::new(false);
+        let stop = StopFlags {
+            user: &user,
+            abort: AtomicBool::new(false),
+        };
+        let pool = DataPool::new(w.data, 4096, 7, false);
+        let rec = Recorder::new(&agg, 0, 3);
+        let mut job = Job::new(
+            0,
+            OpGen::new(&w, 0),
+            pool,
+            rec,
+            &stop,
+            1_000,
+            Some(1_400),
+            None,
+            false,
+        );
+        job.set_window_start(1_100);
+        let op = IoOp {
+            dir: Dir::Read,
+            offset: 0,
+            len: 4096,
+        };
+        assert!(job.complete(&op, 1_050, 1_090, 4096)); // in the ramp
+        assert!(job.complete(&op, 1_150, 1_160, 4096)); // measured
+        assert!(job.complete(&op, 1_060, 1_250, 4096)); // issued in it: the ramp's
+        assert!(job.complete(&op, 1_090, 1_130, 4096));
+        assert!(job.complete(&op, 1_380, 1_420, 4096)); // drained, measured
+
+        // The ramp's I/Os' time after its end, for the depth held: 150 + 30 ns; the
+        // drained one's after the deadline, left out of it: 20 ns.
+        assert_eq!(job.closing_ns, 180);
+        assert_eq!(job.outside_ns, 20);
+        assert_eq!(job.last_done_ns, 1_420);
+        job.rec.finish();
+        drop(job);
+        let (recs, totals, _) = agg.finish(1_400, 1_420);
+        assert!(recs[0].ramp);
+        assert_eq!(recs[0].all.ops, 1);
+        assert_eq!(recs.iter().map(|r| r.all.ops).sum::<u64>(), 3);
+        assert_eq!(totals[0].count(), 2);
+    }
 
     #[test]
     fn latency_outside_the_window_is_what_lies_before_its_start_or_after_its_end() {

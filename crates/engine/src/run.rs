@@ -448,11 +448,16 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         *backend_result.lock().unwrap_or_else(|e| e.into_inner()) = r;
         finished.store(true, Ordering::Relaxed);
     });
-    // When the last I/O came back: after the deadline, I/Os still in flight drain.
+    // When the last I/O came back (after the deadline, I/Os still in flight drain): the
+    // jobs' own stamp, not the clock after the threads above were joined (the progress
+    // thread alone sleeps 200 ms at a time).
+    let last_done = jobs.iter().map(|j| j.last_done_ns).max().unwrap_or(0);
     let drained = match target.model() {
         Some(m) => m.now_ns(),
+        None if last_done > 0 => last_done,
         None => wall_clock.now_ns(),
     };
+    let closing_ns: u128 = jobs.iter().map(|j| j.closing_ns as u128).sum();
     // The spans since the last sample (a meter's mean, ending with the run), and what
     // the sources have to say about the run.
     let mut sensor_notes = Vec::new();
@@ -487,7 +492,8 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     let end = grid_end.max(drained);
     let (records, totals_h, bytes) = agg.finish(grid_end, end);
     // Zero when the run ended within the ramp: then nothing was measured.
-    let measured_ns = end.saturating_sub(origin + w.ramp_ns);
+    let ramped = w.ramp_ns > 0 && fsync_end.is_none();
+    let measured_ns = span_end(ramped, deadline, end).saturating_sub(origin + w.ramp_ns);
     let cpu0 = if measured_ns == 0 { cpu1 } else { cpu0 };
 
     let mut errors = Vec::new();
@@ -529,7 +535,12 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     let cpu_used = (cpu1.0 - cpu0.0) + (cpu1.1 - cpu0.1);
     let span_ns = (end - origin).max(1);
     let held_end = deadline.map_or(drained, |d| d.min(drained));
-    let avg_inflight = held_inflight(all_h.sum(), outside_ns, held_end, origin + w.ramp_ns);
+    let avg_inflight = held_inflight(
+        all_h.sum() + closing_ns,
+        outside_ns,
+        held_end,
+        origin + w.ramp_ns,
+    );
     let busiest = if is_model {
         0.0
     } else {
@@ -676,10 +687,32 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     })
 }
 
+/// Where the measured span ends, for a run whose last completion is at `end_ns`. A run
+/// with a ramp (`ramped`; not one whose final fsync, `--end_fsync`, is part of its
+/// time) measures the I/Os issued from the ramp's end to the deadline, over that time:
+/// those in flight at the ramp's end were issued in the ramp and are its (counted
+/// nowhere), those in flight at the deadline count in full (drained). At a constant
+/// depth as many are in flight at both ends, so this is the rate at which the device
+/// completed I/Os in that time, whatever its rhythm. Up to the last completion instead,
+/// the span held the wait for the drain's I/Os on top: on a device that serves in
+/// bursts (a cgroup throttle lets a slice's worth through every 100 ms), up to a whole
+/// gap between bursts with only the queue's I/Os for it, 3 % of a 3 s run. A run
+/// without a ramp starts with nothing in flight: its span runs to the last completion,
+/// the time its I/Os took. So does a run that ended before its deadline (byte-bounded,
+/// stopped).
+fn span_end(ramped: bool, deadline_ns: Option<u64>, end_ns: u64) -> u64 {
+    match deadline_ns {
+        Some(d) if ramped => d.min(end_ns),
+        _ => end_ns,
+    }
+}
+
 /// Average I/Os in flight while the jobs had work, from the end of the ramp
 /// (`window_start_ns`) to the deadline or the last completion (`window_end_ns`), by
 /// Little's law: the measured I/Os' summed latency, less the parts of it outside that
-/// window (`outside_ns`: before the ramp's end, in the drain after the deadline), over
+/// window (`outside_ns`: before the ramp's end, in the drain after the deadline; the I/Os
+/// issued in the ramp and completed after it count in the ramp, but their time in the
+/// window is added to `latency_sum_ns`), over
 /// the window's length. The queue depth a step held, not diluted by the drain.
 fn held_inflight(
     latency_sum_ns: u128,
@@ -771,7 +804,18 @@ fn job_budget(total: u64, min_bs: u64, numjobs: u32, j: u32) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::held_inflight;
+    use super::{held_inflight, span_end};
+
+    #[test]
+    fn a_ramped_run_is_measured_up_to_its_deadline() {
+        // Deadline at 330, the drain's I/Os back at 400 (a throttle's next slice).
+        assert_eq!(span_end(true, Some(330), 400), 330);
+        // Without a ramp, or when the run ended before the deadline, or has none: the
+        // last completion.
+        assert_eq!(span_end(false, Some(330), 400), 400);
+        assert_eq!(span_end(true, Some(330), 200), 200);
+        assert_eq!(span_end(true, None, 400), 400);
+    }
 
     #[test]
     fn the_depth_held_is_the_latency_inside_the_window_over_its_length() {
