@@ -610,9 +610,23 @@ fn a_killed_recording_is_cleaned_up_by_the_next_one() {
     assert_eq!(trace_enabled(&lo.dev), "1");
     assert_eq!(scratch_files(d.path()).len(), 1);
 
+    let dd_if = format!("if={}", lo.dev);
     let o = run_in(
         d.path(),
-        &["trace", "record", &lo.dev, "-o", "n.dltrace", "--", "true"],
+        &[
+            "trace",
+            "record",
+            &lo.dev,
+            "-o",
+            "n.dltrace",
+            "--",
+            "dd",
+            &dd_if,
+            "of=/dev/null",
+            "bs=4k",
+            "count=1",
+            "iflag=direct",
+        ],
     );
     assert!(o.status.success(), "{}", stderr(&o));
     let e = stderr(&o);

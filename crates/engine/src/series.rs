@@ -232,9 +232,20 @@ impl Aggregator {
             let drained = end_ns.is_some() && idx + 1 == upto && dur > self.interval_ns;
             let lo = self.origin_ns + start;
             let hi = lo + self.interval_ns.max(dur) + u64::from(drained);
+            let grid_hi = lo + self.interval_ns;
             let mut latest: Vec<SensorReading> = Vec::new();
             for s in g.sensors.iter().filter(|s| s.at_ns >= lo && s.at_ns < hi) {
-                keep_latest(&mut latest, s.clone());
+                // Past the grid (the drain), a state (temperature, counters) is the one
+                // the run left; a power is a rate over the span since the last sample,
+                // and the one over the interval's whole second stands.
+                let power_past_grid = s.at_ns >= grid_hi && s.unit == "watt";
+                if !(power_past_grid
+                    && latest
+                        .iter()
+                        .any(|l| l.name == s.name && l.source == s.source))
+                {
+                    keep_latest(&mut latest, s.clone());
+                }
             }
             g.sensors.retain(|s| s.at_ns >= hi);
             rec.sensors = latest;

@@ -354,7 +354,7 @@ impl SimDevice {
     /// Energy used from virtual time 0 to `at_ns`: idle power all along plus the work
     /// done (what the `power` readings add up to).
     fn total_energy_j(&self, at_ns: u64) -> f64 {
-        self.cfg.thermal_params.idle_w * at_ns as f64 * 1e-9 + self.energy_j()
+        self.cfg.thermal_params.idle_w * at_ns as f64 * 1e-9 + self.delivered_energy_j(at_ns)
     }
 
     /// Work energy delivered by `t`: the work issued is charged when it is done, not when
@@ -913,6 +913,11 @@ impl DeviceModel for SimDevice {
     /// the ground truth's `energy_j` over the same time.
     fn sensors(&mut self, at_ns: u64) -> Vec<SensorReading> {
         let work = self.delivered_energy_j(at_ns);
+        // What was delivered by now stays delivered: later readings count from here, so
+        // work queued after this reading never makes the energy seen go back.
+        if at_ns >= self.heat_mark.0 {
+            self.heat_mark = (at_ns, work);
+        }
         let mut v = Vec::new();
         if let Some(th) = &self.thermal {
             let now = at_ns.max(th.last_ns());

@@ -466,6 +466,7 @@ pub fn fleet(
     common: &crate::run_args::CommonArgs,
     hosts: Vec<drivelab_suites::fio::client::Host>,
     db: Option<&Option<String>>,
+    progress: crate::output::progress::ProgressMode,
 ) -> Result<i32, Fail> {
     use drivelab_suites::fio::{client, fleet, process};
     let t = &common.target;
@@ -505,7 +506,14 @@ pub fn fleet(
         stop: &stop,
         keep: t.keep,
     };
-    let say = |s: &str| eprintln!("drivelab: {s}");
+    // The step lines ("[k/n] STEP on N hosts") are progress: none with --progress never;
+    // what went wrong is said whatever it is.
+    let quiet = progress == crate::output::progress::ProgressMode::Never;
+    let say = |s: &str| {
+        if !(quiet && s.starts_with('[')) {
+            eprintln!("drivelab: {s}");
+        }
+    };
     let o = fleet::run(suite, &plan, &run, &say).map_err(Fail::failed)?;
     // Finished bundles go into the results database like any run's (unless --no-db).
     let mut recorded = Vec::new();

@@ -150,7 +150,7 @@ fn start(cmd: &SuiteCmd, db: &DbChoice, progress: ProgressMode) -> Result<i32, F
         return crate::cmd::fio::emit(suite.as_ref(), t, dir);
     }
     if let Some(hosts) = crate::cmd::fio::hosts(&common.fio)? {
-        return crate::cmd::fio::fleet(suite.as_ref(), common, hosts, db.as_ref());
+        return crate::cmd::fio::fleet(suite.as_ref(), common, hosts, db.as_ref(), progress);
     }
     // Found out before a test file is made for the run.
     if let Some(out) = &common.out {
