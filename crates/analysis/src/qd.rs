@@ -228,11 +228,9 @@ mod tests {
         (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * rng.f64()).cos()
     }
 
-    #[test]
-    fn the_issue_sweep_with_its_noise_has_its_knee_at_qd8() {
-        // 4K random writes on a drive whose true rate is flat from QD8; QD32 read 7 %
-        // high. Without noise measured, the plain rule puts the knee at QD32.
-        let mut pts = sweep(&[
+    /// The issue's 4K random-write sweep: flat from QD8, QD32 read 7 % high.
+    fn issue_sweep() -> Vec<SweepPoint> {
+        sweep(&[
             (1, 9000.0),
             (2, 16000.0),
             (4, 24000.0),
@@ -240,7 +238,14 @@ mod tests {
             (16, 27340.0),
             (32, 31253.0),
             (64, 25269.0),
-        ]);
+        ])
+    }
+
+    #[test]
+    fn the_issue_sweep_with_its_noise_has_its_knee_at_qd8() {
+        // 4K random writes on a drive whose true rate is flat from QD8; QD32 read 7 %
+        // high. Without noise measured, the plain rule puts the knee at QD32.
+        let mut pts = issue_sweep();
         assert_eq!(knee_95(&pts).unwrap().qd, 32);
         // Each point's measured standard error: 5 % of its throughput.
         for p in &mut pts {
@@ -258,15 +263,7 @@ mod tests {
     fn points_within_noise_of_the_threshold_get_another_pass_until_settled() {
         // The issue's sweep with 5 % standard errors: QD8 is within its noise of the
         // threshold (the knee), QD4 clearly below, QD16 and up above the knee.
-        let mut pts = sweep(&[
-            (1, 9000.0),
-            (2, 16000.0),
-            (4, 24000.0),
-            (8, 29441.0),
-            (16, 27340.0),
-            (32, 31253.0),
-            (64, 25269.0),
-        ]);
+        let mut pts = issue_sweep();
         for p in &mut pts {
             p.stderr = 0.05 * p.throughput;
         }
