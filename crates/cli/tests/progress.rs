@@ -60,6 +60,24 @@ fn a_suite_says_how_long_its_plan_is_before_it_starts() {
         "{first}"
     );
     assert!(first.contains("virtual time"), "{first}");
+    // Every step, however short, ends with its line in a log.
+    let doc: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            std::fs::read_dir(dir.path().join("drivelab-results"))
+                .unwrap()
+                .next()
+                .unwrap()
+                .unwrap()
+                .path()
+                .join("run.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let steps = doc["steps"].as_array().unwrap().len();
+    let done = stderr(&o).lines().filter(|l| l.contains(" done: ")).count();
+    assert_eq!(done, steps, "{}", stderr(&o));
+    assert!(stderr(&o).contains("IOPS,") && stderr(&o).contains("MiB/s)"));
 }
 
 #[test]

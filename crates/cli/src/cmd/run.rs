@@ -52,8 +52,34 @@ impl Observer for View<'_> {
         self.clock.learn(bound, p);
         self.meter.show(p, &self.clock.eta(index, before, bound, p));
     }
-    fn step_finished(&self, _rec: &StepRecord) {
+    fn step_finished(&self, rec: &StepRecord) {
         self.meter.clear();
+        // In a log (one line per interval) a step shorter than an interval left no line:
+        // each step ends with one, with what it measured.
+        if self.meter.style() == Style::Lines {
+            let what = match &rec.run {
+                Some(r) => {
+                    use drivelab_engine::result::RunStatus;
+                    let a = &r.totals.all;
+                    let status = match r.status {
+                        RunStatus::Complete => "complete",
+                        RunStatus::Interrupted => "interrupted",
+                        RunStatus::Failed => "failed",
+                    };
+                    format!(
+                        "{status}: {:.0} IOPS, {:.1} MB/s ({:.1} MiB/s)",
+                        a.ops_per_s, a.mbps, a.mibps
+                    )
+                }
+                None => "skipped".into(),
+            };
+            self.meter.say(&format!(
+                "[{}/{}] {} done: {what}",
+                rec.index + 1,
+                self.plan.len(),
+                rec.name
+            ));
+        }
     }
     fn message(&self, text: &str) {
         self.meter.say(&format!("drivelab: {text}"));
