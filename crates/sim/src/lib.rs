@@ -9,8 +9,10 @@
 //! DRAM-less mapping cache, SLC folding when idle or under load (`fold=load`: a full
 //! cache holds the host while `fold_batch` is folded), a dynamic SLC cache carved out of
 //! the free space and folded beside the host's writes (`slc=dynamic`, see
-//! `dynamic_slc`), and an optional thermal model
-//! with throttling and settable constants. The same
+//! `dynamic_slc`), garbage collection scheduled incrementally, in batches or in tiers
+//! (`gc=tiered`: none, background beside the host in `gc_tiers` steps of rising
+//! urgency, then a foreground refill while the host waits), and an optional thermal
+//! model with throttling and settable constants, heated by the work as it is done. The same
 //! parameters and call sequence give the same results bit for bit.
 //!
 //! Build one from a target string with [`parse`] (`sim:nvme-tlc,capacity=32G`); list the
