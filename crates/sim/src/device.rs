@@ -375,9 +375,18 @@ impl SimDevice {
         }
     }
 
-    fn thermal_to(&mut self, t: u64) {
+    /// [`SimDevice::delivered_energy_j`] at `t`, kept as delivered: later calls count
+    /// from here, so work queued after `t` never makes the energy seen go back.
+    fn deliver_to(&mut self, t: u64) -> f64 {
         let energy = self.delivered_energy_j(t);
-        self.heat_mark = (t.max(self.heat_mark.0), energy);
+        if t >= self.heat_mark.0 {
+            self.heat_mark = (t, energy);
+        }
+        energy
+    }
+
+    fn thermal_to(&mut self, t: u64) {
+        let energy = self.deliver_to(t);
         if let Some(th) = &mut self.thermal {
             th.update(t, energy);
             self.mult = if th.throttled() { THROTTLE_FACTOR } else { 1 };
@@ -719,14 +728,10 @@ impl SimDevice {
                 self.flush();
             }
             for _ in 0..due {
-                while self.slc.oldest().is_some_and(|p| !self.slc.is_pending(p)) {
-                    self.slc.pop_oldest();
-                }
+                self.drop_folded_heads();
                 self.fold_oldest(t);
             }
-            while self.slc.oldest().is_some_and(|p| !self.slc.is_pending(p)) {
-                self.slc.pop_oldest();
-            }
+            self.drop_folded_heads();
             d.emptying = self.slc.used() > 0;
         }
         if !d.armed && !d.emptying {
@@ -739,6 +744,14 @@ impl SimDevice {
         // The command in flight is counted already: it belongs to the mode it starts in.
         d.note(t, self.st.host_write_ops - 1);
         self.dyn_slc = Some(d);
+    }
+
+    /// Drop the cache's oldest entries that are no longer pending (overwritten or
+    /// folded already), so that its head is the next page to fold.
+    fn drop_folded_heads(&mut self) {
+        while self.slc.oldest().is_some_and(|p| !self.slc.is_pending(p)) {
+            self.slc.pop_oldest();
+        }
     }
 
     /// One host page read at `t`; returns when its data is in the controller.
@@ -912,12 +925,7 @@ impl DeviceModel for SimDevice {
     /// stamped at that call's time (the span it describes). The powers add up exactly to
     /// the ground truth's `energy_j` over the same time.
     fn sensors(&mut self, at_ns: u64) -> Vec<SensorReading> {
-        let work = self.delivered_energy_j(at_ns);
-        // What was delivered by now stays delivered: later readings count from here, so
-        // work queued after this reading never makes the energy seen go back.
-        if at_ns >= self.heat_mark.0 {
-            self.heat_mark = (at_ns, work);
-        }
+        let work = self.deliver_to(at_ns);
         let mut v = Vec::new();
         if let Some(th) = &self.thermal {
             let now = at_ns.max(th.last_ns());
@@ -1054,10 +1062,9 @@ impl DeviceModel for SimDevice {
             truth["thermal_idle_power_w"] = json!(p.idle_w);
             truth["throttle_celsius"] = json!(p.throttle_c);
             truth["throttle_release_celsius"] = json!(p.release_c);
-            truth["temperature_now_celsius"] = json!(th.temperature_at(
-                self.now_ns.max(th.last_ns()),
-                self.delivered_energy_j(self.now_ns.max(th.last_ns())),
-            ));
+            let now = self.now_ns.max(th.last_ns());
+            truth["temperature_now_celsius"] =
+                json!(th.temperature_at(now, self.delivered_energy_j(now)));
         }
         // The dies' budget at that WA, only where it is the rate: one resource alone
         // limits it (the closed form does not model two near-saturated resources in
