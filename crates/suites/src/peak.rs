@@ -204,7 +204,7 @@ impl Peak {
         id: &str,
         done: &'a [StepRecord],
     ) -> Option<(u32, u32, &'a StepRecord)> {
-        let pooled = pooled_points(done, id);
+        let pooled = pooled_points(done, id, true);
         let pts: Vec<SweepPoint> = pooled.iter().map(|p| sweep_point(id, p)).collect();
         let passes: Vec<u32> = pooled.iter().map(|p| p.passes).collect();
         let qd = *points_needing_pass(&pts, &passes, MAX_PASSES).first()?;
@@ -675,8 +675,8 @@ fn sweep_point(id: &str, p: &Point) -> SweepPoint {
 }
 
 /// Every measured point of workload `id` (in plan order of first passes), each pooling
-/// its first pass and its re-measurements.
-fn pooled_points(steps: &[StepRecord], id: &str) -> Vec<Point> {
+/// its first pass and, with `rechecks`, its re-measurements.
+fn pooled_points(steps: &[StepRecord], id: &str, rechecks: bool) -> Vec<Point> {
     let of_id = |s: &&StepRecord| param_str(s, "workload") == Some(id);
     steps
         .iter()
@@ -686,7 +686,10 @@ fn pooled_points(steps: &[StepRecord], id: &str) -> Vec<Point> {
             let qd = param_u64(first, "qd").unwrap_or(0);
             let passes: Vec<&StepRecord> = std::iter::once(first)
                 .chain(steps.iter().filter(of_id).filter(|s| {
-                    is_recheck(s) && param_u64(s, "qd") == Some(qd) && records::totals(s).is_some()
+                    rechecks
+                        && is_recheck(s)
+                        && param_u64(s, "qd") == Some(qd)
+                        && records::totals(s).is_some()
                 }))
                 .collect();
             pool(id, qd as u32, &passes)
@@ -782,16 +785,11 @@ fn sweep_of(steps: &[StepRecord], id: &str) -> Sweep {
         .filter(|s| s.status == crate::bundle::StepStatus::Skipped && !is_recheck(s))
         .filter_map(|s| param_u64(s, "qd").map(|q| q as u32))
         .collect();
-    let first_passes: Vec<StepRecord> = of_id
-        .iter()
-        .filter(|s| !is_recheck(s))
-        .map(|s| (*s).clone())
-        .collect();
-    let first_pts: Vec<SweepPoint> = pooled_points(&first_passes, id)
+    let first_pts: Vec<SweepPoint> = pooled_points(steps, id, false)
         .iter()
         .map(|p| sweep_point(id, p))
         .collect();
-    let mut curve = pooled_points(steps, id);
+    let mut curve = pooled_points(steps, id, true);
     let pts: Vec<SweepPoint> = curve.iter().map(|p| sweep_point(id, p)).collect();
     let knee = knee_95(&pts);
     if let Some(k) = &knee {
