@@ -96,6 +96,25 @@ fn record_io(dev: &str, dir: &Path, out: &str, io_args: &[&str]) -> Vec<Record> 
         .collect()
 }
 
+type Stderr = std::io::BufReader<std::process::ChildStderr>;
+
+/// `trace record DEV -o OUT --duration 10m` in `dir`, once it says it has started
+/// (its first line on stderr: the tracer is set up), with the rest of its stderr (kept
+/// open while the child runs: it writes there when it ends).
+fn start_recording(dev: &str, dir: &Path, out: &str) -> (std::process::Child, Stderr) {
+    let mut child = drivelab()
+        .args(["trace", "record", dev, "-o", out, "--duration", "10m"])
+        .current_dir(dir)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut err, &mut line).unwrap();
+    assert!(line.starts_with("recording "), "{line}");
+    (child, err)
+}
+
 #[test]
 fn a_sequential_run_is_recorded_io_by_io() {
     let _turn = TRACER.lock().unwrap_or_else(|e| e.into_inner());
@@ -260,25 +279,7 @@ fn sigterm_ends_a_recording_with_its_trace_and_nothing_left_running() {
     let _turn = TRACER.lock().unwrap_or_else(|e| e.into_inner());
     let lo = Loop::new(64 << 20, false);
     let d = tempfile::tempdir().unwrap();
-    let mut child = drivelab()
-        .args([
-            "trace",
-            "record",
-            &lo.dev,
-            "-o",
-            "t.dltrace",
-            "--duration",
-            "10m",
-        ])
-        .current_dir(d.path())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The first line says the recording has started.
-    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    std::io::BufRead::read_line(&mut err, &mut line).unwrap();
-    assert!(line.starts_with("recording "), "{line}");
+    let (mut child, _err) = start_recording(&lo.dev, d.path(), "t.dltrace");
     assert_eq!(trace_enabled(&lo.dev), "1");
     let o = std::process::Command::new("dd")
         .args([
@@ -359,24 +360,7 @@ fn a_second_signal_ends_at_once_and_still_leaves_no_tracing_behind() {
     let _turn = TRACER.lock().unwrap_or_else(|e| e.into_inner());
     let lo = Loop::new(64 << 20, false);
     let d = tempfile::tempdir().unwrap();
-    let mut child = drivelab()
-        .args([
-            "trace",
-            "record",
-            &lo.dev,
-            "-o",
-            "t.dltrace",
-            "--duration",
-            "10m",
-        ])
-        .current_dir(d.path())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    std::io::BufRead::read_line(&mut err, &mut line).unwrap();
-    assert!(line.starts_with("recording "), "{line}");
+    let (mut child, _err) = start_recording(&lo.dev, d.path(), "t.dltrace");
     // Whether the second comes before the first is handled or after, the same end.
     common::signal(child.id(), "TERM");
     common::signal(child.id(), "TERM");
@@ -586,24 +570,7 @@ fn a_killed_recording_is_cleaned_up_by_the_next_one() {
     let lo = Loop::new(64 << 20, false);
     let d = tempfile::tempdir().unwrap();
     let before = tracing_state(&lo.dev);
-    let mut child = drivelab()
-        .args([
-            "trace",
-            "record",
-            &lo.dev,
-            "-o",
-            "k.dltrace",
-            "--duration",
-            "10m",
-        ])
-        .current_dir(d.path())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    std::io::BufRead::read_line(&mut err, &mut line).unwrap();
-    assert!(line.starts_with("recording "), "{line}");
+    let (mut child, _err) = start_recording(&lo.dev, d.path(), "k.dltrace");
     common::signal(child.id(), "KILL");
     child.wait().unwrap();
     // Left behind: the device's trace, the scratch file (and the kernel's settings).
