@@ -236,3 +236,20 @@ pub fn storage_read_bytes(pid: u32) -> u64 {
         })
         .unwrap_or(0)
 }
+
+/// How many unnamed files (made with `O_TMPFILE`, not yet linked) the process `pid`
+/// holds open in the directory `dir`: the outputs it claimed there.
+pub fn unnamed_files_in(pid: u32, dir: &Path) -> usize {
+    let dir = std::fs::canonicalize(dir).unwrap();
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return 0;
+    };
+    fds.flatten()
+        .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+        .filter(|l| {
+            let l = l.to_string_lossy();
+            l.ends_with(" (deleted)")
+                && Path::new(l.trim_end_matches(" (deleted)")).parent() == Some(dir.as_path())
+        })
+        .count()
+}

@@ -198,6 +198,9 @@ pub fn now_rfc3339() -> String {
 pub struct Bundle {
     pub dir: PathBuf,
     pub doc: RunDoc,
+    /// The directory, opened once: its files are written through it, so a link or a
+    /// directory put in its place during the run is never followed.
+    handle: crate::atomic::Dir,
 }
 
 impl Bundle {
@@ -210,6 +213,7 @@ impl Bundle {
         let b = Bundle {
             dir: dir.to_path_buf(),
             doc,
+            handle: open_dir(dir)?,
         };
         b.save()?;
         Ok(b)
@@ -268,6 +272,7 @@ impl Bundle {
         Ok(Bundle {
             dir: dir.to_path_buf(),
             doc,
+            handle: open_dir(dir)?,
         })
     }
 
@@ -276,7 +281,7 @@ impl Bundle {
         let path = self.dir.join(RUN_JSON);
         let mut text = serde_json::to_vec(&self.doc).map_err(|e| e.to_string())?;
         text.push(b'\n');
-        crate::atomic::write_file(&path, &text)
+        crate::atomic::write_in(&self.handle, RUN_JSON, &text)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
 
@@ -318,9 +323,14 @@ impl Bundle {
     /// Write the summary table next to `run.json`.
     pub fn write_table(&self, table: &str) -> Result<(), String> {
         let p = self.dir.join(SUMMARY_TXT);
-        crate::atomic::write_file(&p, table.as_bytes())
+        crate::atomic::write_in(&self.handle, SUMMARY_TXT, table.as_bytes())
             .map_err(|e| format!("cannot write {}: {e}", p.display()))
     }
+}
+
+fn open_dir(dir: &Path) -> Result<crate::atomic::Dir, String> {
+    crate::atomic::Dir::open(dir)
+        .map_err(|e| format!("{}: cannot open the directory: {e}", dir.display()))
 }
 
 /// A bundle goes only into a new or an empty directory: never among a user's files (a

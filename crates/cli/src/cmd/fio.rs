@@ -82,9 +82,7 @@ fn plan_target(suite: &dyn Suite, t: &crate::args::TargetArgs) -> Result<TargetI
 /// Whether `p` is a job file `--emit-fio` wrote (it may be replaced).
 fn own_job_file(p: &Path) -> bool {
     p.extension().is_some_and(|e| e == "fio")
-        && crate::out_path::head(p, 4096)
-            .windows(drivelab_suites::fio::JOB_MARK.len())
-            .any(|w| w == drivelab_suites::fio::JOB_MARK.as_bytes())
+        && drivelab_suites::fio::is_own_job(&crate::out_path::head(p, 4096))
 }
 
 /// Whether `p` is fio's result of a job file `--emit-fio` wrote, as the job's own run

@@ -26,6 +26,12 @@ pub const TEST_FILE_SIZE: u64 = 1 << 30;
 const XATTR: &str = "user.drivelab";
 const MARK_PREFIX: &str = "drivelab-test-file v2";
 
+/// Where the marker of the test file `path` goes when its filesystem has no user
+/// xattrs (`.NAME.drivelab` beside it).
+pub fn marker_path(path: &Path) -> PathBuf {
+    sidecar(path)
+}
+
 fn sidecar(path: &Path) -> PathBuf {
     let name = path
         .file_name()

@@ -140,7 +140,7 @@ fn begin_removed_on_exit(out: &OutFile) -> Result<drivelab_suites::atomic::Pendi
     })));
     let mut held = slot.lock().unwrap_or_else(|e| e.into_inner());
     let pending = out.begin()?;
-    *held = Some(pending.path().to_path_buf());
+    *held = pending.path();
     Ok(pending)
 }
 
