@@ -77,6 +77,11 @@ pub struct Loop {
 }
 
 impl Loop {
+    /// The file the device reads and writes.
+    pub fn image(&self) -> std::path::PathBuf {
+        self._dir.path().join("disk.img")
+    }
+
     pub fn new(size: u64, partitions: bool) -> Loop {
         Loop::with_sector(size, partitions, 512)
     }

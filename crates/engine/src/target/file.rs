@@ -315,6 +315,16 @@ fn lock_for_run(f: &File, path: &Path) -> Result<(), TargetError> {
 pub(super) fn open_existing(path: &Path, opts: &OpenOptions) -> Result<Target, TargetError> {
     let probe = File::open(path).map_err(|e| open_error(path, &e, false))?;
     lock_for_run(&probe, path)?;
+    if opts.write {
+        // Writing it would write under a mounted file system, --overwrite or not.
+        let md = probe.metadata().map_err(|e| open_error(path, &e, false))?;
+        if let Some(why) = super::block::backed_device_in_use(&md) {
+            return Err(TargetError(format!(
+                "refusing to write to {}: {why}",
+                path.display()
+            )));
+        }
+    }
     let state = marker_state(&probe, path);
     let mark = match &state {
         MarkerState::Ours(m) => Some(m.clone()),
