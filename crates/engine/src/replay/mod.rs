@@ -22,12 +22,13 @@ pub mod schedule;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::assemble::Facts;
 use crate::clock::{Clock, MonotonicClock};
 use crate::hist::Histogram;
 use crate::job::IoErrorRecord;
 use crate::op::Dir;
 use crate::result::*;
-use crate::sensor::sampler::{Sampler, FINISH_WAIT};
+use crate::run::Sensors;
 use crate::series::{Aggregator, Recorder};
 use crate::spec::Workload;
 use crate::target::Target;
@@ -223,20 +224,14 @@ pub fn run(
     src: &mut dyn IoSource,
     opts: ReplayOptions<'_>,
 ) -> Result<RunResult, String> {
-    let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let started_at = crate::assemble::started_at();
     let info = target.info.clone();
     let clock = MonotonicClock::new();
-    let is_model = target.model().is_some();
     let origin = target
         .model()
         .map_or_else(|| clock.now_ns(), |m| m.now_ns());
     let agg = Aggregator::new(origin, w.log_interval_ns, 0, 1);
-    // A real target's sensors are sampled every interval beside the replay, as in a run.
-    let mut sources = if is_model {
-        Vec::new()
-    } else {
-        target.take_sensors()
-    };
+    let sensors = Sensors::start(target, clock, origin, w.log_interval_ns);
     let mut issuer = issue::for_target(target, &clock, &agg, opts.max_outstanding.max(1))?;
     let hist4 = || OpAcc {
         h: Histogram::new(),
@@ -267,25 +262,8 @@ pub fn run(
         let _ = crate::sys::set_timer_slack_ns(1);
     }
     let finished = AtomicBool::new(false);
-    // Sampled on a thread of their own as in a run (a stuck read never holds the end).
-    let sampler = (!sources.is_empty()).then(|| {
-        Sampler::start(
-            std::mem::take(&mut sources),
-            clock,
-            origin,
-            w.log_interval_ns,
-        )
-    });
     let drive = std::thread::scope(|s| {
-        if let Some(sampler) = &sampler {
-            let (agg, finished) = (&agg, &finished);
-            s.spawn(move || {
-                while !finished.load(Ordering::Relaxed) {
-                    std::thread::sleep(std::time::Duration::from_millis(50));
-                    sampler.drain().into_iter().for_each(|r| agg.sensor(r));
-                }
-            });
-        }
+        sensors.spawn(s, &agg, &finished);
         let r = drive(
             issuer.as_mut(),
             src,
@@ -306,38 +284,13 @@ pub fn run(
     let cpu1 = crate::sys::process_cpu_s();
     m.rec.finish();
     drop(issuer);
-    let mut sensor_notes = Vec::new();
-    if let Some(sampler) = sampler {
-        let (back, notes, last) = sampler.finish(FINISH_WAIT);
-        last.into_iter().for_each(|r| agg.sensor(r));
-        sensor_notes = notes;
-        sources = back;
-    }
-    target.return_sensors(sources);
+    let sensor_notes = sensors.finish(target, &agg);
     let (max_out, source_err) = drive?;
     let (records, totals_h, bytes) = agg.finish(end, end);
     let elapsed = end - origin;
     let mut all_h = totals_h[0].clone();
     all_h.merge(&totals_h[1]);
     let completed: u64 = m.ops.iter().map(|a| a.h.count()).sum();
-    let status = if source_err.is_some() || m.error_count > 0 {
-        RunStatus::Failed
-    } else if opts.stop.load(Ordering::Relaxed) {
-        RunStatus::Interrupted
-    } else {
-        RunStatus::Complete
-    };
-    let failure = source_err.or_else(|| {
-        m.errors.first().map(|e| {
-            format!(
-                "{} of {} bytes at offset {} failed: {}",
-                e.dir.name(),
-                e.len_bytes,
-                e.offset_bytes,
-                e.message
-            )
-        })
-    });
     let counts = src.counts();
     let kept_up = !open_loop
         || m.late < LATE_COUNT_MIN
@@ -349,7 +302,6 @@ pub fn run(
             "--issue-log: writing the log failed ({e}); it is incomplete."
         ));
     }
-    let cpu_used = (cpu1.0 - cpu0.0) + (cpu1.1 - cpu0.1);
     let compared = m.faster + m.slower + m.same;
     let replay = ReplayMeasured {
         timing: opts.timing,
@@ -375,25 +327,24 @@ pub fn run(
         }),
         schedule: counts,
     };
-    if info.in_memory.is_some() {
-        notes.push(format!(
-            "Memory, not a drive, was measured: {}.",
-            info.in_memory.clone().unwrap_or_default()
-        ));
-    }
-    let totals = Totals {
-        elapsed_ns: elapsed,
-        read: DirTotals::new(&totals_h[0], bytes[0], elapsed),
-        write: DirTotals::new(&totals_h[1], bytes[1], elapsed),
-        all: DirTotals::new(&all_h, bytes[0] + bytes[1], elapsed),
+    let facts = Facts {
+        started_at,
+        origin_ns: origin,
+        grid_end_ns: end,
+        end_ns: end,
+        measured_ns: elapsed,
+        records,
+        hists: totals_h,
+        bytes,
+        completed_ios: completed,
+        errors: m.errors,
+        error_count: m.error_count,
+        failure: source_err,
+        aborted: m.error_count > 0,
+        interrupted: opts.stop.load(Ordering::Relaxed),
+        cpu_s: (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1),
         avg_inflight: all_h.sum() as f64 / elapsed as f64,
-        kernel_workers_busy_avg: None,
-        queue_depth: w.queue_depth(),
-        cpu: CpuUsage {
-            user_s: cpu1.0 - cpu0.0,
-            sys_s: cpu1.1 - cpu0.1,
-            cpu_s_per_million_io: (completed > 0).then(|| cpu_used / completed as f64 * 1e6),
-        },
+        workers_busy: None,
         data: DataGeneration {
             pattern: w.data.name(),
             bytes_prepared: bytes[1],
@@ -401,36 +352,10 @@ pub fn run(
             busiest_job_fraction: 0.0,
             limited_by_generator: false,
         },
-        error_count: m.error_count,
+        unwritten_bytes: None,
+        notes,
     };
-    Ok(RunResult {
-        schema_version: SCHEMA_VERSION,
-        tool: Tool::current(),
-        config: w.clone(),
-        host: HostInfo::current(),
-        target: info,
-        measured: Measured {
-            status,
-            failure,
-            started_at,
-            duration_ns: elapsed,
-            drain_ns: 0,
-            virtual_start_ns: target.model().map(|_| origin),
-            totals,
-            series: Series {
-                interval_ns: w.log_interval_ns,
-                records,
-            },
-            histogram: Histograms {
-                read: totals_h[0].to_json(),
-                write: totals_h[1].to_json(),
-            },
-            errors: m.errors,
-            notes,
-            simulator_ground_truth: target.model().map(|m| m.ground_truth()),
-            replay: Some(replay),
-        },
-    })
+    Ok(crate::assemble::assemble(w, target, facts, Some(replay)))
 }
 
 /// The issue loop: returns the most I/Os that were in flight at once, and the trace's
