@@ -357,10 +357,63 @@ pub struct ReplayMeasured {
     /// False when more than 1 % of the I/Os were over 1 ms late: the replay could not
     /// keep up with the trace.
     pub kept_up: bool,
+    /// Open loop: why the late I/Os were late.
+    #[serde(default)]
+    pub late_causes: LateCauses,
     pub max_outstanding: u32,
     /// Replay start to last completion.
     pub replay_ns: u64,
+    /// Setting up before the replay's clock started (the ring, buffers, write content,
+    /// the trace's first record, the sensors): in no lag, as the first I/O is due only
+    /// once the replay can issue it.
+    #[serde(default)]
+    pub setup_ns: u64,
+    /// Open loop: the first I/O's lag, the start-up that remains after the clock started.
+    #[serde(default)]
+    pub first_issue_lag_ns: Option<u64>,
     pub comparison: Option<Comparison>,
+}
+
+/// Why a replay's late I/Os (over [`crate::replay::LATE_NS`]) were late, one count per
+/// I/O by the first cause that applies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LateCauses {
+    /// Due while the replay had its most I/Os in flight (`max_outstanding`): it waited
+    /// for a slot.
+    pub queue_limit_ios: u64,
+    /// Due while a discard the kernel carries out synchronously (BLKDISCARD) held the
+    /// replay's thread.
+    pub discard_ios: u64,
+    /// Due while handing an I/O to the kernel blocked (the kernel started it inline).
+    pub blocking_submit_ios: u64,
+    /// None of these: the replay's thread did not get the CPU in time.
+    pub cpu_ios: u64,
+}
+
+impl LateCauses {
+    /// The cause that made the most I/Os late, in words, with its count.
+    pub fn main_cause(&self, max_outstanding: u32) -> Option<String> {
+        let all = [
+            (
+                self.queue_limit_ios,
+                format!("the limit of {max_outstanding} I/Os in flight was reached (--max-outstanding)"),
+            ),
+            (
+                self.discard_ios,
+                "discards, which the kernel carries out synchronously on a block device, held up the I/Os behind them".into(),
+            ),
+            (
+                self.blocking_submit_ios,
+                "handing I/Os to the kernel blocked (it started them inline)".into(),
+            ),
+            (
+                self.cpu_ios,
+                "the replay's thread did not get the CPU in time (a busy machine)".into(),
+            ),
+        ];
+        let (n, why) = all.into_iter().max_by_key(|(n, _)| *n)?;
+        (n > 0).then(|| format!("{why}, for {n} of them"))
+    }
 }
 
 #[cfg(test)]

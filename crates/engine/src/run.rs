@@ -399,7 +399,8 @@ fn execute(w: &Workload, target: &mut Target, opts: &RunOptions<'_>, prep: Prepa
     if w.writes() {
         target.refresh_marker(true);
     }
-    let sensors = Sensors::start(target, wall_clock, origin, w.log_interval_ns);
+    let mut sensors = Sensors::take(target);
+    sensors.start(wall_clock, origin, w.log_interval_ns);
     // CPU time counts from the end of the ramp, like the I/Os it is divided by.
     let cpu0 = Mutex::new(crate::sys::process_cpu_s());
     let finished = AtomicBool::new(false);
@@ -552,24 +553,27 @@ pub(crate) fn spawn_progress<'s, 'e: 's>(
 /// A real target's sensors, sampled every interval on a thread of their own beside the
 /// I/O (a stuck read never holds the end); a simulated device's are read by its backend.
 pub(crate) struct Sensors {
+    sources: Vec<Box<dyn crate::sensor::SensorSource>>,
     sampler: Option<Sampler>,
 }
 
 impl Sensors {
-    pub(crate) fn start(
-        target: &mut Target,
-        clock: MonotonicClock,
-        origin: u64,
-        interval_ns: u64,
-    ) -> Sensors {
-        let sources = if target.model().is_some() {
-            Vec::new()
-        } else {
-            target.take_sensors()
-        };
+    /// The target's sources, taken before the clock starts.
+    pub(crate) fn take(target: &mut Target) -> Sensors {
         Sensors {
-            sampler: (!sources.is_empty())
-                .then(|| Sampler::start(sources, clock, origin, interval_ns)),
+            sources: match target.model() {
+                Some(_) => Vec::new(),
+                None => target.take_sensors(),
+            },
+            sampler: None,
+        }
+    }
+
+    /// Sample at `origin` and every `interval_ns` after it.
+    pub(crate) fn start(&mut self, clock: MonotonicClock, origin: u64, interval_ns: u64) {
+        let sources = std::mem::take(&mut self.sources);
+        if !sources.is_empty() {
+            self.sampler = Some(Sampler::start(sources, clock, origin, interval_ns));
         }
     }
 
@@ -594,6 +598,9 @@ impl Sensors {
     /// the sources back to the target; what they have to say about the run.
     pub(crate) fn finish(self, target: &mut Target, agg: &Aggregator) -> Vec<String> {
         let Some(sampler) = self.sampler else {
+            if !self.sources.is_empty() {
+                target.return_sensors(self.sources);
+            }
             return Vec::new();
         };
         let (sources, notes, last) = sampler.finish(FINISH_WAIT);

@@ -94,6 +94,8 @@ struct Meter<'a, 'l> {
     ops: [OpAcc; 4],
     lag: Option<Histogram>,
     late: u64,
+    late_causes: LateCauses,
+    first_lag: Option<u64>,
     ratio: Histogram,
     faster: u64,
     slower: u64,
@@ -106,6 +108,15 @@ struct Meter<'a, 'l> {
     log_failed: Option<String>,
 }
 
+/// What held up an I/O that was due (see [`LateCauses`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Held {
+    QueueLimit,
+    Discard,
+    BlockingSubmit,
+    Nothing,
+}
+
 fn op_index(op: Op) -> usize {
     match op {
         Op::Read => 0,
@@ -116,13 +127,24 @@ fn op_index(op: Op) -> usize {
 }
 
 impl Meter<'_, '_> {
-    fn issued(&mut self, io: &ReplayIo, at: u64) {
+    /// `io` issued at `at`; `why` is what held it up, should it be late.
+    fn issued(&mut self, io: &ReplayIo, at: u64, why: Held) {
         self.issued += 1;
         self.fua += (io.fua && io.op == Op::Write) as u64;
         if let Some(h) = &mut self.lag {
             let lag = at.saturating_sub(self.origin.saturating_add(io.due_ns));
             h.record(lag.min(crate::hist::MAX_TRACKED_NS));
-            self.late += (lag > LATE_NS) as u64;
+            self.first_lag.get_or_insert(lag);
+            if lag > LATE_NS {
+                self.late += 1;
+                let c = &mut self.late_causes;
+                *match why {
+                    Held::QueueLimit => &mut c.queue_limit_ios,
+                    Held::Discard => &mut c.discard_ios,
+                    Held::BlockingSubmit => &mut c.blocking_submit_ios,
+                    Held::Nothing => &mut c.cpu_ios,
+                } += 1;
+            }
         }
     }
 
@@ -227,12 +249,28 @@ pub fn run(
     let started_at = crate::assemble::started_at();
     let info = target.info.clone();
     let clock = MonotonicClock::new();
-    let origin = target
-        .model()
-        .map_or_else(|| clock.now_ns(), |m| m.now_ns());
+    let is_model = target.model().is_some();
+    let setup_start = clock.now_ns();
+    // Everything the first I/O needs is made before the clock starts: it is due at 0.
+    let mut sensors = Sensors::take(target);
+    let first = src.next_io()?;
+    let mut issuer = issue::for_target(
+        target,
+        &clock,
+        w.log_interval_ns,
+        opts.max_outstanding.max(1),
+    )?;
+    // Sleeps and timed waits end when asked, not up to 50 µs later (restored after).
+    let slack = crate::sys::timer_slack_ns().ok();
+    if slack.is_some() {
+        let _ = crate::sys::set_timer_slack_ns(1);
+    }
+    let now = clock.now_ns();
+    let setup_ns = now - setup_start;
+    // A simulated drive's clock is its own: the setup took none of its time.
+    let origin = if is_model { issuer.now() } else { now };
     let agg = Aggregator::new(origin, w.log_interval_ns, 0, 1);
-    let sensors = Sensors::start(target, clock, origin, w.log_interval_ns);
-    let mut issuer = issue::for_target(target, &clock, &agg, opts.max_outstanding.max(1))?;
+    sensors.start(clock, origin, w.log_interval_ns);
     let hist4 = || OpAcc {
         h: Histogram::new(),
         bytes: 0,
@@ -244,6 +282,8 @@ pub fn run(
         ops: [hist4(), hist4(), hist4(), hist4()],
         lag: open_loop.then(Histogram::new),
         late: 0,
+        late_causes: LateCauses::default(),
+        first_lag: None,
         ratio: Histogram::new(),
         faster: 0,
         slower: 0,
@@ -256,16 +296,12 @@ pub fn run(
         log_failed: None,
     };
     let cpu0 = crate::sys::process_cpu_s();
-    // Sleeps and timed waits end when asked, not up to 50 µs later (restored after).
-    let slack = crate::sys::timer_slack_ns().ok();
-    if slack.is_some() {
-        let _ = crate::sys::set_timer_slack_ns(1);
-    }
     let finished = AtomicBool::new(false);
     let drive = std::thread::scope(|s| {
         sensors.spawn(s, &agg, &finished);
         let r = drive(
             issuer.as_mut(),
+            first,
             src,
             &mut m,
             &agg,
@@ -295,7 +331,15 @@ pub fn run(
     let kept_up = !open_loop
         || m.late < LATE_COUNT_MIN
         || (m.late as f64) <= LATE_SHARE_LIMIT * m.issued.max(1) as f64;
-    let mut notes = replay_notes(&opts.timing, &counts, opts.discards, kept_up, &m, &info);
+    let mut notes = replay_notes(
+        max_out,
+        &opts.timing,
+        &counts,
+        opts.discards,
+        kept_up,
+        &m,
+        &info,
+    );
     notes.extend(sensor_notes);
     if let Some(e) = &m.log_failed {
         notes.push(format!(
@@ -315,6 +359,9 @@ pub fn run(
         fua_writes: m.fua,
         lag: m.lag.as_ref().map(|h| h.to_json()),
         late_ios: m.late,
+        late_causes: m.late_causes,
+        setup_ns,
+        first_issue_lag_ns: m.first_lag,
         kept_up,
         max_outstanding: max_out,
         replay_ns: elapsed,
@@ -363,6 +410,7 @@ pub fn run(
 #[allow(clippy::too_many_arguments)]
 fn drive(
     iss: &mut dyn issue::Issuer,
+    first: Option<ReplayIo>,
     src: &mut dyn IoSource,
     m: &mut Meter<'_, '_>,
     agg: &Aggregator,
@@ -379,9 +427,13 @@ fn drive(
     let mut most = 0u32;
     let mut done: Vec<(usize, u64, i64)> = Vec::new();
     let mut source_err = None;
-    let mut pending = src.next_io()?;
+    let mut pending = first;
     let started = std::time::Instant::now();
     let mut next_progress = 1u64;
+    // When the queue last stopped being at its limit; until when the last submission
+    // that blocked held the thread, and what it was.
+    let mut limit_until = 0u64;
+    let mut blocked: Option<(u64, Held)> = None;
     loop {
         let stopping = stop.load(Ordering::Relaxed) || m.error_count > 0;
         if stopping {
@@ -392,7 +444,8 @@ fn drive(
                 break;
             }
             let now = iss.now();
-            if !afap && now < origin.saturating_add(io.due_ns) {
+            let due = origin.saturating_add(io.due_ns);
+            if !afap && now < due {
                 break;
             }
             let slot = free.pop().unwrap_or_else(|| {
@@ -400,8 +453,22 @@ fn drive(
                 slots.len() - 1
             });
             slots[slot] = (io, now);
-            m.issued(&io, now);
+            let why = match blocked {
+                _ if due < limit_until => Held::QueueLimit,
+                Some((until, what)) if due < until => what,
+                _ => Held::Nothing,
+            };
+            m.issued(&io, now, why);
             iss.submit(&io, slot, now)?;
+            let after = iss.now();
+            if after - now > LATE_NS {
+                let what = if io.op == Op::Discard {
+                    Held::Discard
+                } else {
+                    Held::BlockingSubmit
+                };
+                blocked = Some((after, what));
+            }
             inflight += 1;
             most = most.max(inflight);
             pending = match src.next_io() {
@@ -420,6 +487,10 @@ fn drive(
             _ => None,
         };
         iss.wait(until, inflight > 0, &mut done)?;
+        iss.sensors().into_iter().for_each(|r| agg.sensor(r));
+        if inflight >= max_out && !done.is_empty() {
+            limit_until = iss.now();
+        }
         for (slot, t, res) in done.drain(..) {
             inflight -= 1;
             free.push(slot);
@@ -441,6 +512,7 @@ fn drive(
     if let Some(end) = src.end_due_ns().filter(|_| !afap && source_err.is_none()) {
         while !stop.load(Ordering::Relaxed) && m.error_count == 0 && iss.now() < origin + end {
             iss.wait(Some(origin + end), false, &mut done)?;
+            iss.sensors().into_iter().for_each(|r| agg.sensor(r));
         }
     }
     Ok((most, source_err))
@@ -448,6 +520,7 @@ fn drive(
 
 /// The replay's caveats in plain words.
 fn replay_notes(
+    max_out: u32,
     timing: &Timing,
     c: &ScheduleCounts,
     discards: bool,
@@ -472,8 +545,12 @@ fn replay_notes(
     }
     if !kept_up {
         let lag = m.lag.as_ref().and_then(|h| h.percentile(99.0)).unwrap_or(0);
+        let cause = m
+            .late_causes
+            .main_cause(max_out)
+            .map_or(String::new(), |c| format!(" Mostly because {c}."));
         n.push(format!(
-            "The replay could not keep up with the trace: {} of {} I/Os were issued more than 1 ms late (99th percentile lag {:.3} ms); its timing is not the trace's.",
+            "The replay could not keep up with the trace: {} of {} I/Os were issued more than 1 ms late (99th percentile lag {:.3} ms); its timing is not the trace's.{cause}",
             m.late,
             m.issued,
             lag as f64 / 1e6
