@@ -13,7 +13,8 @@ use serde_json::json;
 
 use drivelab_analysis::replay::{score, Dist, OpInput, ReplayInput, ReplayScores};
 use drivelab_engine::hist::HistogramJson;
-use drivelab_engine::replay::{ReplayMeasured, Timing, Window, DEFAULT_MAX_OUTSTANDING};
+use drivelab_engine::replay::{Timing, Window, DEFAULT_MAX_OUTSTANDING};
+use drivelab_engine::result::ReplayMeasured;
 use drivelab_engine::size::{human_bytes, SizeOrPercent};
 use drivelab_engine::spec::DataPattern;
 use drivelab_engine::spec::{IoEngine, RwMode};
@@ -428,7 +429,7 @@ fn dist(h: &HistogramJson) -> Dist {
 
 /// The analysis's input from what the engine measured.
 pub fn input(r: &ReplayMeasured) -> ReplayInput {
-    let op = |o: &drivelab_engine::replay::OpMeasured| OpInput {
+    let op = |o: &drivelab_engine::result::OpMeasured| OpInput {
         bytes: o.bytes,
         service_ns: dist(&o.latency),
     };
@@ -615,7 +616,7 @@ pub fn run_step(
     w: &drivelab_engine::spec::Workload,
     target: &mut drivelab_engine::target::Target,
     stop: &std::sync::atomic::AtomicBool,
-    progress: Option<&(dyn Fn(&drivelab_engine::run::Progress<'_>) + Sync)>,
+    progress: Option<&(dyn Fn(&drivelab_engine::result::Progress<'_>) + Sync)>,
     dir: Option<&Path>,
 ) -> Result<drivelab_engine::result::RunResult, String> {
     use drivelab_engine::replay::{self, Placement, ReplayOptions, Schedule};

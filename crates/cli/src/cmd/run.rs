@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use drivelab_engine::run::Progress;
+use drivelab_engine::result::Progress;
 use drivelab_engine::target::{self, OpenOptions, TargetKind, TargetSpec};
 use drivelab_suites::bundle::{default_dir, Bundle, BundleStatus};
 use drivelab_suites::plan::PlannedStep;
