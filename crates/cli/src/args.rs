@@ -91,7 +91,8 @@ fn switch(s: &str) -> Result<bool, String> {
 #[derive(Args, Debug, Clone)]
 pub struct TargetArgs {
     /// A file, a block device, `null` (no I/O: the engine's own cost) or `sim:…` (a
-    /// simulated SSD). Default: ./drivelab.test, a 1 GiB test file created and removed.
+    /// simulated SSD; `drivelab io sim:help` lists its keys). Default: ./drivelab.test, a
+    /// 1 GiB test file created and removed.
     pub target: Option<String>,
     /// Keep a test file drivelab created instead of removing it at the end.
     #[arg(long)]

@@ -976,3 +976,50 @@ fn peak_measures_again_the_points_within_noise_of_the_knee_threshold() {
         );
     }
 }
+
+/// Issue 24: the DAS review's UAS-versus-BOT contrast in `run iometer`: behind a
+/// bulk-only bridge (one command at a time) 4K random reads and writes are flat across
+/// queue depths; the same drive behind UAS scales to QD 4 and beyond.
+#[test]
+fn iometer_shows_a_bulk_only_bridge_flat_across_queue_depths_and_uas_scaling() {
+    let mut by_iface = Vec::new();
+    for iface in ["usb-bot", "usb10"] {
+        let spec = format!("sim:nvme-tlc,capacity=4G,iface={iface},link=850MB/s,thermal=off");
+        let doc = suite(&[
+            "iometer",
+            &spec,
+            "--size",
+            "1G",
+            "--test-time",
+            "1s",
+            "--qds",
+            "1,2,4",
+            "--seq-qds",
+            "1",
+        ]);
+        let iops = |prefix: &str| -> Vec<f64> {
+            steps(&doc, prefix)
+                .iter()
+                .map(|s| f(&s["run"]["totals"]["all"]["ops_per_s"]))
+                .collect()
+        };
+        by_iface.push((iops("4K random read"), iops("4K random write")));
+    }
+    let (bot, uas) = (&by_iface[0], &by_iface[1]);
+    for curve in [&bot.0, &bot.1] {
+        for r in curve.iter() {
+            within(
+                *r,
+                curve[0],
+                0.02,
+                &format!("BOT flat across QD: {curve:?}"),
+            );
+        }
+    }
+    for curve in [&uas.0, &uas.1] {
+        assert!(
+            curve[1] > 1.8 * curve[0] && curve[2] > 3.2 * curve[0],
+            "UAS scales to QD4: {curve:?}"
+        );
+    }
+}

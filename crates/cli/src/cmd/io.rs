@@ -113,6 +113,11 @@ fn request(a: &IoArgs) -> WorkloadRequest {
 }
 
 pub fn run(a: IoArgs) -> Result<i32, Fail> {
+    // `sim:help`: the simulator's keys, each with its meaning, form and default.
+    if a.target.target.as_deref() == Some("sim:help") {
+        print!("{}", drivelab_sim::help_text());
+        return Ok(0);
+    }
     let req = request(&a);
     // The depth came from the spec, not --iodepth: say so in its terms.
     if let (Some(s), None, Some(IoEngine::Sync)) = (a.spec, a.iodepth, req.ioengine) {
