@@ -51,7 +51,7 @@ fn history_charts(runs: &[RunSummary]) -> Vec<Chart> {
             let mut chart = Chart::new(
                 format!("drive-history-{i}"),
                 format!("{name} ({suite})"),
-                Axis::linear("run, oldest first", ""),
+                Axis::linear("Run", "count from the oldest"),
                 Axis::linear(name.clone(), unit.clone()),
             );
             let mut groups: Vec<String> = Vec::new();
