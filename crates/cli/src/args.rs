@@ -33,6 +33,8 @@ pub enum Command {
     Compare(crate::cmd::compare::CompareArgs),
     /// The results database: list, show, export, import and record runs.
     Db(crate::cmd::db::DbArgs),
+    /// Serve the results database to web browsers, and take uploads from test machines.
+    Serve(crate::cmd::serve::ServeArgs),
     /// Bring another tool's result in as a result bundle (`drivelab import fio RESULT.json`).
     Import(crate::cmd::fio::ImportArgs),
     /// Block I/O traces: import other tools' traces, record a device's I/O, summarise.
