@@ -440,7 +440,9 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
             };
             let mut backend: Box<dyn Backend> = match w.ioengine {
                 IoEngine::Sync => Box::new(SyncBackend),
-                IoEngine::IoUring => Box::new(uring.take().unwrap_or_default()),
+                // libaio only comes from fio's results (IoEngine::parse refuses it):
+                // should such a config be run, io_uring is drivelab's asynchronous engine.
+                IoEngine::IoUring | IoEngine::Libaio => Box::new(uring.take().unwrap_or_default()),
                 IoEngine::Null | IoEngine::Sim => Box::new(NullBackend),
             };
             backend.run(&mut jobs, &ctx)
