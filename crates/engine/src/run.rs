@@ -439,7 +439,11 @@ fn execute(w: &Workload, target: &mut Target, opts: &RunOptions<'_>, prep: Prepa
             ctx.file = target.file();
             let mut backend: Box<dyn Backend> = match w.ioengine {
                 IoEngine::Sync => Box::new(SyncBackend),
-                IoEngine::IoUring => Box::new(prep.uring.take().unwrap_or_default()),
+                // libaio only comes from fio's results (IoEngine::parse refuses it):
+                // should such a config be run, io_uring is drivelab's asynchronous engine.
+                IoEngine::IoUring | IoEngine::Libaio => {
+                    Box::new(prep.uring.take().unwrap_or_default())
+                }
                 IoEngine::Null | IoEngine::Sim => Box::new(NullBackend),
             };
             backend.run(&mut jobs, &ctx)

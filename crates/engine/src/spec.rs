@@ -224,6 +224,9 @@ pub enum IoEngine {
     Null,
     /// A simulated device completes I/Os in virtual time.
     Sim,
+    /// Linux native AIO: only in results imported from fio (drivelab's own engine does
+    /// not run it and `parse` does not take it).
+    Libaio,
 }
 
 impl IoEngine {
@@ -243,6 +246,7 @@ impl IoEngine {
             IoEngine::IoUring => "io_uring",
             IoEngine::Null => "null",
             IoEngine::Sim => "sim",
+            IoEngine::Libaio => "libaio",
         }
     }
 }

@@ -476,51 +476,12 @@ impl Suite for Peak {
             }
             if let Some(k) = &sweep.knee {
                 let p = &sweep.curve[k.index];
-                metrics.extend(Metric::new(
-                    format!("{label} knee QD"),
-                    Some(k.qd as f64),
-                    "QD",
-                ));
-                metrics.extend(Metric::new(
-                    format!("{label} at knee"),
-                    Some(k.throughput),
-                    unit,
-                ));
-                metrics.extend(Metric::new(
-                    format!("{label} peak"),
-                    Some(k.peak_throughput),
-                    unit,
-                ));
-                metrics.extend(Metric::new(
-                    format!("{label} mean latency at knee"),
-                    p.lat_mean_us,
-                    "µs",
-                ));
-                metrics.extend(Metric::new(
-                    format!("{label} p99 latency at knee"),
-                    p.lat_p99_us,
-                    "µs",
-                ));
-                metrics.extend(Metric::new(
-                    format!("{label} p99.99 latency at knee"),
-                    p.lat_p9999_us,
-                    "µs",
-                ));
+                metrics.extend(knee_metrics(label, is_random(id), &sweep));
                 let (eff, eff_unit) = if is_random(id) {
                     (p.kiops_per_w, "kIOPS/W")
                 } else {
                     (p.mbps_per_w, "MB/s/W")
                 };
-                metrics.extend(Metric::new(
-                    format!("{label} average power at knee"),
-                    p.power_mean_w,
-                    "W",
-                ));
-                metrics.extend(Metric::new(
-                    format!("{label} efficiency at knee"),
-                    eff,
-                    eff_unit,
-                ));
                 table += &format!(
                     "{:<24} {:>6} {:>12.0} {:>10.1} {:>12} {:>12} {:>12} {:>8} {:>14}\n",
                     label,
@@ -569,6 +530,35 @@ impl Suite for Peak {
             table,
         }
     }
+}
+
+/// A sweep's headline metrics, named after its `label`: the knee's QD and throughput,
+/// the peak, the latencies, power and efficiency at the knee (none without a knee);
+/// throughput in IOPS when `random`, else MB/s.
+pub fn knee_metrics(label: &str, random: bool, sweep: &Sweep) -> Vec<Metric> {
+    let Some(k) = &sweep.knee else {
+        return Vec::new();
+    };
+    let p = &sweep.curve[k.index];
+    let unit = if random { "IOPS" } else { "MB/s" };
+    let (eff, eff_unit) = if random {
+        (p.kiops_per_w, "kIOPS/W")
+    } else {
+        (p.mbps_per_w, "MB/s/W")
+    };
+    [
+        ("knee QD", Some(k.qd as f64), "QD"),
+        ("at knee", Some(k.throughput), unit),
+        ("peak", Some(k.peak_throughput), unit),
+        ("mean latency at knee", p.lat_mean_us, "µs"),
+        ("p99 latency at knee", p.lat_p99_us, "µs"),
+        ("p99.99 latency at knee", p.lat_p9999_us, "µs"),
+        ("average power at knee", p.power_mean_w, "W"),
+        ("efficiency at knee", eff, eff_unit),
+    ]
+    .into_iter()
+    .filter_map(|(what, v, unit)| Metric::new(format!("{label} {what}"), v, unit))
+    .collect()
 }
 
 /// One measured point of a sweep.
@@ -701,6 +691,11 @@ fn pooled_points(steps: &[StepRecord], id: &str, rechecks: bool) -> Vec<Point> {
 /// standard error over their intervals together ([`NOISE_BATCHES`] batches a pass),
 /// latencies from their merged histograms, power over their intervals.
 fn pool(id: &str, qd: u32, passes: &[&StepRecord]) -> Point {
+    pool_as(is_random(id), qd, passes)
+}
+
+/// [`pool`] with the sweep's unit said directly: IOPS when `random`, else MB/s.
+pub fn pool_as(random: bool, qd: u32, passes: &[&StepRecord]) -> Point {
     let runs: Vec<&drivelab_engine::result::Measured> =
         passes.iter().filter_map(|s| s.run.as_ref()).collect();
     let (ops, bytes, ns) = runs.iter().fold((0u64, 0u64, 0u64), |(o, b, n), r| {
@@ -715,7 +710,7 @@ fn pool(id: &str, qd: u32, passes: &[&StepRecord]) -> Point {
         .iter()
         .flat_map(|s| {
             records::per_interval(s, |x| {
-                if is_random(id) {
+                if random {
                     x.all.ops_per_s
                 } else {
                     x.all.bytes_per_s / 1e6
@@ -803,6 +798,38 @@ fn sweep_of(steps: &[StepRecord], id: &str) -> Sweep {
         skipped_qds: skipped,
         state,
         first_pass_knee_qd: knee_95(&first_pts).map(|k| k.qd),
+    }
+}
+
+/// A sweep of points measured elsewhere (results imported from fio): each `(qd, runs)`
+/// pools its runs as a re-measured point is pooled, and the knee is [`knee_95`]'s, in
+/// IOPS when `random`, else MB/s (the unit a `run peak` sweep of that workload has).
+pub fn sweep_of_points(random: bool, points: &[(u32, Vec<&StepRecord>)]) -> Sweep {
+    let tp = |p: &Point| SweepPoint {
+        qd: p.qd,
+        throughput: if random { p.iops } else { p.mbps },
+        stderr: p.stderr,
+    };
+    let first: Vec<SweepPoint> = points
+        .iter()
+        .map(|(qd, runs)| tp(&pool_as(random, *qd, &runs[..1])))
+        .collect();
+    let mut curve: Vec<Point> = points
+        .iter()
+        .map(|(qd, runs)| pool_as(random, *qd, runs))
+        .collect();
+    let knee = knee_95(&curve.iter().map(tp).collect::<Vec<_>>());
+    if let Some(k) = &knee {
+        for p in &mut curve {
+            p.uncertain = k.uncertain_qds.contains(&p.qd);
+        }
+    }
+    Sweep {
+        knee,
+        curve,
+        skipped_qds: Vec::new(),
+        state: None,
+        first_pass_knee_qd: knee_95(&first).map(|k| k.qd),
     }
 }
 
