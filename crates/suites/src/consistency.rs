@@ -51,6 +51,10 @@ pub struct Consistency {
     pub short: bool,
 }
 
+/// Most sequential fill passes of the precondition: the SNIA variant takes 2; more is a
+/// typo, each pass writes the whole span.
+pub const MAX_PASSES: u32 = 10;
+
 /// Block size and depth of the precondition's sequential passes.
 pub const PRECONDITION_BS: u32 = 128 << 10;
 pub const PRECONDITION_QD: u32 = 32;
@@ -88,8 +92,10 @@ impl Consistency {
         if self.qd == 0 {
             return Err("--qd: must be at least 1".into());
         }
-        if self.passes == 0 {
-            return Err("--passes: must be at least 1".into());
+        if self.passes == 0 || self.passes > MAX_PASSES {
+            return Err(format!(
+                "--passes: must be a whole number from 1 to {MAX_PASSES}"
+            ));
         }
         if !(0.0..100.0).contains(&self.op_percent) {
             return Err("--op: must be a percentage from 0 to below 100, like 25%".into());
