@@ -28,7 +28,10 @@ fn main() {
                 DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand => e.exit(),
                 _ => {
                     // One line naming the option and the accepted form.
-                    eprintln!("drivelab: {}", one_line(&e.to_string()));
+                    eprintln!(
+                        "drivelab: {}",
+                        drivelab_engine::text::printable(&one_line(&e.to_string()))
+                    );
                     std::process::exit(2);
                 }
             }
@@ -37,7 +40,8 @@ fn main() {
     let code = match cmd::dispatch(cli) {
         Ok(code) => code,
         Err(Fail { code, message }) => {
-            eprintln!("drivelab: {message}");
+            // One line whatever it quotes (a newline in a --host, a meter's escape bytes).
+            eprintln!("drivelab: {}", drivelab_engine::text::printable(&message));
             code
         }
     };

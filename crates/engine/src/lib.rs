@@ -31,3 +31,4 @@ pub mod size;
 pub mod spec;
 pub mod sys;
 pub mod target;
+pub use drivelab_trace::text;

@@ -175,6 +175,42 @@ pub fn not_replay(cmd: &crate::run_args::SuiteCmd) -> Result<(), Fail> {
     Ok(())
 }
 
+/// The strings a suite run through fio writes into its job files, checked before
+/// anything is made: the target (as given, and absolute as a local fio opens it) and,
+/// for the per-second logs of `--engine fio` and `--host`/`--hosts`, the bundle
+/// directory. A newline, `;`, `#`, `$`, … would be read by fio as something else (an
+/// option of its own: a command to run), so such a value is refused, naming its option.
+pub fn job_strings(cmd: &crate::run_args::SuiteCmd) -> Result<(), Fail> {
+    let c = cmd.common();
+    let f = &c.fio;
+    let runs = f.engine.as_deref() == Some("fio") || f.hosts.is_some() || !f.host.is_empty();
+    if !runs && f.emit_fio.is_none() {
+        return Ok(());
+    }
+    let check = |what: &str, p: &Path| -> Result<(), Fail> {
+        let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        for s in [p, abs.as_path()] {
+            let text = s.to_str().ok_or_else(|| {
+                Fail::usage(format!(
+                    "{what}: {} is not UTF-8, which a fio job file cannot name",
+                    drivelab_engine::text::quoted(&s.to_string_lossy())
+                ))
+            })?;
+            drivelab_suites::fio::jobfile::check_value(what, text).map_err(Fail::usage)?;
+        }
+        Ok(())
+    };
+    let target = c.target.target.as_deref().unwrap_or(target::TEST_FILE_NAME);
+    if !matches!(target, "null") && !target.starts_with("sim:") {
+        check("TARGET", Path::new(target))?;
+    }
+    if runs {
+        let out = c.out.clone().unwrap_or_else(|| PathBuf::from("."));
+        check("--out", &out)?;
+    }
+    Ok(())
+}
+
 /// The sensor options given (`--sensors` other than its default `auto`, or `none`).
 fn sensor_flags(sensors: Option<&str>, cmd: bool, hwmon: bool) -> Vec<&'static str> {
     let mut given = Vec::new();

@@ -168,6 +168,7 @@ type DbChoice = Option<Option<String>>;
 
 fn start(cmd: &SuiteCmd, db: &DbChoice, progress: ProgressMode) -> Result<i32, Fail> {
     crate::cmd::fio::not_replay(cmd)?;
+    crate::cmd::fio::job_strings(cmd)?;
     crate::cmd::fio::no_sensors(cmd)?;
     let suite = cmd.build().map_err(Fail::usage)?;
     let common = cmd.common();
