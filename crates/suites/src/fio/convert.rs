@@ -28,13 +28,14 @@ struct DirLat {
 }
 
 /// The latency of `d` drivelab reports: `lat_ns` when it has a distribution, else
-/// `clat_ns`; the flag says whether it is completion latency only.
+/// `clat_ns` (else `lat_ns`); the flag says whether it is completion latency only.
 fn dir_lat(d: &Dir) -> Result<(DirLat, bool), String> {
+    // Without any distribution (jobs reported one by one, added up), clat still: fio's
+    // default kind, so a set's results are all of one kind.
     let (l, clat): (Option<&Lat>, bool) = match (&d.lat_ns, &d.clat_ns) {
         (Some(l), _) if l.has_distribution() => (Some(l), false),
-        (_, Some(c)) if c.has_distribution() => (Some(c), true),
-        (Some(l), _) => (Some(l), false),
-        (None, c) => (c.as_ref(), true),
+        (_, Some(c)) => (Some(c), true),
+        (l, None) => (l.as_ref(), false),
     };
     let Some(l) = l.filter(|_| d.total_ios > 0) else {
         return Ok((
@@ -227,7 +228,13 @@ fn both(job: &Job, rl: &DirLat, wl: &DirLat, elapsed_ms: u64) -> (Dir, DirLat) {
         counts,
         clat_counts: None,
         scalars: combine(&rl.scalars, &wl.scalars),
-        percentiles: Vec::new(),
+        // Plain JSON's percentiles do not combine; one direction's are all I/Os' when
+        // the other did none.
+        percentiles: match (job.read.total_ios, job.write.total_ios) {
+            (_, 0) => rl.percentiles.clone(),
+            (0, _) => wl.percentiles.clone(),
+            _ => Vec::new(),
+        },
         clat: rl.clat || wl.clat,
     };
     let dir = Dir {
