@@ -652,6 +652,91 @@ mod tests {
         assert_eq!(doc.steps.len(), 1);
     }
 
+    /// A result in fio 3.1's form (as published fio 3.1 results are): no bins, the
+    /// percentile list padded with `"0.00" : 0` (duplicate keys), option values as
+    /// strings, `timestamp` (the end of the run, s) and no `job_start`, both clat and lat.
+    fn fio31(iodepth: u32, iops: u64) -> String {
+        let ios = iops * 60;
+        format!(
+            r#"{{
+  "fio version" : "fio-3.1",
+  "timestamp" : 1600000060,
+  "time" : "Sun Sep 13 12:27:40 2020",
+  "global options" : {{ "filename" : "/dev/sdb", "ioengine" : "libaio", "direct" : "1",
+    "rw" : "randread", "bs" : "4k", "runtime" : "60", "time_based" : "", "group_reporting" : "" }},
+  "jobs" : [ {{
+      "jobname" : "iotest", "groupid" : 0, "error" : 0, "eta" : 0, "elapsed" : 61,
+      "job options" : {{ "iodepth" : "{iodepth}", "numjobs" : "1" }},
+      "read" : {{
+        "io_bytes" : {bytes}, "io_kbytes" : {kib}, "bw" : {kibs}, "iops" : {iops}.0,
+        "runtime" : 60000, "total_ios" : {ios}, "short_ios" : 0, "drop_ios" : 0,
+        "slat_ns" : {{ "min" : 1000, "max" : 9000, "mean" : 2000.0, "stddev" : 10.0 }},
+        "clat_ns" : {{ "min" : 50000, "max" : 900000, "mean" : 95500.0, "stddev" : 100.0,
+          "percentile" : {{ "1.000000" : 60000, "5.000000" : 70000, "10.000000" : 75000,
+            "20.000000" : 80000, "30.000000" : 85000, "40.000000" : 90000,
+            "50.000000" : 92000, "60.000000" : 95000, "70.000000" : 98000,
+            "80.000000" : 101000, "90.000000" : 110000, "95.000000" : 120000,
+            "99.000000" : 150000, "99.500000" : 170000, "99.900000" : 250000,
+            "99.950000" : 300000, "99.990000" : 600000,
+            "0.00" : 0, "0.00" : 0, "0.00" : 0 }} }},
+        "lat_ns" : {{ "min" : 52000, "max" : 910000, "mean" : 106000.0, "stddev" : 100.0 }},
+        "bw_min" : 1, "bw_max" : 2, "bw_agg" : 100.0, "bw_mean" : 1.0, "bw_dev" : 0.0,
+        "bw_samples" : 120, "iops_min" : 1, "iops_max" : 2, "iops_mean" : 1.0,
+        "iops_stddev" : 0.0, "iops_samples" : 120 }},
+      "write" : {{ "io_bytes" : 0, "io_kbytes" : 0, "bw" : 0, "iops" : 0.0, "runtime" : 0,
+        "total_ios" : 0, "short_ios" : 0, "drop_ios" : 0,
+        "slat_ns" : {{ "min" : 0, "max" : 0, "mean" : 0.0, "stddev" : 0.0 }},
+        "clat_ns" : {{ "min" : 0, "max" : 0, "mean" : 0.0, "stddev" : 0.0,
+          "percentile" : {{ "1.000000" : 0, "0.00" : 0 }} }},
+        "lat_ns" : {{ "min" : 0, "max" : 0, "mean" : 0.0, "stddev" : 0.0 }} }},
+      "usr_cpu" : 5.0, "sys_cpu" : 10.0, "ctx" : 100, "majf" : 0, "minf" : 10
+  }} ]
+}}"#,
+            bytes = ios * 4096,
+            kib = ios * 4,
+            kibs = iops * 4,
+        )
+    }
+
+    #[test]
+    fn fio_3_1_results_import_as_fio_measured_them() {
+        let inputs: Vec<Input> = [(1, 10_000), (2, 19_200), (4, 20_000), (8, 20_100)]
+            .into_iter()
+            .map(|(d, iops)| Input {
+                text: fio31(d, iops),
+                source: format!("qd{d}.json"),
+                dir: None,
+            })
+            .collect();
+        let o = Options {
+            drive: Some("SSD A"),
+            connection: Some("SAS HBA"),
+            logs: None,
+        };
+        let doc = import_set(&inputs, &o).unwrap();
+        assert_eq!(doc.steps.len(), 4);
+        // No padded p0; percentiles in numeric order (1, 5, 10, …, not 1, 10, …, 5).
+        let lat = &doc.steps[0].run.as_ref().unwrap().totals.read.latency;
+        let ps: Vec<f64> = lat.percentiles.iter().map(|p| p.percentile).collect();
+        assert_eq!(ps.len(), 17, "{ps:?}");
+        assert!(ps.windows(2).all(|w| w[0] < w[1]), "{ps:?}");
+        assert_eq!(ps[0], 1.0);
+        let all = &doc.steps[0].run.as_ref().unwrap().totals.all.latency;
+        assert_eq!(all.percentiles.len(), 17, "all I/Os are reads");
+        // A block device stays one; the engine is fio's; the time is fio's.
+        assert_eq!(doc.target.kind, TargetKind::BlockDevice);
+        assert_eq!(doc.target.model.as_deref(), Some("SSD A"));
+        assert_eq!(doc.steps[0].config.ioengine, IoEngine::Libaio);
+        assert_eq!(doc.created_at, "2020-09-13T12:26:40.000Z");
+        assert!(doc.notes.iter().any(|n| n.contains("SAS HBA")));
+        // The four results are one sweep: knee at QD2 (19 200 ≥ 95 % of 20 100).
+        let sweeps = &doc.summary.as_ref().unwrap().analysis["sweeps"];
+        assert_eq!(sweeps.as_array().unwrap().len(), 1, "{sweeps}");
+        assert_eq!(sweeps[0]["sweep"]["knee"]["qd"], 2);
+        assert_eq!(sweeps[0]["unit"], "IOPS");
+        assert_eq!(doc.steps[1].params["workload"], sweeps[0]["workload"]);
+    }
+
     /// Found by fuzzing: a size whose unit is not ASCII (`1В`, a Cyrillic letter) was
     /// cut inside the letter and panicked; it is no size.
     #[test]
