@@ -211,6 +211,10 @@ fn logs_of_16_and_64_jobs_in_one_directory_import_without_refusal_or_invented_ze
         assert!(notes.contains("logs), as the totals are"), "{notes}");
         assert!(recs.iter().any(|r| r["write"]["lat_mean_ns"].is_number()));
     }
+    // Each series is analysed: no stall where the null engine always did I/O.
+    let series = doc["summary"]["analysis"]["series"].as_array().unwrap();
+    assert_eq!(series.len(), 3);
+    assert!(series.iter().all(|s| s["stall_windows"] == 0), "{series:?}");
     // Another job's logs (a prefix fio wrote for another run) are refused, not taken.
     let other = p.join("other");
     std::fs::create_dir_all(&other).unwrap();

@@ -845,7 +845,10 @@ mod tests {
         assert!((f - 1.0171).abs() < 1e-3, "{f}");
         assert_eq!(v.iter().sum::<u64>(), total);
         assert!(v.iter().all(|&x| x > 0), "{v:?}");
-        assert!(v[5] > 10_700 && v[2] > 5_800, "the last windows keep their I/O: {v:?}");
+        assert!(
+            v[5] > 10_700 && v[2] > 5_800,
+            "the last windows keep their I/O: {v:?}"
+        );
         // Below the total, the unlogged last window takes the rest.
         let mut w = vec![100, 100];
         assert_eq!(settle(&mut w, 250), None);

@@ -505,9 +505,11 @@ pub fn import_set(inputs: &[Input], o: &Options) -> Result<RunDoc, String> {
     let mut target = None;
     let mut steps = Vec::new();
     let mut hosts = Vec::new();
+    let mut logged = Vec::new();
     for (i, (((r, m, filename), source), name)) in all.into_iter().zip(names).enumerate() {
         target.get_or_insert_with(|| target_of(filename.as_deref(), &r.workload, o.drive));
         hosts.push(r.job.hostname.clone());
+        logged.push(r.logs.is_some());
         let w = &r.workload;
         let engine = opt_engine(&r.job);
         steps.push(StepRecord {
@@ -540,7 +542,8 @@ pub fn import_set(inputs: &[Input], o: &Options) -> Result<RunDoc, String> {
         p["workload"] = json!(ids[0]);
         p["sweeps"] = json!(ids);
     }
-    finish(steps, sets, notes, versions, inputs, o, target)
+    let series = super::series::analyse(&steps, &logged);
+    finish(steps, (sets, series), notes, versions, inputs, o, target)
 }
 
 /// fio's ioengine as the result's options name it.
@@ -556,7 +559,7 @@ fn opt_engine(job: &Job) -> Option<String> {
 /// metrics, the analysis), notes, and fio's time as the run's.
 fn finish(
     steps: Vec<StepRecord>,
-    sets: super::sweeps::Sets,
+    (sets, series): (super::sweeps::Sets, Vec<super::series::SeriesEntry>),
     mut notes: Vec<String>,
     versions: Vec<String>,
     inputs: &[Input],
@@ -564,6 +567,7 @@ fn finish(
     target: Option<TargetInfo>,
 ) -> Result<RunDoc, String> {
     let mut metrics = sets.metrics();
+    metrics.extend(super::series::metrics(&series, &steps));
     for s in &steps {
         if let Some(m) = &s.run {
             metrics.extend(step_metrics(&s.name, m));
@@ -632,6 +636,7 @@ fn finish(
                 "fio_versions": versions,
                 "sweeps": sets.sweeps,
                 "grids": sets.grids,
+                "series": series,
             }),
             metrics,
         }),
@@ -735,6 +740,62 @@ mod tests {
         assert_eq!(sweeps[0]["sweep"]["knee"]["qd"], 2);
         assert_eq!(sweeps[0]["unit"], "IOPS");
         assert_eq!(doc.steps[1].params["workload"], sweeps[0]["workload"]);
+    }
+
+    /// 320 s of 4K random writes logged each second by fio (a 3 s stall without rows,
+    /// as fio logs windows without I/O), all in one directory with another run's logs:
+    /// a series with its stall, and the consistency analysis.
+    #[test]
+    fn long_random_writes_with_logs_get_stalls_and_the_consistency_analysis() {
+        let d = tempfile::tempdir().unwrap();
+        let mut v: Value = serde_json::from_str(&fio31(1, 1000)).unwrap();
+        let job = &mut v["jobs"][0];
+        let (r, w) = (job["read"].clone(), job["write"].clone());
+        job["read"] = w;
+        job["write"] = r;
+        let ios = 317 * 1000;
+        job["write"]["total_ios"] = json!(ios);
+        job["write"]["io_bytes"] = json!(ios * 4096);
+        job["write"]["runtime"] = json!(320_000);
+        let g = &mut v["global options"];
+        g["rw"] = json!("randwrite");
+        g["filename"] = json!("/srv/fio/test.bin");
+        g["log_avg_msec"] = json!("1000");
+        g["write_iops_log"] = json!("/home/someone/results/rw4k");
+        g["write_bw_log"] = json!("/home/someone/results/rw4k");
+        let mut iops = String::new();
+        let mut bw = String::new();
+        for t in 1..=320u64 {
+            if (100..103).contains(&t) {
+                continue;
+            }
+            iops += &format!("{}, 1000, 1, 4096, 0\n", t * 1000 + 2);
+            bw += &format!("{}, 4000, 1, 4096, 0\n", t * 1000 + 2);
+        }
+        std::fs::write(d.path().join("rw4k_iops.1.log"), &iops).unwrap();
+        std::fs::write(d.path().join("rw4k_bw.1.log"), &bw).unwrap();
+        // Another run's logs beside them (its own prefix) are not read.
+        std::fs::write(
+            d.path().join("other_iops.1.log"),
+            "1000, 99999999, 1, 4096, 0\n",
+        )
+        .unwrap();
+        let input = Input {
+            text: v.to_string(),
+            source: "rw4k.json".into(),
+            dir: Some(d.path().to_path_buf()),
+        };
+        let doc = import_set(&[input], &Options::default()).unwrap();
+        let a = &doc.summary.as_ref().unwrap().analysis;
+        let s = &a["series"][0];
+        assert_eq!(s["windows"], 320, "{s}");
+        assert_eq!(
+            (s["stalls"].as_u64(), s["stall_windows"].as_u64()),
+            (Some(1), Some(3))
+        );
+        assert!(s["consistency"]["stalls"].is_array(), "{s}");
+        assert!(s["fill"].is_null());
+        assert_eq!(doc.target.kind, TargetKind::File);
     }
 
     /// Found by fuzzing: a size whose unit is not ASCII (`1В`, a Cyrillic letter) was
