@@ -28,13 +28,14 @@ struct DirLat {
 }
 
 /// The latency of `d` drivelab reports: `lat_ns` when it has a distribution, else
-/// `clat_ns`; the flag says whether it is completion latency only.
+/// `clat_ns` (else `lat_ns`); the flag says whether it is completion latency only.
 fn dir_lat(d: &Dir) -> Result<(DirLat, bool), String> {
+    // Without any distribution (jobs reported one by one, added up), clat still: fio's
+    // default kind, so a set's results are all of one kind.
     let (l, clat): (Option<&Lat>, bool) = match (&d.lat_ns, &d.clat_ns) {
         (Some(l), _) if l.has_distribution() => (Some(l), false),
-        (_, Some(c)) if c.has_distribution() => (Some(c), true),
-        (Some(l), _) => (Some(l), false),
-        (None, c) => (c.as_ref(), true),
+        (_, Some(c)) => (Some(c), true),
+        (l, None) => (l.as_ref(), false),
     };
     let Some(l) = l.filter(|_| d.total_ios > 0) else {
         return Ok((
@@ -203,12 +204,13 @@ pub struct Context<'a> {
 }
 
 /// When a job's measured time began, epoch ms: fio's own `job_start` (3.36+), else the
-/// end of the run (the output's `timestamp_ms`) less the job's runtime, else `fallback`.
+/// end of the run (the output's `timestamp_ms`, or fio 3.1's `timestamp` in seconds)
+/// less the job's runtime, else `fallback`.
 /// (The time fio was started is too early: it sets up, and lays out files, first.)
 pub fn start_estimate(out: &super::json::Output, job: &Job, fallback: u64) -> u64 {
     job.job_start
         .or_else(|| {
-            out.timestamp_ms
+            out.end_ms()
                 .map(|t| t.saturating_sub(job.read.runtime.max(job.write.runtime)))
         })
         .unwrap_or(fallback)
@@ -227,7 +229,13 @@ fn both(job: &Job, rl: &DirLat, wl: &DirLat, elapsed_ms: u64) -> (Dir, DirLat) {
         counts,
         clat_counts: None,
         scalars: combine(&rl.scalars, &wl.scalars),
-        percentiles: Vec::new(),
+        // Plain JSON's percentiles do not combine; one direction's are all I/Os' when
+        // the other did none.
+        percentiles: match (job.read.total_ios, job.write.total_ios) {
+            (_, 0) => rl.percentiles.clone(),
+            (0, _) => wl.percentiles.clone(),
+            _ => Vec::new(),
+        },
         clat: rl.clat || wl.clat,
     };
     let dir = Dir {
@@ -822,5 +830,28 @@ mod tests {
         // A device that stalled at the end: nothing is missing.
         assert!(check_logged_ops(&[200, 0, 0, 0, 0], 1000, 250, 1).is_ok());
         assert_eq!(ios(1), "1 I/O");
+        // 64 jobs' windows 1.7 % over the total are this job's logs.
+        assert!(check_logged_ops(&[10_170, 10_170, 10_170, 10_170], 1000, 40_000, 64).is_ok());
+    }
+
+    /// fio's per-window rates of many jobs add up to 1–2 % more than the total: the
+    /// windows are scaled alike, none that had I/O becomes zero, the sum is the total.
+    #[test]
+    fn windows_over_the_total_are_scaled_keeping_their_shape() {
+        let mut v = vec![10_904, 11_020, 5_912, 10_870, 1, 10_950];
+        let sum: u64 = v.iter().sum();
+        let total = (sum as f64 / 1.0171) as u64;
+        let f = settle(&mut v, total).unwrap();
+        assert!((f - 1.0171).abs() < 1e-3, "{f}");
+        assert_eq!(v.iter().sum::<u64>(), total);
+        assert!(v.iter().all(|&x| x > 0), "{v:?}");
+        assert!(
+            v[5] > 10_700 && v[2] > 5_800,
+            "the last windows keep their I/O: {v:?}"
+        );
+        // Below the total, the unlogged last window takes the rest.
+        let mut w = vec![100, 100];
+        assert_eq!(settle(&mut w, 250), None);
+        assert_eq!(w, vec![100, 150]);
     }
 }

@@ -505,9 +505,11 @@ pub fn import_set(inputs: &[Input], o: &Options) -> Result<RunDoc, String> {
     let mut target = None;
     let mut steps = Vec::new();
     let mut hosts = Vec::new();
+    let mut logged = Vec::new();
     for (i, (((r, m, filename), source), name)) in all.into_iter().zip(names).enumerate() {
         target.get_or_insert_with(|| target_of(filename.as_deref(), &r.workload, o.drive));
         hosts.push(r.job.hostname.clone());
+        logged.push(r.logs.is_some());
         let w = &r.workload;
         let engine = opt_engine(&r.job);
         steps.push(StepRecord {
@@ -540,7 +542,8 @@ pub fn import_set(inputs: &[Input], o: &Options) -> Result<RunDoc, String> {
         p["workload"] = json!(ids[0]);
         p["sweeps"] = json!(ids);
     }
-    finish(steps, sets, notes, versions, inputs, o, target)
+    let series = super::series::analyse(&steps, &logged);
+    finish(steps, (sets, series), notes, versions, inputs, o, target)
 }
 
 /// fio's ioengine as the result's options name it.
@@ -556,7 +559,7 @@ fn opt_engine(job: &Job) -> Option<String> {
 /// metrics, the analysis), notes, and fio's time as the run's.
 fn finish(
     steps: Vec<StepRecord>,
-    sets: super::sweeps::Sets,
+    (sets, series): (super::sweeps::Sets, Vec<super::series::SeriesEntry>),
     mut notes: Vec<String>,
     versions: Vec<String>,
     inputs: &[Input],
@@ -564,6 +567,7 @@ fn finish(
     target: Option<TargetInfo>,
 ) -> Result<RunDoc, String> {
     let mut metrics = sets.metrics();
+    metrics.extend(super::series::metrics(&series, &steps));
     for s in &steps {
         if let Some(m) = &s.run {
             metrics.extend(step_metrics(&s.name, m));
@@ -632,6 +636,7 @@ fn finish(
                 "fio_versions": versions,
                 "sweeps": sets.sweeps,
                 "grids": sets.grids,
+                "series": series,
             }),
             metrics,
         }),
@@ -650,6 +655,147 @@ mod tests {
     fn a_real_result_imports() {
         let doc = import(RESULT, None, "r.json").unwrap();
         assert_eq!(doc.steps.len(), 1);
+    }
+
+    /// A result in fio 3.1's form (as published fio 3.1 results are): no bins, the
+    /// percentile list padded with `"0.00" : 0` (duplicate keys), option values as
+    /// strings, `timestamp` (the end of the run, s) and no `job_start`, both clat and lat.
+    fn fio31(iodepth: u32, iops: u64) -> String {
+        let ios = iops * 60;
+        format!(
+            r#"{{
+  "fio version" : "fio-3.1",
+  "timestamp" : 1600000060,
+  "time" : "Sun Sep 13 12:27:40 2020",
+  "global options" : {{ "filename" : "/dev/sdb", "ioengine" : "libaio", "direct" : "1",
+    "rw" : "randread", "bs" : "4k", "runtime" : "60", "time_based" : "", "group_reporting" : "" }},
+  "jobs" : [ {{
+      "jobname" : "iotest", "groupid" : 0, "error" : 0, "eta" : 0, "elapsed" : 61,
+      "job options" : {{ "iodepth" : "{iodepth}", "numjobs" : "1" }},
+      "read" : {{
+        "io_bytes" : {bytes}, "io_kbytes" : {kib}, "bw" : {kibs}, "iops" : {iops}.0,
+        "runtime" : 60000, "total_ios" : {ios}, "short_ios" : 0, "drop_ios" : 0,
+        "slat_ns" : {{ "min" : 1000, "max" : 9000, "mean" : 2000.0, "stddev" : 10.0 }},
+        "clat_ns" : {{ "min" : 50000, "max" : 900000, "mean" : 95500.0, "stddev" : 100.0,
+          "percentile" : {{ "1.000000" : 60000, "5.000000" : 70000, "10.000000" : 75000,
+            "20.000000" : 80000, "30.000000" : 85000, "40.000000" : 90000,
+            "50.000000" : 92000, "60.000000" : 95000, "70.000000" : 98000,
+            "80.000000" : 101000, "90.000000" : 110000, "95.000000" : 120000,
+            "99.000000" : 150000, "99.500000" : 170000, "99.900000" : 250000,
+            "99.950000" : 300000, "99.990000" : 600000,
+            "0.00" : 0, "0.00" : 0, "0.00" : 0 }} }},
+        "lat_ns" : {{ "min" : 52000, "max" : 910000, "mean" : 106000.0, "stddev" : 100.0 }},
+        "bw_min" : 1, "bw_max" : 2, "bw_agg" : 100.0, "bw_mean" : 1.0, "bw_dev" : 0.0,
+        "bw_samples" : 120, "iops_min" : 1, "iops_max" : 2, "iops_mean" : 1.0,
+        "iops_stddev" : 0.0, "iops_samples" : 120 }},
+      "write" : {{ "io_bytes" : 0, "io_kbytes" : 0, "bw" : 0, "iops" : 0.0, "runtime" : 0,
+        "total_ios" : 0, "short_ios" : 0, "drop_ios" : 0,
+        "slat_ns" : {{ "min" : 0, "max" : 0, "mean" : 0.0, "stddev" : 0.0 }},
+        "clat_ns" : {{ "min" : 0, "max" : 0, "mean" : 0.0, "stddev" : 0.0,
+          "percentile" : {{ "1.000000" : 0, "0.00" : 0 }} }},
+        "lat_ns" : {{ "min" : 0, "max" : 0, "mean" : 0.0, "stddev" : 0.0 }} }},
+      "usr_cpu" : 5.0, "sys_cpu" : 10.0, "ctx" : 100, "majf" : 0, "minf" : 10
+  }} ]
+}}"#,
+            bytes = ios * 4096,
+            kib = ios * 4,
+            kibs = iops * 4,
+        )
+    }
+
+    #[test]
+    fn fio_3_1_results_import_as_fio_measured_them() {
+        let inputs: Vec<Input> = [(1, 10_000), (2, 19_200), (4, 20_000), (8, 20_100)]
+            .into_iter()
+            .map(|(d, iops)| Input {
+                text: fio31(d, iops),
+                source: format!("qd{d}.json"),
+                dir: None,
+            })
+            .collect();
+        let o = Options {
+            drive: Some("SSD A"),
+            connection: Some("SAS HBA"),
+            logs: None,
+        };
+        let doc = import_set(&inputs, &o).unwrap();
+        assert_eq!(doc.steps.len(), 4);
+        // No padded p0; percentiles in numeric order (1, 5, 10, …, not 1, 10, …, 5).
+        let lat = &doc.steps[0].run.as_ref().unwrap().totals.read.latency;
+        let ps: Vec<f64> = lat.percentiles.iter().map(|p| p.percentile).collect();
+        assert_eq!(ps.len(), 17, "{ps:?}");
+        assert!(ps.windows(2).all(|w| w[0] < w[1]), "{ps:?}");
+        assert_eq!(ps[0], 1.0);
+        let all = &doc.steps[0].run.as_ref().unwrap().totals.all.latency;
+        assert_eq!(all.percentiles.len(), 17, "all I/Os are reads");
+        // A block device stays one; the engine is fio's; the time is fio's.
+        assert_eq!(doc.target.kind, TargetKind::BlockDevice);
+        assert_eq!(doc.target.model.as_deref(), Some("SSD A"));
+        assert_eq!(doc.steps[0].config.ioengine, IoEngine::Libaio);
+        assert_eq!(doc.created_at, "2020-09-13T12:26:40.000Z");
+        assert!(doc.notes.iter().any(|n| n.contains("SAS HBA")));
+        // The four results are one sweep: knee at QD2 (19 200 ≥ 95 % of 20 100).
+        let sweeps = &doc.summary.as_ref().unwrap().analysis["sweeps"];
+        assert_eq!(sweeps.as_array().unwrap().len(), 1, "{sweeps}");
+        assert_eq!(sweeps[0]["sweep"]["knee"]["qd"], 2);
+        assert_eq!(sweeps[0]["unit"], "IOPS");
+        assert_eq!(doc.steps[1].params["workload"], sweeps[0]["workload"]);
+    }
+
+    /// 320 s of 4K random writes logged each second by fio (a 3 s stall without rows,
+    /// as fio logs windows without I/O), all in one directory with another run's logs:
+    /// a series with its stall, and the consistency analysis.
+    #[test]
+    fn long_random_writes_with_logs_get_stalls_and_the_consistency_analysis() {
+        let d = tempfile::tempdir().unwrap();
+        let mut v: Value = serde_json::from_str(&fio31(1, 1000)).unwrap();
+        let job = &mut v["jobs"][0];
+        let (r, w) = (job["read"].clone(), job["write"].clone());
+        job["read"] = w;
+        job["write"] = r;
+        let ios = 317 * 1000;
+        job["write"]["total_ios"] = json!(ios);
+        job["write"]["io_bytes"] = json!(ios * 4096);
+        job["write"]["runtime"] = json!(320_000);
+        let g = &mut v["global options"];
+        g["rw"] = json!("randwrite");
+        g["filename"] = json!("/srv/fio/test.bin");
+        g["log_avg_msec"] = json!("1000");
+        g["write_iops_log"] = json!("/home/someone/results/rw4k");
+        g["write_bw_log"] = json!("/home/someone/results/rw4k");
+        let mut iops = String::new();
+        let mut bw = String::new();
+        for t in 1..=320u64 {
+            if (100..103).contains(&t) {
+                continue;
+            }
+            iops += &format!("{}, 1000, 1, 4096, 0\n", t * 1000 + 2);
+            bw += &format!("{}, 4000, 1, 4096, 0\n", t * 1000 + 2);
+        }
+        std::fs::write(d.path().join("rw4k_iops.1.log"), &iops).unwrap();
+        std::fs::write(d.path().join("rw4k_bw.1.log"), &bw).unwrap();
+        // Another run's logs beside them (its own prefix) are not read.
+        std::fs::write(
+            d.path().join("other_iops.1.log"),
+            "1000, 99999999, 1, 4096, 0\n",
+        )
+        .unwrap();
+        let input = Input {
+            text: v.to_string(),
+            source: "rw4k.json".into(),
+            dir: Some(d.path().to_path_buf()),
+        };
+        let doc = import_set(&[input], &Options::default()).unwrap();
+        let a = &doc.summary.as_ref().unwrap().analysis;
+        let s = &a["series"][0];
+        assert_eq!(s["windows"], 320, "{s}");
+        assert_eq!(
+            (s["stalls"].as_u64(), s["stall_windows"].as_u64()),
+            (Some(1), Some(3))
+        );
+        assert!(s["consistency"]["stalls"].is_array(), "{s}");
+        assert!(s["fill"].is_null());
+        assert_eq!(doc.target.kind, TargetKind::File);
     }
 
     /// Found by fuzzing: a size whose unit is not ASCII (`1В`, a Cyrillic letter) was
