@@ -1023,3 +1023,64 @@ fn iometer_shows_a_bulk_only_bridge_flat_across_queue_depths_and_uas_scaling() {
         );
     }
 }
+
+/// Issue 27: `--end_fsync` sends the simulated drive a FLUSH at the end; with a volatile
+/// write cache and an honest flush the run lasts until the cache is on NAND, and the
+/// truth of a power cut lists the blocks it lost. `drivelab io sim:help` lists the keys.
+#[test]
+fn end_fsync_waits_for_a_volatile_cache_and_a_power_cut_lists_its_losses() {
+    let dir = tempfile::tempdir().unwrap();
+    let elapsed = |spec: &str, fsync: &str| {
+        let doc = run_json(
+            dir.path(),
+            &[
+                "io",
+                spec,
+                "--rw",
+                "write",
+                "--bs",
+                "1M",
+                "--iodepth",
+                "8",
+                "--size",
+                "256M",
+                "--runtime",
+                "1s",
+                "--end_fsync",
+                fsync,
+            ],
+        );
+        (f(&doc["totals"]["elapsed_ns"]), doc)
+    };
+    let cached = "sim:capacity=1G,block=1M,write_cache=volatile,write_cache_size=64M,flush=honest";
+    let (plain, _) = elapsed(cached, "0");
+    let (synced, _) = elapsed(cached, "1");
+    // 64 MiB drained at the drive's native rate (about 1 GB/s): tens of milliseconds.
+    assert!(synced > plain + 20e6, "end_fsync {synced} ns vs {plain} ns");
+    let ignored =
+        "sim:capacity=1G,block=1M,write_cache=volatile,write_cache_size=64M,flush=ignored";
+    let (a, _) = elapsed(ignored, "0");
+    let (b, doc) = elapsed(&format!("{ignored},power_cut=500ms"), "1");
+    assert!(b - a < 1e6, "an ignored flush returns at once: {b} vs {a}");
+    let gt = &doc["simulator_ground_truth"];
+    assert_eq!(gt["power_cut_at_ns"], 500_000_000);
+    let blocks = gt["power_cut_lost_unflushed_blocks"].as_u64().unwrap();
+    let ranges = gt["power_cut_lost_unflushed_ranges_bytes"]
+        .as_array()
+        .unwrap();
+    let sum: u64 = ranges.iter().map(|r| r[1].as_u64().unwrap()).sum();
+    assert_eq!(sum, blocks * 4096);
+    assert!(blocks > 0 && blocks <= 64 << 8, "{blocks} blocks lost");
+    let o = run_in(dir.path(), &["io", "sim:help"]);
+    assert!(o.status.success());
+    for key in [
+        "iface",
+        "usb-bot",
+        "write_cache",
+        "flush",
+        "power_cut",
+        "tprog_slc",
+    ] {
+        assert!(stdout(&o).contains(key), "sim:help lacks {key}");
+    }
+}

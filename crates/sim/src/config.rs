@@ -170,7 +170,7 @@ impl Cell {
 
 /// SLC-mode program unit: 16 KiB pages on 4 planes.
 pub const SLC_PROGRAM_UNIT_BYTES: u64 = 64 << 10;
-/// SLC-mode program time per unit, ns.
+/// SLC-mode program time per unit, ns (the default of `tprog_slc`).
 pub const SLC_PROGRAM_NS: u64 = 200_000;
 /// SLC-mode read time, ns.
 pub const SLC_READ_NS: u64 = 25_000;
@@ -335,6 +335,8 @@ pub struct SimConfig {
     pub tread_ns: u64,
     /// Time of one native-mode program operation (one program unit).
     pub tprog_ns: u64,
+    /// Time of one SLC-mode program operation (64 KiB on a die).
+    pub tprog_slc_ns: u64,
     pub terase_ns: u64,
     /// Erase block size (power of two, ≥ 64 KiB).
     pub block_bytes: u64,
@@ -409,6 +411,7 @@ pub const KEYS: &[KeyDoc] = &[
     KeyDoc { key: "cell", form: "mlc, tlc, qlc", default: "tlc", meaning: "NAND cell type: default timings and program unit" },
     KeyDoc { key: "tread", form: "duration (60us)", default: "the cell's (tlc 60us)", meaning: "NAND page read time" },
     KeyDoc { key: "tprog", form: "duration (2.4ms)", default: "the cell's (tlc 2400us)", meaning: "native-mode program time per program unit" },
+    KeyDoc { key: "tprog_slc", form: "duration (200us)", default: "200us", meaning: "SLC-mode program time per 64 KiB on a die: sets the SLC write rate (below the link: a plateau under it)" },
     KeyDoc { key: "terase", form: "duration (3.5ms)", default: "the cell's (tlc 3500us)", meaning: "block erase time" },
     KeyDoc { key: "block", form: "power of two, 64K to 1G", default: "4M", meaning: "erase block size" },
     KeyDoc { key: "dram", form: "on, off", default: "on", meaning: "mapping table in DRAM (off: a 1 GiB-span SRAM mapping cache)" },
@@ -518,6 +521,7 @@ impl SimConfig {
             cell,
             tread_ns: tr,
             tprog_ns: tp,
+            tprog_slc_ns: SLC_PROGRAM_NS,
             terase_ns: te,
             block_bytes: 4 << 20,
             dram: true,
@@ -689,6 +693,9 @@ impl SimConfig {
                 "tprog" => {
                     cfg.tprog_ns = parse_duration_ns(value).ok_or_else(|| bad(DURATION_FORM))?;
                     times_set[1] = true;
+                }
+                "tprog_slc" => {
+                    cfg.tprog_slc_ns = parse_duration_ns(value).ok_or_else(|| bad(DURATION_FORM))?
                 }
                 "terase" => {
                     cfg.terase_ns = parse_duration_ns(value).ok_or_else(|| bad(DURATION_FORM))?;
@@ -902,6 +909,12 @@ impl SimConfig {
         }
         if let Some(c) = self.start_celsius {
             s.push_str(&format!(",start_temp={c}"));
+        }
+        if self.tprog_slc_ns != SLC_PROGRAM_NS {
+            s.push_str(&format!(
+                ",tprog_slc={}",
+                format_duration(self.tprog_slc_ns)
+            ));
         }
         if let Some(r) = self.link_bytes_per_s {
             s.push_str(&format!(",link={r}/s"));
@@ -1123,7 +1136,7 @@ mod tests {
             "iface" => "usb-bot",
             "link" => "850MB/s",
             "cell" => "qlc",
-            "tread" | "tprog" | "terase" => "70us",
+            "tread" | "tprog" | "terase" | "tprog_slc" => "70us",
             "block" => "1M",
             "dram" | "thermal" => "off",
             "gc" => "tiered",

@@ -21,8 +21,7 @@ use crate::analytic::{
 use crate::config::SlcSize;
 use crate::config::{
     FoldMode, GcMode, SimConfig, CHANNEL_BYTES_PER_S, DRAMLESS_MAP_CACHE_SPAN_BYTES,
-    MAP_PAGE_SPAN_BYTES, PAGE_BYTES, READ_UNIT_BYTES, SLC_PROGRAM_NS, SLC_PROGRAM_UNIT_BYTES,
-    SLC_READ_NS,
+    MAP_PAGE_SPAN_BYTES, PAGE_BYTES, READ_UNIT_BYTES, SLC_PROGRAM_UNIT_BYTES, SLC_READ_NS,
 };
 use crate::dynamic_slc::DynamicSlc;
 use crate::ftl::{Ftl, NONE};
@@ -234,7 +233,7 @@ impl SimDevice {
         let link_bw = cfg.link_rate();
         let c = Costs {
             prog: (unit_prog * PAGE_BYTES / unit_bytes).max(1),
-            prog_slc: SLC_PROGRAM_NS * PAGE_BYTES / SLC_PROGRAM_UNIT_BYTES,
+            prog_slc: cfg.tprog_slc_ns * PAGE_BYTES / SLC_PROGRAM_UNIT_BYTES,
             read: cfg.tread_ns,
             read_slc: SLC_READ_NS,
             // GC senses whole 16 KiB plane pages and moves every valid 4 KiB page of each.
@@ -692,6 +691,11 @@ impl SimDevice {
         if self.bg_count >= (self.bg_every >> tier).max(1) {
             self.bg_count = 0;
             self.flush();
+            // Host writes beside GC copies: the dynamic cache's `gc` mode, as under a
+            // foreground refill.
+            if let Some(d) = &mut self.dyn_slc {
+                d.gc_ran = true;
+            }
             let before = self.ftl_moved();
             self.collect_one(t);
             self.account_gc(before);

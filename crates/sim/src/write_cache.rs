@@ -46,8 +46,9 @@ pub struct CacheTracker {
     fifo: VecDeque<Entry>,
     /// Entries out of the FIFO whose durability comes after a pending cut.
     limbo: Vec<Entry>,
-    /// FLUSH commands: (submitted, completed).
-    flushes: Vec<(u64, u64)>,
+    /// The latest submission of a FLUSH that completed by the pending cut: writes
+    /// acknowledged by then were covered by it.
+    flushed_before_cut: Option<u64>,
     cut_at: Option<u64>,
     lost: Option<Lost>,
 }
@@ -67,7 +68,7 @@ impl CacheTracker {
             flush,
             fifo: VecDeque::new(),
             limbo: Vec::new(),
-            flushes: Vec::new(),
+            flushed_before_cut: None,
             cut_at,
             lost: None,
         })
@@ -144,8 +145,8 @@ impl CacheTracker {
             }
             _ => t,
         };
-        if !self.fifo.is_empty() || !self.limbo.is_empty() {
-            self.flushes.push((t, done));
+        if self.cut_at.is_some_and(|c| done <= c) {
+            self.flushed_before_cut = Some(t);
         }
         done
     }
@@ -154,9 +155,6 @@ impl CacheTracker {
     pub fn drain(&mut self, from: u64) {
         while let Some(e) = self.fifo.pop_front() {
             self.retire(e, e.end_ns.max(from));
-        }
-        if self.limbo.is_empty() {
-            self.flushes.clear();
         }
     }
 
@@ -167,12 +165,7 @@ impl CacheTracker {
         };
         self.cut_at = None;
         let ignored = self.volatile && self.flush == FlushMode::Ignored;
-        let covered = self
-            .flushes
-            .iter()
-            .filter(|&&(_, done)| done <= cut)
-            .map(|&(s, _)| s)
-            .max();
+        let covered = self.flushed_before_cut;
         // Per page, in write order: its latest acknowledged write (lost or not, covered
         // by a completed flush or not) and whether a later unacknowledged one was lost.
         // Entries in limbo are older than the FIFO's and were all durable after the cut.
@@ -201,7 +194,6 @@ impl CacheTracker {
         }
         self.fifo.clear();
         self.limbo.clear();
-        self.flushes.clear();
         self.lost = Some(lost);
     }
 

@@ -850,3 +850,104 @@ fn the_budget_at_the_recent_wa_is_exact_or_absent() {
         }
     }
 }
+
+/// Issue 24: a dynamic SLC cache together with tiered GC (a drive with a second burst
+/// and GC levels): a fill of large writes that bypass the cache leaves it whole for the
+/// random writes after it, two caches come and go, and then GC cycles through its
+/// background tiers and foreground refills.
+#[test]
+fn a_dynamic_slc_cache_with_tiered_gc_keeps_its_cache_through_the_fill() {
+    let spec = "sim:capacity=1G,op=40%,cell=qlc,block=1M,dies=2,channels=2,slc=dynamic,\
+                slc_min=24M,fold_every=1.5,slc_bypass=128K,thermal=off,gc=tiered,gc_batch=64,\
+                gc_bg_every=2048,gc_tiers=3";
+    let mut dev = drivelab_sim::parse(spec).unwrap();
+    let t = seq_fill(&mut dev, 0);
+    assert_eq!(
+        gt(&dev, "nand_slc_written_bytes"),
+        0.0,
+        "the fill used the cache"
+    );
+    rand_writes(&mut dev, t, 4 * (1 << 18), 9);
+    let truth = dev.ground_truth();
+    let names = |key: &str| -> Vec<String> {
+        truth[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p[1].as_str().unwrap().to_string())
+            .collect()
+    };
+    let slc = names("slc_write_phases");
+    assert_eq!(
+        slc,
+        ["slc", "fold", "slc", "fold", "native", "gc"],
+        "{slc:?}"
+    );
+    let gc = names("gc_phases");
+    for level in ["background", "background-2", "background-3", "foreground"] {
+        assert!(
+            gc.iter().any(|p| p == level),
+            "no {level} in {:?}",
+            &gc[..gc.len().min(12)]
+        );
+    }
+    // GC began only after the caches: background GC starts once the host writes to
+    // native blocks (its first victim then marks the `gc` mode).
+    let native_at = truth["slc_write_phases"][4][0].as_u64().unwrap();
+    let first_bg = truth["gc_phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p[1] == "background")
+        .unwrap()[0]
+        .as_u64()
+        .unwrap();
+    assert!(
+        first_bg >= native_at,
+        "background GC at {first_bg}, native mode at {native_at}"
+    );
+}
+
+/// Issue 24: a fill at the link's rate while a volatile cache absorbs it, then a plateau
+/// below the link (the SLC program rate, `tprog_slc`), then fold stalls with that
+/// plateau between them (the review's 1800 MB/s, 1400 MB/s, then stalls), not the link's.
+#[test]
+fn a_fill_holds_a_plateau_below_the_link_between_its_fold_stalls() {
+    // 16 dies x 64 KiB / 749 us = 1400 MB/s of SLC programs behind an 1800 MB/s link.
+    let spec = "sim:capacity=8G,block=1M,iface=usb20,link=1800MB/s,slc=2G,fold=load,\
+                fold_batch=1G,tprog_slc=749us,write_cache=volatile,write_cache_size=32M,\
+                thermal=off";
+    let mut dev = drivelab_sim::parse(spec).unwrap();
+    assert!((gt(&dev, "slc_write_bytes_per_s") / 1.4e9 - 1.0).abs() < 0.01);
+    let (done, _) = seq(&mut dev, Dir::Write, 0, 6 << 30, 1 << 20, 8);
+    let stalls: Vec<(u64, u64)> =
+        serde_json::from_value(dev.ground_truth()["slc_fold_stall_intervals_ns"].clone()).unwrap();
+    assert!(stalls.len() >= 3, "fold stalls {stalls:?}");
+    // MB/s over a span of completions.
+    let rate = |from: u64, to: u64| {
+        let bytes: u64 = done
+            .iter()
+            .filter(|d| d.end > from && d.end <= to)
+            .map(|d| d.len as u64)
+            .sum();
+        bytes as f64 / ((to - from) as f64 * 1e-9) / 1e6
+    };
+    // The volatile cache takes the first 144 MB at the link's rate (it fills at 1800 -
+    // 1400 MB/s), and again the start of each gap between stalls.
+    let first = rate(0, 50_000_000);
+    assert!((first / 1800.0 - 1.0).abs() < 0.03, "start {first:.0} MB/s");
+    let before_stalls = rate(stalls[0].0 - 500_000_000, stalls[0].0);
+    assert!(
+        (before_stalls / 1400.0 - 1.0).abs() < 0.03,
+        "plateau {before_stalls:.0} MB/s"
+    );
+    for w in stalls.windows(2) {
+        // Between two stalls (skipping the cache refilling at the start of each gap).
+        let (a, b) = (w[0].1, w[1].0);
+        let between = rate(a + (b - a) / 2, b);
+        assert!(
+            (between / 1400.0 - 1.0).abs() < 0.03,
+            "between stalls {between:.0} MB/s"
+        );
+    }
+}
