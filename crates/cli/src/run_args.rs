@@ -97,6 +97,10 @@ pub struct RunArgs {
     /// Do not record the finished run in the results database.
     #[arg(long = "no-db", global = true, conflicts_with = "db")]
     pub no_db: bool,
+    /// Upload the finished run's bundle to this drivelab serve (http://HOST:PORT) with the
+    /// uploader's token in $DRIVELAB_TOKEN (as drivelab db push does).
+    #[arg(long, global = true, value_name = "URL")]
+    pub upload: Option<String>,
     /// Progress on stderr: auto (a line redrawn in place, only on a terminal), always
     /// (also into a log file: then one plain line per interval, for runs under nohup or
     /// over ssh) or never. The suite's planned duration and its ETA come with it.

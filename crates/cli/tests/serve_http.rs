@@ -302,3 +302,46 @@ fn uploads_are_refused_without_tokens_and_bad_options_are_one_line() {
     );
     assert_usage(&o, "line 1: the token of rig1 must be at least 16");
 }
+
+/// `drivelab run … --upload URL`: the finished run is on the server, under the id it is
+/// recorded with locally; without a token nothing runs.
+#[test]
+fn a_run_uploads_its_bundle_when_it_finishes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("server.sqlite");
+    let s = Server::start(db.to_str().unwrap());
+    let run = |token: Option<&str>| {
+        let mut c = drivelab();
+        c.args([
+            "run", "quick", NVME, "--short", "--no-db", "--upload", &s.url,
+        ])
+        .current_dir(dir.path())
+        .env("XDG_DATA_HOME", dir.path().join("xdg"))
+        .env_remove("DRIVELAB_TOKEN");
+        if let Some(t) = token {
+            c.env("DRIVELAB_TOKEN", t);
+        }
+        c.output().unwrap()
+    };
+    let o = run(None);
+    assert_usage(
+        &o,
+        "--token: give the uploader's token (or set DRIVELAB_TOKEN)",
+    );
+    assert!(
+        !dir.path().join("drivelab-results").exists(),
+        "a run started without a token"
+    );
+
+    let o = run(Some(TOKEN));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let id = out
+        .lines()
+        .find_map(|l| l.strip_prefix("uploaded run "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no upload said: {out}"));
+    let (status, page) = s.get(&format!("/runs/{id}"));
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("<svg"));
+}

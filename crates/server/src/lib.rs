@@ -70,6 +70,11 @@ fn router(config: &Config) -> Router {
         .route("/runs/{id}/run.json", get(pages::run::run_json))
         .route("/runs/{id}/report.html", get(pages::run::report_html))
         .route("/drive", get(pages::drive::page))
+        // Browsers ask for it on every page: nothing, rather than a 404 in their console.
+        .route(
+            "/favicon.ico",
+            get(|| async { axum::http::StatusCode::NO_CONTENT }),
+        )
         .route("/compare", get(pages::compare::page))
         .route(
             "/api/bundles",
