@@ -289,6 +289,9 @@ pub fn run(
     } else {
         target.take_sensors()
     };
+    // Marked as a run marks a file it writes: a replay killed now leaves a test file
+    // that the next run (a --resume) still knows as drivelab's.
+    target.refresh_marker(true);
     let mut issuer = issue::for_target(target, &clock, &agg, opts.max_outstanding.max(1))?;
     let hist4 = || OpAcc {
         h: Histogram::new(),
@@ -390,6 +393,7 @@ pub fn run(
             )
         })
     });
+    target.refresh_marker(false);
     let counts = src.counts();
     let kept_up = !open_loop
         || m.late < LATE_COUNT_MIN
