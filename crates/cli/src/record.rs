@@ -44,9 +44,24 @@ pub fn open_existing_store(db: Option<&str>) -> Result<Option<Store>, Fail> {
 /// empty, a URL of another kind than postgres://, a malformed postgres:// URL, a file
 /// in a directory that does not exist, a directory, or a file that is not SQLite.
 pub fn check_location(db: Option<&str>) -> Result<(), Fail> {
-    let Some(loc) = db else { return Ok(()) };
+    let Some(loc) = db else {
+        // Without XDG_DATA_HOME and HOME the default is nowhere: not a folder under
+        // wherever the command happens to run.
+        if !Store::default_location().is_absolute() {
+            return Err(Fail::usage(
+                "--db: neither XDG_DATA_HOME nor HOME is set, so there is no default results database; give --db FILE (or --no-db)",
+            ));
+        }
+        return Ok(());
+    };
     let shown = drivelab_store::redact_url(loc);
     let bad = |why: &str| Err(Fail::usage(format!("--db '{shown}': {why}")));
+    if loc == ":memory:" || loc.starts_with("file:") {
+        // SQLite's names for a database that is not a file: nothing would be kept.
+        return bad(
+            "a results database is kept in a file; give a SQLite file path or a postgres:// URL",
+        );
+    }
     if loc.trim().is_empty() || (loc.contains("://") && !is_postgres_url(loc)) {
         return bad("give a SQLite file path or a postgres:// URL");
     }

@@ -258,3 +258,36 @@ pub fn unnamed_files_in(pid: u32, dir: &Path) -> usize {
         })
         .count()
 }
+
+/// A small tmpfs mounted on a new directory (`opts`: e.g. "size=256k" or "ro");
+/// unmounted on drop.
+pub struct Tmpfs {
+    pub dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    pub fn new(opts: &str) -> Tmpfs {
+        let dir = tempfile::tempdir().unwrap();
+        let m = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", opts, "tmpfs"])
+            .arg(dir.path())
+            .output()
+            .expect("mount is available (the tests run as root)");
+        assert!(m.status.success(), "mount: {}", stderr(&m));
+        Tmpfs { dir }
+    }
+
+    /// Fill it: a file takes every free byte.
+    pub fn fill(&self) {
+        use std::io::Write;
+        let mut f = std::fs::File::create(self.dir.path().join("fill")).unwrap();
+        let block = vec![0xA5u8; 4096];
+        while f.write_all(&block).is_ok() {}
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}

@@ -392,6 +392,10 @@ fn results_that_do_not_add_up_are_refused_and_a_failed_job_is_said() {
             vec!["compact.json", "--out", "ok"],
             "already holds a result bundle",
         ),
+        (
+            vec!["compact.json", "--out", "ok/sub"],
+            "is inside the result bundle",
+        ),
     ] {
         let mut a = vec!["import", "fio"];
         a.extend(args.iter().copied());

@@ -289,3 +289,32 @@ fn a_full_or_closed_stdout_is_a_failure_not_a_panic() {
         );
     }
 }
+
+#[test]
+fn a_dangling_symbolic_link_as_the_target_is_said_as_such() {
+    let d = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(d.path().join("gone.img"), d.path().join("disk.img")).unwrap();
+    for rw in ["read", "write"] {
+        let o = run_in(
+            d.path(),
+            &[
+                "io",
+                "disk.img",
+                "--rw",
+                rw,
+                "--size",
+                "1M",
+                "--runtime",
+                "50ms",
+            ],
+        );
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+        assert!(
+            e.contains("is a symbolic link to") && !e.contains("File exists"),
+            "{e}"
+        );
+    }
+    assert!(!d.path().join("gone.img").exists());
+}

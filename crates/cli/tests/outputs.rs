@@ -679,3 +679,107 @@ fn the_run_s_own_marker_file_is_no_output() {
     refused(&o, "the marker file of the target under test");
     assert!(!d.path().join("drivelab.test").exists());
 }
+
+#[test]
+fn a_bundle_inside_a_bundle_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    bundle(p, "b");
+    let run_json = std::fs::read(p.join("b/run.json")).unwrap();
+    let args = [
+        "run",
+        "quick",
+        "--short",
+        "--no-db",
+        "sim:nvme-tlc,capacity=4G",
+    ];
+    for out in ["b/sub", "b/sub/deeper"] {
+        let mut a = args.to_vec();
+        a.extend(["--out", out]);
+        refused(&run_in(p, &a), "is inside the result bundle");
+    }
+    assert!(!p.join("b/sub").exists());
+    assert_eq!(std::fs::read(p.join("b/run.json")).unwrap(), run_json);
+}
+
+#[test]
+fn a_full_disk_is_a_failure_not_a_bad_input_and_leaves_nothing() {
+    let fs = Tmpfs::new("size=256k");
+    let d = fs.dir.path();
+    // A trace large enough not to fit.
+    let src = tempfile::tempdir().unwrap();
+    let csv: String = (0..20_000u64)
+        .map(|i| {
+            format!(
+                "{},hm,0,Write,{},4096,1\n",
+                128_166_372_003_061_629u64 + i * 1000,
+                i * 4096
+            )
+        })
+        .collect();
+    std::fs::write(src.path().join("t.csv"), csv).unwrap();
+    fs.fill();
+    let out = d.join("t.dltrace");
+    let o = run_in(
+        src.path(),
+        &[
+            "trace",
+            "import",
+            "msr",
+            "t.csv",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    assert!(
+        e.contains("-o/--output") && !e.contains("FILE"),
+        "blamed on the input: {e}"
+    );
+    // A bundle that cannot be written: exit 1, no directory left.
+    let b = d.join("b");
+    let run = [
+        "run",
+        "quick",
+        "--short",
+        "--no-db",
+        "sim:nvme-tlc,capacity=4G",
+        "--out",
+    ];
+    let mut a = run.to_vec();
+    a.push(b.to_str().unwrap());
+    let o = run_in(src.path(), &a);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let left: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["fill"]);
+}
+
+#[test]
+fn a_read_only_file_system_is_said_without_an_internal_path() {
+    let fs = Tmpfs::new("ro,size=64k");
+    let out = fs.dir.path().join("r.json");
+    let o = run_in(
+        fs.dir.path(),
+        &[
+            "io",
+            "null",
+            "--runtime",
+            "50ms",
+            "--json",
+            out.to_str().unwrap(),
+        ],
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    assert!(e.contains("Read-only file system"), "{e}");
+    assert!(
+        !e.contains(".drivelab-check") && !e.contains(".r.json."),
+        "{e}"
+    );
+}

@@ -206,17 +206,26 @@ pub struct Bundle {
 impl Bundle {
     /// Create the directory (and parents) and write the initial `run.json`. Only a new
     /// or empty directory is taken ([`check_new_dir`]).
+    /// The directory is checked first ([`check_new_dir`], a usage error the caller
+    /// finds out before); what fails after it (a full disk) leaves no directory made.
     pub fn create(dir: &Path, doc: RunDoc) -> Result<Bundle, String> {
         check_new_dir(dir)?;
+        let made = !dir.exists();
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("--out {}: cannot create the directory: {e}", dir.display()))?;
-        let b = Bundle {
-            dir: dir.to_path_buf(),
-            doc,
-            handle: open_dir(dir)?,
-        };
-        b.save()?;
-        Ok(b)
+        let saved = open_dir(dir).and_then(|handle| {
+            let b = Bundle {
+                dir: dir.to_path_buf(),
+                doc,
+                handle,
+            };
+            b.save().map(|()| b)
+        });
+        if saved.is_err() && made {
+            // Empty: the document was never linked in.
+            let _ = std::fs::remove_dir(dir);
+        }
+        saved
     }
 
     /// Open an existing bundle for `--resume`.
@@ -348,6 +357,13 @@ pub fn check_new_dir(dir: &Path) -> Result<(), String> {
             dir.display()
         ));
     }
+    if let Some(b) = bundle_around(dir) {
+        return Err(format!(
+            "--out {}: is inside the result bundle {}, drivelab's record of a run; give a directory outside it",
+            dir.display(),
+            b.display()
+        ));
+    }
     match std::fs::symlink_metadata(dir) {
         Err(_) => Ok(()),
         Ok(m) if !m.is_dir() => Err(format!(
@@ -366,6 +382,19 @@ pub fn check_new_dir(dir: &Path) -> Result<(), String> {
             }
         }
     }
+}
+
+/// The result bundle whose directory holds `dir` (at any depth), if one does: its
+/// `run.json` names drivelab.
+fn bundle_around(dir: &Path) -> Option<PathBuf> {
+    let abs = std::path::absolute(dir).ok()?;
+    abs.ancestors().skip(1).find_map(|a| {
+        let real = std::fs::canonicalize(a).ok()?;
+        let doc = std::fs::read(real.join(RUN_JSON)).ok()?;
+        let head = &doc[..doc.len().min(4096)];
+        let mark = b"\"name\":\"drivelab\"";
+        head.windows(mark.len()).any(|w| w == mark).then_some(real)
+    })
 }
 
 /// A new default bundle directory: `<base>/<suite>-<UTC timestamp>` (a `-2`, `-3`, …

@@ -415,7 +415,8 @@ pub fn import(a: ImportArgs) -> Result<i32, Fail> {
     let dir = a.out.clone().unwrap_or_else(|| {
         drivelab_suites::bundle::default_dir(Path::new("drivelab-results"), "fio")
     });
-    let b = drivelab_suites::Bundle::create(&dir, doc).map_err(Fail::usage)?;
+    drivelab_suites::bundle::check_new_dir(&dir).map_err(Fail::usage)?;
+    let b = drivelab_suites::Bundle::create(&dir, doc).map_err(Fail::failed)?;
     let text = summary_table(&b.doc);
     b.write_table(&text).map_err(Fail::failed)?;
     crate::output::stdout::say(&text)?;

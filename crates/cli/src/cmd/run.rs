@@ -224,7 +224,9 @@ fn start(
     let mut doc = new_doc(suite.as_ref(), &plan, session.target(), Some(arg));
     let fio = crate::cmd::fio::engine_check(&common.fio, session.target(), &mut doc)
         .map_err(|e| session.usage(e.message))?;
-    let mut bundle = Bundle::create(&dir, doc).map_err(|e| session.usage(e))?;
+    drivelab_suites::bundle::check_new_dir(&dir).map_err(|e| session.usage(e))?;
+    // Past the checks, a bundle that cannot be written (a full disk) is a failure.
+    let mut bundle = Bundle::create(&dir, doc).map_err(|e| session.failed(e))?;
     let _lock = Bundle::lock(&dir).map_err(|e| session.usage(e))?;
     finish(
         suite.as_ref(),

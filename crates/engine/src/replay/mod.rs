@@ -254,6 +254,9 @@ pub fn run(
     // Everything the first I/O needs is made before the clock starts: it is due at 0.
     let mut sensors = Sensors::take(target);
     let first = src.next_io()?;
+    // Marked as a run marks a file it writes: a replay killed now leaves a test file
+    // that the next run (a --resume) still knows as drivelab's.
+    target.refresh_marker(true);
     let mut issuer = issue::for_target(
         target,
         &clock,
@@ -320,6 +323,7 @@ pub fn run(
     let cpu1 = crate::sys::process_cpu_s();
     m.rec.finish();
     drop(issuer);
+    target.refresh_marker(false);
     let sensor_notes = sensors.finish(target, &agg);
     let (max_out, source_err) = drive?;
     let (records, totals_h, bytes) = agg.finish(end, end);
