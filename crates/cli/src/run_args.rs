@@ -170,7 +170,23 @@ fn span(s: &str) -> Result<SizeOrPercent, String> {
 #[derive(Debug, Clone)]
 pub struct List<T>(pub Vec<T>);
 
+/// The most items of a list option (`--qds`, `--specs`, `--tests`, …): a plan holds a
+/// step or more per item, and a mistyped list must not build a plan that exhausts
+/// memory before its size is checked.
+pub const MAX_LIST_ITEMS: usize = 256;
+
+fn list_len(s: &str) -> Result<(), String> {
+    let n = s.split(',').count();
+    if n > MAX_LIST_ITEMS {
+        return Err(format!(
+            "a list of {n} items, more than the {MAX_LIST_ITEMS} a list option takes"
+        ));
+    }
+    Ok(())
+}
+
 fn u32_list(s: &str) -> Result<List<u32>, String> {
+    list_len(s)?;
     s.split(',')
         .map(|x| positive(x.trim()))
         .collect::<Result<Vec<_>, _>>()
@@ -181,6 +197,7 @@ fn u32_list(s: &str) -> Result<List<u32>, String> {
 }
 
 fn names(s: &str) -> Result<List<String>, String> {
+    list_len(s)?;
     let v: Vec<String> = s
         .split(',')
         .map(|x| x.trim().to_string())
@@ -193,6 +210,7 @@ fn names(s: &str) -> Result<List<String>, String> {
 }
 
 fn cdm_tests(s: &str) -> Result<List<String>, String> {
+    list_len(s)?;
     s.split(',')
         .map(|t| CdmSpec::parse(t.trim()).map(|c| c.label()))
         .collect::<Result<Vec<_>, _>>()
@@ -317,6 +335,19 @@ pub struct PeakArgs {
     pub recheck_passes: Option<u32>,
 }
 
+fn passes(s: &str) -> Result<u32, String> {
+    positive(s).and_then(|n| {
+        if n > consistency::MAX_PASSES {
+            Err(format!(
+                "'{s}' is more than {} passes",
+                consistency::MAX_PASSES
+            ))
+        } else {
+            Ok(n)
+        }
+    })
+}
+
 fn recheck_passes(s: &str) -> Result<u32, String> {
     s.trim()
         .parse::<u32>()
@@ -365,8 +396,9 @@ pub struct ConsistencyArgs {
     /// Queue depth of the random writes [default: 32].
     #[arg(long, alias = "iodepth", value_parser = positive, allow_hyphen_values = true)]
     pub qd: Option<u32>,
-    /// Sequential fill passes of the precondition (2 for the SNIA variant) [default: 1].
-    #[arg(long, value_parser = positive, allow_hyphen_values = true)]
+    /// Sequential fill passes of the precondition (2 for the SNIA variant), 1 to 100
+    /// [default: 1].
+    #[arg(long, value_parser = passes, allow_hyphen_values = true)]
     pub passes: Option<u32>,
     /// Over-provisioning to simulate: test (100 − N) % of the span, discard the rest [default: 0%].
     #[arg(long, value_parser = percent_f, allow_hyphen_values = true)]

@@ -51,6 +51,11 @@ pub struct Consistency {
     pub short: bool,
 }
 
+/// The most sequential fill passes: SNIA's variant takes 2; each pass writes the whole
+/// span, so a hundred is far beyond any test, and a mistyped count must not make a plan
+/// that exhausts memory.
+pub const MAX_PASSES: u32 = 100;
+
 /// Block size and depth of the precondition's sequential passes.
 pub const PRECONDITION_BS: u32 = 128 << 10;
 pub const PRECONDITION_QD: u32 = 32;
@@ -80,7 +85,12 @@ impl Consistency {
             return Err("--round: must be a whole number of seconds, at least 1s".into());
         }
         if self.duration_ns < self.round_ns {
-            return Err("--duration: must be at least one --round".into());
+            let r = self.round_s();
+            return Err(format!(
+                "--duration: {}s is shorter than one steady-state round of {r}s (--round: 60s by default, 2s with --short); give --duration {}s or more, or a shorter --round",
+                self.duration_ns / secs(1),
+                r
+            ));
         }
         if self.window_s == 0 {
             return Err("--window: must be at least 1s".into());
@@ -88,8 +98,8 @@ impl Consistency {
         if self.qd == 0 {
             return Err("--qd: must be at least 1".into());
         }
-        if self.passes == 0 {
-            return Err("--passes: must be at least 1".into());
+        if self.passes == 0 || self.passes > MAX_PASSES {
+            return Err(format!("--passes: must be from 1 to {MAX_PASSES}"));
         }
         if !(0.0..100.0).contains(&self.op_percent) {
             return Err("--op: must be a percentage from 0 to below 100, like 25%".into());
@@ -116,6 +126,13 @@ impl Suite for Consistency {
             SizeOrPercent::Bytes(((span as f64) * (1.0 - self.op_percent / 100.0)) as u64),
             target,
         );
+        if tested < PRECONDITION_BS as u64 {
+            return Err(format!(
+                "--op: {}% leaves {tested} bytes of the {span}-byte span to test, less than one {} KiB precondition write; give a lower --op or a larger --size",
+                self.op_percent,
+                PRECONDITION_BS >> 10
+            ));
+        }
         let also_discard = (tested < span).then_some((tested, span - tested));
         let shape = Shape::new(RwMode::RandWrite, 4096, self.qd, 1).data(self.data);
         let mut out = Vec::new();
