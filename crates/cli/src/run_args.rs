@@ -217,7 +217,23 @@ fn span(s: &str) -> Result<SizeOrPercent, String> {
 #[derive(Debug, Clone)]
 pub struct List<T>(pub Vec<T>);
 
+/// The most items of a list option (`--qds`, `--specs`, `--tests`, …): a plan holds a
+/// step or more per item, and a mistyped list must not build a plan that exhausts
+/// memory before its size is checked.
+pub const MAX_LIST_ITEMS: usize = 256;
+
+fn list_len(s: &str) -> Result<(), String> {
+    let n = s.split(',').count();
+    if n > MAX_LIST_ITEMS {
+        return Err(format!(
+            "a list of {n} items, more than the {MAX_LIST_ITEMS} a list option takes"
+        ));
+    }
+    Ok(())
+}
+
 fn u32_list(s: &str) -> Result<List<u32>, String> {
+    list_len(s)?;
     s.split(',')
         .map(|x| positive(x.trim()))
         .collect::<Result<Vec<_>, _>>()
@@ -228,6 +244,7 @@ fn u32_list(s: &str) -> Result<List<u32>, String> {
 }
 
 fn names(s: &str) -> Result<List<String>, String> {
+    list_len(s)?;
     let v: Vec<String> = s
         .split(',')
         .map(|x| x.trim().to_string())
@@ -240,6 +257,7 @@ fn names(s: &str) -> Result<List<String>, String> {
 }
 
 fn cdm_tests(s: &str) -> Result<List<String>, String> {
+    list_len(s)?;
     s.split(',')
         .map(|t| CdmSpec::parse(t.trim()).map(|c| c.label()))
         .collect::<Result<Vec<_>, _>>()

@@ -84,7 +84,12 @@ impl Consistency {
             return Err("--round: must be a whole number of seconds, at least 1s".into());
         }
         if self.duration_ns < self.round_ns {
-            return Err("--duration: must be at least one --round".into());
+            let r = self.round_s();
+            return Err(format!(
+                "--duration: {}s is shorter than one steady-state round of {r}s (--round: 60s by default, 2s with --short); give --duration {}s or more, or a shorter --round",
+                self.duration_ns / secs(1),
+                r
+            ));
         }
         if self.window_s == 0 {
             return Err("--window: must be at least 1s".into());
@@ -122,6 +127,13 @@ impl Suite for Consistency {
             SizeOrPercent::Bytes(((span as f64) * (1.0 - self.op_percent / 100.0)) as u64),
             target,
         );
+        if tested < PRECONDITION_BS as u64 {
+            return Err(format!(
+                "--op: {}% leaves {tested} bytes of the {span}-byte span to test, less than one {} KiB precondition write; give a lower --op or a larger --size",
+                self.op_percent,
+                PRECONDITION_BS >> 10
+            ));
+        }
         let also_discard = (tested < span).then_some((tested, span - tested));
         let shape = Shape::new(RwMode::RandWrite, 4096, self.qd, 1).data(self.data);
         let mut out = Vec::new();

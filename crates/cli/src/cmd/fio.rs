@@ -364,7 +364,7 @@ fn read_result(p: &Path) -> Result<String, Fail> {
             p.display()
         )));
     }
-    std::fs::read_to_string(p).map_err(|e| Fail::usage(format!("RESULT {}: {e}", p.display())))
+    drivelab_trace::input::read_text(p, MAX).map_err(|e| Fail::usage(format!("RESULT {e}")))
 }
 
 pub fn import(a: ImportArgs) -> Result<i32, Fail> {

@@ -314,12 +314,21 @@ impl Files {
     }
 }
 
+/// The most bytes of one fio log read: a week of 1 s rows is about 30 MB.
+const MAX_LOG_BYTES: u64 = 1 << 30;
+
+/// One log's text: a regular file only (a FIFO or a symlink to /dev/zero is refused at
+/// once), bounded.
+fn read_log(p: &Path) -> Result<String, String> {
+    drivelab_trace::input::read_text(p, MAX_LOG_BYTES).map_err(|e| e.to_string())
+}
+
 /// Read and parse windowed logs.
 pub fn read_rows(paths: &[PathBuf]) -> Result<Vec<Vec<Row>>, String> {
     paths
         .iter()
         .map(|p| {
-            let t = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let t = read_log(p)?;
             parse_rows(&t).map_err(|e| format!("{}: {e}", p.display()))
         })
         .collect()
@@ -330,7 +339,7 @@ pub fn read_hist(paths: &[PathBuf]) -> Result<Vec<Vec<HistRow>>, String> {
     paths
         .iter()
         .map(|p| {
-            let t = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let t = read_log(p)?;
             parse_hist(&t).map_err(|e| format!("{}: {e}", p.display()))
         })
         .collect()
