@@ -196,6 +196,19 @@ fn a_drive_that_throttles_in_random_writes_shows_two_levels_in_their_shares() {
     assert!(f(&gt["max_temperature_celsius"]) >= f(&gt["throttle_celsius"]));
 }
 
+/// Host writes a second over the scoring window from the model's record of its phases,
+/// (start s, host pages written before it): from the first phase that starts in the
+/// window to the last one (4K writes, one page each).
+fn window_rate(phases: &[(f64, f64)], from_s: f64) -> f64 {
+    let first = phases.iter().find(|p| p.0 >= from_s).unwrap();
+    let last = phases.last().unwrap();
+    assert!(
+        last.0 - first.0 > 300.0,
+        "most of the window: {first:?} to {last:?}"
+    );
+    (last.1 - first.1) / (last.0 - first.0)
+}
+
 #[test]
 fn a_drive_with_tiered_gc_shows_its_phases_as_levels_and_stalls() {
     // The NVMe review's steady states that shift between levels, with phases of whole
@@ -266,6 +279,22 @@ fn a_drive_with_tiered_gc_shows_its_phases_as_levels_and_stalls() {
         .filter(|v| f(v) == 0.0)
         .count() as f64;
     within(zero, fg, 0.05, "seconds without I/O");
+    // The phases end on the scored window's own level: the host writes the model
+    // completed in the last 400 s (its phases write at constant rates, foreground none).
+    let pages: Vec<(f64, f64)> = gt["gc_phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (f(&p[0]) / 1e9 - origin, f(&p[2])))
+        .collect();
+    let window_truth = window_rate(&pages, f(&a["scores"]["window_start_s"]));
+    let got = a["phases"].as_array().unwrap();
+    within(
+        f(&got.last().unwrap()["level_iops"]),
+        window_truth,
+        0.05,
+        "final level",
+    );
 }
 
 /// A QLC drive with a dynamic SLC cache on a slow link (the parameter set documented
