@@ -596,6 +596,25 @@ fn seqfill_finds_the_deep_drops_of_a_drive_folding_under_load() {
     }
     let gaps: Vec<f64> = model.windows(2).map(|w| w[1].0 - w[0].0 - w[0].1).collect();
     assert!(gaps.iter().all(|g| (10.0..=15.0).contains(g)), "{gaps:?}");
+    // Issue 24: no lower level follows the cache, the drops mark its end: the cache is
+    // what the drive took before it first held the host, and the average after it holds
+    // the stalls.
+    assert_eq!(fill["cache_ended_by_stalls"], true, "{fill}");
+    within(
+        f(&fill["cache_bytes"]),
+        f(&gt["slc_cache_bytes"]),
+        0.05,
+        "cache size",
+    );
+    let end_s = f(&gt["now_ns"]) / 1e9 - origin;
+    let written = f(&step["params"]["fill_bytes"]);
+    let after_truth = (written - f(&gt["slc_cache_bytes"])) / (end_s - model[0].0) / 1e6;
+    within(
+        f(&fill["post_cache_avg_mbps"]),
+        after_truth,
+        0.05,
+        "post-cache average",
+    );
 }
 
 #[test]
