@@ -284,14 +284,14 @@ impl Suite for Consistency {
         let levels: Vec<String> = a
             .levels
             .iter()
-            .map(|l| format!("{:.0}", l.centre_iops))
+            .map(|l| format!("{:.0} ({:.0} %)", l.centre_iops, 100.0 * l.share))
             .collect();
         table += &format!(
             "  performance levels: {}\n",
             if levels.is_empty() {
                 "-".into()
             } else {
-                levels.join(", ") + " IOPS"
+                levels.join(", ") + " IOPS (share of the seconds with I/O)"
             }
         );
         table += &format!(
@@ -432,7 +432,7 @@ pub fn analyze(steps: &[StepRecord], window_s: usize, round_s: usize) -> Consist
         // A second with no more I/Os than one queue's worth is a stall ending.
         levels: performance_levels(&x[from..], stall_iops(steps)),
         burst,
-        phases: phases(&x),
+        phases: phases(&x, window_s),
         steady: pts_verdict(&rounds),
         rounds,
         iops_per_s: x,

@@ -431,6 +431,7 @@ impl Suite for Peak {
         let mut rechecked = Vec::new();
         let mut states = Vec::new();
         let mut uncertain = Vec::new();
+        let mut at_last = Vec::new();
         let mut metrics = Vec::new();
         let mut table = format!(
             "drivelab peak: QD sweep 1…{} ({}), {} s per point; knee = lowest QD not below 95 % of the best level beyond its measured noise\n",
@@ -500,6 +501,9 @@ impl Suite for Peak {
             if let Some(line) = recheck_summary(&sweep) {
                 rechecked.push(format!("{label} {line}"));
             }
+            if let Some(k) = sweep.knee.as_ref().filter(|k| k.at_last_qd) {
+                at_last.push(format!("{label} QD{}", k.qd));
+            }
             if let Some(k) = sweep.knee.as_ref().filter(|k| !k.uncertain_qds.is_empty()) {
                 let qds: Vec<String> = k.uncertain_qds.iter().map(|q| format!("QD{q}")).collect();
                 uncertain.push(format!("{label} {}", qds.join(", ")));
@@ -508,7 +512,7 @@ impl Suite for Peak {
         }
         if !rechecked.is_empty() {
             table += &format!(
-                "measured again (within noise of the knee threshold; up to {MAX_PASSES} passes a point, {} extra a sweep): {}\n",
+                "measured again (within noise of the knee threshold, or the best point, which sets it; up to {MAX_PASSES} passes a point, {} extra a sweep): {}\n",
                 self.recheck_passes,
                 rechecked.join("; ")
             );
@@ -517,6 +521,12 @@ impl Suite for Peak {
             table += &format!(
                 "within their measured noise of the knee threshold (a longer --point-time or more --recheck-passes settles them): {}\n",
                 uncertain.join("; ")
+            );
+        }
+        if !at_last.is_empty() {
+            table += &format!(
+                "knee at the sweep's highest queue depth (the curve may still be rising there; a higher --max-qd shows where it levels off): {}\n",
+                at_last.join("; ")
             );
         }
         if !states.is_empty() {
