@@ -1130,6 +1130,9 @@ fn end_fsync_waits_for_a_volatile_cache_and_a_power_cut_lists_its_losses() {
         "tprog_slc",
     ] {
         assert!(stdout(&o).contains(key), "sim:help lacks {key}");
+    }
+}
+
 /// The random-write sweep of `seed`'s SATA drive in its steady state, points of `point`.
 fn steady_randwrite_sweep(seed: u32, point: &str) -> (Value, String) {
     suite_and_table(&[
