@@ -61,7 +61,7 @@ pub fn positive(s: &str) -> Result<u32, String> {
 
 pub fn bs(s: &str) -> Result<u32, String> {
     let v = size::parse_size(s)?;
-    if v == 0 || v > drivelab_engine::run::MAX_BS as u64 {
+    if v == 0 || v > drivelab_engine::spec::MAX_BS as u64 {
         return Err(format!("'{s}' is not a block size from 1 byte to 1G"));
     }
     Ok(v as u32)

@@ -5,9 +5,10 @@
 use std::path::Path;
 
 use drivelab_engine::target::TargetKind;
-use drivelab_report::bundles::{open_bundle, summary_of};
 use drivelab_store::{is_postgres_url, Metric, RunRecord, Store, StoreError};
+use drivelab_suites::bundle::open_bundle;
 use drivelab_suites::bundle::{BundleStatus, RunDoc};
+use drivelab_suites::runner::summary_of;
 use sha2::{Digest, Sha256};
 
 use crate::fail::Fail;
@@ -95,7 +96,7 @@ pub fn run_id(doc: &RunDoc) -> String {
         doc.created_at.as_str(),
         doc.host.hostname.as_str(),
         doc.target.path.as_str(),
-        doc.suite.as_str(),
+        doc.suite.name(),
         doc.config_hash.as_str(),
     ] {
         h.update(part.as_bytes());
@@ -149,7 +150,7 @@ pub fn run_record(dir: &Path, doc: &RunDoc) -> Result<RunRecord, String> {
     let path = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
     Ok(RunRecord {
         run_id: run_id(doc),
-        suite: doc.suite.clone(),
+        suite: doc.suite.to_string(),
         started_at: doc.created_at.clone(),
         finished_at,
         tool_version: doc.tool.version.clone(),

@@ -1,6 +1,8 @@
 //! The result document of one run: strict JSON, units in every field name.
 //! Schema: `docs/result-schema.md`.
 
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 
 use crate::hist::{Histogram, HistogramJson};
@@ -302,7 +304,7 @@ pub struct Measured {
     /// A trace replay's own measurements (per-operation histograms, issue lag, the
     /// comparison with the trace's service times); absent for generated workloads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replay: Option<crate::replay::ReplayMeasured>,
+    pub replay: Option<ReplayMeasured>,
 }
 
 #[cfg(test)]
@@ -329,4 +331,98 @@ mod generator_tests {
             "{n}"
         );
     }
+}
+
+/// A running view for progress displays, called about once per second of wall time.
+pub struct Progress<'a> {
+    /// Wall time since the run started.
+    pub wall: Duration,
+    /// The latest finished interval, if any.
+    pub latest: Option<&'a IntervalRecord>,
+}
+
+// What a trace replay measures (`Measured.replay`), here beside the rest of a result
+// so that results never depend on the replay loop that fills them in.
+
+/// How the replay is timed.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "mode")]
+pub enum Timing {
+    /// Open loop: each I/O issued at its recorded time divided by `speed`, gaps longer
+    /// than `max_idle_ns` (of trace time) cut to it.
+    Recorded {
+        speed: f64,
+        max_idle_ns: Option<u64>,
+    },
+    /// As fast as possible, never more outstanding than the trace had at that point.
+    Afap,
+}
+
+/// What the schedule did besides passing records on.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScheduleCounts {
+    pub records_read: u64,
+    pub discards_skipped: u64,
+    /// I/Os placed elsewhere in the span than their recorded offset (did not fit).
+    pub remapped_ios: u64,
+    /// I/Os widened to the alignment.
+    pub realigned_ios: u64,
+    /// Gaps longer than `--max-idle`, and the trace time cut from them.
+    pub gaps_compressed: u64,
+    pub idle_removed_ns: u64,
+    /// Deepest concurrency the trace had (by the rule above).
+    pub trace_max_outstanding: u32,
+    /// Records that carried the original service time.
+    pub with_service_time: u64,
+    /// Issue time of the last record (ns from the trace's start).
+    pub trace_last_issue_ns: u64,
+}
+
+/// One operation's totals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpMeasured {
+    pub ios: u64,
+    pub bytes: u64,
+    /// Service time (issue to completion).
+    pub latency: HistogramJson,
+}
+
+/// This target's service time against the trace's, I/O by I/O.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// I/Os that had an original service time.
+    pub compared_ios: u64,
+    pub faster_ios: u64,
+    pub slower_ios: u64,
+    pub same_ios: u64,
+    /// Distribution of (this service time / original) × 1000 (so 1000 is "the same";
+    /// the histogram's `_ns` fields hold these per-mille values).
+    pub ratio_permille: HistogramJson,
+}
+
+/// What a replay measured besides what every run has (`Measured.replay`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayMeasured {
+    pub timing: Timing,
+    pub discards_replayed: bool,
+    pub schedule: ScheduleCounts,
+    pub ios_issued: u64,
+    pub ios_completed: u64,
+    pub read: OpMeasured,
+    pub write: OpMeasured,
+    pub flush: OpMeasured,
+    pub discard: OpMeasured,
+    /// Writes issued with RWF_DSYNC (the trace's FUA).
+    pub fua_writes: u64,
+    /// Open loop: how far after its due time each I/O was issued.
+    pub lag: Option<HistogramJson>,
+    /// Open loop: I/Os issued more than 1 ms (the replay's `LATE_NS`) late.
+    pub late_ios: u64,
+    /// False when more than 1 % of the I/Os were over 1 ms late: the replay could not
+    /// keep up with the trace.
+    pub kept_up: bool,
+    pub max_outstanding: u32,
+    /// Replay start to last completion.
+    pub replay_ns: u64,
+    pub comparison: Option<Comparison>,
 }

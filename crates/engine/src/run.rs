@@ -15,11 +15,9 @@ use crate::result::*;
 use crate::sensor::sampler::{Sampler, FINISH_WAIT};
 use crate::series::{Aggregator, IntervalRecord, Recorder};
 use crate::size::SizeOrPercent;
-use crate::spec::{BsShare, Distribution, IoEngine, Workload, WorkloadRequest};
+use crate::spec::{BsShare, Distribution, IoEngine, Workload, WorkloadRequest, MAX_BS};
 use crate::target::{Target, TargetInfo, TargetKind};
 
-/// The largest block size (also the largest any `--bssplit` or `--spec` may name).
-pub const MAX_BS: u32 = 1 << 30;
 /// The most jobs (threads) one run may have.
 pub const MAX_JOBS: u32 = 4096;
 /// The deepest io_uring the kernel sets up (IORING_MAX_ENTRIES).
@@ -267,14 +265,6 @@ fn unwritten_note(bytes: u64, span: u64) -> String {
         crate::size::human_bytes(span),
         bytes as f64 * 100.0 / span.max(1) as f64
     )
-}
-
-/// A running view for progress displays, called about once per second of wall time.
-pub struct Progress<'a> {
-    /// Wall time since the run started.
-    pub wall: Duration,
-    /// The latest finished interval, if any.
-    pub latest: Option<&'a IntervalRecord>,
 }
 
 /// Options of one run besides the workload.

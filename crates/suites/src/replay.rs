@@ -252,8 +252,8 @@ pub fn is_replay_step(s: &StepRecord) -> bool {
 }
 
 impl Suite for Replay {
-    fn name(&self) -> &'static str {
-        "replay"
+    fn kind(&self) -> crate::suite::SuiteKind {
+        crate::suite::SuiteKind::Replay
     }
     fn writes_to_device(&self) -> bool {
         self.writes
@@ -615,7 +615,7 @@ pub fn run_step(
     w: &drivelab_engine::spec::Workload,
     target: &mut drivelab_engine::target::Target,
     stop: &std::sync::atomic::AtomicBool,
-    progress: Option<&(dyn Fn(&drivelab_engine::run::Progress<'_>) + Sync)>,
+    progress: Option<&(dyn Fn(&drivelab_engine::result::Progress<'_>) + Sync)>,
     dir: Option<&Path>,
 ) -> Result<drivelab_engine::result::RunResult, String> {
     use drivelab_engine::replay::{self, Placement, ReplayOptions, Schedule};

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use drivelab_engine::run::Progress;
+use drivelab_engine::result::Progress;
 use drivelab_engine::target::{self, OpenOptions, TargetKind, TargetSpec};
 use drivelab_suites::bundle::{default_dir, Bundle, BundleStatus};
 use drivelab_suites::plan::PlannedStep;
@@ -230,7 +230,7 @@ fn resume(dir: &Path, a: &RunArgs, db: &DbChoice) -> Result<i32, Fail> {
     // Read again once this process holds it: another may have just finished with it.
     let _lock = Bundle::lock(dir).map_err(|e| Fail::usage(format!("--resume {e}")))?;
     let mut bundle = Bundle::open(dir).map_err(Fail::usage)?;
-    let suite = from_saved(&bundle.doc.suite, &bundle.doc.knobs)
+    let suite = from_saved(bundle.doc.suite, &bundle.doc.knobs)
         .map_err(|e| Fail::usage(format!("--resume {}: {e}", dir.display())))?;
     crate::cmd::fio::no_sensors_on_resume(&bundle.doc, a)?;
     if bundle.doc.status == BundleStatus::Complete {

@@ -22,20 +22,18 @@ pub mod schedule;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use serde::{Deserialize, Serialize};
-
 use crate::clock::{Clock, MonotonicClock};
-use crate::hist::{Histogram, HistogramJson};
+use crate::hist::Histogram;
 use crate::job::IoErrorRecord;
 use crate::op::Dir;
 use crate::result::*;
-use crate::run::Progress;
+pub use crate::result::{Comparison, OpMeasured, ReplayMeasured, ScheduleCounts, Timing};
 use crate::sensor::sampler::{Sampler, FINISH_WAIT};
 use crate::series::{Aggregator, Recorder};
 use crate::spec::Workload;
 use crate::target::Target;
 use drivelab_trace::Op;
-pub use schedule::{Placement, ReplayIo, Schedule, ScheduleCounts, Timing, Window};
+pub use schedule::{Placement, ReplayIo, Schedule, Window};
 
 /// An I/O issued later than this is late.
 pub const LATE_NS: u64 = 1_000_000;
@@ -70,55 +68,6 @@ impl<I: Iterator<Item = Result<drivelab_trace::Record, drivelab_trace::TraceErro
     fn end_due_ns(&self) -> Option<u64> {
         Schedule::end_due_ns(self)
     }
-}
-
-/// One operation's totals.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OpMeasured {
-    pub ios: u64,
-    pub bytes: u64,
-    /// Service time (issue to completion).
-    pub latency: HistogramJson,
-}
-
-/// This target's service time against the trace's, I/O by I/O.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Comparison {
-    /// I/Os that had an original service time.
-    pub compared_ios: u64,
-    pub faster_ios: u64,
-    pub slower_ios: u64,
-    pub same_ios: u64,
-    /// Distribution of (this service time / original) × 1000 (so 1000 is "the same";
-    /// the histogram's `_ns` fields hold these per-mille values).
-    pub ratio_permille: HistogramJson,
-}
-
-/// What a replay measured besides what every run has (`Measured.replay`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ReplayMeasured {
-    pub timing: Timing,
-    pub discards_replayed: bool,
-    pub schedule: ScheduleCounts,
-    pub ios_issued: u64,
-    pub ios_completed: u64,
-    pub read: OpMeasured,
-    pub write: OpMeasured,
-    pub flush: OpMeasured,
-    pub discard: OpMeasured,
-    /// Writes issued with RWF_DSYNC (the trace's FUA).
-    pub fua_writes: u64,
-    /// Open loop: how far after its due time each I/O was issued.
-    pub lag: Option<HistogramJson>,
-    /// Open loop: I/Os issued more than [`LATE_NS`] late.
-    pub late_ios: u64,
-    /// False when more than 1 % of the I/Os were over 1 ms late: the replay could not
-    /// keep up with the trace.
-    pub kept_up: bool,
-    pub max_outstanding: u32,
-    /// Replay start to last completion.
-    pub replay_ns: u64,
-    pub comparison: Option<Comparison>,
 }
 
 /// Options of one replay besides the I/Os.

@@ -24,26 +24,14 @@ use std::collections::BinaryHeap;
 use drivelab_trace::{Op, Record, TraceError};
 use serde::{Deserialize, Serialize};
 
+use crate::result::{ScheduleCounts, Timing};
+
 /// The most outstanding trace I/Os the concurrency rule tracks; a trace claiming more at
 /// one point counts as this many there.
 pub const MAX_TRACKED: usize = 1 << 16;
 /// The largest read or write replayed: a longer one in a trace is an error (its buffer,
 /// times the I/Os in flight, must fit in memory).
 pub const MAX_IO_BYTES: u64 = 64 << 20;
-
-/// How the replay is timed.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "mode")]
-pub enum Timing {
-    /// Open loop: each I/O issued at its recorded time divided by `speed`, gaps longer
-    /// than `max_idle_ns` (of trace time) cut to it.
-    Recorded {
-        speed: f64,
-        max_idle_ns: Option<u64>,
-    },
-    /// As fast as possible, never more outstanding than the trace had at that point.
-    Afap,
-}
 
 /// One I/O to issue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,26 +88,6 @@ impl Placement {
         }
         Ok((self.start_bytes + at, len2, true, realigned))
     }
-}
-
-/// What the schedule did besides passing records on.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ScheduleCounts {
-    pub records_read: u64,
-    pub discards_skipped: u64,
-    /// I/Os placed elsewhere in the span than their recorded offset (did not fit).
-    pub remapped_ios: u64,
-    /// I/Os widened to the alignment.
-    pub realigned_ios: u64,
-    /// Gaps longer than `--max-idle`, and the trace time cut from them.
-    pub gaps_compressed: u64,
-    pub idle_removed_ns: u64,
-    /// Deepest concurrency the trace had (by the rule above).
-    pub trace_max_outstanding: u32,
-    /// Records that carried the original service time.
-    pub with_service_time: u64,
-    /// Issue time of the last record (ns from the trace's start).
-    pub trace_last_issue_ns: u64,
 }
 
 /// The part of a trace one replay step issues: records with `from_ns <= issue_ns <

@@ -15,7 +15,7 @@ use crate::model::Chart;
 use crate::palette::GroupPalette;
 use crate::svg::{escape, render_svg};
 
-pub use tables::{fmt_number, Column, Row, Table, Tile, TileRow, TileTable};
+pub use tables::{Column, Row, Table, Tile, TileRow, TileTable};
 
 /// One piece of a section.
 #[derive(Debug, Clone, PartialEq)]
