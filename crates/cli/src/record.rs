@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use drivelab_report::bundles::open_bundle;
+use drivelab_suites::bundle::open_bundle;
 use drivelab_store::{is_postgres_url, RunRecord, Store, StoreError};
 use drivelab_suites::bundle::RunDoc;
 

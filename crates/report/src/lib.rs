@@ -21,9 +21,10 @@ pub use files::{
     write_svgs_with, GENERATOR_MARK, PNG_SCALE, PNG_SOFTWARE_MARK,
 };
 pub use html::{
-    fmt_number, html_start, Block, Column, Report, Row, Section, Table, Tile, TileRow, TileTable,
+    html_start, Block, Column, Report, Row, Section, Table, Tile, TileRow, TileTable,
 };
 pub use model::{Axis, Chart, Dash, Mark, Scale, Series, SeriesKind};
 pub use palette::{GroupPalette, Shape, COLORS};
 pub use png::{render_png, svg_to_png, SHIPPED_FONT_FAMILY};
 pub use svg::{escape, render_svg, resolve, Resolved, FONT_STACK};
+pub use ticks::fmt_number;

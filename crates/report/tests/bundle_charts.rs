@@ -107,7 +107,7 @@ fn every_suite_gets_its_charts_and_every_drive_its_group() {
     // Known answers: the marks and callouts repeat the bundles' own analyses.
     for r in &runs {
         let a = &r.doc.summary.as_ref().unwrap().analysis;
-        match r.doc.suite.as_str() {
+        match r.doc.suite.name() {
             "peak" => {
                 let sw = &a["sweeps"][0]["sweep"];
                 let k = &sw["curve"][sw["knee"]["index"].as_u64().unwrap() as usize];

@@ -4,7 +4,7 @@
 //! bundle recorded locally and uploaded has the same id everywhere.
 
 use drivelab_engine::target::TargetKind;
-use drivelab_report::bundles::summary_of;
+use drivelab_suites::runner::summary_of;
 use drivelab_store::{Metric, RunRecord};
 use drivelab_suites::bundle::{BundleStatus, RunDoc};
 use sha2::{Digest, Sha256};
@@ -17,7 +17,7 @@ pub fn run_id(doc: &RunDoc) -> String {
         doc.created_at.as_str(),
         doc.host.hostname.as_str(),
         doc.target.path.as_str(),
-        doc.suite.as_str(),
+        doc.suite.name(),
         doc.config_hash.as_str(),
     ] {
         h.update(part.as_bytes());
@@ -71,7 +71,7 @@ pub fn run_record(doc: &RunDoc, bundle_path: Option<String>) -> Result<RunRecord
     let bundle_json = serde_json::to_value(doc).map_err(|e| e.to_string())?;
     Ok(RunRecord {
         run_id: run_id(doc),
-        suite: doc.suite.clone(),
+        suite: doc.suite.to_string(),
         started_at: doc.created_at.clone(),
         finished_at,
         tool_version: doc.tool.version.clone(),

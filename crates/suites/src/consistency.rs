@@ -114,8 +114,8 @@ impl Consistency {
 }
 
 impl Suite for Consistency {
-    fn name(&self) -> &'static str {
-        "consistency"
+    fn kind(&self) -> crate::suite::SuiteKind {
+        crate::suite::SuiteKind::Consistency
     }
     fn test_file_bytes(&self) -> Option<u64> {
         span_file_bytes(self.size)

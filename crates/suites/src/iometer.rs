@@ -158,8 +158,8 @@ fn spec_mode(s: &AccessSpec) -> RwMode {
 }
 
 impl Suite for IoMeter {
-    fn name(&self) -> &'static str {
-        "iometer"
+    fn kind(&self) -> crate::suite::SuiteKind {
+        crate::suite::SuiteKind::Iometer
     }
     fn test_file_bytes(&self) -> Option<u64> {
         // The default test file keeps its usual size: the span is the whole file when smaller.

@@ -73,8 +73,8 @@ impl Mixed {
 }
 
 impl Suite for Mixed {
-    fn name(&self) -> &'static str {
-        "mixed"
+    fn kind(&self) -> crate::suite::SuiteKind {
+        crate::suite::SuiteKind::Mixed
     }
     fn test_file_bytes(&self) -> Option<u64> {
         span_file_bytes(self.size)

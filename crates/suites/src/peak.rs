@@ -286,8 +286,8 @@ fn throughput(rec: &StepRecord) -> Option<f64> {
 }
 
 impl Suite for Peak {
-    fn name(&self) -> &'static str {
-        "peak"
+    fn kind(&self) -> crate::suite::SuiteKind {
+        crate::suite::SuiteKind::Peak
     }
     fn test_file_bytes(&self) -> Option<u64> {
         span_file_bytes(self.size)

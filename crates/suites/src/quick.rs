@@ -111,8 +111,8 @@ pub fn parse_preset(s: &str) -> Result<String, String> {
 const DIRS: [&str; 2] = ["read", "write"];
 
 impl Suite for Quick {
-    fn name(&self) -> &'static str {
-        "quick"
+    fn kind(&self) -> crate::suite::SuiteKind {
+        crate::suite::SuiteKind::Quick
     }
     fn test_file_bytes(&self) -> Option<u64> {
         span_file_bytes(self.size)

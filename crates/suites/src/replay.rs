@@ -253,8 +253,8 @@ pub fn is_replay_step(s: &StepRecord) -> bool {
 }
 
 impl Suite for Replay {
-    fn name(&self) -> &'static str {
-        "replay"
+    fn kind(&self) -> crate::suite::SuiteKind {
+        crate::suite::SuiteKind::Replay
     }
     fn writes_to_device(&self) -> bool {
         self.writes

@@ -15,7 +15,8 @@ use drivelab_engine::target::{Target, TargetKind};
 use drivelab_engine::result::{HostInfo, Tool};
 
 use crate::bundle::{
-    now_rfc3339, Bundle, BundleStatus, RunDoc, StepRecord, StepStatus, BUNDLE_SCHEMA_VERSION,
+    now_rfc3339, Bundle, BundleStatus, RunDoc, StepRecord, StepStatus, Summary,
+    BUNDLE_SCHEMA_VERSION,
 };
 use crate::hash::config_hash;
 use crate::plan::{Action, PlannedStep};
@@ -407,6 +408,17 @@ pub fn analyse(suite: &dyn Suite, steps: &[StepRecord]) -> Report {
     report
 }
 
+/// The suite's analysis of a bundle: the saved summary, or the suite's own analysis of
+/// the saved steps when the bundle did not finish (None for an unfinished import or
+/// knobs its suite cannot read).
+pub fn summary_of(doc: &RunDoc) -> Option<Summary> {
+    if let Some(s) = &doc.summary {
+        return Some(s.clone());
+    }
+    let suite = crate::suite::from_saved(doc.suite, &doc.knobs).ok()?;
+    Some(analyse(suite.as_ref(), &doc.steps).summary)
+}
+
 /// A new bundle document for `suite`'s `plan` on `target`.
 pub fn new_doc(
     suite: &dyn Suite,
@@ -453,7 +465,7 @@ pub fn new_doc_for(
     RunDoc {
         schema_version: BUNDLE_SCHEMA_VERSION,
         tool: Tool::current(),
-        suite: suite.name().into(),
+        suite: suite.kind(),
         config_hash: config_hash(suite.name(), &knobs, plan),
         knobs,
         host: HostInfo::current(),
@@ -467,6 +479,7 @@ pub fn new_doc_for(
         steps: Vec::new(),
         summary: None,
         notes,
+        fleet: false,
     }
 }
 
@@ -502,8 +515,8 @@ pub fn check_resume(
             ));
         }
     }
-    let hash = config_hash(&doc.suite, &doc.knobs, plan);
-    let earlier = crate::hash::config_hash_with_preparation(&doc.suite, &doc.knobs, plan);
+    let hash = config_hash(doc.suite.name(), &doc.knobs, plan);
+    let earlier = crate::hash::config_hash_with_preparation(doc.suite.name(), &doc.knobs, plan);
     if hash != doc.config_hash && earlier != doc.config_hash {
         return Err(
             "--resume: the suite's plan on this target differs from the bundle's (config hash changed)"

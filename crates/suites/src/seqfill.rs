@@ -92,8 +92,8 @@ pub fn temperature(readings: &[SensorReading]) -> Option<f64> {
 }
 
 impl Suite for SeqFill {
-    fn name(&self) -> &'static str {
-        "seqfill"
+    fn kind(&self) -> crate::suite::SuiteKind {
+        crate::suite::SuiteKind::Seqfill
     }
     fn test_file_bytes(&self) -> Option<u64> {
         span_file_bytes(self.size)

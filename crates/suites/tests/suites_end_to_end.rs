@@ -463,7 +463,7 @@ fn resume_continues_without_redoing_finished_steps() {
 
     // A new process: rebuild the suite from the bundle, reopen the target, continue.
     let mut b = Bundle::open(&out).unwrap();
-    let suite = drivelab_suites::from_saved(&b.doc.suite, &b.doc.knobs).unwrap();
+    let suite = drivelab_suites::from_saved(b.doc.suite, &b.doc.knobs).unwrap();
     let mut t = sim(b.doc.target_arg.as_deref().unwrap());
     let plan = suite.plan(&t.info).unwrap();
     check_resume(&b.doc, suite.as_ref(), &plan, &t).unwrap();
@@ -716,7 +716,7 @@ fn a_resumed_peak_sweep_keeps_its_re_measurements_and_makes_the_rest() {
     let mut b = Bundle::open(&out).unwrap();
     let first = b.doc.steps.last().unwrap().clone();
     assert_eq!(first.id, "4k-randwrite-recheck1");
-    let suite = drivelab_suites::from_saved(&b.doc.suite, &b.doc.knobs).unwrap();
+    let suite = drivelab_suites::from_saved(b.doc.suite, &b.doc.knobs).unwrap();
     let mut t = sim(spec);
     let plan = suite.plan(&t.info).unwrap();
     check_resume(&b.doc, suite.as_ref(), &plan, &t).unwrap();

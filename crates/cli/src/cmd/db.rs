@@ -384,7 +384,7 @@ fn record(db: Option<&str>, a: RecordArgs) -> Result<i32, Fail> {
     }
     // Every bundle must open before anything is written.
     for b in &a.bundles {
-        drivelab_report::bundles::open_bundle(b).map_err(|e| Fail::usage(format!("BUNDLE {e}")))?;
+        drivelab_suites::bundle::open_bundle(b).map_err(|e| Fail::usage(format!("BUNDLE {e}")))?;
     }
     for b in &a.bundles {
         let id = record_bundle(b, db)?;

@@ -251,7 +251,7 @@ fn resume(dir: &Path, a: &RunArgs, db: &DbChoice, upload: Option<&Upload>) -> Re
     // Read again once this process holds it: another may have just finished with it.
     let _lock = Bundle::lock(dir).map_err(|e| Fail::usage(format!("--resume {e}")))?;
     let mut bundle = Bundle::open(dir).map_err(Fail::usage)?;
-    let suite = from_saved(&bundle.doc.suite, &bundle.doc.knobs)
+    let suite = from_saved(bundle.doc.suite, &bundle.doc.knobs)
         .map_err(|e| Fail::usage(format!("--resume {}: {e}", dir.display())))?;
     crate::cmd::fio::no_sensors_on_resume(&bundle.doc, a)?;
     if bundle.doc.status == BundleStatus::Complete {

@@ -7,8 +7,9 @@ use drivelab_suites::plan::StepKind;
 
 use super::exceedance::{self, Dir};
 use super::{cell, Entry};
-use crate::html::{fmt_number, Column, Row, Section, Table};
+use crate::html::{Column, Row, Section, Table};
 use crate::model::{Axis, Chart, Dash, Mark, Series};
+use crate::ticks::fmt_number;
 
 struct Drive<'a> {
     e: &'a Entry<'a>,

@@ -90,7 +90,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
                 cells: vec![
                     e.label.to_string(),
                     m.name.clone(),
-                    crate::html::fmt_number(m.value, 1),
+                    crate::ticks::fmt_number(m.value, 1),
                     m.unit.clone(),
                 ],
             });

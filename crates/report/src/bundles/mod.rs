@@ -17,13 +17,13 @@ mod replay;
 mod seqfill;
 mod telemetry;
 
-use std::path::Path;
-
 use drivelab_engine::result::Histograms;
-use drivelab_suites::bundle::{
-    readable_schema, BUNDLE_SCHEMA_VERSION, OLDEST_READABLE_BUNDLE_SCHEMA, RUN_JSON,
-};
-use drivelab_suites::bundle::{BundleStatus, RunDoc, StepRecord, StepStatus, Summary};
+use drivelab_suites::bundle::{drive_key, BundleStatus, RunDoc, StepRecord, StepStatus, Summary};
+use drivelab_suites::SuiteKind;
+
+// The bundle reader lives beside its writer; re-exported here for the report's users.
+pub use drivelab_suites::bundle::{connection, drive_label, open_bundle, parse_run_doc};
+pub use drivelab_suites::runner::summary_of;
 
 use crate::html::{Block, Column, Report, Row, Section, Table};
 
@@ -44,68 +44,6 @@ impl DriveRun {
         let label = label.unwrap_or_else(|| drive_label(&doc));
         DriveRun { label, doc }
     }
-}
-
-/// Reads `<dir>/run.json`; the message says what is wrong with the directory.
-pub fn open_bundle(dir: &Path) -> Result<RunDoc, String> {
-    let path = dir.join(RUN_JSON);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        format!(
-            "{}: not a result bundle directory (cannot read {RUN_JSON}: {e})",
-            dir.display()
-        )
-    })?;
-    parse_run_doc(&text).map_err(|e| format!("{}: {e}", dir.display()))
-}
-
-/// The text of a bundle's `run.json` as a document of the supported schema; the
-/// message says what is wrong with it (without the directory, which
-/// [`open_bundle`] adds).
-pub fn parse_run_doc(text: &str) -> Result<RunDoc, String> {
-    let doc: RunDoc = serde_json::from_str(text)
-        .map_err(|e| format!("{RUN_JSON} is not a drivelab result bundle: {e}"))?;
-    if !readable_schema(doc.schema_version) {
-        return Err(format!(
-            "bundle schema {} is not one of the supported {OLDEST_READABLE_BUNDLE_SCHEMA} to {BUNDLE_SCHEMA_VERSION}",
-            doc.schema_version
-        ));
-    }
-    Ok(doc)
-}
-
-/// The default name of a bundle's drive: its model and path, e.g.
-/// `drivelab-sim nvme-tlc (sim:nvme-tlc,capacity=4G)`, or the path alone.
-pub fn drive_label(doc: &RunDoc) -> String {
-    let t = &doc.target;
-    let model = t
-        .model
-        .clone()
-        .or_else(|| t.simulated.as_ref().map(|m| m.model.clone()))
-        .filter(|m| !m.trim().is_empty());
-    let path = doc
-        .target_arg
-        .clone()
-        .filter(|p| !p.is_empty())
-        .unwrap_or_else(|| t.path.clone());
-    match model {
-        Some(m) if !path.is_empty() => format!("{} ({path})", m.trim()),
-        Some(m) => m.trim().to_string(),
-        None => path,
-    }
-}
-
-/// How a bundle's drive was connected ("USB 3.2 Gen 2, UAS"), if its identity says.
-pub fn connection(doc: &RunDoc) -> Option<String> {
-    doc.target.device.as_ref()?.connection()
-}
-
-/// The drive itself (model and serial), when both are known.
-fn drive_key(doc: &RunDoc) -> Option<(String, String)> {
-    let t = &doc.target;
-    Some((
-        t.model.clone()?.trim().to_string(),
-        t.serial.clone()?.trim().to_string(),
-    ))
 }
 
 /// One drive measured over several connections is one drive with variants: bundles
@@ -198,16 +136,6 @@ fn name_variants(runs: &mut [DriveRun]) {
             r.label = format!("{} · {}", r.label, variant_of(&r.doc));
         }
     }
-}
-
-/// The suite's analysis: the saved summary, or the suite's own analysis of the saved
-/// steps when the bundle did not finish.
-pub fn summary_of(doc: &RunDoc) -> Option<Summary> {
-    if let Some(s) = &doc.summary {
-        return Some(s.clone());
-    }
-    let suite = drivelab_suites::from_saved(&doc.suite, &doc.knobs).ok()?;
-    Some(drivelab_suites::runner::analyse(suite.as_ref(), &doc.steps).summary)
 }
 
 /// One bundle of a suite, ready for charting.
@@ -315,7 +243,7 @@ pub(crate) fn workloads_of(
 
 /// A number for a table cell ("–" when missing).
 pub(crate) fn cell(v: Option<f64>, decimals: usize) -> String {
-    crate::html::fmt_number(v.unwrap_or(f64::NAN), decimals)
+    crate::ticks::fmt_number(v.unwrap_or(f64::NAN), decimals)
 }
 
 /// Choices the reader makes about a report.
@@ -354,10 +282,7 @@ pub fn bundle_report_with(runs: &[DriveRun], opts: &ReportOptions) -> Report {
         )
         .groups(groups);
     report = report.section(runs_section(&runs));
-    let suites = drivelab_suites::SUITES
-        .iter()
-        .chain([&drivelab_suites::fio::import::SUITE]);
-    for &suite in suites {
+    for suite in SuiteKind::ALL {
         let entries: Vec<Entry> = runs
             .iter()
             .filter(|r| r.doc.suite == suite)
@@ -373,16 +298,16 @@ pub fn bundle_report_with(runs: &[DriveRun], opts: &ReportOptions) -> Report {
             continue;
         }
         let mut section = match suite {
-            "quick" => quick::section(&entries),
-            "peak" => peak::section(&entries),
-            "consistency" => consistency::section(&entries, opts),
-            "seqfill" => seqfill::section(&entries),
-            "iometer" => iometer::section(&entries),
-            "replay" => replay::section(&entries),
-            "fio" => fio::section(&entries),
-            _ => mixed::section(&entries),
+            SuiteKind::Quick => quick::section(&entries),
+            SuiteKind::Peak => peak::section(&entries),
+            SuiteKind::Consistency => consistency::section(&entries, opts),
+            SuiteKind::Seqfill => seqfill::section(&entries),
+            SuiteKind::Iometer => iometer::section(&entries),
+            SuiteKind::Mixed => mixed::section(&entries),
+            SuiteKind::Replay => replay::section(&entries),
+            SuiteKind::Fio => fio::section(&entries),
         };
-        if suite == "peak" {
+        if suite == SuiteKind::Peak {
             for c in telemetry::peak_efficiency(&entries) {
                 section = section.chart(c);
             }
@@ -591,7 +516,7 @@ fn runs_section(runs: &[DriveRun]) -> Section {
             group: Some(r.label.clone()),
             cells: vec![
                 r.label.clone(),
-                d.suite.clone(),
+                d.suite.to_string(),
                 short_target(d),
                 connection(d).unwrap_or_else(|| "–".into()),
                 format!("{:.1} GB", d.target.capacity_bytes as f64 / 1e9),

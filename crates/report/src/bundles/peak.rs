@@ -152,7 +152,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             thr.marks.push(Mark::Point {
                 x: qd,
                 y: v,
-                label: format!("QD{qd}: {} {unit}", crate::html::fmt_number(v, dec)),
+                label: format!("QD{qd}: {} {unit}", crate::ticks::fmt_number(v, dec)),
                 group: Some(e.label.to_string()),
                 on_y2: false,
             });

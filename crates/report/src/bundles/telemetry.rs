@@ -159,7 +159,7 @@ fn extreme(points: &[(f64, f64)], max: bool) -> Option<(f64, f64)> {
 }
 
 /// Temperature and power over the suite's time, None when no drive had either.
-pub(crate) fn over_time(suite: &str, entries: &[Entry]) -> Option<Chart> {
+pub(crate) fn over_time(suite: drivelab_suites::SuiteKind, entries: &[Entry]) -> Option<Chart> {
     let mut c = Chart::new(
         format!("{suite}-telemetry"),
         format!("{}: drive power and temperature over time", title(suite)),
@@ -229,8 +229,8 @@ pub(crate) fn over_time(suite: &str, entries: &[Entry]) -> Option<Chart> {
     Some(c)
 }
 
-fn title(suite: &str) -> String {
-    let mut c = suite.chars();
+fn title(suite: drivelab_suites::SuiteKind) -> String {
+    let mut c = suite.name().chars();
     c.next()
         .map(|f| f.to_uppercase().chain(c).collect())
         .unwrap_or_default()

@@ -30,7 +30,7 @@ pub fn html_start() -> String {
     )
 }
 
-pub use tables::{fmt_number, Column, Row, Table, Tile, TileRow, TileTable};
+pub use tables::{Column, Row, Table, Tile, TileRow, TileTable};
 
 /// One piece of a section.
 #[derive(Debug, Clone, PartialEq)]

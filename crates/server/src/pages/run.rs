@@ -48,7 +48,7 @@ fn shell_word(w: &str) -> String {
 /// The command that runs this test again: the suite, its recorded knobs as flags, and
 /// the target as it was named.
 pub fn command(doc: &RunDoc) -> String {
-    let mut cmd = format!("drivelab run {}", shell_word(&doc.suite));
+    let mut cmd = format!("drivelab run {}", shell_word(doc.suite.name()));
     if let Some(knobs) = doc.knobs.as_object() {
         for (k, v) in knobs {
             let flag = format!("--{}", k.replace('_', "-"));

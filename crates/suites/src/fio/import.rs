@@ -24,8 +24,8 @@ use crate::bundle::{
 };
 use crate::plan::StepKind;
 
-/// The suite name of imported fio results.
-pub const SUITE: &str = "fio";
+/// The suite kind of imported fio results.
+pub const SUITE: crate::suite::SuiteKind = crate::suite::SuiteKind::Fio;
 
 /// A size as fio reads it with its default `kb_base=1024`.
 pub fn fio_size(s: &str) -> Option<u64> {
@@ -606,7 +606,7 @@ fn finish(
     Ok(RunDoc {
         schema_version: BUNDLE_SCHEMA_VERSION,
         tool: Tool::current(),
-        suite: SUITE.into(),
+        suite: SUITE,
         config_hash: crate::hash::sha256_hex(&crate::hash::canonical_json(
             &json!({"suite": SUITE, "steps": hash_input}),
         )),
@@ -641,6 +641,7 @@ fn finish(
             metrics,
         }),
         notes,
+        fleet: false,
     })
 }
 
