@@ -1022,7 +1022,10 @@ impl DeviceModel for SimDevice {
     /// law; random die collisions make the measured curve approach the limit gradually
     /// above it), throttle intervals, GC stalls of at least `STALL_REPORT_NS`, and
     /// `gc_first_copy_at_ns`: when GC first had to copy a valid page (the end of the
-    /// fresh-out-of-box burst).
+    /// fresh-out-of-box burst). Also the link rate and whether commands queue, the throttle
+    /// factor, the total power of sustained sequential reads and writes, the write cache
+    /// and flush mode, and after a power cut its time and the blocks it lost by class
+    /// (`write_cache` module).
     fn ground_truth(&self) -> serde_json::Value {
         let s = &self.st;
         let nand_data_pages = s.nand_data_pages();
