@@ -713,3 +713,50 @@ fn a_read_only_trace_reads_a_users_file_and_the_issue_log_is_not_a_setting() {
     assert_eq!(doc["config_hash"], c["config_hash"]);
     assert!(doc["config_hash"].is_string());
 }
+
+#[test]
+fn a_replay_killed_mid_run_resumes_on_its_own_test_file_and_removes_it() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    // 8 s of trace, a write every 0.1 s, in 1 s parts: killed during a later part.
+    let recs: Vec<Record> = (0..80u64)
+        .map(|i| rec(i * 100_000_000, Op::Write, (i % 64) * 65536, 65536))
+        .collect();
+    let trace = write_trace(dir.path(), "w.dltrace", &recs);
+    let bundle = dir.path().join("b");
+    let mut child = drivelab()
+        .args(["run", "--no-db", "--progress", "never", "replay"])
+        .arg(&trace)
+        .args(["--size", "16M", "--segment", "1s", "--out", "b"])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let test_file = dir.path().join("drivelab.test");
+    wait_until("the first part to be saved and the next to write", || {
+        run_json_steps(&bundle) >= 1
+            && marker_text(&test_file).is_some_and(|m| m.contains("writing=1"))
+    });
+    child.kill().unwrap(); // SIGKILL: no clean-up
+    child.wait().unwrap();
+    let o = run_in(
+        dir.path(),
+        &["run", "--no-db", "--progress", "never", "--resume", "b"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(run_doc(&bundle)["status"], "complete");
+    assert!(!test_file.exists(), "the bundle's test file is left");
+}
+
+/// How many steps of the bundle's run.json are complete (0 while there is none).
+fn run_json_steps(bundle: &std::path::Path) -> usize {
+    std::fs::read_to_string(bundle.join("run.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|d| {
+            d["steps"]
+                .as_array()
+                .map(|s| s.iter().filter(|s| s["status"] == "complete").count())
+        })
+        .unwrap_or(0)
+}

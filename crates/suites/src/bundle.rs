@@ -198,21 +198,34 @@ pub fn now_rfc3339() -> String {
 pub struct Bundle {
     pub dir: PathBuf,
     pub doc: RunDoc,
+    /// The directory, opened once: its files are written through it, so a link or a
+    /// directory put in its place during the run is never followed.
+    handle: crate::atomic::Dir,
 }
 
 impl Bundle {
     /// Create the directory (and parents) and write the initial `run.json`. Only a new
     /// or empty directory is taken ([`check_new_dir`]).
+    /// The directory is checked first ([`check_new_dir`], a usage error the caller
+    /// finds out before); what fails after it (a full disk) leaves no directory made.
     pub fn create(dir: &Path, doc: RunDoc) -> Result<Bundle, String> {
         check_new_dir(dir)?;
+        let made = !dir.exists();
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("--out {}: cannot create the directory: {e}", dir.display()))?;
-        let b = Bundle {
-            dir: dir.to_path_buf(),
-            doc,
-        };
-        b.save()?;
-        Ok(b)
+        let saved = open_dir(dir).and_then(|handle| {
+            let b = Bundle {
+                dir: dir.to_path_buf(),
+                doc,
+                handle,
+            };
+            b.save().map(|()| b)
+        });
+        if saved.is_err() && made {
+            // Empty: the document was never linked in.
+            let _ = std::fs::remove_dir(dir);
+        }
+        saved
     }
 
     /// Open an existing bundle for `--resume`.
@@ -268,6 +281,7 @@ impl Bundle {
         Ok(Bundle {
             dir: dir.to_path_buf(),
             doc,
+            handle: open_dir(dir)?,
         })
     }
 
@@ -276,7 +290,7 @@ impl Bundle {
         let path = self.dir.join(RUN_JSON);
         let mut text = serde_json::to_vec(&self.doc).map_err(|e| e.to_string())?;
         text.push(b'\n');
-        crate::atomic::write_file(&path, &text)
+        crate::atomic::write_in(&self.handle, RUN_JSON, &text)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
 
@@ -318,9 +332,14 @@ impl Bundle {
     /// Write the summary table next to `run.json`.
     pub fn write_table(&self, table: &str) -> Result<(), String> {
         let p = self.dir.join(SUMMARY_TXT);
-        crate::atomic::write_file(&p, table.as_bytes())
+        crate::atomic::write_in(&self.handle, SUMMARY_TXT, table.as_bytes())
             .map_err(|e| format!("cannot write {}: {e}", p.display()))
     }
+}
+
+fn open_dir(dir: &Path) -> Result<crate::atomic::Dir, String> {
+    crate::atomic::Dir::open(dir)
+        .map_err(|e| format!("{}: cannot open the directory: {e}", dir.display()))
 }
 
 /// A bundle goes only into a new or an empty directory: never among a user's files (a
@@ -336,6 +355,13 @@ pub fn check_new_dir(dir: &Path) -> Result<(), String> {
         return Err(format!(
             "--out {}: already holds a result bundle; choose a new directory or --resume it",
             dir.display()
+        ));
+    }
+    if let Some(b) = bundle_around(dir) {
+        return Err(format!(
+            "--out {}: is inside the result bundle {}, drivelab's record of a run; give a directory outside it",
+            dir.display(),
+            b.display()
         ));
     }
     match std::fs::symlink_metadata(dir) {
@@ -356,6 +382,19 @@ pub fn check_new_dir(dir: &Path) -> Result<(), String> {
             }
         }
     }
+}
+
+/// The result bundle whose directory holds `dir` (at any depth), if one does: its
+/// `run.json` names drivelab.
+fn bundle_around(dir: &Path) -> Option<PathBuf> {
+    let abs = std::path::absolute(dir).ok()?;
+    abs.ancestors().skip(1).find_map(|a| {
+        let real = std::fs::canonicalize(a).ok()?;
+        let doc = std::fs::read(real.join(RUN_JSON)).ok()?;
+        let head = &doc[..doc.len().min(4096)];
+        let mark = b"\"name\":\"drivelab\"";
+        head.windows(mark.len()).any(|w| w == mark).then_some(real)
+    })
 }
 
 /// A new default bundle directory: `<base>/<suite>-<UTC timestamp>` (a `-2`, `-3`, …

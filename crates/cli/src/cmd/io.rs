@@ -2,8 +2,9 @@
 
 use std::sync::atomic::Ordering;
 
+use drivelab_engine::result::Progress;
 use drivelab_engine::result::RunStatus;
-use drivelab_engine::run::{self, Progress, RunOptions};
+use drivelab_engine::run::{self, RunOptions};
 use drivelab_engine::size::SizeOrPercent;
 use drivelab_engine::spec::{BsShare, IoEngine, RwMode, WorkloadRequest};
 use drivelab_engine::target::{self, OpenOptions, TargetSpec};
