@@ -379,6 +379,9 @@ pub struct SimConfig {
     /// built-in energies per operation. Scales the energy of reads / writes.
     pub read_power_w: Option<f64>,
     pub write_power_w: Option<f64>,
+    /// The controller's power limit (W, idle included): commands wait so that the work
+    /// never draws more on average; None: no limit.
+    pub peak_power_w: Option<f64>,
     /// Volatile write cache, its size, and how a FLUSH is answered.
     pub write_cache: WriteCache,
     pub write_cache_bytes: u64,
@@ -435,6 +438,7 @@ pub const KEYS: &[KeyDoc] = &[
     KeyDoc { key: "idle_power", form: "W, above 0 to 100", default: "0.4", meaning: "power when idle (also the floor under load)" },
     KeyDoc { key: "read_power", form: "W, above idle_power to 100", default: "from the energies per operation", meaning: "total power at the sustained sequential read rate" },
     KeyDoc { key: "write_power", form: "W, above idle_power to 100", default: "from the energies per operation", meaning: "total power at the sustained sequential write rate (SLC rate with a cache)" },
+    KeyDoc { key: "peak_power", form: "W, above idle_power to 100", default: "none", meaning: "power limit: commands wait so that the drive never draws more on average (a power state)" },
     KeyDoc { key: "write_cache", form: "none, volatile", default: "none", meaning: "volatile DRAM write cache: writes complete when cached; a power cut loses them" },
     KeyDoc { key: "write_cache_size", form: "size, at least 4K", default: "64M", meaning: "volatile write cache size" },
     KeyDoc { key: "flush", form: "honest, delayed, ignored", default: "honest", meaning: "how a FLUSH is answered with a volatile cache" },
@@ -541,6 +545,7 @@ impl SimConfig {
             throttle_factor: 3,
             read_power_w: None,
             write_power_w: None,
+            peak_power_w: None,
             write_cache: WriteCache::None,
             write_cache_bytes: 64 << 20,
             flush: FlushMode::Honest,
@@ -799,6 +804,12 @@ impl SimConfig {
                             .ok_or_else(|| bad("a power in W from above 0 to 100, like 5.5"))?,
                     )
                 }
+                "peak_power" => {
+                    cfg.peak_power_w = Some(
+                        parse_positive(value, 100.0)
+                            .ok_or_else(|| bad("a power in W from above 0 to 100, like 8.25"))?,
+                    )
+                }
                 "write_power" => {
                     cfg.write_power_w = Some(
                         parse_positive(value, 100.0)
@@ -928,6 +939,9 @@ impl SimConfig {
         if let Some(w) = self.write_power_w {
             s.push_str(&format!(",write_power={w}"));
         }
+        if let Some(w) = self.peak_power_w {
+            s.push_str(&format!(",peak_power={w}"));
+        }
         if self.write_cache != WriteCache::None {
             s.push_str(&format!(
                 ",write_cache={},write_cache_size={},flush={}",
@@ -955,6 +969,7 @@ impl SimConfig {
         for (key, w) in [
             ("read_power", self.read_power_w),
             ("write_power", self.write_power_w),
+            ("peak_power", self.peak_power_w),
         ] {
             if let Some(w) = w.filter(|&w| w <= t.idle_w) {
                 return Err(format!(
@@ -1154,6 +1169,7 @@ mod tests {
             "idle_power" => "2.91",
             "read_power" => "5.5",
             "write_power" => "7.23",
+            "peak_power" => "8.25",
             "write_cache" => "volatile",
             "flush" => "ignored",
             "power_cut" => "30s",

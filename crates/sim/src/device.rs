@@ -182,6 +182,9 @@ pub struct SimDevice {
     cache: Option<CacheTracker>,
     /// Factors on the energy of reads and of writes (`read_power`, `write_power`).
     power_scale: [f64; 2],
+    /// Power limit (`peak_power`): the time the work energy issued so far is paid for at
+    /// the limit's rate above idle; no command completes before it.
+    power_paid_ns: u64,
     st: Stats,
 }
 
@@ -311,6 +314,7 @@ impl SimDevice {
             bot_free_ns: 0,
             cache,
             power_scale: [1.0, 1.0],
+            power_paid_ns: 0,
             st: Stats::default(),
         }
         .calibrated())
@@ -432,7 +436,11 @@ impl SimDevice {
     fn delivered_energy_j(&self, t: u64) -> f64 {
         let issued = self.energy_j();
         let (t0, e0) = self.heat_mark;
-        let until = self.res.busy_until().max(self.res.all_dies_free_at());
+        let until = self
+            .res
+            .busy_until()
+            .max(self.res.all_dies_free_at())
+            .max(self.power_paid_ns);
         if t >= until || issued <= e0 {
             issued
         } else if t <= t0 {
@@ -935,7 +943,10 @@ impl DeviceModel for SimDevice {
 
     fn submit(&mut self, op: IoOp, at_ns: u64) -> u64 {
         let t = self.command_start(at_ns);
+        // (The work's energy is only needed under a power limit: a hot path.)
+        let before = self.cfg.peak_power_w.map_or(0.0, |_| self.energy_j());
         let end = self.carry_out(op, t);
+        let end = self.power_limited(t, before, end);
         self.command_end(end)
     }
 
@@ -1022,7 +1033,10 @@ impl DeviceModel for SimDevice {
     /// law; random die collisions make the measured curve approach the limit gradually
     /// above it), throttle intervals, GC stalls of at least `STALL_REPORT_NS`, and
     /// `gc_first_copy_at_ns`: when GC first had to copy a valid page (the end of the
-    /// fresh-out-of-box burst).
+    /// fresh-out-of-box burst). Also the link rate and whether commands queue, the throttle
+    /// factor, the total power of sustained sequential reads and writes, the write cache
+    /// and flush mode, and after a power cut its time and the blocks it lost by class
+    /// (`write_cache` module).
     fn ground_truth(&self) -> serde_json::Value {
         let s = &self.st;
         let nand_data_pages = s.nand_data_pages();
@@ -1156,6 +1170,7 @@ impl DeviceModel for SimDevice {
         let [read_w, write_w] = self.sequential_power_w();
         truth["sequential_read_power_w"] = json!(read_w);
         truth["sequential_write_power_w"] = json!(write_w);
+        truth["peak_power_w"] = json!(self.cfg.peak_power_w);
         truth["write_cache"] = json!(self.cfg.write_cache.name());
         truth["write_cache_bytes"] = json!(self.cfg.write_cache_bytes);
         truth["flush_mode"] = json!(self.cfg.flush.name());
@@ -1187,6 +1202,19 @@ impl SimDevice {
             self.bot_free_ns = self.bot_free_ns.max(end);
         }
         end
+    }
+
+    /// A command started at `t` that issued work from energy `before` on and would
+    /// complete at `end`: with a power limit, not before its work is paid for at the
+    /// limit's rate above idle power.
+    fn power_limited(&mut self, t: u64, before: f64, end: u64) -> u64 {
+        let Some(w) = self.cfg.peak_power_w else {
+            return end;
+        };
+        let work_j = self.energy_j() - before;
+        let ns = work_j / (w - self.cfg.thermal_params.idle_w) * 1e9;
+        self.power_paid_ns = self.power_paid_ns.max(t) + ns.round() as u64;
+        end.max(self.power_paid_ns)
     }
 
     /// One read or write starting at `t`; returns when it completes.

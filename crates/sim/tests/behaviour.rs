@@ -951,3 +951,33 @@ fn a_fill_holds_a_plateau_below_the_link_between_its_fold_stalls() {
         );
     }
 }
+
+/// Issue 24: a power limit (`peak_power`) holds a sequential write that would draw
+/// 7.23 W at 5 W: the rate falls by the share of work power the limit leaves.
+#[test]
+fn a_power_limit_holds_the_drive_at_its_peak() {
+    let base = "sim:nvme-tlc,capacity=4G,block=1M,thermal=off,idle_power=2.91,write_power=7.23";
+    let mut out = Vec::new();
+    for spec in [base.to_string(), format!("{base},peak_power=5")] {
+        let mut dev = drivelab_sim::parse(&spec).unwrap();
+        let (done, t) = seq(&mut dev, Dir::Write, 0, 200 << 20, 1 << 20, 8);
+        dev.sensors(t / 4);
+        let w = dev
+            .sensors(3 * t / 4)
+            .iter()
+            .find(|r| r.unit == "watt")
+            .unwrap()
+            .value
+            .unwrap();
+        let rate = iops(&done, t / 4, 3 * t / 4);
+        out.push((w, rate));
+    }
+    let ((w0, r0), (w1, r1)) = (out[0], out[1]);
+    assert!((w0 / 7.23 - 1.0).abs() < 0.03, "unlimited {w0:.2} W");
+    assert!((w1 / 5.0 - 1.0).abs() < 0.03, "limited {w1:.2} W");
+    let share = (5.0 - 2.91) / (7.23 - 2.91);
+    assert!(
+        (r1 / r0 / share - 1.0).abs() < 0.03,
+        "rates {r0:.0} and {r1:.0}"
+    );
+}
