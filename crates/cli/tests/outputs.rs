@@ -448,20 +448,9 @@ fn a_dash_is_standard_output_for_a_document_and_refused_elsewhere() {
 
 #[test]
 fn an_interrupted_trace_import_leaves_no_temporary_file() {
-    use std::fmt::Write as _;
     let d = tempfile::tempdir().unwrap();
     let p = d.path();
-    // Large enough that the import is still running when the signal comes.
-    let mut csv = String::new();
-    for i in 0..400_000u64 {
-        let _ = writeln!(
-            csv,
-            "{},hm,0,Write,{},4096,1",
-            128_166_372_003_061_629u64 + i * 1000,
-            (i * 4096) % (1 << 32)
-        );
-    }
-    std::fs::write(p.join("huge.csv"), csv).unwrap();
+    huge_msr(p);
     // The output and the scratch file: both unnamed, in the output's directory.
     let temp = |pid: u32, p: &Path| unnamed_files_in(pid, p) == 2;
     // One signal, or two (the second ends the process at once, without the main
@@ -782,4 +771,44 @@ fn a_read_only_file_system_is_said_without_an_internal_path() {
         !e.contains(".drivelab-check") && !e.contains(".r.json."),
         "{e}"
     );
+}
+
+/// `huge.csv` in `p`: an MSR trace large enough that its import is still running when
+/// a signal comes.
+fn huge_msr(p: &Path) {
+    use std::fmt::Write as _;
+    let mut csv = String::new();
+    for i in 0..400_000u64 {
+        let _ = writeln!(
+            csv,
+            "{},hm,0,Write,{},4096,1",
+            128_166_372_003_061_629u64 + i * 1000,
+            (i * 4096) % (1 << 32)
+        );
+    }
+    std::fs::write(p.join("huge.csv"), csv).unwrap();
+}
+
+#[test]
+fn a_killed_trace_import_leaves_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    huge_msr(p);
+    let mut child = drivelab()
+        .args(["trace", "import", "msr", "huge.csv", "-o", "huge.dltrace"])
+        .current_dir(p)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until("the import to write", || {
+        unnamed_files_in(child.id(), p) == 2
+    });
+    child.kill().unwrap(); // SIGKILL: no clean-up at all
+    child.wait().unwrap();
+    let names: Vec<String> = std::fs::read_dir(p)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["huge.csv"]);
 }
