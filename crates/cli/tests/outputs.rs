@@ -741,6 +741,14 @@ fn a_full_disk_is_a_failure_not_a_bad_input_and_leaves_nothing() {
     a.push(b.to_str().unwrap());
     let o = run_in(src.path(), &a);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // A results database that cannot be made: exit 1, no empty file left.
+    bundle(src.path(), "good");
+    let db = d.join("r.sqlite");
+    let o = run_in(
+        src.path(),
+        &["db", "record", "good", "--db", db.to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let left: Vec<String> = std::fs::read_dir(d)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
