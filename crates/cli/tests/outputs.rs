@@ -820,3 +820,32 @@ fn a_killed_trace_import_leaves_nothing() {
         .collect();
     assert_eq!(names, ["huge.csv"]);
 }
+
+#[test]
+fn a_link_planted_in_a_bundle_during_the_run_is_replaced_not_followed() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let victim = p.join("victim.conf");
+    std::fs::write(&victim, "precious = 1\n").unwrap();
+    let child = drivelab()
+        .args(["run", "mixed", "null", "--step-time", "1h", "--size", "64M"])
+        .args(["--no-db", "--progress", "never", "--out", "b"])
+        .current_dir(p)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let run_json = p.join("b/run.json");
+    wait_until("the bundle's first document", || run_json.is_file());
+    // Put in place at once (a link renamed over the document), as an attacker would.
+    std::os::unix::fs::symlink(&victim, p.join("b/planted")).unwrap();
+    std::fs::rename(p.join("b/planted"), &run_json).unwrap();
+    signal(child.id(), "INT");
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious = 1\n");
+    assert!(std::fs::symlink_metadata(&run_json).unwrap().is_file());
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&run_json).unwrap()).unwrap();
+    assert_eq!(doc["status"], "interrupted");
+}

@@ -233,10 +233,13 @@ impl Bundle {
     /// while another process runs (or resumes) the same bundle.
     pub fn lock(dir: &Path) -> Result<std::fs::File, String> {
         let p = dir.join(".lock");
+        use std::os::unix::fs::OpenOptionsExt;
         let f = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
+            // A link planted at the name is not followed to make or open a file elsewhere.
+            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
             .open(&p)
             .map_err(|e| format!("{}: cannot open {}: {e}", dir.display(), p.display()))?;
         match f.try_lock() {
