@@ -77,11 +77,7 @@ fn result_files_replace_only_drivelab_outputs() {
         .unwrap()
         .contains("drivelab"));
     // No temporary file is left beside the outputs.
-    let mut names: Vec<String> = std::fs::read_dir(p)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
+    let names = names_in(p);
     assert_eq!(names, ["hostname", "r.json", "s.csv"]);
 }
 
@@ -478,10 +474,7 @@ fn an_interrupted_trace_import_leaves_no_temporary_file() {
                 "{e}"
             );
         }
-        let names: Vec<String> = std::fs::read_dir(p)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
+        let names = names_in(p);
         assert_eq!(names, ["huge.csv"], "{sigs:?}");
     }
 }
@@ -594,11 +587,7 @@ fn plant_during_a_run(plant: Plant) {
             assert_eq!(doc["tool"]["name"], "drivelab", "{plant:?}");
         }
     }
-    let mut left: Vec<String> = std::fs::read_dir(&safe)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    left.sort();
+    let left = names_in(&safe);
     let want: &[&str] = match plant {
         Plant::Renamed => &[],
         _ => &["r.json"],
@@ -749,10 +738,7 @@ fn a_full_disk_is_a_failure_not_a_bad_input_and_leaves_nothing() {
         &["db", "record", "good", "--db", db.to_str().unwrap()],
     );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let left: Vec<String> = std::fs::read_dir(d)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
+    let left = names_in(d);
     assert_eq!(left, ["fill"]);
 }
 
@@ -814,10 +800,7 @@ fn a_killed_trace_import_leaves_nothing() {
     });
     child.kill().unwrap(); // SIGKILL: no clean-up at all
     child.wait().unwrap();
-    let names: Vec<String> = std::fs::read_dir(p)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
+    let names = names_in(p);
     assert_eq!(names, ["huge.csv"]);
 }
 
@@ -848,4 +831,14 @@ fn a_link_planted_in_a_bundle_during_the_run_is_replaced_not_followed() {
     let doc: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&run_json).unwrap()).unwrap();
     assert_eq!(doc["status"], "interrupted");
+}
+
+/// The names in the directory `d`, sorted.
+fn names_in(d: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
 }
