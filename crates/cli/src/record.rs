@@ -14,10 +14,22 @@ use crate::fail::Fail;
 /// default SQLite file under the user's data directory.
 pub fn open_store(db: Option<&str>) -> Result<Store, Fail> {
     check_location(db)?;
+    let file = match db {
+        None => Some(Store::default_location()),
+        Some(loc) if !is_postgres_url(loc) => Some(std::path::PathBuf::from(loc)),
+        Some(_) => None,
+    };
+    let new = file.filter(|f| !f.exists());
     match db {
         Some(loc) => Store::open(loc),
         None => Store::open_default(),
     }
+    .inspect_err(|_| {
+        // A database this open began (a full disk) is not left behind empty.
+        if let Some(f) = new.filter(|f| std::fs::metadata(f).is_ok_and(|m| m.len() == 0)) {
+            let _ = std::fs::remove_file(&f);
+        }
+    })
     .map_err(|e| match e {
         // The database named is the wrong thing: bad input, as in every command.
         StoreError::NotDrivelab { .. } => Fail::usage(e.to_string()),

@@ -77,11 +77,7 @@ fn result_files_replace_only_drivelab_outputs() {
         .unwrap()
         .contains("drivelab"));
     // No temporary file is left beside the outputs.
-    let mut names: Vec<String> = std::fs::read_dir(p)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
+    let names = names_in(p);
     assert_eq!(names, ["hostname", "r.json", "s.csv"]);
 }
 
@@ -448,20 +444,9 @@ fn a_dash_is_standard_output_for_a_document_and_refused_elsewhere() {
 
 #[test]
 fn an_interrupted_trace_import_leaves_no_temporary_file() {
-    use std::fmt::Write as _;
     let d = tempfile::tempdir().unwrap();
     let p = d.path();
-    // Large enough that the import is still running when the signal comes.
-    let mut csv = String::new();
-    for i in 0..400_000u64 {
-        let _ = writeln!(
-            csv,
-            "{},hm,0,Write,{},4096,1",
-            128_166_372_003_061_629u64 + i * 1000,
-            (i * 4096) % (1 << 32)
-        );
-    }
-    std::fs::write(p.join("huge.csv"), csv).unwrap();
+    huge_msr(p);
     // The output and the scratch file: both unnamed, in the output's directory.
     let temp = |pid: u32, p: &Path| unnamed_files_in(pid, p) == 2;
     // One signal, or two (the second ends the process at once, without the main
@@ -489,10 +474,7 @@ fn an_interrupted_trace_import_leaves_no_temporary_file() {
                 "{e}"
             );
         }
-        let names: Vec<String> = std::fs::read_dir(p)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
+        let names = names_in(p);
         assert_eq!(names, ["huge.csv"], "{sigs:?}");
     }
 }
@@ -605,11 +587,7 @@ fn plant_during_a_run(plant: Plant) {
             assert_eq!(doc["tool"]["name"], "drivelab", "{plant:?}");
         }
     }
-    let mut left: Vec<String> = std::fs::read_dir(&safe)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    left.sort();
+    let left = names_in(&safe);
     let want: &[&str] = match plant {
         Plant::Renamed => &[],
         _ => &["r.json"],
@@ -752,10 +730,15 @@ fn a_full_disk_is_a_failure_not_a_bad_input_and_leaves_nothing() {
     a.push(b.to_str().unwrap());
     let o = run_in(src.path(), &a);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    let left: Vec<String> = std::fs::read_dir(d)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
+    // A results database that cannot be made: exit 1, no empty file left.
+    bundle(src.path(), "good");
+    let db = d.join("r.sqlite");
+    let o = run_in(
+        src.path(),
+        &["db", "record", "good", "--db", db.to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let left = names_in(d);
     assert_eq!(left, ["fill"]);
 }
 
@@ -782,4 +765,80 @@ fn a_read_only_file_system_is_said_without_an_internal_path() {
         !e.contains(".drivelab-check") && !e.contains(".r.json."),
         "{e}"
     );
+}
+
+/// `huge.csv` in `p`: an MSR trace large enough that its import is still running when
+/// a signal comes.
+fn huge_msr(p: &Path) {
+    use std::fmt::Write as _;
+    let mut csv = String::new();
+    for i in 0..400_000u64 {
+        let _ = writeln!(
+            csv,
+            "{},hm,0,Write,{},4096,1",
+            128_166_372_003_061_629u64 + i * 1000,
+            (i * 4096) % (1 << 32)
+        );
+    }
+    std::fs::write(p.join("huge.csv"), csv).unwrap();
+}
+
+#[test]
+fn a_killed_trace_import_leaves_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    huge_msr(p);
+    let mut child = drivelab()
+        .args(["trace", "import", "msr", "huge.csv", "-o", "huge.dltrace"])
+        .current_dir(p)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until("the import to write", || {
+        unnamed_files_in(child.id(), p) == 2
+    });
+    child.kill().unwrap(); // SIGKILL: no clean-up at all
+    child.wait().unwrap();
+    let names = names_in(p);
+    assert_eq!(names, ["huge.csv"]);
+}
+
+#[test]
+fn a_link_planted_in_a_bundle_during_the_run_is_replaced_not_followed() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let victim = p.join("victim.conf");
+    std::fs::write(&victim, "precious = 1\n").unwrap();
+    let child = drivelab()
+        .args(["run", "mixed", "null", "--step-time", "1h", "--size", "64M"])
+        .args(["--no-db", "--progress", "never", "--out", "b"])
+        .current_dir(p)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let run_json = p.join("b/run.json");
+    wait_until("the bundle's first document", || run_json.is_file());
+    // Put in place at once (a link renamed over the document), as an attacker would.
+    std::os::unix::fs::symlink(&victim, p.join("b/planted")).unwrap();
+    std::fs::rename(p.join("b/planted"), &run_json).unwrap();
+    signal(child.id(), "INT");
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious = 1\n");
+    assert!(std::fs::symlink_metadata(&run_json).unwrap().is_file());
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&run_json).unwrap()).unwrap();
+    assert_eq!(doc["status"], "interrupted");
+}
+
+/// The names in the directory `d`, sorted.
+fn names_in(d: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
 }

@@ -126,16 +126,12 @@ fn temp_file(dir: &OwnedFd, name: &OsStr) -> std::io::Result<(std::fs::File, Opt
 
 /// `.NAME.RANDOM.tmp`: a name no one else picks.
 fn hidden_name(name: &OsStr) -> OsString {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos()),
-    );
     let mut s = OsString::from(".");
     s.push(name);
-    s.push(format!(".{:016x}.tmp", h.finish()));
+    s.push(format!(
+        ".{:016x}.tmp",
+        drivelab_engine::target::random_token()
+    ));
     s
 }
 

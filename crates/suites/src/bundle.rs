@@ -245,10 +245,13 @@ impl Bundle {
     /// while another process runs (or resumes) the same bundle.
     pub fn lock(dir: &Path) -> Result<std::fs::File, String> {
         let p = dir.join(".lock");
+        use std::os::unix::fs::OpenOptionsExt;
         let f = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
+            // A link planted at the name is not followed to make or open a file elsewhere.
+            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
             .open(&p)
             .map_err(|e| format!("{}: cannot open {}: {e}", dir.display(), p.display()))?;
         match f.try_lock() {
@@ -442,14 +445,38 @@ pub fn check_new_dir(dir: &Path) -> Result<(), String> {
 /// The result bundle whose directory holds `dir` (at any depth), if one does: its
 /// `run.json` names drivelab.
 fn bundle_around(dir: &Path) -> Option<PathBuf> {
-    let abs = std::path::absolute(dir).ok()?;
-    abs.ancestors().skip(1).find_map(|a| {
-        let real = std::fs::canonicalize(a).ok()?;
-        let doc = std::fs::read(real.join(RUN_JSON)).ok()?;
+    let is_bundle = |a: &Path| {
+        let doc = std::fs::read(a.join(RUN_JSON)).ok()?;
         let head = &doc[..doc.len().min(4096)];
         let mark = b"\"name\":\"drivelab\"";
-        head.windows(mark.len()).any(|w| w == mark).then_some(real)
-    })
+        head.windows(mark.len())
+            .any(|w| w == mark)
+            .then(|| a.to_path_buf())
+    };
+    // As given (shown so), then where the path really is (a relative one's directory
+    // may itself be inside a bundle, or a link may lead into one).
+    let given = dir
+        .ancestors()
+        .skip(1)
+        .filter(|a| !a.as_os_str().is_empty());
+    let existing = dir
+        .ancestors()
+        .skip(1)
+        .map(|a| {
+            if a.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                a
+            }
+        })
+        .find_map(|a| std::fs::canonicalize(a).ok());
+    let real = existing
+        .map(|r| r.ancestors().map(Path::to_path_buf).collect::<Vec<_>>())
+        .unwrap_or_default();
+    given
+        .map(Path::to_path_buf)
+        .chain(real)
+        .find_map(|a| is_bundle(&a))
 }
 
 /// A new default bundle directory: `<base>/<suite>-<UTC timestamp>` (a `-2`, `-3`, …

@@ -633,16 +633,24 @@ pub fn run_step(
     let log_path = dir
         .filter(|_| r.issue_log)
         .map(|d| d.join(issue_log_name(id)));
-    let partial = log_path.as_ref().map(|p| p.with_extension("csv.partial"));
-    let mut log = match &partial {
-        Some(p) => {
-            let f = std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?;
+    // Claimed in the bundle's directory now and put in place whole at the end (a link
+    // planted at its name meanwhile is replaced, not followed).
+    let mut pending = log_path
+        .as_ref()
+        .map(|p| crate::atomic::claim(p).map_err(|e| format!("{}: {e}", p.display())))
+        .transpose()?;
+    let mut log = match (&mut pending, &log_path) {
+        (Some(pending), Some(p)) => {
+            let f = pending
+                .file()
+                .try_clone()
+                .map_err(|e| format!("{}: {e}", p.display()))?;
             let mut b = std::io::BufWriter::with_capacity(1 << 20, f);
             b.write_all(b"seq,op,offset_bytes,len_bytes,due_ns,issue_ns,done_ns\n")
                 .map_err(|e| format!("{}: {e}", p.display()))?;
             Some(b)
         }
-        None => None,
+        _ => None,
     };
     let res = replay::run(
         w,
@@ -657,9 +665,9 @@ pub fn run_step(
             issue_log: log.as_mut().map(|b| b as &mut dyn Write),
         },
     )?;
-    if let (Some(mut b), Some(p), Some(to)) = (log, partial, log_path) {
+    if let (Some(mut b), Some(pending), Some(to)) = (log, pending, log_path) {
         b.flush()
-            .and_then(|_| std::fs::rename(&p, &to))
+            .and_then(|()| pending.commit())
             .map_err(|e| format!("{}: {e}", to.display()))?;
     }
     if res

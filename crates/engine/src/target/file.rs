@@ -132,8 +132,9 @@ impl Marker {
     }
 }
 
-/// A token no other marker carries.
-fn random_token() -> u64 {
+/// A random 64-bit token no other marker (nor another process's) carries: the hash of
+/// a randomly keyed hasher over the time and the process id.
+pub fn random_token() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u128(
