@@ -408,8 +408,19 @@ fn result_name(job: &Job, w: &Workload) -> String {
     name
 }
 
-/// Names made unique: a repeated one gets " #2", " #3", … in order.
-fn unique(names: &mut [String]) {
+/// Names made unique: a name several results share says each one's file (`sources[i]`,
+/// its file name), and one still repeated gets " #2", " #3", … in order.
+fn unique(names: &mut [String], sources: &[&str]) {
+    let count = |names: &[String], n: &String| names.iter().filter(|m| *m == n).count();
+    let shared: Vec<bool> = names.iter().map(|n| count(names, n) > 1).collect();
+    for (i, n) in names.iter_mut().enumerate() {
+        if shared[i] {
+            let file = Path::new(sources[i])
+                .file_name()
+                .map_or(sources[i].into(), |f| f.to_string_lossy());
+            *n = format!("{n} [{file}]");
+        }
+    }
     let mut seen: std::collections::HashMap<String, u32> = Default::default();
     for n in names.iter_mut() {
         let k = seen.entry(n.clone()).or_insert(0);
@@ -501,7 +512,8 @@ pub fn import_set(inputs: &[Input], o: &Options) -> Result<RunDoc, String> {
         .iter()
         .map(|((r, _, _), _)| result_name(&r.job, &r.workload))
         .collect();
-    unique(&mut names);
+    let sources: Vec<&str> = all.iter().map(|(_, s)| s.as_str()).collect();
+    unique(&mut names, &sources);
     let mut target = None;
     let mut steps = Vec::new();
     let mut hosts = Vec::new();
