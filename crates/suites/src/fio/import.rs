@@ -351,7 +351,7 @@ fn logs_of(
             .and_then(|s| s.trim().parse::<u32>().ok())
             .unwrap_or(1)
             .max(1);
-        let files = match Files::named(p, jobs, &dirs) {
+        let files = match Files::named(p, jobs, &dirs, job.hostname.as_deref()) {
             Ok(Some(f)) => f,
             Ok(None) if p.is_empty() => {
                 out.push(None);
