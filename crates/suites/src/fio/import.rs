@@ -578,6 +578,15 @@ pub fn import_set(inputs: &[Input], o: &Options) -> Result<RunDoc, String> {
         p["workload"] = json!(ids[0]);
         p["sweeps"] = json!(ids);
     }
+    if let Some(t) = target
+        .as_ref()
+        .filter(|t| t.kind == TargetKind::BlockDevice)
+    {
+        notes.push(format!(
+            "fio ran on the block device {}; its capacity is not in fio's result (capacity_bytes 0: unknown).",
+            t.path
+        ));
+    }
     let series = super::series::analyse(&steps, &logged);
     finish(steps, (sets, series), notes, versions, inputs, o, target)
 }
@@ -776,6 +785,10 @@ mod tests {
         assert_eq!(doc.steps[0].config.ioengine, IoEngine::Libaio);
         assert_eq!(doc.created_at, "2020-09-13T12:26:40.000Z");
         assert!(doc.notes.iter().any(|n| n.contains("SAS HBA")));
+        assert!(doc
+            .notes
+            .iter()
+            .any(|n| n.contains("capacity is not in fio's result")));
         // The four results are one sweep: knee at QD2 (19 200 ≥ 95 % of 20 100).
         let sweeps = &doc.summary.as_ref().unwrap().analysis["sweeps"];
         assert_eq!(sweeps.as_array().unwrap().len(), 1, "{sweeps}");
