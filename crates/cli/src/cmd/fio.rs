@@ -410,6 +410,7 @@ pub fn import(a: ImportArgs) -> Result<i32, Fail> {
         drive: a.drive.as_deref(),
         connection: a.connection.as_deref(),
         logs: a.logs.as_deref(),
+        ..Options::default()
     };
     let doc = import_set(&inputs, &opts).map_err(|e| Fail::usage(format!("RESULT {e}")))?;
     let dir = a.out.clone().unwrap_or_else(|| {

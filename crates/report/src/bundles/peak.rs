@@ -156,6 +156,18 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
                 group: Some(e.label.to_string()),
                 on_y2: false,
             });
+            // The 95 % line the knee was chosen against (absent in old bundles).
+            if let Some(t) = knee["threshold"].as_f64().filter(|&t| t > 0.0) {
+                let whose = if entries.len() > 1 {
+                    format!(" ({})", e.label)
+                } else {
+                    String::new()
+                };
+                thr.marks.push(Mark::HLine {
+                    y: t,
+                    label: Some(format!("95 % of the best{whose}")),
+                });
+            }
             if let Some(p) = k["lat_p99_us"].as_f64() {
                 lat.marks.push(Mark::Point {
                     x: qd,

@@ -110,6 +110,14 @@ pub fn workload_of(job: &Job, global: &Value, notes: &mut Vec<String>) -> Worklo
         }
     };
     let num = |k: &str, d: u64| o(k).and_then(|s| s.trim().parse::<u64>().ok()).unwrap_or(d);
+    // fio's synchronous engines have one I/O in flight per job whatever iodepth says.
+    let mut iodepth = num("iodepth", 1) as u32;
+    if ioengine == IoEngine::Sync && iodepth > 1 {
+        notes.push(format!(
+            "fio's {engine_name} does one I/O at a time per job: iodepth={iodepth} is taken as 1 (as fio runs it)."
+        ));
+        iodepth = 1;
+    }
     let time_based = o("time_based").is_some_and(|v| v != "0");
     let runtime_ns = o("runtime").and_then(fio_time_ns);
     Workload {
@@ -123,7 +131,7 @@ pub fn workload_of(job: &Job, global: &Value, notes: &mut Vec<String>) -> Worklo
         } else {
             bs
         },
-        iodepth: num("iodepth", 1) as u32,
+        iodepth,
         numjobs: num("numjobs", 1) as u32,
         ioengine,
         direct: o("direct").is_some_and(|v| v != "0"),
@@ -238,6 +246,9 @@ pub struct Options<'a> {
     pub connection: Option<&'a str>,
     /// `--logs DIR`: where fio's logs are (all runs' logs may share it).
     pub logs: Option<&'a Path>,
+    /// One result file is imported: its jobs may take `--logs DIR`'s logs without
+    /// naming them (set by [`import_set`]).
+    pub single: bool,
 }
 
 /// One result: a job (group, with `group_reporting`) or a job section's jobs reported
@@ -317,7 +328,16 @@ fn logs_of(
     let named: Vec<Prefixes> = results.iter().map(|r| prefixes(&r.0, global)).collect();
     if named.iter().all(Prefixes::is_empty) {
         return match o.logs {
-            Some(d) => unnamed_logs(d, results.len()),
+            Some(d) if o.single => unnamed_logs(d, results.len()),
+            Some(d) => {
+                // Logs named by no result are no one result's among several.
+                notes.push(format!(
+                    "{}: its jobs name no logs (write_iops_log …): the logs in {} are not read for it (with one result file they are).",
+                    input.source,
+                    d.display()
+                ));
+                Ok(vec![None; results.len()])
+            }
             None => Ok(vec![None; results.len()]),
         };
     }
@@ -331,7 +351,7 @@ fn logs_of(
             .and_then(|s| s.trim().parse::<u32>().ok())
             .unwrap_or(1)
             .max(1);
-        let files = match Files::named(p, jobs, &dirs) {
+        let files = match Files::named(p, jobs, &dirs, job.hostname.as_deref()) {
             Ok(Some(f)) => f,
             Ok(None) if p.is_empty() => {
                 out.push(None);
@@ -408,8 +428,19 @@ fn result_name(job: &Job, w: &Workload) -> String {
     name
 }
 
-/// Names made unique: a repeated one gets " #2", " #3", … in order.
-fn unique(names: &mut [String]) {
+/// Names made unique: a name several results share says each one's file (`sources[i]`,
+/// its file name), and one still repeated gets " #2", " #3", … in order.
+fn unique(names: &mut [String], sources: &[&str]) {
+    let count = |names: &[String], n: &String| names.iter().filter(|m| *m == n).count();
+    let shared: Vec<bool> = names.iter().map(|n| count(names, n) > 1).collect();
+    for (i, n) in names.iter_mut().enumerate() {
+        if shared[i] {
+            let file = Path::new(sources[i])
+                .file_name()
+                .map_or(sources[i].into(), |f| f.to_string_lossy());
+            *n = format!("{n} [{file}]");
+        }
+    }
     let mut seen: std::collections::HashMap<String, u32> = Default::default();
     for n in names.iter_mut() {
         let k = seen.entry(n.clone()).or_insert(0);
@@ -489,6 +520,10 @@ pub fn import(text: &str, logs: Option<&Path>, source: &str) -> Result<RunDoc, S
 /// the results that differ only in iodepth and/or numjobs as sweeps
 /// (`summary.analysis.sweeps`, as a `run peak` bundle has them, and `grids`).
 pub fn import_set(inputs: &[Input], o: &Options) -> Result<RunDoc, String> {
+    let o = &Options {
+        single: inputs.len() == 1,
+        ..o.clone()
+    };
     let mut notes = Vec::new();
     let mut versions = Vec::new();
     let mut all = Vec::new();
@@ -501,7 +536,8 @@ pub fn import_set(inputs: &[Input], o: &Options) -> Result<RunDoc, String> {
         .iter()
         .map(|((r, _, _), _)| result_name(&r.job, &r.workload))
         .collect();
-    unique(&mut names);
+    let sources: Vec<&str> = all.iter().map(|(_, s)| s.as_str()).collect();
+    unique(&mut names, &sources);
     let mut target = None;
     let mut steps = Vec::new();
     let mut hosts = Vec::new();
@@ -541,6 +577,15 @@ pub fn import_set(inputs: &[Input], o: &Options) -> Result<RunDoc, String> {
         let p = &mut steps[*i].params;
         p["workload"] = json!(ids[0]);
         p["sweeps"] = json!(ids);
+    }
+    if let Some(t) = target
+        .as_ref()
+        .filter(|t| t.kind == TargetKind::BlockDevice)
+    {
+        notes.push(format!(
+            "fio ran on the block device {}; its capacity is not in fio's result (capacity_bytes 0: unknown).",
+            t.path
+        ));
     }
     let series = super::series::analyse(&steps, &logged);
     finish(steps, (sets, series), notes, versions, inputs, o, target)
@@ -706,6 +751,8 @@ mod tests {
 
     #[test]
     fn fio_3_1_results_import_as_fio_measured_them() {
+        let logs = tempfile::tempdir().unwrap();
+        std::fs::write(logs.path().join("x_iops.1.log"), "1000, 5, 0, 4096, 0\n").unwrap();
         let inputs: Vec<Input> = [(1, 10_000), (2, 19_200), (4, 20_000), (8, 20_100)]
             .into_iter()
             .map(|(d, iops)| Input {
@@ -717,9 +764,13 @@ mod tests {
         let o = Options {
             drive: Some("SSD A"),
             connection: Some("SAS HBA"),
-            logs: None,
+            logs: Some(logs.path()),
+            ..Options::default()
         };
         let doc = import_set(&inputs, &o).unwrap();
+        // Logs no result names are no one result's among several: not read.
+        assert!(doc.steps.iter().all(|s| s.params["logs"] == false));
+        assert!(doc.notes.iter().any(|n| n.contains("name no logs")));
         assert_eq!(doc.steps.len(), 4);
         // No padded p0; percentiles in numeric order (1, 5, 10, …, not 1, 10, …, 5).
         let lat = &doc.steps[0].run.as_ref().unwrap().totals.read.latency;
@@ -735,6 +786,10 @@ mod tests {
         assert_eq!(doc.steps[0].config.ioengine, IoEngine::Libaio);
         assert_eq!(doc.created_at, "2020-09-13T12:26:40.000Z");
         assert!(doc.notes.iter().any(|n| n.contains("SAS HBA")));
+        assert!(doc
+            .notes
+            .iter()
+            .any(|n| n.contains("capacity is not in fio's result")));
         // The four results are one sweep: knee at QD2 (19 200 ≥ 95 % of 20 100).
         let sweeps = &doc.summary.as_ref().unwrap().analysis["sweeps"];
         assert_eq!(sweeps.as_array().unwrap().len(), 1, "{sweeps}");

@@ -267,6 +267,26 @@ mod tests {
 
     const RESULT: &str = include_str!("../../../../fuzz/corpus/fio_result/null-jsonplus.json");
 
+    /// Jobs reported one by one (json+, no group_reporting) add up as fio's group would.
+    #[test]
+    fn jobs_reported_one_by_one_add_up() {
+        let out = parse(RESULT).unwrap().output;
+        let a = &out.jobs[0];
+        let mut b = a.clone();
+        b.read.clat_ns.as_mut().unwrap().mean *= 3.0;
+        b.job_runtime += 10;
+        let m = Job::merge(&[a, &b]);
+        assert_eq!(m.read.total_ios, 2 * a.read.total_ios);
+        assert_eq!(m.read.io_bytes, 2 * a.read.io_bytes);
+        assert_eq!(m.read.runtime, a.read.runtime);
+        let (c, ca) = (m.read.clat_ns.unwrap(), a.read.clat_ns.clone().unwrap());
+        assert_eq!(c.n, 2 * ca.n);
+        assert!((c.mean - 2.0 * ca.mean).abs() < 1e-6 * ca.mean.max(1.0));
+        let bins = |l: &Lat| l.bins.as_ref().unwrap().values().sum::<u64>();
+        assert_eq!(bins(&c), 2 * bins(&ca));
+        assert!(c.percentile.is_none(), "percentiles do not add up");
+    }
+
     #[test]
     fn a_compact_document_after_text_lines_is_read() {
         let v: serde_json::Value = serde_json::from_str(RESULT).unwrap();

@@ -181,13 +181,21 @@ impl Prefixes {
 }
 
 /// Where one kind's files of `prefix` are: in the first of `dirs` holding
-/// `<name>_<kind>.1.log` (`name`: the prefix's last part; fio's output directory may
-/// have moved since), else at the prefix's own path; numbered 1…`jobs`, every one there.
-fn kind_files(prefix: &str, kind: &str, jobs: u32, dirs: &[&Path]) -> Result<Vec<PathBuf>, String> {
+/// `<name>_<kind>.1.log<suffix>` (`name`: the prefix's last part; fio's output
+/// directory may have moved since), else at the prefix's own path; numbered 1…`jobs`,
+/// every one there. `suffix`: `.<host>` for a client's result (fio's client names its
+/// servers' logs so), else empty.
+fn kind_files(
+    prefix: &str,
+    kind: &str,
+    jobs: u32,
+    dirs: &[&Path],
+    suffix: &str,
+) -> Result<Vec<PathBuf>, String> {
     let base = Path::new(prefix)
         .file_name()
         .map_or_else(|| prefix.to_string(), |n| n.to_string_lossy().into_owned());
-    let first = |at: &Path| at.join(format!("{base}_{kind}.1.log")).is_file();
+    let first = |at: &Path| at.join(format!("{base}_{kind}.1.log{suffix}")).is_file();
     let dir = dirs
         .iter()
         .find(|d| first(d))
@@ -200,7 +208,7 @@ fn kind_files(prefix: &str, kind: &str, jobs: u32, dirs: &[&Path]) -> Result<Vec
         return Ok(Vec::new());
     };
     let files: Vec<PathBuf> = (1..=jobs)
-        .map(|n| dir.join(format!("{base}_{kind}.{n}.log")))
+        .map(|n| dir.join(format!("{base}_{kind}.{n}.log{suffix}")))
         .collect();
     if let Some(m) = files.iter().find(|p| !p.is_file()) {
         return Err(format!(
@@ -230,10 +238,16 @@ impl Files {
     }
 
     /// The files of the `prefixes` a job named, `jobs` of each kind (see
-    /// [`kind_files`]); None when none is found.
-    pub fn named(prefixes: &Prefixes, jobs: u32, dirs: &[&Path]) -> Result<Option<Files>, String> {
+    /// [`kind_files`]; `host`: a client's result's server); None when none is found.
+    pub fn named(
+        prefixes: &Prefixes,
+        jobs: u32,
+        dirs: &[&Path],
+        host: Option<&str>,
+    ) -> Result<Option<Files>, String> {
+        let suffix = host.map_or(String::new(), |h| format!(".{h}"));
         let of = |p: &Option<String>, kind: &str| match p {
-            Some(p) => kind_files(p, kind, jobs, dirs),
+            Some(p) => kind_files(p, kind, jobs, dirs, &suffix),
             None => Ok(Vec::new()),
         };
         let f = Files {
