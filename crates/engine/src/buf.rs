@@ -47,18 +47,6 @@ impl AlignedBuf {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn aligned() {
-        for len in [1, 4096, 1 << 20] {
-            let b = super::AlignedBuf::new(len);
-            assert_eq!(b.as_slice().as_ptr() as usize % super::BUF_ALIGN, 0);
-            assert_eq!(b.len(), len);
-        }
-    }
-}
-
 /// The slots' I/O buffers, grown as the trace's I/Os need, within a memory budget.
 pub(crate) struct SlotBuffers {
     pub(crate) slots: Vec<Option<AlignedBuf>>,
@@ -95,5 +83,17 @@ impl SlotBuffers {
             self.bytes = self.bytes - have + want;
         }
         Ok(&mut b.as_mut().expect("just made").as_mut_slice()[..len])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn aligned() {
+        for len in [1, 4096, 1 << 20] {
+            let b = super::AlignedBuf::new(len);
+            assert_eq!(b.as_slice().as_ptr() as usize % super::BUF_ALIGN, 0);
+            assert_eq!(b.len(), len);
+        }
     }
 }
