@@ -38,7 +38,7 @@ impl Backend for NullBackend {
                                 // Without I/O, this is what the content costs.
                                 let f0 = clock.now_ns();
                                 job.fill(&op, &mut buf.as_mut_slice()[..op.len as usize]);
-                                job.data_ns += clock.now_ns() - f0;
+                                job.data_held(clock.now_ns() - f0);
                             } else {
                                 job.fill(&op, &mut buf.as_mut_slice()[..op.len as usize]);
                             }

@@ -286,7 +286,7 @@ fn run_jobs(
                     // gets its work soonest (one kick per I/O at batch size 1).
                     let t = clock.now_ns();
                     if per_write && wrote {
-                        job.data_ns += t - mark;
+                        job.data_held(t - mark);
                     }
                     for &s in &batch {
                         slots[s].1 = t;
@@ -306,7 +306,7 @@ fn run_jobs(
             // The rest of a partial batch goes in with the wait.
             let t_submit = clock.now_ns();
             if per_write && wrote && !batch.is_empty() {
-                job.data_ns += t_submit - mark;
+                job.data_held(t_submit - mark);
             }
             for &s in &batch {
                 slots[s].1 = t_submit;

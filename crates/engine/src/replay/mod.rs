@@ -398,6 +398,7 @@ pub fn run(
             bytes_prepared: bytes[1],
             bytes_per_s_per_core: None,
             busiest_job_fraction: 0.0,
+            held_fraction: 0.0,
             limited_by_generator: false,
         },
         unwritten_bytes: None,
