@@ -420,6 +420,63 @@ fn a_simulated_drive_is_written_once_before_a_trace_that_reads_unless_no_fill() 
 }
 
 #[test]
+fn a_read_only_trace_on_a_simulated_drive_reads_a_filled_span_unless_no_fill_which_says_so() {
+    // WebSearch-like: reads only. The simulated drive is written anyway (writing it is
+    // always allowed), so the reads are those of a filled drive.
+    let dir = tempfile::tempdir().unwrap();
+    let recs: Vec<_> = (0..200u64)
+        .map(|i| rec(i * 100_000, Op::Read, (i * 7919 % 4000) * 16384, 16384))
+        .collect();
+    let trace = write_trace(dir.path(), "ro.dltrace", &recs);
+    let t = trace.to_str().unwrap();
+    let sim = "sim:nvme-tlc,capacity=4G";
+    let mean = |doc: &Value| {
+        let h =
+            &doc["steps"].as_array().unwrap().last().unwrap()["run"]["replay"]["read"]["latency"];
+        h["sum_ns"].as_f64().unwrap() / h["count"].as_f64().unwrap()
+    };
+    let notes = |doc: &Value| {
+        doc["steps"].as_array().unwrap().last().unwrap()["run"]["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    let (filled, _) = replay_ok(dir.path(), &[t, sim, "--size", "64M", "--out", "b"]);
+    let ids: Vec<&str> = filled["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, vec!["fill", "replay-1"]);
+    assert!(!notes(&filled)
+        .iter()
+        .any(|n| n.contains("not written before")));
+    std::fs::remove_dir_all(dir.path().join("b")).unwrap();
+    let (bare, _) = replay_ok(
+        dir.path(),
+        &[t, sim, "--size", "64M", "--no-fill", "--out", "b"],
+    );
+    assert_eq!(bare["steps"].as_array().unwrap().len(), 1);
+    // Never-written blocks answer without touching flash, and the result says so.
+    assert!(
+        mean(&bare) < mean(&filled),
+        "{} vs {}",
+        mean(&bare),
+        mean(&filled)
+    );
+    assert!(
+        notes(&bare)
+            .iter()
+            .any(|n| n.contains("not written before the replay (--no-fill)")),
+        "{:?}",
+        notes(&bare)
+    );
+}
+
+#[test]
 fn replay_writes_follow_the_safety_rules() {
     let dir = tempfile::tempdir().unwrap();
     let trace = write_trace(dir.path(), "w.dltrace", &[rec(0, Op::Write, 0, 4096)]);
