@@ -534,6 +534,12 @@ fn bad_input_is_one_line_and_exit_2() {
     let trace = write_trace(dir.path(), "ok.dltrace", &[rec(0, Op::Read, 0, 4096)]);
     let t = trace.to_str().unwrap();
     std::fs::write(dir.path().join("notrace.txt"), "1,2,3\n").unwrap();
+    // MQSim's WebSearch excerpt as it ships: named by its format, with the command.
+    std::fs::write(
+        dir.path().join("WebSearch1.trace"),
+        "0 0 14153456 16 1\n1543 0 2047224 8 1\n",
+    )
+    .unwrap();
     // Cut short: found by reading the whole trace before anything is written.
     let whole = std::fs::read(write_trace(
         dir.path(),
@@ -561,6 +567,10 @@ fn bad_input_is_one_line_and_exit_2() {
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["missing.dltrace", "null"], "TRACE"),
         (vec!["notrace.txt", "null"], "not a drivelab trace"),
+        (
+            vec!["WebSearch1.trace", "null"],
+            "reads as a disksim trace: import it first with drivelab trace import disksim",
+        ),
         (vec![t, "null", "--speed", "0"], "--speed"),
         (vec![t, "null", "--speed", "fast"], "--speed"),
         (vec![t, "null", "--afap", "--speed", "2"], "--afap"),

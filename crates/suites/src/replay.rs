@@ -131,13 +131,32 @@ impl Replay {
 /// The trace's header, or one line saying why it cannot be replayed.
 pub fn read_header(path: &Path) -> Result<drivelab_trace::Header, String> {
     let f = std::fs::File::open(path).map_err(|e| format!("TRACE {}: {e}", path.display()))?;
-    let r = drivelab_trace::native::Reader::new(std::io::BufReader::new(f)).map_err(|e| {
-        format!(
-            "TRACE {}: not a drivelab trace ({e}); import it first with drivelab trace import",
-            path.display()
-        )
-    })?;
+    let r = drivelab_trace::native::Reader::new(std::io::BufReader::new(f))
+        .map_err(|e| not_a_trace(path, &e.to_string()))?;
     Ok(r.header().clone())
+}
+
+/// Why a file that is not drivelab's trace cannot be replayed, with the import command
+/// for the format its first lines read as.
+fn not_a_trace(path: &Path, why: &str) -> String {
+    use std::io::Read;
+    let mut head = Vec::new();
+    let _ = std::fs::File::open(path).and_then(|f| f.take(16 << 10).read_to_end(&mut head));
+    let text = String::from_utf8_lossy(&head);
+    let p = path.display();
+    let stem = path.with_extension("dltrace");
+    match drivelab_trace::import::Format::detect(&text) {
+        Some(f) => format!(
+            "TRACE {p}: not a drivelab trace, but it reads as a {name} trace: import it first with drivelab trace import {name} {p} -o {}",
+            stem.display(),
+            name = f.name()
+        ),
+        None => format!(
+            "TRACE {p}: not a drivelab trace ({why}); import it first with drivelab trace import FORMAT {p} -o {} (formats: {})",
+            stem.display(),
+            drivelab_trace::import::Format::names()
+        ),
+    }
 }
 
 /// What a whole read of the trace finds: its records, and where its steps start.
