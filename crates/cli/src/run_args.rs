@@ -179,8 +179,9 @@ pub struct ReplayArgs {
     /// Interval of the series [default: 1s].
     #[arg(long, value_parser = duration, allow_hyphen_values = true)]
     pub interval: Option<u64>,
-    /// On a block device or simulated drive, do not write the span once before a trace
-    /// that reads (unwritten blocks read without touching flash).
+    /// Do not write the span once before a trace that reads (done by default on a
+    /// simulated drive, and on a block device given with --destructive: unwritten blocks
+    /// read without touching flash).
     #[arg(long = "no-fill")]
     pub no_fill: bool,
     /// Trace time per step: an interrupted replay resumes at a step [default: 10m].
@@ -650,7 +651,10 @@ impl SuiteCmd {
                 // The scan reads every entry, extent and the trailer before anything is opened.
                 let found = replay::scan(&trace, None, u64::MAX)?;
                 let mut k = replay::Replay::new(trace);
-                k.writes = found.modifies(!a.skip_discards);
+                // (With --destructive, a block device is written to fill the span before a
+                // trace that only reads.)
+                let fills = a.common.target.destructive.is_some() && !a.no_fill && found.reads > 0;
+                k.writes = found.modifies(!a.skip_discards) || fills;
                 if short {
                     k.size = SizeOrPercent::Bytes(64 << 20);
                     k.short = true;

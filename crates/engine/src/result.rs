@@ -183,6 +183,10 @@ pub struct DataGeneration {
     pub bytes_per_s_per_core: Option<f64>,
     /// Largest share of a job's time spent preparing content.
     pub busiest_job_fraction: f64,
+    /// Largest share of a job's time the target waited for content: what was made
+    /// ahead, while the I/Os before it were in flight, is left out.
+    #[serde(default)]
+    pub held_fraction: f64,
     /// True when preparing content held the target back (see
     /// [`DataGeneration::limits`]): the figures are partly the generator's.
     pub limited_by_generator: bool,
@@ -215,11 +219,11 @@ impl DataGeneration {
         let cheaper = "or content that is cheaper to prepare (--data repeat, or zero; a drive that compresses then looks faster)";
         if depth <= 1 {
             format!(
-                "Preparing write content took {pct:.0} % of the time, and at queue depth 1 the target waits while it is prepared: the figures are up to {pct:.0} % below the target's. To measure the target alone, use a deeper queue {cheaper}."
+                "The target waited {pct:.0} % of the time for write content to be prepared (at queue depth 1 it idles meanwhile): the figures are up to {pct:.0} % below the target's. To measure the target alone, use a deeper queue {cheaper}."
             )
         } else {
             format!(
-                "Preparing write content took {pct:.0} % of the busiest job's time and kept {avg_inflight:.1} of {depth} I/Os in flight on average: the data generator, not the target, was the limit. Spread the queue over more jobs (--numjobs, e.g. Q4T2 instead of Q8T1) so that content is prepared on more cores, {cheaper}."
+                "Preparing write content, with the queue short of I/Os, took {pct:.0} % of the busiest job's time and kept {avg_inflight:.1} of {depth} I/Os in flight on average: the data generator, not the target, was the limit. Spread the queue over more jobs (--numjobs, e.g. Q4T2 instead of Q8T1) so that content is prepared on more cores, {cheaper}."
             )
         }
     }

@@ -351,6 +351,7 @@ struct JobSums {
     errors: Vec<IoErrorRecord>,
     error_count: u64,
     data_ns_max: u64,
+    data_held_max: u64,
     data_ns_sum: u64,
     data_bytes: u64,
     last_done_ns: u64,
@@ -365,6 +366,7 @@ impl JobSums {
             s.errors.extend(j.errors);
             s.error_count += j.error_count;
             s.data_ns_max = s.data_ns_max.max(j.data_ns);
+            s.data_held_max = s.data_held_max.max(j.data_held_ns);
             s.data_ns_sum += j.data_ns;
             s.data_bytes += j.data_bytes;
             s.last_done_ns = s.last_done_ns.max(j.last_done_ns);
@@ -644,18 +646,24 @@ fn facts(
     let held_end = e.deadline.map_or(drained, |d| d.min(drained));
     let latency_sum = hists[0].sum() + hists[1].sum() + e.jobs.closing_ns;
     let avg_inflight = held_inflight(latency_sum, e.jobs.outside_ns, held_end, origin + w.ramp_ns);
-    let busiest = if is_model {
-        0.0
-    } else {
-        e.jobs.data_ns_max as f64 / span_ns as f64
+    let fraction = |ns: u64| {
+        if is_model {
+            0.0
+        } else {
+            ns as f64 / span_ns as f64
+        }
     };
+    let busiest = fraction(e.jobs.data_ns_max);
+    // Content made ahead, while the queue was full, held nothing back.
+    let held = fraction(e.jobs.data_held_max);
     let data = DataGeneration {
         pattern: w.data.name(),
         bytes_prepared: e.jobs.data_bytes,
         bytes_per_s_per_core: (e.jobs.data_ns_sum > 0)
             .then(|| e.jobs.data_bytes as f64 / (e.jobs.data_ns_sum as f64 / 1e9)),
         busiest_job_fraction: busiest,
-        limited_by_generator: DataGeneration::limits(busiest, avg_inflight, w.queue_depth()),
+        held_fraction: held,
+        limited_by_generator: DataGeneration::limits(held, avg_inflight, w.queue_depth()),
     };
     let completed_ios = hists[0].count() + hists[1].count();
     let notes = run_notes(
@@ -706,7 +714,7 @@ fn run_notes(
     let mut notes = Vec::new();
     if data.limited_by_generator {
         notes.push(DataGeneration::note(
-            data.busiest_job_fraction,
+            data.held_fraction,
             avg_inflight,
             w.queue_depth(),
         ));

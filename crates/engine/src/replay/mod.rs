@@ -1,13 +1,14 @@
 //! Replaying a trace: I/Os issued as a trace says (when, what, where) instead of as a
-//! generator draws them. A workload source beside `gen`/`job`, with its own small loop:
-//! the synthetic engine's hot path is untouched.
+//! generator draws them. A workload source beside `gen`/`job`: the synthetic engine's
+//! hot path is untouched, and the I/Os go out through the same backends
+//! ([`crate::backend::Issuer`]: io_uring on files and block devices with the jobs' ring
+//! setup, the device model in virtual time, nothing on `null`), and the result is made
+//! by the same assembler ([`crate::assemble`]) as a run's.
 //!
-//! [`schedule`] turns records into timed, placed I/Os; [`issue`] carries them out on the
-//! target (io_uring on files and block devices, the device model in virtual time, or
-//! nothing on `null`); this module drives the two and measures: the read/write interval
-//! series and totals as any run has them, and beside them per-operation histograms
-//! (flush and discard too), the issue lag of an open-loop replay, and this target's
-//! latency against the trace's, I/O by I/O.
+//! [`schedule`] turns records into timed, placed I/Os; this module issues them when due
+//! and measures: the read/write interval series and totals as any run has them, and
+//! beside them per-operation histograms (flush and discard too), the issue lag of an
+//! open-loop replay, and this target's latency against the trace's, I/O by I/O.
 //!
 //! One thread issues everything, in trace order, from a clock the engine is given (the
 //! model's virtual clock on a simulated device, so a replay there is exact). Open loop:
@@ -16,13 +17,13 @@
 //! I/Os over 1 ms late is flagged as not keeping up. `--afap`: issued as soon as fewer
 //! I/Os are outstanding than the trace had at that point ([`schedule`]).
 
-pub mod issue;
 pub mod schedule;
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::assemble::Facts;
+use crate::backend::Issuer;
 use crate::clock::{Clock, MonotonicClock};
 use crate::hist::Histogram;
 use crate::job::IoErrorRecord;
@@ -257,7 +258,7 @@ pub fn run(
     // Marked as a run marks a file it writes: a replay killed now leaves a test file
     // that the next run (a --resume) still knows as drivelab's.
     target.refresh_marker(true);
-    let mut issuer = issue::for_target(
+    let mut issuer = crate::backend::issuer(
         target,
         &clock,
         w.log_interval_ns,
@@ -401,6 +402,7 @@ pub fn run(
             bytes_prepared: bytes[1],
             bytes_per_s_per_core: None,
             busiest_job_fraction: 0.0,
+            held_fraction: 0.0,
             limited_by_generator: false,
         },
         unwritten_bytes: None,
@@ -413,7 +415,7 @@ pub fn run(
 /// error if reading it failed part-way (then what was issued is drained first).
 #[allow(clippy::too_many_arguments)]
 fn drive(
-    iss: &mut dyn issue::Issuer,
+    iss: &mut dyn Issuer,
     first: Option<ReplayIo>,
     src: &mut dyn IoSource,
     m: &mut Meter<'_, '_>,
@@ -463,7 +465,7 @@ fn drive(
                 _ => Held::Nothing,
             };
             m.issued(&io, now, why);
-            iss.submit(&io, slot, now)?;
+            iss.submit(&io.any_op(), slot, now)?;
             let after = iss.now();
             if after - now > LATE_NS {
                 let what = if io.op == Op::Discard {

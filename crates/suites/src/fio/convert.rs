@@ -281,6 +281,7 @@ fn totals(job: &Job, rl: &DirLat, wl: &DirLat, w: &Workload) -> Totals {
             bytes_prepared: 0,
             bytes_per_s_per_core: None,
             busiest_job_fraction: 0.0,
+            held_fraction: 0.0,
             limited_by_generator: false,
         },
         error_count: u64::from(job.error != 0),
