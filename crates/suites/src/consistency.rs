@@ -25,7 +25,7 @@ use drivelab_engine::target::TargetInfo;
 use crate::bundle::{Metric, StepRecord, Summary};
 use crate::plan::{self, Action, PlannedStep, Shape, StepKind};
 use crate::records::{self, fmt};
-use crate::suite::{secs, span_file_bytes, Report, Suite};
+use crate::suite::{secs, span_file_bytes, AfterInterrupt, Report, Suite};
 
 /// The consistency suite's knobs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -193,6 +193,16 @@ impl Suite for Consistency {
         pts_verdict(&round_means(done, self.round_s()))
             .reached
             .then(|| "the PTS steady state was reached (--until-steady)".into())
+    }
+    /// The continuous test measures the drive from its precondition on: its interrupted
+    /// part's random writes changed that state, so the precondition runs again before
+    /// it. A round of `--until-steady` continues from the rounds before it.
+    fn after_interrupt(&self, step: &PlannedStep) -> AfterInterrupt {
+        if step.params.get("continuous").and_then(|v| v.as_bool()) == Some(true) {
+            AfterInterrupt::Reprecondition
+        } else {
+            AfterInterrupt::Again
+        }
     }
     fn report(&self, steps: &[StepRecord]) -> Report {
         let a = analyze(steps, self.window_s, self.round_s());
