@@ -429,8 +429,9 @@ pub fn analyze(steps: &[StepRecord], window_s: usize, round_s: usize) -> Consist
         stalls: stalls(&x),
         // A second with no more I/Os than one queue's worth is a stall ending.
         levels: performance_levels(&x[from..], stall_iops(steps)),
+        // One verdict: the phases start with the burst the burst line reports.
+        phases: phases(&x, window_s, burst.as_ref()),
         burst,
-        phases: phases(&x, window_s),
         steady: pts_verdict(&rounds),
         rounds,
         iops_per_s: x,
