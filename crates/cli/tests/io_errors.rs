@@ -217,6 +217,21 @@ fn continue_on_error_counts_and_goes_on() {
     // Reads inside the first MiB keep succeeding until the end.
     let recs = r["series"]["records"].as_array().unwrap();
     assert!(recs.last().unwrap()["read"]["ops"].as_u64().unwrap() > 0);
+    // Issue 24: each interval counts its failed I/Os by direction, and they add up to
+    // the total; none before the interval of the first error.
+    let per = |dir: &str| -> Vec<u64> {
+        recs.iter()
+            .map(|x| x[dir]["errors"].as_u64().unwrap())
+            .collect()
+    };
+    let (reads, writes, all) = (per("read"), per("write"), per("all"));
+    assert_eq!(reads.iter().sum::<u64>(), errors, "{reads:?}");
+    assert!(writes.iter().all(|&w| w == 0));
+    assert_eq!(all, reads);
+    let interval = r["series"]["interval_ns"].as_u64().unwrap();
+    let first = r["errors"][0]["at_ns"].as_u64().unwrap() / interval;
+    let first_counted = reads.iter().position(|&e| e > 0).unwrap() as u64;
+    assert_eq!(first_counted, first, "{reads:?}");
     // The result says how many failed, beside the rates of the ones that did not.
     let notes = r["notes"].to_string();
     assert!(

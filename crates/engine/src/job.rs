@@ -241,6 +241,7 @@ impl<'a> Job<'a> {
             (0, format!("short transfer: {result} of {} bytes", op.len))
         };
         self.error_count += 1;
+        self.rec.record_error(op.dir, at_ns);
         if self.errors.len() < KEPT_ERRORS {
             self.errors.push(IoErrorRecord {
                 job: self.id,

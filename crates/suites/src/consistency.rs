@@ -25,7 +25,7 @@ use drivelab_engine::target::TargetInfo;
 use crate::bundle::{Metric, StepRecord, Summary};
 use crate::plan::{self, Action, PlannedStep, Shape, StepKind};
 use crate::records::{self, fmt};
-use crate::suite::{secs, span_file_bytes, Report, Suite};
+use crate::suite::{secs, span_file_bytes, AfterInterrupt, Report, Suite};
 
 /// The consistency suite's knobs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -205,6 +205,16 @@ impl Suite for Consistency {
         pts_verdict(&round_means(done, self.round_s()))
             .reached
             .then(|| "the PTS steady state was reached (--until-steady)".into())
+    }
+    /// The continuous test measures the drive from its precondition on: its interrupted
+    /// part's random writes changed that state, so the precondition runs again before
+    /// it. A round of `--until-steady` continues from the rounds before it.
+    fn after_interrupt(&self, step: &PlannedStep) -> AfterInterrupt {
+        if step.params.get("continuous").and_then(|v| v.as_bool()) == Some(true) {
+            AfterInterrupt::Reprecondition
+        } else {
+            AfterInterrupt::Again
+        }
     }
     fn report(&self, steps: &[StepRecord]) -> Report {
         let a = analyze(steps, self.window_s, self.round_s());
@@ -431,8 +441,9 @@ pub fn analyze(steps: &[StepRecord], window_s: usize, round_s: usize) -> Consist
         stalls: stalls(&x),
         // A second with no more I/Os than one queue's worth is a stall ending.
         levels: performance_levels(&x[from..], stall_iops(steps)),
+        // One verdict: the phases start with the burst the burst line reports.
+        phases: phases(&x, window_s, burst.as_ref()),
         burst,
-        phases: phases(&x, window_s),
         steady: pts_verdict(&rounds),
         rounds,
         iops_per_s: x,

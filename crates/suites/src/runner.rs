@@ -20,7 +20,7 @@ use crate::bundle::{
 };
 use crate::hash::config_hash;
 use crate::plan::{Action, PlannedStep};
-use crate::suite::{Report, Suite};
+use crate::suite::{AfterInterrupt, Report, Suite};
 
 /// What a front end wants to hear while a suite runs (all optional).
 pub trait Observer: Sync {
@@ -241,6 +241,35 @@ pub fn execute_with(
             bundle.set_status(BundleStatus::Interrupted)?;
             return Ok(Outcome::Interrupted);
         }
+        let interrupted = bundle
+            .step(i)
+            .is_some_and(|r| r.status == StepStatus::Interrupted);
+        if interrupted && keeps_writes(target) {
+            match suite.after_interrupt(step) {
+                AfterInterrupt::Again => {}
+                // (check_resume refuses it before anything runs; this is the same rule.)
+                AfterInterrupt::Refuse(reason) => {
+                    bundle.set_status(BundleStatus::Interrupted)?;
+                    return Err(reason);
+                }
+                AfterInterrupt::Reprecondition => {
+                    match reprecondition(suite, plan, i, target, bundle, opts, engine)? {
+                        RunStatus::Complete => {}
+                        RunStatus::Interrupted => {
+                            bundle.set_status(BundleStatus::Interrupted)?;
+                            return Ok(Outcome::Interrupted);
+                        }
+                        RunStatus::Failed => {
+                            bundle.set_status(BundleStatus::Failed)?;
+                            return Ok(Outcome::Failed(
+                                "preconditioning again before the interrupted step failed".into(),
+                            ));
+                        }
+                    }
+                    ran_before = true;
+                }
+            }
+        }
         let done = records_before(&bundle.doc.steps, i);
         if let Some(reason) = suite.skip(step, done) {
             let now = now_rfc3339();
@@ -382,6 +411,63 @@ pub fn execute_with(
     bundle.set_status(BundleStatus::Complete)?;
     bundle.write_table(&report.table)?;
     Ok(Outcome::Complete(report))
+}
+
+/// Whether the target keeps what an interrupted step wrote into a resumed run: a
+/// simulated drive starts afresh in every process (its finished steps are replayed), and
+/// a test file made anew is fresh.
+fn keeps_writes(target: &Target) -> bool {
+    target.info.kind != TargetKind::Simulated && !target.created_now()
+}
+
+/// Runs the plan's preparation before step `i` again (see
+/// [`AfterInterrupt::Reprecondition`]): its preparation steps from the last
+/// discard-and-fill before it on, unsaved (their records stay the first run's), and says
+/// so in the bundle's notes.
+fn reprecondition(
+    suite: &dyn Suite,
+    plan: &[PlannedStep],
+    i: usize,
+    target: &mut Target,
+    bundle: &mut Bundle,
+    opts: &Runner<'_>,
+    engine: &dyn StepEngine,
+) -> Result<RunStatus, String> {
+    let from = plan[..i]
+        .iter()
+        .rposition(|s| matches!(s.action, Action::Precondition { .. }))
+        .unwrap_or(i);
+    let prepare: Vec<usize> = (from..i)
+        .filter(|&j| plan[j].kind == crate::plan::StepKind::Prepare)
+        .collect();
+    let names: Vec<&str> = prepare.iter().map(|&j| plan[j].name.as_str()).collect();
+    let note = format!(
+        "Resumed: '{}' had been interrupted after writing to the drive, so it was measured \
+         again only after its preparation ran again ({}).",
+        plan[i].name,
+        if names.is_empty() {
+            "none planned".to_string()
+        } else {
+            names.join("; ")
+        }
+    );
+    if let Some(o) = opts.observer {
+        o.message(&format!(
+            "preconditioning again before '{}': its interrupted run wrote to the drive",
+            plan[i].name
+        ));
+    }
+    for j in prepare {
+        let step = &adapted(suite, &plan[j], records_before(&bundle.doc.steps, j));
+        let res = engine.run_step(step, target, opts, None)?;
+        if res.measured.status != RunStatus::Complete {
+            return Ok(res.measured.status);
+        }
+    }
+    if !bundle.doc.notes.contains(&note) {
+        bundle.doc.notes.push(note);
+    }
+    Ok(RunStatus::Complete)
 }
 
 /// The records of the steps before step `index` (a bundle keeps them in plan order).
@@ -536,6 +622,19 @@ pub fn check_resume(
             doc.planned_steps,
             moved.map_or(String::new(), |s| format!("; step {} was '{}'", s.index + 1, s.id))
         ));
+    }
+    // A step interrupted on a drive that kept its writes, which the suite cannot
+    // measure again from there.
+    for s in doc
+        .steps
+        .iter()
+        .filter(|s| s.status == StepStatus::Interrupted)
+    {
+        if let (Some(p), true) = (plan.get(s.index), keeps_writes(target)) {
+            if let AfterInterrupt::Refuse(reason) = suite.after_interrupt(p) {
+                return Err(reason);
+            }
+        }
     }
     // The hash leaves the spans out (they follow from the target's capacity); a resumed
     // step must cover the same bytes as the steps already done.

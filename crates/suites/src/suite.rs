@@ -141,8 +141,28 @@ pub trait Suite: Knobs {
     fn chosen_at_run_time(&self, _step: &PlannedStep) -> bool {
         false
     }
+    /// What `--resume` does with this step when a run of it was interrupted on a drive
+    /// that kept what the interrupted part wrote (a device, or a test file drivelab did
+    /// not make anew; a simulated drive keeps nothing between processes).
+    fn after_interrupt(&self, _step: &PlannedStep) -> AfterInterrupt {
+        AfterInterrupt::Again
+    }
     /// Analyse the finished steps.
     fn report(&self, steps: &[StepRecord]) -> Report;
+}
+
+/// See [`Suite::after_interrupt`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AfterInterrupt {
+    /// Measure the step again as planned.
+    Again,
+    /// Run the plan's preparation before the step again first (from its last
+    /// discard-and-fill on): the step measures the state that preparation leaves (a
+    /// continuous random-write test of a preconditioned drive), which the interrupted
+    /// part's writes changed.
+    Reprecondition,
+    /// Refuse to resume, for this reason (one line, naming `--resume`).
+    Refuse(String),
 }
 
 /// The suites `drivelab run` accepts, in its order.

@@ -514,6 +514,7 @@ fn interval_dir(
         lat_p99_ns: p(99.0),
         lat_p9999_ns: p(99.99),
         lat_max_ns: None,
+        errors: None,
     }
 }
 
