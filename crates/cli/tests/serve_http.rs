@@ -81,7 +81,7 @@ fn recorded_and_uploaded_runs_are_served(db: &str, bundle: &std::path::Path, lis
     assert!(page.contains("<svg"), "the run page has no charts");
     assert!(page.contains("WD_BLACK SN850X 2000GB"));
     assert!(
-        page.contains("drivelab run quick"),
+        page.contains("drivelab run quick --short sim:nvme-tlc,capacity=4G"),
         "no command to run it again"
     );
     let (status, json) = s.get(&format!("/runs/{id}/run.json"));
