@@ -72,9 +72,93 @@ impl Tokens {
     }
 }
 
+/// The token that makes reading private (`--read-token`), as its hash.
+#[derive(Debug, Clone)]
+pub struct ReadToken([u8; 32]);
+
+impl ReadToken {
+    /// A read token; at least [`MIN_TOKEN_LEN`] printable ASCII characters.
+    pub fn new(token: &str) -> Result<ReadToken, String> {
+        if token.len() < MIN_TOKEN_LEN || !token.chars().all(|c| c.is_ascii_graphic()) {
+            return Err(format!(
+                "give at least {MIN_TOKEN_LEN} printable ASCII characters"
+            ));
+        }
+        Ok(ReadToken(hash(token)))
+    }
+
+    /// Whether a request's `Authorization` value carries the token: `Bearer TOKEN` for
+    /// scripts, or HTTP Basic with any user name and the token as password (what a
+    /// browser asks for).
+    pub fn allows(&self, authorization: Option<&str>) -> bool {
+        use base64::Engine as _;
+        let Some(value) = authorization else {
+            return false;
+        };
+        let token = if let Some(t) = value.strip_prefix("Bearer ") {
+            t.trim().to_string()
+        } else if let Some(b) = value.strip_prefix("Basic ") {
+            let Ok(raw) = base64::engine::general_purpose::STANDARD.decode(b.trim()) else {
+                return false;
+            };
+            let text = String::from_utf8_lossy(&raw).into_owned();
+            match text.split_once(':') {
+                Some((_, password)) => password.to_string(),
+                None => return false,
+            }
+        } else {
+            return false;
+        };
+        let h = hash(&token);
+        self.0
+            .iter()
+            .zip(h.iter())
+            .fold(0u8, |d, (a, b)| d | (a ^ b))
+            == 0
+    }
+}
+
+/// Lets a request through to the pages only with the read token (see [`ReadToken`]);
+/// otherwise 401 with the challenge that makes a browser ask for it.
+pub async fn require_read(
+    token: ReadToken,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::http::header;
+    let given = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    if token.allows(given) {
+        return next.run(req).await;
+    }
+    let mut r = crate::pages::layout::error_page(
+        axum::http::StatusCode::UNAUTHORIZED,
+        "this server's results are private: give its read token (as the password)",
+    );
+    r.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        axum::http::HeaderValue::from_static("Basic realm=\"drivelab results\", charset=\"UTF-8\""),
+    );
+    r
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_read_token_is_taken_as_bearer_or_basic_password() {
+        let t = ReadToken::new("read-0123456789abcdef").unwrap();
+        assert!(t.allows(Some("Bearer read-0123456789abcdef")));
+        // "anyone:read-0123456789abcdef"
+        assert!(t.allows(Some("Basic YW55b25lOnJlYWQtMDEyMzQ1Njc4OWFiY2RlZg==")));
+        assert!(!t.allows(Some("Bearer read-0123456789abcdeF")));
+        assert!(!t.allows(Some("Basic !!!")));
+        assert!(!t.allows(None));
+        assert!(ReadToken::new("short").is_err());
+    }
 
     #[test]
     fn tokens_are_found_by_hash_and_bad_lines_named() {

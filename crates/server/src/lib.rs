@@ -49,21 +49,21 @@ pub struct Config {
     pub tokens: Tokens,
     /// Largest accepted request body.
     pub max_body_bytes: usize,
+    /// When set, reading needs this token too (pages and downloads).
+    pub read_token: Option<auth::ReadToken>,
 }
 
 /// What every handler shares.
 pub(crate) struct AppState {
     pub db: Arc<db::Db>,
-    pub tokens: Tokens,
 }
 
 /// The application's routes over `config`'s database.
 fn router(config: &Config) -> Router {
     let state = Arc::new(AppState {
         db: Arc::new(db::Db::new(config.db.clone())),
-        tokens: config.tokens.clone(),
     });
-    Router::new()
+    let pages = Router::new()
         .route("/", get(pages::runs::page))
         .route("/runs", get(pages::runs::page))
         .route("/runs/{id}", get(pages::run::page))
@@ -76,11 +76,24 @@ fn router(config: &Config) -> Router {
             get(|| async { axum::http::StatusCode::NO_CONTENT }),
         )
         .route("/compare", get(pages::compare::page))
+        .fallback(pages::not_found);
+    let pages = match config.read_token.clone() {
+        Some(t) => pages.layer(axum::middleware::from_fn(move |req, next| {
+            auth::require_read(t.clone(), req, next)
+        })),
+        None => pages,
+    };
+    Router::new()
         .route(
             "/api/bundles",
-            post(upload::upload).layer(DefaultBodyLimit::max(config.max_body_bytes)),
+            post(upload::upload)
+                .layer(DefaultBodyLimit::max(config.max_body_bytes))
+                .layer(axum::middleware::from_fn({
+                    let (tokens, max) = (config.tokens.clone(), config.max_body_bytes);
+                    move |req, next| upload::gate(tokens.clone(), max, req, next)
+                })),
         )
-        .fallback(pages::not_found)
+        .merge(pages)
         .with_state(state)
 }
 

@@ -8,6 +8,8 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
+
+use crate::auth::Tokens;
 use axum::response::{IntoResponse, Response};
 use drivelab_report::bundles::parse_run_doc;
 use drivelab_store::StoreError;
@@ -25,30 +27,50 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
         .map(str::trim)
 }
 
-/// Who is uploading, or why not.
-fn authorize(state: &AppState, headers: &HeaderMap) -> Result<(), Response> {
-    if state.tokens.is_empty() {
-        return Err(Failure::new(
+/// Whether the request may upload at all, decided from its head before its body is read:
+/// a known uploader's token, and a declared length within `max_body_bytes` (a client
+/// that waits for `100 Continue` is answered without sending its body).
+pub async fn gate(
+    tokens: Tokens,
+    max_body_bytes: usize,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    if tokens.is_empty() {
+        return Failure::new(
             StatusCode::FORBIDDEN,
             "uploads are off on this server (start it with --tokens FILE)",
         )
-        .json());
+        .json();
     }
-    match bearer(headers).and_then(|t| state.tokens.uploader(t)) {
-        Some(_) => Ok(()),
-        None => {
-            let mut r = Failure::new(
-                StatusCode::UNAUTHORIZED,
-                "give an uploader's token as 'Authorization: Bearer TOKEN'",
-            )
-            .json();
-            r.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                axum::http::HeaderValue::from_static("Bearer"),
-            );
-            Err(r)
-        }
+    if bearer(req.headers())
+        .and_then(|t| tokens.uploader(t))
+        .is_none()
+    {
+        let mut r = Failure::new(
+            StatusCode::UNAUTHORIZED,
+            "give an uploader's token as 'Authorization: Bearer TOKEN'",
+        )
+        .json();
+        r.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            axum::http::HeaderValue::from_static("Bearer"),
+        );
+        return r;
     }
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max_body_bytes as u64) {
+        return Failure::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the bundle is larger than this server takes ({max_body_bytes} bytes)"),
+        )
+        .json();
+    }
+    next.run(req).await
 }
 
 /// Checks the body as a bundle and makes its record; the message says what is wrong.
@@ -63,14 +85,9 @@ fn bundle_record(body: &[u8]) -> Result<drivelab_store::RunRecord, Failure> {
     Ok(record)
 }
 
-pub async fn upload(
-    State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    if let Err(r) = authorize(&state, &headers) {
-        return r;
-    }
+/// The upload itself, behind [`gate`] (and the body limit, for bodies of no declared
+/// length).
+pub async fn upload(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
     let record = match bundle_record(&body) {
         Ok(r) => r,
         Err(f) => return f.json(),

@@ -24,6 +24,10 @@ pub struct ServeArgs {
     /// uploads are refused.
     #[arg(long, value_name = "FILE")]
     pub tokens: Option<PathBuf>,
+    /// Make reading private: pages and downloads need this token (a browser asks for it
+    /// as a password; scripts send `Authorization: Bearer TOKEN`). At least 16 characters.
+    #[arg(long = "read-token", value_name = "TOKEN")]
+    pub read_token: Option<String>,
     /// Largest upload accepted, in MiB.
     #[arg(long = "max-body-mib", value_name = "MIB", value_parser = crate::args::positive, default_value_t = (DEFAULT_MAX_BODY_BYTES >> 20) as u32)]
     pub max_body_mib: u32,
@@ -54,6 +58,13 @@ pub fn run(a: ServeArgs) -> Result<i32, Fail> {
         ))
     })?;
     let tokens = tokens(a.tokens.as_ref())?;
+    let read_token = a
+        .read_token
+        .as_deref()
+        .map(drivelab_server::auth::ReadToken::new)
+        .transpose()
+        .map_err(|e| Fail::usage(format!("--read-token: {e}")))?;
+    let private = read_token.is_some();
     // The database is opened (made, for a new SQLite file) before the socket listens: a
     // wrong --db is said at once, not on the first page.
     let store = crate::record::open_store(a.db.as_deref())?;
@@ -69,13 +80,14 @@ pub fn run(a: ServeArgs) -> Result<i32, Fail> {
         listen,
         tokens: tokens.clone(),
         max_body_bytes: (a.max_body_mib as usize) << 20,
+        read_token,
     };
     let running = drivelab_server::start(config).map_err(Fail::failed)?;
     let addr = running.addr();
-    let reach = if drivelab_server::is_loopback(&addr) {
-        "loopback only: other machines cannot reach it (--listen 0.0.0.0:PORT to serve the network)"
-    } else {
-        "reachable from the network: anyone who can reach it can read the results"
+    let reach = match (drivelab_server::is_loopback(&addr), private) {
+        (true, _) => "loopback only: other machines cannot reach it (--listen 0.0.0.0:PORT to serve the network)",
+        (false, false) => "reachable from the network: anyone who can reach it can read the results (--read-token to make them private)",
+        (false, true) => "reachable from the network: reading needs the read token",
     };
     let uploads = if tokens.is_empty() {
         "uploads off (--tokens FILE to allow them)".to_string()

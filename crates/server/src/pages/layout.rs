@@ -16,7 +16,10 @@ table.dl-list th,table.dl-list td{border-bottom:1px solid #ddd;padding:.25em .5e
 table.dl-list td.num{text-align:right;font-variant-numeric:tabular-nums}\
 form.dl-filter input,form.dl-filter select{margin:0 .5em .5em 0}\
 .dl-error{color:#a00}.dl-server-head{padding:.5em 1em;background:#f4f6fa;border-bottom:1px solid #ccd}\
-.dl-server-head code{background:#fff;padding:.1em .3em}";
+.dl-server-head code{background:#fff;padding:.1em .3em}\
+#dl-identity{display:grid;grid-template-columns:max-content 1fr;gap:.1em 1em}\
+#dl-identity dt{font-weight:600}#dl-identity dd{margin:0;overflow-wrap:anywhere}\
+table.dl-knobs td{font-family:monospace;overflow-wrap:anywhere}";
 
 /// The navigation bar of every page.
 pub fn nav() -> Markup {

@@ -45,26 +45,33 @@ fn shell_word(w: &str) -> String {
     }
 }
 
-/// The command that runs this test again: the suite, its recorded knobs as flags, and
-/// the target as it was named.
+/// The command that runs this suite again on the same target (`--short` when the run
+/// was one); the other settings it used are listed beside it ([`knobs`]), as the bundle
+/// records them.
 pub fn command(doc: &RunDoc) -> String {
     let mut cmd = format!("drivelab run {}", shell_word(doc.suite.name()));
-    if let Some(knobs) = doc.knobs.as_object() {
-        for (k, v) in knobs {
-            let flag = format!("--{}", k.replace('_', "-"));
-            match v {
-                serde_json::Value::Null | serde_json::Value::Bool(false) => {}
-                serde_json::Value::Bool(true) => cmd += &format!(" {flag}"),
-                serde_json::Value::String(s) => cmd += &format!(" {flag} {}", shell_word(s)),
-                other => cmd += &format!(" {flag} {}", shell_word(&other.to_string())),
-            }
-        }
+    if doc.knobs.get("short").and_then(|v| v.as_bool()) == Some(true) {
+        cmd += " --short";
     }
     let target = doc.target_arg.as_deref().unwrap_or(&doc.target.path);
     if !target.is_empty() {
         cmd += &format!(" {}", shell_word(target));
     }
     cmd
+}
+
+/// The suite's settings as the bundle records them.
+fn knobs(doc: &RunDoc) -> Markup {
+    let empty = serde_json::Map::new();
+    let knobs = doc.knobs.as_object().unwrap_or(&empty);
+    html! {
+        details {
+            summary { "The settings it ran with (" (knobs.len()) ")" }
+            table.dl-list.dl-knobs {
+                @for (k, v) in knobs { tr { td { (k) } td { (v.to_string()) } } }
+            }
+        }
+    }
 }
 
 fn identity(r: &RunRecord) -> Markup {
@@ -127,7 +134,8 @@ pub async fn page(
             a href={ "/runs/" (r.run_id) "/run.json" } download { "run.json" } " · "
             a href={ "/runs/" (r.run_id) "/report.html" } download { "report.html" }
         }
-        p { "Run it again: " code #dl-command { (command(&doc)) } }
+        p { "Run the suite again on this target: " code #dl-command { (command(&doc)) } }
+        (knobs(&doc))
     };
     let html = render_report(&[DriveRun::new(None, doc)])?;
     Ok(super::layout::report_with_head(html, head))
