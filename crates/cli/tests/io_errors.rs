@@ -435,6 +435,21 @@ fn red_team_messages_are_one_clear_line() {
         ],
         "--host",
     );
+    bad(
+        &["io", "null", "--sensor-hwmon", "/nonexistent"],
+        "does not exist",
+    );
+    bad(
+        &[
+            "io",
+            "t.bin",
+            "--size",
+            "1M",
+            "--sensor-cmd",
+            "while :; do echo 99999999 W; sleep 0.2; done",
+        ],
+        "printed only implausible values",
+    );
     // Another program's SQLite file with a table named like drivelab's: plain words.
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("f.sqlite");

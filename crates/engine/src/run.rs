@@ -246,7 +246,13 @@ pub fn unwritten_in_span(w: &Workload, target: &Target) -> Option<u64> {
 
 /// Refuse to read a span with holes or unwritten extents: what comes back is zeros the
 /// filesystem makes up, at memory speed, not a drive's. One line naming the fixes.
+///
+/// A loop device over such a file is not refused (a device is read as it is, and
+/// its user may mean to read it so): its run carries the same note instead.
 pub fn refuse_unwritten(w: &Workload, target: &Target) -> Result<(), String> {
+    if target.info.kind != TargetKind::File {
+        return Ok(());
+    }
     match unwritten_in_span(w, target) {
         None => Ok(()),
         Some(b) => Err(format!(
@@ -260,9 +266,13 @@ pub fn refuse_unwritten(w: &Workload, target: &Target) -> Result<(), String> {
 }
 
 /// The note a run that read holes carries.
-fn unwritten_note(bytes: u64, span: u64) -> String {
+fn unwritten_note(bytes: u64, span: u64, kind: TargetKind) -> String {
+    let file = match kind {
+        TargetKind::BlockDevice => "the loop device's backing file",
+        _ => "a sparse file",
+    };
     format!(
-        "Not a drive: {} of the {} span ({:.1} %) are holes or unwritten (fallocated) extents of a sparse file; reads of them are answered with zeros by the filesystem without touching storage, so read figures overstate the target.",
+        "Not a drive: {} of the {} span ({:.1} %) are holes or unwritten (fallocated) extents of {file}; reads of them are answered with zeros by the filesystem without touching storage, so read figures overstate the target.",
         crate::size::human_bytes(bytes),
         crate::size::human_bytes(span),
         bytes as f64 * 100.0 / span.max(1) as f64
@@ -559,7 +569,7 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
         notes.push(format!("Memory, not a drive, was measured: {why}."));
     }
     if let Some(b) = unwritten {
-        notes.push(unwritten_note(b, w.size_bytes));
+        notes.push(unwritten_note(b, w.size_bytes, info.kind));
     }
     if data.limited_by_generator {
         notes.push(DataGeneration::note(busiest, avg_inflight, w.queue_depth()));
