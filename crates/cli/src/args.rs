@@ -55,10 +55,34 @@ pub fn pct(s: &str) -> Result<u32, String> {
 }
 
 pub fn positive(s: &str) -> Result<u32, String> {
-    s.parse::<u32>()
-        .ok()
-        .filter(|&v| v > 0)
-        .ok_or_else(|| format!("'{s}' is not a whole number of at least 1"))
+    whole(s, "a whole number of at least 1")
+        .and_then(|v| u32::try_from(v).map_err(|_| too_large(s, u32::MAX.into())))
+        .and_then(|v| {
+            (v > 0)
+                .then_some(v)
+                .ok_or_else(|| format!("'{s}' is not a whole number of at least 1"))
+        })
+}
+
+/// `s` as a whole number (u64); a string of digits beyond 2^64 − 1 is "too large", any
+/// other text "not" `form`.
+fn whole(s: &str, form: &str) -> Result<u64, String> {
+    s.parse::<u64>().map_err(|_| {
+        if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+            too_large(s, u64::MAX)
+        } else {
+            format!("'{s}' is not {form}")
+        }
+    })
+}
+
+fn too_large(s: &str, max: u64) -> String {
+    format!("'{s}' is too large: at most {max}")
+}
+
+/// `--randseed`: a whole number from 0 to 2^64 − 1.
+pub fn seed(s: &str) -> Result<u64, String> {
+    whole(s, "a seed: a whole number from 0 to 18446744073709551615")
 }
 
 pub fn bs(s: &str) -> Result<u32, String> {
@@ -81,11 +105,13 @@ pub fn duration(s: &str) -> Result<u64, String> {
     size::parse_duration_ns(s)
 }
 
-fn switch(s: &str) -> Result<bool, String> {
+/// An on/off option's value: 1 or 0, as fio writes them (the flag alone is 1). One
+/// form only: `yes`, `true`, `-1` are refused alike.
+pub fn switch(s: &str) -> Result<bool, String> {
     match s {
-        "1" | "true" | "yes" | "on" => Ok(true),
-        "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err(format!("'{s}' is not 0 or 1")),
+        "1" => Ok(true),
+        "0" => Ok(false),
+        _ => Err(format!("'{s}' is not 0 or 1 (the option alone is 1)")),
     }
 }
 
@@ -164,15 +190,15 @@ pub struct IoArgs {
     #[arg(long, value_parser = IoEngine::parse, allow_hyphen_values = true)]
     pub ioengine: Option<IoEngine>,
     /// O_DIRECT, bypassing the page cache [default: 1 for files and block devices].
-    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = switch)]
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = switch, allow_negative_numbers = true)]
     pub direct: Option<bool>,
     /// Buffered I/O: write back and drop the span's cached pages before the run, so that
     /// it starts from the target (fio's invalidate) [default: 1].
-    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = switch)]
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = switch, allow_negative_numbers = true)]
     pub invalidate: Option<bool>,
     /// Buffered I/O: at the end, wait until the writes are on the target (fsync); the
     /// wait counts in the elapsed time and the rates (fio's end_fsync) [default: 0].
-    #[arg(long = "end_fsync", alias = "end-fsync", value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = switch)]
+    #[arg(long = "end_fsync", alias = "end-fsync", value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = switch, allow_negative_numbers = true)]
     pub end_fsync: Option<bool>,
     /// Length of the span (LBA range) to use, bytes or % of the target [default: all after
     /// --offset]; a span past the target's end is refused (the suites cut theirs to the
@@ -202,7 +228,7 @@ pub struct IoArgs {
     /// Seed of every random choice (always recorded) [default: from the clock]. Offsets,
     /// directions, block sizes and write content each draw from their own stream of it, so
     /// one seed gives the same offsets whatever the data pattern or read/write mix.
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(long, value_parser = seed, allow_hyphen_values = true)]
     pub randseed: Option<u64>,
     /// CrystalDiskMark shorthand, e.g. "RND4K Q32T16" or "SEQ1M Q8T1" (Q per thread, T threads).
     /// SEQ or RND comes from the spec, the direction from --rw (read, write or the rw/randrw
@@ -241,11 +267,11 @@ pub struct IoArgs {
     /// io_uring: register the I/O buffers with the ring, sparing the kernel a page
     /// lookup per I/O; `--fixedbufs=0` turns it off [default: true; falls back to
     /// plain buffers, with a note, where registration is refused].
-    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = switch)]
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = switch, allow_negative_numbers = true)]
     pub fixedbufs: Option<bool>,
     /// io_uring: register the target's file descriptor with the ring; `=0` turns it
     /// off [default: true].
-    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = switch)]
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = switch, allow_negative_numbers = true)]
     pub registerfiles: Option<bool>,
     /// io_uring: submit once this many I/Os are ready; 1 submits each I/O at once
     /// [default: automatic — the whole refill with the wait for the next completion,

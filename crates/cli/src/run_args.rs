@@ -8,7 +8,7 @@ use drivelab_engine::size::{self, SizeOrPercent};
 use drivelab_engine::spec::{CdmSpec, DataPattern, IoEngine};
 use drivelab_suites::{consistency, iometer, mixed, peak, quick, replay, seqfill, Suite};
 
-use crate::args::{bs, duration, pct, positive, TargetArgs};
+use crate::args::{bs, duration, pct, positive, switch, TargetArgs};
 
 /// Runs per test: CrystalDiskMark offers 1 to 9; a hundred is far beyond any review,
 /// and the plan of a mistyped count must not exhaust memory.
@@ -365,7 +365,7 @@ pub struct PeakArgs {
     /// Write the span once sequentially before the sweep, so reads hit written data
     /// (an SSD answers reads of unwritten or trimmed blocks without touching flash)
     /// [default: 1 when the sweep writes anyway, else 0].
-    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = flag01)]
+    #[arg(long, value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = switch, allow_negative_numbers = true)]
     pub precondition: Option<bool>,
     /// 4K random writes at QD32 over the span before the random-write sweep, so that it
     /// measures the drive's steady state, as the reference review does; 0 for none
@@ -374,7 +374,7 @@ pub struct PeakArgs {
     pub steady_writes: Option<u64>,
     /// Discard and write the span sequentially twice before the 128K sequential sweeps
     /// when random writes came before them (sequential steady state) [default: 1].
-    #[arg(long = "seq-precondition", value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = flag01)]
+    #[arg(long = "seq-precondition", value_name = "0|1", num_args = 0..=1, default_missing_value = "1", value_parser = switch, allow_negative_numbers = true)]
     pub seq_precondition: Option<bool>,
     /// Re-measurement steps after each sweep, each one point long: a point within its
     /// measured noise of the knee threshold gets another pass (up to 3 a point), pooled
@@ -402,14 +402,6 @@ fn duration_or_zero(s: &str) -> Result<u64, String> {
         return Ok(0);
     }
     duration(s)
-}
-
-fn flag01(s: &str) -> Result<bool, String> {
-    match s {
-        "1" | "true" | "yes" | "on" => Ok(true),
-        "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err(format!("'{s}' is not 0 or 1")),
-    }
 }
 
 #[derive(Args, Debug)]

@@ -867,3 +867,21 @@ fn a_target_or_directory_fio_would_read_as_options_is_refused() {
         "nothing made"
     );
 }
+
+/// Issue #22: a json+ result whose direction did no I/O (total_ios 0) while its
+/// latency bins hold millions is refused, not imported as an empty direction.
+#[test]
+fn bins_holding_ios_of_a_direction_that_did_none_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let src = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fuzz/corpus/fio_result/null-jsonplus.json"
+    );
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(src).unwrap()).unwrap();
+    doc["jobs"][0]["read"]["total_ios"] = 0.into();
+    std::fs::write(d.path().join("r.json"), doc.to_string()).unwrap();
+    let o = run_in(d.path(), &["import", "fio", "r.json", "--out", "b"]);
+    refused_alone(&o, "total_ios 0");
+    assert!(!d.path().join("b").exists());
+}

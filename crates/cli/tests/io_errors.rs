@@ -439,3 +439,76 @@ fn an_input_that_is_no_regular_file_is_refused_at_once() {
         assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
     }
 }
+
+/// Issue #22: wrong exits and unclear messages, each one line with exit 2 up front.
+#[test]
+fn red_team_messages_are_one_clear_line() {
+    bad(
+        &["db", "--db", "postgres://", "list"],
+        "names no server host",
+    );
+    bad(
+        &["run", "quick", "null", "--short", "--db", "postgres://"],
+        "names no server host",
+    );
+    bad(&["io", "null", "--randseed", "-1"], "is not a seed");
+    bad(
+        &["io", "null", "--randseed", "99999999999999999999"],
+        "too large",
+    );
+    bad(&["io", "null", "--iodepth", "99999999999"], "too large");
+    bad(&["io", "null", "--direct", "yes"], "is not 0 or 1");
+    bad(&["io", "null", "--direct", "-1"], "is not 0 or 1");
+    bad(
+        &["run", "peak", "null", "--short", "--precondition", "true"],
+        "is not 0 or 1",
+    );
+    bad(
+        &["io", "sim:op=1e-300"],
+        "bad op '1.0000000000000001e-298%'",
+    );
+    // A newline or escape byte in a value never splits the line or reaches the terminal.
+    bad(
+        &[
+            "run",
+            "quick",
+            "t.bin",
+            "--short",
+            "--host",
+            "a\nb\u{1b}[2J",
+        ],
+        "--host",
+    );
+    bad(
+        &["io", "null", "--sensor-hwmon", "/nonexistent"],
+        "does not exist",
+    );
+    bad(
+        &[
+            "io",
+            "t.bin",
+            "--size",
+            "1M",
+            "--sensor-cmd",
+            "while :; do echo 99999999 W; sleep 0.2; done",
+        ],
+        "printed only implausible values",
+    );
+    // Another program's SQLite file with a table named like drivelab's: plain words.
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("f.sqlite");
+    let ok = std::process::Command::new("python3")
+        .arg("-c")
+        .arg("import sqlite3,sys; c = sqlite3.connect(sys.argv[1]); c.execute('create table runs(x)'); c.commit()")
+        .arg(&f)
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let o = run_in(d.path(), &["db", "--db", "f.sqlite", "list"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("is not a drivelab results database") && !stderr(&o).contains("--"),
+        "{}",
+        stderr(&o)
+    );
+}

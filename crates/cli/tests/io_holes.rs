@@ -48,3 +48,21 @@ fn a_written_file_is_read_without_a_word_about_holes() {
         "{notes:?}"
     );
 }
+
+/// Issue #22: a loop device over a file never written (sparse, as `truncate` leaves it)
+/// reads holes too: measured as the device it is, with the note a sparse file target
+/// gets. Root only (loop devices).
+#[test]
+fn a_loop_device_over_an_unwritten_file_carries_the_holes_note() {
+    let lo = Loop::new(16 << 20, false);
+    let dir = tempfile::tempdir().unwrap();
+    let v = run_json(
+        dir.path(),
+        &["io", &lo.dev, "--runtime", "0.2", "--sensors", "none"],
+    );
+    let notes = v.to_string();
+    assert!(
+        notes.contains("holes or unwritten (fallocated) extents of the loop device's backing file"),
+        "{notes}"
+    );
+}

@@ -670,3 +670,82 @@ fn a_recording_without_io_writes_nothing_and_a_zero_duration_is_refused() {
     let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
     assert!(left.is_empty(), "nothing written: {left:?}");
 }
+
+/// Issue #22: a second Ctrl-C while the recorded command ignores SIGTERM (so drivelab
+/// is still reading `trace_pipe`) sets the tracer back to nop all the same (the pipe is
+/// closed first: the kernel refuses the change while it is open), and the next
+/// recording is not refused.
+#[test]
+fn a_second_signal_while_the_command_ignores_sigterm_still_sets_the_tracer_back() {
+    let _turn = TRACER.lock().unwrap_or_else(|e| e.into_inner());
+    let lo = Loop::new(64 << 20, false);
+    let d = tempfile::tempdir().unwrap();
+    let before = tracing_state(&lo.dev);
+    let mut child = drivelab()
+        .args([
+            "trace",
+            "record",
+            &lo.dev,
+            "-o",
+            "t.dltrace",
+            "--",
+            "sh",
+            "-c",
+        ])
+        .arg("trap '' TERM INT; echo $$ > pid; while :; do sleep 0.1; done")
+        .current_dir(d.path())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut err, &mut line).unwrap();
+    assert!(line.starts_with("recording "), "{line}");
+    common::wait_until("the command started", || {
+        std::fs::read_to_string(d.path().join("pid")).is_ok_and(|p| p.ends_with('\n'))
+    });
+    let pid: u32 = std::fs::read_to_string(d.path().join("pid"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // The command outlives drivelab whatever happens (it ignores the signals).
+    struct Killed(u32);
+    impl Drop for Killed {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &self.0.to_string()])
+                .status();
+        }
+    }
+    let _command = Killed(pid);
+    // Two signals sent at once may reach the process as one: signal until it ends
+    // (the first sets the stop flag, any later one is the second Ctrl-C).
+    let mut code = None;
+    common::wait_until("drivelab ended by a second Ctrl-C", || {
+        if let Some(st) = child.try_wait().unwrap() {
+            code = st.code();
+            return true;
+        }
+        common::signal(child.id(), "INT");
+        false
+    });
+    assert_eq!(code, Some(130));
+    nothing_left(&lo.dev);
+    assert_eq!(tracing_state(&lo.dev), before);
+    assert!(scratch_files(d.path()).is_empty());
+    let o = run_in(
+        d.path(),
+        &[
+            "trace",
+            "record",
+            &lo.dev,
+            "-o",
+            "u.dltrace",
+            "--duration",
+            "200ms",
+        ],
+    );
+    assert!(!stderr(&o).contains("in use"), "{}", stderr(&o));
+    nothing_left(&lo.dev);
+}

@@ -99,7 +99,7 @@ pub fn assemble(
         notes.push(format!("Memory, not a drive, was measured: {why}."));
     }
     if let Some(b) = f.unwritten_bytes {
-        notes.push(unwritten_note(b, w.size_bytes));
+        notes.push(unwritten_note(b, w.size_bytes, info.kind));
     }
     if is_model {
         notes.push("A simulated device was measured; all times are virtual.".into());
@@ -156,9 +156,13 @@ pub fn started_at() -> String {
 }
 
 /// The note a run that read holes carries.
-fn unwritten_note(bytes: u64, span: u64) -> String {
+fn unwritten_note(bytes: u64, span: u64, kind: crate::target::TargetKind) -> String {
+    let file = match kind {
+        crate::target::TargetKind::BlockDevice => "the loop device's backing file",
+        _ => "a sparse file",
+    };
     format!(
-        "Not a drive: {} of the {} span ({:.1} %) are holes or unwritten (fallocated) extents of a sparse file; reads of them are answered with zeros by the filesystem without touching storage, so read figures overstate the target.",
+        "Not a drive: {} of the {} span ({:.1} %) are holes or unwritten (fallocated) extents of {file}; reads of them are answered with zeros by the filesystem without touching storage, so read figures overstate the target.",
         crate::size::human_bytes(bytes),
         crate::size::human_bytes(span),
         bytes as f64 * 100.0 / span.max(1) as f64

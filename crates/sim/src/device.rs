@@ -211,9 +211,9 @@ impl SimDevice {
         let spare = blocks.saturating_sub(user_blocks + cfg.dies as u64 + 1);
         if spare < gc_low as u64 + 1 {
             return Err(format!(
-                "sim: bad op '{}%': the spare area ({spare} blocks of {} KiB) cannot hold the GC reserve \
+                "sim: bad op '{}': the spare area ({spare} blocks of {} KiB) cannot hold the GC reserve \
                  of {} blocks; raise op or capacity, or lower dies or block",
-                cfg.op_percent,
+                crate::units::format_percent(cfg.op_percent),
                 cfg.block_bytes >> 10,
                 gc_low + 1
             ));

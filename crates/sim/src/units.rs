@@ -96,8 +96,11 @@ pub fn format_duration(ns: u64) -> String {
 
 /// Print a percentage without a trailing `.0`.
 pub fn format_percent(p: f64) -> String {
-    if p.fract() == 0.0 {
+    if p.fract() == 0.0 && p < 1e15 {
         format!("{}%", p as u64)
+    } else if p != 0.0 && !(1e-4..1e15).contains(&p.abs()) {
+        // `1e-300%`, not 300 digits (parse_percent reads it back the same).
+        format!("{p:e}%")
     } else {
         format!("{p}%")
     }
@@ -106,6 +109,15 @@ pub fn format_percent(p: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tiny_and_huge_percentages_are_short_and_read_back() {
+        for p in [1e-300, 3.5e-7, 7.0, 12.5, 400.0] {
+            let t = format_percent(p);
+            assert!(t.len() < 16, "{t}");
+            assert_eq!(parse_percent(&t), Some(p), "{t}");
+        }
+    }
 
     #[test]
     fn sizes_follow_binary_short_and_decimal_explicit_forms() {

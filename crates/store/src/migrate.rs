@@ -70,9 +70,13 @@ fn table_names(conn: &mut dyn Conn) -> Result<Vec<String>, StoreError> {
 
 /// Refuse a database that holds tables of another program, naming a few of them.
 fn check_ours(conn: &mut dyn Conn, location: &str) -> Result<(), StoreError> {
-    let mut foreign: Vec<String> = table_names(conn)?
+    let names = table_names(conn)?;
+    // A `runs` or `metrics` table without drivelab's migration ledger beside it is
+    // another program's that happens to share the name.
+    let ledger = names.iter().any(|t| t == "schema_migrations");
+    let mut foreign: Vec<String> = names
         .into_iter()
-        .filter(|t| !DRIVELAB_TABLES.contains(&t.as_str()))
+        .filter(|t| !DRIVELAB_TABLES.contains(&t.as_str()) || (!ledger && t != "schema_migrations"))
         .collect();
     if foreign.is_empty() {
         return Ok(());

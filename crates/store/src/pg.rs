@@ -27,9 +27,15 @@ pub fn is_postgres_url(location: &str) -> bool {
 
 /// Whether a `postgres://` URL is well formed (without connecting): the reason if not.
 pub fn check_postgres_url(url: &str) -> Result<(), String> {
-    Config::from_str(url)
-        .map(drop)
-        .map_err(|e| format!("invalid URL ({})", pg_reason(&e)))
+    let c = Config::from_str(url).map_err(|e| format!("invalid URL ({})", pg_reason(&e)))?;
+    // What the client needs before it connects (else "invalid configuration" later).
+    if c.get_hosts().is_empty() {
+        return Err("the URL names no server host".into());
+    }
+    if c.get_user().is_none() {
+        return Err("the URL names no user".into());
+    }
+    Ok(())
 }
 
 /// The most telling part of a client error: the server's message, else the OS error.

@@ -302,9 +302,14 @@ impl Suite for Replay {
             ));
         }
         if longest > span {
+            let span_text = if span == 0 {
+                format!("no whole {sector}-byte sector of the target")
+            } else {
+                format!("a span of {span} bytes (whole {sector}-byte sectors)")
+            };
             return Err(format!(
-                "--size: the trace has a read or write of {} bytes, more than the span of {} bytes",
-                found.max_rw_bytes, span
+                "--size: gives {span_text}, less than the trace's longest read or write ({} bytes); give --size {longest} or more",
+                found.max_rw_bytes
             ));
         }
         if !self.writes && found.modifies(!self.skip_discards) {

@@ -205,7 +205,7 @@ fn start(
     Session::check_sensor_target(Some(&arg), t)?;
     let spec = crate::target_arg::parse(Some(&arg))?;
     let open = open_options(suite.as_ref(), &spec, t.overwrite, t.destructive.clone());
-    let mut session = Session::open(spec, &open, t.keep)?;
+    let mut session = Session::open(spec, &open, t.keep).map_err(|f| read_only_hint(cmd, t, f))?;
     session.choose_sensors(t)?;
     let plan = suite
         .plan(&session.target().info)
@@ -237,6 +237,27 @@ fn start(
         progress,
         fio,
     )
+}
+
+/// A peak sweep refused on a block device for want of --destructive: it can measure
+/// without writing (the read workloads alone), which the refusal says too.
+fn read_only_hint(cmd: &SuiteCmd, t: &crate::args::TargetArgs, f: Fail) -> Fail {
+    let device = t
+        .target
+        .as_deref()
+        .and_then(|p| std::fs::metadata(p).ok())
+        .is_some_and(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()));
+    if f.code == crate::fail::USAGE
+        && device
+        && t.destructive.is_none()
+        && matches!(cmd, SuiteCmd::Peak(_))
+    {
+        return Fail::usage(format!(
+            "{}; or sweep without writing: --workloads 4k-randread,128k-read",
+            f.message
+        ));
+    }
+    f
 }
 
 fn resume(dir: &Path, a: &RunArgs, db: &DbChoice, upload: Option<&Upload>) -> Result<i32, Fail> {

@@ -126,13 +126,18 @@ impl HwmonSource {
     /// The hwmon device at `dir`; why not when it has no channel drivelab reads or a
     /// file of it is not a regular file.
     pub fn open(dir: &Path) -> Result<HwmonSource, String> {
+        if !dir.exists() {
+            return Err("does not exist".into());
+        }
         if let Some(p) = not_regular(dir) {
             return Err(format!(
                 "{} is not a regular file (an hwmon attribute is one)",
                 p.display()
             ));
         }
-        let name = read(&dir.join("name")).unwrap_or_else(|| "unknown".into());
+        // The driver's name, shown as the source: never a control byte on a terminal.
+        let name = read(&dir.join("name"))
+            .map_or_else(|| "unknown".into(), |n| crate::text::shortened(&n));
         let mut channels = Vec::new();
         // (file prefix, reading's name, unit, what one unit is in the file)
         const DIRECT: [(&str, &str, &str, f64); 2] = [

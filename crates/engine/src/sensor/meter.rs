@@ -49,6 +49,8 @@ struct Shared {
     /// A line that could not be read came after the latest good one.
     garbage_since_good: bool,
     garbage_count: u64,
+    /// Of them, lines that were readings, of values no meter reads (`plausible`).
+    implausible_count: u64,
     first_garbage: Option<String>,
     /// When the command's output ended.
     ended_at: Option<u64>,
@@ -131,7 +133,15 @@ impl CommandMeter {
                 return Err(format!("{} before printing a reading", self.how_it_ended()));
             }
             if t.elapsed() >= timeout {
-                return Err(format!("printed no reading in {} s", timeout.as_secs()));
+                let secs = timeout.as_secs();
+                let first = crate::text::quoted(g.first_garbage.as_deref().unwrap_or(""));
+                return Err(if g.garbage_count == 0 {
+                    format!("printed no reading in {secs} s")
+                } else if g.implausible_count == g.garbage_count {
+                    format!("printed only implausible values in {secs} s (the first line: {first}); check its units")
+                } else {
+                    format!("printed no reading in {secs} s, only lines that are not readings (the first: {first})")
+                });
             }
             drop(g);
             std::thread::sleep(std::time::Duration::from_millis(20));
@@ -178,9 +188,11 @@ fn read_lines(mut r: impl BufRead, shared: &Mutex<Shared>) {
         let at = clock();
         let text = String::from_utf8_lossy(&buf);
         let mut g = lock(shared);
-        let parsed = parse_line(&text)
-            .filter(|_| complete)
-            .filter(|v| v.iter().all(|(_, u, x)| super::plausible(u, *x)));
+        let read = parse_line(&text).filter(|_| complete);
+        let implausible = read
+            .as_ref()
+            .is_some_and(|v| !v.iter().all(|(_, u, x)| super::plausible(u, *x)));
+        let parsed = read.filter(|_| !implausible);
         match parsed {
             Some(v) if v.is_empty() => {}
             Some(v) => {
@@ -201,6 +213,7 @@ fn read_lines(mut r: impl BufRead, shared: &Mutex<Shared>) {
             }
             None => {
                 g.garbage_count += 1;
+                g.implausible_count += u64::from(implausible);
                 g.garbage_since_good = true;
                 if g.first_garbage.is_none() {
                     let mut first: String = text.chars().take(60).collect();
@@ -398,6 +411,22 @@ fn slug(name: &str) -> String {
         .join("_")
 }
 
+/// `line` with each comma between two digits made a decimal point.
+fn decimal_commas(line: &str) -> String {
+    let b = line.as_bytes();
+    line.char_indices()
+        .map(|(i, c)| {
+            let between =
+                i > 0 && i + 1 < b.len() && b[i - 1].is_ascii_digit() && b[i + 1].is_ascii_digit();
+            if c == ',' && between {
+                '.'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
 /// The values of one line; `Some(empty)` for a blank line or a `#` comment, None for a
 /// line that is not readings.
 pub fn parse_line(line: &str) -> Option<Vec<Value>> {
@@ -405,6 +434,13 @@ pub fn parse_line(line: &str) -> Option<Vec<Value>> {
     if line.is_empty() || line.starts_with('#') {
         return Some(Vec::new());
     }
+    // Escape sequences and other control bytes are no reading (nor a unit to show).
+    if line.chars().any(|c| c.is_control() && c != '\t') {
+        return None;
+    }
+    // A decimal comma (`5,1 W`) in a line without decimal points: one value, not two.
+    let decimal = (!line.contains('.')).then(|| decimal_commas(line));
+    let line = decimal.as_deref().unwrap_or(line);
     let tokens: Vec<&str> = line
         .split(|c: char| c.is_whitespace() || c == ',' || c == ';')
         .filter(|t| !t.is_empty())
@@ -460,6 +496,14 @@ mod tests {
 
     fn close(a: f64, b: f64) -> bool {
         (a - b).abs() < 1e-12
+    }
+
+    #[test]
+    fn a_decimal_comma_is_one_value_and_control_bytes_no_reading() {
+        assert_eq!(vals("5,1 W"), [("power".into(), "watt".into(), 5.1)]);
+        assert_eq!(vals("12,0 V; 0,5 A").len(), 3);
+        assert_eq!(vals("5.1, 0.2 A").len(), 2);
+        assert_eq!(parse_line("5 \u{1b}[2J"), None);
     }
 
     #[test]

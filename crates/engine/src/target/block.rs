@@ -15,6 +15,25 @@ fn sysfs_dir(rdev: u64) -> PathBuf {
     ))
 }
 
+/// Bytes of `len` at `offset` of the loop device open as `f` that are holes or unwritten
+/// (fallocated) extents of its backing file: reads of them never reach storage, as
+/// for a sparse file target. None for other devices, or when it cannot be said.
+pub(super) fn loop_unwritten_bytes(f: &std::fs::File, offset: u64, len: u64) -> Option<u64> {
+    let sys = sysfs_dir(f.metadata().ok()?.rdev()).canonicalize().ok()?;
+    let backing = read_trim(sys.join("loop/backing_file"))?;
+    let base: u64 = read_trim(sys.join("loop/offset")).and_then(|s| s.parse().ok())?;
+    // Only a regular file has holes (a FIFO is never opened: checked first).
+    if !std::fs::metadata(&backing).ok()?.is_file() {
+        return None;
+    }
+    let b = std::fs::File::open(&backing).ok()?;
+    let at = base.checked_add(offset)?;
+    let written = crate::sys::written_bytes_fiemap(&b, at, len)
+        .or_else(|_| crate::sys::data_bytes_seek(&b, at, len))
+        .ok()?;
+    Some(len.saturating_sub(written))
+}
+
 /// Logical block size of the block device `dev` (a partition's is its disk's), from sysfs.
 pub(super) fn logical_block_size(dev: u64) -> Option<u32> {
     let sys = sysfs_dir(dev).canonicalize().ok()?;

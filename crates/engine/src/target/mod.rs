@@ -198,12 +198,16 @@ impl Target {
         }
     }
 
-    /// Bytes of `len` at `offset` of a regular file that are not on storage: holes and
-    /// unwritten (fallocated) extents, which read as zeros without any I/O. None for
-    /// other targets, or when the filesystem cannot say (neither FIEMAP nor SEEK_HOLE).
+    /// Bytes of `len` at `offset` of a regular file (or of a loop device's backing file)
+    /// that are not on storage: holes and unwritten (fallocated) extents, which read as
+    /// zeros without any I/O. None for other targets, or when the filesystem cannot say (neither FIEMAP nor SEEK_HOLE).
     pub fn unwritten_bytes(&self, offset: u64, len: u64) -> Option<u64> {
         let f = match (&self.handle, self.info.kind) {
             (Handle::File(f), TargetKind::File) => f,
+            // A loop device: its backing file's holes.
+            (Handle::File(f), TargetKind::BlockDevice) => {
+                return block::loop_unwritten_bytes(f, offset, len)
+            }
             _ => return None,
         };
         let written = crate::sys::written_bytes_fiemap(f, offset, len)

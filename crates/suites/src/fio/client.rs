@@ -84,10 +84,15 @@ pub fn parse_hosts(lines: &[String]) -> Result<Vec<Host>, String> {
             continue;
         }
         let h = Host::parse(l)?;
-        if out.iter().any(|o| o.addr == h.addr) {
+        if let Some(o) = out.iter().find(|o| same_address(&o.addr, &h.addr)) {
+            let also = if o.addr == h.addr {
+                String::new()
+            } else {
+                format!(" (as {})", drivelab_engine::text::quoted(&o.addr))
+            };
             return Err(format!(
-                "{} is given twice; every host needs its own address (fio names the logs it sends back after the address only)",
-                h.addr
+                "{} is given twice{also}; every host needs its own address (fio names the logs it sends back after the address only)",
+                drivelab_engine::text::quoted(&h.addr)
             ));
         }
         out.push(h);
@@ -96,6 +101,45 @@ pub fn parse_hosts(lines: &[String]) -> Result<Vec<Host>, String> {
         return Err("no hosts given".into());
     }
     Ok(out)
+}
+
+/// Whether two host addresses name the same host: numeric IPv4 addresses compared as
+/// the addresses fio's resolver reads them (`127.000.000.002` is 127.0.0.2), names
+/// without regard to case.
+fn same_address(a: &str, b: &str) -> bool {
+    match (numeric_v4(a), numeric_v4(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a.eq_ignore_ascii_case(b),
+    }
+}
+
+/// A numeric IPv4 address as the C library's `inet_aton` (which fio's `getaddrinfo`
+/// uses) reads it: 1 to 4 parts, each decimal, octal (a leading 0) or hex (`0x`), the
+/// last filling the bytes left.
+fn numeric_v4(s: &str) -> Option<std::net::Ipv4Addr> {
+    let parts: Vec<u64> = s
+        .split('.')
+        .map(|p| {
+            let (digits, radix) = match p.strip_prefix("0x").or_else(|| p.strip_prefix("0X")) {
+                Some(h) => (h, 16),
+                None if p.len() > 1 && p.starts_with('0') => (&p[1..], 8),
+                None => (p, 10),
+            };
+            if digits.is_empty() || !digits.chars().all(|c| c.is_digit(radix)) {
+                return None;
+            }
+            u64::from_str_radix(digits, radix).ok()
+        })
+        .collect::<Option<_>>()?;
+    let (last, head) = parts.split_last()?;
+    if head.len() > 3 || head.iter().any(|&p| p > 255) || *last >> (8 * (4 - head.len())) != 0 {
+        return None;
+    }
+    let v = head
+        .iter()
+        .enumerate()
+        .fold(*last, |v, (i, &p)| v | p << (24 - 8 * i));
+    Some(std::net::Ipv4Addr::from(v as u32))
 }
 
 /// fio's client/server protocol number of a release, where known (fio's
@@ -503,6 +547,23 @@ fn check_host(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_host_written_two_ways_is_given_twice() {
+        for (a, b) in [
+            ("127.0.0.2", "127.000.000.002"),
+            ("127.0.0.2", "0x7f.0.0.2"),
+            ("127.0.0.2", "127.2"),
+            ("Host-A", "host-a"),
+        ] {
+            let e = parse_hosts(&[a.into(), b.into()]).unwrap_err();
+            assert!(e.contains("given twice"), "{a} {b}: {e}");
+        }
+        assert!(parse_hosts(&["127.0.0.2".into(), "127.0.0.3".into()]).is_ok());
+        assert_eq!(numeric_v4("256.0.0.1"), None);
+        assert_eq!(numeric_v4("host"), None);
+        assert_eq!(numeric_v4("010.0.0.1"), Some([8, 0, 0, 1].into()));
+    }
 
     #[test]
     fn hosts_parse_and_clash() {

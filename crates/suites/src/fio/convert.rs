@@ -37,6 +37,25 @@ fn dir_lat(d: &Dir) -> Result<(DirLat, bool), String> {
         (_, Some(c)) => (Some(c), true),
         (l, None) => (l.as_ref(), false),
     };
+    if d.total_ios == 0 {
+        // No I/O: its bins must be empty too (else the result was edited or mixed up).
+        let held = [d.lat_ns.as_ref(), d.clat_ns.as_ref()]
+            .into_iter()
+            .flatten()
+            .filter_map(|l| l.bins.as_ref())
+            .map(bins::from_json_bins)
+            .collect::<Result<Vec<_>, _>>()?
+            .iter()
+            .map(|c| c.iter().fold(0u64, |a, &b| a.saturating_add(b)))
+            .max()
+            .unwrap_or(0);
+        if held > 0 {
+            return Err(format!(
+                "its json+ latency bins hold {} where the job did none (total_ios 0): they do not belong to this result",
+                ios(held)
+            ));
+        }
+    }
     let Some(l) = l.filter(|_| d.total_ios > 0) else {
         return Ok((
             DirLat {

@@ -49,12 +49,24 @@ pub fn parse_rows(text: &str) -> Result<Vec<Row>, String> {
             return Err(format!("line {}: not 'time, value, ddir, bs, …'", i + 1));
         }
         out.push(Row {
-            t_ms: num(f[0], "time", i + 1)?,
+            t_ms: time_ms(f[0], i + 1)?,
             value: num(f[1], "value", i + 1)?,
             ddir: num(f[2], "ddir", i + 1)? as u8,
         });
     }
     Ok(out)
+}
+
+/// A row's time (ms): refused beyond 2^64 ns (584 years), which no log of a run holds
+/// (Unix-epoch times are about 1.7e12 ms).
+fn time_ms(s: &str, line: usize) -> Result<u64, String> {
+    let t = num(s, "time", line)?;
+    if t > u64::MAX / 1_000_000 {
+        return Err(format!(
+            "line {line}: the time {t} ms is beyond 2^64 ns (584 years): not a time of a run"
+        ));
+    }
+    Ok(t)
 }
 
 /// Parse a histogram log (fine bins only: `log_hist_coarseness=0`).
@@ -78,7 +90,7 @@ pub fn parse_hist(text: &str) -> Result<Vec<HistRow>, String> {
             .map(|c| num(c, "count", i + 1))
             .collect::<Result<Vec<_>, _>>()?;
         out.push(HistRow {
-            t_ms: num(f[0], "time", i + 1)?,
+            t_ms: time_ms(f[0], i + 1)?,
             ddir: num(f[1], "ddir", i + 1)? as u8,
             counts,
         });
@@ -362,6 +374,16 @@ pub fn read_hist(paths: &[PathBuf]) -> Result<Vec<Vec<HistRow>>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_row_beyond_2_64_ns_is_refused() {
+        let e = parse_rows("1000, 5, 0, 4096\n18446744073709551615, 5, 0, 4096\n").unwrap_err();
+        assert!(
+            e.starts_with("line 2: the time 18446744073709551615 ms is beyond"),
+            "{e}"
+        );
+        assert!(parse_rows("1764000000000, 5, 0, 4096\n").is_ok());
+    }
 
     fn row(t: u64, c: &[(usize, u64)]) -> HistRow {
         let mut counts = vec![0; bins::NR];

@@ -2,7 +2,7 @@
 //! offset and length in bytes, timestamp in microseconds (Unix time) — the unit the
 //! set's parsers use; the set's own documentation of it was not verified.
 
-use super::lines::{csv, num, scaled, LineFormat, Parsed};
+use super::lines::{csv, num, scaled_ns, LineFormat, Parsed};
 use crate::{Op, Record};
 
 pub(crate) struct Alibaba;
@@ -22,7 +22,7 @@ impl LineFormat for Alibaba {
         let offset: u64 = num(&f, 2, "offset")?;
         let len: u64 = num(&f, 3, "length")?;
         let us: u64 = num(&f, 4, "timestamp")?;
-        let r = Record::new(scaled(us, 1000, "timestamp")?, op, offset, len);
+        let r = Record::new(scaled_ns(us, 1000, "µs", "timestamp")?, op, offset, len);
         Ok(Parsed::Io(r, Some(f[0])))
     }
 

@@ -65,8 +65,7 @@ impl LineFormat for Fio {
         let t_ns = if self.version == 3 {
             let us: u64 = num(&f, 0, "timestamp (µs)")?;
             f.remove(0);
-            us.checked_mul(1000)
-                .ok_or("the timestamp is beyond 2^64 ns")?
+            super::lines::scaled_ns(us, 1000, "µs", "timestamp")?
         } else {
             self.clock_ns
         };
@@ -84,7 +83,8 @@ impl LineFormat for Fio {
             "sync" | "datasync" => Op::Flush,
             "wait" if self.version == 2 => {
                 let ms: u64 = num(&f, 2, "wait (ms since the start)")?;
-                self.clock_ns = self.clock_ns.max(ms.saturating_mul(1_000_000));
+                let t = super::lines::scaled_ns(ms, 1_000_000, "ms", "wait")?;
+                self.clock_ns = self.clock_ns.max(t);
                 return Ok(Parsed::Nothing);
             }
             "wait" => {
@@ -119,6 +119,19 @@ mod tests {
     use super::super::testutil::*;
     use super::super::Format;
     use crate::{Op, Record};
+
+    #[test]
+    fn a_wait_beyond_2_64_ns_is_refused_as_a_v3_timestamp_is() {
+        for text in [
+            "fio version 2 iolog\n/dev/sdb wait 18446744073709551615 0\n/dev/sdb read 0 4096\n",
+            "fio version 3 iolog\n18446744073709551615 /dev/sdb read 0 4096\n",
+        ] {
+            let e = import_text(Format::Fio, text, None)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("beyond 2^64 ns (584 years)"), "{e}");
+        }
+    }
 
     #[test]
     fn version_2_with_file_actions_and_waits() {

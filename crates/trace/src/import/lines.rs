@@ -253,6 +253,14 @@ pub(crate) fn scaled(count: u64, unit: u64, what: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("the {what} {count} × {unit} bytes is beyond 2^64"))
 }
 
+/// A time of `count` units of `unit_ns` nanoseconds (`unit`: "s", "ms", "µs") as
+/// nanoseconds; refused beyond 2^64 ns (584 years).
+pub(crate) fn scaled_ns(count: u64, unit_ns: u64, unit: &str, what: &str) -> Result<u64, String> {
+    count.checked_mul(unit_ns).ok_or_else(|| {
+        format!("the {what} {count} {unit} is beyond 2^64 ns (584 years): not a time in a trace")
+    })
+}
+
 /// Seconds (a decimal number) as nanoseconds.
 pub(crate) fn seconds_ns(s: &str, what: &str) -> Result<u64, String> {
     let v: f64 = s

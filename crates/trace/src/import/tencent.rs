@@ -3,7 +3,7 @@
 //! order at the same time), Offset and Size in 512-byte sectors, IOType 0 = read and
 //! 1 = write, as the set's README documents.
 
-use super::lines::{csv, num, scaled, LineFormat, Parsed};
+use super::lines::{csv, num, scaled, scaled_ns, LineFormat, Parsed};
 use crate::{Op, Record};
 
 pub(crate) struct Tencent;
@@ -28,7 +28,7 @@ impl LineFormat for Tencent {
             }
         };
         let r = Record::new(
-            scaled(secs, 1_000_000_000, "Timestamp")?,
+            scaled_ns(secs, 1_000_000_000, "s", "Timestamp")?,
             op,
             scaled(offset, 512, "Offset")?,
             scaled(size, 512, "Size")?,

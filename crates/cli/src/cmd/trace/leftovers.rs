@@ -11,6 +11,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -33,6 +35,9 @@ struct State {
 pub struct Ledger {
     path: PathBuf,
     state: State,
+    /// The kernel is known to be as it was (nothing changed yet, or the recording's
+    /// undo read back `nop`): only then does the state file go.
+    clean: Arc<AtomicBool>,
 }
 
 /// Where the state is kept: `/run` (cleared at boot, like the kernel's tracer state),
@@ -74,7 +79,11 @@ impl Ledger {
             start_ticks: start_ticks(pid).unwrap_or(0),
             ..State::default()
         };
-        let l = Ledger { path, state };
+        let l = Ledger {
+            path,
+            state,
+            clean: Arc::new(AtomicBool::new(true)),
+        };
         l.save()?;
         Ok(l)
     }
@@ -91,10 +100,16 @@ impl Ledger {
 
     /// `file` is about to be set; its value now is `old`.
     pub fn setting(&mut self, file: &Path, old: &str) -> Result<(), Fail> {
+        self.clean.store(false, Ordering::SeqCst);
         self.state
             .settings
             .push((file.to_path_buf(), old.to_string()));
         self.save()
+    }
+
+    /// The flag the recording's undo sets once it has read the kernel back as it was.
+    pub fn clean_flag(&self) -> Arc<AtomicBool> {
+        self.clean.clone()
     }
 
     /// tracefs is about to be mounted on `dir`.
@@ -125,9 +140,22 @@ impl Ledger {
 }
 
 impl Drop for Ledger {
+    /// The state file goes once the kernel is set back; while it is not (an undo that
+    /// failed), it stays, so that the next recording sets it back.
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        if self.clean.load(Ordering::SeqCst) {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
+}
+
+/// Whether the settings that keep the kernel tracing are back as they were: the
+/// current tracer (`nop`) and the device's trace (`enable` 0), read back after writing.
+pub fn set_back(saved: &[(PathBuf, String)]) -> bool {
+    saved
+        .iter()
+        .filter(|(f, _)| f.ends_with("current_tracer") || f.ends_with("trace/enable"))
+        .all(|(f, v)| std::fs::read_to_string(f).is_ok_and(|now| now.trim() == v.trim()))
 }
 
 /// Set back everything `old` recorded; what was done, in one line.

@@ -17,13 +17,14 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clap::Args;
 use drivelab_trace::import::{self, Event, Format, Import, Options};
 use drivelab_trace::{Header, TraceError};
 
-use super::leftovers::{unmount, Ledger};
+use super::leftovers::{set_back, unmount, Ledger};
 use super::{bytes_text, trace_fail};
 use crate::fail::{Fail, INTERRUPTED};
 use crate::out_path::OutFile;
@@ -338,7 +339,11 @@ struct Tracer<'a> {
     dev: &'a Device,
     /// The settings changed, with their values before (restored in reverse order).
     saved: Vec<(PathBuf, String)>,
-    pipe: Option<std::fs::File>,
+    /// `trace_pipe`, shared with a second Ctrl-C's undo, which must close it before the
+    /// kernel lets `current_tracer` change (EBUSY while a reader holds the pipe).
+    pipe: Arc<Mutex<Option<std::fs::File>>>,
+    /// Set once the undo has read the kernel back as it was (the state file may go).
+    clean: Arc<AtomicBool>,
     partial: Vec<u8>,
     lost: u64,
 }
@@ -357,7 +362,8 @@ impl<'a> Tracer<'a> {
             fs,
             dev,
             saved: Vec::new(),
-            pipe: None,
+            pipe: Arc::new(Mutex::new(None)),
+            clean: ledger.clean_flag(),
             partial: Vec::new(),
             lost: 0,
         };
@@ -394,18 +400,28 @@ impl<'a> Tracer<'a> {
                     fs.file("trace_pipe").display()
                 ))
             })?;
-        t.pipe = Some(pipe);
-        // A second Ctrl-C ends drivelab at once, without unwinding: it sets these back
-        // first.
+        *lock(&t.pipe) = Some(pipe);
+        // A second Ctrl-C ends drivelab at once, without unwinding: it closes the pipe,
+        // sets these back, and removes the state file only once the tracer is back to
+        // nop (else the next recording undoes it from the state file).
         let undo = t.saved.clone();
+        let pipe = t.pipe.clone();
         let mount = fs.ours.is_some().then(|| fs.path.clone());
         let state = ledger.path().to_path_buf();
         let scratch = ledger.scratch_path().map(Path::to_path_buf);
         crate::signals::undo_on_exit(Some(Box::new(move || {
+            drop(lock(&pipe).take());
             for (file, value) in undo.iter().rev() {
                 let _ = std::fs::write(file, value);
             }
-            let _ = std::fs::remove_file(&state);
+            if set_back(&undo) {
+                let _ = std::fs::remove_file(&state);
+            } else {
+                eprintln!(
+                    "drivelab: could not set the kernel's tracer back; the next `drivelab trace record` does it ({} keeps what to undo)",
+                    state.display()
+                );
+            }
             if let Some(s) = &scratch {
                 let _ = std::fs::remove_file(s);
             }
@@ -435,8 +451,12 @@ impl<'a> Tracer<'a> {
     /// Copy what the tracer has written so far; was there anything?
     fn copy(&mut self, out: &mut impl Write) -> Result<bool, Fail> {
         let mut buf = [0u8; 1 << 16];
-        let pipe = self.pipe.as_mut().expect("open while tracing");
-        let n = match pipe.read(&mut buf) {
+        let read = match lock(&self.pipe).as_mut() {
+            Some(pipe) => pipe.read(&mut buf),
+            // Closed by a second Ctrl-C's undo: the process is ending.
+            None => return Ok(false),
+        };
+        let n = match read {
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => 0,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return Ok(true),
@@ -540,7 +560,9 @@ impl<'a> Tracer<'a> {
 
     /// The device's trace removed, the tracer back to nop, every setting as it was.
     fn restore(&mut self) -> Result<(), Fail> {
-        self.pipe = None;
+        // First: the kernel refuses to change current_tracer while the pipe is open.
+        drop(lock(&self.pipe).take());
+        let all = self.saved.clone();
         let mut first_error = None;
         let mut keep = |r: Result<(), Fail>| {
             if let Err(e) = r {
@@ -554,6 +576,16 @@ impl<'a> Tracer<'a> {
                     file.display()
                 ))
             }));
+        }
+        // Read back while tracefs is still mounted.
+        if !all.is_empty() {
+            self.clean.store(set_back(&all), Ordering::SeqCst);
+        }
+        if !all.is_empty() && !self.clean.load(Ordering::SeqCst) {
+            keep(Err(Fail::failed(format!(
+                "the kernel's tracer is not back to nop after the recording; reset it: {}",
+                full_reset(self.dev)
+            ))));
         }
         crate::signals::undo_on_exit(None);
         if self.dev.traced() {
@@ -572,6 +604,11 @@ impl Drop for Tracer<'_> {
     fn drop(&mut self) {
         let _ = self.restore();
     }
+}
+
+/// `trace_pipe` (or nothing once closed), whoever holds it last.
+fn lock(p: &Mutex<Option<std::fs::File>>) -> std::sync::MutexGuard<'_, Option<std::fs::File>> {
+    p.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// `buffer_size_kb`'s value to set back: `1408`, or `7 (expanded: 1408)` before the
