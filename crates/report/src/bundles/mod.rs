@@ -147,6 +147,12 @@ pub(crate) struct Entry<'a> {
 }
 
 impl Entry<'_> {
+    /// The suite's analysis as its type (`peak::Analysis`, …); None when the bundle's
+    /// analysis is not of that shape.
+    pub fn analysis<A: serde::de::DeserializeOwned>(&self) -> Option<A> {
+        self.summary.analysis_as()
+    }
+
     /// Completed steps satisfying `pred`, in plan order.
     pub fn steps(&self, pred: impl Fn(&StepRecord) -> bool) -> Vec<&StepRecord> {
         self.doc

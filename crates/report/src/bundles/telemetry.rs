@@ -240,32 +240,32 @@ fn title(suite: drivelab_suites::SuiteKind) -> String {
 /// for the random workloads, MB/s/W for the sequential ones.
 pub(crate) fn peak_efficiency(entries: &[Entry]) -> Vec<Chart> {
     let mut out = Vec::new();
-    for (random, unit, key) in [
-        (true, "kIOPS/W", "kiops_per_w"),
-        (false, "MB/s/W", "mbps_per_w"),
-    ] {
+    type PerWatt = fn(&drivelab_suites::peak::Point) -> Option<f64>;
+    let by: [(bool, &str, PerWatt); 2] = [
+        (true, "kIOPS/W", |p| p.kiops_per_w),
+        (false, "MB/s/W", |p| p.mbps_per_w),
+    ];
+    for (random, unit, per_watt) in by {
         let mut labels: Vec<String> = Vec::new();
         let mut per_drive: Vec<(&str, Vec<(String, f64)>)> = Vec::new();
         for e in entries {
             let mut vals = Vec::new();
-            for sw in e.summary.analysis["sweeps"]
-                .as_array()
-                .into_iter()
-                .flatten()
-            {
-                let id = sw["workload"].as_str().unwrap_or("");
-                if id.starts_with("4k") != random {
+            let sweeps = e
+                .analysis::<drivelab_suites::peak::Analysis>()
+                .map(|a| a.sweeps)
+                .unwrap_or_default();
+            for sw in sweeps {
+                if sw.workload.starts_with("4k") != random {
                     continue;
                 }
-                let label = sw["label"].as_str().unwrap_or(id).to_string();
-                let Some(i) = sw["sweep"]["knee"]["index"].as_u64() else {
+                let Some(k) = sw.sweep.knee_point() else {
                     continue;
                 };
-                if let Some(v) = sw["sweep"]["curve"][i as usize][key].as_f64() {
-                    if !labels.contains(&label) {
-                        labels.push(label.clone());
+                if let Some(v) = per_watt(k) {
+                    if !labels.contains(&sw.label) {
+                        labels.push(sw.label.clone());
                     }
-                    vals.push((label, v));
+                    vals.push((sw.label, v));
                 }
             }
             per_drive.push((e.label, vals));
