@@ -476,3 +476,39 @@ fn a_directory_without_a_bundle_is_named() {
     let e = open_bundle(d.path()).unwrap_err();
     assert!(e.contains("is not a drivelab result bundle"), "{e}");
 }
+
+/// Every suite's saved analysis is its suite's type, field for field: read as the type
+/// and written again, it is the same JSON (the bundle's bytes do not change), so the
+/// report's field reads see everything the suite saved.
+#[test]
+fn every_suites_analysis_reads_back_as_its_type_unchanged() {
+    use drivelab_suites::SuiteKind;
+    fn again<A: serde::de::DeserializeOwned + serde::Serialize>(
+        v: &serde_json::Value,
+    ) -> serde_json::Value {
+        let a: A = serde_json::from_value(v.clone()).unwrap();
+        serde_json::to_value(a).unwrap()
+    }
+    let (_, runs) = report_of(|_, _| true);
+    let mut kinds = BTreeSet::new();
+    for r in &runs {
+        let mut v = r.doc.summary.as_ref().unwrap().analysis.clone();
+        // Added beside every suite's own analysis by the runner.
+        v.as_object_mut().unwrap().remove("telemetry");
+        let back = match r.doc.suite {
+            SuiteKind::Quick => again::<drivelab_suites::quick::Analysis>(&v),
+            SuiteKind::Peak => again::<drivelab_suites::peak::Analysis>(&v),
+            SuiteKind::Consistency => {
+                again::<drivelab_suites::consistency::ConsistencyAnalysis>(&v)
+            }
+            SuiteKind::Seqfill => again::<drivelab_suites::seqfill::SeqFillAnalysis>(&v),
+            SuiteKind::Iometer => again::<drivelab_suites::iometer::Analysis>(&v),
+            SuiteKind::Mixed => again::<drivelab_suites::mixed::Analysis>(&v),
+            SuiteKind::Replay => again::<drivelab_suites::replay::ReplayAnalysis>(&v),
+            SuiteKind::Fio => continue,
+        };
+        assert_eq!(back, v, "{}", r.doc.suite);
+        kinds.insert(r.doc.suite.name());
+    }
+    assert_eq!(kinds.len(), 7, "{kinds:?}");
+}

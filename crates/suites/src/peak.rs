@@ -622,7 +622,9 @@ impl Sweep {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Point {
     pub qd: u32,
+    #[serde(deserialize_with = "crate::records::f64_or_nan")]
     pub iops: f64,
+    #[serde(deserialize_with = "crate::records::f64_or_nan")]
     pub mbps: f64,
     pub lat_mean_us: Option<f64>,
     pub lat_p99_us: Option<f64>,
