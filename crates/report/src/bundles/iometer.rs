@@ -83,13 +83,13 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         "IOMeter: latency exceedance of the access specs".into(),
     );
     for (e, a) in entries.iter().zip(&analyses) {
-        let name = e.label;
+        let (name, group) = (e.label, e.group);
         for (id, label, rnd) in PROFILES {
             let pts = profile(a, id, rnd);
             if pts.is_empty() {
                 continue;
             }
-            let series = curve(format!("{name} {label}"), name, pts);
+            let series = curve(format!("{name} {label}"), group, pts);
             if rnd {
                 random.series.push(series);
             } else {
@@ -108,7 +108,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             })
             .collect();
         if !spec_pts.is_empty() {
-            specs.series.push(Series::bars(name, name, spec_pts));
+            specs.series.push(Series::bars(name, group, spec_pts));
         }
         for n in &spec_names {
             let h = e.histograms(|st| st.params["spec"].as_str() == Some(n));
@@ -117,7 +117,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             } else {
                 name.to_string()
             };
-            if let Some(series) = exceedance::series(label, name, &h, Dir::Both) {
+            if let Some(series) = exceedance::series(label, group, &h, Dir::Both) {
                 exc.series.push(series);
             }
         }

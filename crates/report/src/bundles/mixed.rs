@@ -45,7 +45,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         rows: Vec::new(),
     };
     for e in entries {
-        let name = e.label;
+        let (name, group) = (e.label, e.group);
         let rows = e
             .analysis::<Analysis>()
             .map(|a| a.steps)
@@ -62,7 +62,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             continue;
         }
         iops.series
-            .push(curve(name, name, total).dashed(Dash::Solid));
+            .push(curve(name, group, total).dashed(Dash::Solid));
         iops.series.push(
             curve(
                 format!("{name} reads"),
@@ -112,14 +112,14 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         for p in picks {
             let h = e.histograms(|st| st.params["read_percent"].as_u64() == Some(p));
             if let Some(series) =
-                exceedance::series(format!("{name} {p} % reads"), name, &h, Dir::Both)
+                exceedance::series(format!("{name} {p} % reads"), group, &h, Dir::Both)
             {
                 exc.series.push(series);
             }
         }
         for r in &rows {
             table.rows.push(Row {
-                group: Some(name.to_string()),
+                group: Some(group.to_string()),
                 cells: vec![
                     name.to_string(),
                     cell(Some(r.read_percent as f64), 0),

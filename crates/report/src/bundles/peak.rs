@@ -106,18 +106,18 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             let Some(w) = sweep_of(a, &id) else {
                 continue;
             };
-            if !add_curves(e.label, w, &mut thr, &mut lat) {
+            if !add_curves(e, w, &mut thr, &mut lat) {
                 continue;
             }
             if let Some(k) = w.sweep.knee_point() {
-                mark_knee(e.label, w, k, &mut thr, &mut lat);
-                table.rows.push(knee_row(e.label, w, k));
+                mark_knee(e.group, w, k, &mut thr, &mut lat);
+                table.rows.push(knee_row(e, w, k));
                 let h = e.histograms(|st| {
                     st.params["workload"].as_str() == Some(id.as_str())
                         && st.params["qd"].as_u64() == Some(k.qd as u64)
                 });
                 let name = format!("{} QD{}", e.label, k.qd);
-                if let Some(series) = exceedance::series(name, e.label, &h, Dir::Both) {
+                if let Some(series) = exceedance::series(name, e.group, &h, Dir::Both) {
                     exc.series.push(series);
                 }
             }
@@ -163,18 +163,19 @@ fn latency_chart(id: &str, label: &str) -> Chart {
 }
 
 /// A drive's throughput and latency curves; false when its sweep has no points.
-fn add_curves(drive: &str, w: &SweepEntry, thr: &mut Chart, lat: &mut Chart) -> bool {
+fn add_curves(e: &Entry, w: &SweepEntry, thr: &mut Chart, lat: &mut Chart) -> bool {
     let pts = points(&w.sweep, |p| Some(w.throughput(p)));
     if pts.is_empty() {
         return false;
     }
-    thr.series.push(curve(drive, drive, pts));
+    let (drive, group) = (e.label, e.group);
+    thr.series.push(curve(drive, group, pts));
     let p99 = points(&w.sweep, |p| p.lat_p99_us);
     let p9999 = points(&w.sweep, |p| p.lat_p9999_us);
     lat.series
-        .push(curve(format!("{drive} p99"), drive, p99).dashed(Dash::Solid));
+        .push(curve(format!("{drive} p99"), group, p99).dashed(Dash::Solid));
     lat.series
-        .push(curve(format!("{drive} p99.99"), drive, p9999).dashed(Dash::Dashed));
+        .push(curve(format!("{drive} p99.99"), group, p9999).dashed(Dash::Dashed));
     true
 }
 
@@ -186,7 +187,7 @@ fn decimals(w: &SweepEntry) -> usize {
     }
 }
 
-/// The knee ringed on both charts.
+/// The knee ringed on both charts (in the drive's group).
 fn mark_knee(drive: &str, w: &SweepEntry, k: &Point, thr: &mut Chart, lat: &mut Chart) {
     let (qd, v) = (k.qd as f64, w.throughput(k));
     let text = crate::ticks::fmt_number(v, decimals(w));
@@ -209,12 +210,13 @@ fn mark_knee(drive: &str, w: &SweepEntry, k: &Point, thr: &mut Chart, lat: &mut 
 }
 
 /// The selected point's row of the table.
-fn knee_row(drive: &str, w: &SweepEntry, k: &Point) -> Row {
+fn knee_row(e: &Entry, w: &SweepEntry, k: &Point) -> Row {
+    let drive = e.label;
     let knee = w.sweep.knee.as_ref();
     let dec = decimals(w);
     let unit = &w.unit;
     Row {
-        group: Some(drive.to_string()),
+        group: Some(e.group.to_string()),
         cells: vec![
             w.label.clone(),
             drive.to_string(),

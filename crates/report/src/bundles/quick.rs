@@ -60,7 +60,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             .collect();
         s = s.tiles(TileTable {
             title: format!("{} — {}", e.label, shown(a)),
-            group: Some(e.label.to_string()),
+            group: Some(e.group.to_string()),
             rows,
         });
     }
@@ -83,7 +83,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
                     st.params["test"].as_str() == Some(l) && st.params["dir"].as_str() == Some(dir)
                 });
                 if let Some(series) =
-                    exceedance::series(format!("{} {dir}", e.label), e.label, &h, d)
+                    exceedance::series(format!("{} {dir}", e.label), e.group, &h, d)
                 {
                     c.series.push(series);
                 }
@@ -121,7 +121,7 @@ fn throughput_chart(
             .collect();
         if !pts.is_empty() {
             c.series
-                .push(Series::bars(e.label, e.label, pts).labelled());
+                .push(Series::bars(e.label, e.group, pts).labelled());
         }
     }
     c
