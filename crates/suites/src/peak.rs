@@ -508,7 +508,12 @@ impl Suite for Peak {
                 let qds: Vec<String> = k.uncertain_qds.iter().map(|q| format!("QD{q}")).collect();
                 uncertain.push(format!("{label} {}", qds.join(", ")));
             }
-            sweeps.push(json!({ "workload": id, "label": label, "unit": unit, "sweep": sweep }));
+            sweeps.push(SweepEntry {
+                workload: id.to_string(),
+                label: label.to_string(),
+                unit: unit.to_string(),
+                sweep,
+            });
         }
         if !rechecked.is_empty() {
             table += &format!(
@@ -534,7 +539,7 @@ impl Suite for Peak {
         }
         Report {
             summary: Summary {
-                analysis: json!({ "sweeps": sweeps }),
+                analysis: serde_json::to_value(Analysis { sweeps }).unwrap_or_default(),
                 metrics,
             },
             table,
@@ -571,11 +576,55 @@ pub fn knee_metrics(label: &str, random: bool, sweep: &Sweep) -> Vec<Metric> {
     .collect()
 }
 
+/// The peak suite's analysis (`summary.analysis`): one sweep per workload, in plan
+/// order. An imported grid of fio results over queue depth makes the same.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    pub sweeps: Vec<SweepEntry>,
+}
+
+/// One workload's sweep with its names.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepEntry {
+    /// The workload's id (`4k-randread`), the start of its steps' ids.
+    pub workload: String,
+    /// Its name in tables and charts ("4K random read").
+    pub label: String,
+    /// The unit of its throughput: "IOPS" (random) or "MB/s" (sequential).
+    pub unit: String,
+    pub sweep: Sweep,
+}
+
+impl SweepEntry {
+    /// Whether its throughput is in MB/s (else IOPS).
+    pub fn in_mbps(&self) -> bool {
+        self.unit == "MB/s"
+    }
+
+    /// A point's throughput in the sweep's unit.
+    pub fn throughput(&self, p: &Point) -> f64 {
+        if self.in_mbps() {
+            p.mbps
+        } else {
+            p.iops
+        }
+    }
+}
+
+impl Sweep {
+    /// The knee's point of the curve, if the sweep has a knee.
+    pub fn knee_point(&self) -> Option<&Point> {
+        self.curve.get(self.knee.as_ref()?.index)
+    }
+}
+
 /// One measured point of a sweep.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Point {
     pub qd: u32,
+    #[serde(deserialize_with = "crate::records::f64_or_nan")]
     pub iops: f64,
+    #[serde(deserialize_with = "crate::records::f64_or_nan")]
     pub mbps: f64,
     pub lat_mean_us: Option<f64>,
     pub lat_p99_us: Option<f64>,

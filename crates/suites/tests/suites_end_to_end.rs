@@ -884,7 +884,7 @@ fn a_resumed_continuous_test_preconditions_again_and_says_so() {
         !t.created_now(),
         "the file stays with what was written to it"
     );
-    let suite = drivelab_suites::from_saved(&b.doc.suite, &b.doc.knobs).unwrap();
+    let suite = drivelab_suites::from_saved(b.doc.suite, &b.doc.knobs).unwrap();
     let plan = suite.plan(&t.info).unwrap();
     check_resume(&b.doc, suite.as_ref(), &plan, &t).unwrap();
     let stop = AtomicBool::new(false);
@@ -931,7 +931,7 @@ fn a_resumed_fill_on_a_drive_that_kept_it_is_refused() {
     drop(t);
     let (b, _) = interrupted_at(&out, "seqfill");
     let t = test_file(d.path(), 16 << 20);
-    let suite = drivelab_suites::from_saved(&b.doc.suite, &b.doc.knobs).unwrap();
+    let suite = drivelab_suites::from_saved(b.doc.suite, &b.doc.knobs).unwrap();
     let plan = suite.plan(&t.info).unwrap();
     let e = check_resume(&b.doc, suite.as_ref(), &plan, &t).unwrap_err();
     assert!(

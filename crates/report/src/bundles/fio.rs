@@ -86,7 +86,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
     for e in entries {
         for m in &e.summary.metrics {
             table.rows.push(Row {
-                group: Some(e.label.to_string()),
+                group: Some(e.group.to_string()),
                 cells: vec![
                     e.label.to_string(),
                     m.name.clone(),

@@ -29,20 +29,33 @@ use crate::html::{Block, Column, Report, Row, Section, Table};
 
 pub use exceedance::{exceedance_points, merge_histograms};
 
-/// One result bundle and the name of its drive (its group in every chart).
+/// One result bundle, the name of its series and the drive it measured.
 #[derive(Debug, Clone)]
 pub struct DriveRun {
-    /// Group name: colour, legend and toggle button.
+    /// The bundle's name in legends and tables (the drive's name, made unique per suite
+    /// and told apart by connection where runs differ in it).
     pub label: String,
+    /// The drive: group name (colour and toggle button). Bundles the reader gave one
+    /// name are one drive; bundles named by their target are each their own.
+    pub drive: String,
+    /// Whether the reader named the drive (`--label`).
+    pub named: bool,
     /// The bundle's `run.json`.
     pub doc: RunDoc,
 }
 
 impl DriveRun {
-    /// A bundle labelled `label`, or by its target ([`drive_label`]) when `None`.
+    /// A bundle of the drive the reader named `label`, or named by its target
+    /// ([`drive_label`]) when `None`.
     pub fn new(label: Option<String>, doc: RunDoc) -> DriveRun {
+        let named = label.is_some();
         let label = label.unwrap_or_else(|| drive_label(&doc));
-        DriveRun { label, doc }
+        DriveRun {
+            drive: label.clone(),
+            label,
+            named,
+            doc,
+        }
     }
 }
 
@@ -50,18 +63,28 @@ impl DriveRun {
 /// still named by their target ([`drive_label`]) whose drive (model and serial) another
 /// bundle shares over another connection are named by the drive and the connection,
 /// e.g. "Samsung T7 (USB 3.2 Gen 2, UAS)" beside "Samsung T7 (USB 3.2 Gen 2, BOT)".
+/// Where the runs differ in connection otherwise, every label that knows its own says
+/// it: "QEMU HARDDISK (/dev/sdb) · USB 3.2 Gen 1, UAS" (a legend of device paths alone
+/// hides the contrast the runs were made for).
 pub fn label_variants(runs: &mut [DriveRun]) {
+    let conns: Vec<Option<String>> = runs.iter().map(|r| connection(&r.doc)).collect();
+    let differ = conns.iter().any(|c| c != &conns[0]);
     let keys: Vec<Option<((String, String), String)>> = runs
         .iter()
-        .map(|r| Some((drive_key(&r.doc)?, connection(&r.doc)?)))
+        .zip(&conns)
+        .map(|(r, c)| Some((drive_key(&r.doc)?, c.clone()?)))
         .collect();
     for (i, r) in runs.iter_mut().enumerate() {
-        let Some((key, conn)) = &keys[i] else {
+        let Some(conn) = &conns[i] else {
             continue;
         };
-        let variant = keys.iter().flatten().any(|(k, c)| k == key && c != conn);
-        if variant && r.label == drive_label(&r.doc) {
-            r.label = format!("{} ({conn})", key.0);
+        let same_drive = keys[i]
+            .as_ref()
+            .is_some_and(|(key, conn)| keys.iter().flatten().any(|(k, c)| k == key && c != conn));
+        match &keys[i] {
+            Some((key, _)) if same_drive && !r.named => r.label = format!("{} ({conn})", key.0),
+            _ if differ => r.label = format!("{} · {conn}", r.label),
+            _ => {}
         }
     }
 }
@@ -140,13 +163,21 @@ fn name_variants(runs: &mut [DriveRun]) {
 
 /// One bundle of a suite, ready for charting.
 pub(crate) struct Entry<'a> {
-    /// Group (drive) name.
+    /// The bundle's name in legends and tables.
     pub label: &'a str,
+    /// Its drive's group (colour and toggle).
+    pub group: &'a str,
     pub doc: &'a RunDoc,
     pub summary: Summary,
 }
 
 impl Entry<'_> {
+    /// The suite's analysis as its type (`peak::Analysis`, …); None when the bundle's
+    /// analysis is not of that shape.
+    pub fn analysis<A: serde::de::DeserializeOwned>(&self) -> Option<A> {
+        self.summary.analysis_as()
+    }
+
     /// Completed steps satisfying `pred`, in plan order.
     pub fn steps(&self, pred: impl Fn(&StepRecord) -> bool) -> Vec<&StepRecord> {
         self.doc
@@ -265,10 +296,13 @@ pub fn bundle_report_with(runs: &[DriveRun], opts: &ReportOptions) -> Report {
     let mut runs = runs.to_vec();
     label_variants(&mut runs);
     disambiguate(&mut runs);
+    for r in runs.iter_mut().filter(|r| !r.named) {
+        r.drive = r.label.clone();
+    }
     let mut groups: Vec<String> = Vec::new();
     for r in &runs {
-        if !groups.contains(&r.label) {
-            groups.push(r.label.clone());
+        if !groups.contains(&r.drive) {
+            groups.push(r.drive.clone());
         }
     }
     let mut report = Report::new("drivelab report")
@@ -289,6 +323,7 @@ pub fn bundle_report_with(runs: &[DriveRun], opts: &ReportOptions) -> Report {
             .filter_map(|r| {
                 summary_of(&r.doc).map(|summary| Entry {
                     label: &r.label,
+                    group: &r.drive,
                     doc: &r.doc,
                     summary,
                 })
@@ -322,12 +357,13 @@ pub fn bundle_report_with(runs: &[DriveRun], opts: &ReportOptions) -> Report {
         let section = mark_demonstrations(section, &entries);
         report = report.section(section.warnings_first(caveats(&entries)));
         // Imported fio results that form queue-depth sweeps: the peak section too.
-        if suite == drivelab_suites::fio::import::SUITE {
+        if suite == SuiteKind::Fio {
             let swept: Vec<Entry> = entries
                 .iter()
                 .filter(|e| fio::has_sweeps(e))
                 .map(|e| Entry {
                     label: e.label,
+                    group: e.group,
                     doc: e.doc,
                     summary: e.summary.clone(),
                 })
@@ -513,7 +549,7 @@ fn runs_section(runs: &[DriveRun]) -> Section {
     for r in runs {
         let d = &r.doc;
         table.rows.push(Row {
-            group: Some(r.label.clone()),
+            group: Some(r.drive.clone()),
             cells: vec![
                 r.label.clone(),
                 d.suite.to_string(),
