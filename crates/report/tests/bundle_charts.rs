@@ -476,3 +476,39 @@ fn a_directory_without_a_bundle_is_named() {
     let e = open_bundle(d.path()).unwrap_err();
     assert!(e.contains("is not a drivelab result bundle"), "{e}");
 }
+
+#[test]
+fn failed_ios_of_a_consistency_run_are_charted_each_second() {
+    // Issue 24: a device failing for some seconds mid-run; the engine counts the failed
+    // I/Os of each interval. Without any, no chart.
+    let (dir, _, _) = common::bundles::all_bundles()
+        .iter()
+        .find(|(_, s, _)| s == "consistency")
+        .unwrap();
+    let plain = open_bundle(dir).unwrap();
+    let report = bundle_report(&[DriveRun::new(None, plain.clone())]);
+    assert!(!ids(&report).contains("consistency-errors"));
+    let mut failing = plain;
+    let step = failing
+        .steps
+        .iter_mut()
+        .find(|s| s.params.get("continuous").is_some() || s.params.get("round").is_some())
+        .unwrap();
+    let records = &mut step.run.as_mut().unwrap().series.records;
+    for (i, n) in [(2, 5u64), (3, 1)] {
+        records[i].write.errors = Some(n);
+        records[i].all.errors = Some(n);
+    }
+    let report = bundle_report(&[DriveRun::new(None, failing)]);
+    let charts = report.charts();
+    let c = charts
+        .iter()
+        .find(|c| c.id == "consistency-errors")
+        .expect("a chart of the failed I/Os");
+    assert_eq!(c.series.len(), 1);
+    assert!(
+        c.callouts[0].ends_with(": 6 failed I/Os in 2 s"),
+        "{:?}",
+        c.callouts
+    );
+}
