@@ -1178,3 +1178,46 @@ fn a_knee_from_10_s_points_is_the_knee_from_60_s_points() {
         within(f(&ks["qd"]), f(&kl["qd"]), 0.05, "knee QD");
     }
 }
+
+#[test]
+fn a_knee_at_the_last_queue_depth_says_the_curve_may_still_rise() {
+    // Issue 24: a read sweep stopped at QD4 on a drive whose eight dies take far more:
+    // the knee is the last point, and the table says the curve may still be rising.
+    let (doc, table) = suite_and_table(&[
+        "peak",
+        "sim:nvme-tlc,capacity=16G,dies=8,thermal=off",
+        "--workloads",
+        "4k-randread",
+        "--point-time",
+        "1s",
+        "--max-qd",
+        "4",
+        "--no-early-stop",
+        "--precondition",
+    ]);
+    let knee = &doc["summary"]["analysis"]["sweeps"][0]["sweep"]["knee"];
+    assert_eq!(
+        (knee["qd"].as_u64(), &knee["at_last_qd"]),
+        (Some(4), &Value::Bool(true)),
+        "{knee}"
+    );
+    assert!(
+        table.contains("knee at the sweep's highest queue depth") && table.contains("QD4"),
+        "{table}"
+    );
+    // With room to level off, the knee is no longer the last point.
+    let doc = suite(&[
+        "peak",
+        "sim:nvme-tlc,capacity=16G,dies=8,thermal=off",
+        "--workloads",
+        "4k-randread",
+        "--point-time",
+        "1s",
+        "--max-qd",
+        "256",
+        "--no-early-stop",
+        "--precondition",
+    ]);
+    let knee = &doc["summary"]["analysis"]["sweeps"][0]["sweep"]["knee"];
+    assert_eq!(knee["at_last_qd"], false, "{knee}");
+}

@@ -326,6 +326,42 @@ fn a_drive_with_extra_over_provisioning_is_a_variant_not_another_test() {
 }
 
 #[test]
+fn failed_ios_of_a_consistency_run_are_charted_each_second() {
+    // Issue 24: a device failing for some seconds mid-run; the engine counts the failed
+    // I/Os of each interval. Without any, no chart.
+    let (dir, _, _) = common::bundles::all_bundles()
+        .iter()
+        .find(|(_, s, _)| s == "consistency")
+        .unwrap();
+    let plain = open_bundle(dir).unwrap();
+    let report = bundle_report(&[DriveRun::new(None, plain.clone())]);
+    assert!(!ids(&report).contains("consistency-errors"));
+    let mut failing = plain;
+    let step = failing
+        .steps
+        .iter_mut()
+        .find(|s| s.params.get("continuous").is_some() || s.params.get("round").is_some())
+        .unwrap();
+    let records = &mut step.run.as_mut().unwrap().series.records;
+    for (i, n) in [(2, 5u64), (3, 1)] {
+        records[i].write.errors = Some(n);
+        records[i].all.errors = Some(n);
+    }
+    let report = bundle_report(&[DriveRun::new(None, failing)]);
+    let charts = report.charts();
+    let c = charts
+        .iter()
+        .find(|c| c.id == "consistency-errors")
+        .expect("a chart of the failed I/Os");
+    assert_eq!(c.series.len(), 1);
+    assert!(
+        c.callouts[0].ends_with(": 6 failed I/Os in 2 s"),
+        "{:?}",
+        c.callouts
+    );
+}
+
+#[test]
 fn short_runs_are_marked_as_demonstrations_on_every_chart_and_table() {
     let (report, _) = report_of(|_, _| true);
     let mut charts = 0;

@@ -1,6 +1,7 @@
 //! `consistency`: IOPS each second as scatter plots on a log and on a linear axis, a zoom
 //! on the scoring window (shaded, both scores printed), stalls marked; the per-second
-//! latency band; a histogram of per-second IOPS in the window; the scores tabulated.
+//! latency band; a histogram of per-second IOPS in the window; the failed I/Os each
+//! second when there were any; the scores tabulated, the levels with their shares.
 
 use drivelab_suites::consistency::ConsistencyAnalysis;
 use drivelab_suites::plan::StepKind;
@@ -369,12 +370,47 @@ pub(crate) fn section(entries: &[Entry], opts: &super::ReportOptions) -> Section
             }
         }
     }
-    for c in [log, lin, zoom, band, hist, exc] {
+    let errors = errors_chart(&drives, time());
+    for c in [log, lin, zoom, band, hist, exc, errors] {
         if !c.series.is_empty() {
             s = s.chart(c);
         }
     }
     s
+}
+
+/// Failed I/Os each second of the random-write test (a drive failing for some seconds
+/// mid-run), for the drives whose series had any; empty without them. The counts are the
+/// engine's per-interval `errors`, which add up to the run's error count.
+fn errors_chart(drives: &[Drive], time: Axis) -> Chart {
+    let mut c = Chart::new(
+        "consistency-errors",
+        "Consistency: failed I/Os each second",
+        time,
+        Axis::linear("Failed I/Os", "I/Os"),
+    );
+    for d in drives {
+        let pts: Vec<(f64, f64)> =
+            d.e.steps(is_round)
+                .into_iter()
+                .flat_map(|st| st.run.iter().flat_map(|r| r.series.records.iter()))
+                .filter(|r| !r.ramp)
+                .enumerate()
+                .map(|(i, r)| (i as f64, r.all.errors.unwrap_or(0) as f64))
+                .collect();
+        if pts.iter().any(|p| p.1 > 0.0) {
+            let total: f64 = pts.iter().map(|p| p.1).sum();
+            c.callouts.push(format!(
+                "{}: {} failed I/Os in {} s",
+                d.e.label,
+                fmt_number(total, 0),
+                pts.iter().filter(|p| p.1 > 0.0).count()
+            ));
+            c.series
+                .push(Series::bars(d.e.label, d.e.label, pts).with_bar_width(1.0));
+        }
+    }
+    c
 }
 
 /// A 1-2-5 bin width at or above `raw`.
