@@ -293,11 +293,14 @@ fn an_imported_json_plus_result_reproduces_fios_percentiles_and_series() {
     let r = run_in(p, &["report", "b", "-o", "r.html"]);
     assert!(r.status.success(), "{}", stderr(&r));
     let html = std::fs::read_to_string(p.join("r.html")).unwrap();
-    assert!(html.contains("fio results") && html.contains("mix read IOPS"));
+    assert!(
+        html.contains("fio results")
+            && html.contains("randrw 4K iodepth 1 × 2 jobs (mix) read IOPS")
+    );
     let c = run_in(p, &["compare", "b", "b"]);
     assert!(c.status.success(), "{}", stderr(&c));
     assert!(
-        common::stdout(&c).contains("mix read IOPS"),
+        common::stdout(&c).contains("(mix) read IOPS"),
         "{}",
         common::stdout(&c)
     );
@@ -801,4 +804,66 @@ fn emitting_again_into_a_directory_where_fio_ran_keeps_its_results() {
     // Anything else in DIR is still refused.
     std::fs::write(p.join("jobs/notes.json"), "{}").unwrap();
     refused_alone(&emit("8M"), "holds notes.json");
+}
+
+/// The red team's injection (issue #22): a target whose newline would start a fio option
+/// of its own (`exec_prerun`, a command fio runs) is refused before any job file is
+/// written or fio started, locally and as emitted job files; so is every other character
+/// fio's parser reads as something else.
+#[test]
+fn a_target_or_directory_fio_would_read_as_options_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let pwned = d.path().join("PWNED");
+    let evil = format!(
+        "{}/a\nexec_prerun=touch {}",
+        d.path().display(),
+        pwned.display()
+    );
+    for extra in [
+        &["--engine", "fio"][..],
+        &["--emit-fio", "jobs"][..],
+        &["--engine", "fio", "--out", "b;x"][..],
+    ] {
+        let target = if extra.contains(&"b;x") {
+            "t.bin"
+        } else {
+            evil.as_str()
+        };
+        let mut a = vec!["run", "quick", "--short", "--runs", "1", "--no-db", target];
+        a.extend_from_slice(extra);
+        let o = run_in(d.path(), &a);
+        let want = if target == "t.bin" { "--out" } else { "TARGET" };
+        refused_alone(&o, want);
+        assert!(!pwned.exists(), "{extra:?}: fio ran the injected command");
+    }
+    for bad in [
+        "a;b",
+        "a#b",
+        "a${HOME}",
+        "a$pagesize",
+        "a[x]",
+        "a\rb",
+        " a",
+        "a\u{1b}b",
+    ] {
+        let o = run_in(
+            d.path(),
+            &[
+                "run",
+                "quick",
+                "--short",
+                "--no-db",
+                bad,
+                "--emit-fio",
+                "jobs",
+            ],
+        );
+        refused_alone(&o, "TARGET");
+        assert!(!stderr(&o).contains('\u{1b}'), "{}", stderr(&o));
+    }
+    assert_eq!(
+        std::fs::read_dir(d.path()).unwrap().count(),
+        0,
+        "nothing made"
+    );
 }

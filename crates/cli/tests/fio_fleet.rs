@@ -724,3 +724,45 @@ fn a_peak_sweep_over_two_hosts_skips_its_re_measurements() {
     }
     assert!(!stderr(&o).contains("re-measurement"), "{}", stderr(&o));
 }
+
+/// The red team's injection (issue #22) through a fio server: a target whose newline
+/// would start an `exec_prerun` option (a command the server's host runs) is refused
+/// before any host is asked, and the server's host never runs it.
+#[test]
+fn a_target_fio_would_read_as_options_never_reaches_a_host() {
+    let port = 18791;
+    let server = Server::start("fio", "127.0.0.2", port);
+    let d = tempfile::tempdir().unwrap();
+    let pwned = server.dir.path().join("PWNED");
+    let evil = format!(
+        "{}/a\nexec_prerun=touch {}",
+        server.dir.path().display(),
+        pwned.display()
+    );
+    let host = format!("--host=127.0.0.2,{port}");
+    for target in [evil.as_str(), "a;b", "${HOME}/a"] {
+        let o = run_in(
+            d.path(),
+            &[
+                "run",
+                "quick",
+                "--short",
+                "--size",
+                "16M",
+                "--no-db",
+                "--overwrite",
+                target,
+                &host,
+            ],
+        );
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).starts_with("drivelab: TARGET"), "{}", stderr(&o));
+        assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+    }
+    assert!(!pwned.exists(), "the fio server ran the injected command");
+    assert_eq!(
+        std::fs::read_dir(d.path()).unwrap().count(),
+        0,
+        "nothing made"
+    );
+}

@@ -318,3 +318,109 @@ fn a_dangling_symbolic_link_as_the_target_is_said_as_such() {
     }
     assert!(!d.path().join("gone.img").exists());
 }
+
+/// Issue #22: counts, memory and inputs are bounded before anything is allocated or read.
+#[test]
+fn counts_memory_and_inputs_are_bounded_up_front() {
+    bad(
+        &[
+            "run",
+            "consistency",
+            "null",
+            "--short",
+            "--passes",
+            "4294967295",
+        ],
+        "--passes",
+    );
+    bad(
+        &[
+            "run",
+            "consistency",
+            "null",
+            "--short",
+            "--no-db",
+            "--op",
+            "99.99",
+        ],
+        "--op",
+    );
+    bad(
+        &["run", "consistency", "null", "--no-db", "--duration", "30s"],
+        "--duration 60s or more",
+    );
+    let many = vec!["1"; 300].join(",");
+    bad(&["run", "iometer", "null", "--qds", &many], "--qds");
+    let zones = format!("zoned:{}", vec!["1/1"; 15_000].join(":"));
+    bad(
+        &["io", "null", "--random_distribution", &zones],
+        "--random_distribution",
+    );
+    let o = run_in(
+        std::path::Path::new("/"),
+        &["io", "null", "--random_distribution", &zones],
+    );
+    assert!(stderr(&o).len() < 1000, "{}", stderr(&o).len());
+}
+
+/// A simulated drive whose tables do not fit under the address-space limit (`ulimit
+/// -v`) is refused with the estimate, not a panic in the allocator.
+#[test]
+fn a_simulated_drive_beyond_the_memory_limit_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let o = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 3000000 && exec \"$0\" io sim:capacity=8T --runtime 1s")
+        .arg(env!("CARGO_BIN_EXE_drivelab"))
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("capacity"), "{}", stderr(&o));
+    assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+}
+
+/// A FIFO (which would block) or a symlink to /dev/zero (which never ends) given as an
+/// input file is refused at once with one line.
+#[test]
+fn an_input_that_is_no_regular_file_is_refused_at_once() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    for f in ["f", "cpu.blktrace.0", "logs/x_bw.1.log"] {
+        if f.starts_with("logs/") {
+            std::fs::create_dir(p.join("logs")).unwrap();
+        }
+        assert!(std::process::Command::new("mkfifo")
+            .arg(p.join(f))
+            .status()
+            .unwrap()
+            .success());
+    }
+    std::os::unix::fs::symlink("/dev/zero", p.join("logs/x_iops.1.log")).unwrap();
+    let fio_result = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fuzz/corpus/fio_result/null-json.json"
+    );
+    for (args, want) in [
+        (
+            &["trace", "import", "msr", "f", "-o", "t.dltrace"][..],
+            "FILE f",
+        ),
+        (
+            &["trace", "import", "blktrace", "cpu", "-o", "t.dltrace"][..],
+            "is a FIFO",
+        ),
+        (&["trace", "info", "f"][..], "is a FIFO"),
+        (&["run", "replay", "f", "null", "--no-db"][..], "is a FIFO"),
+        (&["import", "fio", "f"][..], "RESULT f"),
+        (
+            &["import", "fio", fio_result, "--logs", "logs"][..],
+            "not a regular file",
+        ),
+    ] {
+        let o = run_in(p, args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{args:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+    }
+}

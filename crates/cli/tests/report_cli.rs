@@ -179,3 +179,27 @@ fn bad_compare_input_is_one_line_exit_2() {
     );
     assert_usage(&run_in(d.path(), &["compare", a, a, "--db", ""]), "--db");
 }
+
+/// Issue #22: an imported fio result's 65 000-character job name is cut short in
+/// compare's table (it panicked formatting a column that wide).
+#[test]
+fn compare_cuts_a_huge_job_name_short() {
+    let d = tempfile::tempdir().unwrap();
+    let src = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fuzz/corpus/fio_result/null-json.json"
+    );
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(src).unwrap()).unwrap();
+    doc["jobs"][0]["jobname"] = serde_json::Value::String("j".repeat(65_000));
+    std::fs::write(d.path().join("long.json"), doc.to_string()).unwrap();
+    for (f, out) in [("long.json", "a"), (src, "b")] {
+        let o = run_in(d.path(), &["import", "fio", f, "--out", out]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let o = run_in(d.path(), &["compare", "a", "b", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = stdout(&o);
+    assert!(table.lines().all(|l| l.chars().count() < 200), "{table}");
+    assert!(table.contains("jjj…"), "{table}");
+}

@@ -11,6 +11,7 @@
 //! engine), `gen` and `data` (which I/Os, which bytes), `hist` and `series` (measurement),
 //! `run` (putting it together), `replay` (a trace as the workload source), `result` (what comes out), `sys` (raw system calls).
 
+pub mod assemble;
 pub mod backend;
 pub mod buf;
 pub mod clock;
@@ -30,3 +31,4 @@ pub mod size;
 pub mod spec;
 pub mod sys;
 pub mod target;
+pub use drivelab_trace::text;

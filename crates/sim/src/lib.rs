@@ -36,8 +36,9 @@ mod slc;
 mod table;
 pub mod thermal;
 pub mod units;
+mod write_cache;
 
-pub use config::{presets, SimConfig};
+pub use config::{help_text, keys_markdown, presets, SimConfig, KEYS};
 pub use device::{SimDevice, IDLE_DELAY_NS, STALL_REPORT_NS};
 pub use ftl::Ftl;
 

@@ -9,8 +9,9 @@ pub fn tables_bytes(user_pages: u64, physical_pages: u64) -> u64 {
     4 * (user_pages + physical_pages) + physical_pages / 4
 }
 
-/// Memory this process may still use: the kernel's estimate of available memory, or
-/// the cgroup's limit less its usage where that is lower. None where neither is known.
+/// Memory this process may still use: the least of the kernel's estimate of available
+/// memory, the cgroup's limit less its usage, and the address-space limit (`ulimit -v`)
+/// less the address space already mapped. None where none is known.
 pub fn available_bytes() -> Option<u64> {
     let meminfo = std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| {
         m.lines()
@@ -18,11 +19,31 @@ pub fn available_bytes() -> Option<u64> {
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
             .map(|kib| kib * 1024)
     });
-    let cgroup = cgroup_room();
-    match (meminfo, cgroup) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
+    [meminfo, cgroup_room(), address_space_room()]
+        .into_iter()
+        .flatten()
+        .min()
+}
+
+/// The soft address-space limit (`ulimit -v`, RLIMIT_AS) less this process's mapped
+/// address space, if it has a limit: an allocation beyond it fails however much memory
+/// the machine has.
+fn address_space_room() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let soft = limits
+        .lines()
+        .find_map(|l| l.strip_prefix("Max address space"))?
+        .split_whitespace()
+        .next()?
+        .parse::<u64>()
+        .ok()?; // "unlimited" is no limit
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let mapped = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmSize:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kib| kib * 1024);
+    Some(soft.saturating_sub(mapped))
 }
 
 /// The cgroup v2 memory limit of this process less its usage, if it has a limit.

@@ -51,6 +51,10 @@ pub struct Consistency {
     pub short: bool,
 }
 
+/// Most sequential fill passes of the precondition: the SNIA variant takes 2; more is a
+/// typo, each pass writes the whole span.
+pub const MAX_PASSES: u32 = 10;
+
 /// Block size and depth of the precondition's sequential passes.
 pub const PRECONDITION_BS: u32 = 128 << 10;
 pub const PRECONDITION_QD: u32 = 32;
@@ -80,7 +84,12 @@ impl Consistency {
             return Err("--round: must be a whole number of seconds, at least 1s".into());
         }
         if self.duration_ns < self.round_ns {
-            return Err("--duration: must be at least one --round".into());
+            let r = self.round_s();
+            return Err(format!(
+                "--duration: {}s is shorter than one steady-state round of {r}s (--round: 60s by default, 2s with --short); give --duration {}s or more, or a shorter --round",
+                self.duration_ns / secs(1),
+                r
+            ));
         }
         if self.window_s == 0 {
             return Err("--window: must be at least 1s".into());
@@ -88,8 +97,10 @@ impl Consistency {
         if self.qd == 0 {
             return Err("--qd: must be at least 1".into());
         }
-        if self.passes == 0 {
-            return Err("--passes: must be at least 1".into());
+        if self.passes == 0 || self.passes > MAX_PASSES {
+            return Err(format!(
+                "--passes: must be a whole number from 1 to {MAX_PASSES}"
+            ));
         }
         if !(0.0..100.0).contains(&self.op_percent) {
             return Err("--op: must be a percentage from 0 to below 100, like 25%".into());
@@ -116,6 +127,13 @@ impl Suite for Consistency {
             SizeOrPercent::Bytes(((span as f64) * (1.0 - self.op_percent / 100.0)) as u64),
             target,
         );
+        if tested < PRECONDITION_BS as u64 {
+            return Err(format!(
+                "--op: {}% leaves {tested} bytes of the {span}-byte span to test, less than one {} KiB precondition write; give a lower --op or a larger --size",
+                self.op_percent,
+                PRECONDITION_BS >> 10
+            ));
+        }
         let also_discard = (tested < span).then_some((tested, span - tested));
         let shape = Shape::new(RwMode::RandWrite, 4096, self.qd, 1).data(self.data);
         let mut out = Vec::new();
@@ -266,14 +284,14 @@ impl Suite for Consistency {
         let levels: Vec<String> = a
             .levels
             .iter()
-            .map(|l| format!("{:.0}", l.centre_iops))
+            .map(|l| format!("{:.0} ({:.0} %)", l.centre_iops, 100.0 * l.share))
             .collect();
         table += &format!(
             "  performance levels: {}\n",
             if levels.is_empty() {
                 "-".into()
             } else {
-                levels.join(", ") + " IOPS"
+                levels.join(", ") + " IOPS (share of the seconds with I/O)"
             }
         );
         table += &format!(
@@ -414,7 +432,7 @@ pub fn analyze(steps: &[StepRecord], window_s: usize, round_s: usize) -> Consist
         // A second with no more I/Os than one queue's worth is a stall ending.
         levels: performance_levels(&x[from..], stall_iops(steps)),
         burst,
-        phases: phases(&x),
+        phases: phases(&x, window_s),
         steady: pts_verdict(&rounds),
         rounds,
         iops_per_s: x,

@@ -431,6 +431,7 @@ impl Suite for Peak {
         let mut rechecked = Vec::new();
         let mut states = Vec::new();
         let mut uncertain = Vec::new();
+        let mut at_last = Vec::new();
         let mut metrics = Vec::new();
         let mut table = format!(
             "drivelab peak: QD sweep 1…{} ({}), {} s per point; knee = lowest QD not below 95 % of the best level beyond its measured noise\n",
@@ -476,51 +477,12 @@ impl Suite for Peak {
             }
             if let Some(k) = &sweep.knee {
                 let p = &sweep.curve[k.index];
-                metrics.extend(Metric::new(
-                    format!("{label} knee QD"),
-                    Some(k.qd as f64),
-                    "QD",
-                ));
-                metrics.extend(Metric::new(
-                    format!("{label} at knee"),
-                    Some(k.throughput),
-                    unit,
-                ));
-                metrics.extend(Metric::new(
-                    format!("{label} peak"),
-                    Some(k.peak_throughput),
-                    unit,
-                ));
-                metrics.extend(Metric::new(
-                    format!("{label} mean latency at knee"),
-                    p.lat_mean_us,
-                    "µs",
-                ));
-                metrics.extend(Metric::new(
-                    format!("{label} p99 latency at knee"),
-                    p.lat_p99_us,
-                    "µs",
-                ));
-                metrics.extend(Metric::new(
-                    format!("{label} p99.99 latency at knee"),
-                    p.lat_p9999_us,
-                    "µs",
-                ));
+                metrics.extend(knee_metrics(label, is_random(id), &sweep));
                 let (eff, eff_unit) = if is_random(id) {
                     (p.kiops_per_w, "kIOPS/W")
                 } else {
                     (p.mbps_per_w, "MB/s/W")
                 };
-                metrics.extend(Metric::new(
-                    format!("{label} average power at knee"),
-                    p.power_mean_w,
-                    "W",
-                ));
-                metrics.extend(Metric::new(
-                    format!("{label} efficiency at knee"),
-                    eff,
-                    eff_unit,
-                ));
                 table += &format!(
                     "{:<24} {:>6} {:>12.0} {:>10.1} {:>12} {:>12} {:>12} {:>8} {:>14}\n",
                     label,
@@ -539,6 +501,9 @@ impl Suite for Peak {
             if let Some(line) = recheck_summary(&sweep) {
                 rechecked.push(format!("{label} {line}"));
             }
+            if let Some(k) = sweep.knee.as_ref().filter(|k| k.at_last_qd) {
+                at_last.push(format!("{label} QD{}", k.qd));
+            }
             if let Some(k) = sweep.knee.as_ref().filter(|k| !k.uncertain_qds.is_empty()) {
                 let qds: Vec<String> = k.uncertain_qds.iter().map(|q| format!("QD{q}")).collect();
                 uncertain.push(format!("{label} {}", qds.join(", ")));
@@ -547,7 +512,7 @@ impl Suite for Peak {
         }
         if !rechecked.is_empty() {
             table += &format!(
-                "measured again (within noise of the knee threshold; up to {MAX_PASSES} passes a point, {} extra a sweep): {}\n",
+                "measured again (within noise of the knee threshold, or the best point, which sets it; up to {MAX_PASSES} passes a point, {} extra a sweep): {}\n",
                 self.recheck_passes,
                 rechecked.join("; ")
             );
@@ -556,6 +521,12 @@ impl Suite for Peak {
             table += &format!(
                 "within their measured noise of the knee threshold (a longer --point-time or more --recheck-passes settles them): {}\n",
                 uncertain.join("; ")
+            );
+        }
+        if !at_last.is_empty() {
+            table += &format!(
+                "knee at the sweep's highest queue depth (the curve may still be rising there; a higher --max-qd shows where it levels off): {}\n",
+                at_last.join("; ")
             );
         }
         if !states.is_empty() {
@@ -569,6 +540,35 @@ impl Suite for Peak {
             table,
         }
     }
+}
+
+/// A sweep's headline metrics, named after its `label`: the knee's QD and throughput,
+/// the peak, the latencies, power and efficiency at the knee (none without a knee);
+/// throughput in IOPS when `random`, else MB/s.
+pub fn knee_metrics(label: &str, random: bool, sweep: &Sweep) -> Vec<Metric> {
+    let Some(k) = &sweep.knee else {
+        return Vec::new();
+    };
+    let p = &sweep.curve[k.index];
+    let unit = if random { "IOPS" } else { "MB/s" };
+    let (eff, eff_unit) = if random {
+        (p.kiops_per_w, "kIOPS/W")
+    } else {
+        (p.mbps_per_w, "MB/s/W")
+    };
+    [
+        ("knee QD", Some(k.qd as f64), "QD"),
+        ("at knee", Some(k.throughput), unit),
+        ("peak", Some(k.peak_throughput), unit),
+        ("mean latency at knee", p.lat_mean_us, "µs"),
+        ("p99 latency at knee", p.lat_p99_us, "µs"),
+        ("p99.99 latency at knee", p.lat_p9999_us, "µs"),
+        ("average power at knee", p.power_mean_w, "W"),
+        ("efficiency at knee", eff, eff_unit),
+    ]
+    .into_iter()
+    .filter_map(|(what, v, unit)| Metric::new(format!("{label} {what}"), v, unit))
+    .collect()
 }
 
 /// One measured point of a sweep.
@@ -701,6 +701,11 @@ fn pooled_points(steps: &[StepRecord], id: &str, rechecks: bool) -> Vec<Point> {
 /// standard error over their intervals together ([`NOISE_BATCHES`] batches a pass),
 /// latencies from their merged histograms, power over their intervals.
 fn pool(id: &str, qd: u32, passes: &[&StepRecord]) -> Point {
+    pool_as(is_random(id), qd, passes)
+}
+
+/// [`pool`] with the sweep's unit said directly: IOPS when `random`, else MB/s.
+pub fn pool_as(random: bool, qd: u32, passes: &[&StepRecord]) -> Point {
     let runs: Vec<&drivelab_engine::result::Measured> =
         passes.iter().filter_map(|s| s.run.as_ref()).collect();
     let (ops, bytes, ns) = runs.iter().fold((0u64, 0u64, 0u64), |(o, b, n), r| {
@@ -715,7 +720,7 @@ fn pool(id: &str, qd: u32, passes: &[&StepRecord]) -> Point {
         .iter()
         .flat_map(|s| {
             records::per_interval(s, |x| {
-                if is_random(id) {
+                if random {
                     x.all.ops_per_s
                 } else {
                     x.all.bytes_per_s / 1e6
@@ -803,6 +808,38 @@ fn sweep_of(steps: &[StepRecord], id: &str) -> Sweep {
         skipped_qds: skipped,
         state,
         first_pass_knee_qd: knee_95(&first_pts).map(|k| k.qd),
+    }
+}
+
+/// A sweep of points measured elsewhere (results imported from fio): each `(qd, runs)`
+/// pools its runs as a re-measured point is pooled, and the knee is [`knee_95`]'s, in
+/// IOPS when `random`, else MB/s (the unit a `run peak` sweep of that workload has).
+pub fn sweep_of_points(random: bool, points: &[(u32, Vec<&StepRecord>)]) -> Sweep {
+    let tp = |p: &Point| SweepPoint {
+        qd: p.qd,
+        throughput: if random { p.iops } else { p.mbps },
+        stderr: p.stderr,
+    };
+    let first: Vec<SweepPoint> = points
+        .iter()
+        .map(|(qd, runs)| tp(&pool_as(random, *qd, &runs[..1])))
+        .collect();
+    let mut curve: Vec<Point> = points
+        .iter()
+        .map(|(qd, runs)| pool_as(random, *qd, runs))
+        .collect();
+    let knee = knee_95(&curve.iter().map(tp).collect::<Vec<_>>());
+    if let Some(k) = &knee {
+        for p in &mut curve {
+            p.uncertain = k.uncertain_qds.contains(&p.qd);
+        }
+    }
+    Sweep {
+        knee,
+        curve,
+        skipped_qds: Vec::new(),
+        state: None,
+        first_pass_knee_qd: knee_95(&first).map(|k| k.qd),
     }
 }
 

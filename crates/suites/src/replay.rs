@@ -13,7 +13,8 @@ use serde_json::json;
 
 use drivelab_analysis::replay::{score, Dist, OpInput, ReplayInput, ReplayScores};
 use drivelab_engine::hist::HistogramJson;
-use drivelab_engine::replay::{ReplayMeasured, Timing, Window, DEFAULT_MAX_OUTSTANDING};
+use drivelab_engine::replay::{Timing, Window, DEFAULT_MAX_OUTSTANDING};
+use drivelab_engine::result::ReplayMeasured;
 use drivelab_engine::size::{human_bytes, SizeOrPercent};
 use drivelab_engine::spec::DataPattern;
 use drivelab_engine::spec::{IoEngine, RwMode};
@@ -128,7 +129,7 @@ impl Replay {
 
 /// The trace's header, or one line saying why it cannot be replayed.
 pub fn read_header(path: &Path) -> Result<drivelab_trace::Header, String> {
-    let f = std::fs::File::open(path).map_err(|e| format!("TRACE {}: {e}", path.display()))?;
+    let f = drivelab_trace::input::open_regular(path).map_err(|e| format!("TRACE {e}"))?;
     let r = drivelab_trace::native::Reader::new(std::io::BufReader::new(f)).map_err(|e| {
         format!(
             "TRACE {}: not a drivelab trace ({e}); import it first with drivelab trace import",
@@ -160,7 +161,7 @@ pub struct TraceScan {
 /// after `max_idle_ns` cuts (so a cut idle hour makes no empty steps), each at a record;
 /// the segment doubles while there would be more than [`MAX_SEGMENTS`] steps.
 pub fn scan(path: &Path, max_idle_ns: Option<u64>, segment_ns: u64) -> Result<TraceScan, String> {
-    let f = std::fs::File::open(path).map_err(|e| format!("TRACE {}: {e}", path.display()))?;
+    let f = drivelab_trace::input::open_regular(path).map_err(|e| format!("TRACE {e}"))?;
     let r = drivelab_trace::native::Reader::new(std::io::BufReader::with_capacity(1 << 20, f))
         .map_err(|e| format!("TRACE {}: {e}", path.display()))?;
     let mut s = TraceScan {
@@ -428,7 +429,7 @@ fn dist(h: &HistogramJson) -> Dist {
 
 /// The analysis's input from what the engine measured.
 pub fn input(r: &ReplayMeasured) -> ReplayInput {
-    let op = |o: &drivelab_engine::replay::OpMeasured| OpInput {
+    let op = |o: &drivelab_engine::result::OpMeasured| OpInput {
         bytes: o.bytes,
         service_ns: dist(&o.latency),
     };
@@ -615,13 +616,12 @@ pub fn run_step(
     w: &drivelab_engine::spec::Workload,
     target: &mut drivelab_engine::target::Target,
     stop: &std::sync::atomic::AtomicBool,
-    progress: Option<&(dyn Fn(&drivelab_engine::run::Progress<'_>) + Sync)>,
+    progress: Option<&(dyn Fn(&drivelab_engine::result::Progress<'_>) + Sync)>,
     dir: Option<&Path>,
 ) -> Result<drivelab_engine::result::RunResult, String> {
     use drivelab_engine::replay::{self, Placement, ReplayOptions, Schedule};
     use std::io::Write;
-    let f =
-        std::fs::File::open(&r.trace).map_err(|e| format!("TRACE {}: {e}", r.trace.display()))?;
+    let f = drivelab_trace::input::open_regular(&r.trace).map_err(|e| format!("TRACE {e}"))?;
     let reader = drivelab_trace::native::Reader::new(std::io::BufReader::with_capacity(1 << 20, f))
         .map_err(|e| format!("TRACE {}: {e}", r.trace.display()))?;
     let placement = Placement {

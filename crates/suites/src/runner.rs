@@ -6,8 +6,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use drivelab_engine::model::SensorReading;
 use drivelab_engine::prepare;
+use drivelab_engine::result::Progress;
 use drivelab_engine::result::{RunResult, RunStatus};
-use drivelab_engine::run::{self, Progress, RunOptions};
+use drivelab_engine::run::{self, RunOptions};
 use drivelab_engine::size::{human_bytes, SizeOrPercent};
 use drivelab_engine::target::{Target, TargetKind};
 

@@ -175,9 +175,14 @@ impl Suite for SeqFill {
             ));
             let cache = match f.cache_bytes {
                 Some(b) => format!(
-                    "cache {} GB at {} MB/s, post-cache average {} MB/s",
+                    "cache {} GB at {} MB/s{}, post-cache average {} MB/s",
                     fmt(Some(b as f64 / 1e9), 2),
                     fmt(f.cache_mbps.or(f.initial_mbps), 1),
+                    if f.cache_ended_by_stalls {
+                        " (ended in periodic stalls, not at a lower level)"
+                    } else {
+                        ""
+                    },
                     fmt(f.post_cache_avg_mbps, 1)
                 ),
                 None if f.cache_too_short_to_see => format!(

@@ -11,10 +11,15 @@
 //! - [`stats`]: what `drivelab trace info` reports.
 //! - [`native`]: drivelab's compact binary format (`docs/trace-format.md`): nanosecond
 //!   times, delta-coded, with a trailer that makes a truncated file an error.
+//! - [`input`]: opening an input file (a regular file only, never blocked on).
+//! - [`text`]: user and file text quoted in messages (control bytes escaped, cut short);
+//!   shared by every crate.
 
 pub mod import;
+pub mod input;
 pub mod native;
 pub mod stats;
+pub mod text;
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

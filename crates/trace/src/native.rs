@@ -29,6 +29,9 @@ const FLAG_SERVICE: u8 = 0x10;
 /// Longest header line and trailer accepted: a corrupt length never allocates much.
 const MAX_JSON_BYTES: u64 = 1 << 20;
 const MAX_NAME_BYTES: u64 = 4096;
+/// The most processes whose names a writer or reader keeps (a trace of 100 000 process
+/// names must not hold them all in memory; 4 096 × 4 KiB names at most).
+pub const MAX_NAMED_PROCESSES: usize = 4096;
 
 /// Does this file start like a drivelab trace?
 pub fn is_native(first_bytes: &[u8]) -> bool {
@@ -68,7 +71,11 @@ impl<W: Write> Writer<W> {
         put_varint(&mut self.out, pid as u64)?;
         put_varint(&mut self.out, name.len() as u64)?;
         self.out.write_all(name.as_bytes())?;
-        self.names.insert(pid, name.to_string());
+        // Remembered (to write a name once) for at most MAX_NAMED_PROCESSES processes:
+        // past them a name is written again whenever it is given, memory stays bounded.
+        if self.names.len() < MAX_NAMED_PROCESSES || self.names.contains_key(&pid) {
+            self.names.insert(pid, name.to_string());
+        }
         Ok(())
     }
 
@@ -151,6 +158,8 @@ pub struct Reader<R: BufRead> {
     prev_issue_ns: u64,
     prev_end: u64,
     names: HashMap<u32, String>,
+    /// Process entries of processes past the first [`MAX_NAMED_PROCESSES`]: not kept.
+    names_not_kept: u64,
     seen: Totals,
     trailer: Option<Totals>,
     done: bool,
@@ -179,6 +188,7 @@ impl<R: BufRead> Reader<R> {
             prev_issue_ns: 0,
             prev_end: 0,
             names: HashMap::new(),
+            names_not_kept: 0,
             seen: Totals::default(),
             trailer: None,
             done: false,
@@ -187,6 +197,12 @@ impl<R: BufRead> Reader<R> {
 
     pub fn header(&self) -> &Header {
         &self.header
+    }
+
+    /// Process entries not kept: of processes past the first [`MAX_NAMED_PROCESSES`]
+    /// named (their records read as unnamed).
+    pub fn names_not_kept(&self) -> u64 {
+        self.names_not_kept
     }
 
     /// The name of process `pid`, as last named before the record being read.
@@ -268,8 +284,12 @@ impl<R: BufRead> Reader<R> {
         self.input
             .read_exact(&mut name)
             .map_err(|_| self.corrupt("truncated process name"))?;
-        self.names
-            .insert(pid, String::from_utf8_lossy(&name).into_owned());
+        if self.names.len() < MAX_NAMED_PROCESSES || self.names.contains_key(&pid) {
+            self.names
+                .insert(pid, String::from_utf8_lossy(&name).into_owned());
+        } else {
+            self.names_not_kept += 1;
+        }
         Ok(())
     }
 
@@ -368,7 +388,7 @@ impl<R: BufRead> Iterator for Reader<R> {
 /// on a trace that turns out corrupt at its end: call this first. Returns the header and
 /// the totals; the error says where the file is corrupt.
 pub fn verify(path: &std::path::Path) -> Result<(Header, Totals), TraceError> {
-    let f = std::fs::File::open(path)?;
+    let f = crate::input::open_regular(path)?;
     let mut r = Reader::new(std::io::BufReader::with_capacity(1 << 16, f))?;
     for rec in r.by_ref() {
         rec?;
@@ -493,6 +513,29 @@ mod tests {
             w.write(r).unwrap();
         }
         w.finish().unwrap().1
+    }
+
+    #[test]
+    fn process_names_kept_are_bounded() {
+        let mut w = Writer::new(Vec::new(), &Header::default()).unwrap();
+        let n = MAX_NAMED_PROCESSES as u32 + 100;
+        for pid in 0..n {
+            w.name_process(pid, &format!("p{pid}")).unwrap();
+            w.write(&Record {
+                pid: Some(pid),
+                ..Record::new(u64::from(pid), Op::Read, 0, 512)
+            })
+            .unwrap();
+        }
+        assert_eq!(w.names.len(), MAX_NAMED_PROCESSES);
+        let bytes = w.finish().unwrap().1;
+        let mut r = Reader::new(&bytes[..]).unwrap();
+        let mut named = 0;
+        while let Some(rec) = r.next() {
+            named += u32::from(r.process_name(rec.unwrap().pid.unwrap()).is_some());
+        }
+        assert_eq!(named as usize, MAX_NAMED_PROCESSES);
+        assert_eq!(r.names_not_kept(), 100);
     }
 
     #[test]

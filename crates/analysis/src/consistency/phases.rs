@@ -56,7 +56,9 @@ pub struct Phase {
     /// One past the last second: the next phase's `start_s`, or the series' length.
     pub end_s: usize,
     /// Mean IOPS over the phase's seconds, the first and last left out when it has more
-    /// than two (they straddle the change); seconds without I/O count.
+    /// than two (they straddle the change); seconds without I/O count. The last phase,
+    /// when it holds the whole scoring window, has the window's own average: the final
+    /// level the phases end on is the one the run is scored on.
     pub level_iops: f64,
     pub kind: PhaseKind,
 }
@@ -76,8 +78,10 @@ pub struct Phase {
 /// `performance_levels` for its levels). The last phase is `Steady`; the first is a `Burst` when its level is at
 /// least [`PHASE_BURST_FACTOR`] × the last's; a phase between is a `Burst` when the
 /// first is one and it comes back to [`SECOND_BURST_SHARE`] of its level, else
-/// `Intermediate`. Empty for an empty series.
-pub fn phases(iops_per_s: &[f64]) -> Vec<Phase> {
+/// `Intermediate`. The last phase's level is the mean of the last `window_s` seconds
+/// (the scoring window, zero seconds included) when the phase starts at or before the
+/// window. Empty for an empty series.
+pub fn phases(iops_per_s: &[f64], window_s: usize) -> Vec<Phase> {
     let x = clean_series(iops_per_s);
     let n = x.len();
     if n == 0 {
@@ -101,9 +105,18 @@ pub fn phases(iops_per_s: &[f64]) -> Vec<Phase> {
     }
     merge_close(&x, &mut cuts);
     merge_cycles(&x, &mut cuts);
+    let window_start = n - window_s.clamp(1, n);
     label(
         cuts.windows(2)
-            .map(|w| (w[0], w[1], level(&x[w[0]..w[1]])))
+            .map(|w| {
+                let scored = w[1] == n && w[0] <= window_start;
+                let lvl = if scored {
+                    mean(&x[window_start..]).unwrap_or(0.0)
+                } else {
+                    level(&x[w[0]..w[1]])
+                };
+                (w[0], w[1], lvl)
+            })
             .collect(),
     )
 }
@@ -336,7 +349,7 @@ mod tests {
         use PhaseKind::*;
         let spans = [(40, 150e3), (170, 60e3), (20, 140e3), (370, 45e3)];
         for seed in 0..20 {
-            let got = phases(&series(seed, &spans));
+            let got = phases(&series(seed, &spans), 300);
             assert_phases(
                 &got,
                 &[
@@ -358,7 +371,7 @@ mod tests {
     #[test]
     fn a_steady_drive_is_one_phase_and_a_slow_drift_is_no_phase() {
         let flat = series(3, &[(600, 30e3)]);
-        let got = phases(&flat);
+        let got = phases(&flat, 400);
         assert_eq!(got.len(), 1, "{got:?}");
         assert_eq!(got[0].kind, PhaseKind::Steady);
         assert_eq!(describe(&got), None);
@@ -369,9 +382,17 @@ mod tests {
             x.extend(
                 (0..500).map(|i| noisy(&mut rng, 30e3 * (1.0 + rise * i as f64 / 500.0), 0.1)),
             );
-            let got = phases(&x);
+            let got = phases(&x, 400);
             assert_eq!(got.len(), 2, "{got:?}");
             assert_eq!((got[0].kind, got[0].end_s), (PhaseKind::Burst, 30));
+            // The final level is the scoring window's own average, not the phase's
+            // (which holds the slower start of the drift).
+            for window in [100, 400] {
+                let got = phases(&x, window);
+                let scored = mean(&x[x.len() - window..]).unwrap();
+                assert_eq!(got[1].level_iops, scored, "window {window}");
+                assert!(scored > level(&x[30..]), "{scored} vs the phase");
+            }
         }
     }
 
@@ -382,7 +403,7 @@ mod tests {
         for _ in 0..10 {
             spans.extend([(35, 4.6e3), (23, 14e3)]);
         }
-        let got = phases(&series(6, &spans));
+        let got = phases(&series(6, &spans), 400);
         assert_eq!(got.len(), 1, "{got:#?}");
         assert_eq!(got[0].kind, PhaseKind::Steady);
         // A burst, then GC that stalls for whole seconds now and then: burst, then steady.
@@ -390,7 +411,7 @@ mod tests {
         for _ in 0..6 {
             spans.extend([(40, 0.0), (50, 25e3)]);
         }
-        let got = phases(&series(7, &spans));
+        let got = phases(&series(7, &spans), 400);
         assert_eq!(got.len(), 2, "{got:#?}");
         assert_eq!(got[0].kind, PhaseKind::Burst);
         assert!(got[0].end_s.abs_diff(30) <= 1, "{got:#?}");
@@ -403,14 +424,14 @@ mod tests {
         for i in [100, 101, 170, 230, 231] {
             x[i] = 0.0;
         }
-        let got = phases(&x);
+        let got = phases(&x, 400);
         assert_eq!(got.len(), 2, "{got:?}");
         assert_eq!(got[0].end_s, 60);
         // The stalls count in the level: what the drive delivered.
         // Seconds 61..299 less their 7 zero seconds (5 set here, 147 and 244).
         let want = (231.0 * 20e3) / 238.0;
         assert!((got[1].level_iops - want).abs() < 0.03 * want, "{got:?}");
-        assert_eq!(phases(&[]), Vec::new());
-        assert_eq!(phases(&[5.0]).len(), 1);
+        assert_eq!(phases(&[], 400), Vec::new());
+        assert_eq!(phases(&[5.0], 400).len(), 1);
     }
 }

@@ -3,6 +3,7 @@
 //! prefixes) in the results database. Runs whose config hash differs from the first's
 //! are not comparable: refused, or with `--force` compared under a loud warning.
 
+use drivelab_engine::text::{printable, shortened};
 use std::path::Path;
 
 use clap::Args;
@@ -246,16 +247,19 @@ pub fn table(sides: &[Side]) -> String {
         out += &format!(
             "{} = {}{via} [{}] {} (config {}){caveats}{flag}\n",
             key(i),
-            s.drive,
-            s.suite,
-            s.source,
+            shortened(&s.drive),
+            shortened(&s.suite),
+            shortened(&s.source),
             s.config_hash.chars().take(12).collect::<String>()
         );
     }
     out.push('\n');
-    let w = names
+    // A name as the table shows it: one line, at most NAME_CHARS characters (a job name
+    // of an imported fio result may be 65 000 characters long).
+    let shown: Vec<String> = names.iter().map(|n| table_name(&n.0)).collect();
+    let w = shown
         .iter()
-        .map(|n| n.0.chars().count())
+        .map(|n| n.chars().count())
         .max()
         .unwrap_or(6)
         .max(6);
@@ -268,10 +272,11 @@ pub fn table(sides: &[Side]) -> String {
     }
     out += head.trim_end();
     out.push('\n');
-    for (name, unit) in &names {
+    for ((name, unit), label) in names.iter().zip(&shown) {
         let val = |s: &Side| s.metrics.iter().find(|m| &m.0 == name).map(|m| m.1);
         let base = val(&sides[0]);
-        let mut line = format!("{name:<w$}  {unit:<6}");
+        let unit = printable(unit);
+        let mut line = format!("{label:<w$}  {unit:<6}");
         for (i, s) in sides.iter().enumerate() {
             let v = val(s);
             line += &format!("  {:>12}", v.map_or_else(|| "-".into(), fmt_value));
@@ -287,6 +292,18 @@ pub fn table(sides: &[Side]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// The longest metric name the table shows whole.
+const NAME_CHARS: usize = 80;
+
+/// `name` for a table cell: control bytes escaped, cut to [`NAME_CHARS`] with `…`.
+fn table_name(name: &str) -> String {
+    let p = printable(name);
+    if p.chars().count() <= NAME_CHARS {
+        return p.into_owned();
+    }
+    p.chars().take(NAME_CHARS - 1).chain(['…']).collect()
 }
 
 pub fn run(a: CompareArgs) -> Result<i32, Fail> {

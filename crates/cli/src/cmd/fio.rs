@@ -175,6 +175,42 @@ pub fn not_replay(cmd: &crate::run_args::SuiteCmd) -> Result<(), Fail> {
     Ok(())
 }
 
+/// The strings a suite run through fio writes into its job files, checked before
+/// anything is made: the target (as given, and absolute as a local fio opens it) and,
+/// for the per-second logs of `--engine fio` and `--host`/`--hosts`, the bundle
+/// directory. A newline, `;`, `#`, `$`, … would be read by fio as something else (an
+/// option of its own: a command to run), so such a value is refused, naming its option.
+pub fn job_strings(cmd: &crate::run_args::SuiteCmd) -> Result<(), Fail> {
+    let c = cmd.common();
+    let f = &c.fio;
+    let runs = f.engine.as_deref() == Some("fio") || f.hosts.is_some() || !f.host.is_empty();
+    if !runs && f.emit_fio.is_none() {
+        return Ok(());
+    }
+    let check = |what: &str, p: &Path| -> Result<(), Fail> {
+        let abs = std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+        for s in [p, abs.as_path()] {
+            let text = s.to_str().ok_or_else(|| {
+                Fail::usage(format!(
+                    "{what}: {} is not UTF-8, which a fio job file cannot name",
+                    drivelab_engine::text::quoted(&s.to_string_lossy())
+                ))
+            })?;
+            drivelab_suites::fio::jobfile::check_value(what, text).map_err(Fail::usage)?;
+        }
+        Ok(())
+    };
+    let target = c.target.target.as_deref().unwrap_or(target::TEST_FILE_NAME);
+    if !matches!(target, "null") && !target.starts_with("sim:") {
+        check("TARGET", Path::new(target))?;
+    }
+    if runs {
+        let out = c.out.clone().unwrap_or_else(|| PathBuf::from("."));
+        check("--out", &out)?;
+    }
+    Ok(())
+}
+
 /// The sensor options given (`--sensors` other than its default `auto`, or `none`).
 fn sensor_flags(sensors: Option<&str>, cmd: bool, hwmon: bool) -> Vec<&'static str> {
     let mut given = Vec::new();
@@ -252,22 +288,68 @@ pub struct ImportArgs {
 
 #[derive(clap::Subcommand, Debug)]
 pub enum ImportCmd {
-    /// A fio result (`--output-format=json` or `json+`; json+ brings the latency
-    /// histograms) as a result bundle that report, compare and db take.
+    /// fio results (`--output-format=json` or `json+`; json+ brings the latency
+    /// histograms) of one drive as one result bundle that report, compare and db take:
+    /// results differing only in iodepth and/or numjobs become queue-depth sweeps
+    /// (knee, QoS at the knee, the peak charts), results with fio's logs series.
     Fio(ImportFioArgs),
 }
 
 #[derive(Args, Debug)]
 pub struct ImportFioArgs {
-    /// fio's output file.
-    pub result: PathBuf,
-    /// The directory of the job's per-second logs (write_iops_log, write_bw_log,
-    /// write_lat_log, write_hist_log with log_avg_msec=1000): the series of the bundle.
+    /// fio's output files, or directories of them (every *.json in them).
+    #[arg(required = true, value_name = "FILES_OR_DIRS")]
+    pub results: Vec<PathBuf>,
+    /// The drive's name: the bundle's label in reports [default: fio's filename].
+    #[arg(long, value_name = "NAME")]
+    pub drive: Option<String>,
+    /// How the drive was connected (e.g. "SAS HBA", "USB UAS"), for the record.
+    #[arg(long, value_name = "TEXT")]
+    pub connection: Option<String>,
+    /// Where fio's per-job logs are (write_iops_log, write_bw_log, write_lat_log,
+    /// write_hist_log; any log_avg_msec): each result's logs are found by the prefixes
+    /// its own options name, so all runs' logs may share DIR [default: beside each
+    /// result].
     #[arg(long, value_name = "DIR")]
     pub logs: Option<PathBuf>,
     /// Bundle directory [default: a new drivelab-results/fio-<UTC time>/ here].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+}
+
+/// Most files one import takes (a typo naming `/` does not read the disk).
+const MAX_FILES: usize = 100_000;
+
+/// The files given: each file, and every `*.json` in each directory (not below it), in
+/// name order.
+fn result_files(given: &[PathBuf]) -> Result<Vec<PathBuf>, Fail> {
+    let mut out = Vec::new();
+    for p in given {
+        if p.is_dir() {
+            let mut v: Vec<PathBuf> = std::fs::read_dir(p)
+                .map_err(|e| Fail::usage(format!("RESULT {}: {e}", p.display())))?
+                .filter_map(|e| Some(e.ok()?.path()))
+                .filter(|f| f.is_file() && f.extension().is_some_and(|x| x == "json"))
+                .take(MAX_FILES + 1)
+                .collect();
+            if v.is_empty() {
+                return Err(Fail::usage(format!(
+                    "RESULT {}: a directory without fio results (*.json) in it",
+                    p.display()
+                )));
+            }
+            v.sort();
+            out.extend(v);
+        } else {
+            out.push(p.clone());
+        }
+        if out.len() > MAX_FILES {
+            return Err(Fail::usage(format!(
+                "RESULT: more than {MAX_FILES} files; import fewer at once"
+            )));
+        }
+    }
+    Ok(out)
 }
 
 /// Read a fio output file (bounded: a mistyped path to a huge file does not exhaust
@@ -282,7 +364,7 @@ fn read_result(p: &Path) -> Result<String, Fail> {
             p.display()
         )));
     }
-    std::fs::read_to_string(p).map_err(|e| Fail::usage(format!("RESULT {}: {e}", p.display())))
+    drivelab_trace::input::read_text(p, MAX).map_err(|e| Fail::usage(format!("RESULT {e}")))
 }
 
 pub fn import(a: ImportArgs) -> Result<i32, Fail> {
@@ -304,10 +386,32 @@ pub fn import(a: ImportArgs) -> Result<i32, Fail> {
             )));
         }
     }
-    let text = read_result(&a.result)?;
-    let source = a.result.display().to_string();
-    let doc = drivelab_suites::fio::import::import(&text, a.logs.as_deref(), &source)
-        .map_err(|e| Fail::usage(format!("RESULT {source}: {e}")))?;
+    for (flag, v) in [("--drive", &a.drive), ("--connection", &a.connection)] {
+        if v.as_ref()
+            .is_some_and(|s| s.trim().is_empty() || s.len() > 200)
+        {
+            return Err(Fail::usage(format!(
+                "{flag}: give a name of 1 to 200 characters"
+            )));
+        }
+    }
+    use drivelab_suites::fio::import::{import_set, Input, Options};
+    let inputs = result_files(&a.results)?
+        .into_iter()
+        .map(|p| {
+            Ok(Input {
+                text: read_result(&p)?,
+                source: p.display().to_string(),
+                dir: p.parent().map(Path::to_path_buf),
+            })
+        })
+        .collect::<Result<Vec<_>, Fail>>()?;
+    let opts = Options {
+        drive: a.drive.as_deref(),
+        connection: a.connection.as_deref(),
+        logs: a.logs.as_deref(),
+    };
+    let doc = import_set(&inputs, &opts).map_err(|e| Fail::usage(format!("RESULT {e}")))?;
     let dir = a.out.clone().unwrap_or_else(|| {
         drivelab_suites::bundle::default_dir(Path::new("drivelab-results"), "fio")
     });
@@ -340,7 +444,10 @@ pub fn import(a: ImportArgs) -> Result<i32, Fail> {
 /// The imported metrics as a table.
 fn summary_table(doc: &drivelab_suites::RunDoc) -> String {
     let n = doc.steps.len();
-    let mut t = format!("fio result imported ({n} {})\n", plural(n, "step", "steps"));
+    let mut t = format!(
+        "fio results imported ({n} {})\n",
+        plural(n, "step", "steps")
+    );
     for m in doc.summary.iter().flat_map(|s| &s.metrics) {
         t.push_str(&format!("  {:<48} {:>12.1} {}\n", m.name, m.value, m.unit));
     }

@@ -3,6 +3,7 @@
 //! Every job keeps `iodepth` I/Os outstanding; each new I/O is submitted at the virtual
 //! time its predecessor completed. Events are processed in time order (ties broken by
 //! submission order), so the model sees nondecreasing times and a run is deterministic.
+//! With `end_fsync` the run ends with a FLUSH to the model.
 //! Sensor values are sampled at every interval boundary. No bytes move: a model needs
 //! only directions, offsets and lengths.
 
@@ -62,6 +63,11 @@ impl Backend for VirtualBackend<'_> {
                 heap.push(Reverse((d, seq, slot)));
                 seq += 1;
             }
+        }
+        // --end_fsync: a FLUSH after the last completion; the run lasts until it is done
+        // (a model with a volatile write cache makes it wait for the cache).
+        if ctx.workload.end_fsync && ctx.workload.writes() {
+            last_done = self.model.flush_cache(last_done.max(self.model.now_ns()));
         }
         // The model's clock follows submissions; the run ends at its last completion.
         if last_done > self.model.now_ns() {

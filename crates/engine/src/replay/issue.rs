@@ -25,8 +25,8 @@ use crate::buf::AlignedBuf;
 use crate::clock::{Clock, MonotonicClock};
 use crate::data::DataPool;
 use crate::model::DeviceModel;
+use crate::model::SensorReading;
 use crate::op::{Dir, IoOp};
-use crate::series::Aggregator;
 use crate::spec::DataPattern;
 use crate::target::{Target, TargetKind};
 use drivelab_trace::Op;
@@ -54,14 +54,19 @@ pub trait Issuer {
         inflight: bool,
         out: &mut Vec<(usize, u64, i64)>,
     ) -> Result<(), String>;
+    /// Sensor readings taken since the last call (a simulated device's, at every
+    /// interval boundary its virtual time crossed).
+    fn sensors(&mut self) -> Vec<SensorReading> {
+        Vec::new()
+    }
 }
 
 /// The issuer for this target, on `clock` (a simulated drive keeps its own, virtual
-/// one, and hands its sensors' values to `agg` at every interval boundary).
+/// one, and reads its sensors every `interval_ns` from its present time on).
 pub fn for_target<'t>(
     target: &'t mut Target,
     clock: &'t MonotonicClock,
-    agg: &'t Aggregator,
+    interval_ns: u64,
     max_outstanding: u32,
 ) -> Result<Box<dyn Issuer + 't>, String> {
     let kind = target.info.kind;
@@ -73,8 +78,9 @@ pub fn for_target<'t>(
             now,
             heap: BinaryHeap::new(),
             seq: 0,
-            agg,
-            next_sample: agg.origin_ns(),
+            interval_ns: interval_ns.max(1),
+            next_sample: now,
+            readings: Vec::new(),
         }));
     }
     match target.file() {
@@ -86,6 +92,7 @@ pub fn for_target<'t>(
         )?)),
         None => Ok(Box::new(NullIssuer {
             clock,
+            stamps: Stamps::default(),
             content: Content::new(),
             buf: AlignedBuf::new(0),
             ready: Vec::new(),
@@ -178,8 +185,23 @@ fn sleep_until(clock: &dyn Clock, t: u64) {
     }
 }
 
+/// Completion times read from the clock one per completion, strictly increasing within a
+/// reap (two readings within one clock tick are told apart by a nanosecond).
+#[derive(Default)]
+struct Stamps {
+    last: u64,
+}
+
+impl Stamps {
+    fn next(&mut self, clock: &dyn Clock) -> u64 {
+        self.last = clock.now_ns().max(self.last + 1);
+        self.last
+    }
+}
+
 struct NullIssuer<'c> {
     clock: &'c MonotonicClock,
+    stamps: Stamps,
     content: Content,
     buf: AlignedBuf,
     ready: Vec<(usize, u64, i64)>,
@@ -198,7 +220,8 @@ impl Issuer for NullIssuer<'_> {
             self.content
                 .fill(&mut self.buf.as_mut_slice()[..len], io.offset_bytes);
         }
-        self.ready.push((slot, self.clock.now_ns(), expected(io)));
+        let done = self.stamps.next(self.clock);
+        self.ready.push((slot, done, expected(io)));
         Ok(())
     }
     fn wait(
@@ -227,9 +250,10 @@ struct ModelIssuer<'m> {
     /// (completion, submission order, slot, result)
     heap: BinaryHeap<Reverse<(u64, u64, usize, i64)>>,
     seq: u64,
-    agg: &'m Aggregator,
+    interval_ns: u64,
     /// The next interval boundary at which the model's sensors are read.
     next_sample: u64,
+    readings: Vec<SensorReading>,
 }
 
 impl ModelIssuer<'_> {
@@ -237,10 +261,9 @@ impl ModelIssuer<'_> {
     fn advance(&mut self, t: u64) {
         self.now = self.now.max(t);
         while self.now >= self.next_sample {
-            for r in self.model.sensors(self.next_sample) {
-                self.agg.sensor(r);
-            }
-            self.next_sample += self.agg.interval_ns();
+            let got = self.model.sensors(self.next_sample);
+            self.readings.extend(got);
+            self.next_sample += self.interval_ns;
         }
     }
 }
@@ -248,6 +271,9 @@ impl ModelIssuer<'_> {
 impl Issuer for ModelIssuer<'_> {
     fn now(&self) -> u64 {
         self.now
+    }
+    fn sensors(&mut self) -> Vec<SensorReading> {
+        std::mem::take(&mut self.readings)
     }
     fn submit(&mut self, io: &ReplayIo, slot: usize, at: u64) -> Result<(), String> {
         let rw = |dir| IoOp {
@@ -330,9 +356,12 @@ impl<'f> UringIssuer<'f> {
         })
     }
 
+    /// Each completion is stamped when it is taken from the ring, one clock reading
+    /// each, so the time a busy reap spends on the others is not in its latency.
     fn reap(&mut self, out: &mut Vec<(usize, u64, i64)>) {
-        let t = self.clock.now_ns();
+        let mut stamp = Stamps::default();
         for cqe in self.ring.completion() {
+            let t = stamp.next(self.clock);
             out.push((cqe.user_data() as usize, t, cqe.result() as i64));
             self.inflight -= 1;
         }

@@ -182,7 +182,7 @@ pub(crate) fn section(entries: &[Entry], opts: &super::ReportOptions) -> Section
             Column::number("Zero-IOPS seconds in the window", "s"),
             Column::number("Zero-IOPS seconds, whole test", "s"),
             Column::number("Burst ends", "s"),
-            Column::text("Performance levels (IOPS)"),
+            Column::text("Performance levels (IOPS, share of the seconds with I/O)"),
             Column::text("PTS steady state"),
         ],
         rows: Vec::new(),
@@ -306,7 +306,13 @@ pub(crate) fn section(entries: &[Entry], opts: &super::ReportOptions) -> Section
         let levels: Vec<String> =
             d.a.levels
                 .iter()
-                .map(|l| fmt_number(l.centre_iops, 0))
+                .map(|l| {
+                    format!(
+                        "{} ({:.0} %)",
+                        fmt_number(l.centre_iops, 0),
+                        100.0 * l.share
+                    )
+                })
                 .collect();
         let steady = &d.a.steady;
         table.rows.push(Row {

@@ -396,6 +396,21 @@ pub fn bundle_report_with(runs: &[DriveRun], opts: &ReportOptions) -> Report {
         };
         let section = mark_demonstrations(section, &entries);
         report = report.section(section.warnings_first(caveats(&entries)));
+        // Imported fio results that form queue-depth sweeps: the peak section too.
+        if suite == drivelab_suites::fio::import::SUITE {
+            let swept: Vec<Entry> = entries
+                .iter()
+                .filter(|e| fio::has_sweeps(e))
+                .map(|e| Entry {
+                    label: e.label,
+                    doc: e.doc,
+                    summary: e.summary.clone(),
+                })
+                .collect();
+            if !swept.is_empty() {
+                report = report.section(peak::section(&swept));
+            }
+        }
     }
     report
 }

@@ -180,8 +180,12 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
                 ],
             });
             let kq = k["qd"].as_u64();
+            // (An imported fio result can be a point of two sweeps: `sweeps` lists them.)
             let h = e.histograms(|st| {
-                st.params["workload"].as_str() == Some(id.as_str())
+                (st.params["workload"].as_str() == Some(id.as_str())
+                    || st.params["sweeps"]
+                        .as_array()
+                        .is_some_and(|a| a.iter().any(|w| w.as_str() == Some(id.as_str()))))
                     && st.params["qd"].as_u64() == kq
             });
             if let Some(series) =
@@ -206,6 +210,13 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             if let Some(n) = rechecked_note(e.label, sw) {
                 thr.notes.push(n);
             }
+            if knee["at_last_qd"] == true {
+                thr.notes.push(format!(
+                    "{}: the knee is the sweep's highest queue depth, QD{qd}: the curve may \
+                     still be rising there (a higher --max-qd shows where it levels off).",
+                    e.label
+                ));
+            }
         }
         for c in [thr, lat, exc] {
             if !c.series.is_empty() {
@@ -221,7 +232,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
 }
 
 /// The points of a sweep measured again because they were within their noise of the
-/// knee threshold (issue 14): each with its passes and whether it was settled, and the
+/// knee threshold (issue 14) or the best point, whose luck sets it (issue 24): each with its passes and whether it was settled, and the
 /// knee from the first passes alone when it moved.
 fn rechecked_note(label: &str, sw: &Value) -> Option<String> {
     let again: Vec<String> = sw["curve"]
@@ -249,7 +260,8 @@ fn rechecked_note(label: &str, sw: &Value) -> Option<String> {
         _ => String::new(),
     };
     Some(format!(
-        "{label}: measured again, within noise of the knee threshold: {}{moved}.",
+        "{label}: measured again, within noise of the knee threshold or the best point \
+         (which sets it): {}{moved}.",
         again.join(", ")
     ))
 }
@@ -271,7 +283,7 @@ mod tests {
         });
         assert_eq!(
             rechecked_note("A", &sw).unwrap(),
-            "A: measured again, within noise of the knee threshold: QD4 ×3, QD16 ×2 (still within noise); the knee moved from QD4 to QD8."
+            "A: measured again, within noise of the knee threshold or the best point (which sets it): QD4 ×3, QD16 ×2 (still within noise); the knee moved from QD4 to QD8."
         );
         // Bundles from before re-measurement, and sweeps that needed none: no note.
         assert_eq!(

@@ -103,7 +103,15 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             c.marks.push(Mark::Point {
                 x: bytes as f64 / 1e9,
                 y: v,
-                label: format!("cache ≈ {} GB", cell(Some(bytes as f64 / 1e9), 1)),
+                label: format!(
+                    "cache ≈ {} GB{}",
+                    cell(Some(bytes as f64 / 1e9), 1),
+                    if f.cache_ended_by_stalls {
+                        ", ended in stalls"
+                    } else {
+                        ""
+                    }
+                ),
                 group: g.clone(),
                 on_y2: false,
             });

@@ -52,6 +52,7 @@ pub fn engine_name(e: IoEngine) -> Option<&'static str> {
         IoEngine::Sync => Some("psync"),
         IoEngine::IoUring => Some("io_uring"),
         IoEngine::Null => Some("null"),
+        IoEngine::Libaio => Some("libaio"),
         IoEngine::Sim => None,
     }
 }
@@ -75,6 +76,57 @@ pub fn job_name(id: &str) -> String {
     }
 }
 
+/// The longest value drivelab writes into a job file: fio reads a line of at most 8 192
+/// bytes (`OPT_LEN_MAX`), option name included.
+const MAX_VALUE_BYTES: usize = 4096;
+
+/// Whether fio's job file parser reads `value` back exactly as drivelab wrote it, as
+/// fio's `init.c`, `parse.c` and `options.c` treat a line: a newline or carriage return
+/// ends it (and may start an option or a `[section]` of its own), `;` and `#` anywhere
+/// cut the rest off as a comment, `${NAME}` is replaced by an environment variable and
+/// `$pagesize`, `$mb_memory`, `$ncpus` by numbers (then handed to arithmetic), other
+/// control bytes and blanks at either end are stripped, and a line is at most 8 192
+/// bytes. `what` names the option the value came from (`TARGET`, `--out`); the error is
+/// one line. `[` and `]` are refused too: fio's sections are named with them.
+pub fn check_value(what: &str, value: &str) -> Result<(), String> {
+    let bad = value
+        .chars()
+        .find(|&c| c.is_control() || matches!(c, ';' | '#' | '$' | '[' | ']' | '\\'));
+    let why = if let Some(c) = bad {
+        let shown = match c {
+            '\n' => "a newline".to_string(),
+            '\r' => "a carriage return".to_string(),
+            c if c.is_control() => format!("the control byte {:?}", c),
+            c => format!("'{c}'"),
+        };
+        format!("holds {shown}, which fio's job file parser does not read as part of a value")
+    } else if value.trim() != value {
+        "begins or ends with a blank, which fio strips".to_string()
+    } else if value.len() > MAX_VALUE_BYTES {
+        format!(
+            "is {} bytes long, more than the {MAX_VALUE_BYTES} drivelab writes into a fio job file",
+            value.len()
+        )
+    } else {
+        return Ok(());
+    };
+    Err(format!(
+        "{what}: {} {why}; name a path of letters, digits and / . _ - : , + = @ % ~ and spaces inside it for fio",
+        drivelab_engine::text::quoted(value)
+    ))
+}
+
+/// A comment line for the job file: one line, whatever it quotes.
+fn check_comment(text: &str) -> Result<(), String> {
+    match text.chars().find(|c| c.is_control()) {
+        Some(_) => Err(format!(
+            "a fio job file comment cannot hold a control byte: {}",
+            drivelab_engine::text::quoted(text)
+        )),
+        None => Ok(()),
+    }
+}
+
 /// Milliseconds for a fio time option (`300ms`); fio's finest unit that every time
 /// option takes. Rounded up so that a step never runs shorter than drivelab's.
 fn ms(ns: u64) -> String {
@@ -90,6 +142,13 @@ pub fn render(step: &PlannedStep, o: &JobOptions<'_>) -> Result<String, String> 
             step.name
         )
     })?;
+    check_value("TARGET", o.filename)?;
+    if let Some(l) = &o.logs {
+        check_value("the fio log directory", &l.prefix)?;
+    }
+    for c in o.header.iter().chain([&step.id, &step.name]) {
+        check_comment(c)?;
+    }
     let mut f = String::new();
     for h in &o.header {
         let _ = writeln!(f, "; {h}");
@@ -274,6 +333,39 @@ mod tests {
             "simulated": null
         }))
         .unwrap()
+    }
+
+    #[test]
+    fn values_fio_would_read_otherwise_are_refused() {
+        for ok in [
+            "/tmp/x",
+            "/mnt/a b/c:d",
+            "/dev/nvme0n1",
+            "rel/x.bin",
+            "/a/é,+=@%~",
+        ] {
+            assert_eq!(check_value("TARGET", ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "/p/a\nexec_prerun=touch /p/PWNED",
+            "/p/a\r",
+            "/p/a;b",
+            "/p/a#b",
+            "/p/${HOME}",
+            "/p/$pagesize",
+            "/p/[x]",
+            "/p/a\\b",
+            " /p/a",
+            "/p/a ",
+            "/p/\u{1b}[2J",
+        ] {
+            let e = check_value("TARGET", bad).unwrap_err();
+            assert!(e.starts_with("TARGET: '"), "{e}");
+            assert!(!e.contains('\n') && !e.contains('\u{1b}'), "{e}");
+        }
+        assert!(check_value("--out", &"a".repeat(5000))
+            .unwrap_err()
+            .contains("5000 bytes"));
     }
 
     #[test]

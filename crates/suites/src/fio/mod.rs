@@ -18,6 +18,8 @@ pub mod json;
 pub mod local;
 pub mod logs;
 pub mod process;
+pub mod series;
+pub mod sweeps;
 
 use crate::plan::PlannedStep;
 

@@ -214,8 +214,7 @@ impl Blktrace {
             clock: None,
         };
         for (i, p) in paths.iter().enumerate() {
-            let f = std::fs::File::open(p)
-                .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", p.display())))?;
+            let f = crate::input::open_regular(p)?;
             let alone = paths.len() == 1 && p.as_path() == named;
             b.files.push(CpuFile {
                 input: BufReader::with_capacity(1 << 16, f),

@@ -165,7 +165,7 @@ pub struct Options {
 /// base name they share (`NAME` for `NAME.blktrace.0`, …): all CPUs are merged by time.
 pub fn open(format: Format, path: &Path, opts: &Options) -> Result<Box<dyn Import>, TraceError> {
     let file = || -> Result<Box<dyn BufRead>, TraceError> {
-        let f = std::fs::File::open(path)?;
+        let f = crate::input::open_regular(path)?;
         Ok(Box::new(std::io::BufReader::with_capacity(1 << 16, f)))
     };
     let vol = opts.volume.clone();

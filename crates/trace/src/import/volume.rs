@@ -4,8 +4,11 @@
 use crate::TraceError;
 use std::collections::BTreeSet;
 
-/// Distinct volume names remembered for messages; a trace with more still works.
-const MAX_LISTED: usize = 100_000;
+/// Distinct volume names remembered for messages; a trace with more still works (the
+/// rest are counted as records, not kept: 100 000 names must not fill memory).
+const MAX_LISTED: usize = 1000;
+/// The longest volume name kept (longer ones are cut for the list).
+const MAX_NAME_CHARS: usize = 64;
 
 #[derive(Default)]
 pub(crate) struct VolumeFilter {
@@ -13,6 +16,10 @@ pub(crate) struct VolumeFilter {
     chosen: Option<String>,
     ambiguous: bool,
     seen: BTreeSet<String>,
+    /// More distinct volumes than MAX_LISTED were seen.
+    more: bool,
+    /// The volume asked for was seen.
+    wanted_seen: bool,
     others: u64,
 }
 
@@ -26,9 +33,19 @@ impl VolumeFilter {
 
     /// Is a record of volume `v` kept?
     pub fn admit(&mut self, v: &str) -> bool {
-        if self.seen.len() < MAX_LISTED && !self.seen.contains(v) {
-            self.seen.insert(v.to_string());
+        if !self.seen.contains(v) {
+            let key: String = if v.chars().count() <= MAX_NAME_CHARS {
+                v.to_string()
+            } else {
+                v.chars().take(MAX_NAME_CHARS).chain(['…']).collect()
+            };
+            if self.seen.len() < MAX_LISTED {
+                self.seen.insert(key);
+            } else if !self.seen.contains(&key) {
+                self.more = true;
+            }
         }
+        self.wanted_seen |= self.wanted.as_deref() == Some(v);
         let keep = match (&self.wanted, &self.chosen) {
             (Some(w), _) => w == v,
             (None, None) => {
@@ -48,14 +65,27 @@ impl VolumeFilter {
     /// there were several.
     pub fn finish(&self, path: &str, notes: &mut Vec<String>) -> Result<(), TraceError> {
         let list = || {
-            let mut l: Vec<&str> = self.seen.iter().map(String::as_str).take(20).collect();
-            if self.seen.len() > 20 {
-                l.push("…");
+            let mut l: Vec<String> = self
+                .seen
+                .iter()
+                .take(20)
+                .map(|v| crate::text::shortened(v))
+                .collect();
+            if self.seen.len() > 20 || self.more {
+                l.push("…".into());
             }
             l.join(", ")
         };
+        let count = || {
+            if self.more {
+                format!("more than {}", self.seen.len())
+            } else {
+                self.seen.len().to_string()
+            }
+        };
         if let Some(w) = &self.wanted {
-            if !self.seen.contains(w) {
+            if !self.wanted_seen {
+                let w = crate::text::shortened(w);
                 return Err(TraceError::malformed(
                     None,
                     format!(
@@ -74,20 +104,20 @@ impl VolumeFilter {
                 None,
                 format!(
                     "{path} holds {} volumes ({}); choose one with --volume",
-                    self.seen.len(),
+                    count(),
                     list()
                 ),
             ));
         }
-        if self.seen.len() > 1 {
+        if self.seen.len() > 1 || self.more {
             notes.push(format!(
                 "kept volume {} of {} volumes; skipped {} records of the others",
-                self.wanted.as_deref().unwrap_or(""),
-                self.seen.len(),
+                crate::text::shortened(self.wanted.as_deref().unwrap_or("")),
+                count(),
                 self.others
             ));
         } else if let Some(v) = self.wanted.as_ref().or(self.chosen.as_ref()) {
-            notes.push(format!("volume {v}"));
+            notes.push(format!("volume {}", crate::text::shortened(v)));
         }
         Ok(())
     }
@@ -127,6 +157,26 @@ mod tests {
             notes,
             ["kept volume 2 of 2 volumes; skipped 2 records of the others"]
         );
+    }
+
+    #[test]
+    fn a_hundred_thousand_volumes_keep_a_bounded_list() {
+        let mut f = VolumeFilter::new(Some("99999".into()));
+        for i in 0..100_000 {
+            f.admit(&format!("{i}"));
+        }
+        assert!(f.seen.len() <= MAX_LISTED);
+        let mut notes = Vec::new();
+        f.finish("t.csv", &mut notes).unwrap();
+        assert_eq!(
+            notes,
+            ["kept volume 99999 of more than 1000 volumes; skipped 99999 records of the others"]
+        );
+        let mut f = VolumeFilter::new(None);
+        f.admit(&"v".repeat(70_000));
+        f.admit("w\nx");
+        let e = f.finish("t.csv", &mut Vec::new()).unwrap_err().to_string();
+        assert!(e.len() < 300 && !e.contains('\n'), "{e}");
     }
 
     #[test]

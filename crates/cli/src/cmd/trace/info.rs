@@ -32,8 +32,8 @@ struct Info<'a> {
 
 pub fn run(a: InfoArgs) -> Result<i32, Fail> {
     let what = format!("TRACE {}", a.trace.display());
-    let f = std::fs::File::open(&a.trace)
-        .map_err(|e| Fail::usage(format!("{what}: cannot read it: {e}")))?;
+    let f = drivelab_trace::input::open_regular(&a.trace)
+        .map_err(|e| Fail::usage(format!("TRACE: cannot read it: {e}")))?;
     let mut reader = Reader::new(std::io::BufReader::with_capacity(1 << 16, f))
         .map_err(|e| trace_fail(&what, e))?;
     let mut b = StatsBuilder::default();
