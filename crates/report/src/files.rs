@@ -116,11 +116,15 @@ fn write_each<'a>(
     let charts: Vec<&Chart> = charts.into_iter().collect();
     check_ids(&charts)?;
     std::fs::create_dir_all(dir).map_err(io(dir))?;
+    // Opened once: every chart goes into this directory, whatever is put at its path
+    // (or at a chart's name) meanwhile.
+    let handle = drivelab_suites::atomic::Dir::open(dir).map_err(io(dir))?;
     let mut out = Vec::new();
     for c in charts {
         let bytes = render(c)?;
-        let path = dir.join(format!("{}.{ext}", c.id));
-        drivelab_suites::atomic::write_file(&path, &bytes).map_err(io(&path))?;
+        let name = format!("{}.{ext}", c.id);
+        let path = dir.join(&name);
+        drivelab_suites::atomic::write_in(&handle, &name, &bytes).map_err(io(&path))?;
         out.push(path);
     }
     Ok(out)
