@@ -124,7 +124,7 @@ fn text(i: &Info) -> String {
         for p in &s.top_processes {
             t += &format!(
                 " {}[{}]: {}",
-                p.name.as_deref().unwrap_or("?"),
+                drivelab_engine::text::shortened(p.name.as_deref().unwrap_or("?")),
                 p.pid,
                 p.ios
             );
@@ -132,6 +132,8 @@ fn text(i: &Info) -> String {
         t += "\n";
     }
     for n in &h.notes {
+        // A trace's own text: one line each, whatever bytes it holds.
+        let n = drivelab_engine::text::printable(n);
         t += &format!("note         {n}\n");
     }
     t
