@@ -202,13 +202,13 @@ pub(crate) fn section(entries: &[Entry], opts: &super::ReportOptions) -> Section
                 .collect();
         log.series.push(Series::scatter(
             name,
-            name,
+            group,
             pts.iter().copied().filter(|p| p.1 > 0.0).collect(),
         ));
         lin.series.push(Series::scatter(name, group, pts.clone()));
         zoom.series.push(Series::scatter(
             name,
-            name,
+            group,
             pts.iter()
                 .copied()
                 .filter(|p| p.0 >= zoom_from as f64)
