@@ -367,18 +367,7 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
             a.runs.len()
         )));
     }
-    if !a.label.is_empty() && a.label.len() != a.runs.len() {
-        return Err(Fail::usage(format!(
-            "--label: given {} time(s) for {} run(s); give one NAME per RUN, in order, or none",
-            a.label.len(),
-            a.runs.len()
-        )));
-    }
-    if let Some(l) = a.label.iter().find(|l| l.trim().is_empty()) {
-        return Err(Fail::usage(format!(
-            "--label '{l}': a drive name must not be empty"
-        )));
-    }
+    crate::cmd::report::check_labels(&a.label, a.runs.len(), "RUN")?;
     if a.db.as_deref().is_some_and(|d| d.trim().is_empty()) {
         return Err(Fail::usage(
             "--db: give a SQLite file path or a postgres:// URL",
@@ -427,7 +416,12 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
                 .collect(),
             connection: None,
             drive_key: None,
-            spread: Vec::new(),
+            spread: rec
+                .bundle_json
+                .as_ref()
+                .and_then(|v| serde_json::from_value::<drivelab_suites::RunDoc>(v.clone()).ok())
+                .map(|doc| spreads(&doc, summary_of(&doc).as_ref()))
+                .unwrap_or_default(),
             named: false,
             caveats: if rec.status == "complete" {
                 Vec::new()
