@@ -3,7 +3,9 @@
 //! the file), labelled, summarised (an unfinished bundle is analysed again by its
 //! suite, `from_saved` + `report`), and rendered into the HTML report.
 #![no_main]
-use drivelab_report::bundles::{bundle_report, drive_label, parse_run_doc, summary_of, DriveRun};
+use drivelab_report::bundles::{bundle_report, DriveRun};
+use drivelab_suites::bundle::{drive_label, parse_run_doc};
+use drivelab_suites::runner::summary_of;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|text: &str| {

@@ -203,3 +203,41 @@ fn compare_cuts_a_huge_job_name_short() {
     assert!(table.lines().all(|l| l.chars().count() < 200), "{table}");
     assert!(table.contains("jjj…"), "{table}");
 }
+
+#[test]
+fn compare_and_report_take_one_drive_name_per_run() {
+    let d = tempfile::tempdir().unwrap();
+    let a = bundle("quick", NVME);
+    let a = a.to_str().unwrap();
+    // Two bundles named alike by the reader are one drive, native runs too.
+    let o = run_in(
+        d.path(),
+        &[
+            "report", a, a, "--label", "vda", "--label", "vda", "-o", "r.html",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("1 drive(s), 2 bundle(s)"),
+        "{}",
+        stdout(&o)
+    );
+    let o = run_in(
+        d.path(),
+        &["compare", a, a, "--label", "vda", "--label", "vdb"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("A = vda [quick]") && out.contains("B = vdb [quick]"),
+        "{out}"
+    );
+    assert_usage(
+        &run_in(d.path(), &["compare", a, a, "--label", "vda"]),
+        "--label: given 1 time(s) for 2 run(s)",
+    );
+    assert_usage(
+        &run_in(d.path(), &["compare", a, a, "--label", "x", "--label", " "]),
+        "--label ' ': a drive name must not be empty",
+    );
+}

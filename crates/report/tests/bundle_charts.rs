@@ -630,3 +630,51 @@ fn runs_over_different_connections_say_their_connection_in_every_label() {
     let runs = vec![DriveRun::new(None, over("/dev/sdb", "usb-uas"))];
     assert_eq!(bundle_report(&runs).groups, ["QEMU HARDDISK (/dev/sdb)"]);
 }
+
+#[test]
+fn every_suites_charts_and_tables_put_a_named_drives_runs_in_its_one_group() {
+    use drivelab_report::Mark;
+    // Every suite's bundle of the first drive, twice, all named "vda".
+    let runs: Vec<DriveRun> = common::bundles::all_bundles()
+        .iter()
+        .filter(|(_, _, d)| d.contains("nvme"))
+        .flat_map(|(dir, _, _)| {
+            let doc = open_bundle(dir).unwrap();
+            [
+                DriveRun::new(Some("vda".into()), doc.clone()),
+                DriveRun::new(Some("vda".into()), doc),
+            ]
+        })
+        .collect();
+    let r = bundle_report(&runs);
+    assert_eq!(r.groups, ["vda"]);
+    let mut charts = 0;
+    for c in r.charts() {
+        charts += 1;
+        for s in &c.series {
+            assert_eq!(s.group, "vda", "{}: series {}", c.id, s.name);
+        }
+        for m in &c.marks {
+            let g = match m {
+                Mark::Point { group, .. }
+                | Mark::VLine { group, .. }
+                | Mark::Ticks { group, .. }
+                | Mark::XRange { group, .. } => group.as_deref(),
+                Mark::HLine { .. } => None,
+            };
+            assert!(matches!(g, None | Some("vda")), "{}: mark {g:?}", c.id);
+        }
+    }
+    assert!(charts > 20, "{charts}");
+    for b in r.sections.iter().flat_map(|s| &s.blocks) {
+        let g = match b {
+            Block::Table(t) => t.rows.iter().map(|r| r.group.clone()).collect(),
+            Block::Tiles(t) => vec![t.group.clone()],
+            _ => Vec::new(),
+        };
+        assert!(
+            g.iter().all(|g| matches!(g.as_deref(), None | Some("vda"))),
+            "{g:?}"
+        );
+    }
+}

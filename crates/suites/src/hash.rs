@@ -79,6 +79,16 @@ pub fn measured_knobs(knobs: &Value) -> Value {
     k
 }
 
+/// The knobs that define a bundle's test, for saying how two tests differ: an import's
+/// knobs only name where its results came from (its hash is over its steps alone), so it
+/// has none; every suite's are its [`measured_knobs`].
+pub fn test_knobs(kind: crate::suite::SuiteKind, knobs: &Value) -> Value {
+    match kind {
+        crate::suite::SuiteKind::Fio => Value::Object(Default::default()),
+        _ => measured_knobs(knobs),
+    }
+}
+
 /// The config hash of a plan (see the module doc).
 pub fn config_hash(suite: &str, knobs: &Value, plan: &[PlannedStep]) -> String {
     let measured = plan.iter().filter(|s| s.kind == StepKind::Measure);

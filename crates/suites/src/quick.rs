@@ -210,6 +210,50 @@ pub struct Analysis {
     pub tests: Vec<TestResult>,
 }
 
+impl Analysis {
+    /// Each headline metric's run-to-run spread, as its share of the shown value: the
+    /// range of its runs (highest − lowest) ÷ the value shown. Only metrics of tests run
+    /// more than once; named as the metrics are.
+    pub fn run_spreads(&self) -> Vec<(String, f64)> {
+        let mut out = Vec::new();
+        for t in &self.tests {
+            for (dir, d) in [("read", &t.read), ("write", &t.write)] {
+                let shown = d.shown(self.shown);
+                let name = format!("{} {dir}", t.test);
+                for (name, runs, value) in [
+                    (name.clone(), &d.mbps, shown.mbps),
+                    (format!("{name} IOPS"), &d.iops, shown.iops),
+                    (
+                        format!("{name} mean latency"),
+                        &d.lat_mean_us,
+                        shown.lat_mean_us,
+                    ),
+                ] {
+                    if let Some(s) = spread(runs, value) {
+                        out.push((name, s));
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// (highest − lowest) ÷ `value` of more than one finite run.
+fn spread(runs: &[f64], value: Option<f64>) -> Option<f64> {
+    let xs: Vec<f64> = runs.iter().copied().filter(|v| v.is_finite()).collect();
+    let value = value.filter(|v| *v > 0.0)?;
+    if xs.len() < 2 {
+        return None;
+    }
+    let (lo, hi) = xs
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
+            (l.min(*v), h.max(*v))
+        });
+    Some((hi - lo) / value)
+}
+
 /// One test (`SEQ1M Q8T1`) in both directions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TestResult {
@@ -339,5 +383,33 @@ impl Quick {
             );
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tests_run_to_run_spread_is_its_range_over_the_value_shown() {
+        let d = DirResult {
+            runs: 3,
+            mbps: vec![900.0, 1000.0, 950.0],
+            iops: vec![1.0],
+            best_mbps: Some(1000.0),
+            mean_mbps: Some(950.0),
+            ..DirResult::default()
+        };
+        let a = Analysis {
+            shown: Show::Best,
+            runs: 3,
+            tests: vec![TestResult {
+                test: "SEQ1M Q8T1".into(),
+                read: d,
+                write: DirResult::default(),
+            }],
+        };
+        // One run of IOPS, none of latency or writes: no spread for them.
+        assert_eq!(a.run_spreads(), vec![("SEQ1M Q8T1 read".to_string(), 0.1)]);
     }
 }

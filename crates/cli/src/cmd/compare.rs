@@ -11,6 +11,7 @@ use drivelab_suites::bundle::{connection, drive_label, open_bundle};
 use drivelab_suites::hash::SPAN_AND_SEED;
 use drivelab_suites::plan::StepKind;
 use drivelab_suites::runner::summary_of;
+use drivelab_suites::{SuiteKind, Summary};
 use serde_json::Value;
 
 use crate::fail::Fail;
@@ -25,6 +26,10 @@ pub struct CompareArgs {
     /// Compare even when the runs' configurations differ (flagged in the output).
     #[arg(long)]
     pub force: bool,
+    /// Drive name of each run, in the order of the runs (give one per run, or none for
+    /// the target's model and path).
+    #[arg(long, value_name = "NAME")]
+    pub label: Vec<String>,
     /// The results database for run ids: a SQLite file or a postgres:// URL
     /// [default: results.sqlite in $XDG_DATA_HOME/drivelab, else ~/.local/share/drivelab].
     #[arg(long, value_name = "PATH|URL")]
@@ -54,11 +59,42 @@ pub struct Side {
     /// The run's status when it is not "complete" (an interrupted or failed run's
     /// numbers are partial), and who carried out its I/O when not drivelab's engine.
     pub caveats: Vec<String>,
+    /// (metric, run-to-run spread as a share of its value) of the metrics the run
+    /// measured more than once (quick's runs of a test).
+    pub spread: Vec<(String, f64)>,
+    /// Named by the reader (`--label`): kept as given.
+    pub named: bool,
+}
+
+impl Side {
+    /// The metric's run-to-run spread, if the run measured it more than once.
+    fn spread_of(&self, metric: &str) -> Option<f64> {
+        self.spread.iter().find(|s| s.0 == metric).map(|s| s.1)
+    }
+}
+
+/// The run-to-run spreads of a bundle's metrics (see [`Side::spread`]).
+fn spreads(doc: &drivelab_suites::RunDoc, summary: Option<&Summary>) -> Vec<(String, f64)> {
+    match doc.suite {
+        SuiteKind::Quick => summary
+            .and_then(|s| s.analysis_as::<drivelab_suites::quick::Analysis>())
+            .map(|a| a.run_spreads())
+            .unwrap_or_default(),
+        SuiteKind::Peak
+        | SuiteKind::Consistency
+        | SuiteKind::Seqfill
+        | SuiteKind::Iometer
+        | SuiteKind::Mixed
+        | SuiteKind::Replay
+        | SuiteKind::Fio => Vec::new(),
+    }
 }
 
 fn from_bundle(dir: &Path) -> Result<Side, String> {
     let doc = open_bundle(dir)?;
-    let metrics = summary_of(&doc)
+    let summary = summary_of(&doc);
+    let spread = spreads(&doc, summary.as_ref());
+    let metrics = summary
         .map(|s| {
             s.metrics
                 .into_iter()
@@ -94,6 +130,8 @@ fn from_bundle(dir: &Path) -> Result<Side, String> {
         source: dir.display().to_string(),
         drive: drive_label(&doc),
         suite: doc.suite.to_string(),
+        spread,
+        named: false,
         config_hash: doc.config_hash,
         knobs: doc.knobs,
         steps,
@@ -143,10 +181,11 @@ pub fn why_different(base: &Side, other: &Side) -> String {
     if base.suite != other.suite {
         return format!("another suite: {} vs {}", other.suite, base.suite);
     }
-    let knobs = fields_differing(
-        &drivelab_suites::hash::measured_knobs(&base.knobs),
-        &drivelab_suites::hash::measured_knobs(&other.knobs),
-    );
+    let test_knobs = |side: &Side| match side.suite.parse::<SuiteKind>() {
+        Ok(kind) => drivelab_suites::hash::test_knobs(kind, &side.knobs),
+        Err(_) => drivelab_suites::hash::measured_knobs(&side.knobs),
+    };
+    let knobs = fields_differing(&test_knobs(base), &test_knobs(other));
     if !knobs.is_empty() {
         return format!("settings differ: {}", knobs.join(", "));
     }
@@ -206,7 +245,11 @@ pub fn label_variants(sides: &mut [Side]) -> Option<String> {
         if others.is_empty() {
             continue;
         }
-        sides[i].drive = format!("{} ({conn})", key.0);
+        sides[i].drive = if sides[i].named {
+            format!("{} ({conn})", sides[i].drive)
+        } else {
+            format!("{} ({conn})", key.0)
+        };
         said.get_or_insert_with(|| {
             format!(
                 "One drive ({}, serial {}) over several connections: its runs are variants by link, compared side by side.",
@@ -273,6 +316,7 @@ pub fn table(sides: &[Side]) -> String {
     }
     out += head.trim_end();
     out.push('\n');
+    let mut within = false;
     for ((name, unit), label) in names.iter().zip(&shown) {
         let val = |s: &Side| s.metrics.iter().find(|m| &m.0 == name).map(|m| m.1);
         let base = val(&sides[0]);
@@ -280,16 +324,31 @@ pub fn table(sides: &[Side]) -> String {
         let mut line = format!("{label:<w$}  {unit:<6}");
         for (i, s) in sides.iter().enumerate() {
             let v = val(s);
-            line += &format!("  {:>12}", v.map_or_else(|| "-".into(), fmt_value));
+            let cell = match (v, s.spread_of(name)) {
+                (Some(v), Some(sp)) => format!("{} ±{:.0}%", fmt_value(v), sp * 50.0),
+                (v, _) => v.map_or_else(|| "-".into(), fmt_value),
+            };
+            line += &format!("  {cell:>12}");
             if i > 0 {
                 let r = match (v, base) {
-                    (Some(v), Some(b)) if b != 0.0 => format!("{:.2}x", v / b),
+                    (Some(v), Some(b)) if b != 0.0 => {
+                        let noise = within_spread(v / b, &sides[0], s, name);
+                        within |= noise;
+                        format!("{:.2}x{}", v / b, if noise { "~" } else { "" })
+                    }
                     _ => "-".into(),
                 };
                 line += &format!("  {r:>8}");
             }
         }
         out += line.trim_end();
+        out.push('\n');
+    }
+    if sides.iter().any(|s| !s.spread.is_empty()) {
+        out += "\n±: half the run-to-run range of the run's repeats of the test";
+        if within {
+            out += "; ~: the ratio lies within that range (the runs of one bundle differ as much), so it shows no difference";
+        }
         out.push('\n');
     }
     out
@@ -307,6 +366,17 @@ fn table_name(name: &str) -> String {
     p.chars().take(NAME_CHARS - 1).chain(['…']).collect()
 }
 
+/// Whether `ratio` (of `other`'s value to `base`'s) is no further from 1 than the wider
+/// of the two runs' run-to-run ranges of the metric: a difference their own repeats
+/// show as well.
+fn within_spread(ratio: f64, base: &Side, other: &Side, metric: &str) -> bool {
+    let widest = [base.spread_of(metric), other.spread_of(metric)]
+        .into_iter()
+        .flatten()
+        .fold(None, |m: Option<f64>, s| Some(m.map_or(s, |m| m.max(s))));
+    widest.is_some_and(|s| (ratio - 1.0).abs() <= s)
+}
+
 pub fn run(a: CompareArgs) -> Result<i32, Fail> {
     if a.runs.len() < 2 {
         return Err(Fail::usage(format!(
@@ -314,6 +384,7 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
             a.runs.len()
         )));
     }
+    crate::cmd::report::check_labels(&a.label, a.runs.len(), "RUN")?;
     if a.db.as_deref().is_some_and(|d| d.trim().is_empty()) {
         return Err(Fail::usage(
             "--db: give a SQLite file path or a postgres:// URL",
@@ -362,6 +433,13 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
                 .collect(),
             connection: None,
             drive_key: None,
+            spread: rec
+                .bundle_json
+                .as_ref()
+                .and_then(|v| serde_json::from_value::<drivelab_suites::RunDoc>(v.clone()).ok())
+                .map(|doc| spreads(&doc, summary_of(&doc).as_ref()))
+                .unwrap_or_default(),
+            named: false,
             caveats: if rec.status == "complete" {
                 Vec::new()
             } else {
@@ -391,6 +469,10 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
         );
         eprintln!("{warn}");
         crate::output::stdout::say_line(&format!("!!! {warn}"))?;
+    }
+    for (side, name) in sides.iter_mut().zip(&a.label) {
+        side.drive = name.clone();
+        side.named = true;
     }
     if let Some(line) = label_variants(&mut sides) {
         crate::output::stdout::say_line(&line)?;
@@ -427,6 +509,8 @@ mod tests {
             connection: None,
             drive_key: None,
             caveats: Vec::new(),
+            spread: Vec::new(),
+            named: false,
         }
     }
 
@@ -515,5 +599,66 @@ mod tests {
         assert_eq!(fmt_value(1.23456), "1.23");
         assert_eq!(fmt_value(0.012345), "0.0123");
         assert_eq!(fmt_value(3.0), "3");
+    }
+
+    #[test]
+    fn a_ratio_within_the_runs_own_spread_is_marked_and_the_spread_shown() {
+        let mut a = side("h", &[("SEQ1M Q8T1 read", 1000.0), ("RND4K read", 100.0)]);
+        let b = side("h", &[("SEQ1M Q8T1 read", 1080.0), ("RND4K read", 150.0)]);
+        // A's three runs of each test ranged over 10 % of the value shown.
+        a.spread = vec![
+            ("SEQ1M Q8T1 read".into(), 0.10),
+            ("RND4K read".into(), 0.10),
+        ];
+        let t = table(&[a, b]);
+        let line = |m: &str| t.lines().find(|l| l.starts_with(m)).unwrap().to_string();
+        assert!(line("SEQ1M").contains("1000 ±5%"), "{t}");
+        assert!(line("SEQ1M").ends_with("1.08x~"), "{t}");
+        assert!(line("RND4K").ends_with("1.50x"), "{t}");
+        assert!(t.contains("~: the ratio lies within that range"), "{t}");
+        // Without repeats, nothing is said about spread.
+        let t = table(&[side("h", &[("x", 1.0)]), side("h", &[("x", 1.01)])]);
+        assert!(!t.contains('±') && !t.contains('~'), "{t}");
+    }
+
+    #[test]
+    fn imports_that_differ_in_numjobs_are_said_to_differ_in_numjobs_not_in_source() {
+        let fio = |source: &str, numjobs: u32| {
+            let mut s = side(source, &[]);
+            s.suite = "fio".into();
+            s.knobs = serde_json::json!({"source": source, "fio_version": "fio-3.1"});
+            s.steps = vec![(
+                "iotest".into(),
+                serde_json::json!({"rw": "randread", "numjobs": numjobs, "iodepth": 16}),
+            )];
+            s
+        };
+        let why = why_different(&fio("a.json", 1), &fio("b.json", 4));
+        assert!(why.contains("numjobs 4 vs 1"), "{why}");
+        assert!(!why.contains("source"), "{why}");
+        // A suite's knobs still say what differs.
+        let mut q = side("h2", &[]);
+        q.knobs = serde_json::json!({"runs": 5, "preset": "standard"});
+        let why = why_different(&side("h", &[]), &q);
+        assert!(why.contains("runs 5 vs 3"), "{why}");
+    }
+
+    #[test]
+    fn a_name_the_reader_gives_is_kept_and_told_apart_by_connection() {
+        let mut a = side("h", &[("SEQ read", 1000.0)]);
+        let mut b = side("h", &[("SEQ read", 300.0)]);
+        for (s, c) in [
+            (&mut a, "USB 3.2 Gen 1, UAS"),
+            (&mut b, "USB 3.2 Gen 1, BOT"),
+        ] {
+            s.drive_key = Some(("T7".into(), "S1".into()));
+            s.connection = Some(c.into());
+            s.drive = "my t7".into();
+            s.named = true;
+        }
+        let mut sides = [a, b];
+        label_variants(&mut sides);
+        assert_eq!(sides[0].drive, "my t7 (USB 3.2 Gen 1, UAS)");
+        assert_eq!(sides[1].drive, "my t7 (USB 3.2 Gen 1, BOT)");
     }
 }

@@ -47,24 +47,30 @@ pub struct ReportArgs {
     pub force: bool,
 }
 
+/// `--label`: none, or one non-empty drive name per `what` (BUNDLE, RUN) of `count`.
+pub fn check_labels(labels: &[String], count: usize, what: &str) -> Result<(), Fail> {
+    if !labels.is_empty() && labels.len() != count {
+        return Err(Fail::usage(format!(
+            "--label: given {} time(s) for {count} {}(s); give one NAME per {what}, in order, or none",
+            labels.len(),
+            what.to_lowercase()
+        )));
+    }
+    if let Some(l) = labels.iter().find(|l| l.trim().is_empty()) {
+        return Err(Fail::usage(format!(
+            "--label '{l}': a drive name must not be empty"
+        )));
+    }
+    Ok(())
+}
+
 pub fn run(a: ReportArgs) -> Result<i32, Fail> {
     if a.bundles.is_empty() {
         return Err(Fail::usage(
             "BUNDLE: give one or more result bundle directories (made by drivelab run)",
         ));
     }
-    if !a.label.is_empty() && a.label.len() != a.bundles.len() {
-        return Err(Fail::usage(format!(
-            "--label: given {} time(s) for {} bundle(s); give one NAME per BUNDLE, in order, or none",
-            a.label.len(),
-            a.bundles.len()
-        )));
-    }
-    if let Some(l) = a.label.iter().find(|l| l.trim().is_empty()) {
-        return Err(Fail::usage(format!(
-            "--label '{l}': a drive name must not be empty"
-        )));
-    }
+    check_labels(&a.label, a.bundles.len(), "BUNDLE")?;
     let out = OutFile::claim_doc(
         &a.output,
         "-o/--output",

@@ -203,13 +203,13 @@ pub(crate) fn section(entries: &[Entry], opts: &super::ReportOptions) -> Section
                 .collect();
         log.series.push(Series::scatter(
             name,
-            name,
+            group,
             pts.iter().copied().filter(|p| p.1 > 0.0).collect(),
         ));
         lin.series.push(Series::scatter(name, group, pts.clone()));
         zoom.series.push(Series::scatter(
             name,
-            name,
+            group,
             pts.iter()
                 .copied()
                 .filter(|p| p.0 >= zoom_from as f64)
@@ -266,26 +266,7 @@ pub(crate) fn section(entries: &[Entry], opts: &super::ReportOptions) -> Section
             cell(sc.avg_iops, 0),
             cell(sc.avg_over_stddev, 2)
         ));
-        // Per-second latency of the rounds, in the same order as the IOPS series.
-        let mut lo_hi = Vec::new();
-        let mut p99 = Vec::new();
-        let recs =
-            d.e.steps(is_round)
-                .into_iter()
-                .flat_map(|st| st.run.iter().flat_map(|r| r.series.records.iter()))
-                .filter(|r| !r.ramp);
-        for (i, r) in recs.enumerate() {
-            if let (Some(p50), Some(p)) = (r.all.lat_p50_ns, r.all.lat_p99_ns) {
-                lo_hi.push((i as f64, p50 as f64 / 1e3, p as f64 / 1e3));
-                p99.push((i as f64, p as f64 / 1e3));
-            }
-        }
-        if !lo_hi.is_empty() {
-            band.series
-                .push(Series::band(format!("{name} median–p99"), group, lo_hi));
-            band.series
-                .push(Series::line(format!("{name} p99"), group, p99).dashed(Dash::Solid));
-        }
+        band.series.extend(latency_band(d));
         let mut counts = vec![0.0; BINS + 2];
         for v in in_window(d) {
             let b = (((v - bin_from) / bin_w) as usize).min(BINS + 1);
@@ -305,49 +286,7 @@ pub(crate) fn section(entries: &[Entry], opts: &super::ReportOptions) -> Section
         if let Some(series) = exceedance::series(name.to_string(), group, &h, Dir::Write) {
             exc.series.push(series);
         }
-        let levels: Vec<String> =
-            d.a.levels
-                .iter()
-                .map(|l| {
-                    format!(
-                        "{} ({:.0} %)",
-                        fmt_number(l.centre_iops, 0),
-                        100.0 * l.share
-                    )
-                })
-                .collect();
-        let steady = &d.a.steady;
-        table.rows.push(Row {
-            group: g.clone(),
-            cells: vec![
-                name.to_string(),
-                format!("{}–{}", w0, w1),
-                cell(sc.avg_iops, 0),
-                cell(sc.avg_over_stddev, 2),
-                cell(sc.min_iops, 0),
-                cell(sc.p1_iops, 0),
-                cell(sc.p99_iops, 0),
-                sc.zero_seconds.to_string(),
-                sc.series_zero_seconds.to_string(),
-                d.a.burst
-                    .as_ref()
-                    .map_or_else(|| "–".into(), |b| b.at_s.to_string()),
-                if levels.is_empty() {
-                    "–".into()
-                } else {
-                    levels.join(", ")
-                },
-                match (
-                    steady.reached,
-                    steady.window_first_round,
-                    steady.window_last_round,
-                ) {
-                    (true, Some(f), Some(l)) => format!("reached, rounds {}–{}", f + 1, l + 1),
-                    _ if steady.gave_up => "not reached (gave up)".into(),
-                    _ => format!("not reached in {} rounds", d.a.rounds.len()),
-                },
-            ],
-        });
+        table.rows.push(scores_row(d));
     }
     zoom.subtitle = Some(if same_window {
         format!(
@@ -407,10 +346,85 @@ fn errors_chart(drives: &[Drive], time: Axis) -> Chart {
                 pts.iter().filter(|p| p.1 > 0.0).count()
             ));
             c.series
-                .push(Series::bars(d.e.label, d.e.label, pts).with_bar_width(1.0));
+                .push(Series::bars(d.e.label, d.e.group, pts).with_bar_width(1.0));
         }
     }
     c
+}
+
+/// The per-second latency of the rounds, in the same order as the IOPS series: a band
+/// from the median to the p99 of each second, and the p99 as a line.
+fn latency_band(d: &Drive) -> Vec<Series> {
+    let (name, group) = (d.e.label, d.e.group);
+    let mut lo_hi = Vec::new();
+    let mut p99 = Vec::new();
+    let recs =
+        d.e.steps(is_round)
+            .into_iter()
+            .flat_map(|st| st.run.iter().flat_map(|r| r.series.records.iter()))
+            .filter(|r| !r.ramp);
+    for (i, r) in recs.enumerate() {
+        if let (Some(p50), Some(p)) = (r.all.lat_p50_ns, r.all.lat_p99_ns) {
+            lo_hi.push((i as f64, p50 as f64 / 1e3, p as f64 / 1e3));
+            p99.push((i as f64, p as f64 / 1e3));
+        }
+    }
+    if lo_hi.is_empty() {
+        return Vec::new();
+    }
+    vec![
+        Series::band(format!("{name} median–p99"), group, lo_hi),
+        Series::line(format!("{name} p99"), group, p99).dashed(Dash::Solid),
+    ]
+}
+
+/// A drive's row of the scores table.
+fn scores_row(d: &Drive) -> Row {
+    let sc = &d.a.scores;
+    let (w0, w1) = (sc.window_start_s, sc.window_start_s + sc.window_len_s);
+    let levels: Vec<String> =
+        d.a.levels
+            .iter()
+            .map(|l| {
+                format!(
+                    "{} ({:.0} %)",
+                    fmt_number(l.centre_iops, 0),
+                    100.0 * l.share
+                )
+            })
+            .collect();
+    let steady = &d.a.steady;
+    Row {
+        group: Some(d.e.group.to_string()),
+        cells: vec![
+            d.e.label.to_string(),
+            format!("{}–{}", w0, w1),
+            cell(sc.avg_iops, 0),
+            cell(sc.avg_over_stddev, 2),
+            cell(sc.min_iops, 0),
+            cell(sc.p1_iops, 0),
+            cell(sc.p99_iops, 0),
+            sc.zero_seconds.to_string(),
+            sc.series_zero_seconds.to_string(),
+            d.a.burst
+                .as_ref()
+                .map_or_else(|| "–".into(), |b| b.at_s.to_string()),
+            if levels.is_empty() {
+                "–".into()
+            } else {
+                levels.join(", ")
+            },
+            match (
+                steady.reached,
+                steady.window_first_round,
+                steady.window_last_round,
+            ) {
+                (true, Some(f), Some(l)) => format!("reached, rounds {}–{}", f + 1, l + 1),
+                _ if steady.gave_up => "not reached (gave up)".into(),
+                _ => format!("not reached in {} rounds", d.a.rounds.len()),
+            },
+        ],
+    }
 }
 
 /// A 1-2-5 bin width at or above `raw`.

@@ -1,8 +1,13 @@
-//! `fio`: results imported from fio (`drivelab import fio`): each job's headline
-//! numbers as fio measured them, and the iodepth × numjobs grid of a set of results
-//! (its sweeps are drawn by the peak section).
+//! `fio`: results imported from fio (`drivelab import fio`): each job's numbers as fio
+//! measured them, named by what the job did (every job of a grid often has one name),
+//! and the iodepth × numjobs grid of a set of results (its sweeps are drawn by the peak
+//! section).
 
-use super::{curve, Entry};
+use drivelab_engine::result::DirTotals;
+use drivelab_engine::spec::{block_size_label, Workload};
+use drivelab_suites::bundle::StepRecord;
+
+use super::{cell, curve, Entry};
 use crate::html::{Column, Row, Section, Table};
 use crate::model::{Axis, Chart, Dash, Mark};
 
@@ -58,13 +63,13 @@ fn grid_charts(entries: &[Entry]) -> Vec<Chart> {
                         x,
                         y,
                         label: jobs.clone(),
-                        group: Some(e.label.to_string()),
+                        group: Some(e.group.to_string()),
                         on_y2: false,
                     });
                 }
                 let name = format!("{} {jobs}", e.label);
                 c.series
-                    .push(curve(name, e.label, line).dashed(DASHES[k % DASHES.len()]));
+                    .push(curve(name, e.group, line).dashed(DASHES[k % DASHES.len()]));
             }
             out.push(c);
         }
@@ -77,23 +82,19 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         caption: "fio results imported: each job's numbers as fio measured them".into(),
         columns: vec![
             Column::text("Drive"),
-            Column::text("Measure"),
-            Column::text("Value"),
-            Column::text("Unit"),
+            Column::text("Test"),
+            Column::text("fio job"),
+            Column::text("Direction"),
+            Column::number("Throughput", "IOPS"),
+            Column::number("Throughput", "MB/s"),
+            Column::number("Mean latency", "µs"),
+            Column::number("p99", "µs"),
         ],
         rows: Vec::new(),
     };
     for e in entries {
-        for m in &e.summary.metrics {
-            table.rows.push(Row {
-                group: Some(e.group.to_string()),
-                cells: vec![
-                    e.label.to_string(),
-                    m.name.clone(),
-                    crate::ticks::fmt_number(m.value, 1),
-                    m.unit.clone(),
-                ],
-            });
+        for st in e.steps(|_| true) {
+            table.rows.extend(rows_of(e, st));
         }
     }
     let mut s = Section::new("fio results")
@@ -103,4 +104,79 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         s = s.chart(c);
     }
     s
+}
+
+/// A step's rows: one per direction that did I/O.
+fn rows_of(e: &Entry, st: &StepRecord) -> Vec<Row> {
+    let Some(run) = &st.run else {
+        return Vec::new();
+    };
+    let t = &run.totals;
+    [("read", &t.read), ("write", &t.write)]
+        .into_iter()
+        .filter(|(_, d)| d.ops > 0)
+        .map(|(dir, d)| Row {
+            group: Some(e.group.to_string()),
+            cells: vec![
+                e.label.to_string(),
+                test_name(&st.config),
+                st.name.clone(),
+                dir.to_string(),
+                cell(Some(d.ops_per_s), 0),
+                cell(Some(d.mbps), 1),
+                cell(us(d, None), 1),
+                cell(us(d, Some(99.0)), 1),
+            ],
+        })
+        .collect()
+}
+
+/// The mean (or percentile `p`) latency of a direction in µs.
+fn us(d: &DirTotals, p: Option<f64>) -> Option<f64> {
+    match p {
+        None => d.latency.mean_ns.map(|v| v / 1e3),
+        Some(p) => d.latency.at(p).map(|v| v as f64 / 1e3),
+    }
+}
+
+/// What a job did, in the words of its settings: "randread 4K QD16 ×4 jobs", "randrw
+/// (70 % reads) 4K QD8", "write 128K QD1".
+pub(crate) fn test_name(w: &Workload) -> String {
+    let bs = match w.bs.as_slice() {
+        [one] => block_size_label(one.bytes),
+        _ => "mixed-size".to_string(),
+    };
+    let mode = match w.read_percent() {
+        0 | 100 => w.rw.name().to_string(),
+        p => format!("{} ({p} % reads)", w.rw.name()),
+    };
+    let jobs = match w.numjobs {
+        1 => String::new(),
+        n => format!(" ×{n} jobs"),
+    };
+    format!("{mode} {bs} QD{}{jobs}", w.iodepth)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_test_is_named_by_its_rw_block_size_depth_and_jobs() {
+        let mut w: Workload = serde_json::from_value(serde_json::json!({
+            "rw": "randread", "rwmixread": 50, "bs": [{"bytes": 4096, "percent": 100}],
+            "iodepth": 16, "numjobs": 4, "ioengine": "io_uring", "direct": true,
+            "offset_bytes": 0, "size_bytes": 1, "runtime_ns": null, "io_size_bytes": null,
+            "ramp_ns": 0, "percentage_random": 100, "random_distribution": {"kind": "uniform"},
+            "randseed": 1, "data": {"kind": "random"}, "log_interval_ns": 1000000000,
+            "align_bytes": 4096, "continue_on_error": false, "fixedbufs": false,
+            "registerfiles": false
+        }))
+        .unwrap();
+        assert_eq!(test_name(&w), "randread 4K QD16 ×4 jobs");
+        w.numjobs = 1;
+        w.rw = drivelab_engine::spec::RwMode::RandRw;
+        w.rwmixread = 70;
+        assert_eq!(test_name(&w), "randrw (70 % reads) 4K QD16");
+    }
 }

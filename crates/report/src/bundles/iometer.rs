@@ -123,7 +123,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         }
         for (rows, kind) in [(&a.profiles, "profile"), (&a.specs, "spec")] {
             for r in rows {
-                table.rows.push(table_row(name, r, kind));
+                table.rows.push(table_row(e, r, kind));
             }
         }
     }
@@ -137,15 +137,15 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
 }
 
 /// A step's row of the table, named by its profile's label or its spec's name.
-fn table_row(drive: &str, r: &Result, kind: &str) -> Row {
+fn table_row(e: &Entry, r: &Result, kind: &str) -> Row {
     let test = PROFILES
         .iter()
         .find(|p| p.0 == r.name)
         .map_or_else(|| format!("{} ({kind})", r.name), |p| p.1.to_string());
     Row {
-        group: Some(drive.to_string()),
+        group: Some(e.group.to_string()),
         cells: vec![
-            drive.to_string(),
+            e.label.to_string(),
             test,
             cell(r.qd.map(|q| q as f64), 0),
             cell(Some(r.iops), 0),

@@ -66,7 +66,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         iops.series.push(
             curve(
                 format!("{name} reads"),
-                name,
+                group,
                 line(|r| Some(r.read_iops), Some(0.0)),
             )
             .dashed(Dash::Dashed),
@@ -74,7 +74,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         iops.series.push(
             curve(
                 format!("{name} writes"),
-                name,
+                group,
                 line(|r| Some(r.write_iops), Some(100.0)),
             )
             .dashed(Dash::Dotted),
@@ -82,7 +82,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         lat.series.push(
             curve(
                 format!("{name} reads"),
-                name,
+                group,
                 line(|r| r.read_lat_mean_us, Some(0.0)),
             )
             .dashed(Dash::Dashed),
@@ -90,7 +90,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         lat.series.push(
             curve(
                 format!("{name} writes"),
-                name,
+                group,
                 line(|r| r.write_lat_mean_us, Some(100.0)),
             )
             .dashed(Dash::Dotted),
