@@ -529,15 +529,14 @@ fn check_host(
         &Context {
             workload: &step.workload,
             logs: Some(&logs),
-            // fio 3.33's client output has no timestamp_ms: the logs arrived at the end
-            // of the job, so their time of writing, less the runtime, is its start.
-            est_start_ms: Some(convert::start_estimate(
-                &parsed.output,
-                job,
+            // fio 3.33's client output has no timestamp_ms, and its `timestamp` is the
+            // client's, not the end of the host's run: the logs arrived at the end of
+            // the job, so their time of writing, less the runtime, is its start.
+            est_start_ms: Some(job.job_start.unwrap_or_else(|| {
                 mtime_ms(&files.iops[0]).map_or(started_ms, |t| {
                     t.saturating_sub(job.read.runtime.max(job.write.runtime))
-                }),
-            )),
+                })
+            })),
             fio_version: version,
         },
     )
