@@ -172,7 +172,7 @@ fn logs_of_16_and_64_jobs_in_one_directory_import_without_refusal_or_invented_ze
         fio(
             p,
             &format!(
-                "[global]\nioengine=null\nsize=1g\nrw=randwrite\nbs=4k\ntime_based=1\nruntime=1\n\
+                "[global]\nioengine=null\nsize=1g\nrw=randwrite\nbs=4k\ntime_based=1\nruntime=2\n\
                  numjobs={jobs}\n{}log_avg_msec={ms}\nwrite_iops_log=logs/{name}\n\
                  write_bw_log=logs/{name}\nwrite_lat_log=logs/{name}\n[w]\n",
                 if grouped { "group_reporting=1\n" } else { "" }
