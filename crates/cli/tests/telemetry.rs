@@ -274,7 +274,7 @@ fn bad_sensor_options_are_one_line_and_exit_2() {
     for (args, want) in [
         (
             vec!["--sensor-hwmon", "/nonexistent"],
-            "--sensor-hwmon /nonexistent: no temp",
+            "--sensor-hwmon /nonexistent: does not exist",
         ),
         (
             vec!["--sensor-cmd", "echo hello"],

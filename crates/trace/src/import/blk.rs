@@ -130,7 +130,12 @@ impl<S: BlkSource> BlkImport<S> {
         match e.kind {
             Kind::Process(ref name) => {
                 if self.names.get(&e.pid) != Some(name) {
-                    self.names.insert(e.pid, name.clone());
+                    // Remembered for at most MAX_NAMED_PROCESSES processes (100 000
+                    // names must not fill memory); past them every naming is passed on.
+                    let room = self.names.len() < crate::native::MAX_NAMED_PROCESSES;
+                    if room || self.names.contains_key(&e.pid) {
+                        self.names.insert(e.pid, name.clone());
+                    }
                     self.processes.push_back(Event::Process {
                         pid: e.pid,
                         name: name.clone(),

@@ -33,7 +33,7 @@ struct Info<'a> {
 pub fn run(a: InfoArgs) -> Result<i32, Fail> {
     let what = format!("TRACE {}", a.trace.display());
     let f = drivelab_trace::input::open_regular(&a.trace)
-        .map_err(|e| Fail::usage(format!("TRACE: cannot read it: {e}")))?;
+        .map_err(|e| Fail::usage(format!("TRACE {e}")))?;
     let mut reader = Reader::new(std::io::BufReader::with_capacity(1 << 16, f))
         .map_err(|e| trace_fail(&what, e))?;
     let mut b = StatsBuilder::default();
@@ -124,7 +124,7 @@ fn text(i: &Info) -> String {
         for p in &s.top_processes {
             t += &format!(
                 " {}[{}]: {}",
-                p.name.as_deref().unwrap_or("?"),
+                drivelab_engine::text::shortened(p.name.as_deref().unwrap_or("?")),
                 p.pid,
                 p.ios
             );
@@ -132,6 +132,8 @@ fn text(i: &Info) -> String {
         t += "\n";
     }
     for n in &h.notes {
+        // A trace's own text: one line each, whatever bytes it holds.
+        let n = drivelab_engine::text::printable(n);
         t += &format!("note         {n}\n");
     }
     t
