@@ -12,7 +12,7 @@ fuzz_target!(|text: &str| {
     };
     let _ = drive_label(&doc);
     let _ = summary_of(&doc);
-    let _ = drivelab_suites::from_saved(&doc.suite, &doc.knobs);
+    let _ = drivelab_suites::from_saved(doc.suite, &doc.knobs);
     let runs = [DriveRun::new(None, doc)];
     let _ = bundle_report(&runs).render();
 });

@@ -39,6 +39,15 @@ pub const CACHE_LEVEL_WINDOW_S: usize = 60;
 /// intervals every slow second is one).
 pub const DROP_MIN_S: f64 = 1.0;
 
+/// A cache can end in periodic stalls instead of a lower level (a drive that folds
+/// its full cache while the host waits, and writes at the link's speed between): at
+/// least this many drops, ...
+pub const STALL_CACHE_MIN_DROPS: usize = 3;
+/// ... the first after a stretch this many times longer than the longest stretch
+/// between two later drops (a drive with no cache that stalls from the start has its
+/// first drop as soon as the others), ...
+pub const STALL_CACHE_GAP_FACTOR: f64 = 3.0;
+
 const BYTES_PER_MB: f64 = 1e6;
 
 /// A run of intervals whose write rate is below the drop threshold.
@@ -79,8 +88,15 @@ pub struct FillSummary {
     /// the sustained drop, seconds (the cache ran out during it or the one before).
     pub cache_end_s: Option<f64>,
     /// Width of the intervals the cache was found at: 1 s, or the logging
-    /// interval when the cache lasted under [`INITIAL_WINDOW_S`] seconds.
+    /// interval when the cache lasted under [`INITIAL_WINDOW_S`] seconds or ended
+    /// in stalls.
     pub cache_resolution_s: f64,
+    /// The cache ended in periodic stalls rather than at a lower level: it ends where
+    /// the first drop begins, and the post-cache average holds the stalls (see
+    /// [`STALL_CACHE_MIN_DROPS`]); false when a sustained drop ended it or no cache
+    /// was seen (and in bundles written before this was analysed).
+    #[serde(default)]
+    pub cache_ended_by_stalls: bool,
     /// No cache end was found but the first interval ran faster than 1/0.9 of the
     /// median rate: a cache that ran out inside it is too short to see at this
     /// logging interval.
@@ -184,7 +200,7 @@ pub fn analyze_fill(
     let (secs, cum_secs) = per_second(&v, cum, group);
     let coarse = find_cache(&secs, &cum_secs, 1.0);
     let short = |c: &Cache| c.end.is_none_or(|(e, _, _)| e < INITIAL_WINDOW_S);
-    let (cache, res) = if group > 1 && short(&coarse) {
+    let (mut cache, mut res) = if group > 1 && short(&coarse) {
         let fine = find_cache(&v, cum, k);
         if fine.end.is_some() {
             (fine, k)
@@ -194,6 +210,17 @@ pub fn analyze_fill(
     } else {
         (coarse, 1.0)
     };
+    let stalled = cache.end.is_none()
+        && match cache
+            .initial
+            .and_then(|i| stall_cache_end(&v, cum, k, i, drop_fraction))
+        {
+            Some(end) => {
+                (cache.end, res) = (Some(end), k);
+                true
+            }
+            None => false,
+        };
     let cache_end_s = cache.end.map(|(e, _, _)| e as f64 * res);
     // The first interval after the cache end.
     let post_from = cache_end_s.map(|t| ((t / k).round() as usize).min(n));
@@ -218,6 +245,7 @@ pub fn analyze_fill(
         cache_bytes: cache.end.map(|(_, _, b)| b),
         cache_end_s,
         cache_resolution_s: res,
+        cache_ended_by_stalls: stalled,
         cache_too_short_to_see: too_short,
         cache_mbps: cache.end.map(|(_, c, _)| c),
         post_cache_avg_mbps: post.and_then(mean),
@@ -319,6 +347,44 @@ fn cache_size(v: &[f64], cum: &[u64], k: f64, e: CacheEdge, init: f64) -> (usize
         before(t)
     };
     (t, c, bytes)
+}
+
+/// A cache that ends in periodic stalls, when no sustained drop ended it: at least
+/// [`STALL_CACHE_MIN_DROPS`] drops (against the writing level of the whole series), the
+/// first one after a stretch [`STALL_CACHE_GAP_FACTOR`] times longer than the longest
+/// from one later drop's start to the next's, and the mean rate from it on (stalls
+/// included) below the cache threshold (0.9 × `initial`). The cache ends where the first
+/// drop begins; its level is the median rate before it, its bytes those written before it.
+fn stall_cache_end(
+    v: &[f64],
+    cum: &[u64],
+    k: f64,
+    initial: f64,
+    drop_fraction: f64,
+) -> Option<(usize, f64, u64)> {
+    let level = writing_level(v)?;
+    let found = drops(v, cum, k, clean(drop_fraction) * level);
+    if found.len() < STALL_CACHE_MIN_DROPS {
+        return None;
+    }
+    let start = |e: &Episode| (e.start_s / k).round() as usize;
+    let first = start(&found[0]);
+    let longest_gap = found
+        .windows(2)
+        .skip(1)
+        .map(|w| start(&w[1]) - start(&w[0]))
+        .max()
+        .unwrap_or(0);
+    let long_before = first >= intervals(INITIAL_WINDOW_S, k)
+        && first as f64 > STALL_CACHE_GAP_FACTOR * longest_gap as f64;
+    let slower_after = mean(&v[first..]).is_some_and(|m| m < (1.0 - CACHE_DROP_FRACTION) * initial);
+    (long_before && slower_after).then(|| {
+        (
+            first,
+            median(&v[..first]).unwrap_or(initial),
+            cum[first - 1],
+        )
+    })
 }
 
 /// The drop episodes of the series against the threshold `thr`.
@@ -726,6 +792,53 @@ mod tests {
         assert_eq!(r.drop_reference_mbps, Some(900.0));
         assert_eq!(r.drop_count, 40, "{r:?}");
         assert!(r.drops.iter().all(|e| e.len_s == 5.0));
+    }
+
+    #[test]
+    fn a_cache_that_ends_in_periodic_stalls_is_a_cache() {
+        // Issue 24: a 610 GB cache at 1767.8 MB/s, then 21 stalls of 4 s to 0 MB/s every
+        // 14 s with the link's speed between: no lower level follows the cache, but the
+        // average after it is 28 % lower. At 100 ms intervals, 1 % noise.
+        let mut rng = fastrand::Rng::with_seed(24);
+        let mut mbps = Vec::new();
+        let cache_s: f64 = 610e9 / 1767.8e6;
+        let cache_n = (cache_s * 10.0).round() as usize;
+        mbps.extend((0..cache_n).map(|_| 1767.8 * (1.0 + 0.01 * gauss(&mut rng))));
+        for _ in 0..21 {
+            mbps.extend([0.0; 40]);
+            mbps.extend((0..100).map(|_| 1767.8 * (1.0 + 0.01 * gauss(&mut rng))));
+        }
+        let cum: Vec<u64> = mbps
+            .iter()
+            .scan(0.0, |b, &m| {
+                *b += m * 1e5;
+                Some(*b as u64)
+            })
+            .collect();
+        let r = analyze_fill(&mbps, &cum, 0.1, 0.5);
+        assert!(r.cache_ended_by_stalls, "{r:?}");
+        assert!(
+            within(r.cache_bytes, 610.0 * GB, 0.01),
+            "{:?}",
+            r.cache_bytes
+        );
+        assert!((r.cache_end_s.unwrap() - cache_n as f64 * 0.1).abs() < 1e-9);
+        let after = mean(&mbps[cache_n..]).unwrap();
+        assert!((r.post_cache_avg_mbps.unwrap() / after - 1.0).abs() < 1e-9);
+        assert!((after / 1767.8 - 10.0 / 14.0).abs() < 0.01, "{after}");
+        assert_eq!(r.drop_count, 21);
+        assert_eq!(
+            r.drops[0].at_bytes,
+            r.cache_bytes.unwrap(),
+            "the cache ends where the first drop begins"
+        );
+        // A drive with no cache that stalls so from the start has no cache.
+        let r = analyze_fill(&mbps[cache_n..], &cum[cache_n..], 0.1, 0.5);
+        assert_eq!(
+            (r.cache_bytes, r.cache_ended_by_stalls),
+            (None, false),
+            "{r:?}"
+        );
     }
 
     #[test]

@@ -51,6 +51,10 @@ pub struct Knee {
     /// (repeat or lengthen them to settle it).
     #[serde(default)]
     pub uncertain_qds: Vec<u32>,
+    /// The knee is the sweep's highest queue depth: the curve may still be rising
+    /// there, so the knee (and the level) may lie beyond the sweep.
+    #[serde(default)]
+    pub at_last_qd: bool,
 }
 
 /// The review's knee fraction: 95 % of the best throughput.
@@ -139,6 +143,9 @@ pub fn knee_at(points: &[SweepPoint], fraction: f64) -> Option<Knee> {
         plateau_throughput: level,
         threshold,
         uncertain_qds,
+        at_last_qd: order
+            .last()
+            .is_some_and(|&i| points[i].qd == points[knee].qd),
     })
 }
 
@@ -146,10 +153,13 @@ pub fn knee_at(points: &[SweepPoint], fraction: f64) -> Option<Knee> {
 ///
 /// - The knee's `uncertain_qds`: points up to the knee whose throughput is within
 ///   their noise of the 95 % threshold, so whether they reach it is not known.
-/// - While any point is uncertain, also the best point when it lies above the knee: the
+/// - The best point, once, whenever the sweep's noise is measured, and again (up to
+///   `max_passes`) while any point is uncertain and it lies above the knee: the
 ///   threshold is set by the level, and the best of several noisy points is the best
-///   partly by luck (issue 14: QD32 read 7 % high on a drive flat from QD8); a new pass
-///   of it is not selected for luck, and pooled with the first it pulls the level back.
+///   partly by luck (issue 14: QD32 read 7 % high on a drive flat from QD8; issue 24:
+///   with 10 s points a steady-state random-write peak read 13 % high and put the knee
+///   at QD32, where no point near it was in doubt); a new pass of it is not selected
+///   for luck, and pooled with the first it pulls the level back.
 ///
 /// Only points with fewer than `max_passes` passes are listed (the bound on the extra
 /// time), those with the fewest passes first, then the lowest QD (a lower point settled
@@ -170,7 +180,11 @@ pub fn points_needing_pass(points: &[SweepPoint], passes: &[u32], max_passes: u3
             .unwrap_or(1)
     };
     let mut due_qds = knee.uncertain_qds.clone();
-    if !due_qds.is_empty() && knee.peak_qd > knee.qd {
+    let peak_noisy = points
+        .iter()
+        .any(|p| p.qd == knee.peak_qd && clean(p.stderr) > 0.0);
+    let peak_once = peak_noisy && passes_of(knee.peak_qd) < 2;
+    if peak_once || (!due_qds.is_empty() && knee.peak_qd > knee.qd) {
         due_qds.push(knee.peak_qd);
     }
     let mut due: Vec<(u32, u32)> = due_qds
@@ -260,6 +274,29 @@ mod tests {
     }
 
     #[test]
+    fn an_inflated_best_point_is_measured_again_though_no_point_is_in_doubt() {
+        // Issue 24: 10 s points of a drive in its steady state; QD32 read 13 % above the
+        // drive's rate and set a threshold that QD8 and QD16 are clearly below.
+        let mut pts = sweep(&[(4, 14000.0), (8, 17600.0), (16, 18000.0), (32, 21500.0)]);
+        for p in &mut pts {
+            p.stderr = 0.01 * p.throughput;
+        }
+        let k = knee_95(&pts).unwrap();
+        assert_eq!((k.qd, k.uncertain_qds.len()), (32, 0), "{k:?}");
+        assert!(k.at_last_qd);
+        assert_eq!(points_needing_pass(&pts, &[1, 1, 1, 1], 3), vec![32]);
+        // Its second pass read a little below the drive's rate; pooled, the knee is QD8.
+        // The best point is QD16 now, measured once: it gets its second pass too, and
+        // then nothing is asked for.
+        pts[3].throughput = (21500.0 + 14300.0) / 2.0;
+        let k = knee_95(&pts).unwrap();
+        assert_eq!((k.qd, k.peak_qd), (8, 16), "{k:?}");
+        assert!(!k.at_last_qd);
+        assert_eq!(points_needing_pass(&pts, &[1, 1, 1, 2], 3), vec![16]);
+        assert!(points_needing_pass(&pts, &[1, 1, 2, 2], 3).is_empty());
+    }
+
+    #[test]
     fn points_within_noise_of_the_threshold_get_another_pass_until_settled() {
         // The issue's sweep with 5 % standard errors: QD8 is within its noise of the
         // threshold (the knee), QD4 clearly below, QD16 and up above the knee.
@@ -286,6 +323,10 @@ mod tests {
         // below: settled, nothing more to measure.
         pts[2].throughput = 24000.0;
         pts[5].throughput = 29300.0;
+        two[5] = 2;
+        // The best point is QD8 now: it has one pass only, so it is measured again.
+        assert_eq!(points_needing_pass(&pts, &two, 3), vec![8]);
+        two[3] = 2;
         for p in &mut pts {
             p.stderr = 0.01 * p.throughput;
         }

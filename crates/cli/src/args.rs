@@ -33,6 +33,8 @@ pub enum Command {
     Compare(crate::cmd::compare::CompareArgs),
     /// The results database: list, show, export, import and record runs.
     Db(crate::cmd::db::DbArgs),
+    /// Serve the results database to web browsers, and take uploads from test machines.
+    Serve(crate::cmd::serve::ServeArgs),
     /// Bring another tool's result in as a result bundle (`drivelab import fio RESULT.json`).
     Import(crate::cmd::fio::ImportArgs),
     /// Block I/O traces: import other tools' traces, record a device's I/O, summarise.
@@ -85,7 +87,7 @@ pub fn seed(s: &str) -> Result<u64, String> {
 
 pub fn bs(s: &str) -> Result<u32, String> {
     let v = size::parse_size(s)?;
-    if v == 0 || v > drivelab_engine::run::MAX_BS as u64 {
+    if v == 0 || v > drivelab_engine::spec::MAX_BS as u64 {
         return Err(format!("'{s}' is not a block size from 1 byte to 1G"));
     }
     Ok(v as u32)
@@ -117,7 +119,8 @@ pub fn switch(s: &str) -> Result<bool, String> {
 #[derive(Args, Debug, Clone)]
 pub struct TargetArgs {
     /// A file, a block device, `null` (no I/O: the engine's own cost) or `sim:…` (a
-    /// simulated SSD). Default: ./drivelab.test, a 1 GiB test file created and removed.
+    /// simulated SSD; `drivelab io sim:help` lists its keys). Default: ./drivelab.test, a
+    /// 1 GiB test file created and removed.
     pub target: Option<String>,
     /// Keep a test file drivelab created instead of removing it at the end.
     #[arg(long)]

@@ -23,18 +23,48 @@ use std::path::{Path, PathBuf};
 
 use crate::fail::Fail;
 
-/// Marks in the first bytes of a file that drivelab wrote it: result documents, the
-/// database export, the series CSV, the HTML report, SVG and PNG charts.
-const OWN_MARKS: &[&[u8]] = &[
-    b"\"name\": \"drivelab\"",
-    b"\"name\":\"drivelab\"",
-    b"\"drivelab-db-export\"",
-    b"index,start_s,duration_s,",
-    drivelab_suites::fio::JOB_MARK.as_bytes(),
-    drivelab_trace::native::MAGIC.as_bytes(),
-    drivelab_report::GENERATOR_MARK.as_bytes(),
-    drivelab_report::PNG_SOFTWARE_MARK,
-];
+/// Whether a file that starts with `head` is one drivelab wrote: it starts with
+/// drivelab's mark exactly as drivelab writes it (a result document, the database
+/// export, the series CSV, a fio job file, a trace, the HTML report, an SVG or PNG
+/// chart). A mark anywhere else (a `package.json` naming "drivelab") does not count.
+pub fn is_own_output(head: &[u8]) -> bool {
+    let csv = format!("{},", crate::output::csv::HEADER_START);
+    let text_starts = [csv.as_bytes(), drivelab_trace::native::MAGIC.as_bytes()];
+    is_result_document(head)
+        || is_export(head)
+        || text_starts.iter().any(|m| head.starts_with(m))
+        || drivelab_suites::fio::is_own_job(head)
+        || head.starts_with(drivelab_report::html_start().as_bytes())
+        || head.starts_with(drivelab_report::svg_start().as_bytes())
+        || drivelab_report::is_own_png(head)
+}
+
+/// Whether `head` starts as `db export` writes (pretty-printed, keys in order):
+/// `{\n  "exported_by": "drivelab-store VERSION",\n  "format": "drivelab-db-export",\n`.
+fn is_export(head: &[u8]) -> bool {
+    let Some(rest) = head.strip_prefix(b"{\n  \"exported_by\": \"drivelab-store ".as_slice())
+    else {
+        return false;
+    };
+    let format = format!(
+        "\",\n  \"format\": \"{}\",\n",
+        drivelab_store::EXPORT_FORMAT
+    );
+    rest.iter()
+        .take_while(|&&b| b != b'\n')
+        .position(|&b| b == b'"')
+        .is_some_and(|i| rest[i..].starts_with(format.as_bytes()))
+}
+
+/// Whether `head` starts as drivelab's result document does:
+/// `{\n  "schema_version": N,\n  "tool": {\n    "name": "drivelab",\n`.
+fn is_result_document(head: &[u8]) -> bool {
+    let Some(rest) = head.strip_prefix(b"{\n  \"schema_version\": ".as_slice()) else {
+        return false;
+    };
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    digits > 0 && rest[digits..].starts_with(b",\n  \"tool\": {\n    \"name\": \"drivelab\",\n")
+}
 
 /// The first bytes of every SQLite database file.
 pub const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";
@@ -57,6 +87,10 @@ pub struct OutFile {
     path: PathBuf,
     flag: &'static str,
     stdout: bool,
+    /// The file claimed: its directory opened and its temporary file made at the
+    /// claim, so that nothing put at the path during the run is followed at the write
+    /// ([`drivelab_suites::atomic`]). Taken by the write.
+    pending: std::sync::Mutex<Option<drivelab_suites::atomic::Pending>>,
 }
 
 /// Whether an output option's value `p` means standard output.
@@ -112,7 +146,7 @@ fn replace(p: &Path) -> Replace {
                 .into(),
         );
     }
-    if head.is_empty() || OWN_MARKS.iter().any(|m| contains(&head, m)) {
+    if head.is_empty() || is_own_output(&head) {
         return Replace::Yes;
     }
     Replace::WithForce("exists and was not written by drivelab".into())
@@ -137,7 +171,8 @@ fn sqlite_companion_of(p: &Path) -> Option<PathBuf> {
 fn is_bundle_dir(dir: &Path) -> bool {
     let doc = dir.join(drivelab_suites::bundle::RUN_JSON);
     let head = head(&doc, HEAD_BYTES);
-    doc.is_file() && OWN_MARKS[..2].iter().any(|m| contains(&head, m))
+    let marks: [&[u8]; 2] = [b"\"name\": \"drivelab\"", b"\"name\":\"drivelab\""];
+    doc.is_file() && marks.iter().any(|m| contains(&head, m))
 }
 
 /// The result bundle directory that holds (or would hold) the file `p`, if it is one.
@@ -197,6 +232,7 @@ impl OutFile {
                 path: p.to_path_buf(),
                 flag,
                 stdout: true,
+                pending: Default::default(),
             });
         }
         Self::claim_file(p, flag, force, only_files)
@@ -232,17 +268,23 @@ impl OutFile {
             }
             Replace::Never(why) => return Err(bad(why)),
         }
-        check_writable(p).map_err(|e| bad(format!("cannot write there: {e}")))?;
+        // A link given as the output is followed now, once: the file it names is the
+        // one claimed (and checked above).
+        let real = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let pending = claim_writable(&real).map_err(|e| bad(format!("cannot write there: {e}")))?;
         Ok(OutFile {
             path: p.to_path_buf(),
             flag,
             stdout: false,
+            pending: std::sync::Mutex::new(Some(pending)),
         })
     }
 
     /// Refuse an output file that is the very file (or device) under test.
     pub fn not_the_target(self, target: &Path) -> Result<OutFile, Fail> {
-        self.not_the(target, "the target under test")
+        let marker = drivelab_engine::target::marker_path(target);
+        self.not_the(target, "the target under test")?
+            .not_the(&marker, "the marker file of the target under test")
     }
 
     /// Refuse an output file that is `other` (`what` it is, e.g. "the trace being
@@ -286,8 +328,11 @@ impl OutFile {
                 self.flag
             )));
         }
-        drivelab_suites::atomic::begin(&self.path)
-            .map_err(|e| Fail::failed(format!("cannot write {}: {e}", self.path.display())))
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .ok_or_else(|| Fail::failed(format!("{} {}: written already", self.flag, self.shown())))
     }
 
     /// Write the output, whole or not at all (to standard output: as it is, and a
@@ -296,8 +341,11 @@ impl OutFile {
         if self.stdout {
             return crate::output::stdout::write_all(bytes);
         }
-        drivelab_suites::atomic::write_file(&self.path, bytes)
-            .map_err(|e| Fail::failed(format!("cannot write {}: {e}", self.path.display())))
+        let mut pending = self.begin()?;
+        let cannot =
+            |e: std::io::Error| Fail::failed(format!("cannot write {}: {e}", self.path.display()));
+        std::io::Write::write_all(pending.file(), bytes).map_err(cannot)?;
+        pending.commit().map_err(cannot)
     }
 }
 
@@ -344,21 +392,15 @@ fn absolute(p: &Path) -> PathBuf {
     dir.join(p.file_name().unwrap_or_default())
 }
 
-/// A new file can be made beside `p` (where the atomic write will make one): tried for
-/// real, and removed at once.
-fn check_writable(p: &Path) -> std::io::Result<()> {
-    let dir = p
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    tempfile::Builder::new()
-        .prefix(".drivelab-check.")
-        .tempfile_in(dir)
-        .map(drop)?;
+/// Claim `p` for writing ([`drivelab_suites::atomic::claim`]: its temporary file is made
+/// now, so a directory that cannot take it is found out at once); an existing file that
+/// cannot be opened for writing is refused too.
+fn claim_writable(p: &Path) -> std::io::Result<drivelab_suites::atomic::Pending> {
+    let pending = drivelab_suites::atomic::claim(p)?;
     if p.exists() {
         std::fs::OpenOptions::new().write(true).open(p).map(drop)?;
     }
-    Ok(())
+    Ok(pending)
 }
 
 /// A directory of chart files (`--png`, `--svg`): made if missing (its parent must
@@ -514,18 +556,51 @@ mod tests {
         let own = d.path().join("r.json");
         std::fs::write(
             &own,
-            "{\n  \"schema_version\": 1,\n  \"tool\": {\n    \"name\": \"drivelab\"",
+            "{\n  \"schema_version\": 1,\n  \"tool\": {\n    \"name\": \"drivelab\",\n",
         )
         .unwrap();
         assert!(OutFile::claim(&own, "--json", false).is_ok());
         let csv = d.path().join("s.csv");
-        std::fs::write(&csv, "index,start_s,duration_s,ramp\n").unwrap();
+        std::fs::write(&csv, "index,start_s,duration_s,ramp,read_ops\n").unwrap();
         assert!(OutFile::claim(&csv, "--csv", false).is_ok());
         let empty = d.path().join("empty");
         std::fs::write(&empty, "").unwrap();
         assert!(OutFile::claim(&empty, "--csv", false).is_ok());
         // Nothing was left behind by the checks.
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 3);
+    }
+
+    #[test]
+    fn only_a_file_that_starts_with_drivelab_s_mark_as_written_is_drivelab_s() {
+        let d = tempfile::tempdir().unwrap();
+        let foreign: [&[u8]; 6] = [
+            b"{\n  \"name\": \"drivelab\",\n  \"version\": \"1.0.0\"\n}\n",
+            b"{\"name\":\"drivelab\"}",
+            b"x\nindex,start_s,duration_s,ramp,read_ops\n",
+            b"{\n  \"schema_version\": 2,\n  \"tool\": {\n    \"name\": \"drivelabs\",\n",
+            b"<html><meta name=\"generator\" content=\"drivelab\">",
+            b"notes\n; drivelab-fio-job: x\n",
+        ];
+        for (i, text) in foreign.iter().enumerate() {
+            let p = d.path().join(format!("f{i}"));
+            std::fs::write(&p, text).unwrap();
+            assert!(
+                refused(&p, false).contains("not written by drivelab"),
+                "{i}"
+            );
+            assert_eq!(std::fs::read(&p).unwrap(), *text);
+        }
+        let html = drivelab_report::html_start() + "<title>x</title>";
+        let job = "; WARNING: this job WRITES to /dev/x: whatever it holds is lost\n; drivelab-fio-job: drivelab 0.1.0\n";
+        let export = "{\n  \"exported_by\": \"drivelab-store 0.1.0\",\n  \"format\": \"drivelab-db-export\",\n";
+        for (i, text) in [html.as_str(), job, export, "drivelab-trace 1\n"]
+            .iter()
+            .enumerate()
+        {
+            let p = d.path().join(format!("own{i}"));
+            std::fs::write(&p, text).unwrap();
+            assert!(OutFile::claim(&p, "--json", false).is_ok(), "{text}");
+        }
     }
 
     #[test]

@@ -15,11 +15,54 @@ use crate::args::{bs, duration, pct, positive, switch, TargetArgs};
 pub const MAX_RUNS: u32 = 100;
 
 fn runs(s: &str) -> Result<u32, String> {
+    at_most(s, MAX_RUNS, "runs per test")
+}
+
+/// A count from 1 to `max`: a mistyped count must not plan a run of days or more
+/// outstanding I/O than the engine takes.
+fn at_most(s: &str, max: u32, what: &str) -> Result<u32, String> {
     positive(s).and_then(|n| {
-        if n > MAX_RUNS {
-            Err(format!("'{s}' is more than {MAX_RUNS} runs per test"))
+        if n > max {
+            Err(format!("'{s}' is more than {max} {what}"))
         } else {
             Ok(n)
+        }
+    })
+}
+
+/// Precondition passes, 1 to [`consistency::MAX_PASSES`].
+fn passes(s: &str) -> Result<u32, String> {
+    at_most(s, consistency::MAX_PASSES, "fill passes")
+}
+
+/// A queue depth, 1 to the deepest io_uring queue the engine sets up.
+fn qd(s: &str) -> Result<u32, String> {
+    at_most(
+        s,
+        drivelab_engine::run::MAX_URING_DEPTH,
+        "outstanding I/Os (the engine's deepest queue)",
+    )
+}
+
+/// Workers (threads), 1 to the engine's most.
+fn workers(s: &str) -> Result<u32, String> {
+    at_most(
+        s,
+        drivelab_engine::run::MAX_JOBS,
+        "workers (the engine's most threads)",
+    )
+}
+
+/// Queue depths, each 1 to the engine's deepest queue.
+fn qd_list(s: &str) -> Result<List<u32>, String> {
+    let max = drivelab_engine::run::MAX_URING_DEPTH;
+    u32_list(s).and_then(|l| {
+        if l.0.iter().any(|&q| q > max) {
+            Err(format!(
+                "'{s}' holds a queue depth above {max}, the engine's deepest queue"
+            ))
+        } else {
+            Ok(l)
         }
     })
 }
@@ -54,6 +97,10 @@ pub struct RunArgs {
     /// Do not record the finished run in the results database.
     #[arg(long = "no-db", global = true, conflicts_with = "db")]
     pub no_db: bool,
+    /// Upload the finished run's bundle to this drivelab serve (http://HOST:PORT) with the
+    /// uploader's token in $DRIVELAB_TOKEN (as drivelab db push does).
+    #[arg(long, global = true, value_name = "URL")]
+    pub upload: Option<String>,
     /// Progress on stderr: auto (a line redrawn in place, only on a terminal), always
     /// (also into a log file: then one plain line per interval, for runs under nohup or
     /// over ssh) or never. The suite's planned duration and its ETA come with it.
@@ -132,8 +179,9 @@ pub struct ReplayArgs {
     /// Interval of the series [default: 1s].
     #[arg(long, value_parser = duration, allow_hyphen_values = true)]
     pub interval: Option<u64>,
-    /// On a block device or simulated drive, do not write the span once before a trace
-    /// that reads (unwritten blocks read without touching flash).
+    /// Do not write the span once before a trace that reads (done by default on a
+    /// simulated drive, and on a block device given with --destructive: unwritten blocks
+    /// read without touching flash).
     #[arg(long = "no-fill")]
     pub no_fill: bool,
     /// Trace time per step: an interrupted replay resumes at a step [default: 10m].
@@ -297,7 +345,7 @@ pub struct PeakArgs {
     #[command(flatten)]
     pub common: CommonArgs,
     /// Highest queue depth of the sweep [default: 512; --short 4].
-    #[arg(long = "max-qd", value_parser = positive, allow_hyphen_values = true)]
+    #[arg(long = "max-qd", value_parser = qd, allow_hyphen_values = true)]
     pub max_qd: Option<u32>,
     /// sync (threads, one synchronous I/O each: the reference's method) or io_uring [default: sync].
     #[arg(long, value_parser = peak_engine, allow_hyphen_values = true)]
@@ -333,19 +381,6 @@ pub struct PeakArgs {
     /// with the first; 0 for none [default: 4; --short 2].
     #[arg(long = "recheck-passes", value_parser = recheck_passes, allow_hyphen_values = true)]
     pub recheck_passes: Option<u32>,
-}
-
-fn passes(s: &str) -> Result<u32, String> {
-    positive(s).and_then(|n| {
-        if n > consistency::MAX_PASSES {
-            Err(format!(
-                "'{s}' is more than {} passes",
-                consistency::MAX_PASSES
-            ))
-        } else {
-            Ok(n)
-        }
-    })
 }
 
 fn recheck_passes(s: &str) -> Result<u32, String> {
@@ -386,9 +421,9 @@ pub struct ConsistencyArgs {
     #[arg(long, value_parser = seconds, allow_hyphen_values = true)]
     pub window: Option<usize>,
     /// Queue depth of the random writes [default: 32].
-    #[arg(long, alias = "iodepth", value_parser = positive, allow_hyphen_values = true)]
+    #[arg(long, alias = "iodepth", value_parser = qd, allow_hyphen_values = true)]
     pub qd: Option<u32>,
-    /// Sequential fill passes of the precondition (2 for the SNIA variant), 1 to 100
+    /// Sequential fill passes of the precondition, 1 to 10 (2 for the SNIA variant)
     /// [default: 1].
     #[arg(long, value_parser = passes, allow_hyphen_values = true)]
     pub passes: Option<u32>,
@@ -417,7 +452,7 @@ pub struct SeqFillArgs {
     #[arg(long, value_parser = bs, allow_hyphen_values = true)]
     pub bs: Option<u32>,
     /// Queue depth [default: 32].
-    #[arg(long, alias = "iodepth", value_parser = positive, allow_hyphen_values = true)]
+    #[arg(long, alias = "iodepth", value_parser = qd, allow_hyphen_values = true)]
     pub qd: Option<u32>,
     /// Drop episodes: a second or more below this fraction of the post-cache median [default: 0.5].
     #[arg(long = "drop-fraction", value_parser = fraction, allow_hyphen_values = true)]
@@ -441,20 +476,20 @@ pub struct IoMeterArgs {
     #[arg(long = "test-time", value_parser = duration, allow_hyphen_values = true)]
     pub test_time: Option<u64>,
     /// Queue depths of the 4K random profiles [default: 1,2,4,8,16].
-    #[arg(long, value_parser = u32_list, allow_hyphen_values = true)]
+    #[arg(long, value_parser = qd_list, allow_hyphen_values = true)]
     pub qds: Option<List<u32>>,
     /// Outstanding I/Os per worker of the 512K sequential profiles [default: 1,2,4].
-    #[arg(long = "seq-qds", value_parser = u32_list, allow_hyphen_values = true)]
+    #[arg(long = "seq-qds", value_parser = qd_list, allow_hyphen_values = true)]
     pub seq_qds: Option<List<u32>>,
     /// Workers of the sequential profiles [default: 2].
-    #[arg(long = "seq-workers", value_parser = positive, allow_hyphen_values = true)]
+    #[arg(long = "seq-workers", value_parser = workers, allow_hyphen_values = true)]
     pub seq_workers: Option<u32>,
     /// Access specs to run: workstation, database, fileserver, webserver, streaming-read,
     /// streaming-write [default: workstation].
     #[arg(long, value_parser = names, allow_hyphen_values = true)]
     pub specs: Option<List<String>>,
     /// Outstanding I/Os of the access-spec tests [default: 64].
-    #[arg(long = "spec-qd", value_parser = positive, allow_hyphen_values = true)]
+    #[arg(long = "spec-qd", value_parser = qd, allow_hyphen_values = true)]
     pub spec_qd: Option<u32>,
     /// repeat (IOMeter's repeating bytes) or random [default: repeat].
     #[arg(long, value_parser = repeat_or_random, allow_hyphen_values = true)]
@@ -472,7 +507,7 @@ pub struct MixedArgs {
     #[arg(long, value_parser = bs, allow_hyphen_values = true)]
     pub bs: Option<u32>,
     /// Outstanding I/Os [default: 32].
-    #[arg(long, alias = "iodepth", value_parser = positive, allow_hyphen_values = true)]
+    #[arg(long, alias = "iodepth", value_parser = qd, allow_hyphen_values = true)]
     pub qd: Option<u32>,
     /// Step of the read share, percent [default: 10].
     #[arg(long, value_parser = pct, allow_hyphen_values = true)]
@@ -608,7 +643,10 @@ impl SuiteCmd {
                 // The scan reads every entry, extent and the trailer before anything is opened.
                 let found = replay::scan(&trace, None, u64::MAX)?;
                 let mut k = replay::Replay::new(trace);
-                k.writes = found.modifies(!a.skip_discards);
+                // (With --destructive, a block device is written to fill the span before a
+                // trace that only reads.)
+                let fills = a.common.target.destructive.is_some() && !a.no_fill && found.reads > 0;
+                k.writes = found.modifies(!a.skip_discards) || fills;
                 if short {
                     k.size = SizeOrPercent::Bytes(64 << 20);
                     k.short = true;

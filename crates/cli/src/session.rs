@@ -7,8 +7,8 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use drivelab_engine::prepare;
+use drivelab_engine::result::Progress;
 use drivelab_engine::result::RunStatus;
-use drivelab_engine::run::Progress;
 use drivelab_engine::spec::Workload;
 use drivelab_engine::target::{OpenOptions, Target, TargetSpec};
 

@@ -77,6 +77,11 @@ pub struct Loop {
 }
 
 impl Loop {
+    /// The file the device reads and writes.
+    pub fn image(&self) -> std::path::PathBuf {
+        self._dir.path().join("disk.img")
+    }
+
     pub fn new(size: u64, partitions: bool) -> Loop {
         Loop::with_sector(size, partitions, 512)
     }
@@ -235,4 +240,54 @@ pub fn storage_read_bytes(pid: u32) -> u64 {
                 .and_then(|v| v.trim().parse().ok())
         })
         .unwrap_or(0)
+}
+
+/// How many unnamed files (made with `O_TMPFILE`, not yet linked) the process `pid`
+/// holds open in the directory `dir`: the outputs it claimed there.
+pub fn unnamed_files_in(pid: u32, dir: &Path) -> usize {
+    let dir = std::fs::canonicalize(dir).unwrap();
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return 0;
+    };
+    fds.flatten()
+        .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+        .filter(|l| {
+            let l = l.to_string_lossy();
+            l.ends_with(" (deleted)")
+                && Path::new(l.trim_end_matches(" (deleted)")).parent() == Some(dir.as_path())
+        })
+        .count()
+}
+
+/// A small tmpfs mounted on a new directory (`opts`: e.g. "size=256k" or "ro");
+/// unmounted on drop.
+pub struct Tmpfs {
+    pub dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    pub fn new(opts: &str) -> Tmpfs {
+        let dir = tempfile::tempdir().unwrap();
+        let m = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", opts, "tmpfs"])
+            .arg(dir.path())
+            .output()
+            .expect("mount is available (the tests run as root)");
+        assert!(m.status.success(), "mount: {}", stderr(&m));
+        Tmpfs { dir }
+    }
+
+    /// Fill it: a file takes every free byte.
+    pub fn fill(&self) {
+        use std::io::Write;
+        let mut f = std::fs::File::create(self.dir.path().join("fill")).unwrap();
+        let block = vec![0xA5u8; 4096];
+        while f.write_all(&block).is_ok() {}
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
 }

@@ -354,3 +354,28 @@ fn imported_text_cannot_forge_the_listing() {
         &["db", "import", "good.json", "--db", "b.sqlite"],
     ));
 }
+
+#[test]
+fn a_database_that_keeps_nothing_or_has_no_place_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let quick = ["run", "quick", "--short", "sim:nvme-tlc,capacity=4G"];
+    for db in [":memory:", "file::memory:?cache=shared"] {
+        let mut a = quick.to_vec();
+        a.extend(["--db", db]);
+        assert_usage(&run_in(d.path(), &a), "kept in a file");
+        assert_usage(
+            &run_in(d.path(), &["db", "list", "--db", db]),
+            "kept in a file",
+        );
+    }
+    // Without XDG_DATA_HOME and HOME there is no default: not ./drivelab/results.sqlite.
+    let o = drivelab()
+        .args(quick)
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("HOME")
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    assert_usage(&o, "neither XDG_DATA_HOME nor HOME is set");
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+}

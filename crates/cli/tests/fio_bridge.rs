@@ -293,11 +293,14 @@ fn an_imported_json_plus_result_reproduces_fios_percentiles_and_series() {
     let r = run_in(p, &["report", "b", "-o", "r.html"]);
     assert!(r.status.success(), "{}", stderr(&r));
     let html = std::fs::read_to_string(p.join("r.html")).unwrap();
-    assert!(html.contains("fio results") && html.contains("mix read IOPS"));
+    assert!(
+        html.contains("fio results")
+            && html.contains("randrw 4K iodepth 1 × 2 jobs (mix) read IOPS")
+    );
     let c = run_in(p, &["compare", "b", "b"]);
     assert!(c.status.success(), "{}", stderr(&c));
     assert!(
-        common::stdout(&c).contains("mix read IOPS"),
+        common::stdout(&c).contains("(mix) read IOPS"),
         "{}",
         common::stdout(&c)
     );
@@ -388,6 +391,10 @@ fn results_that_do_not_add_up_are_refused_and_a_failed_job_is_said() {
         (
             vec!["compact.json", "--out", "ok"],
             "already holds a result bundle",
+        ),
+        (
+            vec!["compact.json", "--out", "ok/sub"],
+            "is inside the result bundle",
         ),
     ] {
         let mut a = vec!["import", "fio"];

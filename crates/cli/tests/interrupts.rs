@@ -104,12 +104,111 @@ fn a_killed_runs_marker_does_not_adopt_a_users_copy() {
     );
 }
 
+/// The run is writing, and some of its data is in the file (a sector stamped with its
+/// own offset past the first).
+fn wait_for_written_data(file: &std::path::Path) {
+    wait_for_writes(file);
+    wait_until("the run's first writes", || {
+        std::fs::read(file).is_ok_and(|data| {
+            data.chunks(512)
+                .enumerate()
+                .any(|(i, s)| i > 0 && stamp(s).0 == i as u64 * 512)
+        })
+    });
+}
+
+/// The red team's copies: a disk image of mostly zeros (data only in sectors between
+/// any sampling), one byte value throughout, and zeros alone.
+fn users_copies() -> Vec<(&'static str, Vec<u8>)> {
+    let mut image = vec![0u8; 8 << 20];
+    for at in [1024usize, 4096 + 512 * 3, (5 << 20) + 512 * 7] {
+        image[at..at + 16].copy_from_slice(b"user's own bytes");
+    }
+    vec![
+        ("mostly zeros", image),
+        ("uniform", vec![0xA5; 8 << 20]),
+        ("zeros", vec![0; 8 << 20]),
+    ]
+}
+
+#[test]
+fn a_killed_runs_marker_adopts_no_mostly_zero_or_uniform_copy() {
+    for (what, user) in users_copies() {
+        let d = tempfile::tempdir_in("/var/tmp").unwrap();
+        let file = d.path().join("drivelab.test");
+        let mut child = long_write(d.path(), &[]);
+        wait_for_written_data(&file);
+        child.kill().unwrap(); // SIGKILL: the marker still says "writing"
+        child.wait().unwrap();
+        // Copied in place (cp keeps the inode and the xattr).
+        std::fs::write(d.path().join("user.img"), &user).unwrap();
+        let cp = std::process::Command::new("cp")
+            .args(["--sparse=never"])
+            .arg(d.path().join("user.img"))
+            .arg(&file)
+            .status()
+            .unwrap();
+        assert!(cp.success());
+        assert!(marker_text(&file).unwrap().contains("writing=1"));
+        let o = run_in(
+            d.path(),
+            &[
+                "io",
+                "--rw",
+                "randwrite",
+                "--size",
+                "8M",
+                "--runtime",
+                "0.3s",
+            ],
+        );
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{what}: {e}");
+        assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+        assert!(e.contains("--overwrite"), "{e}");
+        // A run that only reads leaves it, as it leaves any user's file.
+        let read = [
+            "io",
+            "--rw",
+            "randread",
+            "--runtime",
+            "0.3s",
+            "--read-holes",
+        ];
+        let o = run_in(d.path(), &read);
+        assert!(o.status.success(), "{what}: {}", stderr(&o));
+        assert_eq!(std::fs::read(&file).unwrap(), user, "{what}: not intact");
+    }
+}
+
+#[test]
+fn a_killed_runs_own_test_file_is_read_but_not_removed_by_a_reading_run() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let file = d.path().join("drivelab.test");
+    let mut child = long_write(d.path(), &[]);
+    wait_for_written_data(&file);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = std::fs::read(&file).unwrap();
+    let read = [
+        "io",
+        "--rw",
+        "randread",
+        "--runtime",
+        "0.3s",
+        "--read-holes",
+    ];
+    let o = run_in(d.path(), &read);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read(&file).unwrap(), before, "written or removed");
+}
+
 #[test]
 fn a_killed_runs_own_test_file_is_still_taken_back() {
     let d = tempfile::tempdir_in("/var/tmp").unwrap();
     let file = d.path().join("drivelab.test");
     let mut child = long_write(d.path(), &[]);
-    wait_for_writes(&file);
+    wait_for_written_data(&file);
     child.kill().unwrap();
     child.wait().unwrap();
     // Its content is drivelab's own: the next run writes it without --overwrite, and,
@@ -131,7 +230,7 @@ fn a_killed_runs_own_test_file_is_still_taken_back() {
     assert!(file.exists(), "--keep keeps the file taken back");
     let _ = std::fs::remove_file(d.path().join("out.json"));
     let mut child = long_write(d.path(), &[]);
-    wait_for_writes(&file);
+    wait_for_written_data(&file);
     child.kill().unwrap();
     child.wait().unwrap();
     let o = run_in(

@@ -342,3 +342,47 @@ fn sensors_are_chosen_with_a_known_word_or_refused_before_anything_is_made() {
         assert_eq!(r["status"], "complete", "{choice}");
     }
 }
+
+#[test]
+fn a_file_behind_a_mounted_loop_device_is_not_written_even_with_overwrite() {
+    let lo = Loop::new(16 << 20, false);
+    let m = Mount::new(&lo.dev);
+    let img = lo.image();
+    let dir = tempfile::tempdir().unwrap();
+    let img_s = img.to_str().unwrap();
+    for rw in ["write", "randwrite", "randrw"] {
+        let o = run_in(
+            dir.path(),
+            &["io", img_s, "--rw", rw, "--overwrite", "--runtime", "50ms"],
+        );
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{rw}: {e}");
+        assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+        assert!(
+            e.contains(&format!("backs the loop device {}", lo.dev)),
+            "{e}"
+        );
+        assert!(e.contains("mounted on"), "{e}");
+    }
+    // Reading it is harmless.
+    let read = [
+        "io",
+        img_s,
+        "--rw",
+        "read",
+        "--runtime",
+        "50ms",
+        "--read-holes",
+    ];
+    let o = run_in(dir.path(), &read);
+    assert!(o.status.success(), "{}", stderr(&o));
+    drop(m);
+    // No sector carries drivelab's stamp of its own offset (what its writes leave).
+    let data = std::fs::read(&img).unwrap();
+    let stamped = data
+        .chunks(512)
+        .enumerate()
+        .filter(|(i, s)| *i > 0 && stamp(s).0 == *i as u64 * 512)
+        .count();
+    assert_eq!(stamped, 0, "the image was written");
+}

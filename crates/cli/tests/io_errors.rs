@@ -217,6 +217,21 @@ fn continue_on_error_counts_and_goes_on() {
     // Reads inside the first MiB keep succeeding until the end.
     let recs = r["series"]["records"].as_array().unwrap();
     assert!(recs.last().unwrap()["read"]["ops"].as_u64().unwrap() > 0);
+    // Issue 24: each interval counts its failed I/Os by direction, and they add up to
+    // the total; none before the interval of the first error.
+    let per = |dir: &str| -> Vec<u64> {
+        recs.iter()
+            .map(|x| x[dir]["errors"].as_u64().unwrap())
+            .collect()
+    };
+    let (reads, writes, all) = (per("read"), per("write"), per("all"));
+    assert_eq!(reads.iter().sum::<u64>(), errors, "{reads:?}");
+    assert!(writes.iter().all(|&w| w == 0));
+    assert_eq!(all, reads);
+    let interval = r["series"]["interval_ns"].as_u64().unwrap();
+    let first = r["errors"][0]["at_ns"].as_u64().unwrap() / interval;
+    let first_counted = reads.iter().position(|&e| e > 0).unwrap() as u64;
+    assert_eq!(first_counted, first, "{reads:?}");
     // The result says how many failed, beside the rates of the ones that did not.
     let notes = r["notes"].to_string();
     assert!(
@@ -288,6 +303,35 @@ fn a_full_or_closed_stdout_is_a_failure_not_a_panic() {
             "{args:?}: {err}"
         );
     }
+}
+
+#[test]
+fn a_dangling_symbolic_link_as_the_target_is_said_as_such() {
+    let d = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(d.path().join("gone.img"), d.path().join("disk.img")).unwrap();
+    for rw in ["read", "write"] {
+        let o = run_in(
+            d.path(),
+            &[
+                "io",
+                "disk.img",
+                "--rw",
+                rw,
+                "--size",
+                "1M",
+                "--runtime",
+                "50ms",
+            ],
+        );
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+        assert!(
+            e.contains("is a symbolic link to") && !e.contains("File exists"),
+            "{e}"
+        );
+    }
+    assert!(!d.path().join("gone.img").exists());
 }
 
 /// Issue #22: counts, memory and inputs are bounded before anything is allocated or read.

@@ -77,11 +77,7 @@ fn result_files_replace_only_drivelab_outputs() {
         .unwrap()
         .contains("drivelab"));
     // No temporary file is left beside the outputs.
-    let mut names: Vec<String> = std::fs::read_dir(p)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
+    let names = names_in(p);
     assert_eq!(names, ["hostname", "r.json", "s.csv"]);
 }
 
@@ -448,26 +444,11 @@ fn a_dash_is_standard_output_for_a_document_and_refused_elsewhere() {
 
 #[test]
 fn an_interrupted_trace_import_leaves_no_temporary_file() {
-    use std::fmt::Write as _;
     let d = tempfile::tempdir().unwrap();
     let p = d.path();
-    // Large enough that the import is still running when the signal comes.
-    let mut csv = String::new();
-    for i in 0..400_000u64 {
-        let _ = writeln!(
-            csv,
-            "{},hm,0,Write,{},4096,1",
-            128_166_372_003_061_629u64 + i * 1000,
-            (i * 4096) % (1 << 32)
-        );
-    }
-    std::fs::write(p.join("huge.csv"), csv).unwrap();
-    let temp = |p: &Path| {
-        std::fs::read_dir(p).unwrap().any(|e| {
-            let n = e.unwrap().file_name().to_string_lossy().into_owned();
-            n.starts_with(".huge.dltrace.") && n.ends_with(".tmp")
-        })
-    };
+    huge_msr(p);
+    // The output and the scratch file: both unnamed, in the output's directory.
+    let temp = |pid: u32, p: &Path| unnamed_files_in(pid, p) == 2;
     // One signal, or two (the second ends the process at once, without the main
     // thread's cleanup: the temporary file must go all the same).
     for sigs in [&["INT"][..], &["TERM"], &["INT", "TERM"]] {
@@ -478,7 +459,7 @@ fn an_interrupted_trace_import_leaves_no_temporary_file() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        wait_until("the temporary output", || temp(p));
+        wait_until("the temporary output", || temp(child.id(), p));
         for sig in sigs {
             signal(child.id(), sig);
         }
@@ -493,10 +474,7 @@ fn an_interrupted_trace_import_leaves_no_temporary_file() {
                 "{e}"
             );
         }
-        let names: Vec<String> = std::fs::read_dir(p)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
+        let names = names_in(p);
         assert_eq!(names, ["huge.csv"], "{sigs:?}");
     }
 }
@@ -542,4 +520,325 @@ fn a_span_of_nothing_and_a_fifo_output_are_refused_in_the_command_s_own_terms() 
     let e = refused_untouched(p, &export, "is a FIFO");
     assert!(!e.contains("--output-format"), "{e}");
     assert!(e.contains("with -o -, it goes to standard output"), "{e}");
+}
+
+/// What is planted at an output's path while drivelab runs.
+#[derive(Debug, Clone, Copy)]
+enum Plant {
+    /// A symbolic link to the victim.
+    Symlink,
+    /// A hard link to the victim.
+    HardLink,
+    /// The output's directory moved away, a link to the victim's directory put in its place.
+    DirectorySwapped,
+    /// The victim itself renamed to the output's name.
+    Renamed,
+}
+
+/// `io null --json out/r.json` runs until interrupted; once it has claimed its output
+/// (its unnamed temporary file is open in out/), `plant` is done, then the run is
+/// interrupted, which writes the result. The victim must be untouched.
+fn plant_during_a_run(plant: Plant) {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let (out, safe) = (p.join("out"), p.join("safe"));
+    std::fs::create_dir(&out).unwrap();
+    std::fs::create_dir(&safe).unwrap();
+    let victim = safe.join("r.json");
+    std::fs::write(&victim, "precious = 1\n").unwrap();
+    let child = drivelab()
+        .args(["io", "null", "--runtime", "1h", "--json", "out/r.json"])
+        .current_dir(p)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until("the claimed output", || {
+        unnamed_files_in(child.id(), &out) == 1
+    });
+    let at = out.join("r.json");
+    match plant {
+        Plant::Symlink => std::os::unix::fs::symlink(&victim, &at).unwrap(),
+        Plant::HardLink => std::fs::hard_link(&victim, &at).unwrap(),
+        Plant::DirectorySwapped => {
+            std::fs::rename(&out, p.join("moved")).unwrap();
+            std::os::unix::fs::symlink(&safe, &out).unwrap();
+        }
+        Plant::Renamed => std::fs::rename(&victim, &at).unwrap(),
+    }
+    signal(child.id(), "INT");
+    let o = child.wait_with_output().unwrap();
+    let e = stderr(&o);
+    match plant {
+        Plant::Renamed => {
+            assert_eq!(o.status.code(), Some(1), "{e}");
+            assert!(e.contains("took its place"), "{e}");
+            assert_eq!(std::fs::read_to_string(&at).unwrap(), "precious = 1\n");
+        }
+        _ => {
+            assert_eq!(o.status.code(), Some(130), "{plant:?}: {e}");
+            assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious = 1\n");
+            let written = match plant {
+                Plant::DirectorySwapped => p.join("moved/r.json"),
+                _ => at.clone(),
+            };
+            let doc: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(&written).unwrap()).unwrap();
+            assert_eq!(doc["tool"]["name"], "drivelab", "{plant:?}");
+        }
+    }
+    let left = names_in(&safe);
+    let want: &[&str] = match plant {
+        Plant::Renamed => &[],
+        _ => &["r.json"],
+    };
+    assert_eq!(left, want, "{plant:?}");
+}
+
+#[test]
+fn a_symbolic_link_planted_at_an_output_during_the_run_is_not_followed() {
+    plant_during_a_run(Plant::Symlink);
+}
+
+#[test]
+fn a_hard_link_planted_at_an_output_during_the_run_keeps_its_file() {
+    plant_during_a_run(Plant::HardLink);
+}
+
+#[test]
+fn an_output_directory_swapped_for_a_link_during_the_run_is_not_followed() {
+    plant_during_a_run(Plant::DirectorySwapped);
+}
+
+#[test]
+fn a_user_s_file_renamed_onto_an_output_during_the_run_stays() {
+    plant_during_a_run(Plant::Renamed);
+}
+
+#[test]
+fn a_mark_inside_a_file_does_not_make_it_drivelab_s() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let pkg = "{\n  \"name\": \"drivelab\",\n  \"version\": \"1.0.0\"\n}\n";
+    std::fs::write(p.join("package.json"), pkg).unwrap();
+    bundle(p, "b");
+    std::fs::write(p.join("t.csv"), "1,hm,0,Write,0,4096,1\n").unwrap();
+    let cmds: [&[&str]; 5] = [
+        &["io", "null", "--runtime", "50ms", "--json", "package.json"],
+        &["io", "null", "--runtime", "50ms", "--csv", "package.json"],
+        &["report", "b", "-o", "package.json"],
+        &["db", "export", "-o", "package.json"],
+        &["trace", "import", "msr", "t.csv", "-o", "package.json"],
+    ];
+    for args in cmds {
+        refused(&run_in(p, args), "not written by drivelab");
+        assert_eq!(
+            std::fs::read_to_string(p.join("package.json")).unwrap(),
+            pkg
+        );
+    }
+}
+
+#[test]
+fn the_run_s_own_marker_file_is_no_output() {
+    let d = tempfile::tempdir().unwrap();
+    let o = run_in(
+        d.path(),
+        &[
+            "io",
+            "--size",
+            "1M",
+            "--runtime",
+            "50ms",
+            "--json",
+            ".drivelab.test.drivelab",
+        ],
+    );
+    refused(&o, "the marker file of the target under test");
+    assert!(!d.path().join("drivelab.test").exists());
+}
+
+#[test]
+fn a_bundle_inside_a_bundle_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    bundle(p, "b");
+    let run_json = std::fs::read(p.join("b/run.json")).unwrap();
+    let args = [
+        "run",
+        "quick",
+        "--short",
+        "--no-db",
+        "sim:nvme-tlc,capacity=4G",
+    ];
+    for out in ["b/sub", "b/sub/deeper"] {
+        let mut a = args.to_vec();
+        a.extend(["--out", out]);
+        refused(&run_in(p, &a), "is inside the result bundle");
+    }
+    assert!(!p.join("b/sub").exists());
+    assert_eq!(std::fs::read(p.join("b/run.json")).unwrap(), run_json);
+}
+
+#[test]
+fn a_full_disk_is_a_failure_not_a_bad_input_and_leaves_nothing() {
+    let fs = Tmpfs::new("size=256k");
+    let d = fs.dir.path();
+    // A trace large enough not to fit.
+    let src = tempfile::tempdir().unwrap();
+    let csv: String = (0..20_000u64)
+        .map(|i| {
+            format!(
+                "{},hm,0,Write,{},4096,1\n",
+                128_166_372_003_061_629u64 + i * 1000,
+                i * 4096
+            )
+        })
+        .collect();
+    std::fs::write(src.path().join("t.csv"), csv).unwrap();
+    fs.fill();
+    let out = d.join("t.dltrace");
+    let o = run_in(
+        src.path(),
+        &[
+            "trace",
+            "import",
+            "msr",
+            "t.csv",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    assert!(
+        e.contains("-o/--output") && !e.contains("FILE"),
+        "blamed on the input: {e}"
+    );
+    // A bundle that cannot be written: exit 1, no directory left.
+    let b = d.join("b");
+    let run = [
+        "run",
+        "quick",
+        "--short",
+        "--no-db",
+        "sim:nvme-tlc,capacity=4G",
+        "--out",
+    ];
+    let mut a = run.to_vec();
+    a.push(b.to_str().unwrap());
+    let o = run_in(src.path(), &a);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // A results database that cannot be made: exit 1, no empty file left.
+    bundle(src.path(), "good");
+    let db = d.join("r.sqlite");
+    let o = run_in(
+        src.path(),
+        &["db", "record", "good", "--db", db.to_str().unwrap()],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let left = names_in(d);
+    assert_eq!(left, ["fill"]);
+}
+
+#[test]
+fn a_read_only_file_system_is_said_without_an_internal_path() {
+    let fs = Tmpfs::new("ro,size=64k");
+    let out = fs.dir.path().join("r.json");
+    let o = run_in(
+        fs.dir.path(),
+        &[
+            "io",
+            "null",
+            "--runtime",
+            "50ms",
+            "--json",
+            out.to_str().unwrap(),
+        ],
+    );
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    assert!(e.contains("Read-only file system"), "{e}");
+    assert!(
+        !e.contains(".drivelab-check") && !e.contains(".r.json."),
+        "{e}"
+    );
+}
+
+/// `huge.csv` in `p`: an MSR trace large enough that its import is still running when
+/// a signal comes.
+fn huge_msr(p: &Path) {
+    use std::fmt::Write as _;
+    let mut csv = String::new();
+    for i in 0..400_000u64 {
+        let _ = writeln!(
+            csv,
+            "{},hm,0,Write,{},4096,1",
+            128_166_372_003_061_629u64 + i * 1000,
+            (i * 4096) % (1 << 32)
+        );
+    }
+    std::fs::write(p.join("huge.csv"), csv).unwrap();
+}
+
+#[test]
+fn a_killed_trace_import_leaves_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    huge_msr(p);
+    let mut child = drivelab()
+        .args(["trace", "import", "msr", "huge.csv", "-o", "huge.dltrace"])
+        .current_dir(p)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until("the import to write", || {
+        unnamed_files_in(child.id(), p) == 2
+    });
+    child.kill().unwrap(); // SIGKILL: no clean-up at all
+    child.wait().unwrap();
+    let names = names_in(p);
+    assert_eq!(names, ["huge.csv"]);
+}
+
+#[test]
+fn a_link_planted_in_a_bundle_during_the_run_is_replaced_not_followed() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let victim = p.join("victim.conf");
+    std::fs::write(&victim, "precious = 1\n").unwrap();
+    let child = drivelab()
+        .args(["run", "mixed", "null", "--step-time", "1h", "--size", "64M"])
+        .args(["--no-db", "--progress", "never", "--out", "b"])
+        .current_dir(p)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let run_json = p.join("b/run.json");
+    wait_until("the bundle's first document", || run_json.is_file());
+    // Put in place at once (a link renamed over the document), as an attacker would.
+    std::os::unix::fs::symlink(&victim, p.join("b/planted")).unwrap();
+    std::fs::rename(p.join("b/planted"), &run_json).unwrap();
+    signal(child.id(), "INT");
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious = 1\n");
+    assert!(std::fs::symlink_metadata(&run_json).unwrap().is_file());
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&run_json).unwrap()).unwrap();
+    assert_eq!(doc["status"], "interrupted");
+}
+
+/// The names in the directory `d`, sorted.
+fn names_in(d: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
 }

@@ -420,6 +420,63 @@ fn a_simulated_drive_is_written_once_before_a_trace_that_reads_unless_no_fill() 
 }
 
 #[test]
+fn a_read_only_trace_on_a_simulated_drive_reads_a_filled_span_unless_no_fill_which_says_so() {
+    // WebSearch-like: reads only. The simulated drive is written anyway (writing it is
+    // always allowed), so the reads are those of a filled drive.
+    let dir = tempfile::tempdir().unwrap();
+    let recs: Vec<_> = (0..200u64)
+        .map(|i| rec(i * 100_000, Op::Read, (i * 7919 % 4000) * 16384, 16384))
+        .collect();
+    let trace = write_trace(dir.path(), "ro.dltrace", &recs);
+    let t = trace.to_str().unwrap();
+    let sim = "sim:nvme-tlc,capacity=4G";
+    let mean = |doc: &Value| {
+        let h =
+            &doc["steps"].as_array().unwrap().last().unwrap()["run"]["replay"]["read"]["latency"];
+        h["sum_ns"].as_f64().unwrap() / h["count"].as_f64().unwrap()
+    };
+    let notes = |doc: &Value| {
+        doc["steps"].as_array().unwrap().last().unwrap()["run"]["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    let (filled, _) = replay_ok(dir.path(), &[t, sim, "--size", "64M", "--out", "b"]);
+    let ids: Vec<&str> = filled["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, vec!["fill", "replay-1"]);
+    assert!(!notes(&filled)
+        .iter()
+        .any(|n| n.contains("not written before")));
+    std::fs::remove_dir_all(dir.path().join("b")).unwrap();
+    let (bare, _) = replay_ok(
+        dir.path(),
+        &[t, sim, "--size", "64M", "--no-fill", "--out", "b"],
+    );
+    assert_eq!(bare["steps"].as_array().unwrap().len(), 1);
+    // Never-written blocks answer without touching flash, and the result says so.
+    assert!(
+        mean(&bare) < mean(&filled),
+        "{} vs {}",
+        mean(&bare),
+        mean(&filled)
+    );
+    assert!(
+        notes(&bare)
+            .iter()
+            .any(|n| n.contains("not written before the replay (--no-fill)")),
+        "{:?}",
+        notes(&bare)
+    );
+}
+
+#[test]
 fn replay_writes_follow_the_safety_rules() {
     let dir = tempfile::tempdir().unwrap();
     let trace = write_trace(dir.path(), "w.dltrace", &[rec(0, Op::Write, 0, 4096)]);
@@ -477,6 +534,12 @@ fn bad_input_is_one_line_and_exit_2() {
     let trace = write_trace(dir.path(), "ok.dltrace", &[rec(0, Op::Read, 0, 4096)]);
     let t = trace.to_str().unwrap();
     std::fs::write(dir.path().join("notrace.txt"), "1,2,3\n").unwrap();
+    // MQSim's WebSearch excerpt as it ships: named by its format, with the command.
+    std::fs::write(
+        dir.path().join("WebSearch1.trace"),
+        "0 0 14153456 16 1\n1543 0 2047224 8 1\n",
+    )
+    .unwrap();
     // Cut short: found by reading the whole trace before anything is written.
     let whole = std::fs::read(write_trace(
         dir.path(),
@@ -504,6 +567,10 @@ fn bad_input_is_one_line_and_exit_2() {
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["missing.dltrace", "null"], "TRACE"),
         (vec!["notrace.txt", "null"], "not a drivelab trace"),
+        (
+            vec!["WebSearch1.trace", "null"],
+            "reads as a disksim trace: import it first with drivelab trace import disksim",
+        ),
         (vec![t, "null", "--speed", "0"], "--speed"),
         (vec![t, "null", "--speed", "fast"], "--speed"),
         (vec![t, "null", "--afap", "--speed", "2"], "--afap"),
@@ -712,4 +779,51 @@ fn a_read_only_trace_reads_a_users_file_and_the_issue_log_is_not_a_setting() {
     let c = run_doc(&dir.path().join("c"));
     assert_eq!(doc["config_hash"], c["config_hash"]);
     assert!(doc["config_hash"].is_string());
+}
+
+#[test]
+fn a_replay_killed_mid_run_resumes_on_its_own_test_file_and_removes_it() {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    // 8 s of trace, a write every 0.1 s, in 1 s parts: killed during a later part.
+    let recs: Vec<Record> = (0..80u64)
+        .map(|i| rec(i * 100_000_000, Op::Write, (i % 64) * 65536, 65536))
+        .collect();
+    let trace = write_trace(dir.path(), "w.dltrace", &recs);
+    let bundle = dir.path().join("b");
+    let mut child = drivelab()
+        .args(["run", "--no-db", "--progress", "never", "replay"])
+        .arg(&trace)
+        .args(["--size", "16M", "--segment", "1s", "--out", "b"])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let test_file = dir.path().join("drivelab.test");
+    wait_until("the first part to be saved and the next to write", || {
+        run_json_steps(&bundle) >= 1
+            && marker_text(&test_file).is_some_and(|m| m.contains("writing=1"))
+    });
+    child.kill().unwrap(); // SIGKILL: no clean-up
+    child.wait().unwrap();
+    let o = run_in(
+        dir.path(),
+        &["run", "--no-db", "--progress", "never", "--resume", "b"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(run_doc(&bundle)["status"], "complete");
+    assert!(!test_file.exists(), "the bundle's test file is left");
+}
+
+/// How many steps of the bundle's run.json are complete (0 while there is none).
+fn run_json_steps(bundle: &std::path::Path) -> usize {
+    std::fs::read_to_string(bundle.join("run.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|d| {
+            d["steps"]
+                .as_array()
+                .map(|s| s.iter().filter(|s| s["status"] == "complete").count())
+        })
+        .unwrap_or(0)
 }

@@ -47,6 +47,45 @@ impl AlignedBuf {
     }
 }
 
+/// The slots' I/O buffers, grown as the trace's I/Os need, within a memory budget.
+pub(crate) struct SlotBuffers {
+    pub(crate) slots: Vec<Option<AlignedBuf>>,
+    bytes: usize,
+    budget: usize,
+}
+
+impl SlotBuffers {
+    pub(crate) fn new() -> SlotBuffers {
+        let avail = crate::sys::meminfo_bytes("MemAvailable").unwrap_or(u64::MAX);
+        SlotBuffers {
+            slots: Vec::new(),
+            bytes: 0,
+            budget: (avail / 2).min(usize::MAX as u64) as usize,
+        }
+    }
+
+    /// Slot `slot`'s buffer, at least `len` bytes (grown when too small).
+    pub(crate) fn get(&mut self, slot: usize, len: usize) -> Result<&mut [u8], String> {
+        if self.slots.len() <= slot {
+            self.slots.resize_with(slot + 1, || None);
+        }
+        let b = &mut self.slots[slot];
+        if b.as_ref().is_none_or(|b| b.len() < len) {
+            let have = b.as_ref().map_or(0, |b| b.len());
+            let want = len.next_multiple_of(4096);
+            if self.bytes - have + want > self.budget {
+                return Err(format!(
+                    "the trace's reads and writes in flight need {} of buffers, more than half of the memory available; lower --max-outstanding",
+                    crate::size::human_bytes((self.bytes - have + want) as u64)
+                ));
+            }
+            *b = Some(AlignedBuf::try_new(want)?);
+            self.bytes = self.bytes - have + want;
+        }
+        Ok(&mut b.as_mut().expect("just made").as_mut_slice()[..len])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

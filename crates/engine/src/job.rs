@@ -72,6 +72,9 @@ pub struct Job<'a> {
     pub error_count: u64,
     /// Time spent preparing write content (ns), when measured by the backend.
     pub data_ns: u64,
+    /// The part of it during which the target waited: made while fewer I/Os than the
+    /// depth were in flight (at the sync engine, with none), not ahead of time.
+    pub data_held_ns: u64,
     pub data_bytes: u64,
 }
 
@@ -107,6 +110,7 @@ impl<'a> Job<'a> {
             errors: Vec::new(),
             error_count: 0,
             data_ns: 0,
+            data_held_ns: 0,
             data_bytes: 0,
         }
     }
@@ -157,14 +161,37 @@ impl<'a> Job<'a> {
         self.data.init_buffer(buf);
     }
 
+    /// Write content time spent while the target waited (counted in both totals).
+    #[inline(always)]
+    pub fn data_held(&mut self, ns: u64) {
+        self.data_ns += ns;
+        self.data_held_ns += ns;
+    }
+
+    /// [`Job::fill`] in two halves, for content made on another thread: what write `op`
+    /// gets (the pool's pick and the write's number), counted now; `None` when it needs
+    /// none. The content is then `pool().fill_write(buf, op.offset, pick, seq)`.
+    pub fn plan_fill(&mut self, op: &IoOp) -> Option<(u64, u64)> {
+        if op.dir != Dir::Write || !self.data.per_write() {
+            return None;
+        }
+        let pick = self.gen.data_rng().u64(..);
+        let seq = self.writes;
+        self.writes += 1;
+        self.data_bytes += op.len as u64;
+        Some((pick, seq))
+    }
+
+    /// The write content's pool.
+    pub fn pool(&self) -> &Arc<DataPool> {
+        &self.data
+    }
+
     /// Put the content of write `op` into `buf` (`buf.len() == op.len`).
     #[inline(always)]
     pub fn fill(&mut self, op: &IoOp, buf: &mut [u8]) {
-        if op.dir == Dir::Write && self.data.per_write() {
-            let pick = self.gen.data_rng().u64(..);
-            self.data.fill_write(buf, op.offset, pick, self.writes);
-            self.writes += 1;
-            self.data_bytes += op.len as u64;
+        if let Some((pick, seq)) = self.plan_fill(op) {
+            self.data.fill_write(buf, op.offset, pick, seq);
         }
     }
 
@@ -214,6 +241,7 @@ impl<'a> Job<'a> {
             (0, format!("short transfer: {result} of {} bytes", op.len))
         };
         self.error_count += 1;
+        self.rec.record_error(op.dir, at_ns);
         if self.errors.len() < KEPT_ERRORS {
             self.errors.push(IoErrorRecord {
                 job: self.id,

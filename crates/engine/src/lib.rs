@@ -9,8 +9,11 @@
 //!
 //! Layout: `spec` (what to do), `target` (where), `backend` (how: one file per I/O
 //! engine), `gen` and `data` (which I/Os, which bytes), `hist` and `series` (measurement),
-//! `run` (putting it together), `replay` (a trace as the workload source), `result` (what comes out), `sys` (raw system calls).
+//! `run` (putting it together), `replay` (a trace as the workload source, issued by the
+//! same backends), `assemble` (the result of either), `result` (what comes out), `sys`
+//! (raw system calls).
 
+pub mod assemble;
 pub mod backend;
 pub mod buf;
 pub mod clock;

@@ -46,6 +46,12 @@ pub trait DeviceModel: Send {
     /// inside the capacity.
     fn submit(&mut self, op: IoOp, at_ns: u64) -> u64;
 
+    /// A FLUSH (fsync) at `at_ns`: returns when the device says the writes completed
+    /// before it are durable. A model without a volatile write cache answers at once.
+    fn flush_cache(&mut self, at_ns: u64) -> u64 {
+        at_ns
+    }
+
     /// Discard (TRIM) a byte range at `at_ns`; returns the time the command completes.
     fn discard(&mut self, offset: u64, len: u64, at_ns: u64) -> u64;
 

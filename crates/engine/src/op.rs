@@ -35,3 +35,24 @@ pub struct IoOp {
     pub offset: u64,
     pub len: u32,
 }
+
+/// An I/O of any kind (flushes and discards too) as an open-loop source, a trace, hands it
+/// to a backend's [`crate::backend::Issuer`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnyOp {
+    pub op: drivelab_trace::Op,
+    pub offset_bytes: u64,
+    pub len_bytes: u64,
+    /// A write that must be on stable media when it completes (RWF_DSYNC).
+    pub fua: bool,
+}
+
+impl AnyOp {
+    /// The result of its success: the byte count of a read or write, 0 otherwise.
+    pub fn expected(&self) -> i64 {
+        match self.op {
+            drivelab_trace::Op::Read | drivelab_trace::Op::Write => self.len_bytes as i64,
+            _ => 0,
+        }
+    }
+}

@@ -4,8 +4,9 @@
 
 use std::sync::atomic::AtomicBool;
 
+use crate::result::Progress;
 use crate::result::{RunResult, RunStatus};
-use crate::run::{self, Progress, RunOptions};
+use crate::run::{self, RunOptions};
 use crate::spec::{IoEngine, Workload};
 use crate::target::{Target, TargetKind};
 

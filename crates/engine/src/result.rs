@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::hist::{Histogram, HistogramJson};
 use crate::job::IoErrorRecord;
+use crate::replay::schedule::{ScheduleCounts, Timing};
 use crate::series::IntervalRecord;
 use crate::spec::Workload;
 use crate::target::TargetInfo;
@@ -182,6 +183,10 @@ pub struct DataGeneration {
     pub bytes_per_s_per_core: Option<f64>,
     /// Largest share of a job's time spent preparing content.
     pub busiest_job_fraction: f64,
+    /// Largest share of a job's time the target waited for content: what was made
+    /// ahead, while the I/Os before it were in flight, is left out.
+    #[serde(default)]
+    pub held_fraction: f64,
     /// True when preparing content held the target back (see
     /// [`DataGeneration::limits`]): the figures are partly the generator's.
     pub limited_by_generator: bool,
@@ -214,11 +219,11 @@ impl DataGeneration {
         let cheaper = "or content that is cheaper to prepare (--data repeat, or zero; a drive that compresses then looks faster)";
         if depth <= 1 {
             format!(
-                "Preparing write content took {pct:.0} % of the time, and at queue depth 1 the target waits while it is prepared: the figures are up to {pct:.0} % below the target's. To measure the target alone, use a deeper queue {cheaper}."
+                "The target waited {pct:.0} % of the time for write content to be prepared (at queue depth 1 it idles meanwhile): the figures are up to {pct:.0} % below the target's. To measure the target alone, use a deeper queue {cheaper}."
             )
         } else {
             format!(
-                "Preparing write content took {pct:.0} % of the busiest job's time and kept {avg_inflight:.1} of {depth} I/Os in flight on average: the data generator, not the target, was the limit. Spread the queue over more jobs (--numjobs, e.g. Q4T2 instead of Q8T1) so that content is prepared on more cores, {cheaper}."
+                "Preparing write content, with the queue short of I/Os, took {pct:.0} % of the busiest job's time and kept {avg_inflight:.1} of {depth} I/Os in flight on average: the data generator, not the target, was the limit. Spread the queue over more jobs (--numjobs, e.g. Q4T2 instead of Q8T1) so that content is prepared on more cores, {cheaper}."
             )
         }
     }
@@ -302,7 +307,117 @@ pub struct Measured {
     /// A trace replay's own measurements (per-operation histograms, issue lag, the
     /// comparison with the trace's service times); absent for generated workloads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replay: Option<crate::replay::ReplayMeasured>,
+    pub replay: Option<ReplayMeasured>,
+}
+
+/// A running view for progress displays, called about once per second of wall time.
+pub struct Progress<'a> {
+    /// Wall time since the run started.
+    pub wall: std::time::Duration,
+    /// The latest finished interval, if any.
+    pub latest: Option<&'a IntervalRecord>,
+}
+
+/// One operation's totals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpMeasured {
+    pub ios: u64,
+    pub bytes: u64,
+    /// Service time (issue to completion).
+    pub latency: HistogramJson,
+}
+
+/// This target's service time against the trace's, I/O by I/O.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// I/Os that had an original service time.
+    pub compared_ios: u64,
+    pub faster_ios: u64,
+    pub slower_ios: u64,
+    pub same_ios: u64,
+    /// Distribution of (this service time / original) × 1000 (so 1000 is "the same";
+    /// the histogram's `_ns` fields hold these per-mille values).
+    pub ratio_permille: HistogramJson,
+}
+
+/// What a replay measured besides what every run has (`Measured.replay`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayMeasured {
+    pub timing: Timing,
+    pub discards_replayed: bool,
+    pub schedule: ScheduleCounts,
+    pub ios_issued: u64,
+    pub ios_completed: u64,
+    pub read: OpMeasured,
+    pub write: OpMeasured,
+    pub flush: OpMeasured,
+    pub discard: OpMeasured,
+    /// Writes issued with RWF_DSYNC (the trace's FUA).
+    pub fua_writes: u64,
+    /// Open loop: how far after its due time each I/O was issued.
+    pub lag: Option<HistogramJson>,
+    /// Open loop: I/Os issued more than [`crate::replay::LATE_NS`] late.
+    pub late_ios: u64,
+    /// False when more than 1 % of the I/Os were over 1 ms late: the replay could not
+    /// keep up with the trace.
+    pub kept_up: bool,
+    /// Open loop: why the late I/Os were late.
+    #[serde(default)]
+    pub late_causes: LateCauses,
+    pub max_outstanding: u32,
+    /// Replay start to last completion.
+    pub replay_ns: u64,
+    /// Setting up before the replay's clock started (the ring, buffers, write content,
+    /// the trace's first record, the sensors): in no lag, as the first I/O is due only
+    /// once the replay can issue it.
+    #[serde(default)]
+    pub setup_ns: u64,
+    /// Open loop: the first I/O's lag, the start-up that remains after the clock started.
+    #[serde(default)]
+    pub first_issue_lag_ns: Option<u64>,
+    pub comparison: Option<Comparison>,
+}
+
+/// Why a replay's late I/Os (over [`crate::replay::LATE_NS`]) were late, one count per
+/// I/O by the first cause that applies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LateCauses {
+    /// Due while the replay had its most I/Os in flight (`max_outstanding`): it waited
+    /// for a slot.
+    pub queue_limit_ios: u64,
+    /// Due while a discard the kernel carries out synchronously (BLKDISCARD) held the
+    /// replay's thread.
+    pub discard_ios: u64,
+    /// Due while handing an I/O to the kernel blocked (the kernel started it inline).
+    pub blocking_submit_ios: u64,
+    /// None of these: the replay's thread did not get the CPU in time.
+    pub cpu_ios: u64,
+}
+
+impl LateCauses {
+    /// The cause that made the most I/Os late, in words, with its count.
+    pub fn main_cause(&self, max_outstanding: u32) -> Option<String> {
+        let all = [
+            (
+                self.queue_limit_ios,
+                format!("the limit of {max_outstanding} I/Os in flight was reached (--max-outstanding)"),
+            ),
+            (
+                self.discard_ios,
+                "discards, which the kernel carries out synchronously on a block device, held up the I/Os behind them".into(),
+            ),
+            (
+                self.blocking_submit_ios,
+                "handing I/Os to the kernel blocked (it started them inline)".into(),
+            ),
+            (
+                self.cpu_ios,
+                "the replay's thread did not get the CPU in time (a busy machine)".into(),
+            ),
+        ];
+        let (n, why) = all.into_iter().max_by_key(|(n, _)| *n)?;
+        (n > 0).then(|| format!("{why}, for {n} of them"))
+    }
 }
 
 #[cfg(test)]

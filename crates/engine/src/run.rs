@@ -5,21 +5,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use crate::assemble::Facts;
 use crate::backend::{null::NullBackend, sync::SyncBackend, uring::UringBackend};
 use crate::backend::{virtual_time::VirtualBackend, Backend, BackendCtx};
 use crate::clock::{Clock, MonotonicClock};
 use crate::data::DataPool;
 use crate::gen::OpGen;
 use crate::job::{IoErrorRecord, Job, StopFlags};
-use crate::result::*;
+use crate::result::{DataGeneration, Progress, RunResult};
 use crate::sensor::sampler::{Sampler, FINISH_WAIT};
-use crate::series::{Aggregator, IntervalRecord, Recorder};
+use crate::series::{Aggregator, Recorder};
 use crate::size::SizeOrPercent;
-use crate::spec::{BsShare, Distribution, IoEngine, Workload, WorkloadRequest};
+use crate::spec::{BsShare, Distribution, IoEngine, Workload, WorkloadRequest, MAX_BS};
 use crate::target::{Target, TargetInfo, TargetKind};
 
-/// The largest block size (also the largest any `--bssplit` or `--spec` may name).
-pub const MAX_BS: u32 = 1 << 30;
 /// The most jobs (threads) one run may have.
 pub const MAX_JOBS: u32 = 4096;
 /// The deepest io_uring the kernel sets up (IORING_MAX_ENTRIES).
@@ -265,28 +264,6 @@ pub fn refuse_unwritten(w: &Workload, target: &Target) -> Result<(), String> {
     }
 }
 
-/// The note a run that read holes carries.
-fn unwritten_note(bytes: u64, span: u64, kind: TargetKind) -> String {
-    let file = match kind {
-        TargetKind::BlockDevice => "the loop device's backing file",
-        _ => "a sparse file",
-    };
-    format!(
-        "Not a drive: {} of the {} span ({:.1} %) are holes or unwritten (fallocated) extents of {file}; reads of them are answered with zeros by the filesystem without touching storage, so read figures overstate the target.",
-        crate::size::human_bytes(bytes),
-        crate::size::human_bytes(span),
-        bytes as f64 * 100.0 / span.max(1) as f64
-    )
-}
-
-/// A running view for progress displays, called about once per second of wall time.
-pub struct Progress<'a> {
-    /// Wall time since the run started.
-    pub wall: Duration,
-    /// The latest finished interval, if any.
-    pub latest: Option<&'a IntervalRecord>,
-}
-
 /// Options of one run besides the workload.
 pub struct RunOptions<'a> {
     /// Set asynchronously (e.g. by a signal handler) to stop issuing, drain and return a
@@ -298,112 +275,148 @@ pub struct RunOptions<'a> {
 /// Run `w` against `target`. I/O errors and interruptions give a partial result with
 /// its status; `Err` only when the run could not start at all.
 pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<RunResult, String> {
-    let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let wall_clock = MonotonicClock::new();
+    let started_at = crate::assemble::started_at();
+    let prep = prepare(w, target, opts.stop);
+    let done = execute(w, target, opts, prep);
+    let facts = facts(w, target, opts, started_at, done);
+    Ok(crate::assemble::assemble(w, target, facts, None))
+}
+
+/// What is done and made before the run's clock starts: the page cache prepared for
+/// buffered I/O, the holes looked up, the write content's pool made (making it is no
+/// I/O), and io_uring's probe of how the target takes I/O.
+struct Prepared {
+    buffered: bool,
+    invalidated: bool,
+    unwritten: Option<u64>,
+    pool: std::sync::Arc<DataPool>,
+    uring: Option<UringBackend>,
+    notes: Vec<String>,
+}
+
+fn prepare(w: &Workload, target: &Target, stop: &AtomicBool) -> Prepared {
     let is_model = target.model().is_some();
     // Buffered I/O through the page cache: start from the target, as fio does.
     let buffered =
         !w.direct && !is_model && w.ioengine != IoEngine::Null && target.file().is_some();
-    let mut cache_notes = Vec::new();
+    let mut notes = Vec::new();
     // (Not when already stopped: an interrupted fill must not wait for a writeback.)
-    let prepare_cache = buffered && !opts.stop.load(Ordering::Relaxed);
+    let prepare_cache = buffered && !stop.load(Ordering::Relaxed);
     let invalidated = prepare_cache && w.invalidate;
-    if prepare_cache {
-        if let Some(f) = target.file() {
-            if invalidated {
-                if let Err(e) = crate::sys::drop_cache(f, w.offset_bytes, w.size_bytes) {
-                    cache_notes.push(format!(
-                        "--invalidate: the span's cached pages could not be dropped before the run ({e})."
-                    ));
-                }
+    if let Some(f) = target.file().filter(|_| prepare_cache) {
+        if invalidated {
+            if let Err(e) = crate::sys::drop_cache(f, w.offset_bytes, w.size_bytes) {
+                notes.push(format!(
+                    "--invalidate: the span's cached pages could not be dropped before the run ({e})."
+                ));
             }
-            // Readahead as the pattern wants it (fio's default fadvise_hint); advice
-            // only, so a refusal changes nothing that needs saying.
-            let _ = crate::sys::advise_access(f, w.rw.is_random());
         }
+        // Readahead as the pattern wants it (fio's default fadvise_hint); advice only,
+        // so a refusal changes nothing that needs saying.
+        let _ = crate::sys::advise_access(f, w.rw.is_random());
     }
-    let unwritten = unwritten_in_span(w, target);
-    // Write content's pool is made before the clock starts too: making it is no I/O.
-    let pool = DataPool::new(w.data, w.max_bs(), w.randseed, w.writes());
-    // io_uring asks the target how it takes I/O before the clock starts.
-    let mut uring = match (w.ioengine, target.file()) {
+    let uring = match (w.ioengine, target.file()) {
         (IoEngine::IoUring, Some(f)) if !is_model => Some(UringBackend::prepare(f, w)),
         _ => None,
     };
+    Prepared {
+        buffered,
+        invalidated,
+        unwritten: unwritten_in_span(w, target),
+        pool: DataPool::new(w.data, w.max_bs(), w.randseed, w.writes()),
+        uring,
+        notes,
+    }
+}
+
+/// What the backend left when the jobs were done.
+struct Executed {
+    prep: Prepared,
+    origin: u64,
+    deadline: Option<u64>,
+    /// The last completion.
+    drained: u64,
+    /// The final fsync (--end_fsync): its start and end.
+    fsync_end: Option<(u64, u64)>,
+    agg: Aggregator,
+    jobs: JobSums,
+    backend_err: Option<String>,
+    aborted: bool,
+    cpu0: (f64, f64),
+    cpu1: (f64, f64),
+    workers_busy: Option<f64>,
+    backend_notes: Vec<String>,
+    sensor_notes: Vec<String>,
+}
+
+/// The jobs' counts, summed (the data generator's busiest job kept apart).
+#[derive(Default)]
+struct JobSums {
+    outside_ns: u128,
+    closing_ns: u128,
+    errors: Vec<IoErrorRecord>,
+    error_count: u64,
+    data_ns_max: u64,
+    data_held_max: u64,
+    data_ns_sum: u64,
+    data_bytes: u64,
+    last_done_ns: u64,
+}
+
+impl JobSums {
+    fn of(jobs: Vec<Job<'_>>) -> JobSums {
+        let mut s = JobSums::default();
+        for j in jobs {
+            s.outside_ns += j.outside_ns as u128;
+            s.closing_ns += j.closing_ns as u128;
+            s.errors.extend(j.errors);
+            s.error_count += j.error_count;
+            s.data_ns_max = s.data_ns_max.max(j.data_ns);
+            s.data_held_max = s.data_held_max.max(j.data_held_ns);
+            s.data_ns_sum += j.data_ns;
+            s.data_bytes += j.data_bytes;
+            s.last_done_ns = s.last_done_ns.max(j.last_done_ns);
+        }
+        s
+    }
+}
+
+/// Carry the run out: the clock starts, the jobs run on the backend with progress,
+/// the ramp's CPU mark and the sensors beside them, and the writes are synced at the end
+/// (--end_fsync).
+fn execute(w: &Workload, target: &mut Target, opts: &RunOptions<'_>, prep: Prepared) -> Executed {
+    let wall_clock = MonotonicClock::new();
+    let is_model = target.model().is_some();
+    let mut prep = prep;
     let origin = match target.model() {
         Some(m) => m.now_ns(),
         None => wall_clock.now_ns(),
     };
-    let info = target.info.clone();
-    let numjobs = w.numjobs as usize;
     let agg = Aggregator::new(
         origin,
         w.log_interval_ns,
         w.ramp_ns / w.log_interval_ns,
-        numjobs,
+        w.numjobs as usize,
     );
     let deadline = w.runtime_ns.map(|r| origin + w.ramp_ns + r);
-    let last_idx = w.runtime_ns.map_or(u64::MAX, |r| {
-        (w.ramp_ns + r).div_ceil(w.log_interval_ns) - 1
-    });
     let stop = StopFlags {
         user: opts.stop,
         abort: AtomicBool::new(false),
     };
-    let min_bs = w.min_bs() as u64;
-    let mut jobs: Vec<Job<'_>> = (0..w.numjobs)
-        .map(|j| {
-            let budget = w
-                .io_size_bytes
-                .map(|total| job_budget(total, min_bs, w.numjobs, j));
-            let mut job = Job::new(
-                j,
-                OpGen::new(w, j),
-                pool.clone(),
-                Recorder::new(&agg, j as usize, last_idx),
-                &stop,
-                origin,
-                deadline,
-                budget,
-                w.continue_on_error,
-            );
-            job.set_window_start(origin + w.ramp_ns);
-            job
-        })
-        .collect();
+    let mut jobs = make_jobs(w, &prep.pool, &agg, &stop, origin, deadline);
     if w.writes() {
         target.refresh_marker(true);
     }
-    let sources = if is_model {
-        Vec::new()
-    } else {
-        target.take_sensors()
-    };
-    let sampler = (!sources.is_empty())
-        .then(|| Sampler::start(sources, wall_clock, origin, w.log_interval_ns));
+    let mut sensors = Sensors::take(target);
+    sensors.start(wall_clock, origin, w.log_interval_ns);
     // CPU time counts from the end of the ramp, like the I/Os it is divided by.
     let cpu0 = Mutex::new(crate::sys::process_cpu_s());
     let finished = AtomicBool::new(false);
-    let backend_result: Mutex<Result<(), String>> = Mutex::new(Ok(()));
     let backend_notes: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let workers_busy: Mutex<Option<f64>> = Mutex::new(None);
-    std::thread::scope(|s| {
+    let backend_result = std::thread::scope(|s| {
         if let Some(cb) = opts.progress {
-            let agg = &agg;
-            let finished = &finished;
-            s.spawn(move || {
-                let t = std::time::Instant::now();
-                while !finished.load(Ordering::Relaxed) {
-                    std::thread::sleep(Duration::from_millis(200));
-                    if t.elapsed().as_millis() % 1000 < 200 {
-                        let latest = agg.latest();
-                        cb(&Progress {
-                            wall: t.elapsed(),
-                            latest: latest.as_ref(),
-                        });
-                    }
-                }
-            });
+            spawn_progress(s, cb, &agg, &finished);
         }
         if w.ramp_ns > 0 && !is_model {
             let (cpu0, finished, clock) = (&cpu0, &finished, &wall_clock);
@@ -420,8 +433,170 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
                 }
             });
         }
-        if let Some(sampler) = &sampler {
-            let (agg, finished) = (&agg, &finished);
+        sensors.spawn(s, &agg, &finished);
+        let mut ctx = BackendCtx {
+            workload: w,
+            clock: &wall_clock,
+            file: None,
+            notes: &backend_notes,
+            workers_busy: &workers_busy,
+        };
+        let r = if let Some(model) = target.model_mut() {
+            VirtualBackend { model, agg: &agg }.run(&mut jobs, &ctx)
+        } else {
+            ctx.file = target.file();
+            let mut backend: Box<dyn Backend> = match w.ioengine {
+                IoEngine::Sync => Box::new(SyncBackend),
+                // libaio only comes from fio's results (IoEngine::parse refuses it):
+                // should such a config be run, io_uring is drivelab's asynchronous engine.
+                IoEngine::IoUring | IoEngine::Libaio => {
+                    Box::new(prep.uring.take().unwrap_or_default())
+                }
+                IoEngine::Null | IoEngine::Sim => Box::new(NullBackend),
+            };
+            backend.run(&mut jobs, &ctx)
+        };
+        finished.store(true, Ordering::Relaxed);
+        r
+    });
+    let aborted = stop.abort.load(Ordering::Relaxed);
+    let jobs = JobSums::of(jobs);
+    // When the last I/O came back (after the deadline, I/Os still in flight drain): the
+    // jobs' own stamp, not the clock after the threads above were joined (the progress
+    // thread alone sleeps 200 ms at a time).
+    let drained = match target.model() {
+        Some(m) => m.now_ns(),
+        None if jobs.last_done_ns > 0 => jobs.last_done_ns,
+        None => wall_clock.now_ns(),
+    };
+    let sensor_notes = sensors.finish(target, &agg);
+    // --end_fsync: the run lasts until the writes are on the target.
+    let mut fsync_end = None;
+    if prep.buffered && w.end_fsync && w.writes() {
+        if let Some(f) = target.file() {
+            let t0 = wall_clock.now_ns();
+            match f.sync_all() {
+                Ok(()) => fsync_end = Some((t0, wall_clock.now_ns())),
+                Err(e) => prep
+                    .notes
+                    .push(format!("--end_fsync: the final fsync failed ({e}).")),
+            }
+        }
+    }
+    target.refresh_marker(false);
+    let cpu1 = crate::sys::process_cpu_s();
+    Executed {
+        prep,
+        origin,
+        deadline,
+        drained,
+        fsync_end,
+        agg,
+        jobs,
+        backend_err: backend_result.err(),
+        aborted,
+        cpu0: cpu0.into_inner().unwrap_or_else(|e| e.into_inner()),
+        cpu1,
+        workers_busy: workers_busy.into_inner().unwrap_or_else(|e| e.into_inner()),
+        backend_notes: backend_notes
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner()),
+        sensor_notes,
+    }
+}
+
+/// One job per `numjobs`, each with its share of a byte-bounded run.
+fn make_jobs<'a>(
+    w: &Workload,
+    pool: &std::sync::Arc<DataPool>,
+    agg: &'a Aggregator,
+    stop: &'a StopFlags<'a>,
+    origin: u64,
+    deadline: Option<u64>,
+) -> Vec<Job<'a>> {
+    let min_bs = w.min_bs() as u64;
+    let last_idx = w.runtime_ns.map_or(u64::MAX, |r| {
+        (w.ramp_ns + r).div_ceil(w.log_interval_ns) - 1
+    });
+    (0..w.numjobs)
+        .map(|j| {
+            let budget = w
+                .io_size_bytes
+                .map(|total| job_budget(total, min_bs, w.numjobs, j));
+            let mut job = Job::new(
+                j,
+                OpGen::new(w, j),
+                pool.clone(),
+                Recorder::new(agg, j as usize, last_idx),
+                stop,
+                origin,
+                deadline,
+                budget,
+                w.continue_on_error,
+            );
+            job.set_window_start(origin + w.ramp_ns);
+            job
+        })
+        .collect()
+}
+
+/// Call `cb` about once per second of wall time until `finished`.
+pub(crate) fn spawn_progress<'s, 'e: 's>(
+    s: &'s std::thread::Scope<'s, 'e>,
+    cb: &'e (dyn Fn(&Progress<'_>) + Sync),
+    agg: &'e Aggregator,
+    finished: &'e AtomicBool,
+) {
+    s.spawn(move || {
+        let t = std::time::Instant::now();
+        while !finished.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(200));
+            if t.elapsed().as_millis() % 1000 < 200 {
+                let latest = agg.latest();
+                cb(&Progress {
+                    wall: t.elapsed(),
+                    latest: latest.as_ref(),
+                });
+            }
+        }
+    });
+}
+
+/// A real target's sensors, sampled every interval on a thread of their own beside the
+/// I/O (a stuck read never holds the end); a simulated device's are read by its backend.
+pub(crate) struct Sensors {
+    sources: Vec<Box<dyn crate::sensor::SensorSource>>,
+    sampler: Option<Sampler>,
+}
+
+impl Sensors {
+    /// The target's sources, taken before the clock starts.
+    pub(crate) fn take(target: &mut Target) -> Sensors {
+        Sensors {
+            sources: match target.model() {
+                Some(_) => Vec::new(),
+                None => target.take_sensors(),
+            },
+            sampler: None,
+        }
+    }
+
+    /// Sample at `origin` and every `interval_ns` after it.
+    pub(crate) fn start(&mut self, clock: MonotonicClock, origin: u64, interval_ns: u64) {
+        let sources = std::mem::take(&mut self.sources);
+        if !sources.is_empty() {
+            self.sampler = Some(Sampler::start(sources, clock, origin, interval_ns));
+        }
+    }
+
+    /// Hand the readings to `agg` until `finished`.
+    pub(crate) fn spawn<'s, 'e: 's>(
+        &'e self,
+        s: &'s std::thread::Scope<'s, 'e>,
+        agg: &'e Aggregator,
+        finished: &'e AtomicBool,
+    ) {
+        if let Some(sampler) = &self.sampler {
             s.spawn(move || {
                 while !finished.load(Ordering::Relaxed) {
                     std::thread::sleep(Duration::from_millis(50));
@@ -429,153 +604,126 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
                 }
             });
         }
-        let r = if is_model {
-            let file = None;
-            let ctx = BackendCtx {
-                workload: w,
-                clock: &wall_clock,
-                file,
-                notes: &backend_notes,
-                workers_busy: &workers_busy,
-            };
-            let model = target.model_mut().expect("model target");
-            VirtualBackend { model, agg: &agg }.run(&mut jobs, &ctx)
-        } else {
-            let ctx = BackendCtx {
-                workload: w,
-                clock: &wall_clock,
-                file: target.file(),
-                notes: &backend_notes,
-                workers_busy: &workers_busy,
-            };
-            let mut backend: Box<dyn Backend> = match w.ioengine {
-                IoEngine::Sync => Box::new(SyncBackend),
-                IoEngine::IoUring => Box::new(uring.take().unwrap_or_default()),
-                IoEngine::Null | IoEngine::Sim => Box::new(NullBackend),
-            };
-            backend.run(&mut jobs, &ctx)
+    }
+
+    /// The spans since the last sample (a meter's mean, ending with the run) to `agg`,
+    /// the sources back to the target; what they have to say about the run.
+    pub(crate) fn finish(self, target: &mut Target, agg: &Aggregator) -> Vec<String> {
+        let Some(sampler) = self.sampler else {
+            if !self.sources.is_empty() {
+                target.return_sensors(self.sources);
+            }
+            return Vec::new();
         };
-        *backend_result.lock().unwrap_or_else(|e| e.into_inner()) = r;
-        finished.store(true, Ordering::Relaxed);
-    });
-    // When the last I/O came back (after the deadline, I/Os still in flight drain): the
-    // jobs' own stamp, not the clock after the threads above were joined (the progress
-    // thread alone sleeps 200 ms at a time).
-    let last_done = jobs.iter().map(|j| j.last_done_ns).max().unwrap_or(0);
-    let drained = match target.model() {
-        Some(m) => m.now_ns(),
-        None if last_done > 0 => last_done,
-        None => wall_clock.now_ns(),
-    };
-    let closing_ns: u128 = jobs.iter().map(|j| j.closing_ns as u128).sum();
-    // The spans since the last sample (a meter's mean, ending with the run), and what
-    // the sources have to say about the run.
-    let mut sensor_notes = Vec::new();
-    if let Some(sampler) = sampler {
         let (sources, notes, last) = sampler.finish(FINISH_WAIT);
         last.into_iter().for_each(|r| agg.sensor(r));
-        sensor_notes = notes;
         target.return_sensors(sources);
+        notes
     }
-    // --end_fsync: the run lasts until the writes are on the target.
-    let mut fsync_end = None;
-    if buffered && w.end_fsync && w.writes() {
-        if let Some(f) = target.file() {
-            let t0 = wall_clock.now_ns();
-            match f.sync_all() {
-                Ok(()) => fsync_end = Some((t0, wall_clock.now_ns())),
-                Err(e) => cache_notes.push(format!("--end_fsync: the final fsync failed ({e}).")),
-            }
-        }
-    }
-    target.refresh_marker(false);
-    let cpu1 = crate::sys::process_cpu_s();
-    let cpu0 = cpu0.into_inner().unwrap_or_else(|e| e.into_inner());
+}
+
+/// The measured facts of an executed run: the grid closed, the measured span, the depth
+/// held, the data generator's share and the run's notes.
+fn facts(
+    w: &Workload,
+    target: &Target,
+    opts: &RunOptions<'_>,
+    started_at: String,
+    e: Executed,
+) -> Facts {
+    let (origin, drained) = (e.origin, e.drained);
     // The grid ends at the deadline; the measured time at the last completion (or the
     // end of the final fsync): a rate is the I/Os counted over the time they took,
     // those drained after a deadline included (docs/result-schema.md).
-    let fsync_done = fsync_end.map_or(0, |(_, e)| e);
-    let grid_end = deadline
+    let fsync_done = e.fsync_end.map_or(0, |(_, end)| end);
+    let grid_end = e
+        .deadline
         .map_or(drained, |d| drained.min(d).max(origin + 1))
         .max(fsync_done)
         .max(origin + 1);
     let end = grid_end.max(drained);
-    let (records, totals_h, bytes) = agg.finish(grid_end, end);
+    let (records, hists, bytes) = e.agg.finish(grid_end, end);
     // Zero when the run ended within the ramp: then nothing was measured.
-    let ramped = w.ramp_ns > 0 && fsync_end.is_none();
-    let measured_ns = span_end(ramped, deadline, end).saturating_sub(origin + w.ramp_ns);
-    let cpu0 = if measured_ns == 0 { cpu1 } else { cpu0 };
-
-    let mut errors = Vec::new();
-    let mut error_count = 0;
-    let (mut data_ns_max, mut data_ns_sum, mut data_bytes) = (0u64, 0u64, 0u64);
-    let mut outside_ns = 0u128;
-    for j in &jobs {
-        outside_ns += j.outside_ns as u128;
-        errors.extend(j.errors.iter().cloned());
-        error_count += j.error_count;
-        data_ns_max = data_ns_max.max(j.data_ns);
-        data_ns_sum += j.data_ns;
-        data_bytes += j.data_bytes;
-    }
-    drop(jobs);
-    let backend_err = backend_result
-        .into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .err();
-    let mut all_h = totals_h[0].clone();
-    all_h.merge(&totals_h[1]);
-    // Nothing measured is no result: every I/O failed (--continue-on-error), or none
-    // came back. (Within the ramp nothing is measured by design: that run says so.)
-    let nothing = all_h.count() == 0 && measured_ns > 0;
-    let status = if backend_err.is_some() || stop.abort.load(Ordering::Relaxed) {
-        RunStatus::Failed
-    } else if opts.stop.load(Ordering::Relaxed) {
-        RunStatus::Interrupted
-    } else if nothing {
-        RunStatus::Failed
-    } else {
-        RunStatus::Complete
-    };
-    let failure = backend_err.or_else(|| {
-        (status == RunStatus::Failed).then(|| failure_text(&errors, error_count, nothing))
-    });
-
-    let total_ops = all_h.count();
-    let cpu_used = (cpu1.0 - cpu0.0) + (cpu1.1 - cpu0.1);
+    let ramped = w.ramp_ns > 0 && e.fsync_end.is_none();
+    let measured_ns = span_end(ramped, e.deadline, end).saturating_sub(origin + w.ramp_ns);
+    let cpu0 = if measured_ns == 0 { e.cpu1 } else { e.cpu0 };
+    let is_model = target.model().is_some();
     let span_ns = (end - origin).max(1);
-    let held_end = deadline.map_or(drained, |d| d.min(drained));
-    let avg_inflight = held_inflight(
-        all_h.sum() + closing_ns,
-        outside_ns,
-        held_end,
-        origin + w.ramp_ns,
-    );
-    let busiest = if is_model {
-        0.0
-    } else {
-        data_ns_max as f64 / span_ns as f64
+    let held_end = e.deadline.map_or(drained, |d| d.min(drained));
+    let latency_sum = hists[0].sum() + hists[1].sum() + e.jobs.closing_ns;
+    let avg_inflight = held_inflight(latency_sum, e.jobs.outside_ns, held_end, origin + w.ramp_ns);
+    let fraction = |ns: u64| {
+        if is_model {
+            0.0
+        } else {
+            ns as f64 / span_ns as f64
+        }
     };
+    let busiest = fraction(e.jobs.data_ns_max);
+    // Content made ahead, while the queue was full, held nothing back.
+    let held = fraction(e.jobs.data_held_max);
     let data = DataGeneration {
         pattern: w.data.name(),
-        bytes_prepared: data_bytes,
-        bytes_per_s_per_core: (data_ns_sum > 0)
-            .then(|| data_bytes as f64 / (data_ns_sum as f64 / 1e9)),
+        bytes_prepared: e.jobs.data_bytes,
+        bytes_per_s_per_core: (e.jobs.data_ns_sum > 0)
+            .then(|| e.jobs.data_bytes as f64 / (e.jobs.data_ns_sum as f64 / 1e9)),
         busiest_job_fraction: busiest,
-        limited_by_generator: DataGeneration::limits(busiest, avg_inflight, w.queue_depth()),
+        held_fraction: held,
+        limited_by_generator: DataGeneration::limits(held, avg_inflight, w.queue_depth()),
     };
+    let completed_ios = hists[0].count() + hists[1].count();
+    let notes = run_notes(
+        w,
+        target,
+        &e,
+        &data,
+        avg_inflight,
+        measured_ns,
+        completed_ios,
+    );
+    Facts {
+        started_at,
+        origin_ns: origin,
+        grid_end_ns: grid_end,
+        end_ns: end,
+        measured_ns,
+        records,
+        hists,
+        bytes,
+        completed_ios,
+        errors: e.jobs.errors,
+        error_count: e.jobs.error_count,
+        failure: e.backend_err,
+        aborted: e.aborted,
+        interrupted: opts.stop.load(Ordering::Relaxed),
+        cpu_s: (e.cpu1.0 - cpu0.0, e.cpu1.1 - cpu0.1),
+        avg_inflight,
+        workers_busy: e.workers_busy,
+        data,
+        unwritten_bytes: e.prep.unwritten,
+        notes,
+    }
+}
+
+/// What a generated run has to say besides what every run does
+/// ([`crate::assemble::assemble`]).
+fn run_notes(
+    w: &Workload,
+    target: &Target,
+    e: &Executed,
+    data: &DataGeneration,
+    avg_inflight: f64,
+    measured_ns: u64,
+    completed_ios: u64,
+) -> Vec<String> {
+    let info = &target.info;
     let mut notes = Vec::new();
-    if let Some(why) = &info.in_memory {
-        notes.push(format!("Memory, not a drive, was measured: {why}."));
-    }
-    if let Some(b) = unwritten {
-        notes.push(unwritten_note(b, w.size_bytes, info.kind));
-    }
     if data.limited_by_generator {
-        notes.push(DataGeneration::note(busiest, avg_inflight, w.queue_depth()));
-    }
-    if is_model {
-        notes.push("A simulated device was measured; all times are virtual.".into());
+        notes.push(DataGeneration::note(
+            data.held_fraction,
+            avg_inflight,
+            w.queue_depth(),
+        ));
     }
     if w.ioengine == IoEngine::Null && info.kind != TargetKind::Null {
         notes.push(format!(
@@ -586,38 +734,13 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     if measured_ns == 0 {
         notes.push("The run ended within the ramp (--ramp_time): nothing was measured.".into());
     }
-    if buffered && info.in_memory.is_none() {
-        let mut n = format!(
-            "Buffered I/O (--direct=0): the page cache was in the path{}.",
-            if invalidated {
-                ", emptied of the span before the run"
-            } else if w.invalidate {
-                " (not emptied first: the run was stopped before it began)"
-            } else {
-                " (not emptied first: --invalidate=0)"
-            }
-        );
-        if w.read_percent() > 0 {
-            n.push_str(&format!(
-                " Readahead was {} as fio's fadvise_hint does, and reads of cached data came from memory (random offsets are drawn with replacement, as with fio's norandommap, so blocks read before may be read again from the cache).",
-                if w.rw.is_random() { "off" } else { "on" }
-            ));
-        }
-        match fsync_end {
-            Some((t0, t1)) => n.push_str(&format!(
-                " The writes were flushed to the target at the end in {:.3} s, counted in the elapsed time (--end_fsync).",
-                (t1 - t0) as f64 / 1e9
-            )),
-            None if w.writes() && !w.end_fsync => n.push_str(
-                " Writes counted once copied into the cache, not when they reached the target (--end_fsync=1 waits for that).",
-            ),
-            None => {}
-        }
-        notes.push(n);
+    if e.prep.buffered && info.in_memory.is_none() {
+        notes.push(buffered_note(w, e.prep.invalidated, e.fsync_end));
     }
-    notes.extend(cache_notes);
-    notes.extend(sensor_notes);
+    notes.extend(e.prep.notes.iter().cloned());
+    notes.extend(e.sensor_notes.iter().cloned());
     if let Some(total) = w.io_size_bytes {
+        let min_bs = w.min_bs() as u64;
         let left = total % min_bs;
         if left > 0 {
             notes.push(format!(
@@ -625,76 +748,47 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
             ));
         }
     }
+    let error_count = e.jobs.error_count;
     if error_count > 0 && w.continue_on_error {
-        let tried = total_ops + error_count;
+        let tried = completed_ios + error_count;
         notes.push(format!(
             "{error_count} of {tried} I/Os ({:.2} %) failed (--continue-on-error); IOPS, bandwidth and latency count the successful ones only.",
             error_count as f64 * 100.0 / tried as f64
         ));
     }
-    notes.extend(
-        backend_notes
-            .into_inner()
-            .unwrap_or_else(|e| e.into_inner()),
+    notes.extend(e.backend_notes.iter().cloned());
+    notes
+}
+
+/// What buffered I/O (--direct=0) means for the figures.
+fn buffered_note(w: &Workload, invalidated: bool, fsync_end: Option<(u64, u64)>) -> String {
+    let mut n = format!(
+        "Buffered I/O (--direct=0): the page cache was in the path{}.",
+        if invalidated {
+            ", emptied of the span before the run"
+        } else if w.invalidate {
+            " (not emptied first: the run was stopped before it began)"
+        } else {
+            " (not emptied first: --invalidate=0)"
+        }
     );
-    let totals = Totals {
-        elapsed_ns: measured_ns,
-        read: DirTotals::new(&totals_h[0], bytes[0], measured_ns),
-        write: DirTotals::new(&totals_h[1], bytes[1], measured_ns),
-        all: DirTotals::new(&all_h, bytes[0] + bytes[1], measured_ns),
-        avg_inflight,
-        kernel_workers_busy_avg: workers_busy.into_inner().unwrap_or_else(|e| e.into_inner()),
-        queue_depth: w.queue_depth(),
-        cpu: CpuUsage {
-            user_s: cpu1.0 - cpu0.0,
-            sys_s: cpu1.1 - cpu0.1,
-            cpu_s_per_million_io: (total_ops > 0).then(|| cpu_used / total_ops as f64 * 1e6),
-        },
-        data,
-        error_count,
-    };
-    // (With --ioengine null on a device no I/O reached it: its link has nothing to say.)
-    let skipped_device = w.ioengine == IoEngine::Null && info.kind != TargetKind::Null;
-    let device = info.device.as_ref().filter(|_| !skipped_device);
-    notes.extend(device.and_then(|d| {
-        crate::target::identity::link_ceiling_note(
-            d,
-            totals.read.bytes_per_s,
-            totals.write.bytes_per_s,
-        )
-    }));
-    let mut records = records;
-    if let Some(d) = device {
-        notes.extend(flag_link_ceiling(d, &mut records));
+    if w.read_percent() > 0 {
+        n.push_str(&format!(
+            " Readahead was {} as fio's fadvise_hint does, and reads of cached data came from memory (random offsets are drawn with replacement, as with fio's norandommap, so blocks read before may be read again from the cache).",
+            if w.rw.is_random() { "off" } else { "on" }
+        ));
     }
-    Ok(RunResult {
-        schema_version: SCHEMA_VERSION,
-        tool: Tool::current(),
-        config: w.clone(),
-        host: HostInfo::current(),
-        target: info,
-        measured: Measured {
-            status,
-            failure,
-            started_at,
-            duration_ns: end - origin,
-            drain_ns: end - grid_end,
-            virtual_start_ns: is_model.then_some(origin),
-            totals,
-            series: Series {
-                interval_ns: w.log_interval_ns,
-                records,
-            },
-            histogram: Histograms {
-                read: totals_h[0].to_json(),
-                write: totals_h[1].to_json(),
-            },
-            errors,
-            notes,
-            simulator_ground_truth: target.model().map(|m| m.ground_truth()),
-            replay: None,
-        },
-    })
+    match fsync_end {
+        Some((t0, t1)) => n.push_str(&format!(
+            " The writes were flushed to the target at the end in {:.3} s, counted in the elapsed time (--end_fsync).",
+            (t1 - t0) as f64 / 1e9
+        )),
+        None if w.writes() && !w.end_fsync => n.push_str(
+            " Writes counted once copied into the cache, not when they reached the target (--end_fsync=1 waits for that).",
+        ),
+        None => {}
+    }
+    n
 }
 
 /// Where the measured span ends, for a run whose last completion is at `end_ns`. A run
@@ -732,49 +826,6 @@ fn held_inflight(
 ) -> f64 {
     let held = latency_sum_ns.saturating_sub(outside_ns);
     held as f64 / window_end_ns.saturating_sub(window_start_ns).max(1) as f64
-}
-
-/// Why a run without a backend error failed, in one line.
-fn failure_text(errors: &[IoErrorRecord], error_count: u64, nothing: bool) -> String {
-    match errors.first() {
-        _ if nothing && error_count > 0 => {
-            format!("every I/O failed ({error_count} errors): nothing was measured")
-        }
-        Some(e) => format!(
-            "{} of {} bytes at offset {} failed: {}",
-            e.dir.name(),
-            e.len_bytes,
-            e.offset_bytes,
-            e.message
-        ),
-        None if nothing => "no I/O completed in the measured time".to_string(),
-        None => "I/O error".to_string(),
-    }
-}
-
-/// Mark the intervals that ran faster than the device's link carries; a note saying how
-/// many, if any.
-fn flag_link_ceiling(
-    id: &crate::target::identity::DeviceIdentity,
-    records: &mut [IntervalRecord],
-) -> Option<String> {
-    let mut first = None;
-    let mut n = 0;
-    for r in records.iter_mut() {
-        r.over_link_ceiling =
-            crate::target::identity::over_link_ceiling(id, r.read.bytes_per_s, r.write.bytes_per_s);
-        if r.over_link_ceiling {
-            n += 1;
-            first.get_or_insert(r.start_ns);
-        }
-    }
-    first.map(|at| {
-        format!(
-            "{n} of {} intervals ran faster than the link carries (the first at {:.1} s; marked over_link_ceiling in the series): a cache, compression or memory answered there, not the drive.",
-            records.len(),
-            at as f64 / 1e9
-        )
-    })
 }
 
 /// A sequential-write workload that writes the whole span once with the given pattern:

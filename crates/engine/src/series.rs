@@ -30,9 +30,22 @@ pub struct IntervalDir {
     pub lat_p99_ns: Option<u64>,
     pub lat_p9999_ns: Option<u64>,
     pub lat_max_ns: Option<u64>,
+    /// I/Os that failed in the interval (an error or a short transfer), counted where
+    /// they came back; the run's `error_count` is the sum over its intervals. Null
+    /// where it is not known (another tool's series, bundles made before it was kept).
+    #[serde(default)]
+    pub errors: Option<u64>,
 }
 
 impl IntervalDir {
+    /// An interval in which nothing completed and nothing failed.
+    fn none() -> IntervalDir {
+        IntervalDir {
+            errors: Some(0),
+            ..IntervalDir::default()
+        }
+    }
+
     fn from_hist(h: &Histogram, bytes: u64, dur_ns: u64) -> IntervalDir {
         let secs = dur_ns.max(1) as f64 / 1e9;
         IntervalDir {
@@ -45,6 +58,7 @@ impl IntervalDir {
             lat_p99_ns: h.percentile(99.0),
             lat_p9999_ns: h.percentile(99.99),
             lat_max_ns: h.max(),
+            errors: Some(0),
         }
     }
 }
@@ -78,6 +92,8 @@ pub struct IntervalRecord {
 struct OpenInterval {
     hist: [Histogram; 2],
     bytes: [u64; 2],
+    /// Failed I/Os by direction.
+    errors: [u64; 2],
 }
 
 struct AggInner {
@@ -138,14 +154,24 @@ impl Aggregator {
 
     /// A job hands over its counts for interval `idx` and says it has moved on to
     /// `progress` (every interval below is complete for it).
-    fn submit(&self, job: usize, idx: u64, parts: [(SparseHistogram, u64); 2], progress: u64) {
+    fn submit(
+        &self,
+        job: usize,
+        idx: u64,
+        parts: [(SparseHistogram, u64); 2],
+        errors: [u64; 2],
+        progress: u64,
+    ) {
         let mut g = self.lock();
         let [(r, rb), (w, wb)] = parts;
-        if r.count() + w.count() > 0 {
+        if r.count() + w.count() + errors[0] + errors[1] > 0 {
             let e = g.open.entry(idx).or_insert_with(|| OpenInterval {
                 hist: [Histogram::new(), Histogram::new()],
                 bytes: [0; 2],
+                errors: [0; 2],
             });
+            e.errors[0] += errors[0];
+            e.errors[1] += errors[1];
             e.hist[0].merge_sparse(&r);
             e.hist[1].merge_sparse(&w);
             e.bytes[0] += rb;
@@ -203,9 +229,9 @@ impl Aggregator {
                 start_ns: start,
                 duration_ns: dur,
                 ramp: idx < self.ramp_intervals,
-                read: IntervalDir::default(),
-                write: IntervalDir::default(),
-                all: IntervalDir::default(),
+                read: IntervalDir::none(),
+                write: IntervalDir::none(),
+                all: IntervalDir::none(),
                 cum_write_bytes: g.cum_write,
                 sensors: Vec::new(),
                 over_link_ceiling: false,
@@ -217,6 +243,9 @@ impl Aggregator {
                 let mut both = o.hist[0].clone();
                 both.merge(&o.hist[1]);
                 rec.all = IntervalDir::from_hist(&both, o.bytes[0] + o.bytes[1], dur);
+                rec.read.errors = Some(o.errors[0]);
+                rec.write.errors = Some(o.errors[1]);
+                rec.all.errors = Some(o.errors[0] + o.errors[1]);
                 g.cum_write += o.bytes[1];
                 rec.cum_write_bytes = g.cum_write;
                 if !rec.ramp {
@@ -308,6 +337,8 @@ pub struct Recorder<'a> {
     last_idx: u64,
     cur: [Histogram; 2],
     cur_bytes: [u64; 2],
+    /// Failed I/Os of the current interval by direction.
+    cur_errors: [u64; 2],
     ops: u64,
 }
 
@@ -322,8 +353,18 @@ impl<'a> Recorder<'a> {
             last_idx,
             cur: [Histogram::new(), Histogram::new()],
             cur_bytes: [0; 2],
+            cur_errors: [0; 2],
             ops: 0,
         }
+    }
+
+    /// Count one failed I/O, in the interval it came back in.
+    #[cold]
+    pub fn record_error(&mut self, dir: Dir, done_ns: u64) {
+        if done_ns >= self.next_boundary_ns {
+            self.roll(done_ns);
+        }
+        self.cur_errors[dir.index()] += 1;
     }
 
     /// Count one completion.
@@ -359,10 +400,12 @@ impl<'a> Recorder<'a> {
             (self.cur[0].to_sparse(), self.cur_bytes[0]),
             (self.cur[1].to_sparse(), self.cur_bytes[1]),
         ];
-        self.agg.submit(self.job, self.cur_idx, parts, progress);
+        self.agg
+            .submit(self.job, self.cur_idx, parts, self.cur_errors, progress);
         self.cur[0].clear();
         self.cur[1].clear();
         self.cur_bytes = [0; 2];
+        self.cur_errors = [0; 2];
     }
 
     /// Completions counted by this recorder.
@@ -407,6 +450,29 @@ mod tests {
         assert_eq!(totals[1].count(), 1);
         assert_eq!(bytes, [8192, 512]);
         assert_eq!(totals[1].max(), Some(99));
+    }
+
+    #[test]
+    fn failed_ios_count_by_direction_in_the_interval_they_came_back_in() {
+        let agg = Aggregator::new(1_000, 100, 0, 2);
+        let mut a = Recorder::new(&agg, 0, u64::MAX);
+        let mut b = Recorder::new(&agg, 1, u64::MAX);
+        a.record(Dir::Read, 4096, 1_000, 1_050); // interval 0
+        a.record_error(Dir::Read, 1_120); // interval 1
+        b.record_error(Dir::Write, 1_150); // interval 1
+        b.record_error(Dir::Write, 1_160); // interval 1
+        a.record_error(Dir::Read, 1_390); // interval 3, after an empty 2
+        a.finish();
+        b.finish();
+        let (recs, _, _) = agg.finish(1_400, 1_400);
+        let errs = |f: fn(&IntervalRecord) -> &IntervalDir| -> Vec<Option<u64>> {
+            recs.iter().map(|r| f(r).errors).collect()
+        };
+        assert_eq!(errs(|r| &r.read), [Some(0), Some(1), Some(0), Some(1)]);
+        assert_eq!(errs(|r| &r.write), [Some(0), Some(2), Some(0), Some(0)]);
+        assert_eq!(errs(|r| &r.all), [Some(0), Some(3), Some(0), Some(1)]);
+        // A failed I/O is no completion.
+        assert_eq!(recs[1].all.ops, 0);
     }
 
     #[test]

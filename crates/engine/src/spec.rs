@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::size::SizeOrPercent;
 
+/// The largest block size (also the largest any `--bssplit` or `--spec` may name).
+pub const MAX_BS: u32 = 1 << 30;
+
 /// fio's `rw`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -78,7 +81,7 @@ pub fn parse_bssplit(s: &str) -> Result<Vec<BsShare>, String> {
             .split_once('/')
             .ok_or_else(|| format!("'{s}' is not {FORM}"))?;
         let bytes = crate::size::parse_size(size).map_err(|e| format!("{e} (in '{s}')"))?;
-        if bytes == 0 || bytes > crate::run::MAX_BS as u64 {
+        if bytes == 0 || bytes > MAX_BS as u64 {
             return Err(format!(
                 "block size '{size}' is not from 1 byte to 1G (in '{s}')"
             ));
@@ -221,6 +224,9 @@ pub enum IoEngine {
     Null,
     /// A simulated device completes I/Os in virtual time.
     Sim,
+    /// Linux native AIO: only in results imported from fio (drivelab's own engine does
+    /// not run it and `parse` does not take it).
+    Libaio,
 }
 
 impl IoEngine {
@@ -240,6 +246,7 @@ impl IoEngine {
             IoEngine::IoUring => "io_uring",
             IoEngine::Null => "null",
             IoEngine::Sim => "sim",
+            IoEngine::Libaio => "libaio",
         }
     }
 }
@@ -425,7 +432,7 @@ impl CdmSpec {
         let (q, t) = qt.split_once('T').ok_or_else(err)?;
         let q: u32 = q.parse().map_err(|_| err())?;
         let t: u32 = t.parse().map_err(|_| err())?;
-        if bs == 0 || bs > crate::run::MAX_BS as u64 || q == 0 || t == 0 {
+        if bs == 0 || bs > MAX_BS as u64 || q == 0 || t == 0 {
             return Err(err());
         }
         Ok(CdmSpec {

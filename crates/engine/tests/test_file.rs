@@ -68,7 +68,10 @@ fn a_run_killed_while_writing_leaves_a_file_that_can_be_resumed() {
     // closing the target.
     t.refresh_marker(true);
     std::thread::sleep(std::time::Duration::from_millis(20));
-    std::os::unix::fs::FileExt::write_at(t.file().unwrap(), &[7u8; 4096], 0).unwrap();
+    // drivelab's random data: each sector stamped with its own offset (here 4096).
+    let mut sector = [0x3Cu8; 512];
+    sector[..8].copy_from_slice(&(4096u64 / 512).to_le_bytes());
+    std::os::unix::fs::FileExt::write_at(t.file().unwrap(), &sector, 4096).unwrap();
     // Dropped without close: the file stays, as after a kill (which also ends the lock).
     drop(t);
     let mut again = open_for_write(&p).expect("still drivelab's: same device and inode");

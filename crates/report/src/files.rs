@@ -16,6 +16,24 @@ pub const GENERATOR_MARK: &str = r#"<meta name="generator" content="drivelab">"#
 /// The PNG text chunk (keyword `Software`) in every chart drivelab writes as PNG.
 pub const PNG_SOFTWARE_MARK: &[u8] = b"Software\0drivelab";
 
+/// How every SVG file drivelab writes starts: a file that starts so is drivelab's own.
+pub fn svg_start() -> String {
+    format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!-- {GENERATOR_MARK} -->\n")
+}
+
+/// Whether `head` (a file's first bytes) is a PNG chart drivelab wrote: the signature,
+/// `IHDR`, then drivelab's `Software` text chunk, exactly where drivelab puts it.
+pub fn is_own_png(head: &[u8]) -> bool {
+    const AFTER_IHDR: usize = 8 + 4 + 4 + 13 + 4;
+    let text = AFTER_IHDR + 8;
+    head.len() >= text + PNG_SOFTWARE_MARK.len()
+        && head.starts_with(b"\x89PNG\r\n\x1a\n")
+        && &head[12..16] == b"IHDR"
+        && head[AFTER_IHDR..AFTER_IHDR + 4] == (PNG_SOFTWARE_MARK.len() as u32).to_be_bytes()
+        && &head[AFTER_IHDR + 4..text] == b"tEXt"
+        && head[text..].starts_with(PNG_SOFTWARE_MARK)
+}
+
 /// The file names `write_pngs`/`write_svgs` give the charts (`<id>.<ext>`).
 pub fn chart_file_names<'a>(charts: impl IntoIterator<Item = &'a Chart>, ext: &str) -> Vec<String> {
     charts
@@ -73,10 +91,7 @@ pub fn write_svgs_with<'a>(
 ) -> Result<Vec<PathBuf>, ReportError> {
     write_each(charts, dir, "svg", |c| {
         let svg = render_svg(c, palette)?;
-        Ok(format!(
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!-- {GENERATOR_MARK} -->\n{svg}\n"
-        )
-        .into_bytes())
+        Ok(format!("{}{svg}\n", svg_start()).into_bytes())
     })
 }
 

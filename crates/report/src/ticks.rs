@@ -294,9 +294,45 @@ pub fn format_pow2(k: i32) -> String {
     }
 }
 
+/// Formats a number with `decimals` decimals and thin-space thousands separators; "–" if not finite.
+pub fn fmt_number(v: f64, decimals: usize) -> String {
+    if !v.is_finite() {
+        return "–".to_string();
+    }
+    let s = format!("{:.*}", decimals, v.abs());
+    let (int, frac) = match s.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (s.as_str(), None),
+    };
+    let mut out = String::new();
+    if v < 0.0 && s.chars().any(|c| c.is_ascii_digit() && c != '0') {
+        out.push('-');
+    }
+    let n = int.len();
+    for (i, c) in int.chars().enumerate() {
+        if i > 0 && (n - i) % 3 == 0 {
+            out.push('\u{202F}'); // narrow no-break space: a number never splits
+        }
+        out.push(c);
+    }
+    if let Some(f) = frac {
+        out.push('.');
+        out.push_str(f);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_get_separators() {
+        assert_eq!(fmt_number(1234567.0, 0), "1\u{202F}234\u{202F}567");
+        assert_eq!(fmt_number(999.456, 2), "999.46");
+        assert_eq!(fmt_number(-1234.5, 1), "-1\u{202F}234.5");
+        assert_eq!(fmt_number(f64::NAN, 1), "–");
+    }
 
     fn values(t: &AxisTicks) -> Vec<f64> {
         t.major.iter().map(|k| k.value).collect()

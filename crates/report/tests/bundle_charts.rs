@@ -107,7 +107,7 @@ fn every_suite_gets_its_charts_and_every_drive_its_group() {
     // Known answers: the marks and callouts repeat the bundles' own analyses.
     for r in &runs {
         let a = &r.doc.summary.as_ref().unwrap().analysis;
-        match r.doc.suite.as_str() {
+        match r.doc.suite.name() {
             "peak" => {
                 let sw = &a["sweeps"][0]["sweep"];
                 let k = &sw["curve"][sw["knee"]["index"].as_u64().unwrap() as usize];
@@ -475,4 +475,122 @@ fn a_directory_without_a_bundle_is_named() {
     std::fs::write(d.path().join("run.json"), "{}").unwrap();
     let e = open_bundle(d.path()).unwrap_err();
     assert!(e.contains("is not a drivelab result bundle"), "{e}");
+}
+
+/// Every suite's saved analysis is its suite's type, field for field: read as the type
+/// and written again, it is the same JSON (the bundle's bytes do not change), so the
+/// report's field reads see everything the suite saved.
+#[test]
+fn every_suites_analysis_reads_back_as_its_type_unchanged() {
+    use drivelab_suites::SuiteKind;
+    fn again<A: serde::de::DeserializeOwned + serde::Serialize>(
+        v: &serde_json::Value,
+    ) -> serde_json::Value {
+        let a: A = serde_json::from_value(v.clone()).unwrap();
+        serde_json::to_value(a).unwrap()
+    }
+    let (_, runs) = report_of(|_, _| true);
+    let mut kinds = BTreeSet::new();
+    for r in &runs {
+        let mut v = r.doc.summary.as_ref().unwrap().analysis.clone();
+        // Added beside every suite's own analysis by the runner.
+        v.as_object_mut().unwrap().remove("telemetry");
+        let back = match r.doc.suite {
+            SuiteKind::Quick => again::<drivelab_suites::quick::Analysis>(&v),
+            SuiteKind::Peak => again::<drivelab_suites::peak::Analysis>(&v),
+            SuiteKind::Consistency => {
+                again::<drivelab_suites::consistency::ConsistencyAnalysis>(&v)
+            }
+            SuiteKind::Seqfill => again::<drivelab_suites::seqfill::SeqFillAnalysis>(&v),
+            SuiteKind::Iometer => again::<drivelab_suites::iometer::Analysis>(&v),
+            SuiteKind::Mixed => again::<drivelab_suites::mixed::Analysis>(&v),
+            SuiteKind::Replay => again::<drivelab_suites::replay::ReplayAnalysis>(&v),
+            SuiteKind::Fio => continue,
+        };
+        assert_eq!(back, v, "{}", r.doc.suite);
+        kinds.insert(r.doc.suite.name());
+    }
+    assert_eq!(kinds.len(), 7, "{kinds:?}");
+}
+
+/// The quick bundle of the first drive, read.
+fn quick_doc() -> drivelab_suites::RunDoc {
+    let (dir, _, _) = common::bundles::all_bundles()
+        .iter()
+        .find(|(_, s, d)| s == "quick" && d.contains("nvme"))
+        .unwrap();
+    open_bundle(dir).unwrap()
+}
+
+fn meta<'r>(r: &'r Report, key: &str) -> &'r str {
+    &r.meta.iter().find(|(k, _)| k == key).unwrap().1
+}
+
+#[test]
+fn bundles_given_one_name_are_one_drive_with_their_runs_apart() {
+    // `report q1 q2 --label vda --label vda`: one drive, one colour and toggle, and
+    // each bundle its own series in it.
+    let doc = quick_doc();
+    let name = || Some("vda".to_string());
+    let runs = vec![
+        DriveRun::new(name(), doc.clone()),
+        DriveRun::new(name(), doc),
+    ];
+    let r = bundle_report(&runs);
+    assert_eq!(r.groups, vec!["vda".to_string()]);
+    assert_eq!(meta(&r, "Drives"), "1");
+    assert_eq!(meta(&r, "Bundles"), "2");
+    let read = r
+        .charts()
+        .into_iter()
+        .find(|c| c.id == "quick-read")
+        .unwrap();
+    let names: Vec<&str> = read.series.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["vda", "vda #2"]);
+    assert!(read.series.iter().all(|s| s.group == "vda"));
+}
+
+#[test]
+fn runs_over_different_connections_say_their_connection_in_every_label() {
+    use drivelab_engine::target::identity::DeviceIdentity;
+    // The lab's two disks, one over USB UAS and one over bulk-only transport: their
+    // legends must show the contrast, not two device paths.
+    let over = |path: &str, transport: &str| {
+        let mut d = quick_doc();
+        d.target_arg = Some(path.into());
+        d.target.model = Some("QEMU HARDDISK".into());
+        let mut id = DeviceIdentity::default();
+        id.transport = transport.into();
+        d.target.device = Some(id);
+        d
+    };
+    let runs = vec![
+        DriveRun::new(None, over("/dev/sdb", "usb-uas")),
+        DriveRun::new(None, over("/dev/sdc", "usb-bot")),
+    ];
+    let r = bundle_report(&runs);
+    assert_eq!(
+        r.groups,
+        [
+            "QEMU HARDDISK (/dev/sdb) · USB, UAS",
+            "QEMU HARDDISK (/dev/sdc) · USB, BOT"
+        ]
+    );
+    // Named by the reader: the names stay the drives, the legends still tell them apart.
+    let runs = vec![
+        DriveRun::new(Some("lab".into()), over("/dev/sdb", "usb-uas")),
+        DriveRun::new(Some("lab".into()), over("/dev/sdc", "usb-bot")),
+    ];
+    let r = bundle_report(&runs);
+    assert_eq!(r.groups, ["lab"]);
+    let read = r
+        .charts()
+        .into_iter()
+        .find(|c| c.id == "quick-read")
+        .unwrap();
+    let names: Vec<&str> = read.series.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["lab · USB, UAS", "lab · USB, BOT"]);
+    // The same connection everywhere (or none known): labels stay as they were.
+    let runs = vec![DriveRun::new(None, over("/dev/sdb", "usb-uas"))];
+    assert_eq!(bundle_report(&runs).groups, ["QEMU HARDDISK (/dev/sdb)"]);
 }

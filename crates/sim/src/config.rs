@@ -19,20 +19,24 @@ pub enum Iface {
     Sata,
     /// PCIe NVMe, generation 1..=5, 1..=16 lanes.
     Pcie { gen: u8, lanes: u8 },
-    /// USB 3.x UASP bridge, 10 or 20 Gb/s.
+    /// USB 3.x UASP bridge, 10 or 20 Gb/s: commands are queued.
     Usb { gbps: u8 },
+    /// USB 3.x bulk-only transport (BOT) bridge, 10 Gb/s: one command at a time, each
+    /// with its command and status transfers (CBW/CSW) around the data.
+    UsbBot,
 }
 
 impl Iface {
     /// Accepted form, for error messages.
     pub const FORM: &'static str =
-        "sata, pcie<gen>x<lanes> (e.g. pcie3x4, pcie4x4), usb10 or usb20";
+        "sata, pcie<gen>x<lanes> (e.g. pcie3x4, pcie4x4), usb10, usb20 (UAS) or usb-bot (bulk-only)";
 
     fn parse(s: &str) -> Option<Iface> {
         match s {
             "sata" => return Some(Iface::Sata),
             "usb10" => return Some(Iface::Usb { gbps: 10 }),
             "usb20" => return Some(Iface::Usb { gbps: 20 }),
+            "usb-bot" => return Some(Iface::UsbBot),
             "nvme" => return Some(Iface::Pcie { gen: 3, lanes: 4 }),
             _ => {}
         }
@@ -50,6 +54,7 @@ impl Iface {
             Iface::Sata => "sata".into(),
             Iface::Pcie { gen, lanes } => format!("pcie{gen}x{lanes}"),
             Iface::Usb { gbps } => format!("usb{gbps}"),
+            Iface::UsbBot => "usb-bot".into(),
         }
     }
 
@@ -71,6 +76,7 @@ impl Iface {
             }
             // 128b/132b coding, UASP framing: about 87 % payload.
             Iface::Usb { gbps } => gbps as f64 * 1e9 * 128.0 / 132.0 / 8.0 * 0.87,
+            Iface::UsbBot => Iface::Usb { gbps: 10 }.payload_bytes_per_s(),
         }
     }
 
@@ -80,6 +86,8 @@ impl Iface {
             Iface::Sata => 2_500,
             Iface::Pcie { .. } => 1_000,
             Iface::Usb { .. } => 12_000,
+            // CBW out, data, CSW in: three bulk transfers with their host round trips.
+            Iface::UsbBot => 40_000,
         }
     }
 
@@ -88,8 +96,14 @@ impl Iface {
         match self {
             Iface::Sata => 12_000,
             Iface::Pcie { .. } => 6_000,
-            Iface::Usb { .. } => 30_000,
+            Iface::Usb { .. } | Iface::UsbBot => 30_000,
         }
+    }
+
+    /// Whether commands queue (NCQ, NVMe, UAS): with bulk-only transport the host sends
+    /// the next command only when the previous one's status is back.
+    pub fn queued(&self) -> bool {
+        !matches!(self, Iface::UsbBot)
     }
 
     /// Whether reads and writes use separate link directions.
@@ -156,7 +170,7 @@ impl Cell {
 
 /// SLC-mode program unit: 16 KiB pages on 4 planes.
 pub const SLC_PROGRAM_UNIT_BYTES: u64 = 64 << 10;
-/// SLC-mode program time per unit, ns.
+/// SLC-mode program time per unit, ns (the default of `tprog_slc`).
 pub const SLC_PROGRAM_NS: u64 = 200_000;
 /// SLC-mode read time, ns.
 pub const SLC_READ_NS: u64 = 25_000;
@@ -233,6 +247,65 @@ impl FoldMode {
     }
 }
 
+/// The drive's write cache: none (a write completes when it is programmed), or volatile
+/// DRAM (a write completes when it is in the cache, and a power cut loses what is there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteCache {
+    None,
+    Volatile,
+}
+
+impl WriteCache {
+    fn parse(s: &str) -> Option<WriteCache> {
+        match s {
+            "none" | "off" => Some(WriteCache::None),
+            "volatile" => Some(WriteCache::Volatile),
+            _ => None,
+        }
+    }
+
+    /// The name `parse` reads back.
+    pub fn name(&self) -> &'static str {
+        match self {
+            WriteCache::None => "none",
+            WriteCache::Volatile => "volatile",
+        }
+    }
+}
+
+/// How the drive answers a FLUSH (fsync) with a volatile write cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlushMode {
+    /// The flush completes when every write acknowledged before it is on NAND.
+    Honest,
+    /// The flush completes at once; the cache is written back as usual, so what it
+    /// covered becomes durable only when its programs end (a lie for that long).
+    Delayed,
+    /// The flush completes at once and does nothing: cached data stays in DRAM until
+    /// the cache needs its room or the drive is idle.
+    Ignored,
+}
+
+impl FlushMode {
+    fn parse(s: &str) -> Option<FlushMode> {
+        match s {
+            "honest" => Some(FlushMode::Honest),
+            "delayed" => Some(FlushMode::Delayed),
+            "ignored" => Some(FlushMode::Ignored),
+            _ => None,
+        }
+    }
+
+    /// The name `parse` reads back.
+    pub fn name(&self) -> &'static str {
+        match self {
+            FlushMode::Honest => "honest",
+            FlushMode::Delayed => "delayed",
+            FlushMode::Ignored => "ignored",
+        }
+    }
+}
+
 /// SLC cache size: absolute, or a share of the user capacity, or dynamic.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SlcSize {
@@ -262,6 +335,8 @@ pub struct SimConfig {
     pub tread_ns: u64,
     /// Time of one native-mode program operation (one program unit).
     pub tprog_ns: u64,
+    /// Time of one SLC-mode program operation (64 KiB on a die).
+    pub tprog_slc_ns: u64,
     pub terase_ns: u64,
     /// Erase block size (power of two, ≥ 64 KiB).
     pub block_bytes: u64,
@@ -296,7 +371,109 @@ pub struct SimConfig {
     pub thermal_params: ThermalParams,
     /// Temperature at time 0; None: the idle steady state (ambient + R × idle power).
     pub start_celsius: Option<f64>,
+    /// Host link payload rate in bytes/s; None: the interface's own.
+    pub link_bytes_per_s: Option<u64>,
+    /// A throttled drive runs its link and NAND this many times slower.
+    pub throttle_factor: u32,
+    /// Total power (W) at the drive's sustained sequential read / write rate; None: the
+    /// built-in energies per operation. Scales the energy of reads / writes.
+    pub read_power_w: Option<f64>,
+    pub write_power_w: Option<f64>,
+    /// The controller's power limit (W, idle included): commands wait so that the work
+    /// never draws more on average; None: no limit.
+    pub peak_power_w: Option<f64>,
+    /// Volatile write cache, its size, and how a FLUSH is answered.
+    pub write_cache: WriteCache,
+    pub write_cache_bytes: u64,
+    pub flush: FlushMode,
+    /// Virtual time of a power cut (the drive loses its volatile cache and is back at
+    /// once); None: no cut.
+    pub power_cut_ns: Option<u64>,
     pub seed: u64,
+}
+
+/// One `sim:` key: its name, accepted form (with unit), generic default and meaning.
+/// The one list `sim:help`, the README's table and the unknown-key error are made from.
+#[derive(Debug, Clone, Copy)]
+pub struct KeyDoc {
+    pub key: &'static str,
+    pub form: &'static str,
+    pub default: &'static str,
+    pub meaning: &'static str,
+}
+
+/// Every `sim:` key, in the order `sim:help` lists them.
+pub const KEYS: &[KeyDoc] = &[
+    KeyDoc { key: "capacity", form: "size (64G, 500GB; at least 64M)", default: "64G", meaning: "user-visible capacity" },
+    KeyDoc { key: "op", form: "percent (7%) or fraction (0.07)", default: "7%", meaning: "over-provisioning: physical = user x (1 + op)" },
+    KeyDoc { key: "slc", form: "size, percent of capacity, or dynamic", default: "0", meaning: "SLC write cache (dynamic: carved out of free space)" },
+    KeyDoc { key: "channels", form: "1 to 64", default: "8", meaning: "NAND channels" },
+    KeyDoc { key: "dies", form: "1 to 1024", default: "16", meaning: "NAND dies, round-robin over the channels" },
+    KeyDoc { key: "iface", form: "sata, pcieGxL (pcie3x4, pcie4x4), usb10, usb20, usb-bot", default: "pcie3x4", meaning: "host interface: link rate and per-command cost; usb-bot: bulk-only, one command at a time" },
+    KeyDoc { key: "link", form: "rate (850MB/s, 1.2GB/s)", default: "the iface's", meaning: "host link payload rate, overriding the iface's" },
+    KeyDoc { key: "cell", form: "mlc, tlc, qlc", default: "tlc", meaning: "NAND cell type: default timings and program unit" },
+    KeyDoc { key: "tread", form: "duration (60us)", default: "the cell's (tlc 60us)", meaning: "NAND page read time" },
+    KeyDoc { key: "tprog", form: "duration (2.4ms)", default: "the cell's (tlc 2400us)", meaning: "native-mode program time per program unit" },
+    KeyDoc { key: "tprog_slc", form: "duration (200us)", default: "200us", meaning: "SLC-mode program time per 64 KiB on a die: sets the SLC write rate (below the link: a plateau under it)" },
+    KeyDoc { key: "terase", form: "duration (3.5ms)", default: "the cell's (tlc 3500us)", meaning: "block erase time" },
+    KeyDoc { key: "block", form: "power of two, 64K to 1G", default: "4M", meaning: "erase block size" },
+    KeyDoc { key: "dram", form: "on, off", default: "on", meaning: "mapping table in DRAM (off: a 1 GiB-span SRAM mapping cache)" },
+    KeyDoc { key: "gc", form: "incremental, batch, tiered", default: "incremental", meaning: "how garbage collection is scheduled against host writes" },
+    KeyDoc { key: "gc_batch", form: "blocks, 1 to 1048576", default: "64", meaning: "blocks reclaimed per batch (batch and tiered GC)" },
+    KeyDoc { key: "gc_bg_every", form: "host pages, 0 to 2^30", default: "0 (one erase block)", meaning: "host pages between background GC victims (tiered GC)" },
+    KeyDoc { key: "gc_tiers", form: "1 to 8", default: "1", meaning: "background GC tiers of rising urgency (tiered GC)" },
+    KeyDoc { key: "fold", form: "idle, load", default: "idle", meaning: "when the SLC cache is folded (load: a full cache holds the host)" },
+    KeyDoc { key: "fold_batch", form: "size, at least 4K", default: "4G", meaning: "bytes folded while the host waits on a full cache (fold=load)" },
+    KeyDoc { key: "slc_min", form: "size, at least 4K", default: "1G", meaning: "smallest dynamic SLC cache the drive creates" },
+    KeyDoc { key: "fold_every", form: "0.25 to 64", default: "1.5", meaning: "host pages per folded page while a full dynamic cache empties" },
+    KeyDoc { key: "slc_bypass", form: "size (0: none)", default: "0", meaning: "writes at least this large skip the SLC cache" },
+    KeyDoc { key: "thermal", form: "on, off", default: "off", meaning: "thermal model with throttling" },
+    KeyDoc { key: "ambient", form: "°C, -40 to 150", default: "35", meaning: "ambient temperature" },
+    KeyDoc { key: "start_temp", form: "°C, -40 to 150", default: "idle steady state", meaning: "temperature at time 0" },
+    KeyDoc { key: "throttle_temp", form: "°C, -40 to 150", default: "75", meaning: "the drive throttles above this" },
+    KeyDoc { key: "release_temp", form: "°C, below throttle_temp", default: "70", meaning: "the throttle releases below this" },
+    KeyDoc { key: "throttle_factor", form: "2 to 1000", default: "3", meaning: "a throttled drive's link and NAND run this many times slower" },
+    KeyDoc { key: "thermal_r", form: "°C per W, above 0 to 1000", default: "12", meaning: "thermal resistance to ambient" },
+    KeyDoc { key: "thermal_tau", form: "duration (4s)", default: "4s", meaning: "thermal time constant" },
+    KeyDoc { key: "idle_power", form: "W, above 0 to 100", default: "0.4", meaning: "power when idle (also the floor under load)" },
+    KeyDoc { key: "read_power", form: "W, above idle_power to 100", default: "from the energies per operation", meaning: "total power at the sustained sequential read rate" },
+    KeyDoc { key: "write_power", form: "W, above idle_power to 100", default: "from the energies per operation", meaning: "total power at the sustained sequential write rate (SLC rate with a cache)" },
+    KeyDoc { key: "peak_power", form: "W, above idle_power to 100", default: "none", meaning: "power limit: commands wait so that the drive never draws more on average (a power state)" },
+    KeyDoc { key: "write_cache", form: "none, volatile", default: "none", meaning: "volatile DRAM write cache: writes complete when cached; a power cut loses them" },
+    KeyDoc { key: "write_cache_size", form: "size, at least 4K", default: "64M", meaning: "volatile write cache size" },
+    KeyDoc { key: "flush", form: "honest, delayed, ignored", default: "honest", meaning: "how a FLUSH is answered with a volatile cache" },
+    KeyDoc { key: "power_cut", form: "duration (30s, virtual time since the drive was made)", default: "none", meaning: "power cut: the volatile cache is lost (listed in the truth), the drive is back at once" },
+    KeyDoc { key: "seed", form: "whole number", default: "1", meaning: "seed of the NAND timing jitter" },
+];
+
+/// `sim:help`: every key with its form, default and meaning, and the presets.
+pub fn help_text() -> String {
+    let mut s = String::from(
+        "sim: a simulated SSD in virtual time: sim:[PRESET,]key=value,...\n\npresets:\n",
+    );
+    for (name, what) in PRESETS {
+        s.push_str(&format!("  {name:<10} {what}\n"));
+    }
+    s.push_str("\nkeys (default without a preset):\n");
+    for k in KEYS {
+        s.push_str(&format!(
+            "  {:<16} {}\n  {:<16}   form: {}; default: {}\n",
+            k.key, k.meaning, "", k.form, k.default
+        ));
+    }
+    s
+}
+
+/// The keys as a Markdown table (the README's, kept equal to this by a test).
+pub fn keys_markdown() -> String {
+    let mut s = String::from("| key | meaning | form | default |\n|---|---|---|---|\n");
+    for k in KEYS {
+        s.push_str(&format!(
+            "| `{}` | {} | {} | {} |\n",
+            k.key, k.meaning, k.form, k.default
+        ));
+    }
+    s
 }
 
 /// A temperature setting (°C) from the spec: a decimal from -40 to 150.
@@ -348,6 +525,7 @@ impl SimConfig {
             cell,
             tread_ns: tr,
             tprog_ns: tp,
+            tprog_slc_ns: SLC_PROGRAM_NS,
             terase_ns: te,
             block_bytes: 4 << 20,
             dram: true,
@@ -363,6 +541,15 @@ impl SimConfig {
             thermal: false,
             thermal_params: M2_NVME,
             start_celsius: None,
+            link_bytes_per_s: None,
+            throttle_factor: 3,
+            read_power_w: None,
+            write_power_w: None,
+            peak_power_w: None,
+            write_cache: WriteCache::None,
+            write_cache_bytes: 64 << 20,
+            flush: FlushMode::Honest,
+            power_cut_ns: None,
             seed: 1,
         }
     }
@@ -480,8 +667,14 @@ impl SimConfig {
                         })?)
                     }
                 }
-                "channels" => cfg.channels = parse_count(value, 1, 64).ok_or_else(|| bad("a whole number from 1 to 64"))?,
-                "dies" => cfg.dies = parse_count(value, 1, 1024).ok_or_else(|| bad("a whole number from 1 to 1024"))?,
+                "channels" => {
+                    cfg.channels = parse_count(value, 1, 64)
+                        .ok_or_else(|| bad("a whole number from 1 to 64"))?
+                }
+                "dies" => {
+                    cfg.dies = parse_count(value, 1, 1024)
+                        .ok_or_else(|| bad("a whole number from 1 to 1024"))?
+                }
                 "iface" => cfg.iface = Iface::parse(value).ok_or_else(|| bad(Iface::FORM))?,
                 "cell" => {
                     let cell = Cell::parse(value).ok_or_else(|| bad("mlc, tlc or qlc"))?;
@@ -506,6 +699,9 @@ impl SimConfig {
                     cfg.tprog_ns = parse_duration_ns(value).ok_or_else(|| bad(DURATION_FORM))?;
                     times_set[1] = true;
                 }
+                "tprog_slc" => {
+                    cfg.tprog_slc_ns = parse_duration_ns(value).ok_or_else(|| bad(DURATION_FORM))?
+                }
                 "terase" => {
                     cfg.terase_ns = parse_duration_ns(value).ok_or_else(|| bad(DURATION_FORM))?;
                     times_set[2] = true;
@@ -517,13 +713,18 @@ impl SimConfig {
                     cfg.block_bytes = b;
                 }
                 "dram" => cfg.dram = parse_switch(value).ok_or_else(|| bad("on or off"))?,
-                "gc" => cfg.gc = GcMode::parse(value).ok_or_else(|| bad("incremental, batch or tiered"))?,
+                "gc" => {
+                    cfg.gc =
+                        GcMode::parse(value).ok_or_else(|| bad("incremental, batch or tiered"))?
+                }
                 "gc_bg_every" => {
-                    cfg.gc_bg_every_pages = parse_count(value, 0, 1 << 30)
-                        .ok_or_else(|| bad("a number of host pages from 0 to 1073741824 (0: one erase block)"))?
+                    cfg.gc_bg_every_pages = parse_count(value, 0, 1 << 30).ok_or_else(|| {
+                        bad("a number of host pages from 0 to 1073741824 (0: one erase block)")
+                    })?
                 }
                 "gc_tiers" => {
-                    cfg.gc_tiers = parse_count(value, 1, 8).ok_or_else(|| bad("a number of background GC tiers from 1 to 8"))?
+                    cfg.gc_tiers = parse_count(value, 1, 8)
+                        .ok_or_else(|| bad("a number of background GC tiers from 1 to 8"))?
                 }
                 "gc_batch" => {
                     cfg.gc_batch_blocks = parse_count(value, 1, 1 << 20)
@@ -535,32 +736,112 @@ impl SimConfig {
                         .filter(|&b| b >= PAGE_BYTES)
                         .ok_or_else(|| bad("a size of at least 4K, like 4G"))?
                 }
-                "slc_min" => cfg.slc_min_bytes = parse_size(value).filter(|&b| b >= PAGE_BYTES)
-                    .ok_or_else(|| bad("a size of at least 4K, like 1G"))?,
-                "fold_every" => cfg.fold_every = parse_positive(value, 64.0).filter(|&v| v >= 0.25)
-                    .ok_or_else(|| bad("host pages per folded page from 0.25 to 64, like 1.5"))?,
-                "slc_bypass" => cfg.slc_bypass_bytes = parse_size(value)
-                    .ok_or_else(|| bad("a write size like 128K (0: none)"))?,
+                "slc_min" => {
+                    cfg.slc_min_bytes = parse_size(value)
+                        .filter(|&b| b >= PAGE_BYTES)
+                        .ok_or_else(|| bad("a size of at least 4K, like 1G"))?
+                }
+                "fold_every" => {
+                    cfg.fold_every = parse_positive(value, 64.0)
+                        .filter(|&v| v >= 0.25)
+                        .ok_or_else(|| {
+                            bad("host pages per folded page from 0.25 to 64, like 1.5")
+                        })?
+                }
+                "slc_bypass" => {
+                    cfg.slc_bypass_bytes =
+                        parse_size(value).ok_or_else(|| bad("a write size like 128K (0: none)"))?
+                }
                 "thermal" => cfg.thermal = parse_switch(value).ok_or_else(|| bad("on or off"))?,
-                "ambient" => cfg.thermal_params.ambient_c = parse_celsius(value).ok_or_else(|| bad(CELSIUS_FORM))?,
-                "start_temp" => cfg.start_celsius = Some(parse_celsius(value).ok_or_else(|| bad(CELSIUS_FORM))?),
-                "throttle_temp" => cfg.thermal_params.throttle_c = parse_celsius(value).ok_or_else(|| bad(CELSIUS_FORM))?,
-                "release_temp" => cfg.thermal_params.release_c = parse_celsius(value).ok_or_else(|| bad(CELSIUS_FORM))?,
-                "thermal_r" => cfg.thermal_params.resistance_c_per_w = parse_positive(value, 1000.0)
-                    .ok_or_else(|| bad("a thermal resistance in °C per W from above 0 to 1000, like 12"))?,
+                "ambient" => {
+                    cfg.thermal_params.ambient_c =
+                        parse_celsius(value).ok_or_else(|| bad(CELSIUS_FORM))?
+                }
+                "start_temp" => {
+                    cfg.start_celsius = Some(parse_celsius(value).ok_or_else(|| bad(CELSIUS_FORM))?)
+                }
+                "throttle_temp" => {
+                    cfg.thermal_params.throttle_c =
+                        parse_celsius(value).ok_or_else(|| bad(CELSIUS_FORM))?
+                }
+                "release_temp" => {
+                    cfg.thermal_params.release_c =
+                        parse_celsius(value).ok_or_else(|| bad(CELSIUS_FORM))?
+                }
+                "thermal_r" => {
+                    cfg.thermal_params.resistance_c_per_w = parse_positive(value, 1000.0)
+                        .ok_or_else(|| {
+                            bad("a thermal resistance in °C per W from above 0 to 1000, like 12")
+                        })?
+                }
                 "thermal_tau" => {
-                    let ns = parse_duration_ns(value).filter(|&n| n > 0).ok_or_else(|| bad("a time constant like 4s or 90s"))?;
+                    let ns = parse_duration_ns(value)
+                        .filter(|&n| n > 0)
+                        .ok_or_else(|| bad("a time constant like 4s or 90s"))?;
                     cfg.thermal_params.tau_s = ns as f64 / 1e9;
                 }
-                "idle_power" => cfg.thermal_params.idle_w = parse_positive(value, 100.0)
-                    .ok_or_else(|| bad("an idle power in W from above 0 to 100, like 0.4"))?,
+                "idle_power" => {
+                    cfg.thermal_params.idle_w = parse_positive(value, 100.0)
+                        .ok_or_else(|| bad("an idle power in W from above 0 to 100, like 0.4"))?
+                }
+                "link" => {
+                    let r = value
+                        .strip_suffix("/s")
+                        .and_then(parse_size)
+                        .filter(|&r| (1_000_000..=1_000_000_000_000).contains(&r))
+                        .ok_or_else(|| {
+                            bad("a rate from 1MB/s to 1TB/s, like 850MB/s (MB = 10^6 bytes)")
+                        })?;
+                    cfg.link_bytes_per_s = Some(r);
+                }
+                "throttle_factor" => {
+                    cfg.throttle_factor = parse_count(value, 2, 1000)
+                        .ok_or_else(|| bad("a slowdown from 2 to 1000"))?
+                }
+                "read_power" => {
+                    cfg.read_power_w = Some(
+                        parse_positive(value, 100.0)
+                            .ok_or_else(|| bad("a power in W from above 0 to 100, like 5.5"))?,
+                    )
+                }
+                "peak_power" => {
+                    cfg.peak_power_w = Some(
+                        parse_positive(value, 100.0)
+                            .ok_or_else(|| bad("a power in W from above 0 to 100, like 8.25"))?,
+                    )
+                }
+                "write_power" => {
+                    cfg.write_power_w = Some(
+                        parse_positive(value, 100.0)
+                            .ok_or_else(|| bad("a power in W from above 0 to 100, like 7.2"))?,
+                    )
+                }
+                "write_cache" => {
+                    cfg.write_cache =
+                        WriteCache::parse(value).ok_or_else(|| bad("none or volatile"))?
+                }
+                "write_cache_size" => {
+                    cfg.write_cache_bytes = parse_size(value)
+                        .filter(|&b| (PAGE_BYTES..=1 << 40).contains(&b))
+                        .ok_or_else(|| bad("a size from 4K to 1T, like 64M"))?
+                }
+                "flush" => {
+                    cfg.flush =
+                        FlushMode::parse(value).ok_or_else(|| bad("honest, delayed or ignored"))?
+                }
+                "power_cut" => {
+                    cfg.power_cut_ns = Some(
+                        parse_duration_ns(value)
+                            .ok_or_else(|| bad("a virtual time like 30s or 1500ms"))?,
+                    )
+                }
                 "seed" => cfg.seed = value.parse().map_err(|_| bad("a whole number like 42"))?,
                 _ => {
+                    let names: Vec<&str> = KEYS.iter().map(|k| k.key).collect();
                     return Err(format!(
-                        "sim: unknown key '{key}': expected one of capacity, op, slc, channels, dies, \
-                         iface, cell, tread, tprog, terase, block, dram, gc, gc_batch, gc_bg_every, gc_tiers, fold, fold_batch, slc_min, fold_every, slc_bypass, thermal, ambient, \
-                         start_temp, throttle_temp, release_temp, thermal_r, thermal_tau, idle_power, seed"
-                    ))
+                        "sim: unknown key '{key}': expected one of {} (sim:help lists them)",
+                        names.join(", ")
+                    ));
                 }
             }
         }
@@ -640,12 +921,63 @@ impl SimConfig {
         if let Some(c) = self.start_celsius {
             s.push_str(&format!(",start_temp={c}"));
         }
+        if self.tprog_slc_ns != SLC_PROGRAM_NS {
+            s.push_str(&format!(
+                ",tprog_slc={}",
+                format_duration(self.tprog_slc_ns)
+            ));
+        }
+        if let Some(r) = self.link_bytes_per_s {
+            s.push_str(&format!(",link={r}/s"));
+        }
+        if self.throttle_factor != 3 {
+            s.push_str(&format!(",throttle_factor={}", self.throttle_factor));
+        }
+        if let Some(w) = self.read_power_w {
+            s.push_str(&format!(",read_power={w}"));
+        }
+        if let Some(w) = self.write_power_w {
+            s.push_str(&format!(",write_power={w}"));
+        }
+        if let Some(w) = self.peak_power_w {
+            s.push_str(&format!(",peak_power={w}"));
+        }
+        if self.write_cache != WriteCache::None {
+            s.push_str(&format!(
+                ",write_cache={},write_cache_size={},flush={}",
+                self.write_cache.name(),
+                format_size(self.write_cache_bytes),
+                self.flush.name()
+            ));
+        }
+        if let Some(t) = self.power_cut_ns {
+            s.push_str(&format!(",power_cut={}", format_duration(t)));
+        }
         s
     }
 
-    /// Thermal constants that cannot work: the throttle must release below where it starts.
+    /// The host link's payload rate in bytes/s: `link` if set, else the interface's.
+    pub fn link_rate(&self) -> f64 {
+        self.link_bytes_per_s
+            .map_or_else(|| self.iface.payload_bytes_per_s(), |r| r as f64)
+    }
+
+    /// Thermal and power constants that cannot work: the throttle must release below
+    /// where it starts, an active power must be above the idle power.
     pub fn check_thermal(&self) -> Result<(), String> {
         let t = &self.thermal_params;
+        for (key, w) in [
+            ("read_power", self.read_power_w),
+            ("write_power", self.write_power_w),
+            ("peak_power", self.peak_power_w),
+        ] {
+            if let Some(w) = w.filter(|&w| w <= t.idle_w) {
+                return Err(format!(
+                    "sim: bad {key} '{w}': expected a power above idle_power ({} W)",
+                    t.idle_w
+                ));
+            }
+        }
         if t.release_c >= t.throttle_c {
             return Err(format!(
                 "sim: bad release_temp '{}': expected a temperature below throttle_temp ({})",
@@ -805,6 +1137,87 @@ mod tests {
         assert!(e.contains("fold") && e.contains("idle or load"), "{e}");
         let e = SimConfig::parse("sim:thermal_tau=0s").unwrap_err();
         assert!(e.contains("thermal_tau"), "{e}");
+    }
+
+    #[test]
+    fn every_key_in_the_table_is_accepted_and_round_trips() {
+        // One setting per key that the table lists; the parser knows each of them.
+        let example = |key: &str| match key {
+            "capacity" => "8G",
+            "op" => "12%",
+            "slc" => "dynamic",
+            "channels" => "4",
+            "dies" => "8",
+            "iface" => "usb-bot",
+            "link" => "850MB/s",
+            "cell" => "qlc",
+            "tread" | "tprog" | "terase" | "tprog_slc" => "70us",
+            "block" => "1M",
+            "dram" | "thermal" => "off",
+            "gc" => "tiered",
+            "gc_batch" | "gc_bg_every" => "128",
+            "gc_tiers" => "3",
+            "fold" => "load",
+            "fold_batch" | "slc_min" | "slc_bypass" | "write_cache_size" => "8M",
+            "fold_every" => "2",
+            "ambient" | "start_temp" => "40",
+            "throttle_temp" => "80",
+            "release_temp" => "72",
+            "throttle_factor" => "20",
+            "thermal_r" => "20",
+            "thermal_tau" => "30s",
+            "idle_power" => "2.91",
+            "read_power" => "5.5",
+            "write_power" => "7.23",
+            "peak_power" => "8.25",
+            "write_cache" => "volatile",
+            "flush" => "ignored",
+            "power_cut" => "30s",
+            "seed" => "7",
+            other => panic!("no example for key {other}"),
+        };
+        let all: Vec<String> = KEYS
+            .iter()
+            .map(|k| format!("{}={}", k.key, example(k.key)))
+            .collect();
+        for kv in &all {
+            SimConfig::parse(&format!("sim:{kv}")).unwrap_or_else(|e| panic!("{kv}: {e}"));
+        }
+        let c = SimConfig::parse(&format!("sim:{}", all.join(","))).unwrap();
+        assert_eq!(
+            SimConfig::parse(&c.to_spec()).unwrap(),
+            c,
+            "{}",
+            c.to_spec()
+        );
+        assert_eq!(c.iface, Iface::UsbBot);
+        assert_eq!(c.link_bytes_per_s, Some(850_000_000));
+        assert_eq!(
+            (c.write_cache, c.flush),
+            (WriteCache::Volatile, FlushMode::Ignored)
+        );
+        assert_eq!(c.power_cut_ns, Some(30_000_000_000));
+        // The unknown-key error lists the table's keys; the help text has every one.
+        let e = SimConfig::parse("sim:colour=red").unwrap_err();
+        let help = help_text();
+        for k in KEYS {
+            assert!(e.contains(k.key), "{e}");
+            assert!(
+                help.contains(k.key) && help.contains(k.meaning),
+                "{}",
+                k.key
+            );
+        }
+    }
+
+    #[test]
+    fn the_readme_lists_the_keys_of_the_table() {
+        let readme = include_str!("../../../README.md");
+        assert!(
+            readme.contains(&keys_markdown()),
+            "README.md's simulator section must hold keys_markdown() verbatim:\n{}",
+            keys_markdown()
+        );
     }
 
     #[test]

@@ -12,13 +12,19 @@
 //! `dynamic_slc`), garbage collection scheduled incrementally, in batches or in tiers
 //! (`gc=tiered`: none, background beside the host in `gc_tiers` steps of rising
 //! urgency, then a foreground refill while the host waits), and an optional thermal
-//! model with throttling and settable constants, heated by the work as it is done. The same
-//! parameters and call sequence give the same results bit for bit.
+//! model with throttling and settable constants, heated by the work as it is done (its
+//! energies calibrated by `read_power`/`write_power`). The host link is queued (SATA, NVMe,
+//! UAS) or bulk-only (`iface=usb-bot`: one command at a time), at any `link` rate. An
+//! optional volatile write cache acknowledges writes once cached, answers FLUSH honestly
+//! or not (`flush=`), and a `power_cut` drops what is not durable (`write_cache`). Every
+//! key is in one table, [`KEYS`] (`sim:help`, the README). The same parameters and call
+//! sequence give the same results bit for bit.
 //!
 //! Build one from a target string with [`parse`] (`sim:nvme-tlc,capacity=32G`); list the
 //! presets with [`presets`]. [`DeviceModel::ground_truth`](drivelab_engine::model::DeviceModel::ground_truth)
 //! reports what the model knows to be true (write amplification, steady-state IOPS, cache
-//! size, throttle and GC-stall intervals), for checking what drivelab measured.
+//! size, throttle and GC-stall intervals, the blocks a power cut lost), for checking what
+//! drivelab measured.
 //!
 //! Speed: `examples/consistency_bench.rs` fills a 64 GB `nvme-tlc` drive and runs one
 //! virtual hour of 4 KiB QD32 random writes (~109 M submits) in about 26 s on one core
@@ -36,8 +42,9 @@ mod slc;
 mod table;
 pub mod thermal;
 pub mod units;
+mod write_cache;
 
-pub use config::{presets, SimConfig};
+pub use config::{help_text, keys_markdown, presets, SimConfig, KEYS};
 pub use device::{SimDevice, IDLE_DELAY_NS, STALL_REPORT_NS};
 pub use ftl::Ftl;
 

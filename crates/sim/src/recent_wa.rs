@@ -87,6 +87,30 @@ impl RecentWa {
         let host = host_pages - h0;
         (host >= 4 * self.step).then(|| (nand_pages - n0) as f64 / host as f64)
     }
+
+    /// Whether the last drive write was one steady state: its four quarters' write
+    /// amplification and host write commands per second each within `tol` (relative) of
+    /// one another. A window that spans a fill, an SLC burst or a change of GC phase is
+    /// not: a rate derived from its WA describes no measurement.
+    pub fn steady(&self, tol: f64) -> bool {
+        if self.marks.len() < MARKS {
+            return false;
+        }
+        let quarter = |i: usize| {
+            let ((h0, n0), (h1, n1)) = (self.marks[i], self.marks[i + 1]);
+            let ((o0, t0, _), (o1, t1, _)) = (self.ops_at[i], self.ops_at[i + 1]);
+            let wa = (n1 - n0) as f64 / (h1 - h0).max(1) as f64;
+            let rate = (o1 - o0) as f64 / (t1.saturating_sub(t0)).max(1) as f64;
+            (wa, rate)
+        };
+        let q: Vec<(f64, f64)> = (0..MARKS - 1).map(quarter).collect();
+        let spread = |f: fn(&(f64, f64)) -> f64| {
+            let lo = q.iter().map(f).fold(f64::INFINITY, f64::min);
+            let hi = q.iter().map(f).fold(0.0, f64::max);
+            hi - lo <= tol * hi
+        };
+        spread(|x| x.0) && spread(|x| x.1)
+    }
 }
 
 #[cfg(test)]

@@ -590,3 +590,394 @@ fn a_dynamic_slc_cache_is_carved_from_free_space_and_comes_back_smaller() {
     let kept = c2 / c1;
     assert!((0.375..0.45).contains(&kept), "second cache {c2} of {c1}");
 }
+
+/// `bytes` of sequential `dir` I/O in `bs` pieces at `qd` from `start`.
+fn seq(
+    dev: &mut SimDevice,
+    dir: Dir,
+    start: u64,
+    bytes: u64,
+    bs: u32,
+    qd: usize,
+) -> (Vec<Done>, u64) {
+    let mut off = 0u64;
+    run(dev, qd, start, |_| {
+        (off < bytes).then(|| {
+            let op = IoOp {
+                dir,
+                offset: off,
+                len: bs,
+            };
+            off += bs as u64;
+            op
+        })
+    })
+}
+
+/// 4 KiB random reads at `qd` over the first `span` bytes: completions per second.
+fn rand_read_iops(dev: &mut SimDevice, start: u64, qd: usize, count: u64, span: u64) -> (f64, u64) {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(qd as u64);
+    let mut left = count;
+    let (done, end) = run(dev, qd, start, |_| {
+        (left > 0).then(|| {
+            left -= 1;
+            IoOp {
+                dir: Dir::Read,
+                offset: (rng.next_u64() % (span / 4096)) * 4096,
+                len: 4096,
+            }
+        })
+    });
+    (done.len() as f64 / ((end - start) as f64 * 1e-9), end)
+}
+
+/// Issue 24: a bulk-only USB bridge runs one command at a time, so its random reads are
+/// flat across queue depths; the same drive behind UAS scales with them.
+#[test]
+fn a_bulk_only_usb_bridge_is_flat_across_queue_depths_and_uas_scales() {
+    let mut rates = Vec::new();
+    for iface in ["usb-bot", "usb10"] {
+        let spec = format!("sim:nvme-tlc,capacity=1G,block=1M,slc=0,thermal=off,iface={iface}");
+        let mut dev = drivelab_sim::parse(&spec).unwrap();
+        assert_eq!(dev.ground_truth()["iface_queued"], iface == "usb10");
+        let (_, mut t) = seq(&mut dev, Dir::Write, 0, 256 << 20, 1 << 20, 4);
+        let mut by_qd = Vec::new();
+        for qd in [1, 2, 4] {
+            let (r, end) = rand_read_iops(&mut dev, t, qd, 20_000, 256 << 20);
+            by_qd.push(r);
+            t = end;
+        }
+        rates.push(by_qd);
+    }
+    let (bot, uas) = (&rates[0], &rates[1]);
+    for r in bot {
+        assert!((r / bot[0] - 1.0).abs() < 0.01, "BOT by QD: {bot:?}");
+    }
+    assert!(
+        uas[1] > 1.8 * uas[0] && uas[2] > 3.2 * uas[0],
+        "UAS by QD: {uas:?}"
+    );
+    // One command at a time, each with its status round trip: below UAS even at QD1.
+    assert!(bot[0] < uas[0], "BOT {bot:?}, UAS {uas:?}");
+}
+
+/// Issue 24: a settable link rate caps sequential transfers at it (the review's USB
+/// 10 Gbps port at 850 MB/s), and the truth says so.
+#[test]
+fn the_link_rate_is_settable() {
+    let mut dev = drivelab_sim::parse(
+        "sim:nvme-tlc,capacity=1G,block=1M,thermal=off,iface=usb10,link=850MB/s",
+    )
+    .unwrap();
+    assert_eq!(gt(&dev, "link_bytes_per_s"), 850e6);
+    let (_, t) = seq(&mut dev, Dir::Write, 0, 512 << 20, 1 << 20, 4);
+    let (done, end) = seq(&mut dev, Dir::Read, t, 512 << 20, 1 << 20, 4);
+    let rate = done.iter().map(|d| d.len as f64).sum::<f64>() / ((end - t) as f64 * 1e-9);
+    assert!((rate / 850e6 - 1.0).abs() < 0.02, "read {rate:.3e} B/s");
+    let e = drivelab_sim::parse("sim:link=fast").unwrap_err();
+    assert!(e.contains("link") && e.contains("850MB/s"), "{e}");
+}
+
+/// Issue 24: the throttle's depth is settable: a drive hot from the start writes
+/// `throttle_factor` times slower.
+#[test]
+fn the_throttle_depth_is_settable() {
+    let mut rates = Vec::new();
+    for f in [3, 30] {
+        let spec = format!(
+            "sim:nvme-tlc,capacity=1G,block=1M,slc=0,start_temp=90,thermal_tau=1000s,throttle_factor={f}"
+        );
+        let mut dev = drivelab_sim::parse(&spec).unwrap();
+        let (done, end) = seq(&mut dev, Dir::Write, 0, 64 << 20, 128 << 10, 32);
+        assert!(dev.ground_truth()["throttled_now"] == true);
+        rates.push(done.len() as f64 / (end as f64 * 1e-9));
+    }
+    let ratio = rates[0] / rates[1];
+    assert!((ratio / 10.0 - 1.0).abs() < 0.05, "rates {rates:?}");
+}
+
+/// Issue 24: active read and write power are settable: sustained sequential transfers
+/// draw them (idle power included), and the truth predicts it.
+#[test]
+fn read_and_write_power_are_calibrated() {
+    let spec = "sim:nvme-tlc,capacity=4G,block=1M,thermal=off,idle_power=2.91,read_power=5.5,write_power=7.23";
+    let mut dev = drivelab_sim::parse(spec).unwrap();
+    assert!((gt(&dev, "sequential_write_power_w") - 7.23).abs() < 1e-9);
+    assert!((gt(&dev, "sequential_read_power_w") - 5.5).abs() < 1e-9);
+    let power = |dev: &mut SimDevice, from: u64, to: u64| {
+        dev.sensors(from);
+        let r = dev.sensors(to);
+        r.iter().find(|r| r.unit == "watt").unwrap().value.unwrap()
+    };
+    // 1 GB into the 10 % SLC cache (400 MB): the middle of the cache's part.
+    let (_, t) = seq(&mut dev, Dir::Write, 0, 300 << 20, 1 << 20, 8);
+    let w = power(&mut dev, t / 4, 3 * t / 4);
+    assert!((w / 7.23 - 1.0).abs() < 0.03, "write {w:.2} W");
+    // Read back once idle has folded the cache: native-mode reads.
+    let t = t + 60_000_000_000;
+    dev.advance_to(t);
+    dev.sensors(t);
+    let (_, end) = seq(&mut dev, Dir::Read, t, 300 << 20, 1 << 20, 8);
+    let r = power(&mut dev, t + (end - t) / 4, end - (end - t) / 4);
+    assert!((r / 5.5 - 1.0).abs() < 0.03, "read {r:.2} W");
+    let e = drivelab_sim::parse("sim:idle_power=3,write_power=2").unwrap_err();
+    assert!(e.contains("write_power") && e.contains("idle_power"), "{e}");
+}
+
+fn write_at(dev: &mut SimDevice, lpn: u64, pages: u32, t: u64) -> u64 {
+    dev.submit(
+        IoOp {
+            dir: Dir::Write,
+            offset: lpn * 4096,
+            len: pages * 4096,
+        },
+        t,
+    )
+}
+
+fn lost(dev: &SimDevice, class: &str) -> (u64, Vec<[u64; 2]>) {
+    let g = dev.ground_truth();
+    let n = g[format!("power_cut_lost_{class}_blocks")]
+        .as_u64()
+        .unwrap();
+    let r =
+        serde_json::from_value(g[format!("power_cut_lost_{class}_ranges_bytes")].clone()).unwrap();
+    (n, r)
+}
+
+/// Issue 27: a volatile write cache acknowledges writes before they are programmed; a
+/// power cut loses what is not durable, and the truth lists it by class. An honest
+/// FLUSH waits for the cache; an ignored one does not, so the blocks it covered are
+/// lost after a completed flush.
+#[test]
+fn a_power_cut_loses_what_the_volatile_cache_held_by_its_flush_mode() {
+    let cut = 3_000_000; // 3 ms: less than the 5 ms of idle after which a drive writes back
+    let mut results = Vec::new();
+    for flush in ["honest", "ignored", "delayed"] {
+        let spec = format!(
+            "sim:capacity=1G,block=1M,dies=4,channels=4,thermal=off,write_cache=volatile,write_cache_size=4M,flush={flush},power_cut=3ms"
+        );
+        let mut dev = drivelab_sim::parse(&spec).unwrap();
+        // 64 KiB at page 0, a flush, then 16 KiB at page 1000 just before the cut (never
+        // flushed; its programs end after it), then a write in flight across the cut.
+        let a = write_at(&mut dev, 0, 16, 1_000_000);
+        let f = dev.flush_cache(a);
+        let b = write_at(&mut dev, 1000, 4, 2_950_000);
+        let c = write_at(&mut dev, 2000, 1, cut - 1);
+        assert!(c > cut);
+        dev.advance_to(cut + 1);
+        assert_eq!(dev.ground_truth()["power_cut_at_ns"], cut);
+        results.push((
+            flush,
+            f,
+            b,
+            lost(&dev, "after_flush"),
+            lost(&dev, "unflushed"),
+            lost(&dev, "unacknowledged"),
+        ));
+    }
+    let (_, f, b, after, unflushed, unack) = &results[0];
+    // A cached write completes before its programs (4 pages of 50 us on one die).
+    assert!(*b < 2_950_000 + 50_000, "cached write done at {b}");
+    // Honest: the flush waited for the programs; the unflushed write's programs had
+    // not ended; the write across the cut was never acknowledged.
+    assert!(*f > 1_000_000 + 200_000, "honest flush done at {f}");
+    assert_eq!(after.0, 0);
+    assert_eq!(unflushed.clone(), (4, vec![[1000 * 4096, 16384]]));
+    assert_eq!(unack.clone(), (1, vec![[2000 * 4096, 4096]]));
+    // Ignored: the flush came back at once and nothing was written back: all of it lost.
+    let (_, f, _, after, unflushed, _) = &results[1];
+    assert!(*f < 1_000_000 + 50_000, "ignored flush done at {f}");
+    assert_eq!(after.clone(), (16, vec![[0, 65536]]));
+    assert_eq!(unflushed.0, 4);
+    // Delayed: acknowledged at once, durable when programmed (by 1.3 ms): only the
+    // late write.
+    let (_, _, _, after, unflushed, _) = &results[2];
+    assert_eq!(after.0, 0);
+    assert_eq!(unflushed.0, 4);
+}
+
+/// Without a volatile cache a write completes when it is programmed: a cut loses only
+/// what was in flight, never acknowledged.
+#[test]
+fn a_power_cut_without_a_volatile_cache_loses_only_writes_in_flight() {
+    let mut dev =
+        drivelab_sim::parse("sim:capacity=1G,block=1M,dies=4,channels=4,power_cut=5ms").unwrap();
+    let a = write_at(&mut dev, 0, 16, 0);
+    // 4 read units of 4 pages, each unit's 50 us programs on one die.
+    assert!(a > 200_000, "a write completes when programmed: {a}");
+    write_at(&mut dev, 100, 2, 4_950_000);
+    dev.advance_to(20_000_000);
+    assert_eq!(lost(&dev, "after_flush").0, 0);
+    assert_eq!(lost(&dev, "unflushed").0, 0);
+    assert_eq!(lost(&dev, "unacknowledged"), (2, vec![[100 * 4096, 8192]]));
+    // Before the cut the truth says none happened.
+    let dev = drivelab_sim::parse("sim:capacity=1G,block=1M,power_cut=5ms").unwrap();
+    assert!(dev.ground_truth()["power_cut_at_ns"].is_null());
+}
+
+/// Issue 24: the dies' budget at the recent WA is exact or absent, checked against a
+/// measurement of the last quarter drive write: with incremental GC on SATA and on NVMe,
+/// and with a dynamic SLC cache; early (1.25 drive writes of random writes after a fill,
+/// a window that still holds the transition) and at steady state (4.25).
+#[test]
+fn the_budget_at_the_recent_wa_is_exact_or_absent() {
+    for (spec, steady_has_it) in [
+        ("sim:nvme-tlc,capacity=1G,block=1M,dies=4,channels=4,slc=0,thermal=off", true),
+        ("sim:sata-mlc,capacity=1G,block=1M,op=25%", false),
+        ("sim:sata-mlc,capacity=1G,block=1M,dies=4,channels=4", true),
+        ("sim:capacity=1G,block=1M,cell=qlc,dies=2,channels=2,iface=pcie1x1,slc=dynamic,slc_min=64M,op=25%", false),
+    ] {
+        let mut dev = drivelab_sim::parse(spec).unwrap();
+        let pages = dev.info().capacity_bytes / 4096;
+        let mut t = seq_fill(&mut dev, 0);
+        for (writes, must_have) in [(1, false), (3, steady_has_it)] {
+            let (_, t1) = rand_writes(&mut dev, t, writes * pages, 3 + writes);
+            let (done, end) = rand_writes(&mut dev, t1, pages / 4, 4 + writes);
+            t = end;
+            let measured = iops(&done, t1, end);
+            let budget = &dev.ground_truth()["random_write_4k_qd32_iops_at_recent_wa_per_s"];
+            match budget.as_f64() {
+                Some(b) => assert!(
+                    (b / measured - 1.0).abs() < 0.02,
+                    "{spec} after {writes}: budget {b:.0}, measured {measured:.0}"
+                ),
+                None => assert!(
+                    !must_have,
+                    "{spec} after {writes}: no budget ({measured:.0} measured)"
+                ),
+            }
+        }
+    }
+}
+
+/// Issue 24: a dynamic SLC cache together with tiered GC (a drive with a second burst
+/// and GC levels): a fill of large writes that bypass the cache leaves it whole for the
+/// random writes after it, two caches come and go, and then GC cycles through its
+/// background tiers and foreground refills.
+#[test]
+fn a_dynamic_slc_cache_with_tiered_gc_keeps_its_cache_through_the_fill() {
+    let spec = "sim:capacity=1G,op=40%,cell=qlc,block=1M,dies=2,channels=2,slc=dynamic,\
+                slc_min=24M,fold_every=1.5,slc_bypass=128K,thermal=off,gc=tiered,gc_batch=64,\
+                gc_bg_every=2048,gc_tiers=3";
+    let mut dev = drivelab_sim::parse(spec).unwrap();
+    let t = seq_fill(&mut dev, 0);
+    assert_eq!(
+        gt(&dev, "nand_slc_written_bytes"),
+        0.0,
+        "the fill used the cache"
+    );
+    rand_writes(&mut dev, t, 4 * (1 << 18), 9);
+    let truth = dev.ground_truth();
+    let names = |key: &str| -> Vec<String> {
+        truth[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p[1].as_str().unwrap().to_string())
+            .collect()
+    };
+    let slc = names("slc_write_phases");
+    assert_eq!(
+        slc,
+        ["slc", "fold", "slc", "fold", "native", "gc"],
+        "{slc:?}"
+    );
+    let gc = names("gc_phases");
+    for level in ["background", "background-2", "background-3", "foreground"] {
+        assert!(
+            gc.iter().any(|p| p == level),
+            "no {level} in {:?}",
+            &gc[..gc.len().min(12)]
+        );
+    }
+    // GC began only after the caches: background GC starts once the host writes to
+    // native blocks (its first victim then marks the `gc` mode).
+    let native_at = truth["slc_write_phases"][4][0].as_u64().unwrap();
+    let first_bg = truth["gc_phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p[1] == "background")
+        .unwrap()[0]
+        .as_u64()
+        .unwrap();
+    assert!(
+        first_bg >= native_at,
+        "background GC at {first_bg}, native mode at {native_at}"
+    );
+}
+
+/// Issue 24: a fill at the link's rate while a volatile cache absorbs it, then a plateau
+/// below the link (the SLC program rate, `tprog_slc`), then fold stalls with that
+/// plateau between them (the review's 1800 MB/s, 1400 MB/s, then stalls), not the link's.
+#[test]
+fn a_fill_holds_a_plateau_below_the_link_between_its_fold_stalls() {
+    // 16 dies x 64 KiB / 749 us = 1400 MB/s of SLC programs behind an 1800 MB/s link.
+    let spec = "sim:capacity=8G,block=1M,iface=usb20,link=1800MB/s,slc=2G,fold=load,\
+                fold_batch=1G,tprog_slc=749us,write_cache=volatile,write_cache_size=32M,\
+                thermal=off";
+    let mut dev = drivelab_sim::parse(spec).unwrap();
+    assert!((gt(&dev, "slc_write_bytes_per_s") / 1.4e9 - 1.0).abs() < 0.01);
+    let (done, _) = seq(&mut dev, Dir::Write, 0, 6 << 30, 1 << 20, 8);
+    let stalls: Vec<(u64, u64)> =
+        serde_json::from_value(dev.ground_truth()["slc_fold_stall_intervals_ns"].clone()).unwrap();
+    assert!(stalls.len() >= 3, "fold stalls {stalls:?}");
+    // MB/s over a span of completions.
+    let rate = |from: u64, to: u64| {
+        let bytes: u64 = done
+            .iter()
+            .filter(|d| d.end > from && d.end <= to)
+            .map(|d| d.len as u64)
+            .sum();
+        bytes as f64 / ((to - from) as f64 * 1e-9) / 1e6
+    };
+    // The volatile cache takes the first 144 MB at the link's rate (it fills at 1800 -
+    // 1400 MB/s), and again the start of each gap between stalls.
+    let first = rate(0, 50_000_000);
+    assert!((first / 1800.0 - 1.0).abs() < 0.03, "start {first:.0} MB/s");
+    let before_stalls = rate(stalls[0].0 - 500_000_000, stalls[0].0);
+    assert!(
+        (before_stalls / 1400.0 - 1.0).abs() < 0.03,
+        "plateau {before_stalls:.0} MB/s"
+    );
+    for w in stalls.windows(2) {
+        // Between two stalls (skipping the cache refilling at the start of each gap).
+        let (a, b) = (w[0].1, w[1].0);
+        let between = rate(a + (b - a) / 2, b);
+        assert!(
+            (between / 1400.0 - 1.0).abs() < 0.03,
+            "between stalls {between:.0} MB/s"
+        );
+    }
+}
+
+/// Issue 24: a power limit (`peak_power`) holds a sequential write that would draw
+/// 7.23 W at 5 W: the rate falls by the share of work power the limit leaves.
+#[test]
+fn a_power_limit_holds_the_drive_at_its_peak() {
+    let base = "sim:nvme-tlc,capacity=4G,block=1M,thermal=off,idle_power=2.91,write_power=7.23";
+    let mut out = Vec::new();
+    for spec in [base.to_string(), format!("{base},peak_power=5")] {
+        let mut dev = drivelab_sim::parse(&spec).unwrap();
+        let (done, t) = seq(&mut dev, Dir::Write, 0, 200 << 20, 1 << 20, 8);
+        dev.sensors(t / 4);
+        let w = dev
+            .sensors(3 * t / 4)
+            .iter()
+            .find(|r| r.unit == "watt")
+            .unwrap()
+            .value
+            .unwrap();
+        let rate = iops(&done, t / 4, 3 * t / 4);
+        out.push((w, rate));
+    }
+    let ((w0, r0), (w1, r1)) = (out[0], out[1]);
+    assert!((w0 / 7.23 - 1.0).abs() < 0.03, "unlimited {w0:.2} W");
+    assert!((w1 / 5.0 - 1.0).abs() < 0.03, "limited {w1:.2} W");
+    let share = (5.0 - 2.91) / (7.23 - 2.91);
+    assert!(
+        (r1 / r0 / share - 1.0).abs() < 0.03,
+        "rates {r0:.0} and {r1:.0}"
+    );
+}

@@ -30,6 +30,7 @@ mod conn;
 mod error;
 mod export;
 mod migrate;
+mod page;
 mod pg;
 mod record;
 mod sqlite;
@@ -39,6 +40,7 @@ pub use conn::Backend;
 pub use error::{redact_url, StoreError};
 pub use export::{parse_document as parse_export, EXPORT_FORMAT, EXPORT_FORMAT_VERSION};
 pub use migrate::{Migration, MIGRATIONS, SCHEMA_VERSION};
+pub use page::{RunPage, RunQuery, SortKey, TextMatch};
 pub use pg::{check_postgres_url, is_postgres_url};
 pub use record::{
     ImportReport, Metric, RunFilter, RunRecord, RunSummary, DEVICE_KINDS, MAX_RUN_ID_LEN, STATUSES,

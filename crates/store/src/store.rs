@@ -21,7 +21,8 @@ const RUN_COLUMNS: &str = "run_id, suite, started_at, finished_at, tool_version,
      device_capacity_bytes, device_kind, config_hash, config_json, status, bundle_path, bundle_json";
 
 /// Columns of `runs` in the order [`summary_from_row`] reads them.
-const SUMMARY_COLUMNS: &str = "run_id, suite, started_at, finished_at, status, tool_version, \
+pub(crate) const SUMMARY_COLUMNS: &str =
+    "run_id, suite, started_at, finished_at, status, tool_version, \
      host_name, device_path, device_model, device_serial, device_firmware, \
      device_capacity_bytes, device_kind, config_hash";
 
@@ -93,7 +94,7 @@ fn opt_u64(row: &Row, i: usize) -> Result<Option<u64>, StoreError> {
         .transpose()
 }
 
-fn summary_from_row(row: &Row) -> Result<RunSummary, StoreError> {
+pub(crate) fn summary_from_row(row: &Row) -> Result<RunSummary, StoreError> {
     Ok(RunSummary {
         run_id: row.text(0)?,
         suite: row.text(1)?,
@@ -194,7 +195,7 @@ fn filter_clause(filter: &RunFilter, backend: Backend) -> (String, Vec<Param>) {
 }
 
 /// Metrics of the given runs, each list in its stored order.
-fn load_metrics(
+pub(crate) fn load_metrics(
     conn: &mut dyn Conn,
     run_ids: &[String],
 ) -> Result<HashMap<String, Vec<Metric>>, StoreError> {
@@ -334,6 +335,11 @@ impl Store {
     /// else `~/.local/share/drivelab/results.sqlite`.
     pub fn default_location() -> PathBuf {
         default_location_from(env::var_os("XDG_DATA_HOME"), env::var_os("HOME"))
+    }
+
+    /// The connection, for the queries of other modules.
+    pub(crate) fn conn_mut(&mut self) -> &mut dyn Conn {
+        self.conn.as_mut()
     }
 
     /// Which engine this store uses.

@@ -257,3 +257,8 @@ fn login_failures_name_the_cause_without_password() {
         )
     );
 }
+
+#[test]
+fn pages_are_filtered_sorted_and_counted() {
+    behaviour::pages_are_filtered_sorted_and_counted(&mut pg_store("pages"));
+}

@@ -228,3 +228,9 @@ fn unwritable_directory_is_permission_denied() {
         )
     );
 }
+
+#[test]
+fn pages_are_filtered_sorted_and_counted() {
+    let (_dir, mut store) = sqlite_store();
+    behaviour::pages_are_filtered_sorted_and_counted(&mut store);
+}

@@ -17,6 +17,7 @@ use drivelab_engine::spec::Workload;
 use drivelab_engine::target::TargetInfo;
 
 use crate::plan::StepKind;
+use crate::suite::SuiteKind;
 
 /// Version of the bundle layout; bumped on any change of its shape. 2: each step's
 /// `telemetry`, `idle_before_ns` and `idle_sensors`, and the result schema 2 inside.
@@ -106,6 +107,14 @@ pub struct Summary {
     pub metrics: Vec<Metric>,
 }
 
+impl Summary {
+    /// The analysis read as its suite's type (`quick::Analysis`, `peak::Analysis`, …);
+    /// None when it is not of that shape.
+    pub fn analysis_as<A: serde::de::DeserializeOwned>(&self) -> Option<A> {
+        A::deserialize(&self.analysis).ok()
+    }
+}
+
 /// One step as saved.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepRecord {
@@ -164,7 +173,7 @@ impl StepRecord {
 pub struct RunDoc {
     pub schema_version: u32,
     pub tool: Tool,
-    pub suite: String,
+    pub suite: SuiteKind,
     /// The suite's resolved knobs (defaults, `--short` and flags applied).
     pub knobs: serde_json::Value,
     pub host: HostInfo,
@@ -187,6 +196,10 @@ pub struct RunDoc {
     pub summary: Option<Summary>,
     /// Plain-language caveats.
     pub notes: Vec<String>,
+    /// A bundle of a fleet run (`--host`, `--hosts`: each host's and the fleet view),
+    /// which cannot be resumed. Absent (false) in every other bundle.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub fleet: bool,
 }
 
 /// Wall-clock now, RFC 3339 UTC with milliseconds.
@@ -198,32 +211,47 @@ pub fn now_rfc3339() -> String {
 pub struct Bundle {
     pub dir: PathBuf,
     pub doc: RunDoc,
+    /// The directory, opened once: its files are written through it, so a link or a
+    /// directory put in its place during the run is never followed.
+    handle: crate::atomic::Dir,
 }
 
 impl Bundle {
     /// Create the directory (and parents) and write the initial `run.json`. Only a new
     /// or empty directory is taken ([`check_new_dir`]).
+    /// The directory is checked first ([`check_new_dir`], a usage error the caller
+    /// finds out before); what fails after it (a full disk) leaves no directory made.
     pub fn create(dir: &Path, doc: RunDoc) -> Result<Bundle, String> {
         check_new_dir(dir)?;
+        let made = !dir.exists();
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("--out {}: cannot create the directory: {e}", dir.display()))?;
-        let b = Bundle {
-            dir: dir.to_path_buf(),
-            doc,
-        };
-        b.save()?;
-        Ok(b)
+        let saved = open_dir(dir).and_then(|handle| {
+            let b = Bundle {
+                dir: dir.to_path_buf(),
+                doc,
+                handle,
+            };
+            b.save().map(|()| b)
+        });
+        if saved.is_err() && made {
+            // Empty: the document was never linked in.
+            let _ = std::fs::remove_dir(dir);
+        }
+        saved
     }
 
-    /// Open an existing bundle for `--resume`.
     /// Take the bundle for this process: held while the returned file is open, refused
     /// while another process runs (or resumes) the same bundle.
     pub fn lock(dir: &Path) -> Result<std::fs::File, String> {
         let p = dir.join(".lock");
+        use std::os::unix::fs::OpenOptionsExt;
         let f = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
+            // A link planted at the name is not followed to make or open a file elsewhere.
+            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
             .open(&p)
             .map_err(|e| format!("{}: cannot open {}: {e}", dir.display(), p.display()))?;
         match f.try_lock() {
@@ -240,34 +268,15 @@ impl Bundle {
         }
     }
 
+    /// Open an existing bundle for `--resume`.
     pub fn open(dir: &Path) -> Result<Bundle, String> {
-        let p = dir.join(RUN_JSON);
-        let text = std::fs::read_to_string(&p).map_err(|e| {
-            format!(
-                "--resume {}: cannot read {}: {e}",
-                dir.display(),
-                p.display()
-            )
-        })?;
-        let doc: RunDoc = serde_json::from_str(&text).map_err(|e| {
-            format!(
-                "--resume {}: {RUN_JSON} is not a drivelab bundle: {e}",
-                dir.display()
-            )
-        })?;
-        if !readable_schema(doc.schema_version) {
-            return Err(format!(
-                "--resume {}: bundle schema {} is not one of the supported {OLDEST_READABLE_BUNDLE_SCHEMA} to {BUNDLE_SCHEMA_VERSION}",
-                dir.display(),
-                doc.schema_version
-            ));
-        }
-        let mut doc = doc;
+        let mut doc = open_bundle(dir).map_err(|e| format!("--resume {e}"))?;
         // Saved from now on in the current layout (which only adds fields).
         doc.schema_version = BUNDLE_SCHEMA_VERSION;
         Ok(Bundle {
             dir: dir.to_path_buf(),
             doc,
+            handle: open_dir(dir)?,
         })
     }
 
@@ -276,7 +285,7 @@ impl Bundle {
         let path = self.dir.join(RUN_JSON);
         let mut text = serde_json::to_vec(&self.doc).map_err(|e| e.to_string())?;
         text.push(b'\n');
-        crate::atomic::write_file(&path, &text)
+        crate::atomic::write_in(&self.handle, RUN_JSON, &text)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
 
@@ -318,9 +327,77 @@ impl Bundle {
     /// Write the summary table next to `run.json`.
     pub fn write_table(&self, table: &str) -> Result<(), String> {
         let p = self.dir.join(SUMMARY_TXT);
-        crate::atomic::write_file(&p, table.as_bytes())
+        crate::atomic::write_in(&self.handle, SUMMARY_TXT, table.as_bytes())
             .map_err(|e| format!("cannot write {}: {e}", p.display()))
     }
+}
+
+fn open_dir(dir: &Path) -> Result<crate::atomic::Dir, String> {
+    crate::atomic::Dir::open(dir)
+        .map_err(|e| format!("{}: cannot open the directory: {e}", dir.display()))
+}
+
+/// Reads `<dir>/run.json` (report, compare, the results database and `--resume`); the
+/// message names the directory and what is wrong with it.
+pub fn open_bundle(dir: &Path) -> Result<RunDoc, String> {
+    let path = dir.join(RUN_JSON);
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        format!(
+            "{}: not a result bundle directory (cannot read {RUN_JSON}: {e})",
+            dir.display()
+        )
+    })?;
+    parse_run_doc(&text).map_err(|e| format!("{}: {e}", dir.display()))
+}
+
+/// The text of a bundle's `run.json` as a document of a readable schema; the message
+/// says what is wrong with it (without the directory, which [`open_bundle`] adds).
+pub fn parse_run_doc(text: &str) -> Result<RunDoc, String> {
+    let mut doc: RunDoc = serde_json::from_str(text)
+        .map_err(|e| format!("{RUN_JSON} is not a drivelab result bundle: {e}"))?;
+    if !readable_schema(doc.schema_version) {
+        return Err(format!(
+            "bundle schema {} is not one of the supported {OLDEST_READABLE_BUNDLE_SCHEMA} to {BUNDLE_SCHEMA_VERSION}",
+            doc.schema_version
+        ));
+    }
+    doc.fleet |= crate::fio::fleet::made_before_the_fleet_field(&doc);
+    Ok(doc)
+}
+
+/// The default name of a bundle's drive: its model and path, e.g.
+/// `drivelab-sim nvme-tlc (sim:nvme-tlc,capacity=4G)`, or the path alone.
+pub fn drive_label(doc: &RunDoc) -> String {
+    let t = &doc.target;
+    let model = t
+        .model
+        .clone()
+        .or_else(|| t.simulated.as_ref().map(|m| m.model.clone()))
+        .filter(|m| !m.trim().is_empty());
+    let path = doc
+        .target_arg
+        .clone()
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| t.path.clone());
+    match model {
+        Some(m) if !path.is_empty() => format!("{} ({path})", m.trim()),
+        Some(m) => m.trim().to_string(),
+        None => path,
+    }
+}
+
+/// How a bundle's drive was connected ("USB 3.2 Gen 2, UAS"), if its identity says.
+pub fn connection(doc: &RunDoc) -> Option<String> {
+    doc.target.device.as_ref()?.connection()
+}
+
+/// The drive itself (model and serial), when both are known.
+pub fn drive_key(doc: &RunDoc) -> Option<(String, String)> {
+    let t = &doc.target;
+    Some((
+        t.model.clone()?.trim().to_string(),
+        t.serial.clone()?.trim().to_string(),
+    ))
 }
 
 /// A bundle goes only into a new or an empty directory: never among a user's files (a
@@ -336,6 +413,13 @@ pub fn check_new_dir(dir: &Path) -> Result<(), String> {
         return Err(format!(
             "--out {}: already holds a result bundle; choose a new directory or --resume it",
             dir.display()
+        ));
+    }
+    if let Some(b) = bundle_around(dir) {
+        return Err(format!(
+            "--out {}: is inside the result bundle {}, drivelab's record of a run; give a directory outside it",
+            dir.display(),
+            b.display()
         ));
     }
     match std::fs::symlink_metadata(dir) {
@@ -356,6 +440,43 @@ pub fn check_new_dir(dir: &Path) -> Result<(), String> {
             }
         }
     }
+}
+
+/// The result bundle whose directory holds `dir` (at any depth), if one does: its
+/// `run.json` names drivelab.
+fn bundle_around(dir: &Path) -> Option<PathBuf> {
+    let is_bundle = |a: &Path| {
+        let doc = std::fs::read(a.join(RUN_JSON)).ok()?;
+        let head = &doc[..doc.len().min(4096)];
+        let mark = b"\"name\":\"drivelab\"";
+        head.windows(mark.len())
+            .any(|w| w == mark)
+            .then(|| a.to_path_buf())
+    };
+    // As given (shown so), then where the path really is (a relative one's directory
+    // may itself be inside a bundle, or a link may lead into one).
+    let given = dir
+        .ancestors()
+        .skip(1)
+        .filter(|a| !a.as_os_str().is_empty());
+    let existing = dir
+        .ancestors()
+        .skip(1)
+        .map(|a| {
+            if a.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                a
+            }
+        })
+        .find_map(|a| std::fs::canonicalize(a).ok());
+    let real = existing
+        .map(|r| r.ancestors().map(Path::to_path_buf).collect::<Vec<_>>())
+        .unwrap_or_default();
+    given
+        .map(Path::to_path_buf)
+        .chain(real)
+        .find_map(|a| is_bundle(&a))
 }
 
 /// A new default bundle directory: `<base>/<suite>-<UTC timestamp>` (a `-2`, `-3`, …
@@ -420,6 +541,62 @@ mod tests {
         assert!(e.contains("is not empty"), "{e}");
         let e = check_new_dir(&d.path().join("summary.txt")).unwrap_err();
         assert!(e.contains("not a directory"), "{e}");
+    }
+
+    /// A fresh bundle document of the quick suite on a small simulated drive.
+    fn quick_doc() -> RunDoc {
+        use drivelab_engine::target::{OpenOptions, Target, TargetSpec};
+        let d = drivelab_sim::parse("sim:nvme-tlc,capacity=4G").unwrap();
+        let t = Target::open(TargetSpec::Model(Box::new(d)), &OpenOptions::default()).unwrap();
+        let q = crate::quick::Quick::new(true);
+        let plan = crate::suite::Suite::plan(&q, &t.info).unwrap();
+        crate::runner::new_doc(&q, &plan, &t, None)
+    }
+
+    #[test]
+    fn the_suite_is_saved_by_its_name_and_read_back_as_its_kind() {
+        let doc = quick_doc();
+        let v = serde_json::to_value(&doc).unwrap();
+        assert_eq!(v["suite"], "quick");
+        // A bundle that is no fleet's says nothing about fleets (the same bytes as before).
+        assert!(v.get("fleet").is_none(), "{v}");
+        let back = parse_run_doc(&v.to_string()).unwrap();
+        assert_eq!(back.suite, SuiteKind::Quick);
+        assert!(!back.fleet);
+        let mut bad = v.clone();
+        bad["suite"] = "qiuck".into();
+        let e = parse_run_doc(&bad.to_string()).unwrap_err();
+        assert!(e.contains("qiuck"), "{e}");
+    }
+
+    #[test]
+    fn a_fleet_bundle_says_so_in_a_field_and_old_ones_are_recognised_on_reading() {
+        let mut doc = quick_doc();
+        doc.fleet = true;
+        let v = serde_json::to_value(&doc).unwrap();
+        assert_eq!(v["fleet"], true);
+        let back = parse_run_doc(&v.to_string()).unwrap();
+        assert!(crate::fio::fleet::is_fleet_bundle(&back));
+        // A fleet bundle written before the field: its note marks it when read.
+        let mut old = quick_doc();
+        old.notes.push(crate::fio::fleet::FLEET_NOTE.into());
+        let back = parse_run_doc(&serde_json::to_string(&old).unwrap()).unwrap();
+        assert!(back.fleet);
+        // A note never decides once the bundle is read: a document in memory is what
+        // its field says.
+        assert!(!crate::fio::fleet::is_fleet_bundle(&old));
+    }
+
+    #[test]
+    fn bundle_open_and_open_bundle_share_one_schema_check() {
+        let d = tempfile::tempdir().unwrap();
+        let mut doc = quick_doc();
+        doc.schema_version = BUNDLE_SCHEMA_VERSION + 1;
+        std::fs::write(d.path().join(RUN_JSON), serde_json::to_vec(&doc).unwrap()).unwrap();
+        let a = open_bundle(d.path()).unwrap_err();
+        let b = Bundle::open(d.path()).err().unwrap();
+        assert!(a.contains("is not one of the supported"), "{a}");
+        assert_eq!(b, format!("--resume {a}"));
     }
 
     #[test]

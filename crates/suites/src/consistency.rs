@@ -25,7 +25,7 @@ use drivelab_engine::target::TargetInfo;
 use crate::bundle::{Metric, StepRecord, Summary};
 use crate::plan::{self, Action, PlannedStep, Shape, StepKind};
 use crate::records::{self, fmt};
-use crate::suite::{secs, span_file_bytes, Report, Suite};
+use crate::suite::{secs, span_file_bytes, AfterInterrupt, Report, Suite};
 
 /// The consistency suite's knobs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -51,10 +51,9 @@ pub struct Consistency {
     pub short: bool,
 }
 
-/// The most sequential fill passes: SNIA's variant takes 2; each pass writes the whole
-/// span, so a hundred is far beyond any test, and a mistyped count must not make a plan
-/// that exhausts memory.
-pub const MAX_PASSES: u32 = 100;
+/// Most sequential fill passes of the precondition: the SNIA variant takes 2; more is a
+/// typo, each pass writes the whole span.
+pub const MAX_PASSES: u32 = 10;
 
 /// Block size and depth of the precondition's sequential passes.
 pub const PRECONDITION_BS: u32 = 128 << 10;
@@ -99,7 +98,9 @@ impl Consistency {
             return Err("--qd: must be at least 1".into());
         }
         if self.passes == 0 || self.passes > MAX_PASSES {
-            return Err(format!("--passes: must be from 1 to {MAX_PASSES}"));
+            return Err(format!(
+                "--passes: must be a whole number from 1 to {MAX_PASSES}"
+            ));
         }
         if !(0.0..100.0).contains(&self.op_percent) {
             return Err("--op: must be a percentage from 0 to below 100, like 25%".into());
@@ -113,8 +114,8 @@ impl Consistency {
 }
 
 impl Suite for Consistency {
-    fn name(&self) -> &'static str {
-        "consistency"
+    fn kind(&self) -> crate::suite::SuiteKind {
+        crate::suite::SuiteKind::Consistency
     }
     fn test_file_bytes(&self) -> Option<u64> {
         span_file_bytes(self.size)
@@ -205,6 +206,16 @@ impl Suite for Consistency {
             .reached
             .then(|| "the PTS steady state was reached (--until-steady)".into())
     }
+    /// The continuous test measures the drive from its precondition on: its interrupted
+    /// part's random writes changed that state, so the precondition runs again before
+    /// it. A round of `--until-steady` continues from the rounds before it.
+    fn after_interrupt(&self, step: &PlannedStep) -> AfterInterrupt {
+        if step.params.get("continuous").and_then(|v| v.as_bool()) == Some(true) {
+            AfterInterrupt::Reprecondition
+        } else {
+            AfterInterrupt::Again
+        }
+    }
     fn report(&self, steps: &[StepRecord]) -> Report {
         let a = analyze(steps, self.window_s, self.round_s());
         let mut metrics = Vec::new();
@@ -283,14 +294,14 @@ impl Suite for Consistency {
         let levels: Vec<String> = a
             .levels
             .iter()
-            .map(|l| format!("{:.0}", l.centre_iops))
+            .map(|l| format!("{:.0} ({:.0} %)", l.centre_iops, 100.0 * l.share))
             .collect();
         table += &format!(
             "  performance levels: {}\n",
             if levels.is_empty() {
                 "-".into()
             } else {
-                levels.join(", ") + " IOPS"
+                levels.join(", ") + " IOPS (share of the seconds with I/O)"
             }
         );
         table += &format!(
@@ -430,8 +441,9 @@ pub fn analyze(steps: &[StepRecord], window_s: usize, round_s: usize) -> Consist
         stalls: stalls(&x),
         // A second with no more I/Os than one queue's worth is a stall ending.
         levels: performance_levels(&x[from..], stall_iops(steps)),
+        // One verdict: the phases start with the burst the burst line reports.
+        phases: phases(&x, window_s, burst.as_ref()),
         burst,
-        phases: phases(&x),
         steady: pts_verdict(&rounds),
         rounds,
         iops_per_s: x,

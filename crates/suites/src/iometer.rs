@@ -158,8 +158,8 @@ fn spec_mode(s: &AccessSpec) -> RwMode {
 }
 
 impl Suite for IoMeter {
-    fn name(&self) -> &'static str {
-        "iometer"
+    fn kind(&self) -> crate::suite::SuiteKind {
+        crate::suite::SuiteKind::Iometer
     }
     fn test_file_bytes(&self) -> Option<u64> {
         // The default test file keeps its usual size: the span is the whole file when smaller.
@@ -250,12 +250,6 @@ impl Suite for IoMeter {
             let Some(t) = records::totals(s) else {
                 continue;
             };
-            let row = json!({
-                "qd": param_u64(s, "qd"),
-                "iops": t.all.ops_per_s,
-                "mbps": t.all.mbps,
-                "lat_mean_us": us(t.all.latency.mean_ns),
-            });
             let (label, list) = if let Some(p) = param_str(s, "profile") {
                 (p.to_string(), &mut profiles)
             } else if let Some(n) = param_str(s, "spec") {
@@ -280,18 +274,42 @@ impl Suite for IoMeter {
                 t.all.mbps,
                 fmt(us(t.all.latency.mean_ns), 1)
             );
-            let mut row = row;
-            row["name"] = json!(label);
-            list.push(row);
+            list.push(Row {
+                name: label,
+                qd: param_u64(s, "qd"),
+                iops: t.all.ops_per_s,
+                mbps: t.all.mbps,
+                lat_mean_us: us(t.all.latency.mean_ns),
+            });
         }
         Report {
             summary: Summary {
-                analysis: json!({ "profiles": profiles, "specs": specs }),
+                analysis: serde_json::to_value(Analysis { profiles, specs }).unwrap_or_default(),
                 metrics,
             },
             table,
         }
     }
+}
+
+/// The iometer suite's analysis (`summary.analysis`): a row per profile step (one
+/// per QD and worker count) and per access-spec step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    pub profiles: Vec<Row>,
+    pub specs: Vec<Row>,
+}
+
+/// One step's result, named by its profile or access spec.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    pub name: String,
+    pub qd: Option<u64>,
+    #[serde(deserialize_with = "crate::records::f64_or_nan")]
+    pub iops: f64,
+    #[serde(deserialize_with = "crate::records::f64_or_nan")]
+    pub mbps: f64,
+    pub lat_mean_us: Option<f64>,
 }
 
 #[cfg(test)]

@@ -29,4 +29,4 @@ pub mod suite;
 
 pub use bundle::{Bundle, BundleStatus, Metric, RunDoc, StepRecord, StepStatus, Summary};
 pub use runner::{execute, Observer, Outcome, Runner};
-pub use suite::{from_saved, Knobs, Report, Suite, SUITES};
+pub use suite::{from_saved, AfterInterrupt, Knobs, Report, Suite, SuiteKind, SUITES};

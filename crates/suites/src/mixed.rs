@@ -73,8 +73,8 @@ impl Mixed {
 }
 
 impl Suite for Mixed {
-    fn name(&self) -> &'static str {
-        "mixed"
+    fn kind(&self) -> crate::suite::SuiteKind {
+        crate::suite::SuiteKind::Mixed
     }
     fn test_file_bytes(&self) -> Option<u64> {
         span_file_bytes(self.size)
@@ -136,25 +136,48 @@ impl Suite for Mixed {
                 fmt(rl, 1),
                 fmt(wl, 1)
             );
-            rows.push(json!({
-                "read_percent": share,
-                "iops": t.all.ops_per_s,
-                "read_iops": t.read.ops_per_s,
-                "write_iops": t.write.ops_per_s,
-                "mbps": t.all.mbps,
-                "read_lat_mean_us": rl,
-                "write_lat_mean_us": wl,
-                "lat_p99_us": us(t.all.latency.at(99.0).map(|v| v as f64)),
-            }));
+            rows.push(StepResult {
+                read_percent: share,
+                iops: t.all.ops_per_s,
+                read_iops: t.read.ops_per_s,
+                write_iops: t.write.ops_per_s,
+                mbps: t.all.mbps,
+                read_lat_mean_us: rl,
+                write_lat_mean_us: wl,
+                lat_p99_us: us(t.all.latency.at(99.0).map(|v| v as f64)),
+            });
         }
         Report {
             summary: Summary {
-                analysis: json!({ "steps": rows }),
+                analysis: serde_json::to_value(Analysis { steps: rows }).unwrap_or_default(),
                 metrics,
             },
             table,
         }
     }
+}
+
+/// The mixed suite's analysis (`summary.analysis`): one row per read share.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    pub steps: Vec<StepResult>,
+}
+
+/// One read share's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepResult {
+    pub read_percent: u64,
+    #[serde(deserialize_with = "crate::records::f64_or_nan")]
+    pub iops: f64,
+    #[serde(deserialize_with = "crate::records::f64_or_nan")]
+    pub read_iops: f64,
+    #[serde(deserialize_with = "crate::records::f64_or_nan")]
+    pub write_iops: f64,
+    #[serde(deserialize_with = "crate::records::f64_or_nan")]
+    pub mbps: f64,
+    pub read_lat_mean_us: Option<f64>,
+    pub write_lat_mean_us: Option<f64>,
+    pub lat_p99_us: Option<f64>,
 }
 
 #[cfg(test)]

@@ -286,8 +286,8 @@ fn throughput(rec: &StepRecord) -> Option<f64> {
 }
 
 impl Suite for Peak {
-    fn name(&self) -> &'static str {
-        "peak"
+    fn kind(&self) -> crate::suite::SuiteKind {
+        crate::suite::SuiteKind::Peak
     }
     fn test_file_bytes(&self) -> Option<u64> {
         span_file_bytes(self.size)
@@ -431,6 +431,7 @@ impl Suite for Peak {
         let mut rechecked = Vec::new();
         let mut states = Vec::new();
         let mut uncertain = Vec::new();
+        let mut at_last = Vec::new();
         let mut metrics = Vec::new();
         let mut table = format!(
             "drivelab peak: QD sweep 1…{} ({}), {} s per point; knee = lowest QD not below 95 % of the best level beyond its measured noise\n",
@@ -476,51 +477,12 @@ impl Suite for Peak {
             }
             if let Some(k) = &sweep.knee {
                 let p = &sweep.curve[k.index];
-                metrics.extend(Metric::new(
-                    format!("{label} knee QD"),
-                    Some(k.qd as f64),
-                    "QD",
-                ));
-                metrics.extend(Metric::new(
-                    format!("{label} at knee"),
-                    Some(k.throughput),
-                    unit,
-                ));
-                metrics.extend(Metric::new(
-                    format!("{label} peak"),
-                    Some(k.peak_throughput),
-                    unit,
-                ));
-                metrics.extend(Metric::new(
-                    format!("{label} mean latency at knee"),
-                    p.lat_mean_us,
-                    "µs",
-                ));
-                metrics.extend(Metric::new(
-                    format!("{label} p99 latency at knee"),
-                    p.lat_p99_us,
-                    "µs",
-                ));
-                metrics.extend(Metric::new(
-                    format!("{label} p99.99 latency at knee"),
-                    p.lat_p9999_us,
-                    "µs",
-                ));
+                metrics.extend(knee_metrics(label, is_random(id), &sweep));
                 let (eff, eff_unit) = if is_random(id) {
                     (p.kiops_per_w, "kIOPS/W")
                 } else {
                     (p.mbps_per_w, "MB/s/W")
                 };
-                metrics.extend(Metric::new(
-                    format!("{label} average power at knee"),
-                    p.power_mean_w,
-                    "W",
-                ));
-                metrics.extend(Metric::new(
-                    format!("{label} efficiency at knee"),
-                    eff,
-                    eff_unit,
-                ));
                 table += &format!(
                     "{:<24} {:>6} {:>12.0} {:>10.1} {:>12} {:>12} {:>12} {:>8} {:>14}\n",
                     label,
@@ -539,15 +501,23 @@ impl Suite for Peak {
             if let Some(line) = recheck_summary(&sweep) {
                 rechecked.push(format!("{label} {line}"));
             }
+            if let Some(k) = sweep.knee.as_ref().filter(|k| k.at_last_qd) {
+                at_last.push(format!("{label} QD{}", k.qd));
+            }
             if let Some(k) = sweep.knee.as_ref().filter(|k| !k.uncertain_qds.is_empty()) {
                 let qds: Vec<String> = k.uncertain_qds.iter().map(|q| format!("QD{q}")).collect();
                 uncertain.push(format!("{label} {}", qds.join(", ")));
             }
-            sweeps.push(json!({ "workload": id, "label": label, "unit": unit, "sweep": sweep }));
+            sweeps.push(SweepEntry {
+                workload: id.to_string(),
+                label: label.to_string(),
+                unit: unit.to_string(),
+                sweep,
+            });
         }
         if !rechecked.is_empty() {
             table += &format!(
-                "measured again (within noise of the knee threshold; up to {MAX_PASSES} passes a point, {} extra a sweep): {}\n",
+                "measured again (within noise of the knee threshold, or the best point, which sets it; up to {MAX_PASSES} passes a point, {} extra a sweep): {}\n",
                 self.recheck_passes,
                 rechecked.join("; ")
             );
@@ -558,12 +528,18 @@ impl Suite for Peak {
                 uncertain.join("; ")
             );
         }
+        if !at_last.is_empty() {
+            table += &format!(
+                "knee at the sweep's highest queue depth (the curve may still be rising there; a higher --max-qd shows where it levels off): {}\n",
+                at_last.join("; ")
+            );
+        }
         if !states.is_empty() {
             table += &format!("drive state each sweep saw: {}\n", states.join("; "));
         }
         Report {
             summary: Summary {
-                analysis: json!({ "sweeps": sweeps }),
+                analysis: serde_json::to_value(Analysis { sweeps }).unwrap_or_default(),
                 metrics,
             },
             table,
@@ -571,11 +547,84 @@ impl Suite for Peak {
     }
 }
 
+/// A sweep's headline metrics, named after its `label`: the knee's QD and throughput,
+/// the peak, the latencies, power and efficiency at the knee (none without a knee);
+/// throughput in IOPS when `random`, else MB/s.
+pub fn knee_metrics(label: &str, random: bool, sweep: &Sweep) -> Vec<Metric> {
+    let Some(k) = &sweep.knee else {
+        return Vec::new();
+    };
+    let p = &sweep.curve[k.index];
+    let unit = if random { "IOPS" } else { "MB/s" };
+    let (eff, eff_unit) = if random {
+        (p.kiops_per_w, "kIOPS/W")
+    } else {
+        (p.mbps_per_w, "MB/s/W")
+    };
+    [
+        ("knee QD", Some(k.qd as f64), "QD"),
+        ("at knee", Some(k.throughput), unit),
+        ("peak", Some(k.peak_throughput), unit),
+        ("mean latency at knee", p.lat_mean_us, "µs"),
+        ("p99 latency at knee", p.lat_p99_us, "µs"),
+        ("p99.99 latency at knee", p.lat_p9999_us, "µs"),
+        ("average power at knee", p.power_mean_w, "W"),
+        ("efficiency at knee", eff, eff_unit),
+    ]
+    .into_iter()
+    .filter_map(|(what, v, unit)| Metric::new(format!("{label} {what}"), v, unit))
+    .collect()
+}
+
+/// The peak suite's analysis (`summary.analysis`): one sweep per workload, in plan
+/// order. An imported grid of fio results over queue depth makes the same.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    pub sweeps: Vec<SweepEntry>,
+}
+
+/// One workload's sweep with its names.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepEntry {
+    /// The workload's id (`4k-randread`), the start of its steps' ids.
+    pub workload: String,
+    /// Its name in tables and charts ("4K random read").
+    pub label: String,
+    /// The unit of its throughput: "IOPS" (random) or "MB/s" (sequential).
+    pub unit: String,
+    pub sweep: Sweep,
+}
+
+impl SweepEntry {
+    /// Whether its throughput is in MB/s (else IOPS).
+    pub fn in_mbps(&self) -> bool {
+        self.unit == "MB/s"
+    }
+
+    /// A point's throughput in the sweep's unit.
+    pub fn throughput(&self, p: &Point) -> f64 {
+        if self.in_mbps() {
+            p.mbps
+        } else {
+            p.iops
+        }
+    }
+}
+
+impl Sweep {
+    /// The knee's point of the curve, if the sweep has a knee.
+    pub fn knee_point(&self) -> Option<&Point> {
+        self.curve.get(self.knee.as_ref()?.index)
+    }
+}
+
 /// One measured point of a sweep.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Point {
     pub qd: u32,
+    #[serde(deserialize_with = "crate::records::f64_or_nan")]
     pub iops: f64,
+    #[serde(deserialize_with = "crate::records::f64_or_nan")]
     pub mbps: f64,
     pub lat_mean_us: Option<f64>,
     pub lat_p99_us: Option<f64>,
@@ -701,6 +750,11 @@ fn pooled_points(steps: &[StepRecord], id: &str, rechecks: bool) -> Vec<Point> {
 /// standard error over their intervals together ([`NOISE_BATCHES`] batches a pass),
 /// latencies from their merged histograms, power over their intervals.
 fn pool(id: &str, qd: u32, passes: &[&StepRecord]) -> Point {
+    pool_as(is_random(id), qd, passes)
+}
+
+/// [`pool`] with the sweep's unit said directly: IOPS when `random`, else MB/s.
+pub fn pool_as(random: bool, qd: u32, passes: &[&StepRecord]) -> Point {
     let runs: Vec<&drivelab_engine::result::Measured> =
         passes.iter().filter_map(|s| s.run.as_ref()).collect();
     let (ops, bytes, ns) = runs.iter().fold((0u64, 0u64, 0u64), |(o, b, n), r| {
@@ -715,7 +769,7 @@ fn pool(id: &str, qd: u32, passes: &[&StepRecord]) -> Point {
         .iter()
         .flat_map(|s| {
             records::per_interval(s, |x| {
-                if is_random(id) {
+                if random {
                     x.all.ops_per_s
                 } else {
                     x.all.bytes_per_s / 1e6
@@ -803,6 +857,38 @@ fn sweep_of(steps: &[StepRecord], id: &str) -> Sweep {
         skipped_qds: skipped,
         state,
         first_pass_knee_qd: knee_95(&first_pts).map(|k| k.qd),
+    }
+}
+
+/// A sweep of points measured elsewhere (results imported from fio): each `(qd, runs)`
+/// pools its runs as a re-measured point is pooled, and the knee is [`knee_95`]'s, in
+/// IOPS when `random`, else MB/s (the unit a `run peak` sweep of that workload has).
+pub fn sweep_of_points(random: bool, points: &[(u32, Vec<&StepRecord>)]) -> Sweep {
+    let tp = |p: &Point| SweepPoint {
+        qd: p.qd,
+        throughput: if random { p.iops } else { p.mbps },
+        stderr: p.stderr,
+    };
+    let first: Vec<SweepPoint> = points
+        .iter()
+        .map(|(qd, runs)| tp(&pool_as(random, *qd, &runs[..1])))
+        .collect();
+    let mut curve: Vec<Point> = points
+        .iter()
+        .map(|(qd, runs)| pool_as(random, *qd, runs))
+        .collect();
+    let knee = knee_95(&curve.iter().map(tp).collect::<Vec<_>>());
+    if let Some(k) = &knee {
+        for p in &mut curve {
+            p.uncertain = k.uncertain_qds.contains(&p.qd);
+        }
+    }
+    Sweep {
+        knee,
+        curve,
+        skipped_qds: Vec::new(),
+        state: None,
+        first_pass_knee_qd: knee_95(&first).map(|k| k.qd),
     }
 }
 

@@ -44,6 +44,32 @@ pub struct ReplayAction {
     pub max_outstanding: u32,
     /// Write the step's `<step>.issue-log.csv` (one line per I/O) into the bundle.
     pub issue_log: bool,
+    /// Why the span this step reads was not written first, when it was not.
+    pub unfilled: Option<Unfilled>,
+}
+
+/// Why a replay reads a drive's span that was not written before it: its reads of blocks
+/// the trace did not write may hit never-written blocks, which a drive answers without
+/// touching flash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unfilled {
+    /// `--no-fill`.
+    NoFill,
+    /// A trace that only reads, on a block device opened without `--destructive`.
+    ReadOnlyDevice,
+}
+
+impl Unfilled {
+    /// The note a replay step that read carries.
+    pub fn note(self) -> String {
+        let why = match self {
+            Unfilled::NoFill => "--no-fill",
+            Unfilled::ReadOnlyDevice => "the trace only reads, and the device was not opened for writing (--destructive=DEVICE lets drivelab write the span first)",
+        };
+        format!(
+            "The span was not written before the replay ({why}): reads of blocks neither filled nor written by the trace first may have hit never-written blocks, which a drive answers without touching flash, faster than written ones."
+        )
+    }
 }
 
 /// One step of a plan.

@@ -111,8 +111,8 @@ pub fn parse_preset(s: &str) -> Result<String, String> {
 const DIRS: [&str; 2] = ["read", "write"];
 
 impl Suite for Quick {
-    fn name(&self) -> &'static str {
-        "quick"
+    fn kind(&self) -> crate::suite::SuiteKind {
+        crate::suite::SuiteKind::Quick
     }
     fn test_file_bytes(&self) -> Option<u64> {
         span_file_bytes(self.size)
@@ -163,34 +163,94 @@ impl Suite for Quick {
         let mut metrics = Vec::new();
         for label in &self.tests {
             let label = CdmSpec::parse(label).map_or(label.clone(), |s| s.label());
-            let mut row = serde_json::Map::new();
-            row.insert("test".into(), json!(label));
-            for dir in DIRS {
+            let [read, write] = DIRS.map(|dir| {
                 let d = dir_result(steps, &label, dir);
-                let shown = match self.show {
-                    Show::Best => (d.best_mbps, d.best_iops, d.best_lat_mean_us),
-                    Show::Mean => (d.mean_mbps, d.mean_iops, d.mean_lat_mean_us),
-                };
-                metrics.extend(Metric::new(format!("{label} {dir}"), shown.0, "MB/s"));
-                metrics.extend(Metric::new(format!("{label} {dir} IOPS"), shown.1, "IOPS"));
+                let shown = d.shown(self.show);
+                metrics.extend(Metric::new(format!("{label} {dir}"), shown.mbps, "MB/s"));
+                metrics.extend(Metric::new(
+                    format!("{label} {dir} IOPS"),
+                    shown.iops,
+                    "IOPS",
+                ));
                 metrics.extend(Metric::new(
                     format!("{label} {dir} mean latency"),
-                    shown.2,
+                    shown.lat_mean_us,
                     "µs",
                 ));
-                row.insert(dir.into(), serde_json::to_value(&d).unwrap_or_default());
-            }
-            tests.push(serde_json::Value::Object(row));
+                d
+            });
+            tests.push(TestResult {
+                test: label,
+                read,
+                write,
+            });
         }
-        let analysis = json!({
-            "shown": self.show,
-            "runs": self.runs,
-            "tests": tests,
-        });
+        let analysis = Analysis {
+            shown: self.show,
+            runs: self.runs,
+            tests,
+        };
         let table = self.table(&analysis);
         Report {
-            summary: Summary { analysis, metrics },
+            summary: Summary {
+                analysis: serde_json::to_value(&analysis).unwrap_or_default(),
+                metrics,
+            },
             table,
+        }
+    }
+}
+
+/// The quick suite's analysis (`summary.analysis`): which number is shown of the
+/// runs, how many runs, and each test's read and write results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    pub shown: Show,
+    pub runs: u32,
+    pub tests: Vec<TestResult>,
+}
+
+/// One test (`SEQ1M Q8T1`) in both directions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestResult {
+    pub test: String,
+    pub read: DirResult,
+    pub write: DirResult,
+}
+
+impl TestResult {
+    /// The results of direction `dir` ("read" or "write").
+    pub fn dir(&self, dir: &str) -> &DirResult {
+        if dir == "write" {
+            &self.write
+        } else {
+            &self.read
+        }
+    }
+}
+
+/// The numbers shown of a test's runs (their best or their mean).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Shown {
+    pub mbps: Option<f64>,
+    pub iops: Option<f64>,
+    pub lat_mean_us: Option<f64>,
+}
+
+impl DirResult {
+    /// The best or the mean of the runs, as `show` says.
+    pub fn shown(&self, show: Show) -> Shown {
+        match show {
+            Show::Best => Shown {
+                mbps: self.best_mbps,
+                iops: self.best_iops,
+                lat_mean_us: self.best_lat_mean_us,
+            },
+            Show::Mean => Shown {
+                mbps: self.mean_mbps,
+                iops: self.mean_iops,
+                lat_mean_us: self.mean_lat_mean_us,
+            },
         }
     }
 }
@@ -199,8 +259,11 @@ impl Suite for Quick {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DirResult {
     pub runs: usize,
+    #[serde(deserialize_with = "crate::records::vec_f64_or_nan")]
     pub mbps: Vec<f64>,
+    #[serde(deserialize_with = "crate::records::vec_f64_or_nan")]
     pub iops: Vec<f64>,
+    #[serde(deserialize_with = "crate::records::vec_f64_or_nan")]
     pub lat_mean_us: Vec<f64>,
     /// Highest throughput of the runs (decimal MB/s) and that run's IOPS.
     pub best_mbps: Option<f64>,
@@ -241,7 +304,7 @@ fn dir_result(steps: &[StepRecord], label: &str, dir: &str) -> DirResult {
 }
 
 impl Quick {
-    fn table(&self, analysis: &serde_json::Value) -> String {
+    fn table(&self, analysis: &Analysis) -> String {
         let which = match self.show {
             Show::Best if self.runs == 1 => "one run".to_string(),
             Show::Mean if self.runs == 1 => "one run".to_string(),
@@ -262,21 +325,17 @@ impl Quick {
             "{:<14} {:>10} {:>10} {:>10}   {:>10} {:>10} {:>10}\n",
             "", "Read MB/s", "IOPS", "lat µs", "Write MB/s", "IOPS", "lat µs"
         );
-        let key = match self.show {
-            Show::Best => "best",
-            Show::Mean => "mean",
-        };
-        for t in analysis["tests"].as_array().into_iter().flatten() {
-            let cell = |dir: &str, what: &str| t[dir][format!("{key}_{what}")].as_f64();
+        for t in &analysis.tests {
+            let (r, w) = (t.read.shown(self.show), t.write.shown(self.show));
             out += &format!(
                 "{:<14} {:>10} {:>10} {:>10}   {:>10} {:>10} {:>10}\n",
-                t["test"].as_str().unwrap_or("?"),
-                fmt(cell("read", "mbps"), 2),
-                fmt(cell("read", "iops"), 0),
-                fmt(cell("read", "lat_mean_us"), 1),
-                fmt(cell("write", "mbps"), 2),
-                fmt(cell("write", "iops"), 0),
-                fmt(cell("write", "lat_mean_us"), 1),
+                t.test,
+                fmt(r.mbps, 2),
+                fmt(r.iops, 0),
+                fmt(r.lat_mean_us, 1),
+                fmt(w.mbps, 2),
+                fmt(w.iops, 0),
+                fmt(w.lat_mean_us, 1),
             );
         }
         out

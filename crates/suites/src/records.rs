@@ -172,6 +172,23 @@ pub fn param_u64(rec: &StepRecord, key: &str) -> Option<u64> {
     rec.params.get(key).and_then(|v| v.as_u64())
 }
 
+/// Reads a number saved from an `f64` field: `null` (what JSON makes of a value that
+/// was not finite) reads back as NaN, so one such value does not make a whole saved
+/// analysis unreadable.
+pub fn f64_or_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    use serde::Deserialize;
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
+/// [`f64_or_nan`] for each number of a list.
+pub fn vec_f64_or_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
+    use serde::Deserialize;
+    Ok(Vec::<Option<f64>>::deserialize(d)?
+        .into_iter()
+        .map(|v| v.unwrap_or(f64::NAN))
+        .collect())
+}
+
 /// Microseconds from nanoseconds.
 pub fn us(ns: Option<f64>) -> Option<f64> {
     ns.map(|v| v / 1e3)

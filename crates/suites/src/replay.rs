@@ -13,14 +13,15 @@ use serde_json::json;
 
 use drivelab_analysis::replay::{score, Dist, OpInput, ReplayInput, ReplayScores};
 use drivelab_engine::hist::HistogramJson;
-use drivelab_engine::replay::{ReplayMeasured, Timing, Window, DEFAULT_MAX_OUTSTANDING};
+use drivelab_engine::replay::{Timing, Window, DEFAULT_MAX_OUTSTANDING};
+use drivelab_engine::result::ReplayMeasured;
 use drivelab_engine::size::{human_bytes, SizeOrPercent};
 use drivelab_engine::spec::DataPattern;
 use drivelab_engine::spec::{IoEngine, RwMode};
 use drivelab_engine::target::{TargetInfo, TargetKind};
 
 use crate::bundle::{Metric, StepRecord, Summary};
-use crate::plan::{self, Action, Bound, PlannedStep, ReplayAction, Shape, StepKind};
+use crate::plan::{self, Action, Bound, PlannedStep, ReplayAction, Shape, StepKind, Unfilled};
 use crate::records::fmt;
 use crate::suite::{Report, Suite};
 
@@ -46,14 +47,15 @@ pub struct Replay {
     pub segment_ns: u64,
     /// Write each step's `<step>.issue-log.csv` (one line per I/O) into the bundle.
     pub issue_log: bool,
-    /// The trace writes or discards (with `--skip-discards`: writes): a block device
-    /// needs `--destructive`. A trace that only reads (and flushes) runs without, and on
+    /// The replay writes: the trace writes or discards (with `--skip-discards`: writes),
+    /// or the span is to be filled before a trace that reads (a block device given with
+    /// `--destructive`): a block device needs `--destructive`. A trace that only reads (and flushes) runs without, and on
     /// a mounted device. Set from the trace before the target is opened, checked again
     /// when planning.
     #[serde(default = "yes")]
     pub writes: bool,
-    /// On a block device or simulated drive, write the span once before a trace that
-    /// reads (`--no-fill`: not).
+    /// Write the span once before a trace that reads, where writing is allowed: always on
+    /// a simulated drive, on a block device opened for writing (`--no-fill`: not).
     #[serde(default = "yes")]
     pub fill: bool,
     /// `--short`: a demonstration on a 64 MiB span (reports mark it so).
@@ -129,13 +131,32 @@ impl Replay {
 /// The trace's header, or one line saying why it cannot be replayed.
 pub fn read_header(path: &Path) -> Result<drivelab_trace::Header, String> {
     let f = drivelab_trace::input::open_regular(path).map_err(|e| format!("TRACE {e}"))?;
-    let r = drivelab_trace::native::Reader::new(std::io::BufReader::new(f)).map_err(|e| {
-        format!(
-            "TRACE {}: not a drivelab trace ({e}); import it first with drivelab trace import",
-            path.display()
-        )
-    })?;
+    let r = drivelab_trace::native::Reader::new(std::io::BufReader::new(f))
+        .map_err(|e| not_a_trace(path, &e.to_string()))?;
     Ok(r.header().clone())
+}
+
+/// Why a file that is not drivelab's trace cannot be replayed, with the import command
+/// for the format its first lines read as.
+fn not_a_trace(path: &Path, why: &str) -> String {
+    use std::io::Read;
+    let mut head = Vec::new();
+    let _ = std::fs::File::open(path).and_then(|f| f.take(16 << 10).read_to_end(&mut head));
+    let text = String::from_utf8_lossy(&head);
+    let p = path.display();
+    let stem = path.with_extension("dltrace");
+    match drivelab_trace::import::Format::detect(&text) {
+        Some(f) => format!(
+            "TRACE {p}: not a drivelab trace, but it reads as a {name} trace: import it first with drivelab trace import {name} {p} -o {}",
+            stem.display(),
+            name = f.name()
+        ),
+        None => format!(
+            "TRACE {p}: not a drivelab trace ({why}); import it first with drivelab trace import FORMAT {p} -o {} (formats: {})",
+            stem.display(),
+            drivelab_trace::import::Format::names()
+        ),
+    }
 }
 
 /// What a whole read of the trace finds: its records, and where its steps start.
@@ -252,8 +273,8 @@ pub fn is_replay_step(s: &StepRecord) -> bool {
 }
 
 impl Suite for Replay {
-    fn name(&self) -> &'static str {
-        "replay"
+    fn kind(&self) -> crate::suite::SuiteKind {
+        crate::suite::SuiteKind::Replay
     }
     fn writes_to_device(&self) -> bool {
         self.writes
@@ -329,16 +350,24 @@ impl Suite for Replay {
         let n = windows.len();
         // A drive's unwritten blocks read without touching flash: the span is written
         // once first (as the reviews fill a drive before a trace), where writing is
-        // allowed and the trace reads.
+        // allowed (always on a simulated drive; on a block device opened for writing)
+        // and the trace reads. Files drivelab creates are filled when made.
         let mut out = Vec::new();
-        let fills = matches!(target.kind, TargetKind::BlockDevice | TargetKind::Simulated);
-        if self.fill && self.writes && fills && found.reads > 0 {
-            out.extend(plan::fill_before_reads(
-                (0, span),
-                DataPattern::Random,
-                target,
-            )?);
-        }
+        let drive = matches!(target.kind, TargetKind::BlockDevice | TargetKind::Simulated);
+        let may_write = target.kind == TargetKind::Simulated || self.writes;
+        let unfilled = match () {
+            _ if !drive || found.reads == 0 => None,
+            _ if !self.fill => Some(Unfilled::NoFill),
+            _ if !may_write => Some(Unfilled::ReadOnlyDevice),
+            _ => {
+                out.extend(plan::fill_before_reads(
+                    (0, span),
+                    DataPattern::Random,
+                    target,
+                )?);
+                None
+            }
+        };
         let steps = windows
             .into_iter()
             .zip(workloads)
@@ -367,6 +396,7 @@ impl Suite for Replay {
                     discards: !self.skip_discards,
                     max_outstanding: self.max_outstanding,
                     issue_log: self.issue_log,
+                    unfilled,
                 }),
                 idle_before_ns: 0,
                 workload: w,
@@ -433,7 +463,7 @@ fn dist(h: &HistogramJson) -> Dist {
 
 /// The analysis's input from what the engine measured.
 pub fn input(r: &ReplayMeasured) -> ReplayInput {
-    let op = |o: &drivelab_engine::replay::OpMeasured| OpInput {
+    let op = |o: &drivelab_engine::result::OpMeasured| OpInput {
         bytes: o.bytes,
         service_ns: dist(&o.latency),
     };
@@ -620,7 +650,7 @@ pub fn run_step(
     w: &drivelab_engine::spec::Workload,
     target: &mut drivelab_engine::target::Target,
     stop: &std::sync::atomic::AtomicBool,
-    progress: Option<&(dyn Fn(&drivelab_engine::run::Progress<'_>) + Sync)>,
+    progress: Option<&(dyn Fn(&drivelab_engine::result::Progress<'_>) + Sync)>,
     dir: Option<&Path>,
 ) -> Result<drivelab_engine::result::RunResult, String> {
     use drivelab_engine::replay::{self, Placement, ReplayOptions, Schedule};
@@ -637,16 +667,24 @@ pub fn run_step(
     let log_path = dir
         .filter(|_| r.issue_log)
         .map(|d| d.join(issue_log_name(id)));
-    let partial = log_path.as_ref().map(|p| p.with_extension("csv.partial"));
-    let mut log = match &partial {
-        Some(p) => {
-            let f = std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?;
+    // Claimed in the bundle's directory now and put in place whole at the end (a link
+    // planted at its name meanwhile is replaced, not followed).
+    let mut pending = log_path
+        .as_ref()
+        .map(|p| crate::atomic::claim(p).map_err(|e| format!("{}: {e}", p.display())))
+        .transpose()?;
+    let mut log = match (&mut pending, &log_path) {
+        (Some(pending), Some(p)) => {
+            let f = pending
+                .file()
+                .try_clone()
+                .map_err(|e| format!("{}: {e}", p.display()))?;
             let mut b = std::io::BufWriter::with_capacity(1 << 20, f);
             b.write_all(b"seq,op,offset_bytes,len_bytes,due_ns,issue_ns,done_ns\n")
                 .map_err(|e| format!("{}: {e}", p.display()))?;
             Some(b)
         }
-        None => None,
+        _ => None,
     };
     let res = replay::run(
         w,
@@ -661,18 +699,21 @@ pub fn run_step(
             issue_log: log.as_mut().map(|b| b as &mut dyn Write),
         },
     )?;
-    if let (Some(mut b), Some(p), Some(to)) = (log, partial, log_path) {
+    if let (Some(mut b), Some(pending), Some(to)) = (log, pending, log_path) {
         b.flush()
-            .and_then(|_| std::fs::rename(&p, &to))
+            .and_then(|()| pending.commit())
             .map_err(|e| format!("{}: {e}", to.display()))?;
     }
-    if res
-        .measured
-        .replay
-        .as_ref()
-        .is_some_and(|m| m.discard.ios > 0)
-    {
+    let mut res = res;
+    let measured = res.measured.replay.as_ref();
+    if measured.is_some_and(|m| m.discard.ios > 0) {
         target.forget_filled();
+    }
+    if let Some(u) = r
+        .unfilled
+        .filter(|_| measured.is_some_and(|m| m.read.ios > 0))
+    {
+        res.measured.notes.push(u.note());
     }
     Ok(res)
 }

@@ -6,19 +6,21 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use drivelab_engine::model::SensorReading;
 use drivelab_engine::prepare;
+use drivelab_engine::result::Progress;
 use drivelab_engine::result::{RunResult, RunStatus};
-use drivelab_engine::run::{self, Progress, RunOptions};
+use drivelab_engine::run::{self, RunOptions};
 use drivelab_engine::size::{human_bytes, SizeOrPercent};
 use drivelab_engine::target::{Target, TargetKind};
 
 use drivelab_engine::result::{HostInfo, Tool};
 
 use crate::bundle::{
-    now_rfc3339, Bundle, BundleStatus, RunDoc, StepRecord, StepStatus, BUNDLE_SCHEMA_VERSION,
+    now_rfc3339, Bundle, BundleStatus, RunDoc, StepRecord, StepStatus, Summary,
+    BUNDLE_SCHEMA_VERSION,
 };
 use crate::hash::config_hash;
 use crate::plan::{Action, PlannedStep};
-use crate::suite::{Report, Suite};
+use crate::suite::{AfterInterrupt, Report, Suite};
 
 /// What a front end wants to hear while a suite runs (all optional).
 pub trait Observer: Sync {
@@ -239,6 +241,35 @@ pub fn execute_with(
             bundle.set_status(BundleStatus::Interrupted)?;
             return Ok(Outcome::Interrupted);
         }
+        let interrupted = bundle
+            .step(i)
+            .is_some_and(|r| r.status == StepStatus::Interrupted);
+        if interrupted && keeps_writes(target) {
+            match suite.after_interrupt(step) {
+                AfterInterrupt::Again => {}
+                // (check_resume refuses it before anything runs; this is the same rule.)
+                AfterInterrupt::Refuse(reason) => {
+                    bundle.set_status(BundleStatus::Interrupted)?;
+                    return Err(reason);
+                }
+                AfterInterrupt::Reprecondition => {
+                    match reprecondition(suite, plan, i, target, bundle, opts, engine)? {
+                        RunStatus::Complete => {}
+                        RunStatus::Interrupted => {
+                            bundle.set_status(BundleStatus::Interrupted)?;
+                            return Ok(Outcome::Interrupted);
+                        }
+                        RunStatus::Failed => {
+                            bundle.set_status(BundleStatus::Failed)?;
+                            return Ok(Outcome::Failed(
+                                "preconditioning again before the interrupted step failed".into(),
+                            ));
+                        }
+                    }
+                    ran_before = true;
+                }
+            }
+        }
         let done = records_before(&bundle.doc.steps, i);
         if let Some(reason) = suite.skip(step, done) {
             let now = now_rfc3339();
@@ -382,6 +413,63 @@ pub fn execute_with(
     Ok(Outcome::Complete(report))
 }
 
+/// Whether the target keeps what an interrupted step wrote into a resumed run: a
+/// simulated drive starts afresh in every process (its finished steps are replayed), and
+/// a test file made anew is fresh.
+fn keeps_writes(target: &Target) -> bool {
+    target.info.kind != TargetKind::Simulated && !target.created_now()
+}
+
+/// Runs the plan's preparation before step `i` again (see
+/// [`AfterInterrupt::Reprecondition`]): its preparation steps from the last
+/// discard-and-fill before it on, unsaved (their records stay the first run's), and says
+/// so in the bundle's notes.
+fn reprecondition(
+    suite: &dyn Suite,
+    plan: &[PlannedStep],
+    i: usize,
+    target: &mut Target,
+    bundle: &mut Bundle,
+    opts: &Runner<'_>,
+    engine: &dyn StepEngine,
+) -> Result<RunStatus, String> {
+    let from = plan[..i]
+        .iter()
+        .rposition(|s| matches!(s.action, Action::Precondition { .. }))
+        .unwrap_or(i);
+    let prepare: Vec<usize> = (from..i)
+        .filter(|&j| plan[j].kind == crate::plan::StepKind::Prepare)
+        .collect();
+    let names: Vec<&str> = prepare.iter().map(|&j| plan[j].name.as_str()).collect();
+    let note = format!(
+        "Resumed: '{}' had been interrupted after writing to the drive, so it was measured \
+         again only after its preparation ran again ({}).",
+        plan[i].name,
+        if names.is_empty() {
+            "none planned".to_string()
+        } else {
+            names.join("; ")
+        }
+    );
+    if let Some(o) = opts.observer {
+        o.message(&format!(
+            "preconditioning again before '{}': its interrupted run wrote to the drive",
+            plan[i].name
+        ));
+    }
+    for j in prepare {
+        let step = &adapted(suite, &plan[j], records_before(&bundle.doc.steps, j));
+        let res = engine.run_step(step, target, opts, None)?;
+        if res.measured.status != RunStatus::Complete {
+            return Ok(res.measured.status);
+        }
+    }
+    if !bundle.doc.notes.contains(&note) {
+        bundle.doc.notes.push(note);
+    }
+    Ok(RunStatus::Complete)
+}
+
 /// The records of the steps before step `index` (a bundle keeps them in plan order).
 fn records_before(steps: &[StepRecord], index: usize) -> &[StepRecord] {
     &steps[..steps.partition_point(|s| s.index < index)]
@@ -404,6 +492,17 @@ pub fn analyse(suite: &dyn Suite, steps: &[StepRecord]) -> Report {
     let mut report = suite.report(steps);
     crate::records::add_telemetry(&mut report, steps);
     report
+}
+
+/// The suite's analysis of a bundle: the saved summary, or the suite's own analysis of
+/// the saved steps when the bundle did not finish (None for an unfinished import or
+/// knobs its suite cannot read).
+pub fn summary_of(doc: &RunDoc) -> Option<Summary> {
+    if let Some(s) = &doc.summary {
+        return Some(s.clone());
+    }
+    let suite = crate::suite::from_saved(doc.suite, &doc.knobs).ok()?;
+    Some(analyse(suite.as_ref(), &doc.steps).summary)
 }
 
 /// A new bundle document for `suite`'s `plan` on `target`.
@@ -452,7 +551,7 @@ pub fn new_doc_for(
     RunDoc {
         schema_version: BUNDLE_SCHEMA_VERSION,
         tool: Tool::current(),
-        suite: suite.name().into(),
+        suite: suite.kind(),
         config_hash: config_hash(suite.name(), &knobs, plan),
         knobs,
         host: HostInfo::current(),
@@ -466,6 +565,7 @@ pub fn new_doc_for(
         steps: Vec::new(),
         summary: None,
         notes,
+        fleet: false,
     }
 }
 
@@ -501,8 +601,8 @@ pub fn check_resume(
             ));
         }
     }
-    let hash = config_hash(&doc.suite, &doc.knobs, plan);
-    let earlier = crate::hash::config_hash_with_preparation(&doc.suite, &doc.knobs, plan);
+    let hash = config_hash(doc.suite.name(), &doc.knobs, plan);
+    let earlier = crate::hash::config_hash_with_preparation(doc.suite.name(), &doc.knobs, plan);
     if hash != doc.config_hash && earlier != doc.config_hash {
         return Err(
             "--resume: the suite's plan on this target differs from the bundle's (config hash changed)"
@@ -522,6 +622,19 @@ pub fn check_resume(
             doc.planned_steps,
             moved.map_or(String::new(), |s| format!("; step {} was '{}'", s.index + 1, s.id))
         ));
+    }
+    // A step interrupted on a drive that kept its writes, which the suite cannot
+    // measure again from there.
+    for s in doc
+        .steps
+        .iter()
+        .filter(|s| s.status == StepStatus::Interrupted)
+    {
+        if let (Some(p), true) = (plan.get(s.index), keeps_writes(target)) {
+            if let AfterInterrupt::Refuse(reason) = suite.after_interrupt(p) {
+                return Err(reason);
+            }
+        }
     }
     // The hash leaves the spans out (they follow from the target's capacity); a resumed
     // step must cover the same bytes as the steps already done.

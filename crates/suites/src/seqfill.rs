@@ -17,7 +17,7 @@ use drivelab_engine::target::TargetInfo;
 use crate::bundle::{Metric, StepRecord, Summary};
 use crate::plan::{self, Action, Bound, PlannedStep, Shape, StepKind};
 use crate::records::{self, fmt};
-use crate::suite::{span_file_bytes, Report, Suite};
+use crate::suite::{span_file_bytes, AfterInterrupt, Report, Suite};
 
 /// The seqfill suite's knobs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -92,8 +92,8 @@ pub fn temperature(readings: &[SensorReading]) -> Option<f64> {
 }
 
 impl Suite for SeqFill {
-    fn name(&self) -> &'static str {
-        "seqfill"
+    fn kind(&self) -> crate::suite::SuiteKind {
+        crate::suite::SuiteKind::Seqfill
     }
     fn test_file_bytes(&self) -> Option<u64> {
         span_file_bytes(self.size)
@@ -132,6 +132,17 @@ impl Suite for SeqFill {
             idle_before_ns: 0,
             workload: w,
         }])
+    }
+    /// A fill measures the drive's cache from the state it starts in, and the
+    /// interrupted part filled some of it: nothing in the plan restores that state
+    /// (only a discard and the drive's idle time do), so a resume refuses.
+    fn after_interrupt(&self, _step: &PlannedStep) -> AfterInterrupt {
+        AfterInterrupt::Refuse(
+            "--resume: the sequential fill was interrupted on a drive that kept what it \
+             wrote, so its cache would be measured part-filled; start a new run (after a \
+             discard and some idle time the drive's cache is free again)"
+                .into(),
+        )
     }
     fn report(&self, steps: &[StepRecord]) -> Report {
         let a = steps
@@ -175,9 +186,14 @@ impl Suite for SeqFill {
             ));
             let cache = match f.cache_bytes {
                 Some(b) => format!(
-                    "cache {} GB at {} MB/s, post-cache average {} MB/s",
+                    "cache {} GB at {} MB/s{}, post-cache average {} MB/s",
                     fmt(Some(b as f64 / 1e9), 2),
                     fmt(f.cache_mbps.or(f.initial_mbps), 1),
+                    if f.cache_ended_by_stalls {
+                        " (ended in periodic stalls, not at a lower level)"
+                    } else {
+                        ""
+                    },
                     fmt(f.post_cache_avg_mbps, 1)
                 ),
                 None if f.cache_too_short_to_see => format!(

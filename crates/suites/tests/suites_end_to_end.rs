@@ -463,7 +463,7 @@ fn resume_continues_without_redoing_finished_steps() {
 
     // A new process: rebuild the suite from the bundle, reopen the target, continue.
     let mut b = Bundle::open(&out).unwrap();
-    let suite = drivelab_suites::from_saved(&b.doc.suite, &b.doc.knobs).unwrap();
+    let suite = drivelab_suites::from_saved(b.doc.suite, &b.doc.knobs).unwrap();
     let mut t = sim(b.doc.target_arg.as_deref().unwrap());
     let plan = suite.plan(&t.info).unwrap();
     check_resume(&b.doc, suite.as_ref(), &plan, &t).unwrap();
@@ -716,7 +716,7 @@ fn a_resumed_peak_sweep_keeps_its_re_measurements_and_makes_the_rest() {
     let mut b = Bundle::open(&out).unwrap();
     let first = b.doc.steps.last().unwrap().clone();
     assert_eq!(first.id, "4k-randwrite-recheck1");
-    let suite = drivelab_suites::from_saved(&b.doc.suite, &b.doc.knobs).unwrap();
+    let suite = drivelab_suites::from_saved(b.doc.suite, &b.doc.knobs).unwrap();
     let mut t = sim(spec);
     let plan = suite.plan(&t.info).unwrap();
     check_resume(&b.doc, suite.as_ref(), &plan, &t).unwrap();
@@ -842,4 +842,110 @@ fn a_peak_sweep_on_a_new_test_file_writes_it_once() {
     let msgs = seen.0.into_inner().unwrap().1;
     assert!(!msgs.iter().any(|m| m.1.contains("once")), "{msgs:?}");
     assert!(t.is_filled());
+}
+
+/// A bundle whose last step `id` ran but is marked interrupted (what an interrupt in
+/// the middle of it leaves), without depending on when a stop lands.
+fn interrupted_at(out: &Path, id: &str) -> (Bundle, drivelab_suites::StepRecord) {
+    let mut b = Bundle::open(out).unwrap();
+    let i = b.doc.steps.iter().position(|s| s.id == id).unwrap();
+    let mut rec = b.doc.steps[i].clone();
+    rec.status = StepStatus::Interrupted;
+    b.put_step(rec.clone()).unwrap();
+    b.set_status(BundleStatus::Interrupted).unwrap();
+    (Bundle::open(out).unwrap(), rec)
+}
+
+#[test]
+fn a_resumed_continuous_test_preconditions_again_and_says_so() {
+    // Issue 24: the interrupted part's random writes are on the drive (a test file that
+    // stays): resuming measures the continuous test again only after the precondition
+    // ran again, and the bundle's notes say so.
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("b");
+    let mut c = consistency::Consistency::new(true);
+    c.size = drivelab_engine::size::SizeOrPercent::Bytes(16 << 20);
+    c.duration_ns = 2_000_000_000;
+    c.round_ns = 1_000_000_000;
+    c.window_s = 2;
+    c.passes = 2;
+    let mut t = test_file(d.path(), 16 << 20);
+    let (_, o) = run(&c, &mut t, &out);
+    assert!(matches!(o, Outcome::Complete(_)), "{o:?}");
+    drop(t);
+    let (mut b, last) = interrupted_at(&out, "randwrite");
+    let fills: Vec<_> = b.doc.steps[..2]
+        .iter()
+        .map(|s| s.started_at.clone())
+        .collect();
+
+    let mut t = test_file(d.path(), 16 << 20);
+    assert!(
+        !t.created_now(),
+        "the file stays with what was written to it"
+    );
+    let suite = drivelab_suites::from_saved(b.doc.suite, &b.doc.knobs).unwrap();
+    let plan = suite.plan(&t.info).unwrap();
+    check_resume(&b.doc, suite.as_ref(), &plan, &t).unwrap();
+    let stop = AtomicBool::new(false);
+    let obs = Messages(Default::default());
+    let o = go(suite.as_ref(), &plan, &mut t, &mut b, &stop, Some(&obs));
+    assert!(matches!(o, Outcome::Complete(_)), "{o:?}");
+    let messages = obs.0.lock().unwrap().1.clone();
+    assert!(
+        messages.iter().any(|m| m
+            .1
+            .starts_with("preconditioning again before '4K random write")),
+        "{messages:?}"
+    );
+    let saved = Bundle::open(&out).unwrap().doc;
+    let note = saved
+        .notes
+        .iter()
+        .find(|n| n.starts_with("Resumed:"))
+        .expect("a note");
+    assert!(
+        note.contains("sequential fill pass 1") && note.contains("sequential fill pass 2"),
+        "{note}"
+    );
+    // The fills' records are the first run's; the test is measured anew and whole.
+    let again: Vec<_> = saved.steps[..2]
+        .iter()
+        .map(|s| s.started_at.clone())
+        .collect();
+    assert_eq!(again, fills);
+    let test = saved.steps.iter().find(|s| s.id == "randwrite").unwrap();
+    assert_eq!(test.status, StepStatus::Complete);
+    assert_ne!(test.started_at, last.started_at);
+}
+
+#[test]
+fn a_resumed_fill_on_a_drive_that_kept_it_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("b");
+    let mut s = seqfill::SeqFill::new(true);
+    s.size = drivelab_engine::size::SizeOrPercent::Bytes(16 << 20);
+    let mut t = test_file(d.path(), 16 << 20);
+    let (_, o) = run(&s, &mut t, &out);
+    assert!(matches!(o, Outcome::Complete(_)), "{o:?}");
+    drop(t);
+    let (b, _) = interrupted_at(&out, "seqfill");
+    let t = test_file(d.path(), 16 << 20);
+    let suite = drivelab_suites::from_saved(b.doc.suite, &b.doc.knobs).unwrap();
+    let plan = suite.plan(&t.info).unwrap();
+    let e = check_resume(&b.doc, suite.as_ref(), &plan, &t).unwrap_err();
+    assert!(
+        e.starts_with("--resume: the sequential fill was interrupted"),
+        "{e}"
+    );
+    assert_eq!(e.lines().count(), 1);
+    // A simulated drive keeps nothing between processes: its fill is measured again.
+    let out = d.path().join("sim");
+    let mut t = sim("sim:dramless,capacity=4G");
+    let (_, o) = run(&s, &mut t, &out);
+    assert!(matches!(o, Outcome::Complete(_)), "{o:?}");
+    let (b, _) = interrupted_at(&out, "seqfill");
+    let t = sim("sim:dramless,capacity=4G");
+    let plan = suite.plan(&t.info).unwrap();
+    check_resume(&b.doc, suite.as_ref(), &plan, &t).unwrap();
 }

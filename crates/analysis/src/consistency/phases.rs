@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::Transition;
 use crate::stats::{clean_series, mean, median};
 
 /// The shortest phase, in seconds.
@@ -20,8 +21,6 @@ pub const PHASE_MAX: usize = 8;
 pub const PHASE_SMOOTH_S: usize = 5;
 /// A later phase at least this share of the first burst's level is a burst again.
 pub const SECOND_BURST_SHARE: f64 = 0.85;
-/// The first phase is a burst when at least this many times the last phase's level.
-pub const PHASE_BURST_FACTOR: f64 = 1.3;
 /// Levels within this factor of each other are the same level coming back.
 pub const PHASE_SAME_RATIO: f64 = 1.1;
 
@@ -56,14 +55,20 @@ pub struct Phase {
     /// One past the last second: the next phase's `start_s`, or the series' length.
     pub end_s: usize,
     /// Mean IOPS over the phase's seconds, the first and last left out when it has more
-    /// than two (they straddle the change); seconds without I/O count.
+    /// than two (they straddle the change); seconds without I/O count. The last phase,
+    /// when it holds the whole scoring window, has the window's own average: the final
+    /// level the phases end on is the one the run is scored on.
     pub level_iops: f64,
     pub kind: PhaseKind,
 }
 
 /// Cuts a per-second IOPS series into phases.
 ///
-/// Rule: the boundaries are found on the series' running median over
+/// Rule: with an initial burst (the verdict of `burst_transition`, passed as `burst`),
+/// the first phase is that burst, from 0 to its `at_s`, and the rest of the run is cut
+/// as follows; without one, the whole run is, and no phase is a burst (a fast phase of
+/// garbage collection is no burst: one verdict for the burst line and the phases).
+/// The boundaries are found on the series' running median over
 /// [`PHASE_SMOOTH_S`] seconds, by binary segmentation: of every phase so far, the
 /// split (both sides at least [`PHASE_MIN_S`] seconds) that best fits a constant on
 /// each side by least squares; the split that lowers the total squared error most is
@@ -73,19 +78,50 @@ pub struct Phase {
 /// [`Phase::level_iops`], on the raw series) differ by less than that factor are
 /// merged, and from the first phase whose level (within [`PHASE_SAME_RATIO`]) comes
 /// back twice more the rest is one phase: a cycle is a steady state (see
-/// `performance_levels` for its levels). The last phase is `Steady`; the first is a `Burst` when its level is at
-/// least [`PHASE_BURST_FACTOR`] × the last's; a phase between is a `Burst` when the
-/// first is one and it comes back to [`SECOND_BURST_SHARE`] of its level, else
-/// `Intermediate`. Empty for an empty series.
-pub fn phases(iops_per_s: &[f64]) -> Vec<Phase> {
+/// `performance_levels` for its levels). The last phase is `Steady`; the first is a
+/// `Burst` with an initial burst; a phase between is a `Burst` when the first is one
+/// and it comes back to [`SECOND_BURST_SHARE`] of its level, else `Intermediate`. The last phase's level is the mean of the last `window_s` seconds
+/// (the scoring window, zero seconds included) when the phase starts at or before the
+/// window. Empty for an empty series.
+pub fn phases(iops_per_s: &[f64], window_s: usize, burst: Option<&Transition>) -> Vec<Phase> {
     let x = clean_series(iops_per_s);
     let n = x.len();
     if n == 0 {
         return Vec::new();
     }
-    let y = running_median(&x, PHASE_SMOOTH_S);
+    // The burst verdict's end is the first cut; the phases after it are found on the
+    // rest of the run.
+    let from = burst.map_or(0, |b| b.at_s.min(n));
+    let mut cuts = segment(&x, from);
+    if from > 0 {
+        cuts.insert(0, 0);
+    }
+    let window_start = n - window_s.clamp(1, n);
+    label(
+        cuts.windows(2)
+            .map(|w| {
+                let scored = w[1] == n && w[0] <= window_start;
+                let lvl = if scored {
+                    mean(&x[window_start..]).unwrap_or(0.0)
+                } else {
+                    level(&x[w[0]..w[1]])
+                };
+                (w[0], w[1], lvl)
+            })
+            .collect(),
+        burst.is_some(),
+    )
+}
+
+/// The cuts of `x[from..]` into phases (see [`phases`]), from `from` to the end.
+fn segment(x: &[f64], from: usize) -> Vec<usize> {
+    let n = x.len();
+    if from >= n {
+        return vec![n];
+    }
+    let y = running_median(&x[from..], PHASE_SMOOTH_S);
     let prefix = Prefix::new(&y);
-    let mut cuts = vec![0, n];
+    let mut cuts = vec![0, n - from];
     while cuts.len() <= PHASE_MAX {
         let best = cuts
             .windows(2)
@@ -99,13 +135,10 @@ pub fn phases(iops_per_s: &[f64]) -> Vec<Phase> {
             None => break,
         }
     }
-    merge_close(&x, &mut cuts);
-    merge_cycles(&x, &mut cuts);
-    label(
-        cuts.windows(2)
-            .map(|w| (w[0], w[1], level(&x[w[0]..w[1]])))
-            .collect(),
-    )
+    let rest = &x[from..];
+    merge_close(rest, &mut cuts);
+    merge_cycles(rest, &mut cuts);
+    cuts.iter().map(|c| c + from).collect()
 }
 
 /// Sums and sums of squares from the start, for O(1) squared error of a constant fit.
@@ -226,11 +259,11 @@ fn ratio(u: f64, v: f64) -> f64 {
     u.max(v) / u.min(v).max(f64::MIN_POSITIVE)
 }
 
-/// Kinds for (start, end, level) spans, see [`phases`].
-fn label(spans: Vec<(usize, usize, f64)>) -> Vec<Phase> {
-    let last = spans.last().map_or(0.0, |s| s.2);
+/// Kinds for (start, end, level) spans, see [`phases`]; `burst`: the first span is the
+/// initial burst's.
+fn label(spans: Vec<(usize, usize, f64)>, burst: bool) -> Vec<Phase> {
     let first = spans.first().map_or(0.0, |s| s.2);
-    let first_burst = spans.len() > 1 && first > 0.0 && first >= PHASE_BURST_FACTOR * last;
+    let first_burst = burst && spans.len() > 1;
     let k = spans.len();
     spans
         .into_iter()
@@ -297,8 +330,30 @@ pub fn describe(phases: &[Phase]) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::burst_transition;
     use super::super::test_series::noisy;
     use super::*;
+
+    /// The phases as the suite finds them: with the run's own burst verdict.
+    fn with_burst(x: &[f64], window_s: usize) -> Vec<Phase> {
+        phases(x, window_s, burst_transition(x).as_ref())
+    }
+
+    #[test]
+    fn the_burst_line_and_the_phases_give_one_verdict() {
+        // Issue 24: 120 k IOPS for 2 s, then 6 k: no burst the burst rule accepts (too
+        // short for per-second data), and so no phase is called one.
+        let mut x = vec![120e3, 120e3];
+        x.extend(series(8, &[(600, 6e3)]));
+        assert_eq!(burst_transition(&x), None);
+        let got = with_burst(&x, 400);
+        assert!(got.iter().all(|p| p.kind != PhaseKind::Burst), "{got:#?}");
+        // Where there is a burst, the first phase ends where the burst line says.
+        let x = series(9, &[(37, 90e3), (600, 20e3)]);
+        let b = burst_transition(&x).unwrap();
+        let got = with_burst(&x, 400);
+        assert_eq!((got[0].kind, got[0].end_s), (PhaseKind::Burst, b.at_s));
+    }
 
     /// Spans of (seconds, level) with 2 % noise, one second straddling each change (the
     /// mean of its two sides), and a single-second stall in every 97.
@@ -336,7 +391,7 @@ mod tests {
         use PhaseKind::*;
         let spans = [(40, 150e3), (170, 60e3), (20, 140e3), (370, 45e3)];
         for seed in 0..20 {
-            let got = phases(&series(seed, &spans));
+            let got = with_burst(&series(seed, &spans), 300);
             assert_phases(
                 &got,
                 &[
@@ -358,7 +413,7 @@ mod tests {
     #[test]
     fn a_steady_drive_is_one_phase_and_a_slow_drift_is_no_phase() {
         let flat = series(3, &[(600, 30e3)]);
-        let got = phases(&flat);
+        let got = with_burst(&flat, 400);
         assert_eq!(got.len(), 1, "{got:?}");
         assert_eq!(got[0].kind, PhaseKind::Steady);
         assert_eq!(describe(&got), None);
@@ -369,9 +424,17 @@ mod tests {
             x.extend(
                 (0..500).map(|i| noisy(&mut rng, 30e3 * (1.0 + rise * i as f64 / 500.0), 0.1)),
             );
-            let got = phases(&x);
+            let got = with_burst(&x, 400);
             assert_eq!(got.len(), 2, "{got:?}");
             assert_eq!((got[0].kind, got[0].end_s), (PhaseKind::Burst, 30));
+            // The final level is the scoring window's own average, not the phase's
+            // (which holds the slower start of the drift).
+            for window in [100, 400] {
+                let got = with_burst(&x, window);
+                let scored = mean(&x[x.len() - window..]).unwrap();
+                assert_eq!(got[1].level_iops, scored, "window {window}");
+                assert!(scored > level(&x[30..]), "{scored} vs the phase");
+            }
         }
     }
 
@@ -382,7 +445,7 @@ mod tests {
         for _ in 0..10 {
             spans.extend([(35, 4.6e3), (23, 14e3)]);
         }
-        let got = phases(&series(6, &spans));
+        let got = with_burst(&series(6, &spans), 400);
         assert_eq!(got.len(), 1, "{got:#?}");
         assert_eq!(got[0].kind, PhaseKind::Steady);
         // A burst, then GC that stalls for whole seconds now and then: burst, then steady.
@@ -390,7 +453,7 @@ mod tests {
         for _ in 0..6 {
             spans.extend([(40, 0.0), (50, 25e3)]);
         }
-        let got = phases(&series(7, &spans));
+        let got = with_burst(&series(7, &spans), 400);
         assert_eq!(got.len(), 2, "{got:#?}");
         assert_eq!(got[0].kind, PhaseKind::Burst);
         assert!(got[0].end_s.abs_diff(30) <= 1, "{got:#?}");
@@ -403,14 +466,15 @@ mod tests {
         for i in [100, 101, 170, 230, 231] {
             x[i] = 0.0;
         }
-        let got = phases(&x);
+        let got = with_burst(&x, 400);
         assert_eq!(got.len(), 2, "{got:?}");
-        assert_eq!(got[0].end_s, 60);
+        // (The second straddling the change, halfway, is the burst's by its rule.)
+        assert!(got[0].end_s.abs_diff(60) <= 1, "{got:?}");
         // The stalls count in the level: what the drive delivered.
         // Seconds 61..299 less their 7 zero seconds (5 set here, 147 and 244).
         let want = (231.0 * 20e3) / 238.0;
         assert!((got[1].level_iops - want).abs() < 0.03 * want, "{got:?}");
-        assert_eq!(phases(&[]), Vec::new());
-        assert_eq!(phases(&[5.0]).len(), 1);
+        assert_eq!(with_burst(&[], 400), Vec::new());
+        assert_eq!(with_burst(&[5.0], 400).len(), 1);
     }
 }

@@ -7,9 +7,10 @@ use drivelab_engine::text::{printable, shortened};
 use std::path::Path;
 
 use clap::Args;
-use drivelab_report::bundles::{connection, drive_label, open_bundle, summary_of};
+use drivelab_suites::bundle::{connection, drive_label, open_bundle};
 use drivelab_suites::hash::SPAN_AND_SEED;
 use drivelab_suites::plan::StepKind;
+use drivelab_suites::runner::summary_of;
 use serde_json::Value;
 
 use crate::fail::Fail;
@@ -92,7 +93,7 @@ fn from_bundle(dir: &Path) -> Result<Side, String> {
         drive_key,
         source: dir.display().to_string(),
         drive: drive_label(&doc),
-        suite: doc.suite,
+        suite: doc.suite.to_string(),
         config_hash: doc.config_hash,
         knobs: doc.knobs,
         steps,

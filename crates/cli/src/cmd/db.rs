@@ -1,5 +1,6 @@
-//! `drivelab db list | show ID | export [-o FILE] | import FILE | record BUNDLE`: the
-//! results database (SQLite by default, `--db PATH` or `--db postgres://…`).
+//! `drivelab db list | show ID | export [-o FILE] | import FILE | record BUNDLE | push URL`:
+//! the results database (SQLite by default, `--db PATH` or `--db postgres://…`), and
+//! uploads of its runs to a `drivelab serve`.
 
 use std::path::PathBuf;
 
@@ -32,6 +33,22 @@ pub enum DbCommand {
     Import(ImportArgs),
     /// Record a result bundle (drivelab run does this when a suite finishes).
     Record(RecordArgs),
+    /// Upload bundles (or, without BUNDLE, every run of --db that keeps its run.json)
+    /// to a drivelab serve at URL; runs the server has already are not doubled.
+    Push(PushArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct PushArgs {
+    /// The server, http://HOST:PORT.
+    #[arg(value_name = "URL", required = true)]
+    pub url: Option<String>,
+    /// Result bundle directories [default: every run in the database].
+    #[arg(value_name = "BUNDLE")]
+    pub bundles: Vec<PathBuf>,
+    /// The uploader's token, as in the server's --tokens file [default: $DRIVELAB_TOKEN].
+    #[arg(long, value_name = "TOKEN")]
+    pub token: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -113,6 +130,7 @@ pub fn run(a: DbArgs) -> Result<i32, Fail> {
         DbCommand::Export(e) => export(db, e),
         DbCommand::Import(i) => import(db, i),
         DbCommand::Record(r) => record(db, r),
+        DbCommand::Push(p) => crate::cmd::push::push(db, p),
     }
 }
 
@@ -366,7 +384,7 @@ fn record(db: Option<&str>, a: RecordArgs) -> Result<i32, Fail> {
     }
     // Every bundle must open before anything is written.
     for b in &a.bundles {
-        drivelab_report::bundles::open_bundle(b).map_err(|e| Fail::usage(format!("BUNDLE {e}")))?;
+        drivelab_suites::bundle::open_bundle(b).map_err(|e| Fail::usage(format!("BUNDLE {e}")))?;
     }
     for b in &a.bundles {
         let id = record_bundle(b, db)?;

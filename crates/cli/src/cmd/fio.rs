@@ -82,9 +82,7 @@ fn plan_target(suite: &dyn Suite, t: &crate::args::TargetArgs) -> Result<TargetI
 /// Whether `p` is a job file `--emit-fio` wrote (it may be replaced).
 fn own_job_file(p: &Path) -> bool {
     p.extension().is_some_and(|e| e == "fio")
-        && crate::out_path::head(p, 4096)
-            .windows(drivelab_suites::fio::JOB_MARK.len())
-            .any(|w| w == drivelab_suites::fio::JOB_MARK.as_bytes())
+        && drivelab_suites::fio::is_own_job(&crate::out_path::head(p, 4096))
 }
 
 /// Whether `p` is fio's result of a job file `--emit-fio` wrote, as the job's own run
@@ -290,22 +288,68 @@ pub struct ImportArgs {
 
 #[derive(clap::Subcommand, Debug)]
 pub enum ImportCmd {
-    /// A fio result (`--output-format=json` or `json+`; json+ brings the latency
-    /// histograms) as a result bundle that report, compare and db take.
+    /// fio results (`--output-format=json` or `json+`; json+ brings the latency
+    /// histograms) of one drive as one result bundle that report, compare and db take:
+    /// results differing only in iodepth and/or numjobs become queue-depth sweeps
+    /// (knee, QoS at the knee, the peak charts), results with fio's logs series.
     Fio(ImportFioArgs),
 }
 
 #[derive(Args, Debug)]
 pub struct ImportFioArgs {
-    /// fio's output file.
-    pub result: PathBuf,
-    /// The directory of the job's per-second logs (write_iops_log, write_bw_log,
-    /// write_lat_log, write_hist_log with log_avg_msec=1000): the series of the bundle.
+    /// fio's output files, or directories of them (every *.json in them).
+    #[arg(required = true, value_name = "FILES_OR_DIRS")]
+    pub results: Vec<PathBuf>,
+    /// The drive's name: the bundle's label in reports [default: fio's filename].
+    #[arg(long, value_name = "NAME")]
+    pub drive: Option<String>,
+    /// How the drive was connected (e.g. "SAS HBA", "USB UAS"), for the record.
+    #[arg(long, value_name = "TEXT")]
+    pub connection: Option<String>,
+    /// Where fio's per-job logs are (write_iops_log, write_bw_log, write_lat_log,
+    /// write_hist_log; any log_avg_msec): each result's logs are found by the prefixes
+    /// its own options name, so all runs' logs may share DIR [default: beside each
+    /// result].
     #[arg(long, value_name = "DIR")]
     pub logs: Option<PathBuf>,
     /// Bundle directory [default: a new drivelab-results/fio-<UTC time>/ here].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+}
+
+/// Most files one import takes (a typo naming `/` does not read the disk).
+const MAX_FILES: usize = 100_000;
+
+/// The files given: each file, and every `*.json` in each directory (not below it), in
+/// name order.
+fn result_files(given: &[PathBuf]) -> Result<Vec<PathBuf>, Fail> {
+    let mut out = Vec::new();
+    for p in given {
+        if p.is_dir() {
+            let mut v: Vec<PathBuf> = std::fs::read_dir(p)
+                .map_err(|e| Fail::usage(format!("RESULT {}: {e}", p.display())))?
+                .filter_map(|e| Some(e.ok()?.path()))
+                .filter(|f| f.is_file() && f.extension().is_some_and(|x| x == "json"))
+                .take(MAX_FILES + 1)
+                .collect();
+            if v.is_empty() {
+                return Err(Fail::usage(format!(
+                    "RESULT {}: a directory without fio results (*.json) in it",
+                    p.display()
+                )));
+            }
+            v.sort();
+            out.extend(v);
+        } else {
+            out.push(p.clone());
+        }
+        if out.len() > MAX_FILES {
+            return Err(Fail::usage(format!(
+                "RESULT: more than {MAX_FILES} files; import fewer at once"
+            )));
+        }
+    }
+    Ok(out)
 }
 
 /// Read a fio output file (bounded: a mistyped path to a huge file does not exhaust
@@ -342,14 +386,38 @@ pub fn import(a: ImportArgs) -> Result<i32, Fail> {
             )));
         }
     }
-    let text = read_result(&a.result)?;
-    let source = a.result.display().to_string();
-    let doc = drivelab_suites::fio::import::import(&text, a.logs.as_deref(), &source)
-        .map_err(|e| Fail::usage(format!("RESULT {source}: {e}")))?;
+    for (flag, v) in [("--drive", &a.drive), ("--connection", &a.connection)] {
+        if v.as_ref()
+            .is_some_and(|s| s.trim().is_empty() || s.len() > 200)
+        {
+            return Err(Fail::usage(format!(
+                "{flag}: give a name of 1 to 200 characters"
+            )));
+        }
+    }
+    use drivelab_suites::fio::import::{import_set, Input, Options};
+    let inputs = result_files(&a.results)?
+        .into_iter()
+        .map(|p| {
+            Ok(Input {
+                text: read_result(&p)?,
+                source: p.display().to_string(),
+                dir: p.parent().map(Path::to_path_buf),
+            })
+        })
+        .collect::<Result<Vec<_>, Fail>>()?;
+    let opts = Options {
+        drive: a.drive.as_deref(),
+        connection: a.connection.as_deref(),
+        logs: a.logs.as_deref(),
+        ..Options::default()
+    };
+    let doc = import_set(&inputs, &opts).map_err(|e| Fail::usage(format!("RESULT {e}")))?;
     let dir = a.out.clone().unwrap_or_else(|| {
         drivelab_suites::bundle::default_dir(Path::new("drivelab-results"), "fio")
     });
-    let b = drivelab_suites::Bundle::create(&dir, doc).map_err(Fail::usage)?;
+    drivelab_suites::bundle::check_new_dir(&dir).map_err(Fail::usage)?;
+    let b = drivelab_suites::Bundle::create(&dir, doc).map_err(Fail::failed)?;
     let text = summary_table(&b.doc);
     b.write_table(&text).map_err(Fail::failed)?;
     crate::output::stdout::say(&text)?;
@@ -377,7 +445,10 @@ pub fn import(a: ImportArgs) -> Result<i32, Fail> {
 /// The imported metrics as a table.
 fn summary_table(doc: &drivelab_suites::RunDoc) -> String {
     let n = doc.steps.len();
-    let mut t = format!("fio result imported ({n} {})\n", plural(n, "step", "steps"));
+    let mut t = format!(
+        "fio results imported ({n} {})\n",
+        plural(n, "step", "steps")
+    );
     for m in doc.summary.iter().flat_map(|s| &s.metrics) {
         t.push_str(&format!("  {:<48} {:>12.1} {}\n", m.name, m.value, m.unit));
     }

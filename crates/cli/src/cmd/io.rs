@@ -2,8 +2,9 @@
 
 use std::sync::atomic::Ordering;
 
+use drivelab_engine::result::Progress;
 use drivelab_engine::result::RunStatus;
-use drivelab_engine::run::{self, Progress, RunOptions};
+use drivelab_engine::run::{self, RunOptions};
 use drivelab_engine::size::SizeOrPercent;
 use drivelab_engine::spec::{BsShare, IoEngine, RwMode, WorkloadRequest};
 use drivelab_engine::target::{self, OpenOptions, TargetSpec};
@@ -112,6 +113,11 @@ fn request(a: &IoArgs) -> WorkloadRequest {
 }
 
 pub fn run(a: IoArgs) -> Result<i32, Fail> {
+    // `sim:help`: the simulator's keys, each with its meaning, form and default.
+    if a.target.target.as_deref() == Some("sim:help") {
+        print!("{}", drivelab_sim::help_text());
+        return Ok(0);
+    }
     let req = request(&a);
     // The depth came from the spec, not --iodepth: say so in its terms.
     if let (Some(s), None, Some(IoEngine::Sync)) = (a.spec, a.iodepth, req.ioengine) {

@@ -5,8 +5,10 @@ pub mod completions;
 pub mod db;
 pub mod fio;
 mod io;
+pub mod push;
 pub mod report;
 mod run;
+pub mod serve;
 pub mod trace;
 
 use crate::args::{Cli, Command};
@@ -20,6 +22,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Fail> {
         Command::Report(a) => report::run(a),
         Command::Compare(a) => compare::run(a),
         Command::Db(a) => db::run(a),
+        Command::Serve(a) => serve::run(a),
         Command::Import(a) => fio::import(a),
         Command::Trace(a) => trace::run(a),
         Command::Completions(a) => completions::completions(a),

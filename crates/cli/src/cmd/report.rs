@@ -8,6 +8,8 @@ use std::path::PathBuf;
 use clap::Args;
 use drivelab_report::bundles::{bundle_report_with, open_bundle, DriveRun, ReportOptions};
 use drivelab_report::chart_file_names;
+use drivelab_suites::consistency::ConsistencyAnalysis;
+use drivelab_suites::SuiteKind;
 
 use crate::fail::Fail;
 use crate::out_path::{OutDir, OutFile};
@@ -90,9 +92,10 @@ pub fn run(a: ReportArgs) -> Result<i32, Fail> {
     if let Some(from) = opts.zoom_from_s {
         let longest = runs
             .iter()
-            .filter(|r| r.doc.suite == "consistency")
+            .filter(|r| r.doc.suite == SuiteKind::Consistency)
             .filter_map(|r| r.doc.summary.as_ref())
-            .filter_map(|s| s.analysis["iops_per_s"].as_array().map(|x| x.len()))
+            .filter_map(|s| s.analysis_as::<ConsistencyAnalysis>())
+            .map(|a| a.iops_per_s.len())
             .max();
         match longest {
             Some(n) if (from as usize) < n => {}

@@ -4,13 +4,14 @@
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use drivelab_engine::run::Progress;
+use drivelab_engine::result::Progress;
 use drivelab_engine::target::{self, OpenOptions, TargetKind, TargetSpec};
 use drivelab_suites::bundle::{default_dir, Bundle, BundleStatus};
 use drivelab_suites::plan::PlannedStep;
 use drivelab_suites::runner::{check_resume, execute_with, new_doc};
 use drivelab_suites::{from_saved, Observer, Outcome, Runner, StepRecord, Suite};
 
+use crate::cmd::push::Upload;
 use crate::fail::{Fail, FAILED, INTERRUPTED};
 use crate::output::progress::{Bound, Meter, ProgressMode, Style, SuiteClock};
 use crate::run_args::{RunArgs, SuiteCmd};
@@ -147,9 +148,16 @@ pub fn run(a: RunArgs) -> Result<i32, Fail> {
         // A --db that cannot be a database is bad input, found before the suite runs.
         crate::record::check_location(d.as_deref())?;
     }
+    // Where and as whom to upload, checked before the suite runs too.
+    let upload = a
+        .upload
+        .as_deref()
+        .map(|u| Upload::new("--upload", u, None))
+        .transpose()?;
+    let upload = upload.as_ref();
     match (&a.suite, &a.resume) {
-        (Some(cmd), None) => start(cmd, &db, a.progress),
-        (None, Some(dir)) => resume(dir, &a, &db),
+        (Some(cmd), None) => start(cmd, &db, a.progress, upload),
+        (None, Some(dir)) => resume(dir, &a, &db, upload),
         (Some(_), Some(_)) => Err(Fail::usage(
             "--resume: give the bundle alone, without a suite (the bundle knows its suite and settings)",
         )),
@@ -166,7 +174,12 @@ const MAX_PLAN_STEPS: usize = 20_000;
 /// Where a finished run is recorded (see `run`).
 type DbChoice = Option<Option<String>>;
 
-fn start(cmd: &SuiteCmd, db: &DbChoice, progress: ProgressMode) -> Result<i32, Fail> {
+fn start(
+    cmd: &SuiteCmd,
+    db: &DbChoice,
+    progress: ProgressMode,
+    upload: Option<&Upload>,
+) -> Result<i32, Fail> {
     crate::cmd::fio::not_replay(cmd)?;
     crate::cmd::fio::job_strings(cmd)?;
     crate::cmd::fio::no_sensors(cmd)?;
@@ -177,6 +190,11 @@ fn start(cmd: &SuiteCmd, db: &DbChoice, progress: ProgressMode) -> Result<i32, F
         return crate::cmd::fio::emit(suite.as_ref(), t, dir);
     }
     if let Some(hosts) = crate::cmd::fio::hosts(&common.fio)? {
+        if upload.is_some() {
+            return Err(Fail::usage(
+                "--upload: not with --hosts; upload the fleet's bundle with drivelab db push URL BUNDLE",
+            ));
+        }
         return crate::cmd::fio::fleet(suite.as_ref(), common, hosts, db.as_ref(), progress);
     }
     // Found out before a test file is made for the run.
@@ -206,14 +224,16 @@ fn start(cmd: &SuiteCmd, db: &DbChoice, progress: ProgressMode) -> Result<i32, F
     let mut doc = new_doc(suite.as_ref(), &plan, session.target(), Some(arg));
     let fio = crate::cmd::fio::engine_check(&common.fio, session.target(), &mut doc)
         .map_err(|e| session.usage(e.message))?;
-    let mut bundle = Bundle::create(&dir, doc).map_err(|e| session.usage(e))?;
+    drivelab_suites::bundle::check_new_dir(&dir).map_err(|e| session.usage(e))?;
+    // Past the checks, a bundle that cannot be written (a full disk) is a failure.
+    let mut bundle = Bundle::create(&dir, doc).map_err(|e| session.failed(e))?;
     let _lock = Bundle::lock(&dir).map_err(|e| session.usage(e))?;
     finish(
         suite.as_ref(),
         &plan,
         session,
         &mut bundle,
-        db,
+        (db, upload),
         progress,
         fio,
     )
@@ -240,7 +260,7 @@ fn read_only_hint(cmd: &SuiteCmd, t: &crate::args::TargetArgs, f: Fail) -> Fail 
     f
 }
 
-fn resume(dir: &Path, a: &RunArgs, db: &DbChoice) -> Result<i32, Fail> {
+fn resume(dir: &Path, a: &RunArgs, db: &DbChoice, upload: Option<&Upload>) -> Result<i32, Fail> {
     let first = Bundle::open(dir).map_err(Fail::usage)?;
     if drivelab_suites::fio::fleet::is_fleet_bundle(&first.doc) {
         return Err(Fail::usage(format!(
@@ -252,7 +272,7 @@ fn resume(dir: &Path, a: &RunArgs, db: &DbChoice) -> Result<i32, Fail> {
     // Read again once this process holds it: another may have just finished with it.
     let _lock = Bundle::lock(dir).map_err(|e| Fail::usage(format!("--resume {e}")))?;
     let mut bundle = Bundle::open(dir).map_err(Fail::usage)?;
-    let suite = from_saved(&bundle.doc.suite, &bundle.doc.knobs)
+    let suite = from_saved(bundle.doc.suite, &bundle.doc.knobs)
         .map_err(|e| Fail::usage(format!("--resume {}: {e}", dir.display())))?;
     crate::cmd::fio::no_sensors_on_resume(&bundle.doc, a)?;
     if bundle.doc.status == BundleStatus::Complete {
@@ -311,7 +331,7 @@ fn resume(dir: &Path, a: &RunArgs, db: &DbChoice) -> Result<i32, Fail> {
         &plan,
         session,
         &mut bundle,
-        db,
+        (db, upload),
         a.progress,
         fio,
     )
@@ -322,7 +342,7 @@ fn finish(
     plan: &[PlannedStep],
     mut session: Session,
     bundle: &mut Bundle,
-    db: &DbChoice,
+    (db, upload): (&DbChoice, Option<&Upload>),
     progress: ProgressMode,
     fio: Option<String>,
 ) -> Result<i32, Fail> {
@@ -396,6 +416,9 @@ fn finish(
                 }
                 None => {}
             }
+            if let Some(u) = upload {
+                upload_bundle(u, &bundle.dir);
+            }
             0
         }
         Outcome::Interrupted => {
@@ -412,6 +435,22 @@ fn finish(
     };
     session.close()?;
     Ok(code)
+}
+
+/// Uploads a finished bundle; the run itself succeeded, so a failed upload is reported
+/// with the command that retries it, not turned into a failure of the run.
+fn upload_bundle(u: &Upload, dir: &Path) {
+    let sent = std::fs::read(dir.join(drivelab_suites::bundle::RUN_JSON))
+        .map_err(|e| Fail::failed(e.to_string()))
+        .and_then(|body| u.send(&body));
+    if let Err(e) = sent {
+        eprintln!(
+            "drivelab: the run was not uploaded ({}); retry with drivelab db push {} {}",
+            e.message,
+            u.url,
+            shell_word(&dir.display().to_string())
+        );
+    }
 }
 
 /// The command that continues `bundle` with the choices this run was given that the

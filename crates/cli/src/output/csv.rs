@@ -43,9 +43,12 @@ fn exact_s(ns: u64) -> String {
     format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000)
 }
 
+/// How every series CSV drivelab writes starts (its first columns, then a comma).
+pub const HEADER_START: &str = "index,start_s,duration_s,ramp";
+
 /// Render the series.
 pub fn render(series: &Series) -> String {
-    let mut out = String::from("index,start_s,duration_s,ramp");
+    let mut out = String::from(HEADER_START);
     for dir in ["read", "write", "all"] {
         for c in DIR_COLS {
             let _ = write!(out, ",{dir}_{c}");

@@ -8,7 +8,7 @@ use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 
 use clap::ValueEnum;
-use drivelab_engine::run::Progress;
+use drivelab_engine::result::Progress;
 use drivelab_engine::series::IntervalRecord;
 use drivelab_engine::size::human_bytes;
 use drivelab_engine::spec::Workload;

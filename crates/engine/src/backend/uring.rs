@@ -43,11 +43,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use io_uring::types::{SubmitArgs, Timespec};
 use io_uring::{opcode, squeue, types, IoUring};
 
-use super::{per_job_threads, Backend, BackendCtx};
-use crate::buf::AlignedBuf;
+use super::{per_job_threads, Backend, BackendCtx, Issuer, Stamps, SLICE_NS};
+use crate::buf::{AlignedBuf, SlotBuffers};
+use crate::clock::{Clock, MonotonicClock, SPIN_NS};
+use crate::data::ContentStream;
 use crate::job::Job;
-use crate::op::{Dir, IoOp};
+use crate::op::{AnyOp, Dir, IoOp};
 use crate::spec::Workload;
+use drivelab_trace::Op;
 
 /// `mode` is how the target takes I/O, asked by [`UringBackend::prepare`] before the
 /// run's clock starts (the probe is a real I/O: on a slow device it takes as long as
@@ -283,7 +286,7 @@ fn run_jobs(
                     // gets its work soonest (one kick per I/O at batch size 1).
                     let t = clock.now_ns();
                     if per_write && wrote {
-                        job.data_ns += t - mark;
+                        job.data_held(t - mark);
                     }
                     for &s in &batch {
                         slots[s].1 = t;
@@ -303,7 +306,7 @@ fn run_jobs(
             // The rest of a partial batch goes in with the wait.
             let t_submit = clock.now_ns();
             if per_write && wrote && !batch.is_empty() {
-                job.data_ns += t_submit - mark;
+                job.data_held(t_submit - mark);
             }
             for &s in &batch {
                 slots[s].1 = t_submit;
@@ -501,6 +504,191 @@ fn enter(ring: &mut IoUring, wait: usize) -> Result<(), String> {
             Ok(_) => return Ok(()),
             Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::EBUSY)) => continue,
             Err(e) => return Err(format!("io_uring submit failed: {e}")),
+        }
+    }
+}
+
+pub(crate) struct UringIssuer<'f> {
+    file: &'f File,
+    clock: &'f MonotonicClock,
+    block: bool,
+    /// Per slot; a slot's buffer is untouched while its I/O is in flight.
+    bufs: SlotBuffers,
+    ring: IoUring,
+    content: ContentStream,
+    ready: Vec<(usize, u64, i64)>,
+    inflight: usize,
+    stamps: Stamps,
+}
+
+impl<'f> UringIssuer<'f> {
+    pub(crate) fn new(
+        file: &'f File,
+        clock: &'f MonotonicClock,
+        block: bool,
+        depth: u32,
+    ) -> Result<UringIssuer<'f>, String> {
+        // The ring the jobs use: single issuer, completions run when this thread asks
+        // for them (so a look at the ring must enter the kernel: see `poll`).
+        let ring = new_ring(depth)
+            .map_err(|e| format!("cannot set up an io_uring of depth {depth}: {e}"))?;
+        Ok(UringIssuer {
+            stamps: Stamps::default(),
+            file,
+            block,
+            bufs: SlotBuffers::new(),
+            ring,
+            clock,
+            content: ContentStream::new(),
+            ready: Vec::new(),
+            inflight: 0,
+        })
+    }
+
+    /// Each completion is stamped when it is taken from the ring, one clock reading
+    /// each, so the time a busy reap spends on the others is not in its latency.
+    fn reap(&mut self, out: &mut Vec<(usize, u64, i64)>) {
+        for cqe in self.ring.completion() {
+            let t = self.stamps.next(self.clock);
+            out.push((cqe.user_data() as usize, t, cqe.result() as i64));
+            self.inflight -= 1;
+        }
+    }
+}
+
+impl UringIssuer<'_> {
+    /// Have the kernel post the completions it holds, without waiting.
+    fn poll(&mut self) -> Result<(), String> {
+        let zero = Timespec::new();
+        let args = SubmitArgs::new().timespec(&zero);
+        match self.ring.submitter().submit_with_args(1, &args) {
+            Ok(_) => Ok(()),
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EBUSY)
+                ) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(format!("io_uring wait failed: {e}")),
+        }
+    }
+}
+
+impl Issuer for UringIssuer<'_> {
+    fn now(&self) -> u64 {
+        self.clock.now_ns()
+    }
+
+    fn submit(&mut self, io: &AnyOp, slot: usize, _at: u64) -> Result<(), String> {
+        let fd = types::Fd(self.file.as_raw_fd());
+        let (off, len) = (io.offset_bytes, io.len_bytes as usize);
+        let sqe = match io.op {
+            Op::Read => {
+                let b = self.bufs.get(slot, len)?;
+                opcode::Read::new(fd, b.as_mut_ptr(), len as u32)
+                    .offset(off)
+                    .build()
+            }
+            Op::Write => {
+                let b = self.bufs.get(slot, len)?;
+                self.content.fill(b, off);
+                let flags = if io.fua { libc::RWF_DSYNC } else { 0 };
+                opcode::Write::new(fd, b.as_ptr(), len as u32)
+                    .offset(off)
+                    .rw_flags(flags)
+                    .build()
+            }
+            Op::Flush => opcode::Fsync::new(fd).build(),
+            Op::Discard if self.block => {
+                let r = crate::sys::block_discard(self.file, off, len as u64);
+                let res = r.map_or_else(|e| crate::backend::neg_errno(&e), |_| 0);
+                self.ready.push((slot, self.clock.now_ns(), res));
+                return Ok(());
+            }
+            Op::Discard => opcode::Fallocate::new(fd, len as u64)
+                .offset(off)
+                .mode(libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE)
+                .build(),
+        };
+        // SAFETY: the buffer behind a read or write SQE is the slot's, which is neither
+        // touched nor freed until its completion is reaped (Drop waits for them all).
+        unsafe { self.ring.submission().push(&sqe.user_data(slot as u64)) }
+            .map_err(|_| "io_uring submission queue unexpectedly full".to_string())?;
+        self.inflight += 1;
+        loop {
+            match self.ring.submit() {
+                Ok(_) => return Ok(()),
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::EBUSY)) => {}
+                Err(e) => return Err(format!("io_uring submit failed: {e}")),
+            }
+        }
+    }
+
+    fn wait(
+        &mut self,
+        until: Option<u64>,
+        inflight: bool,
+        out: &mut Vec<(usize, u64, i64)>,
+    ) -> Result<(), String> {
+        if !self.ready.is_empty() {
+            out.append(&mut self.ready);
+            return Ok(());
+        }
+        let now = self.clock.now_ns();
+        let t = until
+            .map_or(SLICE_NS, |u| u.saturating_sub(now))
+            .min(SLICE_NS);
+        if !inflight || self.inflight == 0 {
+            crate::clock::sleep_until(self.clock, now + t);
+            return Ok(());
+        }
+        if until.is_some() && t <= SPIN_NS {
+            // Due within µs: spin on the clock, taking completions as they come (each
+            // look enters the kernel, which runs the deferred completions).
+            loop {
+                self.poll()?;
+                if !self.ring.completion().is_empty() || self.clock.now_ns() >= now + t {
+                    break;
+                }
+                std::hint::spin_loop();
+            }
+            self.reap(out);
+            return Ok(());
+        }
+        if t > 0 {
+            // For a due time, wake SPIN_NS early: the rest is spun (above, next time).
+            let t = if until.is_some() { t - SPIN_NS } else { t };
+            let ts = Timespec::new()
+                .sec(t / 1_000_000_000)
+                .nsec((t % 1_000_000_000) as u32);
+            let args = SubmitArgs::new().timespec(&ts);
+            match self.ring.submitter().submit_with_args(1, &args) {
+                Ok(_) => {}
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EBUSY)
+                    ) => {}
+                Err(e) => return Err(format!("io_uring wait failed: {e}")),
+            }
+        }
+        self.reap(out);
+        Ok(())
+    }
+}
+
+impl Drop for UringIssuer<'_> {
+    fn drop(&mut self) {
+        // I/Os still in flight (a failed replay) must finish before their buffers go.
+        let mut sink = Vec::new();
+        while self.inflight > 0 {
+            if self.ring.submit_and_wait(1).is_err() {
+                std::mem::forget(std::mem::take(&mut self.bufs.slots));
+                return;
+            }
+            self.reap(&mut sink);
         }
     }
 }

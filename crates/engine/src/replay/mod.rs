@@ -1,13 +1,14 @@
 //! Replaying a trace: I/Os issued as a trace says (when, what, where) instead of as a
-//! generator draws them. A workload source beside `gen`/`job`, with its own small loop:
-//! the synthetic engine's hot path is untouched.
+//! generator draws them. A workload source beside `gen`/`job`: the synthetic engine's
+//! hot path is untouched, and the I/Os go out through the same backends
+//! ([`crate::backend::Issuer`]: io_uring on files and block devices with the jobs' ring
+//! setup, the device model in virtual time, nothing on `null`), and the result is made
+//! by the same assembler ([`crate::assemble`]) as a run's.
 //!
-//! [`schedule`] turns records into timed, placed I/Os; [`issue`] carries them out on the
-//! target (io_uring on files and block devices, the device model in virtual time, or
-//! nothing on `null`); this module drives the two and measures: the read/write interval
-//! series and totals as any run has them, and beside them per-operation histograms
-//! (flush and discard too), the issue lag of an open-loop replay, and this target's
-//! latency against the trace's, I/O by I/O.
+//! [`schedule`] turns records into timed, placed I/Os; this module issues them when due
+//! and measures: the read/write interval series and totals as any run has them, and
+//! beside them per-operation histograms (flush and discard too), the issue lag of an
+//! open-loop replay, and this target's latency against the trace's, I/O by I/O.
 //!
 //! One thread issues everything, in trace order, from a clock the engine is given (the
 //! model's virtual clock on a simulated device, so a replay there is exact). Open loop:
@@ -16,21 +17,19 @@
 //! I/Os over 1 ms late is flagged as not keeping up. `--afap`: issued as soon as fewer
 //! I/Os are outstanding than the trace had at that point ([`schedule`]).
 
-pub mod issue;
 pub mod schedule;
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use serde::{Deserialize, Serialize};
-
+use crate::assemble::Facts;
+use crate::backend::Issuer;
 use crate::clock::{Clock, MonotonicClock};
-use crate::hist::{Histogram, HistogramJson};
+use crate::hist::Histogram;
 use crate::job::IoErrorRecord;
 use crate::op::Dir;
 use crate::result::*;
-use crate::run::Progress;
-use crate::sensor::sampler::{Sampler, FINISH_WAIT};
+use crate::run::Sensors;
 use crate::series::{Aggregator, Recorder};
 use crate::spec::Workload;
 use crate::target::Target;
@@ -72,55 +71,6 @@ impl<I: Iterator<Item = Result<drivelab_trace::Record, drivelab_trace::TraceErro
     }
 }
 
-/// One operation's totals.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OpMeasured {
-    pub ios: u64,
-    pub bytes: u64,
-    /// Service time (issue to completion).
-    pub latency: HistogramJson,
-}
-
-/// This target's service time against the trace's, I/O by I/O.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Comparison {
-    /// I/Os that had an original service time.
-    pub compared_ios: u64,
-    pub faster_ios: u64,
-    pub slower_ios: u64,
-    pub same_ios: u64,
-    /// Distribution of (this service time / original) × 1000 (so 1000 is "the same";
-    /// the histogram's `_ns` fields hold these per-mille values).
-    pub ratio_permille: HistogramJson,
-}
-
-/// What a replay measured besides what every run has (`Measured.replay`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ReplayMeasured {
-    pub timing: Timing,
-    pub discards_replayed: bool,
-    pub schedule: ScheduleCounts,
-    pub ios_issued: u64,
-    pub ios_completed: u64,
-    pub read: OpMeasured,
-    pub write: OpMeasured,
-    pub flush: OpMeasured,
-    pub discard: OpMeasured,
-    /// Writes issued with RWF_DSYNC (the trace's FUA).
-    pub fua_writes: u64,
-    /// Open loop: how far after its due time each I/O was issued.
-    pub lag: Option<HistogramJson>,
-    /// Open loop: I/Os issued more than [`LATE_NS`] late.
-    pub late_ios: u64,
-    /// False when more than 1 % of the I/Os were over 1 ms late: the replay could not
-    /// keep up with the trace.
-    pub kept_up: bool,
-    pub max_outstanding: u32,
-    /// Replay start to last completion.
-    pub replay_ns: u64,
-    pub comparison: Option<Comparison>,
-}
-
 /// Options of one replay besides the I/Os.
 pub struct ReplayOptions<'a> {
     pub timing: Timing,
@@ -145,6 +95,8 @@ struct Meter<'a, 'l> {
     ops: [OpAcc; 4],
     lag: Option<Histogram>,
     late: u64,
+    late_causes: LateCauses,
+    first_lag: Option<u64>,
     ratio: Histogram,
     faster: u64,
     slower: u64,
@@ -157,6 +109,15 @@ struct Meter<'a, 'l> {
     log_failed: Option<String>,
 }
 
+/// What held up an I/O that was due (see [`LateCauses`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Held {
+    QueueLimit,
+    Discard,
+    BlockingSubmit,
+    Nothing,
+}
+
 fn op_index(op: Op) -> usize {
     match op {
         Op::Read => 0,
@@ -167,13 +128,24 @@ fn op_index(op: Op) -> usize {
 }
 
 impl Meter<'_, '_> {
-    fn issued(&mut self, io: &ReplayIo, at: u64) {
+    /// `io` issued at `at`; `why` is what held it up, should it be late.
+    fn issued(&mut self, io: &ReplayIo, at: u64, why: Held) {
         self.issued += 1;
         self.fua += (io.fua && io.op == Op::Write) as u64;
         if let Some(h) = &mut self.lag {
             let lag = at.saturating_sub(self.origin.saturating_add(io.due_ns));
             h.record(lag.min(crate::hist::MAX_TRACKED_NS));
-            self.late += (lag > LATE_NS) as u64;
+            self.first_lag.get_or_insert(lag);
+            if lag > LATE_NS {
+                self.late += 1;
+                let c = &mut self.late_causes;
+                *match why {
+                    Held::QueueLimit => &mut c.queue_limit_ios,
+                    Held::Discard => &mut c.discard_ios,
+                    Held::BlockingSubmit => &mut c.blocking_submit_ios,
+                    Held::Nothing => &mut c.cpu_ios,
+                } += 1;
+            }
         }
     }
 
@@ -275,21 +247,34 @@ pub fn run(
     src: &mut dyn IoSource,
     opts: ReplayOptions<'_>,
 ) -> Result<RunResult, String> {
-    let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let started_at = crate::assemble::started_at();
     let info = target.info.clone();
     let clock = MonotonicClock::new();
     let is_model = target.model().is_some();
-    let origin = target
-        .model()
-        .map_or_else(|| clock.now_ns(), |m| m.now_ns());
+    let setup_start = clock.now_ns();
+    // Everything the first I/O needs is made before the clock starts: it is due at 0.
+    let mut sensors = Sensors::take(target);
+    let first = src.next_io()?;
+    // Marked as a run marks a file it writes: a replay killed now leaves a test file
+    // that the next run (a --resume) still knows as drivelab's.
+    target.refresh_marker(true);
+    let mut issuer = crate::backend::issuer(
+        target,
+        &clock,
+        w.log_interval_ns,
+        opts.max_outstanding.max(1),
+    )?;
+    // Sleeps and timed waits end when asked, not up to 50 µs later (restored after).
+    let slack = crate::sys::timer_slack_ns().ok();
+    if slack.is_some() {
+        let _ = crate::sys::set_timer_slack_ns(1);
+    }
+    let now = clock.now_ns();
+    let setup_ns = now - setup_start;
+    // A simulated drive's clock is its own: the setup took none of its time.
+    let origin = if is_model { issuer.now() } else { now };
     let agg = Aggregator::new(origin, w.log_interval_ns, 0, 1);
-    // A real target's sensors are sampled every interval beside the replay, as in a run.
-    let mut sources = if is_model {
-        Vec::new()
-    } else {
-        target.take_sensors()
-    };
-    let mut issuer = issue::for_target(target, &clock, &agg, opts.max_outstanding.max(1))?;
+    sensors.start(clock, origin, w.log_interval_ns);
     let hist4 = || OpAcc {
         h: Histogram::new(),
         bytes: 0,
@@ -301,6 +286,8 @@ pub fn run(
         ops: [hist4(), hist4(), hist4(), hist4()],
         lag: open_loop.then(Histogram::new),
         late: 0,
+        late_causes: LateCauses::default(),
+        first_lag: None,
         ratio: Histogram::new(),
         faster: 0,
         slower: 0,
@@ -313,33 +300,12 @@ pub fn run(
         log_failed: None,
     };
     let cpu0 = crate::sys::process_cpu_s();
-    // Sleeps and timed waits end when asked, not up to 50 µs later (restored after).
-    let slack = crate::sys::timer_slack_ns().ok();
-    if slack.is_some() {
-        let _ = crate::sys::set_timer_slack_ns(1);
-    }
     let finished = AtomicBool::new(false);
-    // Sampled on a thread of their own as in a run (a stuck read never holds the end).
-    let sampler = (!sources.is_empty()).then(|| {
-        Sampler::start(
-            std::mem::take(&mut sources),
-            clock,
-            origin,
-            w.log_interval_ns,
-        )
-    });
     let drive = std::thread::scope(|s| {
-        if let Some(sampler) = &sampler {
-            let (agg, finished) = (&agg, &finished);
-            s.spawn(move || {
-                while !finished.load(Ordering::Relaxed) {
-                    std::thread::sleep(std::time::Duration::from_millis(50));
-                    sampler.drain().into_iter().for_each(|r| agg.sensor(r));
-                }
-            });
-        }
+        sensors.spawn(s, &agg, &finished);
         let r = drive(
             issuer.as_mut(),
+            first,
             src,
             &mut m,
             &agg,
@@ -358,50 +324,33 @@ pub fn run(
     let cpu1 = crate::sys::process_cpu_s();
     m.rec.finish();
     drop(issuer);
-    let mut sensor_notes = Vec::new();
-    if let Some(sampler) = sampler {
-        let (back, notes, last) = sampler.finish(FINISH_WAIT);
-        last.into_iter().for_each(|r| agg.sensor(r));
-        sensor_notes = notes;
-        sources = back;
-    }
-    target.return_sensors(sources);
+    target.refresh_marker(false);
+    let sensor_notes = sensors.finish(target, &agg);
     let (max_out, source_err) = drive?;
     let (records, totals_h, bytes) = agg.finish(end, end);
     let elapsed = end - origin;
     let mut all_h = totals_h[0].clone();
     all_h.merge(&totals_h[1]);
     let completed: u64 = m.ops.iter().map(|a| a.h.count()).sum();
-    let status = if source_err.is_some() || m.error_count > 0 {
-        RunStatus::Failed
-    } else if opts.stop.load(Ordering::Relaxed) {
-        RunStatus::Interrupted
-    } else {
-        RunStatus::Complete
-    };
-    let failure = source_err.or_else(|| {
-        m.errors.first().map(|e| {
-            format!(
-                "{} of {} bytes at offset {} failed: {}",
-                e.dir.name(),
-                e.len_bytes,
-                e.offset_bytes,
-                e.message
-            )
-        })
-    });
     let counts = src.counts();
     let kept_up = !open_loop
         || m.late < LATE_COUNT_MIN
         || (m.late as f64) <= LATE_SHARE_LIMIT * m.issued.max(1) as f64;
-    let mut notes = replay_notes(&opts.timing, &counts, opts.discards, kept_up, &m, &info);
+    let mut notes = replay_notes(
+        max_out,
+        &opts.timing,
+        &counts,
+        opts.discards,
+        kept_up,
+        &m,
+        &info,
+    );
     notes.extend(sensor_notes);
     if let Some(e) = &m.log_failed {
         notes.push(format!(
             "--issue-log: writing the log failed ({e}); it is incomplete."
         ));
     }
-    let cpu_used = (cpu1.0 - cpu0.0) + (cpu1.1 - cpu0.1);
     let compared = m.faster + m.slower + m.same;
     let replay = ReplayMeasured {
         timing: opts.timing,
@@ -415,6 +364,9 @@ pub fn run(
         fua_writes: m.fua,
         lag: m.lag.as_ref().map(|h| h.to_json()),
         late_ios: m.late,
+        late_causes: m.late_causes,
+        setup_ns,
+        first_issue_lag_ns: m.first_lag,
         kept_up,
         max_outstanding: max_out,
         replay_ns: elapsed,
@@ -427,69 +379,44 @@ pub fn run(
         }),
         schedule: counts,
     };
-    if info.in_memory.is_some() {
-        notes.push(format!(
-            "Memory, not a drive, was measured: {}.",
-            info.in_memory.clone().unwrap_or_default()
-        ));
-    }
-    let totals = Totals {
-        elapsed_ns: elapsed,
-        read: DirTotals::new(&totals_h[0], bytes[0], elapsed),
-        write: DirTotals::new(&totals_h[1], bytes[1], elapsed),
-        all: DirTotals::new(&all_h, bytes[0] + bytes[1], elapsed),
+    let facts = Facts {
+        started_at,
+        origin_ns: origin,
+        grid_end_ns: end,
+        end_ns: end,
+        measured_ns: elapsed,
+        records,
+        hists: totals_h,
+        bytes,
+        completed_ios: completed,
+        errors: m.errors,
+        error_count: m.error_count,
+        failure: source_err,
+        aborted: m.error_count > 0,
+        interrupted: opts.stop.load(Ordering::Relaxed),
+        cpu_s: (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1),
         avg_inflight: all_h.sum() as f64 / elapsed as f64,
-        kernel_workers_busy_avg: None,
-        queue_depth: w.queue_depth(),
-        cpu: CpuUsage {
-            user_s: cpu1.0 - cpu0.0,
-            sys_s: cpu1.1 - cpu0.1,
-            cpu_s_per_million_io: (completed > 0).then(|| cpu_used / completed as f64 * 1e6),
-        },
+        workers_busy: None,
         data: DataGeneration {
             pattern: w.data.name(),
             bytes_prepared: bytes[1],
             bytes_per_s_per_core: None,
             busiest_job_fraction: 0.0,
+            held_fraction: 0.0,
             limited_by_generator: false,
         },
-        error_count: m.error_count,
+        unwritten_bytes: None,
+        notes,
     };
-    Ok(RunResult {
-        schema_version: SCHEMA_VERSION,
-        tool: Tool::current(),
-        config: w.clone(),
-        host: HostInfo::current(),
-        target: info,
-        measured: Measured {
-            status,
-            failure,
-            started_at,
-            duration_ns: elapsed,
-            drain_ns: 0,
-            virtual_start_ns: target.model().map(|_| origin),
-            totals,
-            series: Series {
-                interval_ns: w.log_interval_ns,
-                records,
-            },
-            histogram: Histograms {
-                read: totals_h[0].to_json(),
-                write: totals_h[1].to_json(),
-            },
-            errors: m.errors,
-            notes,
-            simulator_ground_truth: target.model().map(|m| m.ground_truth()),
-            replay: Some(replay),
-        },
-    })
+    Ok(crate::assemble::assemble(w, target, facts, Some(replay)))
 }
 
 /// The issue loop: returns the most I/Os that were in flight at once, and the trace's
 /// error if reading it failed part-way (then what was issued is drained first).
 #[allow(clippy::too_many_arguments)]
 fn drive(
-    iss: &mut dyn issue::Issuer,
+    iss: &mut dyn Issuer,
+    first: Option<ReplayIo>,
     src: &mut dyn IoSource,
     m: &mut Meter<'_, '_>,
     agg: &Aggregator,
@@ -506,9 +433,13 @@ fn drive(
     let mut most = 0u32;
     let mut done: Vec<(usize, u64, i64)> = Vec::new();
     let mut source_err = None;
-    let mut pending = src.next_io()?;
+    let mut pending = first;
     let started = std::time::Instant::now();
     let mut next_progress = 1u64;
+    // When the queue last stopped being at its limit; until when the last submission
+    // that blocked held the thread, and what it was.
+    let mut limit_until = 0u64;
+    let mut blocked: Option<(u64, Held)> = None;
     loop {
         let stopping = stop.load(Ordering::Relaxed) || m.error_count > 0;
         if stopping {
@@ -519,7 +450,8 @@ fn drive(
                 break;
             }
             let now = iss.now();
-            if !afap && now < origin.saturating_add(io.due_ns) {
+            let due = origin.saturating_add(io.due_ns);
+            if !afap && now < due {
                 break;
             }
             let slot = free.pop().unwrap_or_else(|| {
@@ -527,8 +459,22 @@ fn drive(
                 slots.len() - 1
             });
             slots[slot] = (io, now);
-            m.issued(&io, now);
-            iss.submit(&io, slot, now)?;
+            let why = match blocked {
+                _ if due < limit_until => Held::QueueLimit,
+                Some((until, what)) if due < until => what,
+                _ => Held::Nothing,
+            };
+            m.issued(&io, now, why);
+            iss.submit(&io.any_op(), slot, now)?;
+            let after = iss.now();
+            if after - now > LATE_NS {
+                let what = if io.op == Op::Discard {
+                    Held::Discard
+                } else {
+                    Held::BlockingSubmit
+                };
+                blocked = Some((after, what));
+            }
             inflight += 1;
             most = most.max(inflight);
             pending = match src.next_io() {
@@ -547,6 +493,10 @@ fn drive(
             _ => None,
         };
         iss.wait(until, inflight > 0, &mut done)?;
+        iss.sensors().into_iter().for_each(|r| agg.sensor(r));
+        if inflight >= max_out && !done.is_empty() {
+            limit_until = iss.now();
+        }
         for (slot, t, res) in done.drain(..) {
             inflight -= 1;
             free.push(slot);
@@ -568,6 +518,7 @@ fn drive(
     if let Some(end) = src.end_due_ns().filter(|_| !afap && source_err.is_none()) {
         while !stop.load(Ordering::Relaxed) && m.error_count == 0 && iss.now() < origin + end {
             iss.wait(Some(origin + end), false, &mut done)?;
+            iss.sensors().into_iter().for_each(|r| agg.sensor(r));
         }
     }
     Ok((most, source_err))
@@ -575,6 +526,7 @@ fn drive(
 
 /// The replay's caveats in plain words.
 fn replay_notes(
+    max_out: u32,
     timing: &Timing,
     c: &ScheduleCounts,
     discards: bool,
@@ -599,8 +551,12 @@ fn replay_notes(
     }
     if !kept_up {
         let lag = m.lag.as_ref().and_then(|h| h.percentile(99.0)).unwrap_or(0);
+        let cause = m
+            .late_causes
+            .main_cause(max_out)
+            .map_or(String::new(), |c| format!(" Mostly because {c}."));
         n.push(format!(
-            "The replay could not keep up with the trace: {} of {} I/Os were issued more than 1 ms late (99th percentile lag {:.3} ms); its timing is not the trace's.",
+            "The replay could not keep up with the trace: {} of {} I/Os were issued more than 1 ms late (99th percentile lag {:.3} ms); its timing is not the trace's.{cause}",
             m.late,
             m.issued,
             lag as f64 / 1e6

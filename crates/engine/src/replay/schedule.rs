@@ -62,6 +62,18 @@ pub struct ReplayIo {
     pub orig_service_ns: Option<u64>,
 }
 
+impl ReplayIo {
+    /// What a backend's issuer needs of it.
+    pub fn any_op(&self) -> crate::op::AnyOp {
+        crate::op::AnyOp {
+            op: self.op,
+            offset_bytes: self.offset_bytes,
+            len_bytes: self.len_bytes,
+            fua: self.fua,
+        }
+    }
+}
+
 /// Where I/Os go: the span `[start, start + size)` of the target, in units of `align`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Placement {

@@ -79,6 +79,15 @@ fn parse_log(text: &str) -> Vec<Logged> {
 }
 
 fn replay(target: &mut Target, records: Vec<Record>, timing: Timing) -> (RunResult, Vec<Logged>) {
+    replay_at_most(target, records, timing, DEFAULT_MAX_OUTSTANDING)
+}
+
+fn replay_at_most(
+    target: &mut Target,
+    records: Vec<Record>,
+    timing: Timing,
+    max_outstanding: u32,
+) -> (RunResult, Vec<Logged>) {
     let p = Placement {
         start_bytes: 0,
         size_bytes: target.info.capacity_bytes,
@@ -94,7 +103,7 @@ fn replay(target: &mut Target, records: Vec<Record>, timing: Timing) -> (RunResu
         ReplayOptions {
             timing,
             discards: true,
-            max_outstanding: DEFAULT_MAX_OUTSTANDING,
+            max_outstanding,
             stop: &stop,
             progress: None,
             issue_log: Some(&mut log),
@@ -246,4 +255,106 @@ fn null_target_completes_every_operation() {
         (1, 1, 1, 1)
     );
     assert!(rp.lag.is_none());
+}
+
+/// `n` reads of 4 KiB, all at trace time 0 (so all concurrent by the --afap rule).
+fn burst(n: u64, span_blocks: u64) -> Vec<Record> {
+    (0..n)
+        .map(|i| rec(0, Op::Read, i % span_blocks * 4096, Some(1)))
+        .collect()
+}
+
+fn assert_distinct_completions(log: &[Logged]) {
+    let mut done: Vec<u64> = log.iter().map(|l| l.done).collect();
+    done.sort_unstable();
+    done.dedup();
+    assert_eq!(done.len(), log.len(), "completion times shared by I/Os");
+    assert!(log.iter().all(|l| l.done >= l.issue));
+}
+
+#[test]
+fn a_busy_replay_stamps_each_completion_on_its_own() {
+    // Page-cache reads of a file complete as they are submitted, so each look at the
+    // ring finds a batch of completions: each gets its own time, not the batch's.
+    let d = tempfile::tempdir().unwrap();
+    let opts = OpenOptions {
+        write: true,
+        create_size: 1 << 20,
+        ..OpenOptions::default()
+    };
+    let path = d.path().join("replay.test");
+    let mut t = Target::open(TargetSpec::Path(Some(path)), &opts).unwrap();
+    let (r, log) = replay(&mut t, burst(3_000, 256), Timing::Afap);
+    assert_eq!(r.measured.status, RunStatus::Complete, "{:?}", r.measured);
+    assert_eq!(log.len(), 3_000);
+    assert!(r.measured.replay.as_ref().unwrap().max_outstanding > 1);
+    assert_distinct_completions(&log);
+    t.close(false).unwrap();
+}
+
+#[test]
+fn null_stamps_each_completion_on_its_own() {
+    let mut t = Target::open(
+        TargetSpec::Null { capacity: 1 << 30 },
+        &OpenOptions::default(),
+    )
+    .unwrap();
+    let (_, log) = replay(&mut t, burst(2_000, 1 << 16), Timing::Afap);
+    assert_eq!(log.len(), 2_000);
+    assert_distinct_completions(&log);
+}
+
+#[test]
+fn setting_up_is_before_the_clock_starts_and_reported_apart() {
+    let mut t = Target::open(
+        TargetSpec::Null { capacity: 1 << 30 },
+        &OpenOptions::default(),
+    )
+    .unwrap();
+    let timing = Timing::Recorded {
+        speed: 1.0,
+        max_idle_ns: None,
+    };
+    let recs: Vec<Record> = (0..50)
+        .map(|i| rec(i * 1_000, Op::Write, 0, None))
+        .collect();
+    let (r, log) = replay(&mut t, recs, timing);
+    let rp = r.measured.replay.as_ref().unwrap();
+    // The setup (write content, trace's first record) took time, and is in no lag.
+    assert!(rp.setup_ns > 0);
+    assert_eq!(rp.first_issue_lag_ns, Some(log[0].issue));
+    assert_eq!(rp.lag.as_ref().unwrap().count, 50);
+    // On a simulated drive the setup takes no virtual time: the first I/O due at 0 goes
+    // out at 0.
+    let (r, log) = replay(&mut model(1_000), vec![rec(0, Op::Read, 0, None)], timing);
+    assert_eq!(log[0].issue, 0);
+    assert_eq!(r.measured.replay.unwrap().first_issue_lag_ns, Some(0));
+}
+
+#[test]
+fn a_replay_held_back_by_its_queue_limit_says_so_with_the_limit() {
+    // An I/O every ms on a drive that takes 5 ms, at most one in flight: all but the
+    // first wait for the slot (virtual time: exact).
+    let recs: Vec<Record> = (0..40)
+        .map(|i| rec(i * 1_000_000, Op::Read, 0, None))
+        .collect();
+    let timing = Timing::Recorded {
+        speed: 1.0,
+        max_idle_ns: None,
+    };
+    let (r, _) = replay_at_most(&mut model(5_000_000), recs, timing, 1);
+    let rp = r.measured.replay.as_ref().unwrap();
+    assert!(!rp.kept_up);
+    assert!(rp.late_ios > 30);
+    assert_eq!(rp.late_causes.queue_limit_ios, rp.late_ios);
+    let note = r
+        .measured
+        .notes
+        .iter()
+        .find(|n| n.contains("could not keep up"))
+        .unwrap();
+    assert!(
+        note.contains("the limit of 1 I/Os in flight was reached"),
+        "{note}"
+    );
 }

@@ -190,6 +190,38 @@ fn in_use(path: &Path, rdev: u64) -> Option<String> {
     None
 }
 
+/// Why writing to the regular file `file` must be refused: it backs a loop device that
+/// is in use (mounted, swap, held), so writing it writes under that device's users.
+pub(super) fn backed_device_in_use(file: &std::fs::Metadata) -> Option<String> {
+    let rd = std::fs::read_dir("/sys/block").ok()?;
+    for e in rd.flatten() {
+        let Some(backing) = read_trim(e.path().join("loop/backing_file")) else {
+            continue;
+        };
+        let backs = std::fs::metadata(&backing)
+            .is_ok_and(|m| m.dev() == file.dev() && m.ino() == file.ino());
+        let Some((major, minor)) = read_trim(e.path().join("dev"))
+            .as_deref()
+            .and_then(|d| d.split_once(':'))
+            .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
+        else {
+            continue;
+        };
+        if !backs {
+            continue;
+        }
+        let name = e.file_name().to_string_lossy().into_owned();
+        let dev = PathBuf::from(format!("/dev/{name}"));
+        if let Some(why) = in_use(&dev, libc::makedev(major, minor)) {
+            return Some(format!(
+                "it backs the loop device {}, and {why}",
+                dev.display()
+            ));
+        }
+    }
+    None
+}
+
 pub(super) fn open(path: &Path, opts: &OpenOptions) -> Result<Target, TargetError> {
     let md = std::fs::metadata(path).map_err(|e| open_error(path, &e, false))?;
     let rdev = md.rdev();

@@ -8,6 +8,13 @@
 //! test file (which keeps the inode and its xattr), is not mistaken for a test file: it
 //! is only read unless `--overwrite`. A test file is removed only while the path still
 //! names the very file drivelab created.
+//!
+//! A run that is about to write marks the file `writing` with a new random token: a
+//! killed run leaves that marker, and the file is taken over by the next writing run
+//! only while the token, device, inode and size still match and every sector of it is
+//! as drivelab leaves it (stamped with its own offset, or never written: zeros), with
+//! at least one written. A user's file copied over it (same inode, same xattr) fails
+//! the content check and is the user's: only read, never removed.
 
 use std::fs::{File, OpenOptions as FsOpen};
 use std::io::Write;
@@ -25,6 +32,12 @@ pub const TEST_FILE_SIZE: u64 = 1 << 30;
 
 const XATTR: &str = "user.drivelab";
 const MARK_PREFIX: &str = "drivelab-test-file v2";
+
+/// Where the marker of the test file `path` goes when its filesystem has no user
+/// xattrs (`.NAME.drivelab` beside it).
+pub fn marker_path(path: &Path) -> PathBuf {
+    sidecar(path)
+}
 
 fn sidecar(path: &Path) -> PathBuf {
     let name = path
@@ -50,6 +63,9 @@ pub(super) struct Marker {
     /// A drivelab run was writing the file when the marker was last written: size and
     /// time may have moved since (a killed run), so only device and inode are compared.
     writing: bool,
+    /// Drawn at random when a run marks the file `writing`: a marker copied from another
+    /// file, or left by an older drivelab, does not carry this file's.
+    token: Option<u64>,
     dev: u64,
     ino: u64,
     size: u64,
@@ -63,6 +79,7 @@ impl Marker {
         Ok(Marker {
             filled,
             writing,
+            token: writing.then(random_token),
             dev: m.dev(),
             ino: m.ino(),
             size: m.len(),
@@ -71,8 +88,12 @@ impl Marker {
     }
 
     fn encode(&self) -> String {
+        let token = self
+            .token
+            .map(|t| format!(" token={t:016x}"))
+            .unwrap_or_default();
         format!(
-            "{MARK_PREFIX} filled={} writing={} dev={} ino={} size={} mtime_ns={}",
+            "{MARK_PREFIX} filled={} writing={} dev={} ino={} size={} mtime_ns={}{token}",
             self.filled as u8, self.writing as u8, self.dev, self.ino, self.size, self.mtime_ns
         )
     }
@@ -86,6 +107,7 @@ impl Marker {
         Some(Marker {
             filled: field("filled")? == "1",
             writing: field("writing")? == "1",
+            token: field("token").and_then(|t| u64::from_str_radix(t, 16).ok()),
             dev: field("dev")?.parse().ok()?,
             ino: field("ino")?.parse().ok()?,
             size: field("size")?.parse().ok()?,
@@ -95,34 +117,63 @@ impl Marker {
 
     /// Whether the marker describes `f` as it is now (see `writing`).
     fn matches(&self, f: &File) -> bool {
-        Marker::of(f, self.filled, self.writing).is_ok_and(|now| {
+        Marker::of(f, self.filled, false).is_ok_and(|now| {
+            let same = (now.dev, now.ino, now.size) == (self.dev, self.ino, self.size);
             if self.writing {
                 // drivelab's runs never change a test file's size (it is allocated
                 // whole): a different size is someone else's data. Data of the same
                 // size copied over the file keeps device, inode and marker, so the
-                // content itself must look like drivelab's.
-                (now.dev, now.ino, now.size) == (self.dev, self.ino, self.size)
-                    && content_could_be_drivelabs(f, now.size)
+                // content itself, all of it, must be drivelab's.
+                same && self.token.is_some() && written_whole_by_drivelab(f, now.size)
             } else {
-                now == *self
+                same && now.mtime_ns == self.mtime_ns
             }
         })
     }
 }
 
-/// Sectors sampled, evenly over the file, to tell drivelab's content from a user's.
-const CONTENT_SAMPLES: u64 = 1024;
+/// A random 64-bit token no other marker (nor another process's) carries: the hash of
+/// a randomly keyed hasher over the time and the process id.
+pub fn random_token() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.write_u32(std::process::id());
+    h.finish()
+}
 
-/// Whether every sampled sector of `f` could have been written by drivelab (see
-/// [`crate::data::could_be_drivelabs`]); a sector that cannot be read counts against.
-fn content_could_be_drivelabs(f: &File, size: u64) -> bool {
+/// Whether every 512-byte sector of `f` is as drivelab's writes or its allocation leave
+/// it (stamped with its own offset by `random` data, or zeros never written), at least
+/// one of them written: read whole, so that no user's data between samples, and no
+/// file of zeros or of one byte value, passes. A read error counts against.
+fn written_whole_by_drivelab(f: &File, size: u64) -> bool {
     use std::os::unix::fs::FileExt;
-    let sectors = size / 512;
-    let mut buf = [0u8; 512];
-    (0..CONTENT_SAMPLES.min(sectors)).all(|i| {
-        let offset = i * sectors / CONTENT_SAMPLES.min(sectors) * 512;
-        f.read_exact_at(&mut buf, offset).is_ok() && crate::data::could_be_drivelabs(&buf, offset)
-    })
+    const CHUNK: u64 = 1 << 20;
+    let mut buf = vec![0u8; CHUNK as usize];
+    let mut stamped = false;
+    let mut at = 0;
+    while at < size {
+        let n = CHUNK.min(size - at) as usize;
+        if f.read_exact_at(&mut buf[..n], at).is_err() {
+            return false;
+        }
+        for (i, sector) in buf[..n].chunks(512).enumerate() {
+            let offset = at + i as u64 * 512;
+            if sector.iter().all(|&b| b == 0) {
+                continue;
+            }
+            if sector.len() < 512 || crate::data::stamped_offset(sector) != offset {
+                return false;
+            }
+            stamped = true;
+        }
+        at += n as u64;
+    }
+    stamped
 }
 
 /// What the marker of a file says.
@@ -309,6 +360,16 @@ fn lock_for_run(f: &File, path: &Path) -> Result<(), TargetError> {
 pub(super) fn open_existing(path: &Path, opts: &OpenOptions) -> Result<Target, TargetError> {
     let probe = File::open(path).map_err(|e| open_error(path, &e, false))?;
     lock_for_run(&probe, path)?;
+    if opts.write {
+        // Writing it would write under a mounted file system, --overwrite or not.
+        let md = probe.metadata().map_err(|e| open_error(path, &e, false))?;
+        if let Some(why) = super::block::backed_device_in_use(&md) {
+            return Err(TargetError(format!(
+                "refusing to write to {}: {why}",
+                path.display()
+            )));
+        }
+    }
     let state = marker_state(&probe, path);
     let mark = match &state {
         MarkerState::Ours(m) => Some(m.clone()),
@@ -325,6 +386,13 @@ pub(super) fn open_existing(path: &Path, opts: &OpenOptions) -> Result<Target, T
             path.display()
         )));
     }
+    // A test file a killed run left behind (its marker still says a run was writing
+    // it, and no run holds its lock): a writing run takes it over and removes it at
+    // the end like one it created, unless `--keep`. A run that only reads never writes
+    // nor removes it: for it, the file is not drivelab's.
+    let left_by_a_killed_run = mark.as_ref().is_some_and(|m| m.writing);
+    let ours = ours && (opts.write || !left_by_a_killed_run);
+    let mark = mark.filter(|_| ours);
     // drivelab's own test files open read-write, so they can be filled before reads.
     let f = open_flags(opts.write || ours, opts.direct)
         .open(path)
@@ -339,10 +407,7 @@ pub(super) fn open_existing(path: &Path, opts: &OpenOptions) -> Result<Target, T
     if info.capacity_bytes == 0 {
         return Err(TargetError(format!("target {} is empty", path.display())));
     }
-    // A test file a killed run left behind (its marker still says a run was writing
-    // it, and no run holds its lock): nobody asked to keep it, so this run takes it
-    // over and removes it at the end like one it created, unless `--keep`.
-    let left_by_a_killed_run = mark.as_ref().is_some_and(|m| m.writing);
+    let left_by_a_killed_run = left_by_a_killed_run && ours;
     Ok(Target {
         info,
         handle: Handle::File(f),
@@ -446,5 +511,20 @@ mod tests {
             !w.matches(&f),
             "a crashed run's marker does not make a user's content drivelab's"
         );
+        // Nor zeros alone, one byte value throughout, or user data between samples.
+        for content in [vec![0u8; 4096], vec![0x5A; 4096]] {
+            std::os::unix::fs::FileExt::write_at(&f, &content, 0).unwrap();
+            assert!(!w.matches(&f));
+        }
+        std::os::unix::fs::FileExt::write_at(&f, &[0u8; 4096], 0).unwrap();
+        std::os::unix::fs::FileExt::write_at(&f, &sector, 512).unwrap();
+        assert!(w.matches(&f));
+        std::os::unix::fs::FileExt::write_at(&f, b"between", 2048 + 17).unwrap();
+        assert!(!w.matches(&f));
+        let old = Marker {
+            token: None,
+            ..w.clone()
+        };
+        assert!(!old.matches(&f), "a marker without a token is not trusted");
     }
 }

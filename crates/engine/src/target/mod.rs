@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{DeviceModel, ModelInfo};
 use crate::sensor::{SensorReading, SensorSource};
-pub use file::{CreatedFile, TEST_FILE_NAME, TEST_FILE_SIZE};
+pub use file::{marker_path, random_token, CreatedFile, TEST_FILE_NAME, TEST_FILE_SIZE};
 
 /// What kind of thing a target is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -443,6 +443,13 @@ fn open_path(path: &Path, opts: &OpenOptions) -> Result<Target, TargetError> {
     }
     match md {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if let Ok(to) = std::fs::read_link(path) {
+                // A test file is never made through a link (nor where it leads).
+                return Err(TargetError(format!(
+                    "target {shown} is a symbolic link to {}, which does not exist; give an existing file, or a path that names nothing yet",
+                    to.display()
+                )));
+            }
             let parent = path
                 .parent()
                 .filter(|p| !p.as_os_str().is_empty())

@@ -7,8 +7,9 @@ use drivelab_suites::plan::StepKind;
 
 use super::exceedance::{self, Dir};
 use super::{cell, Entry};
-use crate::html::{fmt_number, Column, Row, Section, Table};
+use crate::html::{Column, Row, Section, Table};
 use crate::model::{Axis, Chart, Dash, Mark, Series};
+use crate::ticks::fmt_number;
 
 struct Drive<'a> {
     e: &'a Entry<'a>,
@@ -182,7 +183,7 @@ pub(crate) fn section(entries: &[Entry], opts: &super::ReportOptions) -> Section
             Column::number("Zero-IOPS seconds in the window", "s"),
             Column::number("Zero-IOPS seconds, whole test", "s"),
             Column::number("Burst ends", "s"),
-            Column::text("Performance levels (IOPS)"),
+            Column::text("Performance levels (IOPS, share of the seconds with I/O)"),
             Column::text("PTS steady state"),
         ],
         rows: Vec::new(),
@@ -190,8 +191,8 @@ pub(crate) fn section(entries: &[Entry], opts: &super::ReportOptions) -> Section
     let window = |d: &Drive| (d.a.scores.window_start_s, d.a.scores.window_len_s);
     let same_window = drives.iter().all(|d| window(d) == window(&drives[0]));
     for (idx, d) in drives.iter().enumerate() {
-        let name = d.e.label;
-        let g = Some(name.to_string());
+        let (name, group) = (d.e.label, d.e.group);
+        let g = Some(group.to_string());
         let sc = &d.a.scores;
         let pts: Vec<(f64, f64)> =
             d.a.iops_per_s
@@ -204,7 +205,7 @@ pub(crate) fn section(entries: &[Entry], opts: &super::ReportOptions) -> Section
             name,
             pts.iter().copied().filter(|p| p.1 > 0.0).collect(),
         ));
-        lin.series.push(Series::scatter(name, name, pts.clone()));
+        lin.series.push(Series::scatter(name, group, pts.clone()));
         zoom.series.push(Series::scatter(
             name,
             name,
@@ -280,9 +281,9 @@ pub(crate) fn section(entries: &[Entry], opts: &super::ReportOptions) -> Section
         }
         if !lo_hi.is_empty() {
             band.series
-                .push(Series::band(format!("{name} median–p99"), name, lo_hi));
+                .push(Series::band(format!("{name} median–p99"), group, lo_hi));
             band.series
-                .push(Series::line(format!("{name} p99"), name, p99).dashed(Dash::Solid));
+                .push(Series::line(format!("{name} p99"), group, p99).dashed(Dash::Solid));
         }
         let mut counts = vec![0.0; BINS + 2];
         for v in in_window(d) {
@@ -297,16 +298,22 @@ pub(crate) fn section(entries: &[Entry], opts: &super::ReportOptions) -> Section
             .collect();
         if !bars.is_empty() {
             hist.series
-                .push(Series::bars(name, name, bars).with_bar_width(bin_w));
+                .push(Series::bars(name, group, bars).with_bar_width(bin_w));
         }
         let h = d.e.histograms(is_round);
-        if let Some(series) = exceedance::series(name.to_string(), name, &h, Dir::Write) {
+        if let Some(series) = exceedance::series(name.to_string(), group, &h, Dir::Write) {
             exc.series.push(series);
         }
         let levels: Vec<String> =
             d.a.levels
                 .iter()
-                .map(|l| fmt_number(l.centre_iops, 0))
+                .map(|l| {
+                    format!(
+                        "{} ({:.0} %)",
+                        fmt_number(l.centre_iops, 0),
+                        100.0 * l.share
+                    )
+                })
                 .collect();
         let steady = &d.a.steady;
         table.rows.push(Row {

@@ -2,7 +2,7 @@
 //! outstanding I/Os) and tables, the access specs as bars, and latency exceedance of
 //! the access specs.
 
-use serde_json::Value;
+use drivelab_suites::iometer::{Analysis, Row as Result};
 
 use super::exceedance::{self, Dir};
 use super::{cell, curve, Entry};
@@ -17,14 +17,12 @@ const PROFILES: [(&str, &str, bool); 4] = [
     ("512k-write", "512K sequential write", false),
 ];
 
-fn rows<'v>(e: &'v Entry, key: &str) -> impl Iterator<Item = &'v Value> {
-    e.summary.analysis[key].as_array().into_iter().flatten()
-}
-
-fn profile(e: &Entry, id: &str, value: &str) -> Vec<(f64, f64)> {
-    rows(e, "profiles")
-        .filter(|r| r["name"].as_str() == Some(id))
-        .filter_map(|r| Some((r["qd"].as_f64()?, r[value].as_f64()?)))
+fn profile(a: &Analysis, id: &str, random: bool) -> Vec<(f64, f64)> {
+    a.profiles
+        .iter()
+        .filter(|r| r.name == id)
+        .filter_map(|r| Some((r.qd? as f64, if random { r.iops } else { r.mbps })))
+        .filter(|p| p.1.is_finite())
         .collect()
 }
 
@@ -59,14 +57,19 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         ],
         rows: Vec::new(),
     };
+    let analyses: Vec<Analysis> = entries
+        .iter()
+        .map(|e| {
+            e.analysis().unwrap_or(Analysis {
+                profiles: Vec::new(),
+                specs: Vec::new(),
+            })
+        })
+        .collect();
     let mut spec_names: Vec<String> = Vec::new();
-    for e in entries {
-        for r in rows(e, "specs") {
-            if let Some(n) = r["name"].as_str() {
-                if !spec_names.iter().any(|x| x == n) {
-                    spec_names.push(n.to_string());
-                }
-            }
+    for r in analyses.iter().flat_map(|a| &a.specs) {
+        if !spec_names.contains(&r.name) {
+            spec_names.push(r.name.clone());
         }
     }
     let mut specs = Chart::new(
@@ -79,14 +82,14 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         "iometer-exceedance".into(),
         "IOMeter: latency exceedance of the access specs".into(),
     );
-    for e in entries {
-        let name = e.label;
+    for (e, a) in entries.iter().zip(&analyses) {
+        let (name, group) = (e.label, e.group);
         for (id, label, rnd) in PROFILES {
-            let pts = profile(e, id, if rnd { "iops" } else { "mbps" });
+            let pts = profile(a, id, rnd);
             if pts.is_empty() {
                 continue;
             }
-            let series = curve(format!("{name} {label}"), name, pts);
+            let series = curve(format!("{name} {label}"), group, pts);
             if rnd {
                 random.series.push(series);
             } else {
@@ -97,14 +100,15 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             .iter()
             .enumerate()
             .filter_map(|(i, n)| {
-                rows(e, "specs")
-                    .find(|r| r["name"].as_str() == Some(n))
-                    .and_then(|r| r["iops"].as_f64())
-                    .map(|v| (i as f64, v))
+                a.specs
+                    .iter()
+                    .find(|r| &r.name == n)
+                    .map(|r| (i as f64, r.iops))
+                    .filter(|p| p.1.is_finite())
             })
             .collect();
         if !spec_pts.is_empty() {
-            specs.series.push(Series::bars(name, name, spec_pts));
+            specs.series.push(Series::bars(name, group, spec_pts));
         }
         for n in &spec_names {
             let h = e.histograms(|st| st.params["spec"].as_str() == Some(n));
@@ -113,28 +117,13 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             } else {
                 name.to_string()
             };
-            if let Some(series) = exceedance::series(label, name, &h, Dir::Both) {
+            if let Some(series) = exceedance::series(label, group, &h, Dir::Both) {
                 exc.series.push(series);
             }
         }
-        for (key, kind) in [("profiles", "profile"), ("specs", "spec")] {
-            for r in rows(e, key) {
-                let raw = r["name"].as_str().unwrap_or("?");
-                let test = PROFILES
-                    .iter()
-                    .find(|p| p.0 == raw)
-                    .map_or_else(|| format!("{raw} ({kind})"), |p| p.1.to_string());
-                table.rows.push(Row {
-                    group: Some(name.to_string()),
-                    cells: vec![
-                        name.to_string(),
-                        test,
-                        cell(r["qd"].as_f64(), 0),
-                        cell(r["iops"].as_f64(), 0),
-                        cell(r["mbps"].as_f64(), 1),
-                        cell(r["lat_mean_us"].as_f64(), 1),
-                    ],
-                });
+        for (rows, kind) in [(&a.profiles, "profile"), (&a.specs, "spec")] {
+            for r in rows {
+                table.rows.push(table_row(name, r, kind));
             }
         }
     }
@@ -145,4 +134,23 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         }
     }
     s
+}
+
+/// A step's row of the table, named by its profile's label or its spec's name.
+fn table_row(drive: &str, r: &Result, kind: &str) -> Row {
+    let test = PROFILES
+        .iter()
+        .find(|p| p.0 == r.name)
+        .map_or_else(|| format!("{} ({kind})", r.name), |p| p.1.to_string());
+    Row {
+        group: Some(drive.to_string()),
+        cells: vec![
+            drive.to_string(),
+            test,
+            cell(r.qd.map(|q| q as f64), 0),
+            cell(Some(r.iops), 0),
+            cell(Some(r.mbps), 1),
+            cell(r.lat_mean_us, 1),
+        ],
+    }
 }

@@ -1,6 +1,8 @@
 //! `mixed`: IOPS and mean latency against the share of reads (the mixed-ratio curve),
 //! tabulated, and the latency exceedance at all-writes, the middle and all-reads.
 
+use drivelab_suites::mixed::{Analysis, StepResult};
+
 use super::exceedance::{self, Dir};
 use super::{cell, curve, Entry};
 use crate::html::{Column, Row, Section, Table};
@@ -43,32 +45,37 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         rows: Vec::new(),
     };
     for e in entries {
-        let name = e.label;
-        let rows: Vec<&serde_json::Value> = e.summary.analysis["steps"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .collect();
-        let line = |key: &str, skip_edge: Option<f64>| -> Vec<(f64, f64)> {
+        let (name, group) = (e.label, e.group);
+        let rows = e
+            .analysis::<Analysis>()
+            .map(|a| a.steps)
+            .unwrap_or_default();
+        type Field = fn(&StepResult) -> Option<f64>;
+        let line = |field: Field, skip_edge: Option<f64>| -> Vec<(f64, f64)> {
             rows.iter()
-                .filter_map(|r| Some((r["read_percent"].as_f64()?, r[key].as_f64()?)))
-                .filter(|p| Some(p.0) != skip_edge)
+                .filter_map(|r| Some((r.read_percent as f64, field(r)?)))
+                .filter(|p| p.1.is_finite() && Some(p.0) != skip_edge)
                 .collect()
         };
-        let total = line("iops", None);
+        let total = line(|r| Some(r.iops), None);
         if total.is_empty() {
             continue;
         }
         iops.series
-            .push(curve(name, name, total).dashed(Dash::Solid));
+            .push(curve(name, group, total).dashed(Dash::Solid));
         iops.series.push(
-            curve(format!("{name} reads"), name, line("read_iops", Some(0.0))).dashed(Dash::Dashed),
+            curve(
+                format!("{name} reads"),
+                name,
+                line(|r| Some(r.read_iops), Some(0.0)),
+            )
+            .dashed(Dash::Dashed),
         );
         iops.series.push(
             curve(
                 format!("{name} writes"),
                 name,
-                line("write_iops", Some(100.0)),
+                line(|r| Some(r.write_iops), Some(100.0)),
             )
             .dashed(Dash::Dotted),
         );
@@ -76,7 +83,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             curve(
                 format!("{name} reads"),
                 name,
-                line("read_lat_mean_us", Some(0.0)),
+                line(|r| r.read_lat_mean_us, Some(0.0)),
             )
             .dashed(Dash::Dashed),
         );
@@ -84,14 +91,11 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             curve(
                 format!("{name} writes"),
                 name,
-                line("write_lat_mean_us", Some(100.0)),
+                line(|r| r.write_lat_mean_us, Some(100.0)),
             )
             .dashed(Dash::Dotted),
         );
-        let shares: Vec<u64> = rows
-            .iter()
-            .filter_map(|r| r["read_percent"].as_u64())
-            .collect();
+        let shares: Vec<u64> = rows.iter().map(|r| r.read_percent).collect();
         let mut picks: Vec<u64> = Vec::new();
         if let (Some(&lo), Some(&hi)) = (shares.iter().min(), shares.iter().max()) {
             let mid = shares
@@ -108,23 +112,23 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         for p in picks {
             let h = e.histograms(|st| st.params["read_percent"].as_u64() == Some(p));
             if let Some(series) =
-                exceedance::series(format!("{name} {p} % reads"), name, &h, Dir::Both)
+                exceedance::series(format!("{name} {p} % reads"), group, &h, Dir::Both)
             {
                 exc.series.push(series);
             }
         }
         for r in &rows {
             table.rows.push(Row {
-                group: Some(name.to_string()),
+                group: Some(group.to_string()),
                 cells: vec![
                     name.to_string(),
-                    cell(r["read_percent"].as_f64(), 0),
-                    cell(r["iops"].as_f64(), 0),
-                    cell(r["read_iops"].as_f64(), 0),
-                    cell(r["write_iops"].as_f64(), 0),
-                    cell(r["read_lat_mean_us"].as_f64(), 1),
-                    cell(r["write_lat_mean_us"].as_f64(), 1),
-                    cell(r["lat_p99_us"].as_f64(), 1),
+                    cell(Some(r.read_percent as f64), 0),
+                    cell(Some(r.iops), 0),
+                    cell(Some(r.read_iops), 0),
+                    cell(Some(r.write_iops), 0),
+                    cell(r.read_lat_mean_us, 1),
+                    cell(r.write_lat_mean_us, 1),
+                    cell(r.lat_p99_us, 1),
                 ],
             });
         }

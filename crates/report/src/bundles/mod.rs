@@ -17,113 +17,74 @@ mod replay;
 mod seqfill;
 mod telemetry;
 
-use std::path::Path;
-
 use drivelab_engine::result::Histograms;
-use drivelab_suites::bundle::{
-    readable_schema, BUNDLE_SCHEMA_VERSION, OLDEST_READABLE_BUNDLE_SCHEMA, RUN_JSON,
-};
-use drivelab_suites::bundle::{BundleStatus, RunDoc, StepRecord, StepStatus, Summary};
+use drivelab_suites::bundle::{drive_key, BundleStatus, RunDoc, StepRecord, StepStatus, Summary};
+use drivelab_suites::SuiteKind;
+
+// The bundle reader lives beside its writer; re-exported here for the report's users.
+pub use drivelab_suites::bundle::{connection, drive_label, open_bundle, parse_run_doc};
+pub use drivelab_suites::runner::summary_of;
 
 use crate::html::{Block, Column, Report, Row, Section, Table};
 
 pub use exceedance::{exceedance_points, merge_histograms};
 
-/// One result bundle and the name of its drive (its group in every chart).
+/// One result bundle, the name of its series and the drive it measured.
 #[derive(Debug, Clone)]
 pub struct DriveRun {
-    /// Group name: colour, legend and toggle button.
+    /// The bundle's name in legends and tables (the drive's name, made unique per suite
+    /// and told apart by connection where runs differ in it).
     pub label: String,
+    /// The drive: group name (colour and toggle button). Bundles the reader gave one
+    /// name are one drive; bundles named by their target are each their own.
+    pub drive: String,
+    /// Whether the reader named the drive (`--label`).
+    pub named: bool,
     /// The bundle's `run.json`.
     pub doc: RunDoc,
 }
 
 impl DriveRun {
-    /// A bundle labelled `label`, or by its target ([`drive_label`]) when `None`.
+    /// A bundle of the drive the reader named `label`, or named by its target
+    /// ([`drive_label`]) when `None`.
     pub fn new(label: Option<String>, doc: RunDoc) -> DriveRun {
+        let named = label.is_some();
         let label = label.unwrap_or_else(|| drive_label(&doc));
-        DriveRun { label, doc }
+        DriveRun {
+            drive: label.clone(),
+            label,
+            named,
+            doc,
+        }
     }
-}
-
-/// Reads `<dir>/run.json`; the message says what is wrong with the directory.
-pub fn open_bundle(dir: &Path) -> Result<RunDoc, String> {
-    let path = dir.join(RUN_JSON);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        format!(
-            "{}: not a result bundle directory (cannot read {RUN_JSON}: {e})",
-            dir.display()
-        )
-    })?;
-    parse_run_doc(&text).map_err(|e| format!("{}: {e}", dir.display()))
-}
-
-/// The text of a bundle's `run.json` as a document of the supported schema; the
-/// message says what is wrong with it (without the directory, which
-/// [`open_bundle`] adds).
-pub fn parse_run_doc(text: &str) -> Result<RunDoc, String> {
-    let doc: RunDoc = serde_json::from_str(text)
-        .map_err(|e| format!("{RUN_JSON} is not a drivelab result bundle: {e}"))?;
-    if !readable_schema(doc.schema_version) {
-        return Err(format!(
-            "bundle schema {} is not one of the supported {OLDEST_READABLE_BUNDLE_SCHEMA} to {BUNDLE_SCHEMA_VERSION}",
-            doc.schema_version
-        ));
-    }
-    Ok(doc)
-}
-
-/// The default name of a bundle's drive: its model and path, e.g.
-/// `drivelab-sim nvme-tlc (sim:nvme-tlc,capacity=4G)`, or the path alone.
-pub fn drive_label(doc: &RunDoc) -> String {
-    let t = &doc.target;
-    let model = t
-        .model
-        .clone()
-        .or_else(|| t.simulated.as_ref().map(|m| m.model.clone()))
-        .filter(|m| !m.trim().is_empty());
-    let path = doc
-        .target_arg
-        .clone()
-        .filter(|p| !p.is_empty())
-        .unwrap_or_else(|| t.path.clone());
-    match model {
-        Some(m) if !path.is_empty() => format!("{} ({path})", m.trim()),
-        Some(m) => m.trim().to_string(),
-        None => path,
-    }
-}
-
-/// How a bundle's drive was connected ("USB 3.2 Gen 2, UAS"), if its identity says.
-pub fn connection(doc: &RunDoc) -> Option<String> {
-    doc.target.device.as_ref()?.connection()
-}
-
-/// The drive itself (model and serial), when both are known.
-fn drive_key(doc: &RunDoc) -> Option<(String, String)> {
-    let t = &doc.target;
-    Some((
-        t.model.clone()?.trim().to_string(),
-        t.serial.clone()?.trim().to_string(),
-    ))
 }
 
 /// One drive measured over several connections is one drive with variants: bundles
 /// still named by their target ([`drive_label`]) whose drive (model and serial) another
 /// bundle shares over another connection are named by the drive and the connection,
 /// e.g. "Samsung T7 (USB 3.2 Gen 2, UAS)" beside "Samsung T7 (USB 3.2 Gen 2, BOT)".
+/// Where the runs differ in connection otherwise, every label that knows its own says
+/// it: "QEMU HARDDISK (/dev/sdb) · USB 3.2 Gen 1, UAS" (a legend of device paths alone
+/// hides the contrast the runs were made for).
 pub fn label_variants(runs: &mut [DriveRun]) {
+    let conns: Vec<Option<String>> = runs.iter().map(|r| connection(&r.doc)).collect();
+    let differ = conns.iter().any(|c| c != &conns[0]);
     let keys: Vec<Option<((String, String), String)>> = runs
         .iter()
-        .map(|r| Some((drive_key(&r.doc)?, connection(&r.doc)?)))
+        .zip(&conns)
+        .map(|(r, c)| Some((drive_key(&r.doc)?, c.clone()?)))
         .collect();
     for (i, r) in runs.iter_mut().enumerate() {
-        let Some((key, conn)) = &keys[i] else {
+        let Some(conn) = &conns[i] else {
             continue;
         };
-        let variant = keys.iter().flatten().any(|(k, c)| k == key && c != conn);
-        if variant && r.label == drive_label(&r.doc) {
-            r.label = format!("{} ({conn})", key.0);
+        let same_drive = keys[i]
+            .as_ref()
+            .is_some_and(|(key, conn)| keys.iter().flatten().any(|(k, c)| k == key && c != conn));
+        match &keys[i] {
+            Some((key, _)) if same_drive && !r.named => r.label = format!("{} ({conn})", key.0),
+            _ if differ => r.label = format!("{} · {conn}", r.label),
+            _ => {}
         }
     }
 }
@@ -200,25 +161,23 @@ fn name_variants(runs: &mut [DriveRun]) {
     }
 }
 
-/// The suite's analysis: the saved summary, or the suite's own analysis of the saved
-/// steps when the bundle did not finish.
-pub fn summary_of(doc: &RunDoc) -> Option<Summary> {
-    if let Some(s) = &doc.summary {
-        return Some(s.clone());
-    }
-    let suite = drivelab_suites::from_saved(&doc.suite, &doc.knobs).ok()?;
-    Some(drivelab_suites::runner::analyse(suite.as_ref(), &doc.steps).summary)
-}
-
 /// One bundle of a suite, ready for charting.
 pub(crate) struct Entry<'a> {
-    /// Group (drive) name.
+    /// The bundle's name in legends and tables.
     pub label: &'a str,
+    /// Its drive's group (colour and toggle).
+    pub group: &'a str,
     pub doc: &'a RunDoc,
     pub summary: Summary,
 }
 
 impl Entry<'_> {
+    /// The suite's analysis as its type (`peak::Analysis`, …); None when the bundle's
+    /// analysis is not of that shape.
+    pub fn analysis<A: serde::de::DeserializeOwned>(&self) -> Option<A> {
+        self.summary.analysis_as()
+    }
+
     /// Completed steps satisfying `pred`, in plan order.
     pub fn steps(&self, pred: impl Fn(&StepRecord) -> bool) -> Vec<&StepRecord> {
         self.doc
@@ -315,7 +274,7 @@ pub(crate) fn workloads_of(
 
 /// A number for a table cell ("–" when missing).
 pub(crate) fn cell(v: Option<f64>, decimals: usize) -> String {
-    crate::html::fmt_number(v.unwrap_or(f64::NAN), decimals)
+    crate::ticks::fmt_number(v.unwrap_or(f64::NAN), decimals)
 }
 
 /// Choices the reader makes about a report.
@@ -337,10 +296,13 @@ pub fn bundle_report_with(runs: &[DriveRun], opts: &ReportOptions) -> Report {
     let mut runs = runs.to_vec();
     label_variants(&mut runs);
     disambiguate(&mut runs);
+    for r in runs.iter_mut().filter(|r| !r.named) {
+        r.drive = r.label.clone();
+    }
     let mut groups: Vec<String> = Vec::new();
     for r in &runs {
-        if !groups.contains(&r.label) {
-            groups.push(r.label.clone());
+        if !groups.contains(&r.drive) {
+            groups.push(r.drive.clone());
         }
     }
     let mut report = Report::new("drivelab report")
@@ -354,16 +316,14 @@ pub fn bundle_report_with(runs: &[DriveRun], opts: &ReportOptions) -> Report {
         )
         .groups(groups);
     report = report.section(runs_section(&runs));
-    let suites = drivelab_suites::SUITES
-        .iter()
-        .chain([&drivelab_suites::fio::import::SUITE]);
-    for &suite in suites {
+    for suite in SuiteKind::ALL {
         let entries: Vec<Entry> = runs
             .iter()
             .filter(|r| r.doc.suite == suite)
             .filter_map(|r| {
                 summary_of(&r.doc).map(|summary| Entry {
                     label: &r.label,
+                    group: &r.drive,
                     doc: &r.doc,
                     summary,
                 })
@@ -373,16 +333,16 @@ pub fn bundle_report_with(runs: &[DriveRun], opts: &ReportOptions) -> Report {
             continue;
         }
         let mut section = match suite {
-            "quick" => quick::section(&entries),
-            "peak" => peak::section(&entries),
-            "consistency" => consistency::section(&entries, opts),
-            "seqfill" => seqfill::section(&entries),
-            "iometer" => iometer::section(&entries),
-            "replay" => replay::section(&entries),
-            "fio" => fio::section(&entries),
-            _ => mixed::section(&entries),
+            SuiteKind::Quick => quick::section(&entries),
+            SuiteKind::Peak => peak::section(&entries),
+            SuiteKind::Consistency => consistency::section(&entries, opts),
+            SuiteKind::Seqfill => seqfill::section(&entries),
+            SuiteKind::Iometer => iometer::section(&entries),
+            SuiteKind::Mixed => mixed::section(&entries),
+            SuiteKind::Replay => replay::section(&entries),
+            SuiteKind::Fio => fio::section(&entries),
         };
-        if suite == "peak" {
+        if suite == SuiteKind::Peak {
             for c in telemetry::peak_efficiency(&entries) {
                 section = section.chart(c);
             }
@@ -396,6 +356,22 @@ pub fn bundle_report_with(runs: &[DriveRun], opts: &ReportOptions) -> Report {
         };
         let section = mark_demonstrations(section, &entries);
         report = report.section(section.warnings_first(caveats(&entries)));
+        // Imported fio results that form queue-depth sweeps: the peak section too.
+        if suite == SuiteKind::Fio {
+            let swept: Vec<Entry> = entries
+                .iter()
+                .filter(|e| fio::has_sweeps(e))
+                .map(|e| Entry {
+                    label: e.label,
+                    group: e.group,
+                    doc: e.doc,
+                    summary: e.summary.clone(),
+                })
+                .collect();
+            if !swept.is_empty() {
+                report = report.section(peak::section(&swept));
+            }
+        }
     }
     report
 }
@@ -573,10 +549,10 @@ fn runs_section(runs: &[DriveRun]) -> Section {
     for r in runs {
         let d = &r.doc;
         table.rows.push(Row {
-            group: Some(r.label.clone()),
+            group: Some(r.drive.clone()),
             cells: vec![
                 r.label.clone(),
-                d.suite.clone(),
+                d.suite.to_string(),
                 short_target(d),
                 connection(d).unwrap_or_else(|| "–".into()),
                 format!("{:.1} GB", d.target.capacity_bytes as f64 / 1e9),

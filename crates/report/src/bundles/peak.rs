@@ -3,49 +3,39 @@
 //! and the latency exceedance at that point.
 
 use drivelab_suites::bundle::StepStatus;
-use serde_json::Value;
+use drivelab_suites::peak::{Analysis, Point, Sweep, SweepEntry};
 
 use super::exceedance::{self, Dir};
 use super::{cell, curve, Entry};
 use crate::html::{Column, Row, Section, Table};
 use crate::model::{Axis, Chart, Dash, Mark};
 
+/// Each entry's peak analysis (None when it has none readable).
+fn analyses(entries: &[Entry]) -> Vec<Option<Analysis>> {
+    entries.iter().map(|e| e.analysis::<Analysis>()).collect()
+}
+
 /// (id, label, unit) of each workload in first-seen order.
-fn workloads(entries: &[Entry]) -> Vec<(String, String, String)> {
+fn workloads(analyses: &[Option<Analysis>]) -> Vec<(String, String, String)> {
     let mut out: Vec<(String, String, String)> = Vec::new();
-    for e in entries {
-        for w in e.summary.analysis["sweeps"]
-            .as_array()
-            .into_iter()
-            .flatten()
-        {
-            let id = w["workload"].as_str().unwrap_or_default().to_string();
-            if !id.is_empty() && !out.iter().any(|x| x.0 == id) {
-                out.push((
-                    id,
-                    w["label"].as_str().unwrap_or_default().to_string(),
-                    w["unit"].as_str().unwrap_or("IOPS").to_string(),
-                ));
-            }
+    for w in analyses.iter().flatten().flat_map(|a| &a.sweeps) {
+        if !w.workload.is_empty() && !out.iter().any(|x| x.0 == w.workload) {
+            out.push((w.workload.clone(), w.label.clone(), w.unit.clone()));
         }
     }
     out
 }
 
-fn sweep_of<'v>(e: &'v Entry, id: &str) -> Option<&'v Value> {
-    e.summary.analysis["sweeps"]
-        .as_array()?
-        .iter()
-        .find(|w| w["workload"].as_str() == Some(id))
-        .map(|w| &w["sweep"])
+fn sweep_of<'a>(a: &'a Option<Analysis>, id: &str) -> Option<&'a SweepEntry> {
+    a.as_ref()?.sweeps.iter().find(|w| w.workload == id)
 }
 
-fn points(sweep: &Value, f: impl Fn(&Value) -> Option<f64>) -> Vec<(f64, f64)> {
-    sweep["curve"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|p| Some((p["qd"].as_f64()?, f(p)?)))
+/// (QD, value) of each point of a sweep that has the value.
+fn points(sweep: &Sweep, f: impl Fn(&Point) -> Option<f64>) -> Vec<(f64, f64)> {
+    sweep
+        .curve
+        .iter()
+        .filter_map(|p| Some((p.qd as f64, f(p)?)))
         .collect()
 }
 
@@ -103,109 +93,42 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         ],
         rows: Vec::new(),
     };
+    let analyses = analyses(entries);
     let mut charts = Vec::new();
-    for (id, label, unit) in workloads(entries) {
-        let qd_axis = || Axis::log2("Queue depth", "outstanding I/Os");
-        let thr_key = if unit == "MB/s" { "mbps" } else { "iops" };
-        let mut thr = Chart::new(
-            format!("peak-{id}-throughput"),
-            format!("Peak {label}: throughput vs queue depth"),
-            qd_axis(),
-            Axis::linear("Throughput", unit.clone()),
-        );
-        let mut lat = Chart::new(
-            format!("peak-{id}-latency"),
-            format!("Peak {label}: tail latency vs queue depth"),
-            qd_axis(),
-            Axis::log10("Latency", "µs"),
-        )
-        .subtitle("p99 solid, p99.99 dashed");
+    for (id, label, unit) in workloads(&analyses) {
+        let mut thr = throughput_chart(&id, &label, &unit);
+        let mut lat = latency_chart(&id, &label);
         let mut exc = exceedance::chart(
             format!("peak-{id}-exceedance"),
             format!("Peak {label}: latency exceedance at the selected QD"),
         );
-        for e in entries {
-            let Some(sw) = sweep_of(e, &id) else {
+        for (e, a) in entries.iter().zip(&analyses) {
+            let Some(w) = sweep_of(a, &id) else {
                 continue;
             };
-            let pts = points(sw, |p| p[thr_key].as_f64());
-            if pts.is_empty() {
+            if !add_curves(e, w, &mut thr, &mut lat) {
                 continue;
             }
-            thr.series.push(curve(e.label, e.label, pts));
-            let p99 = points(sw, |p| p["lat_p99_us"].as_f64());
-            let p9999 = points(sw, |p| p["lat_p9999_us"].as_f64());
-            lat.series
-                .push(curve(format!("{} p99", e.label), e.label, p99).dashed(Dash::Solid));
-            lat.series
-                .push(curve(format!("{} p99.99", e.label), e.label, p9999).dashed(Dash::Dashed));
-            let knee = &sw["knee"];
-            let Some(k) = knee["index"]
-                .as_u64()
-                .and_then(|i| sw["curve"].get(i as usize))
-            else {
-                continue;
-            };
-            let qd = k["qd"].as_f64().unwrap_or(f64::NAN);
-            let v = k[thr_key].as_f64().unwrap_or(f64::NAN);
-            let dec = if unit == "MB/s" { 1 } else { 0 };
-            thr.marks.push(Mark::Point {
-                x: qd,
-                y: v,
-                label: format!("QD{qd}: {} {unit}", crate::html::fmt_number(v, dec)),
-                group: Some(e.label.to_string()),
-                on_y2: false,
-            });
-            if let Some(p) = k["lat_p99_us"].as_f64() {
-                lat.marks.push(Mark::Point {
-                    x: qd,
-                    y: p,
-                    label: format!("QD{qd}"),
-                    group: Some(e.label.to_string()),
-                    on_y2: false,
+            if let Some(k) = w.sweep.knee_point() {
+                mark_knee(e.group, w, k, &mut thr, &mut lat);
+                thr.marks.extend(threshold_line(e, w, entries.len() > 1));
+                table.rows.push(knee_row(e, w, k));
+                // (An imported fio result can be a point of two sweeps: `sweeps` lists them.)
+                let h = e.histograms(|st| {
+                    (st.params["workload"].as_str() == Some(id.as_str())
+                        || st.params["sweeps"].as_array().is_some_and(|a| {
+                            a.iter().any(|w| w.as_str() == Some(id.as_str()))
+                        }))
+                        && st.params["qd"].as_u64() == Some(k.qd as u64)
                 });
+                let name = format!("{} QD{}", e.label, k.qd);
+                if let Some(series) = exceedance::series(name, e.group, &h, Dir::Both) {
+                    exc.series.push(series);
+                }
             }
-            table.rows.push(Row {
-                group: Some(e.label.to_string()),
-                cells: vec![
-                    label.clone(),
-                    e.label.to_string(),
-                    format!("{qd}"),
-                    format!("{} {unit}", cell(Some(v), dec)),
-                    format!("{} {unit}", cell(knee["peak_throughput"].as_f64(), dec)),
-                    cell(knee["fraction_of_peak"].as_f64().map(|f| f * 100.0), 1),
-                    cell(k["lat_mean_us"].as_f64(), 1),
-                    cell(k["lat_p99_us"].as_f64(), 1),
-                    cell(k["lat_p9999_us"].as_f64(), 1),
-                ],
-            });
-            let kq = k["qd"].as_u64();
-            let h = e.histograms(|st| {
-                st.params["workload"].as_str() == Some(id.as_str())
-                    && st.params["qd"].as_u64() == kq
-            });
-            if let Some(series) =
-                exceedance::series(format!("{} QD{qd}", e.label), e.label, &h, Dir::Both)
-            {
-                exc.series.push(series);
-            }
-            let skipped: Vec<String> = sw["skipped_qds"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_u64)
-                .map(|q| q.to_string())
-                .collect();
-            if !skipped.is_empty() {
-                thr.notes.push(format!(
-                    "{}: QD {} not run (throughput fell twice past its peak).",
-                    e.label,
-                    skipped.join(", ")
-                ));
-            }
-            if let Some(n) = rechecked_note(e.label, sw) {
-                thr.notes.push(n);
-            }
+            thr.notes.extend(skipped_note(e.label, &w.sweep));
+            thr.notes.extend(rechecked_note(e.label, &w.sweep));
+            thr.notes.extend(last_qd_note(e.label, &w.sweep));
         }
         for c in [thr, lat, exc] {
             if !c.series.is_empty() {
@@ -220,20 +143,151 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
     s
 }
 
+fn qd_axis() -> Axis {
+    Axis::log2("Queue depth", "outstanding I/Os")
+}
+
+/// Throughput against queue depth, one curve per drive.
+fn throughput_chart(id: &str, label: &str, unit: &str) -> Chart {
+    Chart::new(
+        format!("peak-{id}-throughput"),
+        format!("Peak {label}: throughput vs queue depth"),
+        qd_axis(),
+        Axis::linear("Throughput", unit),
+    )
+}
+
+/// p99 and p99.99 latency against queue depth.
+fn latency_chart(id: &str, label: &str) -> Chart {
+    Chart::new(
+        format!("peak-{id}-latency"),
+        format!("Peak {label}: tail latency vs queue depth"),
+        qd_axis(),
+        Axis::log10("Latency", "µs"),
+    )
+    .subtitle("p99 solid, p99.99 dashed")
+}
+
+/// A drive's throughput and latency curves; false when its sweep has no points.
+fn add_curves(e: &Entry, w: &SweepEntry, thr: &mut Chart, lat: &mut Chart) -> bool {
+    let pts = points(&w.sweep, |p| Some(w.throughput(p)));
+    if pts.is_empty() {
+        return false;
+    }
+    let (drive, group) = (e.label, e.group);
+    thr.series.push(curve(drive, group, pts));
+    let p99 = points(&w.sweep, |p| p.lat_p99_us);
+    let p9999 = points(&w.sweep, |p| p.lat_p9999_us);
+    lat.series
+        .push(curve(format!("{drive} p99"), group, p99).dashed(Dash::Solid));
+    lat.series
+        .push(curve(format!("{drive} p99.99"), group, p9999).dashed(Dash::Dashed));
+    true
+}
+
+fn decimals(w: &SweepEntry) -> usize {
+    if w.in_mbps() {
+        1
+    } else {
+        0
+    }
+}
+
+/// The knee ringed on both charts (in the drive's group).
+fn mark_knee(drive: &str, w: &SweepEntry, k: &Point, thr: &mut Chart, lat: &mut Chart) {
+    let (qd, v) = (k.qd as f64, w.throughput(k));
+    let text = crate::ticks::fmt_number(v, decimals(w));
+    thr.marks.push(Mark::Point {
+        x: qd,
+        y: v,
+        label: format!("QD{}: {text} {}", k.qd, w.unit),
+        group: Some(drive.to_string()),
+        on_y2: false,
+    });
+    if let Some(p) = k.lat_p99_us {
+        lat.marks.push(Mark::Point {
+            x: qd,
+            y: p,
+            label: format!("QD{}", k.qd),
+            group: Some(drive.to_string()),
+            on_y2: false,
+        });
+    }
+}
+
+/// The 95 % line the knee was chosen against (absent in old bundles), named after the
+/// drive when several are drawn.
+fn threshold_line(e: &Entry, w: &SweepEntry, several: bool) -> Option<Mark> {
+    let t = w.sweep.knee.as_ref()?.threshold;
+    let whose = if several {
+        format!(" ({})", e.label)
+    } else {
+        String::new()
+    };
+    (t > 0.0).then(|| Mark::HLine {
+        y: t,
+        label: Some(format!("95 % of the best{whose}")),
+    })
+}
+
+/// A knee at the sweep's highest queue depth: the curve may still be rising there.
+fn last_qd_note(drive: &str, sw: &Sweep) -> Option<String> {
+    let k = sw.knee.as_ref().filter(|k| k.at_last_qd)?;
+    Some(format!(
+        "{drive}: the knee is the sweep's highest queue depth, QD{}: the curve may \
+         still be rising there (a higher --max-qd shows where it levels off).",
+        k.qd
+    ))
+}
+
+/// The selected point's row of the table.
+fn knee_row(e: &Entry, w: &SweepEntry, k: &Point) -> Row {
+    let drive = e.label;
+    let knee = w.sweep.knee.as_ref();
+    let dec = decimals(w);
+    let unit = &w.unit;
+    Row {
+        group: Some(e.group.to_string()),
+        cells: vec![
+            w.label.clone(),
+            drive.to_string(),
+            format!("{}", k.qd),
+            format!("{} {unit}", cell(Some(w.throughput(k)), dec)),
+            format!("{} {unit}", cell(knee.map(|k| k.peak_throughput), dec)),
+            cell(knee.map(|k| k.fraction_of_peak * 100.0), 1),
+            cell(k.lat_mean_us, 1),
+            cell(k.lat_p99_us, 1),
+            cell(k.lat_p9999_us, 1),
+        ],
+    }
+}
+
+/// The queue depths the early-stop rule left out.
+fn skipped_note(drive: &str, sw: &Sweep) -> Option<String> {
+    if sw.skipped_qds.is_empty() {
+        return None;
+    }
+    let qds: Vec<String> = sw.skipped_qds.iter().map(|q| q.to_string()).collect();
+    Some(format!(
+        "{drive}: QD {} not run (throughput fell twice past its peak).",
+        qds.join(", ")
+    ))
+}
+
 /// The points of a sweep measured again because they were within their noise of the
 /// knee threshold (issue 14): each with its passes and whether it was settled, and the
 /// knee from the first passes alone when it moved.
-fn rechecked_note(label: &str, sw: &Value) -> Option<String> {
-    let again: Vec<String> = sw["curve"]
-        .as_array()?
+fn rechecked_note(label: &str, sw: &Sweep) -> Option<String> {
+    let again: Vec<String> = sw
+        .curve
         .iter()
-        .filter(|p| p["passes"].as_u64().is_some_and(|n| n > 1))
+        .filter(|p| p.passes > 1)
         .map(|p| {
             format!(
                 "QD{} ×{}{}",
-                p["qd"],
-                p["passes"],
-                if p["uncertain"] == true {
+                p.qd,
+                p.passes,
+                if p.uncertain {
                     " (still within noise)"
                 } else {
                     ""
@@ -244,7 +298,7 @@ fn rechecked_note(label: &str, sw: &Value) -> Option<String> {
     if again.is_empty() {
         return None;
     }
-    let moved = match (sw["first_pass_knee_qd"].as_u64(), sw["knee"]["qd"].as_u64()) {
+    let moved = match (sw.first_pass_knee_qd, sw.knee.as_ref().map(|k| k.qd)) {
         (Some(a), Some(b)) if a != b => format!("; the knee moved from QD{a} to QD{b}"),
         _ => String::new(),
     };
@@ -258,25 +312,43 @@ fn rechecked_note(label: &str, sw: &Value) -> Option<String> {
 mod tests {
     use super::*;
 
+    fn point(qd: u32, passes: u32, uncertain: bool) -> Point {
+        serde_json::from_value(serde_json::json!({
+            "qd": qd, "iops": 1.0, "mbps": 0.004, "lat_mean_us": null, "lat_p99_us": null,
+            "lat_p9999_us": null, "passes": passes, "uncertain": uncertain
+        }))
+        .unwrap()
+    }
+
     #[test]
     fn re_measured_points_are_noted_with_the_knee_they_moved() {
-        let sw = serde_json::json!({
-            "curve": [
-                {"qd": 4, "passes": 3, "uncertain": false},
-                {"qd": 8, "passes": 1, "uncertain": true},
-                {"qd": 16, "passes": 2, "uncertain": true}
-            ],
-            "knee": {"qd": 8},
-            "first_pass_knee_qd": 4
-        });
+        let mut sw = Sweep {
+            curve: vec![point(4, 3, false), point(8, 1, true), point(16, 2, true)],
+            knee: Some(
+                drivelab_analysis::qd::knee_95(&[
+                    drivelab_analysis::qd::SweepPoint {
+                        qd: 4,
+                        throughput: 1.0,
+                        stderr: 0.0,
+                    },
+                    drivelab_analysis::qd::SweepPoint {
+                        qd: 8,
+                        throughput: 10.0,
+                        stderr: 0.0,
+                    },
+                ])
+                .unwrap(),
+            ),
+            skipped_qds: vec![],
+            state: None,
+            first_pass_knee_qd: Some(4),
+        };
         assert_eq!(
             rechecked_note("A", &sw).unwrap(),
             "A: measured again, within noise of the knee threshold: QD4 ×3, QD16 ×2 (still within noise); the knee moved from QD4 to QD8."
         );
-        // Bundles from before re-measurement, and sweeps that needed none: no note.
-        assert_eq!(
-            rechecked_note("A", &serde_json::json!({"curve": [{"qd": 1}]})),
-            None
-        );
+        // Sweeps that needed no re-measurement (and bundles from before it): no note.
+        sw.curve = vec![point(1, 1, false)];
+        assert_eq!(rechecked_note("A", &sw), None);
     }
 }

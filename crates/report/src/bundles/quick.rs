@@ -1,50 +1,44 @@
 //! `quick`: CrystalDiskMark's tile table per drive, read and write throughput bars per
 //! test (all drives side by side), and latency exceedance per test.
 
-use serde_json::Value;
+use drivelab_suites::quick::{Analysis, DirResult, Show, TestResult};
 
 use super::exceedance::{self, Dir};
 use super::{slug, Entry};
 use crate::html::{Section, Tile, TileRow, TileTable};
 use crate::model::{Axis, Chart, Series};
 
-fn tile(d: &Value, key: &str) -> Tile {
-    let f = |what: &str| d[format!("{key}_{what}")].as_f64().unwrap_or(f64::NAN);
+fn tile(d: &DirResult, show: Show) -> Tile {
+    let v = d.shown(show);
+    let f = |x: Option<f64>| x.unwrap_or(f64::NAN);
     Tile {
-        mbps: f("mbps"),
-        iops: f("iops"),
-        latency_us: f("lat_mean_us"),
+        mbps: f(v.mbps),
+        iops: f(v.iops),
+        latency_us: f(v.lat_mean_us),
     }
 }
 
-fn shown(e: &Entry) -> (&'static str, String) {
-    let runs = e.summary.analysis["runs"].as_u64().unwrap_or(0);
-    match e.summary.analysis["shown"].as_str() {
-        Some("mean") => ("mean", format!("mean of {runs} runs")),
-        _ => ("best", format!("best of {runs} runs")),
+/// Which of the runs is shown, in words.
+fn shown(a: &Analysis) -> String {
+    match a.shown {
+        Show::Mean => format!("mean of {} runs", a.runs),
+        Show::Best => format!("best of {} runs", a.runs),
     }
 }
 
 /// Test labels in first-seen order over all bundles.
-fn test_labels(entries: &[Entry]) -> Vec<String> {
+fn test_labels(analyses: &[Option<Analysis>]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for e in entries {
-        for t in e.summary.analysis["tests"].as_array().into_iter().flatten() {
-            if let Some(l) = t["test"].as_str() {
-                if !out.iter().any(|x| x == l) {
-                    out.push(l.to_string());
-                }
-            }
+    for t in analyses.iter().flatten().flat_map(|a| &a.tests) {
+        if !out.contains(&t.test) {
+            out.push(t.test.clone());
         }
     }
     out
 }
 
-fn test_of<'v>(e: &'v Entry, label: &str) -> Option<&'v Value> {
-    e.summary.analysis["tests"]
-        .as_array()?
-        .iter()
-        .find(|t| t["test"].as_str() == Some(label))
+fn test_of<'a>(a: &'a Analysis, label: &str) -> Option<&'a TestResult> {
+    a.tests.iter().find(|t| t.test == label)
 }
 
 pub(crate) fn section(entries: &[Entry]) -> Section {
@@ -52,47 +46,27 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         "Throughput in decimal MB/s (10⁶ bytes/s), IOPS and mean latency per test, \
          reported the way CrystalDiskMark does.",
     );
-    for e in entries {
-        let (key, which) = shown(e);
-        let rows = e.summary.analysis["tests"]
-            .as_array()
-            .into_iter()
-            .flatten()
+    let analyses: Vec<Option<Analysis>> = entries.iter().map(|e| e.analysis()).collect();
+    for (e, a) in entries.iter().zip(&analyses) {
+        let Some(a) = a else { continue };
+        let rows = a
+            .tests
+            .iter()
             .map(|t| TileRow {
-                label: t["test"].as_str().unwrap_or("?").to_string(),
-                read: tile(&t["read"], key),
-                write: tile(&t["write"], key),
+                label: t.test.clone(),
+                read: tile(&t.read, a.shown),
+                write: tile(&t.write, a.shown),
             })
             .collect();
         s = s.tiles(TileTable {
-            title: format!("{} — {which}", e.label),
-            group: Some(e.label.to_string()),
+            title: format!("{} — {}", e.label, shown(a)),
+            group: Some(e.group.to_string()),
             rows,
         });
     }
-    let labels = test_labels(entries);
+    let labels = test_labels(&analyses);
     for dir in ["read", "write"] {
-        let mut c = Chart::new(
-            format!("quick-{dir}"),
-            format!("Quick: {dir} throughput per test"),
-            Axis::categories("Test", labels.clone()),
-            Axis::linear(format!("{} throughput", capital(dir)), "MB/s"),
-        );
-        for e in entries {
-            let (key, _) = shown(e);
-            let pts: Vec<(f64, f64)> = labels
-                .iter()
-                .enumerate()
-                .filter_map(|(i, l)| {
-                    let v = test_of(e, l)?[dir][format!("{key}_mbps")].as_f64()?;
-                    Some((i as f64, v))
-                })
-                .collect();
-            if !pts.is_empty() {
-                c.series
-                    .push(Series::bars(e.label, e.label, pts).labelled());
-            }
-        }
+        let c = throughput_chart(entries, &analyses, &labels, dir);
         if !c.series.is_empty() {
             s = s.chart(c);
         }
@@ -109,7 +83,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
                     st.params["test"].as_str() == Some(l) && st.params["dir"].as_str() == Some(dir)
                 });
                 if let Some(series) =
-                    exceedance::series(format!("{} {dir}", e.label), e.label, &h, d)
+                    exceedance::series(format!("{} {dir}", e.label), e.group, &h, d)
                 {
                     c.series.push(series);
                 }
@@ -120,6 +94,37 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         }
     }
     s
+}
+
+/// Each drive's shown throughput of every test in direction `dir`, as bars.
+fn throughput_chart(
+    entries: &[Entry],
+    analyses: &[Option<Analysis>],
+    labels: &[String],
+    dir: &str,
+) -> Chart {
+    let mut c = Chart::new(
+        format!("quick-{dir}"),
+        format!("Quick: {dir} throughput per test"),
+        Axis::categories("Test", labels.to_vec()),
+        Axis::linear(format!("{} throughput", capital(dir)), "MB/s"),
+    );
+    for (e, a) in entries.iter().zip(analyses) {
+        let Some(a) = a else { continue };
+        let pts: Vec<(f64, f64)> = labels
+            .iter()
+            .enumerate()
+            .filter_map(|(i, l)| {
+                let v = test_of(a, l)?.dir(dir).shown(a.shown).mbps?;
+                Some((i as f64, v))
+            })
+            .collect();
+        if !pts.is_empty() {
+            c.series
+                .push(Series::bars(e.label, e.group, pts).labelled());
+        }
+    }
+    c
 }
 
 fn capital(s: &str) -> String {

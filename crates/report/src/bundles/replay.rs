@@ -71,7 +71,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         let Ok(a) = serde_json::from_value::<ReplayAnalysis>(e.summary.analysis.clone()) else {
             continue;
         };
-        let name = e.label;
+        let (name, group) = (e.label, e.group);
         let sc = &a.scores;
         let trace = e
             .doc
@@ -87,7 +87,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             None => "as fast as possible".to_string(),
         };
         table.rows.push(Row {
-            group: Some(name.to_string()),
+            group: Some(group.to_string()),
             cells: vec![
                 name.to_string(),
                 trace,
@@ -120,13 +120,13 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             offset_s += run.duration_ns as f64 / 1e9;
         }
         if !pts.is_empty() {
-            rate.series.push(curve(name, name, pts));
+            rate.series.push(curve(name, group, pts));
         }
         if let Some(pts) = ratio_cdf(e) {
-            ratio.series.push(curve(name, name, pts));
+            ratio.series.push(curve(name, group, pts));
         }
         let h = e.histograms(is_replay);
-        if let Some(series) = exceedance::series(name.to_string(), name, &h, Dir::Both) {
+        if let Some(series) = exceedance::series(name.to_string(), group, &h, Dir::Both) {
             exc.series.push(series);
         }
     }

@@ -85,8 +85,8 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         let Ok(a) = serde_json::from_value::<SeqFillAnalysis>(e.summary.analysis.clone()) else {
             continue;
         };
-        let name = e.label;
-        let g = Some(name.to_string());
+        let (name, group) = (e.label, e.group);
+        let g = Some(group.to_string());
         let gb = |i: usize| a.cum_write_bytes.get(i).copied().unwrap_or(0) as f64 / 1e9;
         let pts: Vec<(f64, f64)> = a
             .mbps_per_s
@@ -97,13 +97,21 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         if pts.is_empty() {
             continue;
         }
-        c.series.push(curve(name, name, pts));
+        c.series.push(curve(name, group, pts));
         let f = &a.fill;
         if let (Some(bytes), Some(v)) = (f.cache_bytes, f.cache_mbps.or(f.initial_mbps)) {
             c.marks.push(Mark::Point {
                 x: bytes as f64 / 1e9,
                 y: v,
-                label: format!("cache ≈ {} GB", cell(Some(bytes as f64 / 1e9), 1)),
+                label: format!(
+                    "cache ≈ {} GB{}",
+                    cell(Some(bytes as f64 / 1e9), 1),
+                    if f.cache_ended_by_stalls {
+                        ", ended in stalls"
+                    } else {
+                        ""
+                    }
+                ),
                 group: g.clone(),
                 on_y2: false,
             });
@@ -130,13 +138,13 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         if !temp.is_empty() {
             any_temp = true;
             c.series.push(
-                curve(format!("{name} temperature"), name, temp)
+                curve(format!("{name} temperature"), group, temp)
                     .on_y2()
                     .dashed(Dash::Dotted),
             );
         }
         let h = e.histograms(is_fill);
-        if let Some(series) = exceedance::series(name.to_string(), name, &h, Dir::Write) {
+        if let Some(series) = exceedance::series(name.to_string(), group, &h, Dir::Write) {
             exc.series.push(series);
         }
         table.rows.push(Row {

@@ -159,7 +159,7 @@ fn extreme(points: &[(f64, f64)], max: bool) -> Option<(f64, f64)> {
 }
 
 /// Temperature and power over the suite's time, None when no drive had either.
-pub(crate) fn over_time(suite: &str, entries: &[Entry]) -> Option<Chart> {
+pub(crate) fn over_time(suite: drivelab_suites::SuiteKind, entries: &[Entry]) -> Option<Chart> {
     let mut c = Chart::new(
         format!("{suite}-telemetry"),
         format!("{}: drive power and temperature over time", title(suite)),
@@ -170,7 +170,7 @@ pub(crate) fn over_time(suite: &str, entries: &[Entry]) -> Option<Chart> {
     let one = entries.len() == 1;
     for e in entries {
         let tl = timeline(e);
-        let g = Some(e.label.to_string());
+        let g = Some(e.group.to_string());
         if !tl.power.is_empty() {
             any_power = true;
             for (max, word) in [(false, "min"), (true, "max")] {
@@ -186,14 +186,14 @@ pub(crate) fn over_time(suite: &str, entries: &[Entry]) -> Option<Chart> {
             }
             c.series.push(super::curve(
                 format!("{} power", e.label),
-                e.label,
+                e.group,
                 tl.power,
             ));
         }
         if !tl.temperature.is_empty() {
             any_temp = true;
             c.series.push(
-                super::curve(format!("{} temperature", e.label), e.label, tl.temperature)
+                super::curve(format!("{} temperature", e.label), e.group, tl.temperature)
                     .on_y2()
                     .dashed(Dash::Dotted),
             );
@@ -229,8 +229,8 @@ pub(crate) fn over_time(suite: &str, entries: &[Entry]) -> Option<Chart> {
     Some(c)
 }
 
-fn title(suite: &str) -> String {
-    let mut c = suite.chars();
+fn title(suite: drivelab_suites::SuiteKind) -> String {
+    let mut c = suite.name().chars();
     c.next()
         .map(|f| f.to_uppercase().chain(c).collect())
         .unwrap_or_default()
@@ -240,35 +240,37 @@ fn title(suite: &str) -> String {
 /// for the random workloads, MB/s/W for the sequential ones.
 pub(crate) fn peak_efficiency(entries: &[Entry]) -> Vec<Chart> {
     let mut out = Vec::new();
-    for (random, unit, key) in [
-        (true, "kIOPS/W", "kiops_per_w"),
-        (false, "MB/s/W", "mbps_per_w"),
-    ] {
+    type PerWatt = fn(&drivelab_suites::peak::Point) -> Option<f64>;
+    let by: [(bool, &str, PerWatt); 2] = [
+        (true, "kIOPS/W", |p| p.kiops_per_w),
+        (false, "MB/s/W", |p| p.mbps_per_w),
+    ];
+    for (random, unit, per_watt) in by {
         let mut labels: Vec<String> = Vec::new();
-        let mut per_drive: Vec<(&str, Vec<(String, f64)>)> = Vec::new();
+        // (name, group, (workload label, value) of each workload).
+        type Bars<'e> = (&'e str, &'e str, Vec<(String, f64)>);
+        let mut per_drive: Vec<Bars> = Vec::new();
         for e in entries {
             let mut vals = Vec::new();
-            for sw in e.summary.analysis["sweeps"]
-                .as_array()
-                .into_iter()
-                .flatten()
-            {
-                let id = sw["workload"].as_str().unwrap_or("");
-                if id.starts_with("4k") != random {
+            let sweeps = e
+                .analysis::<drivelab_suites::peak::Analysis>()
+                .map(|a| a.sweeps)
+                .unwrap_or_default();
+            for sw in sweeps {
+                if sw.workload.starts_with("4k") != random {
                     continue;
                 }
-                let label = sw["label"].as_str().unwrap_or(id).to_string();
-                let Some(i) = sw["sweep"]["knee"]["index"].as_u64() else {
+                let Some(k) = sw.sweep.knee_point() else {
                     continue;
                 };
-                if let Some(v) = sw["sweep"]["curve"][i as usize][key].as_f64() {
-                    if !labels.contains(&label) {
-                        labels.push(label.clone());
+                if let Some(v) = per_watt(k) {
+                    if !labels.contains(&sw.label) {
+                        labels.push(sw.label.clone());
                     }
-                    vals.push((label, v));
+                    vals.push((sw.label, v));
                 }
             }
-            per_drive.push((e.label, vals));
+            per_drive.push((e.label, e.group, vals));
         }
         if labels.is_empty() {
             continue;
@@ -283,13 +285,13 @@ pub(crate) fn peak_efficiency(entries: &[Entry]) -> Vec<Chart> {
             Axis::linear("Efficiency", unit),
         )
         .subtitle("throughput per watt of mean power at the lowest QD reaching 95 % of the best");
-        for (drive, vals) in per_drive {
+        for (drive, group, vals) in per_drive {
             let pts: Vec<(f64, f64)> = vals
                 .iter()
                 .filter_map(|(l, v)| Some((labels.iter().position(|x| x == l)? as f64, *v)))
                 .collect();
             if !pts.is_empty() {
-                c.series.push(Series::bars(drive, drive, pts));
+                c.series.push(Series::bars(drive, group, pts));
             }
         }
         out.push(c);

@@ -15,7 +15,22 @@ use crate::model::Chart;
 use crate::palette::GroupPalette;
 use crate::svg::{escape, render_svg};
 
-pub use tables::{fmt_number, Column, Row, Table, Tile, TileRow, TileTable};
+/// How every HTML report drivelab writes starts, up to and with its generator mark:
+/// a file that starts so is drivelab's own (it may be replaced).
+pub fn html_start() -> String {
+    format!(
+        concat!(
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
+            r#"<meta http-equiv="Content-Security-Policy" content="{}">"#,
+            r#"<meta name="viewport" content="width=device-width, initial-scale=1">"#,
+            "{}"
+        ),
+        assets::CSP,
+        crate::files::GENERATOR_MARK
+    )
+}
+
+pub use tables::{Column, Row, Table, Tile, TileRow, TileTable};
 
 /// One piece of a section.
 #[derive(Debug, Clone, PartialEq)]
@@ -180,14 +195,7 @@ impl Report {
             }
         }
         let mut out = String::with_capacity(256 * 1024);
-        out.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
-        let _ = write!(
-            out,
-            r#"<meta http-equiv="Content-Security-Policy" content="{}">"#,
-            assets::CSP
-        );
-        out.push_str(r#"<meta name="viewport" content="width=device-width, initial-scale=1">"#);
-        out.push_str(crate::files::GENERATOR_MARK);
+        out.push_str(&html_start());
         let _ = write!(out, "<title>{}</title><style>", escape(&self.title));
         out.push_str(assets::CSS);
         out.push_str(&assets::group_css(palette.groups().len()));

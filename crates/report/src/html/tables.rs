@@ -4,6 +4,7 @@ use std::fmt::Write as _;
 
 use crate::palette::GroupPalette;
 use crate::svg::escape;
+use crate::ticks::fmt_number;
 
 /// A column of a [`Table`].
 #[derive(Debug, Clone, PartialEq)]
@@ -89,34 +90,6 @@ pub struct TileTable {
     pub rows: Vec<TileRow>,
 }
 
-/// Formats a number with `decimals` decimals and thin-space thousands separators; "–" if not finite.
-pub fn fmt_number(v: f64, decimals: usize) -> String {
-    if !v.is_finite() {
-        return "–".to_string();
-    }
-    let s = format!("{:.*}", decimals, v.abs());
-    let (int, frac) = match s.split_once('.') {
-        Some((i, f)) => (i, Some(f)),
-        None => (s.as_str(), None),
-    };
-    let mut out = String::new();
-    if v < 0.0 && s.chars().any(|c| c.is_ascii_digit() && c != '0') {
-        out.push('-');
-    }
-    let n = int.len();
-    for (i, c) in int.chars().enumerate() {
-        if i > 0 && (n - i) % 3 == 0 {
-            out.push('\u{202F}'); // narrow no-break space: a number never splits
-        }
-        out.push(c);
-    }
-    if let Some(f) = frac {
-        out.push('.');
-        out.push_str(f);
-    }
-    out
-}
-
 fn mbps_text(v: f64) -> String {
     let d = if v.abs() < 100.0 {
         2
@@ -195,17 +168,4 @@ pub fn tiles_html(out: &mut String, t: &TileTable, palette: &GroupPalette) {
         out.push_str("</tr>");
     }
     out.push_str("</tbody></table></div>");
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn numbers_get_separators() {
-        assert_eq!(fmt_number(1234567.0, 0), "1\u{202F}234\u{202F}567");
-        assert_eq!(fmt_number(999.456, 2), "999.46");
-        assert_eq!(fmt_number(-1234.5, 1), "-1\u{202F}234.5");
-        assert_eq!(fmt_number(f64::NAN, 1), "–");
-    }
 }

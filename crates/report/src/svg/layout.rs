@@ -1,10 +1,9 @@
 //! Chart layout: data extents, resolved axes, margins, legend rows, notes.
 
-use crate::model::{Axis, Chart, Dash, Mark, Scale, SeriesKind};
+use crate::model::{Axis, Chart, Dash, Mark, Scale, Series, SeriesKind};
 use crate::palette::{GroupPalette, Shape};
 use crate::ticks::{self, AxisTicks};
 
-use super::series;
 use super::text::{text_width, wrap};
 
 /// Outer padding in px.
@@ -168,7 +167,7 @@ impl Layout {
                     bars_y = true;
                 }
                 if chart.x.categories.is_none() {
-                    let half = series::bar_slot(s) / 2.0;
+                    let half = bar_slot(s) / 2.0;
                     if let Some((lo, hi)) = ex.range {
                         ex.add(lo - half, xs);
                         ex.add(hi + half, xs);
@@ -373,7 +372,7 @@ fn legend_entries(
     let mut out = Vec::new();
     for (i, s) in chart.series.iter().enumerate() {
         let kind = match s.kind {
-            SeriesKind::Line => Swatch::Line(series::effective_dash(chart, i)),
+            SeriesKind::Line => Swatch::Line(effective_dash(chart, i)),
             SeriesKind::Scatter => Swatch::Shape(palette.shape(&s.group)),
             SeriesKind::Bars => Swatch::Block(0.85),
             SeriesKind::Band => Swatch::Block(0.3),
@@ -400,4 +399,51 @@ fn legend_entries(
         }
     }
     out
+}
+
+const DASHES: [Dash; 6] = [
+    Dash::Solid,
+    Dash::Dashed,
+    Dash::Dotted,
+    Dash::DashDot,
+    Dash::LongDash,
+    Dash::DashDotDot,
+];
+
+/// Dash of line series `idx`: its own, else the next of [`DASHES`] by order within its
+/// group.
+pub fn effective_dash(chart: &Chart, idx: usize) -> Dash {
+    let s = &chart.series[idx];
+    if let Some(d) = s.dash {
+        return d;
+    }
+    let before = chart.series[..idx]
+        .iter()
+        .filter(|o| o.group == s.group && o.kind == SeriesKind::Line)
+        .count();
+    DASHES[before % DASHES.len()]
+}
+
+/// Width of one bar slot in x units: the given width or the smallest x spacing.
+pub fn bar_slot(s: &Series) -> f64 {
+    if let Some(w) = s.bar_width {
+        return w;
+    }
+    let mut xs: Vec<f64> = s
+        .points
+        .iter()
+        .map(|p| p.0)
+        .filter(|x| x.is_finite())
+        .collect();
+    xs.sort_by(f64::total_cmp);
+    let min = xs
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .filter(|d| *d > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    if min.is_finite() {
+        min
+    } else {
+        1.0
+    }
 }

@@ -4,37 +4,14 @@
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
-use crate::model::{Chart, Dash, Scale, Series, SeriesKind};
+use crate::model::{Chart, Dash, Scale, SeriesKind};
 use crate::palette::{GroupPalette, Shape};
 
-use super::layout::Layout;
+use super::layout::{bar_slot, effective_dash, Layout};
 use super::text::{escape, push_num};
 
 /// Dash patterns in the order a group's lines take them: six, so that the six access
 /// specs of an IOMeter run on one drive stay apart.
-const DASHES: [Dash; 6] = [
-    Dash::Solid,
-    Dash::Dashed,
-    Dash::Dotted,
-    Dash::DashDot,
-    Dash::LongDash,
-    Dash::DashDotDot,
-];
-
-/// Dash of line series `idx`: its own, else the next of [`DASHES`] by order within its
-/// group.
-pub fn effective_dash(chart: &Chart, idx: usize) -> Dash {
-    let s = &chart.series[idx];
-    if let Some(d) = s.dash {
-        return d;
-    }
-    let before = chart.series[..idx]
-        .iter()
-        .filter(|o| o.group == s.group && o.kind == SeriesKind::Line)
-        .count();
-    DASHES[before % DASHES.len()]
-}
-
 /// SVG attributes for a dash pattern.
 pub fn dash_attr(d: Dash) -> &'static str {
     match d {
@@ -63,30 +40,6 @@ pub fn shape_path(shape: Shape) -> &'static str {
         Shape::Diamond => "l2 2-2 2-2-2z",
         Shape::TriangleUp => "l2.2 3.6h-4.4z",
         Shape::TriangleDown => "l2.2-3.6h-4.4z",
-    }
-}
-
-/// Width of one bar slot in x units: the given width or the smallest x spacing.
-pub fn bar_slot(s: &Series) -> f64 {
-    if let Some(w) = s.bar_width {
-        return w;
-    }
-    let mut xs: Vec<f64> = s
-        .points
-        .iter()
-        .map(|p| p.0)
-        .filter(|x| x.is_finite())
-        .collect();
-    xs.sort_by(f64::total_cmp);
-    let min = xs
-        .windows(2)
-        .map(|w| w[1] - w[0])
-        .filter(|d| *d > 0.0)
-        .fold(f64::INFINITY, f64::min);
-    if min.is_finite() {
-        min
-    } else {
-        1.0
     }
 }
 
@@ -292,7 +245,7 @@ pub fn draw(out: &mut String, chart: &Chart, lay: &Layout, palette: &GroupPalett
             escape(&s.group),
             num1(x),
             num1(y),
-            escape(&crate::html::fmt_number(v, decimals)),
+            escape(&crate::ticks::fmt_number(v, decimals)),
         );
     }
 }

@@ -107,8 +107,9 @@ pub fn all_bundles() -> &'static Vec<(PathBuf, String, String)> {
         let root = tempfile::tempdir().unwrap().keep();
         let mut out = Vec::new();
         for (i, drive) in DRIVES.iter().enumerate() {
+            let names = drivelab_suites::SUITES.map(|k| k.name());
             let suites: &[&str] = if i == 0 {
-                &drivelab_suites::SUITES
+                &names
             } else {
                 &["quick", "peak", "consistency", "seqfill"]
             };

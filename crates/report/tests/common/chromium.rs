@@ -102,10 +102,12 @@ impl Cdp {
             .and_then(|r| r.split('/').next())
             .unwrap_or_else(|| panic!("unexpected DevTools URL {url}"));
         let stream = TcpStream::connect(hostport).expect("connect to DevTools");
-        stream
+        // The handshake may take a while on a loaded machine: only reads after it poll.
+        stream.set_read_timeout(Some(TIMEOUT)).unwrap();
+        let (ws, _) = tungstenite::client(url, stream).expect("websocket handshake");
+        ws.get_ref()
             .set_read_timeout(Some(Duration::from_millis(500)))
             .unwrap();
-        let (ws, _) = tungstenite::client(url, stream).expect("websocket handshake");
         Cdp {
             ws,
             next_id: 1,

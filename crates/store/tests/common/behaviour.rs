@@ -216,3 +216,127 @@ pub fn import_is_all_or_nothing(store: &mut Store) {
     );
     assert!(store.list_runs(&RunFilter::default()).unwrap().is_empty());
 }
+
+pub fn pages_are_filtered_sorted_and_counted(store: &mut Store) {
+    use drivelab_store::{RunQuery, SortKey, TextMatch};
+    fill(store);
+    let page = |store: &mut Store, q: RunQuery| {
+        let p = store.page_runs(&q).unwrap();
+        let ids: Vec<String> = ids(&p.runs).into_iter().map(String::from).collect();
+        (p.total, ids)
+    };
+    let q = RunQuery::default;
+    let all = store.page_runs(&q()).unwrap();
+    assert_eq!(
+        (all.total, ids(&all.runs)),
+        (5, vec!["5", "4", "3", "2", "1"])
+    );
+    assert_eq!(all.runs[0].metrics.len(), 4, "metrics come with the page");
+    let (total, ids2) = page(
+        store,
+        RunQuery {
+            offset: 2,
+            limit: 2,
+            ..q()
+        },
+    );
+    assert_eq!((total, ids2), (5, vec!["3".to_string(), "2".into()]));
+    let (total, got) = page(
+        store,
+        RunQuery {
+            model: Some(TextMatch::Contains("SAMSUNG".into())),
+            ..q()
+        },
+    );
+    assert_eq!(
+        (total, got),
+        (3, vec!["5".to_string(), "3".into(), "1".into()])
+    );
+    let drive = RunQuery {
+        model: Some(TextMatch::Exact("Samsung SSD 980 PRO 1TB".into())),
+        serial: Some(TextMatch::Exact("S5GXNF0R123456".into())),
+        descending: false,
+        ..q()
+    };
+    assert_eq!(page(store, drive).1, ["1", "5"]);
+    assert!(page(
+        store,
+        RunQuery {
+            model: Some(TextMatch::Exact("samsung ssd 980 pro 1tb".into())),
+            ..q()
+        }
+    )
+    .1
+    .is_empty());
+    // Missing values sort last either way; ties fall back to the start time.
+    let by = |key: SortKey, descending: bool| RunQuery {
+        sort: key,
+        descending,
+        ..q()
+    };
+    assert_eq!(
+        page(store, by(SortKey::Model, false)).1,
+        ["3", "1", "5", "2", "4"]
+    );
+    assert_eq!(
+        page(store, by(SortKey::Capacity, true)).1,
+        ["5", "3", "2", "1", "4"]
+    );
+    assert_eq!(
+        page(store, by(SortKey::Firmware, true)).1,
+        ["5", "3", "2", "1", "4"]
+    );
+    assert_eq!(
+        page(
+            store,
+            RunQuery {
+                status: Some("failed".into()),
+                ..q()
+            }
+        )
+        .1,
+        ["5"]
+    );
+    assert_eq!(
+        page(
+            store,
+            RunQuery {
+                since: Some("2025-01-12".into()),
+                ..q()
+            }
+        )
+        .1,
+        ["5", "4", "3"]
+    );
+    assert_eq!(
+        page(
+            store,
+            RunQuery {
+                until: Some("2025-01-11T12:00:00Z".into()),
+                ..q()
+            }
+        )
+        .1,
+        ["1"]
+    );
+    let (total, _) = page(
+        store,
+        RunQuery {
+            capacity_bytes: Some(1_000_204_886_016),
+            ..q()
+        },
+    );
+    assert_eq!(total, 4);
+    let (total, got) = page(
+        store,
+        RunQuery {
+            host: Some(TextMatch::Contains("%".into())),
+            ..q()
+        },
+    );
+    assert_eq!(
+        (total, got.len()),
+        (0, 0),
+        "LIKE wildcards in a filter are literal"
+    );
+}

@@ -21,18 +21,21 @@ struct DirLat {
     /// Completion-latency bins (what fio's histogram logs hold), for checking them.
     clat_counts: Option<Vec<u64>>,
     scalars: Scalars,
-    /// Plain JSON: fio's own percentiles (no bins).
+    /// Plain JSON: fio's own percentiles (no bins), in numeric order.
     percentiles: Vec<(f64, u64)>,
+    /// Whether this is completion latency (clat), not total latency (lat).
+    clat: bool,
 }
 
 /// The latency of `d` drivelab reports: `lat_ns` when it has a distribution, else
-/// `clat_ns`; the flag says whether it is completion latency only.
+/// `clat_ns` (else `lat_ns`); the flag says whether it is completion latency only.
 fn dir_lat(d: &Dir) -> Result<(DirLat, bool), String> {
+    // Without any distribution (jobs reported one by one, added up), clat still: fio's
+    // default kind, so a set's results are all of one kind.
     let (l, clat): (Option<&Lat>, bool) = match (&d.lat_ns, &d.clat_ns) {
         (Some(l), _) if l.has_distribution() => (Some(l), false),
-        (_, Some(c)) if c.has_distribution() => (Some(c), true),
-        (Some(l), _) => (Some(l), false),
-        (None, c) => (c.as_ref(), true),
+        (_, Some(c)) => (Some(c), true),
+        (l, None) => (l.as_ref(), false),
     };
     if d.total_ios == 0 {
         // No I/O: its bins must be empty too (else the result was edited or mixed up).
@@ -60,6 +63,7 @@ fn dir_lat(d: &Dir) -> Result<(DirLat, bool), String> {
                 clat_counts: Some(vec![0; bins::NR]),
                 scalars: Scalars::default(),
                 percentiles: Vec::new(),
+                clat,
             },
             clat,
         ));
@@ -81,12 +85,7 @@ fn dir_lat(d: &Dir) -> Result<(DirLat, bool), String> {
             ));
         }
     }
-    let percentiles = l
-        .percentile
-        .iter()
-        .flatten()
-        .filter_map(|(k, v)| Some((k.parse::<f64>().ok()?, *v)))
-        .collect();
+    let percentiles = fio_percentiles(l);
     Ok((
         DirLat {
             counts,
@@ -99,9 +98,25 @@ fn dir_lat(d: &Dir) -> Result<(DirLat, bool), String> {
                 stddev_ns: l.stddev,
             },
             percentiles,
+            clat,
         },
         clat,
     ))
+}
+
+/// fio's percentile list in numeric order (its keys sort as strings: 1, 10, 20, …, 5),
+/// without fio 3.1's padding (`"0.00" : 0` entries after the real ones: fio reports no
+/// 0th percentile).
+fn fio_percentiles(l: &Lat) -> Vec<(f64, u64)> {
+    let mut v: Vec<(f64, u64)> = l
+        .percentile
+        .iter()
+        .flatten()
+        .filter_map(|(k, v)| Some((k.parse::<f64>().ok()?, *v)))
+        .filter(|&(p, _)| p > 0.0 && p <= 100.0)
+        .collect();
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    v
 }
 
 fn stats(l: &DirLat) -> LatencyStats {
@@ -169,6 +184,8 @@ pub struct JobLogs {
     pub iops: Vec<Vec<Row>>,
     pub bw: Vec<Vec<Row>>,
     pub lat: Vec<Vec<Row>>,
+    /// Completion-latency logs (`_clat`).
+    pub clat: Vec<Vec<Row>>,
     pub hist: Vec<Vec<HistRow>>,
 }
 
@@ -178,6 +195,7 @@ impl JobLogs {
             iops: logs::read_rows(&f.iops)?,
             bw: logs::read_rows(&f.bw)?,
             lat: logs::read_rows(&f.lat)?,
+            clat: logs::read_rows(&f.clat)?,
             hist: logs::read_hist(&f.hist)?,
         })
     }
@@ -205,12 +223,13 @@ pub struct Context<'a> {
 }
 
 /// When a job's measured time began, epoch ms: fio's own `job_start` (3.36+), else the
-/// end of the run (the output's `timestamp_ms`) less the job's runtime, else `fallback`.
+/// end of the run (the output's `timestamp_ms`, or fio 3.1's `timestamp` in seconds)
+/// less the job's runtime, else `fallback`.
 /// (The time fio was started is too early: it sets up, and lays out files, first.)
 pub fn start_estimate(out: &super::json::Output, job: &Job, fallback: u64) -> u64 {
     job.job_start
         .or_else(|| {
-            out.timestamp_ms
+            out.end_ms()
                 .map(|t| t.saturating_sub(job.read.runtime.max(job.write.runtime)))
         })
         .unwrap_or(fallback)
@@ -229,7 +248,14 @@ fn both(job: &Job, rl: &DirLat, wl: &DirLat, elapsed_ms: u64) -> (Dir, DirLat) {
         counts,
         clat_counts: None,
         scalars: combine(&rl.scalars, &wl.scalars),
-        percentiles: Vec::new(),
+        // Plain JSON's percentiles do not combine; one direction's are all I/Os' when
+        // the other did none.
+        percentiles: match (job.read.total_ios, job.write.total_ios) {
+            (_, 0) => rl.percentiles.clone(),
+            (0, _) => wl.percentiles.clone(),
+            _ => Vec::new(),
+        },
+        clat: rl.clat || wl.clat,
     };
     let dir = Dir {
         io_bytes: job.read.io_bytes + job.write.io_bytes,
@@ -274,6 +300,7 @@ fn totals(job: &Job, rl: &DirLat, wl: &DirLat, w: &Workload) -> Totals {
             bytes_prepared: 0,
             bytes_per_s_per_core: None,
             busiest_job_fraction: 0.0,
+            held_fraction: 0.0,
             limited_by_generator: false,
         },
         error_count: u64::from(job.error != 0),
@@ -398,11 +425,17 @@ fn per_window(files: &[Vec<Row>], ddir: u8, t0: u64, iv: u64, n: usize) -> Vec<u
 }
 
 /// Mean latency per window, weighted by each job's I/Os in it.
-fn lat_per_window(l: &JobLogs, ddir: u8, t0: u64, iv: u64, n: usize) -> Vec<Option<f64>> {
+fn lat_per_window(
+    l: &JobLogs,
+    lat: &[Vec<Row>],
+    ddir: u8,
+    t0: u64,
+    iv: u64,
+    n: usize,
+) -> Vec<Option<f64>> {
     let mut sum = vec![0f64; n];
     let mut w = vec![0f64; n];
-    for (f, iops) in l
-        .lat
+    for (f, iops) in lat
         .iter()
         .zip(l.iops.iter().map(Some).chain(std::iter::repeat(None)))
     {
@@ -500,6 +533,7 @@ fn interval_dir(
         lat_p99_ns: p(99.0),
         lat_p9999_ns: p(99.99),
         lat_max_ns: None,
+        errors: None,
     }
 }
 
@@ -529,6 +563,7 @@ fn series(
     };
     let t0 = logs::start_of(first, iv, cx.est_start_ms);
     let mut g = Grid::empty(n);
+    let mut lat_kinds = Vec::new();
     for (d, dir) in [(0u8, &job.read), (1u8, &job.write)] {
         let d_ix = d as usize;
         check_span(l, d, t0, iv, n, elapsed_ms)?;
@@ -539,11 +574,26 @@ fn series(
             .map(|kib| kib * 1024 * iv / 1000)
             .collect();
         ops.iter_mut().for_each(|o| *o = *o * iv / 1000);
-        settle(&mut ops, dir.total_ios);
-        settle(&mut bytes, dir.io_bytes);
+        let over = [
+            settle(&mut ops, dir.total_ios),
+            settle(&mut bytes, dir.io_bytes),
+        ];
+        if let Some(f) = over.into_iter().flatten().reduce(f64::max) {
+            notes.push(format!(
+                "fio's per-window {} logs add up to {:.2} % more than its {} totals (each job's rate is rounded up over its windows): every window was scaled to the totals, keeping its shape.",
+                if d == 0 { "read" } else { "write" },
+                (f - 1.0) * 100.0,
+                if d == 0 { "read" } else { "write" },
+            ));
+        }
         g.ops[d_ix] = ops;
         g.bytes[d_ix] = bytes;
-        g.lat[d_ix] = lat_per_window(l, d, t0, iv, n);
+        let clat = if d == 0 { rl.clat } else { wl.clat };
+        let mut kinds = Vec::new();
+        g.lat[d_ix] = lat_per_window(l, lat_logs(l, clat, &mut kinds), d, t0, iv, n);
+        if dir.total_ios > 0 {
+            lat_kinds.extend(kinds);
+        }
         let fin = if d == 0 {
             &rl.clat_counts
         } else {
@@ -552,6 +602,8 @@ fn series(
         let fin = fin.as_ref();
         g.hist[d_ix] = hist_per_window(l, d, fin, t0, iv, n, notes)?;
     }
+    lat_kinds.dedup();
+    notes.extend(lat_kinds.into_iter().map(LatKind::note));
     Ok((
         Series {
             interval_ns: iv * 1_000_000,
@@ -559,6 +611,45 @@ fn series(
         },
         Some(t0),
     ))
+}
+
+/// Which latency the series carries, against the totals'.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum LatKind {
+    /// The same kind as the totals (clat from `_clat` logs, or lat from `_lat`).
+    Same { clat: bool },
+    /// The totals are clat but only `_lat` logs exist (or the other way round).
+    Other { totals_clat: bool },
+}
+
+impl LatKind {
+    fn note(self) -> String {
+        match self {
+            LatKind::Same { clat: true } => "The series' latency is fio's completion latency (clat, its _clat logs), as the totals are.".into(),
+            LatKind::Same { clat: false } => "The series' latency is fio's total latency (lat, its _lat logs), as the totals are.".into(),
+            LatKind::Other { totals_clat: true } => "The series' latency is fio's total latency (lat, its _lat logs; no _clat logs were found) while the totals are completion latency (clat): the series reads higher by the submission time.".into(),
+            LatKind::Other { totals_clat: false } => "The series' latency is fio's completion latency (clat; no _lat logs were found) while the totals are total latency (lat): the series reads lower by the submission time.".into(),
+        }
+    }
+}
+
+/// The latency logs of the kind the totals are (`clat`: completion latency), else the
+/// other kind, with which it was.
+fn lat_logs<'a>(l: &'a JobLogs, clat: bool, kinds: &mut Vec<LatKind>) -> &'a [Vec<Row>] {
+    let (same, other) = if clat {
+        (&l.clat, &l.lat)
+    } else {
+        (&l.lat, &l.clat)
+    };
+    if !same.is_empty() {
+        kinds.push(LatKind::Same { clat });
+        same
+    } else if !other.is_empty() {
+        kinds.push(LatKind::Other { totals_clat: clat });
+        other
+    } else {
+        same
+    }
 }
 
 /// The logs must span the job's runtime, not more: rows past its end are another run's.
@@ -590,8 +681,10 @@ fn check_span(
 }
 
 /// The logged I/Os (fio's per-window rates, rounded) can differ from the job's total
-/// only by rounding and the unlogged last window: far more, or logs that stop windows
-/// before the end while most I/Os are still missing, mean the logs are another run's.
+/// only by rounding and the unlogged last window (summed over 16–64 jobs at 250 ms,
+/// fio's windows add up to 1–2 % more than the total; up to [`EXCESS_OK`] is taken for
+/// that): far more, or logs that stop windows before the end while most I/Os are still
+/// missing, mean the logs are another run's.
 fn check_logged_ops(ops: &[u64], iv: u64, total: u64, jobs: u32) -> Result<(), String> {
     let per: Vec<u64> = ops.iter().map(|o| o.saturating_mul(iv) / 1000).collect();
     let logged: u64 = per.iter().fold(0, |a, &b| a.saturating_add(b));
@@ -603,7 +696,7 @@ fn check_logged_ops(ops: &[u64], iv: u64, total: u64, jobs: u32) -> Result<(), S
             ios(total)
         ))
     };
-    if logged > total.saturating_add(total / 100).saturating_add(slack) {
+    if logged as f64 > total as f64 * EXCESS_OK + slack as f64 {
         return refuse("");
     }
     // The unlogged last window holds at most 1.5 windows of I/O.
@@ -620,26 +713,48 @@ fn check_logged_ops(ops: &[u64], iv: u64, total: u64, jobs: u32) -> Result<(), S
     Ok(())
 }
 
+/// Most the logged I/Os may exceed the job's total by (a factor) and still be its logs.
+const EXCESS_OK: f64 = 1.10;
+
 /// Make per-window counts add up to the job's total: the unlogged last window takes
-/// what is left; when fio's per-window rates (I/Os × 1000 / the window's ms, rounded)
-/// add up to more than the total, the excess comes off the last windows.
-fn settle(v: &mut [u64], total: u64) {
-    let sum: u64 = v.iter().sum();
-    if let Some(last) = v.last_mut() {
-        if sum <= total {
+/// what is left. When fio's per-window rates add up to more than the total (summed over
+/// many jobs they do, by 1–2 % at 250 ms), every window is scaled down alike, so the
+/// series keeps its shape and no window that had I/O becomes zero; returns the factor
+/// (sum ÷ total) then.
+fn settle(v: &mut [u64], total: u64) -> Option<f64> {
+    let sum: u64 = v.iter().fold(0, |a, &b| a.saturating_add(b));
+    if sum <= total {
+        if let Some(last) = v.last_mut() {
             *last += total - sum;
-            return;
         }
+        return None;
     }
-    let mut excess = sum - total;
-    for x in v.iter_mut().rev() {
-        let cut = excess.min(*x);
-        *x -= cut;
-        excess -= cut;
-        if excess == 0 {
+    let f = total as f64 / sum as f64;
+    // Largest remainders: floor every window, then give the rest to those that lost
+    // most; a window with I/O keeps at least one.
+    let exact: Vec<f64> = v.iter().map(|&x| x as f64 * f).collect();
+    let mut out: Vec<u64> = v
+        .iter()
+        .zip(&exact)
+        .map(|(&x, &e)| if x > 0 { (e.floor() as u64).max(1) } else { 0 })
+        .collect();
+    let mut order: Vec<usize> = (0..v.len()).collect();
+    order.sort_by(|&a, &b| (exact[b] - out[b] as f64).total_cmp(&(exact[a] - out[a] as f64)));
+    let mut got: u64 = out.iter().sum();
+    for &i in order.iter().cycle().take(v.len() * 2) {
+        if got == total {
             break;
         }
+        if got < total {
+            out[i] += 1;
+            got += 1;
+        } else if out[i] > 1 {
+            out[i] -= 1;
+            got -= 1;
+        }
     }
+    v.copy_from_slice(&out);
+    Some(sum as f64 / total.max(1) as f64)
 }
 
 /// Per-window values of both directions.
@@ -736,5 +851,28 @@ mod tests {
         // A device that stalled at the end: nothing is missing.
         assert!(check_logged_ops(&[200, 0, 0, 0, 0], 1000, 250, 1).is_ok());
         assert_eq!(ios(1), "1 I/O");
+        // 64 jobs' windows 1.7 % over the total are this job's logs.
+        assert!(check_logged_ops(&[10_170, 10_170, 10_170, 10_170], 1000, 40_000, 64).is_ok());
+    }
+
+    /// fio's per-window rates of many jobs add up to 1–2 % more than the total: the
+    /// windows are scaled alike, none that had I/O becomes zero, the sum is the total.
+    #[test]
+    fn windows_over_the_total_are_scaled_keeping_their_shape() {
+        let mut v = vec![10_904, 11_020, 5_912, 10_870, 1, 10_950];
+        let sum: u64 = v.iter().sum();
+        let total = (sum as f64 / 1.0171) as u64;
+        let f = settle(&mut v, total).unwrap();
+        assert!((f - 1.0171).abs() < 1e-3, "{f}");
+        assert_eq!(v.iter().sum::<u64>(), total);
+        assert!(v.iter().all(|&x| x > 0), "{v:?}");
+        assert!(
+            v[5] > 10_700 && v[2] > 5_800,
+            "the last windows keep their I/O: {v:?}"
+        );
+        // Below the total, the unlogged last window takes the rest.
+        let mut w = vec![100, 100];
+        assert_eq!(settle(&mut w, 250), None);
+        assert_eq!(w, vec![100, 150]);
     }
 }

@@ -245,11 +245,18 @@ fn host_info(h: &Host) -> HostInfo {
     }
 }
 
-/// The note in every bundle of a fleet run (how `--resume` tells one and refuses it).
+/// The note in every bundle of a fleet run, telling its reader why it cannot be resumed.
 pub const FLEET_NOTE: &str = "A fleet run (--host, --hosts) cannot be resumed: run it again.";
 
 /// Whether `doc` is a bundle of a fleet run: a host's or the fleet view.
 pub fn is_fleet_bundle(doc: &crate::bundle::RunDoc) -> bool {
+    doc.fleet
+}
+
+/// Whether `doc` is a fleet run's bundle made before bundles said so in their `fleet`
+/// field: read once, when the bundle is read ([`crate::bundle::parse_run_doc`]), from
+/// the marks those bundles carry (the fleet note and target, the hosts' note).
+pub(crate) fn made_before_the_fleet_field(doc: &crate::bundle::RunDoc) -> bool {
     doc.notes.iter().any(|n| n == FLEET_NOTE)
         || doc
             .target_arg
@@ -305,6 +312,7 @@ pub fn run(
             h.addr, h.port, f.version
         ));
         doc.notes.push(FLEET_NOTE.into());
+        doc.fleet = true;
         bundles.push(Bundle::create(&f.out.join(h.id()), doc)?);
     }
     let mut fdoc = new_doc_for(
@@ -315,6 +323,7 @@ pub fn run(
     );
     fdoc.host.hostname = format!("fleet of {}", hosts(f.hosts.len()));
     fdoc.notes.push(FLEET_NOTE.into());
+    fdoc.fleet = true;
     let fleet_dir = f.out.join("fleet");
     let mut fleet = Bundle::create(&fleet_dir, fdoc)?;
     let mut dropped: Vec<Dropped> = Vec::new();

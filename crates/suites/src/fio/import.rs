@@ -7,7 +7,7 @@
 //! is 4000, as fio's HOWTO documents); the measured numbers come from fio's totals,
 //! bins and logs, never from the options.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
@@ -17,15 +17,15 @@ use drivelab_engine::target::{TargetInfo, TargetKind};
 
 use super::convert::{self, Context, JobLogs};
 use super::json::{self, Job, Output};
-use super::logs::Files;
+use super::logs::{Files, Prefixes};
 use crate::bundle::{
     now_rfc3339, BundleStatus, Metric, RunDoc, StepRecord, StepStatus, Summary,
     BUNDLE_SCHEMA_VERSION,
 };
 use crate::plan::StepKind;
 
-/// The suite name of imported fio results.
-pub const SUITE: &str = "fio";
+/// The suite kind of imported fio results.
+pub const SUITE: crate::suite::SuiteKind = crate::suite::SuiteKind::Fio;
 
 /// A size as fio reads it with its default `kb_base=1024`.
 pub fn fio_size(s: &str) -> Option<u64> {
@@ -99,16 +99,25 @@ pub fn workload_of(job: &Job, global: &Value, notes: &mut Vec<String>) -> Worklo
     let engine_name = o("ioengine").unwrap_or("psync");
     let ioengine = match engine_name {
         "io_uring" => IoEngine::IoUring,
+        "libaio" => IoEngine::Libaio,
         "null" => IoEngine::Null,
         "psync" | "sync" | "pvsync" | "pvsync2" => IoEngine::Sync,
         other => {
             notes.push(format!(
-                "fio's ioengine was {other}, which drivelab does not have; the config says io_uring."
+                "fio's ioengine was {other}, which drivelab has no name for: the config says io_uring (drivelab's asynchronous engine) and each step's params fio_ioengine says {other}."
             ));
             IoEngine::IoUring
         }
     };
     let num = |k: &str, d: u64| o(k).and_then(|s| s.trim().parse::<u64>().ok()).unwrap_or(d);
+    // fio's synchronous engines have one I/O in flight per job whatever iodepth says.
+    let mut iodepth = num("iodepth", 1) as u32;
+    if ioengine == IoEngine::Sync && iodepth > 1 {
+        notes.push(format!(
+            "fio's {engine_name} does one I/O at a time per job: iodepth={iodepth} is taken as 1 (as fio runs it)."
+        ));
+        iodepth = 1;
+    }
     let time_based = o("time_based").is_some_and(|v| v != "0");
     let runtime_ns = o("runtime").and_then(fio_time_ns);
     Workload {
@@ -122,7 +131,7 @@ pub fn workload_of(job: &Job, global: &Value, notes: &mut Vec<String>) -> Worklo
         } else {
             bs
         },
-        iodepth: num("iodepth", 1) as u32,
+        iodepth,
         numjobs: num("numjobs", 1) as u32,
         ioengine,
         direct: o("direct").is_some_and(|v| v != "0"),
@@ -156,22 +165,30 @@ pub fn workload_of(job: &Job, global: &Value, notes: &mut Vec<String>) -> Worklo
     }
 }
 
-/// The target as fio's options name it (a block device when it is one here).
-fn target_of(filename: Option<&str>, w: &Workload) -> TargetInfo {
+/// The target as fio's options name it: a block device when it is one here or its
+/// path is under `/dev/` (fio ran elsewhere), its size unknown then (the options' span
+/// is the file's size only for a file).
+fn target_of(filename: Option<&str>, w: &Workload, drive: Option<&str>) -> TargetInfo {
     let path = filename.unwrap_or("").to_string();
-    let kind = if std::fs::metadata(&path)
-        .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()))
-    {
+    let device = path.starts_with("/dev/")
+        || std::fs::metadata(&path)
+            .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()));
+    let kind = if device {
         TargetKind::BlockDevice
     } else if w.ioengine == IoEngine::Null {
         TargetKind::Null
     } else {
         TargetKind::File
     };
+    let capacity = if device {
+        0
+    } else {
+        w.offset_bytes + w.size_bytes
+    };
     serde_json::from_value(json!({
-        "kind": kind, "path": path, "capacity_bytes": w.offset_bytes + w.size_bytes,
+        "kind": kind, "path": path, "capacity_bytes": capacity,
         "logical_sector_bytes": 512, "physical_sector_bytes": 512, "rotational": null,
-        "scheduler": null, "model": null, "serial": null, "firmware": null,
+        "scheduler": null, "model": drive, "serial": null, "firmware": null,
         "filesystem": null, "in_memory": null, "created_by_drivelab": false,
         "simulated": null
     }))
@@ -209,89 +226,344 @@ pub fn step_metrics(name: &str, m: &drivelab_engine::result::Measured) -> Vec<Me
     out
 }
 
-/// The per-second logs of each job: one group (group_reporting=1) has all log files,
-/// else job i has the i-th of each kind.
-fn logs_of(logs: Option<&Path>, jobs: usize) -> Result<Vec<Option<JobLogs>>, String> {
-    let Some(d) = logs else {
-        return Ok(vec![None; jobs]);
+/// One fio output file to import.
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// The file's text.
+    pub text: String,
+    /// Its name, for the record and messages.
+    pub source: String,
+    /// The directory it is in (fio's logs may be beside it).
+    pub dir: Option<PathBuf>,
+}
+
+/// What the user says about the results.
+#[derive(Debug, Clone, Default)]
+pub struct Options<'a> {
+    /// `--drive NAME`: the drive's name (its label in reports).
+    pub drive: Option<&'a str>,
+    /// `--connection TEXT`: how it was connected (e.g. "SAS HBA", "USB UAS").
+    pub connection: Option<&'a str>,
+    /// `--logs DIR`: where fio's logs are (all runs' logs may share it).
+    pub logs: Option<&'a Path>,
+    /// One result file is imported: its jobs may take `--logs DIR`'s logs without
+    /// naming them (set by [`import_set`]).
+    pub single: bool,
+}
+
+/// One result: a job (group, with `group_reporting`) or a job section's jobs reported
+/// one by one, added up.
+struct Result1 {
+    job: Job,
+    /// Entries of fio's document it adds up (1 with group_reporting).
+    entries: usize,
+    logs: Option<JobLogs>,
+    workload: Workload,
+}
+
+/// The log prefixes the job's options name (`write_iops_log` given without a value
+/// names the job).
+fn prefixes(job: &Job, global: &Value) -> Prefixes {
+    let o = |k: &str| {
+        opt(job, global, k).map(|v| {
+            if v.trim().is_empty() {
+                job.jobname.clone()
+            } else {
+                v.trim().to_string()
+            }
+        })
     };
-    let f = Files::find(d)?;
-    let per_job = jobs > 1;
-    if per_job && f.iops.len() != jobs {
+    Prefixes {
+        iops: o("write_iops_log"),
+        bw: o("write_bw_log"),
+        lat: o("write_lat_log"),
+        hist: o("write_hist_log"),
+    }
+}
+
+/// The file's results: its entries, those of one job section reported one by one (no
+/// group_reporting: `numjobs` entries in a row with one name and one set of options)
+/// added up into one.
+fn results_of(out: &Output, global: &Value, notes: &mut Vec<String>) -> Vec<(Job, usize)> {
+    let jobs: Vec<&Job> = out.all_jobs().collect();
+    let mut v = Vec::new();
+    let mut i = 0;
+    while i < jobs.len() {
+        let j = jobs[i];
+        let n = opt(j, global, "numjobs")
+            .and_then(|s| s.trim().parse::<usize>().ok())
+            .unwrap_or(1)
+            .max(1);
+        let same = |k: &&&Job| {
+            k.jobname == j.jobname
+                && k.hostname == j.hostname
+                && k.groupid == j.groupid
+                && k.job_options == j.job_options
+        };
+        let run = jobs[i..].iter().take(n).take_while(same).count();
+        if n > 1 && run == n {
+            v.push((Job::merge(&jobs[i..i + n]), n));
+            i += n;
+        } else {
+            v.push((j.clone(), 1));
+            i += 1;
+        }
+    }
+    if v.iter().any(|r| r.1 > 1) {
+        notes.push("fio reported jobs one by one (no group_reporting): drivelab added each job section's jobs up into one result, as group_reporting does (plain JSON's percentiles do not add up: those results have none; json+ bins do).".into());
+    }
+    v
+}
+
+/// The logs of each result: by the prefixes its own options name, in `--logs DIR` or
+/// beside the file (or where the options say); else, for a file whose jobs name none,
+/// every log in `--logs DIR` (one result, or one log per result).
+fn logs_of(
+    results: &[(Job, usize)],
+    global: &Value,
+    input: &Input,
+    o: &Options,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Option<JobLogs>>, String> {
+    let named: Vec<Prefixes> = results.iter().map(|r| prefixes(&r.0, global)).collect();
+    if named.iter().all(Prefixes::is_empty) {
+        return match o.logs {
+            Some(d) if o.single => unnamed_logs(d, results.len()),
+            Some(d) => {
+                // Logs named by no result are no one result's among several.
+                notes.push(format!(
+                    "{}: its jobs name no logs (write_iops_log …): the logs in {} are not read for it (with one result file they are).",
+                    input.source,
+                    d.display()
+                ));
+                Ok(vec![None; results.len()])
+            }
+            None => Ok(vec![None; results.len()]),
+        };
+    }
+    let dirs: Vec<&Path> = o.logs.into_iter().chain(input.dir.as_deref()).collect();
+    let mut out = Vec::new();
+    // A section's jobs reported one by one were added up: each result takes all its
+    // jobs' files, as with group_reporting.
+    for (i, (job, _)) in results.iter().enumerate() {
+        let p = &named[i];
+        let jobs = opt(job, global, "numjobs")
+            .and_then(|s| s.trim().parse::<u32>().ok())
+            .unwrap_or(1)
+            .max(1);
+        let files = match Files::named(p, jobs, &dirs, job.hostname.as_deref()) {
+            Ok(Some(f)) => f,
+            Ok(None) if p.is_empty() => {
+                out.push(None);
+                continue;
+            }
+            Ok(None) => {
+                notes.push(format!(
+                    "{}: job '{}' wrote fio logs ({}) that are not in {}: it has no series.",
+                    input.source,
+                    job.jobname,
+                    p.iops
+                        .as_ref()
+                        .or(p.bw.as_ref())
+                        .or(p.lat.as_ref())
+                        .map_or("", |s| s),
+                    if dirs.is_empty() {
+                        "its own path".to_string()
+                    } else {
+                        dirs.iter()
+                            .map(|d| d.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(" or ")
+                    }
+                ));
+                out.push(None);
+                continue;
+            }
+            Err(e) => return Err(format!("job '{}': {e}", job.jobname)),
+        };
+        out.push(Some(JobLogs::read(&files)?));
+    }
+    Ok(out)
+}
+
+/// Logs in `dir` found without a prefix (a result whose options name none): one set
+/// for one result, else one file per result.
+fn unnamed_logs(dir: &Path, results: usize) -> Result<Vec<Option<JobLogs>>, String> {
+    let f = Files::find(dir)?;
+    let per = results > 1;
+    if per && f.iops.len() != results {
         return Err(format!(
-            "--logs: the result holds {jobs} jobs but {} has {} {}; give the logs of this run (one per job, or group_reporting=1)",
-            d.display(),
+            "--logs: the result holds {results} jobs but {} has {} {}; give the logs of this run (one per job, or group_reporting=1)",
+            dir.display(),
             f.iops.len(),
             if f.iops.len() == 1 { "iops log" } else { "iops logs" }
         ));
     }
-    (0..jobs)
+    (0..results)
         .map(|i| {
-            let files = if per_job { f.job(i, jobs) } else { f.clone() };
+            let files = if per { f.job(i, results) } else { f.clone() };
             JobLogs::read(&files).map(Some)
         })
         .collect()
 }
 
-/// A step's name: the job's (on its host), numbered when several share it.
-fn step_name(jobs: &[&Job], i: usize) -> String {
-    let job = jobs[i];
-    let name = match &job.hostname {
-        Some(h) => format!("{} on {h}", job.jobname),
-        None => job.jobname.clone(),
+/// A result's name: what it ran (rw, block size, iodepth, jobs) and fio's job name,
+/// on its host.
+fn result_name(job: &Job, w: &Workload) -> String {
+    let bs = match w.bs.as_slice() {
+        [one] => drivelab_engine::spec::block_size_label(one.bytes),
+        _ => "bssplit".into(),
     };
-    let same = jobs
-        .iter()
-        .filter(|j| j.jobname == job.jobname && j.hostname == job.hostname)
-        .count();
-    if same > 1 {
-        format!("{name} (job {})", i + 1)
-    } else {
-        name
+    let mut name = format!(
+        "{} {bs} iodepth {} × {} {} ({})",
+        w.rw.name(),
+        w.iodepth,
+        w.numjobs,
+        if w.numjobs == 1 { "job" } else { "jobs" },
+        job.jobname
+    );
+    if let Some(h) = &job.hostname {
+        name = format!("{name} on {h}");
+    }
+    name
+}
+
+/// Names made unique: a name several results share says each one's file (`sources[i]`,
+/// its file name), and one still repeated gets " #2", " #3", … in order.
+fn unique(names: &mut [String], sources: &[&str]) {
+    let count = |names: &[String], n: &String| names.iter().filter(|m| *m == n).count();
+    let shared: Vec<bool> = names.iter().map(|n| count(names, n) > 1).collect();
+    for (i, n) in names.iter_mut().enumerate() {
+        if shared[i] {
+            let file = Path::new(sources[i])
+                .file_name()
+                .map_or(sources[i].into(), |f| f.to_string_lossy());
+            *n = format!("{n} [{file}]");
+        }
+    }
+    let mut seen: std::collections::HashMap<String, u32> = Default::default();
+    for n in names.iter_mut() {
+        let k = seen.entry(n.clone()).or_insert(0);
+        *k += 1;
+        if *k > 1 {
+            *n = format!("{n} #{k}");
+        }
     }
 }
 
-/// The bundle document of a fio result (`text`: the output file; `logs`: a directory of
-/// its per-second logs; `source`: the file's name for the record).
-pub fn import(text: &str, logs: Option<&Path>, source: &str) -> Result<RunDoc, String> {
-    let parsed = json::parse(text)?;
+/// The results of one file, converted.
+fn read_input(
+    input: &Input,
+    o: &Options,
+    notes: &mut Vec<String>,
+    versions: &mut Vec<String>,
+) -> Result<Vec<(Result1, drivelab_engine::result::Measured, Option<String>)>, String> {
+    let parsed = json::parse(&input.text)?;
     let out: &Output = &parsed.output;
-    let jobs: Vec<&Job> = out.all_jobs().collect();
-    if jobs.is_empty() {
+    let global = out.global_options.clone().unwrap_or(Value::Null);
+    let results = results_of(out, &global, notes);
+    if results.is_empty() {
         return Err("the fio result holds no jobs".into());
     }
-    let job_logs = logs_of(logs, jobs.len())?;
-    let global = out.global_options.clone().unwrap_or(Value::Null);
-    let mut notes = vec![format!("Imported from fio's result {source}.")];
-    let mut steps = Vec::new();
-    let mut metrics = Vec::new();
-    let mut target = None;
-    for (i, job) in jobs.iter().enumerate() {
-        let w = workload_of(job, &global, &mut notes);
-        let est = Some(convert::start_estimate(out, job, 0)).filter(|&t| t > 0);
+    if !versions.contains(&out.fio_version) {
+        versions.push(out.fio_version.clone());
+    }
+    let logs = logs_of(&results, &global, input, o, notes)?;
+    let mut v = Vec::new();
+    for ((job, entries), logs) in results.into_iter().zip(logs) {
+        let w = workload_of(&job, &global, notes);
+        let est = Some(convert::start_estimate(out, &job, 0)).filter(|&t| t > 0);
         let m = convert::measured(
-            job,
+            &job,
             &Context {
                 workload: &w,
-                logs: job_logs[i].as_ref(),
+                logs: logs.as_ref(),
                 est_start_ms: est,
                 fio_version: &out.fio_version,
             },
-        )?;
-        target.get_or_insert_with(|| target_of(opt(job, &global, "filename"), &w));
-        let name = step_name(&jobs, i);
-        metrics.extend(step_metrics(&name, &m));
+        )
+        .map_err(|e| format!("job '{}': {e}", job.jobname))?;
+        let filename = opt(&job, &global, "filename").map(str::to_string);
+        v.push((
+            Result1 {
+                job,
+                entries,
+                logs,
+                workload: w,
+            },
+            m,
+            filename,
+        ));
+    }
+    Ok(v)
+}
+
+/// The bundle document of one fio result (`text`: the output file; `logs`: a directory
+/// of its per-second logs; `source`: the file's name for the record).
+pub fn import(text: &str, logs: Option<&Path>, source: &str) -> Result<RunDoc, String> {
+    let input = Input {
+        text: text.to_string(),
+        source: source.to_string(),
+        dir: None,
+    };
+    import_set(
+        &[input],
+        &Options {
+            logs,
+            ..Options::default()
+        },
+    )
+    .map_err(|e| e.trim_start_matches(&format!("{source}: ")).to_string())
+}
+
+/// The bundle document of a set of fio results of one drive: one step per result,
+/// the results that differ only in iodepth and/or numjobs as sweeps
+/// (`summary.analysis.sweeps`, as a `run peak` bundle has them, and `grids`).
+pub fn import_set(inputs: &[Input], o: &Options) -> Result<RunDoc, String> {
+    let o = &Options {
+        single: inputs.len() == 1,
+        ..o.clone()
+    };
+    let mut notes = Vec::new();
+    let mut versions = Vec::new();
+    let mut all = Vec::new();
+    for input in inputs {
+        let v = read_input(input, o, &mut notes, &mut versions)
+            .map_err(|e| format!("{}: {e}", input.source))?;
+        all.extend(v.into_iter().map(|r| (r, input.source.clone())));
+    }
+    let mut names: Vec<String> = all
+        .iter()
+        .map(|((r, _, _), _)| result_name(&r.job, &r.workload))
+        .collect();
+    let sources: Vec<&str> = all.iter().map(|(_, s)| s.as_str()).collect();
+    unique(&mut names, &sources);
+    let mut target = None;
+    let mut steps = Vec::new();
+    let mut hosts = Vec::new();
+    let mut logged = Vec::new();
+    for (i, (((r, m, filename), source), name)) in all.into_iter().zip(names).enumerate() {
+        target.get_or_insert_with(|| target_of(filename.as_deref(), &r.workload, o.drive));
+        hosts.push(r.job.hostname.clone());
+        logged.push(r.logs.is_some());
+        let w = &r.workload;
+        let engine = opt_engine(&r.job);
         steps.push(StepRecord {
             index: i,
             id: crate::plan::slug(&name),
             name,
             kind: StepKind::Measure,
-            params: json!({ "fio_job": job.jobname, "host": job.hostname }),
+            params: json!({
+                "fio_job": r.job.jobname, "host": r.job.hostname, "source": source,
+                "rw": w.rw.name(), "iodepth": w.iodepth, "numjobs": w.numjobs,
+                "qd": w.queue_depth(), "fio_ioengine": engine,
+                "fio_entries": r.entries, "logs": r.logs.is_some(),
+            }),
             status: StepStatus::from(m.status),
             skip_reason: None,
             started_at: Some(m.started_at.clone()),
             finished_at: None,
-            config: w,
+            config: r.workload,
             sensors_start: Vec::new(),
             sensors_end: Vec::new(),
             idle_before_ns: 0,
@@ -300,46 +572,121 @@ pub fn import(text: &str, logs: Option<&Path>, source: &str) -> Result<RunDoc, S
             run: Some(m),
         });
     }
-    notes.dedup();
-    let failed = steps.iter().any(|s| s.status != StepStatus::Complete);
-    let knobs = json!({ "source": source, "fio_version": out.fio_version });
+    let sets = super::sweeps::find(&steps, &hosts);
+    for (i, ids) in &sets.member_of {
+        let p = &mut steps[*i].params;
+        p["workload"] = json!(ids[0]);
+        p["sweeps"] = json!(ids);
+    }
+    if let Some(t) = target
+        .as_ref()
+        .filter(|t| t.kind == TargetKind::BlockDevice)
+    {
+        notes.push(format!(
+            "fio ran on the block device {}; its capacity is not in fio's result (capacity_bytes 0: unknown).",
+            t.path
+        ));
+    }
+    let series = super::series::analyse(&steps, &logged);
+    finish(steps, (sets, series), notes, versions, inputs, o, target)
+}
+
+/// fio's ioengine as the result's options name it.
+fn opt_engine(job: &Job) -> Option<String> {
+    job.job_options
+        .as_ref()
+        .and_then(|v| v.get("ioengine"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
+/// The document around the steps: summary (each result's metrics, the sweeps' knee
+/// metrics, the analysis), notes, and fio's time as the run's.
+fn finish(
+    steps: Vec<StepRecord>,
+    (sets, series): (super::sweeps::Sets, Vec<super::series::SeriesEntry>),
+    mut notes: Vec<String>,
+    versions: Vec<String>,
+    inputs: &[Input],
+    o: &Options,
+    target: Option<TargetInfo>,
+) -> Result<RunDoc, String> {
+    let mut metrics = sets.metrics();
+    metrics.extend(super::series::metrics(&series, &steps));
+    for s in &steps {
+        if let Some(m) = &s.run {
+            metrics.extend(step_metrics(&s.name, m));
+        }
+    }
+    let sources: Vec<&str> = inputs.iter().map(|i| i.source.as_str()).collect();
     let now = now_rfc3339();
+    notes.insert(
+        0,
+        match sources.as_slice() {
+            [one] => format!("Imported from fio's result {one} at {now}."),
+            _ => format!("Imported from {} fio results at {now}.", sources.len()),
+        },
+    );
+    if let Some(c) = o.connection {
+        notes.push(format!("Connection: {c}."));
+    }
+    notes.dedup();
+    let mut seen = std::collections::HashSet::new();
+    notes.retain(|n| seen.insert(n.clone()));
+    let failed = steps.iter().any(|s| s.status != StepStatus::Complete);
+    let knobs = json!({
+        "source": if sources.len() == 1 { json!(sources[0]) } else { json!(sources) },
+        "fio_version": versions.first(), "drive": o.drive, "connection": o.connection,
+    });
+    // The run's time is fio's: its earliest start.
+    let when = steps
+        .iter()
+        .filter_map(|s| s.started_at.clone())
+        .min()
+        .unwrap_or_else(|| now.clone());
     let hash_input: Vec<_> = steps.iter().map(|s| (&s.name, &s.config)).collect();
+    let host = steps
+        .iter()
+        .find_map(|s| s.params["host"].as_str().map(str::to_string));
     Ok(RunDoc {
         schema_version: BUNDLE_SCHEMA_VERSION,
         tool: Tool::current(),
-        suite: SUITE.into(),
+        suite: SUITE,
         config_hash: crate::hash::sha256_hex(&crate::hash::canonical_json(
             &json!({"suite": SUITE, "steps": hash_input}),
         )),
         knobs,
         host: HostInfo {
-            hostname: jobs[0]
-                .hostname
-                .clone()
-                .unwrap_or_else(|| "unknown (imported from fio)".into()),
+            hostname: host.unwrap_or_else(|| "unknown (imported from fio)".into()),
             kernel: String::new(),
             cpu_model: String::new(),
             logical_cpus: 0,
             memory_bytes: 0,
         },
         target_arg: None,
-        target: target.expect("at least one job"),
+        target: target.ok_or("the fio results hold no jobs")?,
         test_file_created: false,
         status: if failed {
             BundleStatus::Failed
         } else {
             BundleStatus::Complete
         },
-        created_at: now.clone(),
-        updated_at: now,
+        created_at: when.clone(),
+        updated_at: when,
         planned_steps: steps.len(),
         steps,
         summary: Some(Summary {
-            analysis: json!({ "fio_version": out.fio_version }),
+            analysis: json!({
+                "fio_version": versions.first(),
+                "fio_versions": versions,
+                "sweeps": sets.sweeps,
+                "grids": sets.grids,
+                "series": series,
+            }),
             metrics,
         }),
         notes,
+        fleet: false,
     })
 }
 
@@ -354,6 +701,157 @@ mod tests {
     fn a_real_result_imports() {
         let doc = import(RESULT, None, "r.json").unwrap();
         assert_eq!(doc.steps.len(), 1);
+    }
+
+    /// A result in fio 3.1's form (as published fio 3.1 results are): no bins, the
+    /// percentile list padded with `"0.00" : 0` (duplicate keys), option values as
+    /// strings, `timestamp` (the end of the run, s) and no `job_start`, both clat and lat.
+    fn fio31(iodepth: u32, iops: u64) -> String {
+        let ios = iops * 60;
+        format!(
+            r#"{{
+  "fio version" : "fio-3.1",
+  "timestamp" : 1600000060,
+  "time" : "Sun Sep 13 12:27:40 2020",
+  "global options" : {{ "filename" : "/dev/sdb", "ioengine" : "libaio", "direct" : "1",
+    "rw" : "randread", "bs" : "4k", "runtime" : "60", "time_based" : "", "group_reporting" : "" }},
+  "jobs" : [ {{
+      "jobname" : "iotest", "groupid" : 0, "error" : 0, "eta" : 0, "elapsed" : 61,
+      "job options" : {{ "iodepth" : "{iodepth}", "numjobs" : "1" }},
+      "read" : {{
+        "io_bytes" : {bytes}, "io_kbytes" : {kib}, "bw" : {kibs}, "iops" : {iops}.0,
+        "runtime" : 60000, "total_ios" : {ios}, "short_ios" : 0, "drop_ios" : 0,
+        "slat_ns" : {{ "min" : 1000, "max" : 9000, "mean" : 2000.0, "stddev" : 10.0 }},
+        "clat_ns" : {{ "min" : 50000, "max" : 900000, "mean" : 95500.0, "stddev" : 100.0,
+          "percentile" : {{ "1.000000" : 60000, "5.000000" : 70000, "10.000000" : 75000,
+            "20.000000" : 80000, "30.000000" : 85000, "40.000000" : 90000,
+            "50.000000" : 92000, "60.000000" : 95000, "70.000000" : 98000,
+            "80.000000" : 101000, "90.000000" : 110000, "95.000000" : 120000,
+            "99.000000" : 150000, "99.500000" : 170000, "99.900000" : 250000,
+            "99.950000" : 300000, "99.990000" : 600000,
+            "0.00" : 0, "0.00" : 0, "0.00" : 0 }} }},
+        "lat_ns" : {{ "min" : 52000, "max" : 910000, "mean" : 106000.0, "stddev" : 100.0 }},
+        "bw_min" : 1, "bw_max" : 2, "bw_agg" : 100.0, "bw_mean" : 1.0, "bw_dev" : 0.0,
+        "bw_samples" : 120, "iops_min" : 1, "iops_max" : 2, "iops_mean" : 1.0,
+        "iops_stddev" : 0.0, "iops_samples" : 120 }},
+      "write" : {{ "io_bytes" : 0, "io_kbytes" : 0, "bw" : 0, "iops" : 0.0, "runtime" : 0,
+        "total_ios" : 0, "short_ios" : 0, "drop_ios" : 0,
+        "slat_ns" : {{ "min" : 0, "max" : 0, "mean" : 0.0, "stddev" : 0.0 }},
+        "clat_ns" : {{ "min" : 0, "max" : 0, "mean" : 0.0, "stddev" : 0.0,
+          "percentile" : {{ "1.000000" : 0, "0.00" : 0 }} }},
+        "lat_ns" : {{ "min" : 0, "max" : 0, "mean" : 0.0, "stddev" : 0.0 }} }},
+      "usr_cpu" : 5.0, "sys_cpu" : 10.0, "ctx" : 100, "majf" : 0, "minf" : 10
+  }} ]
+}}"#,
+            bytes = ios * 4096,
+            kib = ios * 4,
+            kibs = iops * 4,
+        )
+    }
+
+    #[test]
+    fn fio_3_1_results_import_as_fio_measured_them() {
+        let logs = tempfile::tempdir().unwrap();
+        std::fs::write(logs.path().join("x_iops.1.log"), "1000, 5, 0, 4096, 0\n").unwrap();
+        let inputs: Vec<Input> = [(1, 10_000), (2, 19_200), (4, 20_000), (8, 20_100)]
+            .into_iter()
+            .map(|(d, iops)| Input {
+                text: fio31(d, iops),
+                source: format!("qd{d}.json"),
+                dir: None,
+            })
+            .collect();
+        let o = Options {
+            drive: Some("SSD A"),
+            connection: Some("SAS HBA"),
+            logs: Some(logs.path()),
+            ..Options::default()
+        };
+        let doc = import_set(&inputs, &o).unwrap();
+        // Logs no result names are no one result's among several: not read.
+        assert!(doc.steps.iter().all(|s| s.params["logs"] == false));
+        assert!(doc.notes.iter().any(|n| n.contains("name no logs")));
+        assert_eq!(doc.steps.len(), 4);
+        // No padded p0; percentiles in numeric order (1, 5, 10, …, not 1, 10, …, 5).
+        let lat = &doc.steps[0].run.as_ref().unwrap().totals.read.latency;
+        let ps: Vec<f64> = lat.percentiles.iter().map(|p| p.percentile).collect();
+        assert_eq!(ps.len(), 17, "{ps:?}");
+        assert!(ps.windows(2).all(|w| w[0] < w[1]), "{ps:?}");
+        assert_eq!(ps[0], 1.0);
+        let all = &doc.steps[0].run.as_ref().unwrap().totals.all.latency;
+        assert_eq!(all.percentiles.len(), 17, "all I/Os are reads");
+        // A block device stays one; the engine is fio's; the time is fio's.
+        assert_eq!(doc.target.kind, TargetKind::BlockDevice);
+        assert_eq!(doc.target.model.as_deref(), Some("SSD A"));
+        assert_eq!(doc.steps[0].config.ioengine, IoEngine::Libaio);
+        assert_eq!(doc.created_at, "2020-09-13T12:26:40.000Z");
+        assert!(doc.notes.iter().any(|n| n.contains("SAS HBA")));
+        assert!(doc
+            .notes
+            .iter()
+            .any(|n| n.contains("capacity is not in fio's result")));
+        // The four results are one sweep: knee at QD2 (19 200 ≥ 95 % of 20 100).
+        let sweeps = &doc.summary.as_ref().unwrap().analysis["sweeps"];
+        assert_eq!(sweeps.as_array().unwrap().len(), 1, "{sweeps}");
+        assert_eq!(sweeps[0]["sweep"]["knee"]["qd"], 2);
+        assert_eq!(sweeps[0]["unit"], "IOPS");
+        assert_eq!(doc.steps[1].params["workload"], sweeps[0]["workload"]);
+    }
+
+    /// 320 s of 4K random writes logged each second by fio (a 3 s stall without rows,
+    /// as fio logs windows without I/O), all in one directory with another run's logs:
+    /// a series with its stall, and the consistency analysis.
+    #[test]
+    fn long_random_writes_with_logs_get_stalls_and_the_consistency_analysis() {
+        let d = tempfile::tempdir().unwrap();
+        let mut v: Value = serde_json::from_str(&fio31(1, 1000)).unwrap();
+        let job = &mut v["jobs"][0];
+        let (r, w) = (job["read"].clone(), job["write"].clone());
+        job["read"] = w;
+        job["write"] = r;
+        let ios = 317 * 1000;
+        job["write"]["total_ios"] = json!(ios);
+        job["write"]["io_bytes"] = json!(ios * 4096);
+        job["write"]["runtime"] = json!(320_000);
+        let g = &mut v["global options"];
+        g["rw"] = json!("randwrite");
+        g["filename"] = json!("/srv/fio/test.bin");
+        g["log_avg_msec"] = json!("1000");
+        g["write_iops_log"] = json!("/home/someone/results/rw4k");
+        g["write_bw_log"] = json!("/home/someone/results/rw4k");
+        let mut iops = String::new();
+        let mut bw = String::new();
+        for t in 1..=320u64 {
+            if (100..103).contains(&t) {
+                continue;
+            }
+            iops += &format!("{}, 1000, 1, 4096, 0\n", t * 1000 + 2);
+            bw += &format!("{}, 4000, 1, 4096, 0\n", t * 1000 + 2);
+        }
+        std::fs::write(d.path().join("rw4k_iops.1.log"), &iops).unwrap();
+        std::fs::write(d.path().join("rw4k_bw.1.log"), &bw).unwrap();
+        // Another run's logs beside them (its own prefix) are not read.
+        std::fs::write(
+            d.path().join("other_iops.1.log"),
+            "1000, 99999999, 1, 4096, 0\n",
+        )
+        .unwrap();
+        let input = Input {
+            text: v.to_string(),
+            source: "rw4k.json".into(),
+            dir: Some(d.path().to_path_buf()),
+        };
+        let doc = import_set(&[input], &Options::default()).unwrap();
+        let a = &doc.summary.as_ref().unwrap().analysis;
+        let s = &a["series"][0];
+        assert_eq!(s["windows"], 320, "{s}");
+        assert_eq!(
+            (s["stalls"].as_u64(), s["stall_windows"].as_u64()),
+            (Some(1), Some(3))
+        );
+        assert!(s["consistency"]["stalls"].is_array(), "{s}");
+        assert!(s["fill"].is_null());
+        assert_eq!(doc.target.kind, TargetKind::File);
     }
 
     /// Found by fuzzing: a size whose unit is not ASCII (`1В`, a Cyrillic letter) was

@@ -52,6 +52,7 @@ pub fn engine_name(e: IoEngine) -> Option<&'static str> {
         IoEngine::Sync => Some("psync"),
         IoEngine::IoUring => Some("io_uring"),
         IoEngine::Null => Some("null"),
+        IoEngine::Libaio => Some("libaio"),
         IoEngine::Sim => None,
     }
 }

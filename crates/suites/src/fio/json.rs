@@ -19,6 +19,9 @@ pub struct Output {
     /// The end of the run, epoch ms (controller's clock).
     #[serde(default)]
     pub timestamp_ms: Option<u64>,
+    /// The same in whole seconds (every fio 3.x writes it).
+    #[serde(default)]
+    pub timestamp: Option<u64>,
     /// A local run's jobs.
     #[serde(default)]
     pub jobs: Vec<Job>,
@@ -32,6 +35,12 @@ pub struct Output {
 }
 
 impl Output {
+    /// The end of the run, epoch ms: `timestamp_ms`, else `timestamp` in seconds.
+    pub fn end_ms(&self) -> Option<u64> {
+        self.timestamp_ms
+            .or_else(|| self.timestamp.and_then(|s| s.checked_mul(1000)))
+    }
+
     /// The jobs of either form, without fio's own "All clients" sum (drivelab adds up
     /// hosts itself).
     pub fn all_jobs(&self) -> impl Iterator<Item = &Job> {
@@ -74,6 +83,87 @@ pub struct Job {
     /// The job's own options (a local run's jobs).
     #[serde(rename = "job options", default)]
     pub job_options: Option<serde_json::Value>,
+}
+
+impl Job {
+    /// The jobs of one fio job section reported one by one (no `group_reporting`) as
+    /// one result, as `group_reporting` would give it: counts, bytes and rates added,
+    /// runtime the longest, latency scalars combined and json+ bins added (plain JSON's
+    /// percentiles do not combine: none then), CPU the mean weighted by runtime.
+    pub fn merge(jobs: &[&Job]) -> Job {
+        let first = jobs[0].clone();
+        let w: Vec<f64> = jobs.iter().map(|j| j.job_runtime.max(1) as f64).collect();
+        let wsum: f64 = w.iter().sum();
+        let cpu =
+            |f: fn(&Job) -> f64| jobs.iter().zip(&w).map(|(j, w)| f(j) * w).sum::<f64>() / wsum;
+        let dir = |f: fn(&Job) -> &Dir| Dir::merge(&jobs.iter().map(|j| f(j)).collect::<Vec<_>>());
+        Job {
+            error: jobs.iter().map(|j| j.error).find(|&e| e != 0).unwrap_or(0),
+            job_runtime: jobs.iter().map(|j| j.job_runtime).sum(),
+            job_start: jobs.iter().filter_map(|j| j.job_start).min(),
+            read: dir(|j| &j.read),
+            write: dir(|j| &j.write),
+            trim: None,
+            usr_cpu: cpu(|j| j.usr_cpu),
+            sys_cpu: cpu(|j| j.sys_cpu),
+            ..first
+        }
+    }
+}
+
+impl Dir {
+    fn merge(ds: &[&Dir]) -> Dir {
+        let lat =
+            |f: fn(&Dir) -> Option<&Lat>| Lat::merge(&ds.iter().map(|d| f(d)).collect::<Vec<_>>());
+        Dir {
+            io_bytes: ds.iter().map(|d| d.io_bytes).sum(),
+            bw: ds.iter().map(|d| d.bw).sum(),
+            bw_bytes: ds.iter().map(|d| d.bw_bytes).sum(),
+            iops: ds.iter().map(|d| d.iops).sum(),
+            runtime: ds.iter().map(|d| d.runtime).max().unwrap_or(0),
+            total_ios: ds.iter().map(|d| d.total_ios).sum(),
+            slat_ns: lat(|d| d.slat_ns.as_ref()),
+            clat_ns: lat(|d| d.clat_ns.as_ref()),
+            lat_ns: lat(|d| d.lat_ns.as_ref()),
+        }
+    }
+}
+
+impl Lat {
+    /// Several jobs' latency together; None unless every job has it.
+    fn merge(ls: &[Option<&Lat>]) -> Option<Lat> {
+        let ls: Vec<&Lat> = ls.iter().copied().collect::<Option<_>>()?;
+        let with: Vec<&&Lat> = ls.iter().filter(|l| l.n > 0).collect();
+        let n: u64 = with.iter().map(|l| l.n).sum();
+        let mean = with.iter().map(|l| l.mean * l.n as f64).sum::<f64>() / n.max(1) as f64;
+        let sq = with
+            .iter()
+            .map(|l| (l.stddev.powi(2) + l.mean.powi(2)) * l.n as f64)
+            .sum::<f64>()
+            / n.max(1) as f64;
+        let bins = ls
+            .iter()
+            .map(|l| l.bins.as_ref())
+            .collect::<Option<Vec<_>>>()
+            .map(|bs| {
+                let mut out: BTreeMap<String, u64> = BTreeMap::new();
+                for b in bs {
+                    for (k, c) in b {
+                        *out.entry(k.clone()).or_default() += c;
+                    }
+                }
+                out
+            });
+        Some(Lat {
+            min: with.iter().map(|l| l.min).min().unwrap_or(0),
+            max: with.iter().map(|l| l.max).max().unwrap_or(0),
+            mean,
+            stddev: (sq - mean * mean).max(0.0).sqrt(),
+            n,
+            percentile: None,
+            bins,
+        })
+    }
 }
 
 /// One direction of a job.
@@ -176,6 +266,26 @@ mod tests {
     use super::*;
 
     const RESULT: &str = include_str!("../../../../fuzz/corpus/fio_result/null-jsonplus.json");
+
+    /// Jobs reported one by one (json+, no group_reporting) add up as fio's group would.
+    #[test]
+    fn jobs_reported_one_by_one_add_up() {
+        let out = parse(RESULT).unwrap().output;
+        let a = &out.jobs[0];
+        let mut b = a.clone();
+        b.read.clat_ns.as_mut().unwrap().mean *= 3.0;
+        b.job_runtime += 10;
+        let m = Job::merge(&[a, &b]);
+        assert_eq!(m.read.total_ios, 2 * a.read.total_ios);
+        assert_eq!(m.read.io_bytes, 2 * a.read.io_bytes);
+        assert_eq!(m.read.runtime, a.read.runtime);
+        let (c, ca) = (m.read.clat_ns.unwrap(), a.read.clat_ns.clone().unwrap());
+        assert_eq!(c.n, 2 * ca.n);
+        assert!((c.mean - 2.0 * ca.mean).abs() < 1e-6 * ca.mean.max(1.0));
+        let bins = |l: &Lat| l.bins.as_ref().unwrap().values().sum::<u64>();
+        assert_eq!(bins(&c), 2 * bins(&ca));
+        assert!(c.percentile.is_none(), "percentiles do not add up");
+    }
 
     #[test]
     fn a_compact_document_after_text_lines_is_read() {

@@ -169,8 +169,66 @@ pub fn start_of(first_row_ms: u64, interval_ms: u64, est_start_ms: Option<u64>) 
 pub struct Files {
     pub iops: Vec<PathBuf>,
     pub bw: Vec<PathBuf>,
+    /// Total latency (`_lat`: submission to completion).
     pub lat: Vec<PathBuf>,
+    /// Completion latency (`_clat`), which `write_lat_log` writes beside `_lat`.
+    pub clat: Vec<PathBuf>,
     pub hist: Vec<PathBuf>,
+}
+
+/// The log prefixes a job's own options name (`write_iops_log`, `write_bw_log`,
+/// `write_lat_log`, `write_hist_log`), as paths on the host that ran it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Prefixes {
+    pub iops: Option<String>,
+    pub bw: Option<String>,
+    pub lat: Option<String>,
+    pub hist: Option<String>,
+}
+
+impl Prefixes {
+    pub fn is_empty(&self) -> bool {
+        self.iops.is_none() && self.bw.is_none() && self.lat.is_none() && self.hist.is_none()
+    }
+}
+
+/// Where one kind's files of `prefix` are: in the first of `dirs` holding
+/// `<name>_<kind>.1.log<suffix>` (`name`: the prefix's last part; fio's output
+/// directory may have moved since), else at the prefix's own path; numbered 1…`jobs`,
+/// every one there. `suffix`: `.<host>` for a client's result (fio's client names its
+/// servers' logs so), else empty.
+fn kind_files(
+    prefix: &str,
+    kind: &str,
+    jobs: u32,
+    dirs: &[&Path],
+    suffix: &str,
+) -> Result<Vec<PathBuf>, String> {
+    let base = Path::new(prefix)
+        .file_name()
+        .map_or_else(|| prefix.to_string(), |n| n.to_string_lossy().into_owned());
+    let first = |at: &Path| at.join(format!("{base}_{kind}.1.log{suffix}")).is_file();
+    let dir = dirs
+        .iter()
+        .find(|d| first(d))
+        .map(|d| d.to_path_buf())
+        .or_else(|| {
+            let own = Path::new(prefix).parent().unwrap_or(Path::new(""));
+            first(own).then(|| own.to_path_buf())
+        });
+    let Some(dir) = dir else {
+        return Ok(Vec::new());
+    };
+    let files: Vec<PathBuf> = (1..=jobs)
+        .map(|n| dir.join(format!("{base}_{kind}.{n}.log{suffix}")))
+        .collect();
+    if let Some(m) = files.iter().find(|p| !p.is_file()) {
+        return Err(format!(
+            "{} is missing: the job ran {jobs} jobs and fio writes one {kind} log for each",
+            m.display()
+        ));
+    }
+    Ok(files)
 }
 
 impl Files {
@@ -186,8 +244,32 @@ impl Files {
             iops: f("iops"),
             bw: f("bw"),
             lat: f("lat"),
+            clat: f("clat"),
             hist: f("clat_hist"),
         }
+    }
+
+    /// The files of the `prefixes` a job named, `jobs` of each kind (see
+    /// [`kind_files`]; `host`: a client's result's server); None when none is found.
+    pub fn named(
+        prefixes: &Prefixes,
+        jobs: u32,
+        dirs: &[&Path],
+        host: Option<&str>,
+    ) -> Result<Option<Files>, String> {
+        let suffix = host.map_or(String::new(), |h| format!(".{h}"));
+        let of = |p: &Option<String>, kind: &str| match p {
+            Some(p) => kind_files(p, kind, jobs, dirs, &suffix),
+            None => Ok(Vec::new()),
+        };
+        let f = Files {
+            iops: of(&prefixes.iops, "iops")?,
+            bw: of(&prefixes.bw, "bw")?,
+            lat: of(&prefixes.lat, "lat")?,
+            clat: of(&prefixes.lat, "clat")?,
+            hist: of(&prefixes.hist, "clat_hist")?,
+        };
+        Ok((!f.iops.is_empty() || !f.bw.is_empty()).then_some(f))
     }
 
     /// Files found in `dir` (the first prefix with an iops log), for `drivelab import`.
@@ -214,6 +296,7 @@ impl Files {
             iops: pick("iops"),
             bw: pick("bw"),
             lat: pick("lat"),
+            clat: pick("clat"),
             hist: pick("clat_hist"),
         };
         if f.iops.is_empty() && f.bw.is_empty() {
@@ -238,6 +321,7 @@ impl Files {
             iops: one(&self.iops),
             bw: one(&self.bw),
             lat: one(&self.lat),
+            clat: one(&self.clat),
             hist: one(&self.hist),
         }
     }
@@ -248,6 +332,7 @@ impl Files {
             .iter()
             .chain(&self.bw)
             .chain(&self.lat)
+            .chain(&self.clat)
             .chain(&self.hist)
             .filter(|p| !p.is_file())
             .map(|p| p.as_path())

@@ -18,11 +18,30 @@ pub mod json;
 pub mod local;
 pub mod logs;
 pub mod process;
+pub mod series;
+pub mod sweeps;
 
 use crate::plan::PlannedStep;
 
 /// The first comment of every job file drivelab writes (so that it may replace it).
 pub const JOB_MARK: &str = "drivelab-fio-job";
+
+/// Whether a file that starts with `head` is a job file drivelab wrote: its first
+/// comment line is the mark, or the warning that it writes and then the mark.
+pub fn is_own_job(head: &[u8]) -> bool {
+    let mark = format!("; {JOB_MARK}: ");
+    let warning = format!("; {WRITES_WARNING}");
+    let after_warning = head.strip_prefix(warning.as_bytes()).and_then(|rest| {
+        rest.iter()
+            .position(|&b| b == b'\n')
+            .map(|i| &rest[i + 1..])
+    });
+    head.starts_with(mark.as_bytes())
+        || after_warning.is_some_and(|r| r.starts_with(mark.as_bytes()))
+}
+
+/// The first line of a job file that writes (the header's comment form).
+const WRITES_WARNING: &str = "WARNING: this job WRITES to ";
 
 /// A suite's plan as fio job files: `(file name, contents)` per step, in plan order.
 /// `filename` should be absolute (a relative one depends on where fio is started); a
@@ -41,7 +60,7 @@ pub fn emit(
             let mut header = Vec::new();
             if step.workload.writes() {
                 header.push(format!(
-                    "WARNING: this job WRITES to {filename}: whatever it holds is lost"
+                    "{WRITES_WARNING}{filename}: whatever it holds is lost"
                 ));
             }
             header.extend([

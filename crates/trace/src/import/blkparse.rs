@@ -37,6 +37,18 @@ pub(crate) fn open(
     BlkImport::new(src, volume, path)
 }
 
+/// Whether the first line of `text` reads as blkparse's: a `major,minor` device, then a
+/// CPU, a sequence number and a `SEC.NSEC` time (a guess for [`super::Format::detect`]).
+pub(crate) fn looks_like(text: &str) -> bool {
+    let f: Vec<&str> = text
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split_ascii_whitespace()
+        .collect();
+    f.len() >= 6 && device(f[0]).is_some() && time_ns(f[3]).is_some()
+}
+
 /// RWBS letters as flags.
 pub(crate) fn rwbs(s: &str) -> Flags {
     let mut f = Flags::default();

@@ -17,6 +17,7 @@ mod alibaba;
 mod blk;
 mod blkparse;
 mod blktrace;
+mod disksim;
 mod fio;
 mod lines;
 mod msr;
@@ -113,10 +114,12 @@ pub enum Format {
     Tencent,
     /// Alibaba block traces CSV.
     Alibaba,
+    /// DiskSim / MQSim ASCII traces.
+    Disksim,
 }
 
 impl Format {
-    pub const ALL: [Format; 7] = [
+    pub const ALL: [Format; 8] = [
         Format::Fio,
         Format::Blkparse,
         Format::Blktrace,
@@ -124,6 +127,7 @@ impl Format {
         Format::Spc,
         Format::Tencent,
         Format::Alibaba,
+        Format::Disksim,
     ];
 
     pub fn name(self) -> &'static str {
@@ -135,11 +139,50 @@ impl Format {
             Format::Spc => "spc",
             Format::Tencent => "tencent",
             Format::Alibaba => "alibaba",
+            Format::Disksim => "disksim",
         }
     }
 
     pub fn from_name(s: &str) -> Option<Format> {
         Format::ALL.into_iter().find(|f| f.name() == s)
+    }
+
+    /// The text format whose parser takes the first data lines of `text` (up to three,
+    /// after a row of column names): a guess, for a message that names the importer.
+    /// (blktrace's binary files are not told apart here.)
+    pub fn detect(text: &str) -> Option<Format> {
+        if text.starts_with("fio version 2 iolog") || text.starts_with("fio version 3 iolog") {
+            return Some(Format::Fio);
+        }
+        let fits = |mut f: Box<dyn lines::LineFormat>| {
+            let mut data = text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .peekable();
+            if data.peek().is_some_and(|l| f.is_header(l)) {
+                data.next();
+            }
+            let mut n = 0;
+            for l in data.take(3) {
+                match f.parse(l) {
+                    Ok(lines::Parsed::Io(..)) => n += 1,
+                    _ => return false,
+                }
+            }
+            n > 0
+        };
+        let candidates: [(Format, Box<dyn lines::LineFormat>); 5] = [
+            (Format::Disksim, Box::new(disksim::Disksim)),
+            (Format::Spc, Box::new(spc::Spc)),
+            (Format::Msr, Box::new(msr::Msr)),
+            (Format::Alibaba, Box::new(alibaba::Alibaba)),
+            (Format::Tencent, Box::new(tencent::Tencent)),
+        ];
+        let found = candidates
+            .into_iter()
+            .find_map(|(f, p)| fits(p).then_some(f));
+        found.or_else(|| blkparse::looks_like(text).then_some(Format::Blkparse))
     }
 
     /// The accepted names, for messages: `fio, blkparse, …`.
@@ -193,6 +236,12 @@ pub fn open(format: Format, path: &Path, opts: &Options) -> Result<Box<dyn Impor
         Format::Alibaba => Box::new(lines::LineImport::new(
             file()?,
             alibaba::Alibaba,
+            vol,
+            path_s,
+        )),
+        Format::Disksim => Box::new(lines::LineImport::new(
+            file()?,
+            disksim::Disksim,
             vol,
             path_s,
         )),

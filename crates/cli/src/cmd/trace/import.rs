@@ -92,7 +92,14 @@ pub fn run(a: ImportArgs) -> Result<i32, Fail> {
             ),
         });
     }
-    let (totals, header) = written.map_err(|e| trace_fail(&what, e))?;
+    let (totals, header) = written.map_err(|e| match e {
+        // Errors only a write meets are the output's (or its scratch file's, beside it).
+        TraceError::Io(e) if is_write_error(&e) => Fail::failed(format!(
+            "-o/--output {}: cannot write it: {e}; nothing was written",
+            out.path().display()
+        )),
+        e => trace_fail(&what, e),
+    })?;
     let skipped = import::skip_notes(&header);
     if totals.records == 0 {
         // Nothing is written: `pending` is dropped uncommitted.
@@ -140,8 +147,18 @@ fn begin_removed_on_exit(out: &OutFile) -> Result<drivelab_suites::atomic::Pendi
     })));
     let mut held = slot.lock().unwrap_or_else(|e| e.into_inner());
     let pending = out.begin()?;
-    *held = Some(pending.path().to_path_buf());
+    *held = pending.path();
     Ok(pending)
+}
+
+/// Whether `e` is one that only writing meets (a full disk or quota, a file too
+/// large, a read-only file system): never the input's fault.
+fn is_write_error(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::StorageFull
+        || matches!(
+            e.raw_os_error(),
+            Some(libc::ENOSPC | libc::EDQUOT | libc::EFBIG | libc::EROFS)
+        )
 }
 
 /// The files an import reads: the trace, or a blktrace recording's per-CPU files.

@@ -1,0 +1,232 @@
+//! `drivelab import fio FILES_OR_DIRS…`: sets of real fio results (made here by fio's
+//! null engine, whose results have fio's exact shape in a fraction of a second) as one
+//! drive's bundle: a grid as queue-depth sweeps with a peak run's knee and charts, and
+//! many jobs' per-job logs in one shared directory as series. Needs Debian's fio.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{run_in, stderr};
+use serde_json::Value;
+
+/// Runs a job file in `dir` (one JSON document, `out`).
+fn fio(dir: &Path, job: &str, out: &str) {
+    std::fs::write(dir.join("job.fio"), job).unwrap();
+    let o = Command::new("fio")
+        .args([
+            "--output-format=json",
+            &format!("--output={out}"),
+            "job.fio",
+        ])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "fio: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+fn read_json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+const QDS: [u32; 7] = [1, 2, 4, 8, 16, 32, 64];
+
+/// The lowest QD whose IOPS (fio's own) reach 95 % of the best of `pts` (qd, iops).
+fn knee_by_hand(pts: &[(u32, f64)]) -> u32 {
+    let best = pts.iter().map(|p| p.1).fold(0.0, f64::max);
+    pts.iter()
+        .filter(|p| p.1 >= 0.95 * best)
+        .map(|p| p.0)
+        .min()
+        .unwrap()
+}
+
+#[test]
+fn a_7x7_grid_imported_at_once_is_swept_with_the_knee_at_95_percent_of_fios_peak() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    // One fio run of 49 sections one after another (stonewall), each 100 ms; its jobs
+    // written out as 49 result files, as a grid run one job file at a time leaves them.
+    let mut job = String::from(
+        "[global]\nioengine=null\nsize=1g\nrw=randread\nbs=4k\ntime_based=1\nruntime=100ms\n\
+         group_reporting=1\nstonewall\n",
+    );
+    for d in QDS {
+        for j in QDS {
+            job += &format!("[d{d}j{j}]\niodepth={d}\nnumjobs={j}\n");
+        }
+    }
+    fio(p, &job, "all.json");
+    let all = read_json(&p.join("all.json"));
+    let jobs = all["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 49);
+    std::fs::create_dir(p.join("grid")).unwrap();
+    let mut iops = std::collections::BTreeMap::new();
+    for j in jobs {
+        let mut one = all.clone();
+        one["jobs"] = Value::Array(vec![j.clone()]);
+        let name = j["jobname"].as_str().unwrap();
+        let text = serde_json::to_string_pretty(&one).unwrap();
+        std::fs::write(p.join("grid").join(format!("{name}.json")), text).unwrap();
+        let o = &j["job options"];
+        let dj: (u32, u32) = (
+            o["iodepth"].as_str().unwrap().parse().unwrap(),
+            o["numjobs"].as_str().unwrap().parse().unwrap(),
+        );
+        iops.insert(dj, j["read"]["iops"].as_f64().unwrap());
+    }
+    let o = run_in(
+        p,
+        &["import", "fio", "grid", "--drive", "Null 7x7", "--out", "b"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = read_json(&p.join("b/run.json"));
+    assert_eq!(doc["steps"].as_array().unwrap().len(), 49);
+    let sweeps = doc["summary"]["analysis"]["sweeps"].as_array().unwrap();
+    assert_eq!(sweeps.len(), 2, "the depth and the threads method");
+    for sw in sweeps {
+        let (by_depth, unit) = (sw["method"] == "depth", sw["unit"].as_str().unwrap());
+        assert_eq!(unit, "IOPS");
+        let fios: Vec<(u32, f64)> = QDS
+            .iter()
+            .map(|&q| {
+                let key = if by_depth { (q, 1) } else { (1, q) };
+                (q, iops[&key])
+            })
+            .collect();
+        let curve = sw["sweep"]["curve"].as_array().unwrap();
+        let qds: Vec<u64> = curve.iter().map(|c| c["qd"].as_u64().unwrap()).collect();
+        assert_eq!(qds, vec![1, 2, 4, 8, 16, 32, 64], "{}", sw["label"]);
+        for (c, (_, f)) in curve.iter().zip(&fios) {
+            let mine = c["iops"].as_f64().unwrap();
+            assert!((mine / f - 1.0).abs() < 1e-9, "{mine} against fio's {f}");
+        }
+        let knee = &sw["sweep"]["knee"];
+        assert_eq!(
+            knee["qd"].as_u64().unwrap() as u32,
+            knee_by_hand(&fios),
+            "{}: {fios:?}",
+            sw["label"]
+        );
+        // QoS at the knee.
+        let k = &curve[knee["index"].as_u64().unwrap() as usize];
+        assert!(k["lat_mean_us"].as_f64().is_some() && k["lat_p99_us"].as_f64().is_some());
+    }
+    let grid = &doc["summary"]["analysis"]["grids"][0];
+    assert_eq!(grid["points"].as_array().unwrap().len(), 49);
+    // The metrics and the report: the peak section's curves, knees and the grid chart.
+    let metrics = doc["summary"]["metrics"].to_string();
+    assert!(metrics.contains("4K random read, iodepth rising at 1 job knee QD"));
+    let r = run_in(p, &["report", "b", "-o", "r.html"]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let html = std::fs::read_to_string(p.join("r.html")).unwrap();
+    for id in [
+        "peak-4k-random-read-iodepth-throughput",
+        "peak-4k-random-read-jobs-throughput",
+        "peak-4k-random-read-iodepth-latency",
+        "fio-grid-null-7x7-4k-random-read-grid",
+    ] {
+        assert!(html.contains(id), "{id}");
+    }
+    assert!(html.contains("Null 7x7"));
+    // The run's time is fio's (its timestamp), not the import's.
+    let end_ms = all["timestamp_ms"].as_u64().unwrap();
+    let created = doc["created_at"].as_str().unwrap();
+    let t = humantime::parse_rfc3339(created).unwrap();
+    let ms = t.duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
+    assert!(
+        ms <= end_ms && end_ms - ms < 60_000,
+        "{created} against {end_ms}"
+    );
+}
+
+/// Per-window I/Os of fio's own logs: the sum over the job's files of each row's value
+/// scaled to the window (rate × window).
+fn logged_windows(dir: &Path, prefix: &str, jobs: u32) -> usize {
+    (1..=jobs)
+        .map(|n| {
+            let t = std::fs::read_to_string(dir.join(format!("{prefix}_iops.{n}.log"))).unwrap();
+            t.lines()
+                .filter(|l| l.split(',').nth(1).unwrap().trim() != "0")
+                .count()
+        })
+        .max()
+        .unwrap()
+}
+
+#[test]
+fn logs_of_16_and_64_jobs_in_one_directory_import_without_refusal_or_invented_zero_windows() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    std::fs::create_dir_all(p.join("logs")).unwrap();
+    std::fs::create_dir_all(p.join("res")).unwrap();
+    // All runs' logs in one directory, each run its own prefix (as a grid script does).
+    let runs = [(16, 250, true), (64, 250, true), (16, 1000, false)];
+    for (jobs, ms, grouped) in runs {
+        let name = format!("j{jobs}-{ms}ms");
+        fio(
+            p,
+            &format!(
+                "[global]\nioengine=null\nsize=1g\nrw=randwrite\nbs=4k\ntime_based=1\nruntime=1\n\
+                 numjobs={jobs}\n{}log_avg_msec={ms}\nwrite_iops_log=logs/{name}\n\
+                 write_bw_log=logs/{name}\nwrite_lat_log=logs/{name}\n[w]\n",
+                if grouped { "group_reporting=1\n" } else { "" }
+            ),
+            &format!("res/{name}.json"),
+        );
+    }
+    let o = run_in(
+        p,
+        &[
+            "import", "fio", "res", "--logs", "logs", "--drive", "n", "--out", "b",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = read_json(&p.join("b/run.json"));
+    let steps = doc["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 3, "one result per run, group_reporting or not");
+    for st in steps {
+        let run = &st["run"];
+        let recs = run["series"]["records"].as_array().unwrap();
+        let total = run["totals"]["write"]["ops"].as_u64().unwrap();
+        let ops: Vec<u64> = recs
+            .iter()
+            .map(|r| r["write"]["ops"].as_u64().unwrap())
+            .collect();
+        assert_eq!(ops.iter().sum::<u64>(), total, "{}", st["name"]);
+        // The null engine does I/O in every window fio logged: none is zero here.
+        let jobs = st["params"]["numjobs"].as_u64().unwrap() as u32;
+        let ms = st["config"]["log_interval_ns"].as_u64().unwrap() / 1_000_000;
+        let name = format!("j{jobs}-{ms}ms");
+        let logged = logged_windows(&p.join("logs"), &name, jobs);
+        assert!(recs.len() >= logged, "{}: {ops:?}", st["name"]);
+        assert!(ops.iter().all(|&o| o > 0), "{}: {ops:?}", st["name"]);
+        // Latency of one kind: the series' is the totals' (both from fio's logs of it).
+        let notes = run["notes"].to_string();
+        assert!(notes.contains("logs), as the totals are"), "{notes}");
+        assert!(recs.iter().any(|r| r["write"]["lat_mean_ns"].is_number()));
+    }
+    // Each series is analysed: no stall where the null engine always did I/O.
+    let series = doc["summary"]["analysis"]["series"].as_array().unwrap();
+    assert_eq!(series.len(), 3);
+    assert!(series.iter().all(|s| s["stall_windows"] == 0), "{series:?}");
+    // Another job's logs (a prefix fio wrote for another run) are refused, not taken.
+    let other = p.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    let mut r = read_json(&p.join("res/j16-250ms.json"));
+    r["jobs"][0]["read"]["total_ios"] = Value::from(0);
+    r["jobs"][0]["write"]["total_ios"] = Value::from(10);
+    std::fs::write(other.join("x.json"), r.to_string()).unwrap();
+    let o = run_in(
+        p,
+        &["import", "fio", "other", "--logs", "logs", "--out", "c"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not this job's logs"), "{}", stderr(&o));
+    assert!(!p.join("c").exists());
+}

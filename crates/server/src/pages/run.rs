@@ -1,0 +1,212 @@
+//! One run: the report crate's own sections and charts for its bundle, under the run's
+//! identity, its downloads (run.json, the standalone report) and the command that runs
+//! the same test again. A run recorded without its run.json shows its identity and
+//! headline numbers only.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use drivelab_report::bundles::{bundle_report, parse_run_doc, DriveRun};
+use drivelab_store::RunRecord;
+use drivelab_suites::bundle::RunDoc;
+use maud::{html, Markup};
+
+use super::capacity;
+use crate::failure::Failure;
+use crate::AppState;
+
+/// The run with this id (or unique prefix); 404 when there is none.
+pub async fn load(state: &AppState, id: String) -> Result<RunRecord, Failure> {
+    let shown = id.clone();
+    state
+        .db
+        .with(move |s| s.get_run(&id))
+        .await?
+        .ok_or_else(|| Failure::not_found(format!("no run {shown} in this database")))
+}
+
+/// The run's bundle document, when the database keeps one that this build can read.
+pub fn doc_of(r: &RunRecord) -> Option<RunDoc> {
+    let text = serde_json::to_string(r.bundle_json.as_ref()?).ok()?;
+    parse_run_doc(&text).ok()
+}
+
+/// `w` as one word for a POSIX shell.
+fn shell_word(w: &str) -> String {
+    let plain = !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:=,+@%".contains(c));
+    if plain {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', r"'\''"))
+    }
+}
+
+/// The command that runs this suite again on the same target (`--short` when the run
+/// was one); the other settings it used are listed beside it ([`knobs`]), as the bundle
+/// records them.
+pub fn command(doc: &RunDoc) -> String {
+    let mut cmd = format!("drivelab run {}", shell_word(doc.suite.name()));
+    if doc.knobs.get("short").and_then(|v| v.as_bool()) == Some(true) {
+        cmd += " --short";
+    }
+    let target = doc.target_arg.as_deref().unwrap_or(&doc.target.path);
+    if !target.is_empty() {
+        cmd += &format!(" {}", shell_word(target));
+    }
+    cmd
+}
+
+/// The suite's settings as the bundle records them.
+fn knobs(doc: &RunDoc) -> Markup {
+    let empty = serde_json::Map::new();
+    let knobs = doc.knobs.as_object().unwrap_or(&empty);
+    html! {
+        details {
+            summary { "The settings it ran with (" (knobs.len()) ")" }
+            table.dl-list.dl-knobs {
+                @for (k, v) in knobs { tr { td { (k) } td { (v.to_string()) } } }
+            }
+        }
+    }
+}
+
+fn identity(r: &RunRecord) -> Markup {
+    let rows: [(&str, String); 11] = [
+        ("Run", r.run_id.clone()),
+        ("Suite", r.suite.clone()),
+        ("Status", r.status.clone()),
+        ("Started (UTC)", r.started_at.clone()),
+        (
+            "Model",
+            r.device_model.clone().unwrap_or_else(|| "–".into()),
+        ),
+        (
+            "Firmware",
+            r.device_firmware.clone().unwrap_or_else(|| "–".into()),
+        ),
+        (
+            "Serial",
+            r.device_serial.clone().unwrap_or_else(|| "–".into()),
+        ),
+        ("Capacity", capacity(r.device_capacity_bytes)),
+        ("Device", r.device_path.clone()),
+        ("Host", r.host_name.clone()),
+        ("drivelab", r.tool_version.clone()),
+    ];
+    html! {
+        h1 #dl-run-title { "Run " (r.run_id) }
+        dl #dl-identity { @for (k, v) in rows { dt { (k) } dd { (v) } } }
+    }
+}
+
+fn metrics_table(r: &RunRecord) -> Markup {
+    html! {
+        table.dl-list #dl-metrics {
+            thead { tr { th { "Headline" } th { "Value" } th { "Unit" } } }
+            tbody { @for m in &r.metrics {
+                tr { td { (m.name) } td.num { (drivelab_report::fmt_number(m.value, 1)) } td { (m.unit) } }
+            } }
+        }
+    }
+}
+
+pub async fn page(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Response, Failure> {
+    let r = load(&state, id).await?;
+    let Some(doc) = doc_of(&r) else {
+        let body = html! {
+            (identity(&r))
+            p { "The database keeps this run's headline numbers but not its run.json, so its charts cannot be drawn." }
+            (metrics_table(&r))
+        };
+        return Ok(super::layout::page(&format!("Run {}", r.run_id), body));
+    };
+    let head = html! {
+        (identity(&r))
+        p.dl-downloads {
+            "Download: "
+            a href={ "/runs/" (r.run_id) "/run.json" } download { "run.json" } " · "
+            a href={ "/runs/" (r.run_id) "/report.html" } download { "report.html" }
+        }
+        p { "Run the suite again on this target: " code #dl-command { (command(&doc)) } }
+        (knobs(&doc))
+    };
+    let html = render_report(&[DriveRun::new(None, doc)])?;
+    Ok(super::layout::report_with_head(html, head))
+}
+
+/// The report crate's document for these bundles.
+pub fn render_report(runs: &[DriveRun]) -> Result<String, Failure> {
+    bundle_report(runs).render().map_err(|e| {
+        Failure::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("the report cannot be drawn: {e}"),
+        )
+    })
+}
+
+fn attachment(body: String, content_type: &'static str, name: &str) -> Response {
+    let mut r = (StatusCode::OK, body).into_response();
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    // Run ids are letters, digits, '-', '_' and '.' (checked by the store).
+    if let Ok(v) = HeaderValue::from_str(&format!("attachment; filename=\"{name}\"")) {
+        h.insert(header::CONTENT_DISPOSITION, v);
+    }
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    r
+}
+
+pub async fn run_json(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Response, Failure> {
+    let r = load(&state, id).await?;
+    let Some(doc) = &r.bundle_json else {
+        return Err(Failure::not_found(format!(
+            "the database keeps no run.json for run {}",
+            r.run_id
+        )));
+    };
+    let text = serde_json::to_string_pretty(doc).unwrap_or_default();
+    Ok(attachment(
+        text,
+        "application/json",
+        &format!("{}-run.json", r.run_id),
+    ))
+}
+
+pub async fn report_html(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Response, Failure> {
+    let r = load(&state, id).await?;
+    let doc = doc_of(&r).ok_or_else(|| {
+        Failure::not_found(format!(
+            "the database keeps no readable run.json for run {}",
+            r.run_id
+        ))
+    })?;
+    let html = render_report(&[DriveRun::new(None, doc)])?;
+    let mut resp = attachment(
+        html,
+        "text/html; charset=utf-8",
+        &format!("{}-report.html", r.run_id),
+    );
+    resp.headers_mut().insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'",
+        ),
+    );
+    Ok(resp)
+}

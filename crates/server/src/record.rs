@@ -1,0 +1,101 @@
+//! A result bundle's database record: its identity (a stable id derived from the bundle),
+//! the device, host, tool version, config hash, headline metrics and its whole `run.json`.
+//! One mapping for `drivelab run`, `db record`, `db push` and the server's uploads, so a
+//! bundle recorded locally and uploaded has the same id everywhere.
+
+use drivelab_engine::target::TargetKind;
+use drivelab_suites::runner::summary_of;
+use drivelab_store::{Metric, RunRecord};
+use drivelab_suites::bundle::{BundleStatus, RunDoc};
+use sha2::{Digest, Sha256};
+
+/// The run id of a bundle: 16 hex digits of a hash of its identity (creation time,
+/// host, target, suite, config hash), so recording one bundle twice finds the same run.
+pub fn run_id(doc: &RunDoc) -> String {
+    let mut h = Sha256::new();
+    for part in [
+        doc.created_at.as_str(),
+        doc.host.hostname.as_str(),
+        doc.target.path.as_str(),
+        doc.suite.name(),
+        doc.config_hash.as_str(),
+    ] {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    h.finalize()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn kind(k: TargetKind) -> &'static str {
+    match k {
+        TargetKind::File => "file",
+        TargetKind::BlockDevice => "block",
+        TargetKind::Null => "null",
+        TargetKind::Simulated => "sim",
+    }
+}
+
+fn status(s: BundleStatus) -> &'static str {
+    match s {
+        BundleStatus::Complete => "complete",
+        // A fleet some hosts dropped out of: hosts failed.
+        BundleStatus::Failed | BundleStatus::Partial => "failed",
+        // Still "running" in the file means the process died: as good as interrupted.
+        BundleStatus::Interrupted | BundleStatus::Running => "interrupted",
+    }
+}
+
+/// The database record of the bundle whose `run.json` is `doc`; `bundle_path` is where
+/// its directory is on the recording machine (None for an upload).
+pub fn run_record(doc: &RunDoc, bundle_path: Option<String>) -> Result<RunRecord, String> {
+    let t = &doc.target;
+    let mut metrics: Vec<Metric> = Vec::new();
+    for m in summary_of(doc).map(|s| s.metrics).unwrap_or_default() {
+        if m.value.is_finite() && !metrics.iter().any(|x| x.name == m.name) {
+            metrics.push(Metric::new(m.name, m.value, m.unit));
+        }
+    }
+    let finished_at = match doc.status {
+        BundleStatus::Complete => doc
+            .steps
+            .iter()
+            .filter_map(|s| s.finished_at.clone())
+            .next_back()
+            .or_else(|| Some(doc.updated_at.clone())),
+        _ => None,
+    };
+    let bundle_json = serde_json::to_value(doc).map_err(|e| e.to_string())?;
+    Ok(RunRecord {
+        run_id: run_id(doc),
+        suite: doc.suite.to_string(),
+        started_at: doc.created_at.clone(),
+        finished_at,
+        tool_version: doc.tool.version.clone(),
+        schema_version: doc.schema_version,
+        host_name: doc.host.hostname.clone(),
+        host: serde_json::to_value(&doc.host).unwrap_or_default(),
+        device_path: if t.path.is_empty() {
+            kind(t.kind).to_string()
+        } else {
+            t.path.clone()
+        },
+        device_model: t
+            .model
+            .clone()
+            .or_else(|| t.simulated.as_ref().map(|m| m.model.clone())),
+        device_serial: t.serial.clone(),
+        device_firmware: t.firmware.clone(),
+        device_capacity_bytes: (t.capacity_bytes > 0).then_some(t.capacity_bytes),
+        device_kind: kind(t.kind).to_string(),
+        config_hash: doc.config_hash.clone(),
+        config: serde_json::json!({ "suite": doc.suite, "knobs": doc.knobs }),
+        status: status(doc.status).to_string(),
+        metrics,
+        bundle_path,
+        bundle_json: Some(bundle_json),
+    })
+}

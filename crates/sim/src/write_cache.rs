@@ -1,0 +1,232 @@
+//! The drive's volatile write cache, FLUSH, and a power cut: which acknowledged writes a
+//! cut at a given virtual time loses, classified the way a power-loss checker reports
+//! them.
+//!
+//! Every host page written is an entry (logical page, program end, acknowledgement
+//! time) until it is durable. Without a volatile cache (`write_cache=none`) a write is
+//! acknowledged when its programs end, so a cut loses only writes still in flight
+//! (never acknowledged). With `write_cache=volatile` a write is acknowledged when it is
+//! in the cache and has room there (a full cache holds it until its oldest entry is
+//! written back); an entry is durable when its program has ended (`flush=honest` or
+//! `delayed`) or, with `flush=ignored`, only when it is evicted for room or the drive
+//! goes idle. An honest FLUSH completes when every entry before it is durable; a delayed
+//! or ignored one at once. A cut at `T` loses every entry not durable at `T`:
+//! `unacknowledged` (its write had not completed), `after_flush` (a FLUSH submitted after
+//! its acknowledgement had completed by `T`: the defect a power-loss test looks for) or
+//! `unflushed` (acknowledged, never flushed: allowed for a volatile cache).
+
+use std::collections::{BTreeMap, VecDeque};
+
+use serde_json::{json, Value};
+
+use crate::config::{FlushMode, WriteCache, PAGE_BYTES};
+
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    lpn: u32,
+    end_ns: u64,
+    ack_ns: u64,
+}
+
+/// What a power cut lost, as sorted logical pages by class.
+#[derive(Debug, Clone, Default)]
+struct Lost {
+    at_ns: u64,
+    after_flush: Vec<u32>,
+    unflushed: Vec<u32>,
+    unacknowledged: Vec<u32>,
+}
+
+/// Entries not yet durable, flushes, and a pending or past power cut.
+#[derive(Debug)]
+pub struct CacheTracker {
+    volatile: bool,
+    cap_pages: usize,
+    flush: FlushMode,
+    fifo: VecDeque<Entry>,
+    /// Entries out of the FIFO whose durability comes after a pending cut.
+    limbo: Vec<Entry>,
+    /// The latest submission of a FLUSH that completed by the pending cut: writes
+    /// acknowledged by then were covered by it.
+    flushed_before_cut: Option<u64>,
+    cut_at: Option<u64>,
+    lost: Option<Lost>,
+}
+
+impl CacheTracker {
+    /// A tracker when the drive has a volatile cache or a power cut; None otherwise.
+    pub fn new(
+        cache: WriteCache,
+        cache_bytes: u64,
+        flush: FlushMode,
+        cut_at: Option<u64>,
+    ) -> Option<CacheTracker> {
+        let volatile = cache == WriteCache::Volatile;
+        (volatile || cut_at.is_some()).then(|| CacheTracker {
+            volatile,
+            cap_pages: (cache_bytes / PAGE_BYTES).max(1) as usize,
+            flush,
+            fifo: VecDeque::new(),
+            limbo: Vec::new(),
+            flushed_before_cut: None,
+            cut_at,
+            lost: None,
+        })
+    }
+
+    /// Whether a write is acknowledged before its programs end.
+    pub fn volatile(&self) -> bool {
+        self.volatile
+    }
+
+    /// Take an entry out of the FIFO as durable at `durable_ns`.
+    fn retire(&mut self, e: Entry, durable_ns: u64) {
+        if self.cut_at.is_some_and(|c| durable_ns > c) {
+            self.limbo.push(e);
+        }
+    }
+
+    /// Entries durable by `t` by their own programs leave the front of the FIFO.
+    fn retire_ended(&mut self, t: u64) {
+        if self.volatile && self.flush == FlushMode::Ignored {
+            return;
+        }
+        while let Some(&e) = self.fifo.front().filter(|e| e.end_ns <= t) {
+            self.fifo.pop_front();
+            self.retire(e, e.end_ns);
+        }
+    }
+
+    /// A host write of `pages` whose data is in the drive at `in_ns` and programmed by
+    /// `programmed_ns`: returns when it is acknowledged (before the command latency).
+    pub fn write(
+        &mut self,
+        pages: std::ops::RangeInclusive<u32>,
+        in_ns: u64,
+        programmed_ns: u64,
+    ) -> u64 {
+        self.retire_ended(in_ns);
+        let n = pages.clone().count();
+        let ack = if self.volatile {
+            // Room for the command: the oldest entries are written back first.
+            let mut wait = in_ns;
+            while self.fifo.len() + n > self.cap_pages {
+                let Some(e) = self.fifo.pop_front() else {
+                    break;
+                };
+                wait = wait.max(e.end_ns);
+                self.retire(e, wait);
+            }
+            wait
+        } else {
+            in_ns.max(programmed_ns)
+        };
+        for lpn in pages {
+            self.fifo.push_back(Entry {
+                lpn,
+                end_ns: programmed_ns,
+                ack_ns: ack,
+            });
+        }
+        ack
+    }
+
+    /// A FLUSH submitted at `t`: returns when it completes (before the command latency).
+    pub fn flush(&mut self, t: u64) -> u64 {
+        self.retire_ended(t);
+        let done = match self.flush {
+            FlushMode::Honest if self.volatile => {
+                let end = self.fifo.iter().map(|e| e.end_ns).max().unwrap_or(t).max(t);
+                // Everything before it is on NAND when it completes.
+                while let Some(e) = self.fifo.pop_front() {
+                    self.retire(e, e.end_ns);
+                }
+                end
+            }
+            _ => t,
+        };
+        if self.cut_at.is_some_and(|c| done <= c) {
+            self.flushed_before_cut = Some(t);
+        }
+        done
+    }
+
+    /// The drive is idle from `from`: the cache is written back.
+    pub fn drain(&mut self, from: u64) {
+        while let Some(e) = self.fifo.pop_front() {
+            self.retire(e, e.end_ns.max(from));
+        }
+    }
+
+    /// Cut the power if it is due by `t` (once): what is not durable at the cut is lost.
+    pub fn power_cut_due(&mut self, t: u64) {
+        let Some(cut) = self.cut_at.filter(|&c| c <= t) else {
+            return;
+        };
+        self.cut_at = None;
+        let ignored = self.volatile && self.flush == FlushMode::Ignored;
+        let covered = self.flushed_before_cut;
+        // Per page, in write order: its latest acknowledged write (lost or not, covered
+        // by a completed flush or not) and whether a later unacknowledged one was lost.
+        // Entries in limbo are older than the FIFO's and were all durable after the cut.
+        let mut pages: BTreeMap<u32, (Option<(bool, bool)>, bool)> = BTreeMap::new();
+        let limbo = self.limbo.iter().map(|e| (e, true));
+        let fifo = self.fifo.iter().map(|e| (e, ignored || e.end_ns > cut));
+        for (e, lost) in limbo.chain(fifo) {
+            let p = pages.entry(e.lpn).or_default();
+            if e.ack_ns > cut {
+                p.1 |= lost;
+            } else {
+                *p = (Some((lost, covered.is_some_and(|s| s >= e.ack_ns))), false);
+            }
+        }
+        let mut lost = Lost {
+            at_ns: cut,
+            ..Lost::default()
+        };
+        for (lpn, p) in pages {
+            match p {
+                (Some((true, true)), _) => lost.after_flush.push(lpn),
+                (Some((true, false)), _) => lost.unflushed.push(lpn),
+                (_, true) => lost.unacknowledged.push(lpn),
+                _ => {}
+            }
+        }
+        self.fifo.clear();
+        self.limbo.clear();
+        self.lost = Some(lost);
+    }
+
+    /// The truth's power-cut fields: the cut's time (null before it), and the lost
+    /// pages of each class as sorted, merged `[offset_bytes, length_bytes]` ranges with
+    /// their block counts.
+    pub fn truth(&self, truth: &mut Value) {
+        let Some(l) = &self.lost else {
+            truth["power_cut_at_ns"] = Value::Null;
+            return;
+        };
+        truth["power_cut_at_ns"] = json!(l.at_ns);
+        for (name, pages) in [
+            ("after_flush", &l.after_flush),
+            ("unflushed", &l.unflushed),
+            ("unacknowledged", &l.unacknowledged),
+        ] {
+            truth[format!("power_cut_lost_{name}_ranges_bytes")] = json!(ranges(pages));
+            truth[format!("power_cut_lost_{name}_blocks")] = json!(pages.len());
+        }
+        truth["power_cut_block_bytes"] = json!(PAGE_BYTES);
+    }
+}
+
+/// Sorted pages as merged `[offset, length]` byte ranges.
+fn ranges(pages: &[u32]) -> Vec<[u64; 2]> {
+    let mut out: Vec<[u64; 2]> = Vec::new();
+    for &p in pages {
+        let off = p as u64 * PAGE_BYTES;
+        match out.last_mut() {
+            Some(r) if r[0] + r[1] == off => r[1] += PAGE_BYTES,
+            _ => out.push([off, PAGE_BYTES]),
+        }
+    }
+    out
+}
