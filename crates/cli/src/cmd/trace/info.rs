@@ -33,7 +33,7 @@ struct Info<'a> {
 pub fn run(a: InfoArgs) -> Result<i32, Fail> {
     let what = format!("TRACE {}", a.trace.display());
     let f = drivelab_trace::input::open_regular(&a.trace)
-        .map_err(|e| Fail::usage(format!("TRACE: cannot read it: {e}")))?;
+        .map_err(|e| Fail::usage(format!("TRACE {e}")))?;
     let mut reader = Reader::new(std::io::BufReader::with_capacity(1 << 16, f))
         .map_err(|e| trace_fail(&what, e))?;
     let mut b = StatsBuilder::default();
