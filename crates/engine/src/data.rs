@@ -25,6 +25,9 @@ const STAMP_STRIDE: usize = 512;
 pub struct DataPool {
     pattern: DataPattern,
     pool: Vec<u8>,
+    /// The run's seed when each write's first sector also carries the verify header
+    /// (`crate::verify`); None for runs without `--verify`.
+    verify_seed: Option<u64>,
 }
 
 impl DataPool {
@@ -50,7 +53,27 @@ impl DataPool {
             }
             _ => Vec::new(),
         };
-        Arc::new(DataPool { pattern, pool })
+        Arc::new(DataPool {
+            pattern,
+            pool,
+            verify_seed: None,
+        })
+    }
+
+    /// The pool of workload `w`'s writes, sealing each with the verify header when `w`
+    /// verifies.
+    pub fn for_workload(w: &crate::spec::Workload) -> Arc<DataPool> {
+        let mut pool = DataPool::new(w.data, w.max_bs(), w.randseed, w.writes());
+        if w.verify {
+            Arc::get_mut(&mut pool).expect("a new pool").verify_seed = Some(w.randseed);
+        }
+        pool
+    }
+
+    /// The seed written into verify headers, when the run verifies.
+    #[inline(always)]
+    pub fn verify_seed(&self) -> Option<u64> {
+        self.verify_seed
     }
 
     pub fn pattern(&self) -> DataPattern {

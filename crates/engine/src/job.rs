@@ -147,6 +147,11 @@ impl<'a> Job<'a> {
         now_ns < self.deadline_ns && !self.stop.stopped()
     }
 
+    /// Writes filled so far (a verifying run's generations `0..writes`).
+    pub fn writes(&self) -> u64 {
+        self.writes
+    }
+
     /// Whether writes need fresh content per I/O.
     pub fn per_write_data(&self) -> bool {
         self.data.per_write()
@@ -163,6 +168,9 @@ impl<'a> Job<'a> {
         if op.dir == Dir::Write && self.data.per_write() {
             let pick = self.gen.data_rng().u64(..);
             self.data.fill_write(buf, op.offset, pick, self.writes);
+            if let Some(seed) = self.data.verify_seed() {
+                crate::verify::seal(buf, op.offset, seed, self.id, self.writes);
+            }
             self.writes += 1;
             self.data_bytes += op.len as u64;
         }

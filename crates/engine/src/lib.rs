@@ -9,7 +9,8 @@
 //!
 //! Layout: `spec` (what to do), `target` (where), `backend` (how: one file per I/O
 //! engine), `gen` and `data` (which I/Os, which bytes), `hist` and `series` (measurement),
-//! `run` (putting it together), `replay` (a trace as the workload source), `result` (what comes out), `sys` (raw system calls).
+//! `run` (putting it together), `replay` (a trace as the workload source), `result` (what comes out), `verify` (checking what was written), `sys` (raw system
+//! calls).
 
 pub mod assemble;
 pub mod backend;
@@ -31,4 +32,5 @@ pub mod size;
 pub mod spec;
 pub mod sys;
 pub mod target;
+pub mod verify;
 pub use drivelab_trace::text;
