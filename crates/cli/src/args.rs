@@ -37,6 +37,9 @@ pub enum Command {
     Serve(crate::cmd::serve::ServeArgs),
     /// Bring another tool's result in as a result bundle (`drivelab import fio RESULT.json`).
     Import(crate::cmd::fio::ImportArgs),
+    /// Read back the blocks an `io --verify` run wrote (its --json document) and check each
+    /// is as written: `drivelab verify TARGET --from RESULT.json`.
+    Verify(crate::cmd::verify::VerifyArgs),
     /// Block I/O traces: import other tools' traces, record a device's I/O, summarise.
     Trace(crate::cmd::trace::TraceArgs),
     /// Print a shell completion script for bash, zsh or fish (e.g. `drivelab completions
@@ -264,6 +267,12 @@ pub struct IoArgs {
     /// Keep going after I/O errors (counted and recorded) instead of stopping.
     #[arg(long = "continue-on-error", alias = "continue_on_error")]
     pub continue_on_error: bool,
+    /// Check every block written: each carries a header (offset, generation, the run's
+    /// seed, CRC-32C) and a pass after the writes reads each block back; a block not as
+    /// written fails the run (exit 1) and is listed in the result's `verify`. Needs one
+    /// --bs and --data random or compress=N; `drivelab verify` checks again later.
+    #[arg(long)]
+    pub verify: bool,
     /// io_uring: register the I/O buffers with the ring, sparing the kernel a page
     /// lookup per I/O; `--fixedbufs=0` turns it off [default: true; falls back to
     /// plain buffers, with a note, where registration is refused].

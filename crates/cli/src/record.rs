@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use drivelab_suites::bundle::open_bundle;
 use drivelab_store::{is_postgres_url, RunRecord, Store, StoreError};
+use drivelab_suites::bundle::open_bundle;
 use drivelab_suites::bundle::RunDoc;
 
 use crate::fail::Fail;

@@ -146,6 +146,7 @@ pub fn assemble(
             notes,
             simulator_ground_truth: target.model().map(|m| m.ground_truth()),
             replay,
+            verify: None,
         },
     }
 }

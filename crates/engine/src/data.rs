@@ -25,6 +25,9 @@ const STAMP_STRIDE: usize = 512;
 pub struct DataPool {
     pattern: DataPattern,
     pool: Vec<u8>,
+    /// The run's seed when each write's first sector also carries the verify header
+    /// (`crate::verify`); None for runs without `--verify`.
+    verify_seed: Option<u64>,
 }
 
 impl DataPool {
@@ -50,7 +53,37 @@ impl DataPool {
             }
             _ => Vec::new(),
         };
-        Arc::new(DataPool { pattern, pool })
+        Arc::new(DataPool {
+            pattern,
+            pool,
+            verify_seed: None,
+        })
+    }
+
+    /// The pool of workload `w`'s writes, sealing each with the verify header when `w`
+    /// verifies.
+    pub fn for_workload(w: &crate::spec::Workload) -> Arc<DataPool> {
+        let mut pool = DataPool::new(w.data, w.max_bs(), w.randseed, w.writes());
+        if w.verify {
+            Arc::get_mut(&mut pool).expect("a new pool").verify_seed = Some(w.randseed);
+        }
+        pool
+    }
+
+    /// The content of write number `seq` of job `job`, landing at `target_offset`
+    /// ([`DataPool::fill_write`]), sealed with its verify header when the run verifies.
+    #[inline(always)]
+    pub fn write_content(&self, buf: &mut [u8], target_offset: u64, pick: u64, seq: u64, job: u32) {
+        self.fill_write(buf, target_offset, pick, seq);
+        if let Some(seed) = self.verify_seed {
+            crate::verify::seal(buf, target_offset, seed, job, seq);
+        }
+    }
+
+    /// The seed written into verify headers, when the run verifies.
+    #[inline(always)]
+    pub fn verify_seed(&self) -> Option<u64> {
+        self.verify_seed
     }
 
     pub fn pattern(&self) -> DataPattern {

@@ -285,6 +285,7 @@ pub(crate) mod tests {
             iodepth_batch_submit: 0,
             invalidate: true,
             end_fsync: false,
+            verify: false,
         }
     }
 

@@ -151,6 +151,11 @@ impl<'a> Job<'a> {
         now_ns < self.deadline_ns && !self.stop.stopped()
     }
 
+    /// Writes filled so far (a verifying run's generations `0..writes`).
+    pub fn writes(&self) -> u64 {
+        self.writes
+    }
+
     /// Whether writes need fresh content per I/O.
     pub fn per_write_data(&self) -> bool {
         self.data.per_write()
@@ -170,7 +175,7 @@ impl<'a> Job<'a> {
 
     /// [`Job::fill`] in two halves, for content made on another thread: what write `op`
     /// gets (the pool's pick and the write's number), counted now; `None` when it needs
-    /// none. The content is then `pool().fill_write(buf, op.offset, pick, seq)`.
+    /// none. The content is then `pool().write_content(buf, op.offset, pick, seq, id)`.
     pub fn plan_fill(&mut self, op: &IoOp) -> Option<(u64, u64)> {
         if op.dir != Dir::Write || !self.data.per_write() {
             return None;
@@ -191,7 +196,7 @@ impl<'a> Job<'a> {
     #[inline(always)]
     pub fn fill(&mut self, op: &IoOp, buf: &mut [u8]) {
         if let Some((pick, seq)) = self.plan_fill(op) {
-            self.data.fill_write(buf, op.offset, pick, seq);
+            self.data.write_content(buf, op.offset, pick, seq, self.id);
         }
     }
 

@@ -308,6 +308,10 @@ pub struct Measured {
     /// comparison with the trace's service times); absent for generated workloads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<ReplayMeasured>,
+    /// A `--verify` run's record of its writes (per job) and what its verify pass found;
+    /// absent for runs that do not verify.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<crate::verify::VerifyResult>,
 }
 
 /// A running view for progress displays, called about once per second of wall time.

@@ -12,7 +12,7 @@ use crate::clock::{Clock, MonotonicClock};
 use crate::data::DataPool;
 use crate::gen::OpGen;
 use crate::job::{IoErrorRecord, Job, StopFlags};
-use crate::result::{DataGeneration, Progress, RunResult};
+use crate::result::{DataGeneration, Progress, RunResult, RunStatus};
 use crate::sensor::sampler::{Sampler, FINISH_WAIT};
 use crate::series::{Aggregator, Recorder};
 use crate::size::SizeOrPercent;
@@ -200,7 +200,7 @@ pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, S
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(1, |d| d.as_nanos() as u64)
     });
-    Ok(Workload {
+    let w = Workload {
         rw: req.rw,
         rwmixread: req.rwmixread,
         bs: req.bs.clone(),
@@ -229,7 +229,15 @@ pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, S
         iodepth_batch_submit: req.iodepth_batch_submit.min(req.iodepth.max(1)),
         invalidate: req.invalidate,
         end_fsync: req.end_fsync,
-    })
+        verify: req.verify,
+    };
+    if w.verify {
+        crate::verify::check_workload(&w)?;
+        if target.simulated.is_some() || target.kind == TargetKind::Null {
+            return Err("--verify: needs a file or a block device (a simulated or null target keeps no data to read back)".into());
+        }
+    }
+    Ok(w)
 }
 
 /// Bytes of the span a reading workload would read from that are not on storage (holes,
@@ -278,8 +286,37 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     let started_at = crate::assemble::started_at();
     let prep = prepare(w, target, opts.stop);
     let done = execute(w, target, opts, prep);
+    let writes_per_job = w.verify.then(|| done.jobs.writes_per_job.clone());
     let facts = facts(w, target, opts, started_at, done);
-    Ok(crate::assemble::assemble(w, target, facts, None))
+    let mut result = crate::assemble::assemble(w, target, facts, None);
+    if let Some(writes) = writes_per_job {
+        verify_pass(&mut result, w, target, writes, opts.stop);
+    }
+    Ok(result)
+}
+
+/// `--verify`: read back every block the run wrote (unless it was interrupted) and fail
+/// the run when one is not as written. Its record of the writes is kept either way, so
+/// `drivelab verify` can check later.
+fn verify_pass(
+    result: &mut RunResult,
+    w: &Workload,
+    target: &Target,
+    writes: Vec<u64>,
+    stop: &AtomicBool,
+) {
+    let m = &mut result.measured;
+    let v = match target.file() {
+        Some(f) if m.status == RunStatus::Complete && !stop.load(Ordering::Relaxed) => {
+            crate::verify::check(w, f, writes)
+        }
+        _ => crate::verify::VerifyResult::unchecked(writes),
+    };
+    if let Some(why) = v.failure() {
+        m.status = RunStatus::Failed;
+        m.failure = Some(why);
+    }
+    m.verify = Some(v);
 }
 
 /// What is done and made before the run's clock starts: the page cache prepared for
@@ -323,7 +360,7 @@ fn prepare(w: &Workload, target: &Target, stop: &AtomicBool) -> Prepared {
         buffered,
         invalidated,
         unwritten: unwritten_in_span(w, target),
-        pool: DataPool::new(w.data, w.max_bs(), w.randseed, w.writes()),
+        pool: DataPool::for_workload(w),
         uring,
         notes,
     }
@@ -361,6 +398,8 @@ struct JobSums {
     data_ns_sum: u64,
     data_bytes: u64,
     last_done_ns: u64,
+    /// Writes each job filled (a verifying run's record of what it wrote).
+    writes_per_job: Vec<u64>,
 }
 
 impl JobSums {
@@ -369,6 +408,7 @@ impl JobSums {
         for j in jobs {
             s.outside_ns += j.outside_ns as u128;
             s.closing_ns += j.closing_ns as u128;
+            s.writes_per_job.push(j.writes());
             s.errors.extend(j.errors);
             s.error_count += j.error_count;
             s.data_ns_max = s.data_ns_max.max(j.data_ns);

@@ -304,6 +304,10 @@ pub struct Workload {
     /// the elapsed time (fio's `end_fsync`).
     #[serde(default)]
     pub end_fsync: bool,
+    /// Each block written carries a checked header; a pass after the writes reads every
+    /// block back (`verify`).
+    #[serde(default)]
+    pub verify: bool,
 }
 
 fn yes() -> bool {
@@ -362,6 +366,7 @@ pub struct WorkloadRequest {
     pub iodepth_batch_submit: u32,
     pub invalidate: bool,
     pub end_fsync: bool,
+    pub verify: bool,
 }
 
 impl Default for WorkloadRequest {
@@ -393,6 +398,7 @@ impl Default for WorkloadRequest {
             iodepth_batch_submit: 0,
             invalidate: true,
             end_fsync: false,
+            verify: false,
         }
     }
 }

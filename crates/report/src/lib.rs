@@ -20,9 +20,7 @@ pub use files::{
     chart_file_names, is_own_png, svg_start, write_pngs, write_pngs_with, write_svgs,
     write_svgs_with, GENERATOR_MARK, PNG_SCALE, PNG_SOFTWARE_MARK,
 };
-pub use html::{
-    html_start, Block, Column, Report, Row, Section, Table, Tile, TileRow, TileTable,
-};
+pub use html::{html_start, Block, Column, Report, Row, Section, Table, Tile, TileRow, TileTable};
 pub use model::{Axis, Chart, Dash, Mark, Scale, Series, SeriesKind};
 pub use palette::{GroupPalette, Shape, COLORS};
 pub use png::{render_png, svg_to_png, SHIPPED_FONT_FAMILY};

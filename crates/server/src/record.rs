@@ -4,9 +4,9 @@
 //! bundle recorded locally and uploaded has the same id everywhere.
 
 use drivelab_engine::target::TargetKind;
-use drivelab_suites::runner::summary_of;
 use drivelab_store::{Metric, RunRecord};
 use drivelab_suites::bundle::{BundleStatus, RunDoc};
+use drivelab_suites::runner::summary_of;
 use sha2::{Digest, Sha256};
 
 /// The run id of a bundle: 16 hex digits of a hash of its identity (creation time,

@@ -100,6 +100,7 @@ fn request(a: &IoArgs) -> WorkloadRequest {
         r.log_interval_ns = v;
     }
     r.continue_on_error = a.continue_on_error;
+    r.verify = a.verify;
     if let Some(v) = a.fixedbufs {
         r.fixedbufs = v;
     }

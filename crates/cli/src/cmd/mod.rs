@@ -10,6 +10,7 @@ pub mod report;
 mod run;
 pub mod serve;
 pub mod trace;
+pub mod verify;
 
 use crate::args::{Cli, Command};
 use crate::fail::Fail;
@@ -25,6 +26,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Fail> {
         Command::Serve(a) => serve::run(a),
         Command::Import(a) => fio::import(a),
         Command::Trace(a) => trace::run(a),
+        Command::Verify(a) => verify::run(a),
         Command::Completions(a) => completions::completions(a),
         Command::Man => completions::man(),
     }

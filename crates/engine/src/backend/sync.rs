@@ -82,6 +82,7 @@ fn run_ahead(
     max_bs: usize,
 ) -> Result<(), String> {
     let pool = job.pool().clone();
+    let job_id = job.id;
     let mut bufs = [AlignedBuf::try_new(max_bs)?, AlignedBuf::try_new(max_bs)?];
     for b in &mut bufs {
         job.init_buffer(b.as_mut_slice());
@@ -97,7 +98,7 @@ fn run_ahead(
                     let t0 = std::time::Instant::now();
                     if let Some((pick, seq)) = plan {
                         let slice = &mut b.as_mut_slice()[..op.len as usize];
-                        pool.fill_write(slice, op.offset, pick, seq);
+                        pool.write_content(slice, op.offset, pick, seq, job_id);
                     }
                     let made = t0.elapsed().as_nanos() as u64;
                     if ready_tx.send((b, op, made)).is_err() {

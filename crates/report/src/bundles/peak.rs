@@ -116,9 +116,9 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
                 // (An imported fio result can be a point of two sweeps: `sweeps` lists them.)
                 let h = e.histograms(|st| {
                     (st.params["workload"].as_str() == Some(id.as_str())
-                        || st.params["sweeps"].as_array().is_some_and(|a| {
-                            a.iter().any(|w| w.as_str() == Some(id.as_str()))
-                        }))
+                        || st.params["sweeps"]
+                            .as_array()
+                            .is_some_and(|a| a.iter().any(|w| w.as_str() == Some(id.as_str()))))
                         && st.params["qd"].as_u64() == Some(k.qd as u64)
                 });
                 let name = format!("{} QD{}", e.label, k.qd);

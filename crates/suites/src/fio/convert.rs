@@ -390,6 +390,7 @@ pub fn measured(job: &Job, cx: &Context<'_>) -> Result<Measured, String> {
         notes,
         simulator_ground_truth: None,
         replay: None,
+        verify: None,
     })
 }
 

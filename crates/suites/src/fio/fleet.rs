@@ -208,6 +208,7 @@ pub fn merge(ms: &[&Measured]) -> Measured {
         )],
         simulator_ground_truth: None,
         replay: None,
+        verify: None,
     }
 }
 

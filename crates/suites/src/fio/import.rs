@@ -162,6 +162,7 @@ pub fn workload_of(job: &Job, global: &Value, notes: &mut Vec<String>) -> Worklo
         iodepth_batch_submit: num("iodepth_batch_submit", 0) as u32,
         invalidate: o("invalidate").is_none_or(|v| v != "0"),
         end_fsync: o("end_fsync").is_some_and(|v| v != "0"),
+        verify: false,
     }
 }
 

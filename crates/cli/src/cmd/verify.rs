@@ -1,0 +1,102 @@
+//! `drivelab verify TARGET --from RESULT`: read back what an `io --verify` run wrote and
+//! check every block, later (after a reboot, a power cut, a move of the drive).
+//!
+//! The run's document holds its resolved workload (seed included) and the writes each
+//! job made: the engine's `verify` replays the generators from those, so no block map is
+//! stored.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use drivelab_engine::result::RunResult;
+use drivelab_engine::target::{OpenOptions, Target, TargetSpec};
+use drivelab_engine::verify::{self, VerifyResult};
+
+use crate::fail::{Fail, FAILED};
+
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    /// The file or block device the run wrote.
+    pub target: PathBuf,
+    /// The run's result document (`drivelab io --verify --json FILE`).
+    #[arg(long, value_name = "RESULT.json")]
+    pub from: PathBuf,
+    /// Print the verify result as JSON on standard output (instead of a summary).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The run's record: its workload and its writes per job.
+fn load(from: &std::path::Path) -> Result<(drivelab_engine::spec::Workload, Vec<u64>), Fail> {
+    let shown = from.display();
+    let text = std::fs::read_to_string(from)
+        .map_err(|e| Fail::usage(format!("--from {shown}: cannot be read ({e})")))?;
+    let doc: RunResult = serde_json::from_str(&text).map_err(|e| {
+        Fail::usage(format!(
+            "--from {shown}: not a drivelab io --json result ({e})"
+        ))
+    })?;
+    match doc.measured.verify {
+        Some(v) if doc.config.verify => Ok((doc.config, v.writes_per_job)),
+        _ => Err(Fail::usage(format!(
+            "--from {shown}: the run did not verify; give the result of a drivelab io --verify run"
+        ))),
+    }
+}
+
+pub fn run(a: VerifyArgs) -> Result<i32, Fail> {
+    let (w, writes) = load(&a.from)?;
+    if !a.target.exists() {
+        return Err(Fail::usage(format!(
+            "verify {}: no such file or device; give the target the run wrote",
+            a.target.display()
+        )));
+    }
+    let open = OpenOptions {
+        write: false,
+        direct: w.direct,
+        overwrite: false,
+        destructive: None,
+        create_size: 0,
+    };
+    let target = Target::open(TargetSpec::Path(Some(a.target.clone())), &open)
+        .map_err(|e| Fail::usage(e.0))?;
+    let file = target
+        .file()
+        .ok_or_else(|| Fail::usage("verify: the target is not a file or a block device"))?;
+    let r = verify::check(&w, file, writes);
+    if a.json {
+        crate::output::json::write_stdout(&r).map_err(Fail::failed)?;
+    } else {
+        crate::output::stdout::say(&summary(&r))?;
+    }
+    Ok(if r.passed() { 0 } else { FAILED })
+}
+
+/// A few lines for the terminal.
+fn summary(r: &VerifyResult) -> String {
+    let mut s = match (r.failure(), r.blocks_checked) {
+        (None, Some(n)) => format!("verify: all {n} blocks written are as written.\n"),
+        (Some(f), _) => format!("{f}\n"),
+        (None, None) => "verify: no pass ran.\n".into(),
+    };
+    let c = &r.classes;
+    if r.blocks_bad.unwrap_or(0) > 0 {
+        s += &format!(
+            "  zeros {}  older {}  misdirected {}  torn {}  foreign {}\n",
+            c.zeros, c.older, c.misdirected, c.torn, c.foreign
+        );
+        for m in &r.mismatches {
+            s += &format!(
+                "  block at byte {}: {:?}, generation expected {} found {}, first bad byte {}\n",
+                m.offset_bytes,
+                m.class,
+                m.expected_generation,
+                m.found_generation
+                    .map_or("none".to_string(), |g| g.to_string()),
+                m.first_bad_byte_offset_bytes
+            );
+        }
+    }
+    s
+}
