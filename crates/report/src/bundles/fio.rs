@@ -4,8 +4,8 @@
 //! section).
 
 use drivelab_engine::result::DirTotals;
-use drivelab_engine::spec::{block_size_label, Workload};
 use drivelab_suites::bundle::StepRecord;
+use drivelab_suites::fio::import::test_name;
 
 use super::{cell, curve, Entry};
 use crate::html::{Column, Row, Section, Table};
@@ -120,7 +120,9 @@ fn rows_of(e: &Entry, st: &StepRecord) -> Vec<Row> {
             cells: vec![
                 e.label.to_string(),
                 test_name(&st.config),
-                st.name.clone(),
+                st.params["fio_job"]
+                    .as_str()
+                    .map_or_else(|| st.name.clone(), str::to_string),
                 dir.to_string(),
                 cell(Some(d.ops_per_s), 0),
                 cell(Some(d.mbps), 1),
@@ -139,31 +141,13 @@ fn us(d: &DirTotals, p: Option<f64>) -> Option<f64> {
     }
 }
 
-/// What a job did, in the words of its settings: "randread 4K QD16 ×4 jobs", "randrw
-/// (70 % reads) 4K QD8", "write 128K QD1".
-pub(crate) fn test_name(w: &Workload) -> String {
-    let bs = match w.bs.as_slice() {
-        [one] => block_size_label(one.bytes),
-        _ => "mixed-size".to_string(),
-    };
-    let mode = match w.read_percent() {
-        0 | 100 => w.rw.name().to_string(),
-        p => format!("{} ({p} % reads)", w.rw.name()),
-    };
-    let jobs = match w.numjobs {
-        1 => String::new(),
-        n => format!(" ×{n} jobs"),
-    };
-    format!("{mode} {bs} QD{}{jobs}", w.iodepth)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn a_test_is_named_by_its_rw_block_size_depth_and_jobs() {
-        let mut w: Workload = serde_json::from_value(serde_json::json!({
+        let mut w: drivelab_engine::spec::Workload = serde_json::from_value(serde_json::json!({
             "rw": "randread", "rwmixread": 50, "bs": [{"bytes": 4096, "percent": 100}],
             "iodepth": 16, "numjobs": 4, "ioengine": "io_uring", "direct": true,
             "offset_bytes": 0, "size_bytes": 1, "runtime_ns": null, "io_size_bytes": null,

@@ -408,25 +408,32 @@ fn unnamed_logs(dir: &Path, results: usize) -> Result<Vec<Option<JobLogs>>, Stri
         .collect()
 }
 
-/// A result's name: what it ran (rw, block size, iodepth, jobs) and fio's job name,
-/// on its host.
+/// A result's name: what it ran ([`test_name`]) and fio's job name, on its host.
 fn result_name(job: &Job, w: &Workload) -> String {
-    let bs = match w.bs.as_slice() {
-        [one] => drivelab_engine::spec::block_size_label(one.bytes),
-        _ => "bssplit".into(),
-    };
-    let mut name = format!(
-        "{} {bs} iodepth {} × {} {} ({})",
-        w.rw.name(),
-        w.iodepth,
-        w.numjobs,
-        if w.numjobs == 1 { "job" } else { "jobs" },
-        job.jobname
-    );
+    let mut name = format!("{} ({})", test_name(w), job.jobname);
     if let Some(h) = &job.hostname {
         name = format!("{name} on {h}");
     }
     name
+}
+
+/// What a job did, in the words of its settings: "randread 4K QD16 ×4 jobs", "randrw
+/// (70 % reads) 4K QD8", "write 128K QD1" (every job of a grid often has one name, so
+/// its settings name it).
+pub fn test_name(w: &Workload) -> String {
+    let bs = match w.bs.as_slice() {
+        [one] => drivelab_engine::spec::block_size_label(one.bytes),
+        _ => "mixed-size".to_string(),
+    };
+    let mode = match w.read_percent() {
+        0 | 100 => w.rw.name().to_string(),
+        p => format!("{} ({p} % reads)", w.rw.name()),
+    };
+    let jobs = match w.numjobs {
+        1 => String::new(),
+        n => format!(" ×{n} jobs"),
+    };
+    format!("{mode} {bs} QD{}{jobs}", w.iodepth)
 }
 
 /// Names made unique: a name several results share says each one's file (`sources[i]`,
