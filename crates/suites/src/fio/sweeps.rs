@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use drivelab_engine::spec::{block_size_label, RwMode, Workload};
 
 use crate::bundle::{Metric, StepRecord};
-use crate::peak::{self, Point, Sweep};
+use crate::peak::{self, Point};
 use crate::records;
 
 /// How a sweep raises the queue depth.
@@ -26,13 +26,12 @@ pub enum Method {
     Threads,
 }
 
-/// One sweep, in the form a `run peak` bundle's `summary.analysis.sweeps` entries have.
+/// One sweep: a `run peak` bundle's `summary.analysis.sweeps` entry (the same JSON
+/// fields, so the report reads it as a peak sweep), with how it raised the depth.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepEntry {
-    pub workload: String,
-    pub label: String,
-    pub unit: String,
-    pub sweep: Sweep,
+    #[serde(flatten)]
+    pub entry: peak::SweepEntry,
     pub method: Method,
     /// The iodepth (threads method) or job count (depth method) it was held at.
     pub held_at: u32,
@@ -70,7 +69,10 @@ impl Sets {
     pub fn metrics(&self) -> Vec<Metric> {
         self.sweeps
             .iter()
-            .flat_map(|s| peak::knee_metrics(&s.label, s.unit == "IOPS", &s.sweep))
+            .flat_map(|s| {
+                let e = &s.entry;
+                peak::knee_metrics(&e.label, !e.in_mbps(), &e.sweep)
+            })
             .collect()
     }
 }
@@ -192,10 +194,12 @@ fn add_group(sets: &mut Sets, steps: &[StepRecord], ix: &[usize], label: &str, r
             .map(|(qd, v)| (qd, v.into_iter().map(|i| &steps[i]).collect()))
             .collect();
         sets.sweeps.push(SweepEntry {
-            workload,
-            label: sweep_label,
-            unit: unit.into(),
-            sweep: peak::sweep_of_points(random, &points),
+            entry: peak::SweepEntry {
+                workload,
+                label: sweep_label,
+                unit: unit.into(),
+                sweep: peak::sweep_of_points(random, &points),
+            },
             method,
             held_at: held,
         });
