@@ -26,9 +26,17 @@ pub fn telemetry_intervals(m: &Measured) -> Vec<Interval> {
         .collect()
 }
 
-/// A run's telemetry: temperature, throttling, power, energy, efficiency.
+/// A run's telemetry: temperature, throttling, power, energy, efficiency. Where power
+/// was read in every measured interval, the efficiency is the run's own throughput (its
+/// totals, the headline numbers) per watt; else that of the intervals with a reading.
 pub fn telemetry_of(m: &Measured) -> StepTelemetry {
-    telemetry::step_telemetry(&telemetry_intervals(m))
+    let mut t = telemetry::step_telemetry(&telemetry_intervals(m));
+    if let (Some(1.0), Some(w)) = (t.power_coverage_ratio, t.power_mean_w.filter(|&w| w > 0.0)) {
+        let all = &m.totals.all;
+        t.kiops_per_w = Some(all.ops_per_s / 1e3 / w);
+        t.mbps_per_w = Some(all.mbps / w);
+    }
+    t
 }
 
 /// A step's telemetry: as saved, else from its series (bundles made before it was saved).
