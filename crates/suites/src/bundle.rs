@@ -337,11 +337,15 @@ fn open_dir(dir: &Path) -> Result<crate::atomic::Dir, String> {
         .map_err(|e| format!("{}: cannot open the directory: {e}", dir.display()))
 }
 
+/// The largest `run.json` read (a FIFO or a link to /dev/zero at its place is refused,
+/// not read until memory runs out).
+pub const MAX_RUN_JSON_BYTES: u64 = 1 << 30;
+
 /// Reads `<dir>/run.json` (report, compare, the results database and `--resume`); the
 /// message names the directory and what is wrong with it.
 pub fn open_bundle(dir: &Path) -> Result<RunDoc, String> {
     let path = dir.join(RUN_JSON);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
+    let text = drivelab_trace::input::read_text(&path, MAX_RUN_JSON_BYTES).map_err(|e| {
         format!(
             "{}: not a result bundle directory (cannot read {RUN_JSON}: {e})",
             dir.display()

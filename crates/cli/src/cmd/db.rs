@@ -349,7 +349,7 @@ fn import(db: Option<&str>, a: ImportArgs) -> Result<i32, Fail> {
             "FILE: give a JSON document written by drivelab db export",
         ));
     };
-    let text = std::fs::read_to_string(&file)
+    let text = drivelab_trace::input::read_text(&file, 4 << 30)
         .map_err(|e| Fail::usage(format!("FILE {}: cannot read it: {e}", file.display())))?;
     let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
         Fail::usage(format!(

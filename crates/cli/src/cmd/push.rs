@@ -60,12 +60,13 @@ impl Upload {
 /// A bundle's run.json as on disk, checked as the server will check it.
 fn read_bundle(dir: &Path) -> Result<Vec<u8>, Fail> {
     let path = dir.join(RUN_JSON);
-    let text = std::fs::read_to_string(&path).map_err(|e| {
-        Fail::usage(format!(
-            "BUNDLE {}: not a result bundle directory (cannot read {RUN_JSON}: {e})",
-            dir.display()
-        ))
-    })?;
+    let text = drivelab_trace::input::read_text(&path, drivelab_suites::bundle::MAX_RUN_JSON_BYTES)
+        .map_err(|e| {
+            Fail::usage(format!(
+                "BUNDLE {}: not a result bundle directory (cannot read {RUN_JSON}: {e})",
+                dir.display()
+            ))
+        })?;
     parse_run_doc(&text).map_err(|e| Fail::usage(format!("BUNDLE {}: {e}", dir.display())))?;
     Ok(text.into_bytes())
 }

@@ -37,7 +37,7 @@ fn tokens(path: Option<&PathBuf>) -> Result<Tokens, Fail> {
     let Some(p) = path else {
         return Ok(Tokens::default());
     };
-    let text = std::fs::read_to_string(p)
+    let text = drivelab_trace::input::read_text(p, 1 << 20)
         .map_err(|e| Fail::usage(format!("--tokens {}: cannot read it: {e}", p.display())))?;
     let t =
         Tokens::parse(&text).map_err(|e| Fail::usage(format!("--tokens {}: {e}", p.display())))?;

@@ -29,7 +29,7 @@ pub struct VerifyArgs {
 /// The run's record: its workload and its writes per job.
 fn load(from: &std::path::Path) -> Result<(drivelab_engine::spec::Workload, Vec<u64>), Fail> {
     let shown = from.display();
-    let text = std::fs::read_to_string(from)
+    let text = drivelab_trace::input::read_text(from, 1 << 30)
         .map_err(|e| Fail::usage(format!("--from {shown}: cannot be read ({e})")))?;
     let doc: RunResult = serde_json::from_str(&text).map_err(|e| {
         Fail::usage(format!(

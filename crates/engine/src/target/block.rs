@@ -222,6 +222,45 @@ pub(super) fn backed_device_in_use(file: &std::fs::Metadata) -> Option<String> {
     None
 }
 
+/// For a loop device: why its backing file must not be written through it — another
+/// loop device over the same file (at any offset) is mounted, swap or held, so this one
+/// writes under that device's users.
+fn sibling_loop_in_use(rdev: u64) -> Option<String> {
+    let backing = read_trim(sysfs_dir(rdev).join("loop/backing_file"))?;
+    let md = std::fs::metadata(backing).ok()?;
+    let own = format!("{}:{}", libc::major(rdev), libc::minor(rdev));
+    let rd = std::fs::read_dir("/sys/block").ok()?;
+    for e in rd.flatten() {
+        let dev = read_trim(e.path().join("dev"));
+        if dev.as_deref() == Some(own.as_str()) {
+            continue;
+        }
+        let Some(other) = read_trim(e.path().join("loop/backing_file")) else {
+            continue;
+        };
+        let same =
+            std::fs::metadata(&other).is_ok_and(|m| m.dev() == md.dev() && m.ino() == md.ino());
+        let Some((major, minor)) = dev
+            .as_deref()
+            .and_then(|d| d.split_once(':'))
+            .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
+        else {
+            continue;
+        };
+        if !same {
+            continue;
+        }
+        let name = PathBuf::from(format!("/dev/{}", e.file_name().to_string_lossy()));
+        if let Some(why) = in_use(&name, libc::makedev(major, minor)) {
+            return Some(format!(
+                "its backing file also backs the loop device {}, and {why}",
+                name.display()
+            ));
+        }
+    }
+    None
+}
+
 pub(super) fn open(path: &Path, opts: &OpenOptions) -> Result<Target, TargetError> {
     let md = std::fs::metadata(path).map_err(|e| open_error(path, &e, false))?;
     let rdev = md.rdev();
@@ -246,7 +285,7 @@ pub(super) fn open(path: &Path, opts: &OpenOptions) -> Result<Target, TargetErro
                 path.display()
             )));
         }
-        if let Some(why) = in_use(path, rdev) {
+        if let Some(why) = in_use(path, rdev).or_else(|| sibling_loop_in_use(rdev)) {
             return Err(TargetError(format!(
                 "refusing to write to {}: {why}",
                 path.display()

@@ -323,6 +323,10 @@ fn origin_notes(job: &Job, version: &str, clat: (bool, bool), bins: bool) -> Vec
     notes
 }
 
+/// The longest runtime taken from a result (a year): beyond it the series and its
+/// arithmetic would not fit, and no fio run lasts so long.
+const MAX_RUNTIME_MS: u64 = 366 * 24 * 3600 * 1000;
+
 /// Convert one job.
 pub fn measured(job: &Job, cx: &Context<'_>) -> Result<Measured, String> {
     let elapsed_ms = job.read.runtime.max(job.write.runtime);
@@ -332,6 +336,12 @@ pub fn measured(job: &Job, cx: &Context<'_>) -> Result<Measured, String> {
             "job '{}' did {} in a runtime of 0 ms: no rate can be worked out from it (a result edited by hand?)",
             job.jobname,
             self::ios(ios)
+        ));
+    }
+    if elapsed_ms > MAX_RUNTIME_MS {
+        return Err(format!(
+            "job '{}': a runtime of {elapsed_ms} ms is over a year: not a run fio made (a result edited by hand?)",
+            job.jobname
         ));
     }
     let elapsed_ns = elapsed_ms * 1_000_000;
