@@ -376,6 +376,39 @@ fn a_file_behind_a_mounted_loop_device_is_not_written_even_with_overwrite() {
     ];
     let o = run_in(dir.path(), &read);
     assert!(o.status.success(), "{}", stderr(&o));
+    // Nor through a second loop device over the same file (the red team's way round).
+    let out = std::process::Command::new("losetup")
+        .args(["-f", "--show", img_s])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let second = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let o = run_in(
+        dir.path(),
+        &[
+            "io",
+            &second,
+            "--destructive",
+            &second,
+            "--rw",
+            "write",
+            "--runtime",
+            "50ms",
+        ],
+    );
+    let _ = std::process::Command::new("losetup")
+        .args(["-d", &second])
+        .status();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert!(
+        e.contains(&format!("also backs the loop device {}", lo.dev)) && e.contains("mounted on"),
+        "{e}"
+    );
     drop(m);
     // No sector carries drivelab's stamp of its own offset (what its writes leave).
     let data = std::fs::read(&img).unwrap();
