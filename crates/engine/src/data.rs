@@ -76,7 +76,7 @@ impl DataPool {
     pub fn write_content(&self, buf: &mut [u8], target_offset: u64, pick: u64, seq: u64, job: u32) {
         self.fill_write(buf, target_offset, pick, seq);
         if let Some(seed) = self.verify_seed {
-            crate::verify::seal(buf, target_offset, seed, job, seq);
+            crate::block_header::seal(buf, target_offset, seed, job, seq);
         }
     }
 
