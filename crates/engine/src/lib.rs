@@ -10,8 +10,8 @@
 //! Layout: `spec` (what to do), `target` (where), `backend` (how: one file per I/O
 //! engine), `gen` and `data` (which I/Os, which bytes), `hist` and `series` (measurement),
 //! `run` (putting it together), `replay` (a trace as the workload source, issued by the
-//! same backends), `assemble` (the result of either), `result` (what comes out), `block_header` and `verify`
-//! (checking what was written), `sys` (raw system calls).
+//! same backends), `assemble` (the result of either), `result` (what comes out),
+//! `block_header` and `verify` (checking what was written), `sys` (raw system calls).
 
 pub mod assemble;
 pub mod backend;
