@@ -36,11 +36,38 @@ fn load(from: &std::path::Path) -> Result<(drivelab_engine::spec::Workload, Vec<
             "--from {shown}: not a drivelab io --json result ({e})"
         ))
     })?;
-    match doc.measured.verify {
-        Some(v) if doc.config.verify => Ok((doc.config, v.writes_per_job)),
-        _ => Err(Fail::usage(format!(
+    let (w, writes) = match doc.measured.verify {
+        Some(v) if doc.config.verify => (doc.config, v.writes_per_job),
+        _ => return Err(Fail::usage(format!(
             "--from {shown}: the run did not verify; give the result of a drivelab io --verify run"
         ))),
+    };
+    let most = most_writes(&w);
+    if writes.is_empty() || writes.len() != w.numjobs as usize || writes.iter().any(|&n| n > most) {
+        return Err(Fail::usage(format!(
+            "--from {shown}: its write counts ({} jobs, up to {} writes) are not what a run of {} jobs could make (at most {most} writes each): an edited document?",
+            writes.len(),
+            writes.iter().max().copied().unwrap_or(0),
+            w.numjobs
+        )));
+    }
+    Ok((w, writes))
+}
+
+/// The most writes one job of `w` can have made: its byte budget in its smallest
+/// blocks, else one write per 100 ns of its runtime (10 M IOPS a job, beyond any
+/// drive), else its span once over.
+fn most_writes(w: &drivelab_engine::spec::Workload) -> u64 {
+    let bs =
+        w.bs.iter()
+            .map(|b| b.bytes as u64)
+            .min()
+            .unwrap_or(512)
+            .max(1);
+    match (w.io_size_bytes, w.runtime_ns) {
+        (Some(bytes), _) => bytes / bs + 1,
+        (None, Some(ns)) => ns / 100 + 1,
+        (None, None) => w.size_bytes / bs + 1,
     }
 }
 
