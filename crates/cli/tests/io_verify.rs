@@ -158,3 +158,17 @@ fn verify_refuses_what_it_cannot_check() {
         assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
     }
 }
+
+/// A result document edited to claim more writes than its run could make (the red
+/// team's 10^18, which made verify replay forever) is refused at once.
+#[test]
+fn verify_refuses_write_counts_no_run_could_make() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = write_verified(dir.path(), "t.bin", &["--keep"]);
+    r["verify"]["writes_per_job"] = serde_json::json!([1_000_000_000_000_000_000u64]);
+    std::fs::write(dir.path().join("edited.json"), r.to_string()).unwrap();
+    let o = run_in(dir.path(), &["verify", "t.bin", "--from", "edited.json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--from"), "{}", stderr(&o));
+    assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+}

@@ -38,9 +38,11 @@ fn load(from: &std::path::Path) -> Result<(drivelab_engine::spec::Workload, Vec<
     })?;
     let (w, writes) = match doc.measured.verify {
         Some(v) if doc.config.verify => (doc.config, v.writes_per_job),
-        _ => return Err(Fail::usage(format!(
+        _ => {
+            return Err(Fail::usage(format!(
             "--from {shown}: the run did not verify; give the result of a drivelab io --verify run"
-        ))),
+        )))
+        }
     };
     let most = most_writes(&w);
     if writes.is_empty() || writes.len() != w.numjobs as usize || writes.iter().any(|&n| n > most) {
