@@ -27,6 +27,21 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
         .map(str::trim)
 }
 
+/// A refusal decided from the head, sent once the body (within the size limit) has been
+/// read and dropped: a client that sends its body without waiting for `100 Continue`
+/// would else find the connection closed under it and never read the answer (a broken
+/// pipe instead of "wrong token"). A client that waits is answered at once.
+async fn after_body(req: axum::extract::Request, max_body_bytes: usize, r: Response) -> Response {
+    let waits = req
+        .headers()
+        .get(header::EXPECT)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"));
+    if !waits {
+        let _ = axum::body::to_bytes(req.into_body(), max_body_bytes).await;
+    }
+    r
+}
+
 /// Whether the request may upload at all, decided from its head before its body is read:
 /// a known uploader's token, and a declared length within `max_body_bytes` (a client
 /// that waits for `100 Continue` is answered without sending its body).
@@ -37,11 +52,12 @@ pub async fn gate(
     next: axum::middleware::Next,
 ) -> Response {
     if tokens.is_empty() {
-        return Failure::new(
+        let r = Failure::new(
             StatusCode::FORBIDDEN,
             "uploads are off on this server (start it with --tokens FILE)",
         )
         .json();
+        return after_body(req, max_body_bytes, r).await;
     }
     if bearer(req.headers())
         .and_then(|t| tokens.uploader(t))
@@ -56,7 +72,7 @@ pub async fn gate(
             header::WWW_AUTHENTICATE,
             axum::http::HeaderValue::from_static("Bearer"),
         );
-        return r;
+        return after_body(req, max_body_bytes, r).await;
     }
     let declared = req
         .headers()
