@@ -163,15 +163,6 @@ pub fn stamped_offset(sector: &[u8]) -> u64 {
     (v & ((1 << 40) - 1)) * STAMP_STRIDE as u64
 }
 
-/// Whether a 512-byte sector read at byte `offset` of a target could have been left
-/// there by drivelab: one byte value throughout (never written, `zero`, `repeat`) or a
-/// stamp naming that very offset (`random`, `compress=N`). Someone else's data almost
-/// never passes this for a sample of sectors.
-pub fn could_be_drivelabs(sector: &[u8], offset: u64) -> bool {
-    sector.len() >= 8
-        && (sector.iter().all(|&b| b == sector[0]) || stamped_offset(sector) == offset)
-}
-
 /// Measure how fast one core prepares write content for `pattern` (bytes per second),
 /// over about `budget_ms` of work with `bs`-sized writes.
 pub fn measure_fill_rate(pool: &DataPool, bs: usize, budget_ms: u64) -> f64 {
