@@ -3,6 +3,9 @@
 //! latency band; a histogram of per-second IOPS in the window; the failed I/Os each
 //! second when there were any; the scores tabulated, the levels with their shares.
 
+use drivelab_engine::result::Histograms;
+use drivelab_engine::series::IntervalRecord;
+use drivelab_suites::bundle::StepRecord;
 use drivelab_suites::consistency::ConsistencyAnalysis;
 use drivelab_suites::plan::StepKind;
 
@@ -12,31 +15,105 @@ use crate::html::{Column, Row, Section, Table};
 use crate::model::{Axis, Chart, Dash, Mark, Series};
 use crate::ticks::fmt_number;
 
-struct Drive<'a> {
-    e: &'a Entry<'a>,
-    a: ConsistencyAnalysis,
+/// One drive's random-write test as the section draws it: a consistency bundle's, or
+/// an imported fio series of long 4K random writes (its windows regrouped to seconds).
+pub(crate) struct Drive<'a> {
+    /// Name in legends and tables, and the drive's group (colour and toggle).
+    pub label: &'a str,
+    pub group: &'a str,
+    pub a: ConsistencyAnalysis,
+    /// The steps of the test, in order, each logged once a second.
+    pub steps: Vec<std::borrow::Cow<'a, StepRecord>>,
+    /// What the test did ("4K random writes, QD32, 8.6 GB span").
+    pub workload: Option<String>,
+}
+
+impl<'a> Drive<'a> {
+    /// A consistency bundle's drive; None without a readable analysis.
+    pub fn of_entry(e: &'a Entry<'a>) -> Option<Drive<'a>> {
+        Some(Drive {
+            label: e.label,
+            group: e.group,
+            a: e.analysis()?,
+            steps: e
+                .steps(is_round)
+                .into_iter()
+                .map(std::borrow::Cow::Borrowed)
+                .collect(),
+            workload: e
+                .doc
+                .steps
+                .iter()
+                .find(|s| is_round(s))
+                .map(|s| super::workload_phrase(&s.config)),
+        })
+    }
+
+    /// The test's per-second records, ramp left out, in order.
+    fn records(&self) -> impl Iterator<Item = &IntervalRecord> {
+        self.steps
+            .iter()
+            .flat_map(|st| st.run.iter().flat_map(|r| r.series.records.iter()))
+            .filter(|r| !r.ramp)
+    }
+
+    /// The per-second IOPS of the scoring window.
+    fn in_window(&self) -> Vec<f64> {
+        let sc = &self.a.scores;
+        self.a
+            .iops_per_s
+            .iter()
+            .copied()
+            .skip(sc.window_start_s)
+            .take(sc.window_len_s)
+            .collect()
+    }
+
+    fn window(&self) -> (usize, usize) {
+        (self.a.scores.window_start_s, self.a.scores.window_len_s)
+    }
+
+    /// (second, IOPS) of every second of the test.
+    fn points(&self) -> Vec<(f64, f64)> {
+        self.a
+            .iops_per_s
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| (i as f64, v))
+            .collect()
+    }
 }
 
 /// Bins of the per-second IOPS histogram.
 const BINS: usize = 40;
 
 /// A step of the random-write test: the continuous run, or a round of `--until-steady`.
-fn is_round(st: &drivelab_suites::StepRecord) -> bool {
+fn is_round(st: &StepRecord) -> bool {
     st.kind == StepKind::Measure
         && (st.params.get("round").is_some() || st.params.get("continuous").is_some())
 }
 
+/// The section of the consistency bundles among `entries`.
 pub(crate) fn section(entries: &[Entry], opts: &super::ReportOptions) -> Section {
-    let drives: Vec<Drive> = entries
-        .iter()
-        .filter_map(|e| {
-            let a = serde_json::from_value(e.summary.analysis.clone()).ok()?;
-            Some(Drive { e, a })
-        })
-        .collect();
-    let what =
-        super::workloads_of(entries, is_round).unwrap_or_else(|| "4K random writes, QD32".into());
-    let mut s = Section::new("Consistency (random writes after preconditioning)").text(format!(
+    let drives: Vec<Drive> = entries.iter().filter_map(Drive::of_entry).collect();
+    section_of(&drives, opts)
+}
+
+/// The drives' workloads, joined where they differ.
+fn workloads(drives: &[Drive]) -> Option<String> {
+    let mut seen: Vec<&str> = Vec::new();
+    for w in drives.iter().filter_map(|d| d.workload.as_deref()) {
+        if !seen.contains(&w) {
+            seen.push(w);
+        }
+    }
+    (!seen.is_empty()).then(|| seen.join("; "))
+}
+
+/// The section of `drives`.
+pub(crate) fn section_of(drives: &[Drive], opts: &super::ReportOptions) -> Section {
+    let what = workloads(drives).unwrap_or_else(|| "4K random writes, QD32".into());
+    let s = Section::new("Consistency (random writes after preconditioning)").text(format!(
         "Completed I/Os each second ({what}), after a sequential fill. Scored on the last \
          seconds (the shaded window): average IOPS and average ÷ standard deviation \
          (higher is steadier). Ticks along the bottom mark seconds in which no I/O \
@@ -45,26 +122,72 @@ pub(crate) fn section(entries: &[Entry], opts: &super::ReportOptions) -> Section
     if drives.is_empty() {
         return s.text("No consistency analysis could be read from these bundles.");
     }
-    // Second 0 (the fresh drive's burst, which the reviews point at) stands clear of
-    // the y axis: the time axis starts a little before it.
+    let time = time_axis(drives);
+    let mut iops = [
+        log_chart(drives, &what, time.clone()),
+        linear_chart(drives, &what, time.clone()),
+        zoom_chart(drives, opts),
+    ];
+    stall_ticks(drives, &mut iops);
+    let [log, lin, zoom] = iops;
+    let charts = [
+        log,
+        lin,
+        zoom,
+        latency_chart(drives, time.clone()),
+        histogram_chart(drives),
+        exceedance_chart(drives),
+        errors_chart(drives, time),
+    ];
+    let mut s = s.table(scores_table(drives));
+    for p in phase_texts(drives) {
+        s = s.text(p);
+    }
+    for c in charts {
+        if !c.series.is_empty() {
+            s = s.chart(c);
+        }
+    }
+    s
+}
+
+/// The time axis of the per-second charts. Second 0 (the fresh drive's burst, which the
+/// reviews point at) stands clear of the y axis: the axis starts a little before it;
+/// the last second likewise stands clear of the right edge (not half clipped).
+fn time_axis(drives: &[Drive]) -> Axis {
     let longest = drives
         .iter()
         .map(|d| d.a.iops_per_s.len())
         .max()
         .unwrap_or(1) as f64;
-    // The last second likewise stands clear of the right edge (not half clipped).
     let pad = (longest * 0.01).max(0.5);
-    let time = || Axis::linear("Time", "s").range(Some(-pad), Some(longest - 1.0 + pad));
+    Axis::linear("Time", "s").range(Some(-pad), Some(longest - 1.0 + pad))
+}
+
+/// IOPS each second on a log axis (seconds without I/O left to the ticks).
+fn log_chart(drives: &[Drive], what: &str, time: Axis) -> Chart {
     let mut log = Chart::new(
         "consistency-log",
         "Consistency: IOPS each second (log scale)",
-        time(),
+        time,
         Axis::log10("Throughput", "IOPS"),
     )
     .subtitle(format!("1 point per second · {what}"));
-    // The linear scale is the steady state's, as the reference's (which tops out at
-    // 40k IOPS for a drive bursting far above): a burst above it is clipped and said so.
-    let steady_top = drives
+    for d in drives {
+        log.series.push(Series::scatter(
+            d.label,
+            d.group,
+            d.points().into_iter().filter(|p| p.1 > 0.0).collect(),
+        ));
+    }
+    log.note("Seconds with no completed I/O cannot be drawn on a log axis: the ticks mark them.")
+}
+
+// --- burst: the linear chart is the steady state's, a burst above it clipped ---
+
+/// The top of the steady state (after each drive's burst), with a margin.
+fn steady_top(drives: &[Drive]) -> f64 {
+    drives
         .iter()
         .map(|d| {
             let from = d.a.burst.as_ref().map_or(0, |b| b.at_s);
@@ -74,40 +197,64 @@ pub(crate) fn section(entries: &[Entry], opts: &super::ReportOptions) -> Section
                 .fold(0.0, f64::max)
         })
         .fold(0.0, f64::max)
-        * 1.05;
-    let clipped: Vec<String> = drives
+        * 1.05
+}
+
+/// The drives whose initial burst rises above `top`, said as the chart's note says it.
+fn clipped_bursts(drives: &[Drive], top: f64) -> Vec<String> {
+    drives
         .iter()
         .filter_map(|d| {
             let b = d.a.burst.as_ref()?;
             let peak = d.a.iops_per_s[..b.at_s].iter().copied().fold(0.0, f64::max);
-            (peak > steady_top).then(|| {
+            (peak > top).then(|| {
                 format!(
                     "{}: the initial burst ({} IOPS, the first {} s) is clipped at the top",
-                    d.e.label,
+                    d.label,
                     fmt_number(b.burst_iops, 0),
                     b.at_s
                 )
             })
         })
-        .collect();
+        .collect()
+}
+
+/// IOPS each second on a linear axis: the steady state's, as the reference's (which
+/// tops out at 40k IOPS for a drive bursting far above); a burst above it is clipped
+/// and said so.
+fn linear_chart(drives: &[Drive], what: &str, time: Axis) -> Chart {
+    let top = steady_top(drives);
+    let clipped = clipped_bursts(drives, top);
+    let scaled = !clipped.is_empty() && top > 0.0;
     let mut lin = Chart::new(
         "consistency-linear",
         "Consistency: IOPS each second (linear scale)",
-        time(),
-        if clipped.is_empty() || steady_top <= 0.0 {
-            Axis::linear("Throughput", "IOPS")
+        time,
+        if scaled {
+            Axis::linear("Throughput", "IOPS").range(Some(0.0), Some(top))
         } else {
-            Axis::linear("Throughput", "IOPS").range(Some(0.0), Some(steady_top))
+            Axis::linear("Throughput", "IOPS")
         },
     )
     .subtitle(format!("1 point per second · {what}"));
-    if !clipped.is_empty() && steady_top > 0.0 {
+    if scaled {
         lin = lin.note(format!(
             "Scaled to the steady state. {}.",
             clipped.join("; ")
         ));
     }
-    // The zoom: from a little before the earliest window to the longest series.
+    for d in drives {
+        lin.series
+            .push(Series::scatter(d.label, d.group, d.points()));
+    }
+    lin
+}
+
+// --- score: the zoom on the scoring window and the scores table ---
+
+/// Where the zoom starts and ends: from where the user says (the reference zooms at
+/// t = 1400 s), else from a little before the earliest window, to the longest series.
+fn zoom_range(drives: &[Drive], opts: &super::ReportOptions) -> (usize, usize) {
     let start = drives
         .iter()
         .map(|d| d.a.scores.window_start_s)
@@ -119,59 +266,114 @@ pub(crate) fn section(entries: &[Entry], opts: &super::ReportOptions) -> Section
         .max()
         .unwrap_or(1);
     let lead = ((end - start) as f64 * 0.15).ceil() as usize;
-    // Where the user says (the reference zooms at t = 1400 s), else a little before
-    // the earliest window.
-    let zoom_from = match opts.zoom_from_s {
+    let from = match opts.zoom_from_s {
         Some(s) if (s as usize) < end => s as usize,
         _ => start.saturating_sub(lead),
     };
+    (from, end)
+}
+
+/// The scoring window: each drive's seconds from the zoom's start, the window shaded
+/// (or its ends drawn per drive when the windows differ), both scores called out.
+fn zoom_chart(drives: &[Drive], opts: &super::ReportOptions) -> Chart {
+    let (zoom_from, end) = zoom_range(drives, opts);
     let mut zoom = Chart::new(
         "consistency-zoom",
         "Consistency: the scoring window",
         Axis::linear("Time", "s").range(Some(zoom_from as f64), Some(end as f64)),
         Axis::linear("Throughput", "IOPS").tight(),
     );
-    let mut band = Chart::new(
-        "consistency-latency",
-        "Consistency: per-second latency",
-        time(),
-        Axis::log10("Latency", "µs"),
-    )
-    .subtitle("band from the median to the p99 of each second; line: p99");
-    // Bins over the scoring windows' own range, not the whole test's: the fresh drive's
-    // burst would otherwise make bins so wide that a window fills one or two of them.
-    let in_window = |d: &Drive| {
-        let sc = &d.a.scores;
-        let w: Vec<f64> =
-            d.a.iops_per_s
-                .iter()
-                .copied()
-                .skip(sc.window_start_s)
-                .take(sc.window_len_s)
-                .collect();
-        w
-    };
-    let (lo, hi) = drives
-        .iter()
-        .flat_map(in_window)
-        .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
-            (lo.min(v), hi.max(v))
+    for d in drives {
+        zoom.series.push(Series::scatter(
+            d.label,
+            d.group,
+            d.points()
+                .into_iter()
+                .filter(|p| p.0 >= zoom_from as f64)
+                .collect(),
+        ));
+    }
+    let same_window = drives.iter().all(|d| d.window() == drives[0].window());
+    zoom.subtitle = Some(if same_window {
+        format!(
+            "shaded: the scoring window, the last {} s",
+            drives[0].a.scores.window_len_s
+        )
+    } else {
+        "dashed lines in each drive's colour: its scoring window's start and end".to_string()
+    });
+    zoom
+}
+
+/// The zoom's marks and callouts of drive `idx` (after its stall ticks, as drawn).
+fn zoom_marks(zoom: &mut Chart, drives: &[Drive], idx: usize) {
+    let d = &drives[idx];
+    let sc = &d.a.scores;
+    let same_window = drives.iter().all(|x| x.window() == drives[0].window());
+    let (w0, w1) = (sc.window_start_s, sc.window_start_s + sc.window_len_s);
+    if same_window {
+        if idx == 0 {
+            zoom.marks.push(Mark::XRange {
+                x0: w0 as f64,
+                x1: w1 as f64,
+                label: None,
+                group: None,
+            });
+        }
+    } else {
+        // One shaded range per drive would stack into grey: the window's start and
+        // end as lines of the drive's own, toggled with it.
+        for x in [w0, w1] {
+            zoom.marks.push(Mark::VLine {
+                x: x as f64,
+                label: None,
+                group: Some(d.group.to_string()),
+            });
+        }
+    }
+    if let (Some(avg), 1) = (sc.avg_iops, drives.len()) {
+        zoom.marks.push(Mark::HLine {
+            y: avg,
+            label: Some("average".into()),
         });
-    let lo = if lo.is_finite() { lo } else { 0.0 };
-    let bin_w = nice_bin((hi - lo) / BINS as f64);
-    let bin_from = (lo / bin_w).floor() * bin_w;
-    let mut hist = Chart::new(
-        "consistency-histogram",
-        "Consistency: distribution of per-second IOPS in the scoring window",
-        Axis::linear("Throughput", "IOPS"),
-        Axis::linear("Seconds", "s"),
-    );
-    let mut exc = exceedance::chart(
-        "consistency-exceedance".into(),
-        "Consistency: write latency exceedance".into(),
-    )
-    .subtitle("every second of the random-write test");
-    let mut table = Table {
+    }
+    zoom.callouts.push(format!(
+        "{}{} IOPS average, {} average ÷ std dev",
+        if drives.len() > 1 {
+            format!("{}: ", d.label)
+        } else {
+            String::new()
+        },
+        cell(sc.avg_iops, 0),
+        cell(sc.avg_over_stddev, 2)
+    ));
+}
+
+/// Seconds without a completed I/O as ticks on the three IOPS charts, and the zoom's
+/// window marks, drive by drive.
+fn stall_ticks(drives: &[Drive], [log, lin, zoom]: &mut [Chart; 3]) {
+    for (idx, d) in drives.iter().enumerate() {
+        let xs: Vec<f64> =
+            d.a.stalls
+                .iter()
+                .flat_map(|st| (st.start_s..st.start_s + st.len_s).map(|t| t as f64))
+                .collect();
+        if !xs.is_empty() {
+            for c in [&mut *log, &mut *lin, &mut *zoom] {
+                c.marks.push(Mark::Ticks {
+                    xs: xs.clone(),
+                    label: format!("{}: no I/O completed", d.label),
+                    group: Some(d.group.to_string()),
+                });
+            }
+        }
+        zoom_marks(zoom, drives, idx);
+    }
+}
+
+/// The scores table, one row per drive.
+fn scores_table(drives: &[Drive]) -> Table {
+    Table {
         caption: "Consistency scores".into(),
         columns: vec![
             Column::text("Drive"),
@@ -187,88 +389,84 @@ pub(crate) fn section(entries: &[Entry], opts: &super::ReportOptions) -> Section
             Column::text("Performance levels (IOPS, share of the seconds with I/O)"),
             Column::text("PTS steady state"),
         ],
-        rows: Vec::new(),
-    };
-    let window = |d: &Drive| (d.a.scores.window_start_s, d.a.scores.window_len_s);
-    let same_window = drives.iter().all(|d| window(d) == window(&drives[0]));
-    for (idx, d) in drives.iter().enumerate() {
-        let (name, group) = (d.e.label, d.e.group);
-        let g = Some(group.to_string());
-        let sc = &d.a.scores;
-        let pts: Vec<(f64, f64)> =
-            d.a.iops_per_s
-                .iter()
-                .enumerate()
-                .map(|(i, &v)| (i as f64, v))
-                .collect();
-        log.series.push(Series::scatter(
-            name,
-            group,
-            pts.iter().copied().filter(|p| p.1 > 0.0).collect(),
-        ));
-        lin.series.push(Series::scatter(name, group, pts.clone()));
-        zoom.series.push(Series::scatter(
-            name,
-            group,
-            pts.iter()
-                .copied()
-                .filter(|p| p.0 >= zoom_from as f64)
-                .collect(),
-        ));
-        let stall_xs: Vec<f64> =
-            d.a.stalls
-                .iter()
-                .flat_map(|st| (st.start_s..st.start_s + st.len_s).map(|t| t as f64))
-                .collect();
-        if !stall_xs.is_empty() {
-            for c in [&mut log, &mut lin, &mut zoom] {
-                c.marks.push(Mark::Ticks {
-                    xs: stall_xs.clone(),
-                    label: format!("{name}: no I/O completed"),
-                    group: g.clone(),
-                });
-            }
-        }
-        let (w0, w1) = (sc.window_start_s, sc.window_start_s + sc.window_len_s);
-        if same_window {
-            if idx == 0 {
-                zoom.marks.push(Mark::XRange {
-                    x0: w0 as f64,
-                    x1: w1 as f64,
-                    label: None,
-                    group: None,
-                });
-            }
-        } else {
-            // One shaded range per drive would stack into grey: the window's start and
-            // end as lines of the drive's own, toggled with it.
-            for x in [w0, w1] {
-                zoom.marks.push(Mark::VLine {
-                    x: x as f64,
-                    label: None,
-                    group: g.clone(),
-                });
-            }
-        }
-        if let (Some(avg), 1) = (sc.avg_iops, drives.len()) {
-            zoom.marks.push(Mark::HLine {
-                y: avg,
-                label: Some("average".into()),
-            });
-        }
-        zoom.callouts.push(format!(
-            "{}{} IOPS average, {} average ÷ std dev",
-            if drives.len() > 1 {
-                format!("{name}: ")
-            } else {
-                String::new()
-            },
-            cell(sc.avg_iops, 0),
-            cell(sc.avg_over_stddev, 2)
-        ));
+        rows: drives.iter().map(scores_row).collect(),
+    }
+}
+
+// --- phases and levels ---
+
+/// The course of each run that changed level more than once (burst, intermediate,
+/// second burst, steady), as the reviews describe it.
+fn phase_texts(drives: &[Drive]) -> Vec<String> {
+    drives
+        .iter()
+        .filter(|d| d.a.phases.len() > 2)
+        .filter_map(|d| {
+            let p = drivelab_analysis::consistency::describe_phases(&d.a.phases)?;
+            Some(format!("Phases of {}: {p}.", d.label))
+        })
+        .collect()
+}
+
+/// The performance levels with their shares: "12 000 (80 %), 3 000 (20 %)".
+fn levels_cell(d: &Drive) -> String {
+    let levels: Vec<String> =
+        d.a.levels
+            .iter()
+            .map(|l| {
+                format!(
+                    "{} ({:.0} %)",
+                    fmt_number(l.centre_iops, 0),
+                    100.0 * l.share
+                )
+            })
+            .collect();
+    if levels.is_empty() {
+        "–".into()
+    } else {
+        levels.join(", ")
+    }
+}
+
+// --- the other charts: latency, histogram, exceedance, errors ---
+
+/// The per-second latency band of every drive.
+fn latency_chart(drives: &[Drive], time: Axis) -> Chart {
+    let mut band = Chart::new(
+        "consistency-latency",
+        "Consistency: per-second latency",
+        time,
+        Axis::log10("Latency", "µs"),
+    )
+    .subtitle("band from the median to the p99 of each second; line: p99");
+    for d in drives {
         band.series.extend(latency_band(d));
+    }
+    band
+}
+
+/// Per-second IOPS in the scoring windows, binned over the windows' own range, not the
+/// whole test's: the fresh drive's burst would otherwise make bins so wide that a
+/// window fills one or two of them.
+fn histogram_chart(drives: &[Drive]) -> Chart {
+    let (lo, hi) = drives
+        .iter()
+        .flat_map(Drive::in_window)
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    let lo = if lo.is_finite() { lo } else { 0.0 };
+    let bin_w = nice_bin((hi - lo) / BINS as f64);
+    let bin_from = (lo / bin_w).floor() * bin_w;
+    let mut hist = Chart::new(
+        "consistency-histogram",
+        "Consistency: distribution of per-second IOPS in the scoring window",
+        Axis::linear("Throughput", "IOPS"),
+        Axis::linear("Seconds", "s"),
+    );
+    for d in drives {
         let mut counts = vec![0.0; BINS + 2];
-        for v in in_window(d) {
+        for v in d.in_window() {
             let b = (((v - bin_from) / bin_w) as usize).min(BINS + 1);
             counts[b] += 1.0;
         }
@@ -280,42 +478,31 @@ pub(crate) fn section(entries: &[Entry], opts: &super::ReportOptions) -> Section
             .collect();
         if !bars.is_empty() {
             hist.series
-                .push(Series::bars(name, group, bars).with_bar_width(bin_w));
+                .push(Series::bars(d.label, d.group, bars).with_bar_width(bin_w));
         }
-        let h = d.e.histograms(is_round);
-        if let Some(series) = exceedance::series(name.to_string(), group, &h, Dir::Write) {
+    }
+    hist.subtitle = Some(format!("bins of {} IOPS", fmt_number(bin_w, 0)));
+    hist
+}
+
+/// Write latency exceedance over every second of the test.
+fn exceedance_chart(drives: &[Drive]) -> Chart {
+    let mut exc = exceedance::chart(
+        "consistency-exceedance".into(),
+        "Consistency: write latency exceedance".into(),
+    )
+    .subtitle("every second of the random-write test");
+    for d in drives {
+        let h: Vec<&Histograms> = d
+            .steps
+            .iter()
+            .filter_map(|s| s.run.as_ref().map(|r| &r.histogram))
+            .collect();
+        if let Some(series) = exceedance::series(d.label.to_string(), d.group, &h, Dir::Write) {
             exc.series.push(series);
         }
-        table.rows.push(scores_row(d));
     }
-    zoom.subtitle = Some(if same_window {
-        format!(
-            "shaded: the scoring window, the last {} s",
-            drives[0].a.scores.window_len_s
-        )
-    } else {
-        "dashed lines in each drive's colour: its scoring window's start and end".to_string()
-    });
-    hist.subtitle = Some(format!("bins of {} IOPS", fmt_number(bin_w, 0)));
-    log = log
-        .note("Seconds with no completed I/O cannot be drawn on a log axis: the ticks mark them.");
-    s = s.table(table);
-    // The course of a run that changed level more than once (burst, intermediate,
-    // second burst, steady), as the reviews describe it.
-    for d in &drives {
-        if d.a.phases.len() > 2 {
-            if let Some(p) = drivelab_analysis::consistency::describe_phases(&d.a.phases) {
-                s = s.text(format!("Phases of {}: {p}.", d.e.label));
-            }
-        }
-    }
-    let errors = errors_chart(&drives, time());
-    for c in [log, lin, zoom, band, hist, exc, errors] {
-        if !c.series.is_empty() {
-            s = s.chart(c);
-        }
-    }
-    s
+    exc
 }
 
 /// Failed I/Os each second of the random-write test (a drive failing for some seconds
@@ -329,24 +516,21 @@ fn errors_chart(drives: &[Drive], time: Axis) -> Chart {
         Axis::linear("Failed I/Os", "I/Os"),
     );
     for d in drives {
-        let pts: Vec<(f64, f64)> =
-            d.e.steps(is_round)
-                .into_iter()
-                .flat_map(|st| st.run.iter().flat_map(|r| r.series.records.iter()))
-                .filter(|r| !r.ramp)
-                .enumerate()
-                .map(|(i, r)| (i as f64, r.all.errors.unwrap_or(0) as f64))
-                .collect();
+        let pts: Vec<(f64, f64)> = d
+            .records()
+            .enumerate()
+            .map(|(i, r)| (i as f64, r.all.errors.unwrap_or(0) as f64))
+            .collect();
         if pts.iter().any(|p| p.1 > 0.0) {
             let total: f64 = pts.iter().map(|p| p.1).sum();
             c.callouts.push(format!(
                 "{}: {} failed I/Os in {} s",
-                d.e.label,
+                d.label,
                 fmt_number(total, 0),
                 pts.iter().filter(|p| p.1 > 0.0).count()
             ));
             c.series
-                .push(Series::bars(d.e.label, d.e.group, pts).with_bar_width(1.0));
+                .push(Series::bars(d.label, d.group, pts).with_bar_width(1.0));
         }
     }
     c
@@ -355,15 +539,10 @@ fn errors_chart(drives: &[Drive], time: Axis) -> Chart {
 /// The per-second latency of the rounds, in the same order as the IOPS series: a band
 /// from the median to the p99 of each second, and the p99 as a line.
 fn latency_band(d: &Drive) -> Vec<Series> {
-    let (name, group) = (d.e.label, d.e.group);
+    let (name, group) = (d.label, d.group);
     let mut lo_hi = Vec::new();
     let mut p99 = Vec::new();
-    let recs =
-        d.e.steps(is_round)
-            .into_iter()
-            .flat_map(|st| st.run.iter().flat_map(|r| r.series.records.iter()))
-            .filter(|r| !r.ramp);
-    for (i, r) in recs.enumerate() {
+    for (i, r) in d.records().enumerate() {
         if let (Some(p50), Some(p)) = (r.all.lat_p50_ns, r.all.lat_p99_ns) {
             lo_hi.push((i as f64, p50 as f64 / 1e3, p as f64 / 1e3));
             p99.push((i as f64, p as f64 / 1e3));
@@ -382,22 +561,11 @@ fn latency_band(d: &Drive) -> Vec<Series> {
 fn scores_row(d: &Drive) -> Row {
     let sc = &d.a.scores;
     let (w0, w1) = (sc.window_start_s, sc.window_start_s + sc.window_len_s);
-    let levels: Vec<String> =
-        d.a.levels
-            .iter()
-            .map(|l| {
-                format!(
-                    "{} ({:.0} %)",
-                    fmt_number(l.centre_iops, 0),
-                    100.0 * l.share
-                )
-            })
-            .collect();
     let steady = &d.a.steady;
     Row {
-        group: Some(d.e.group.to_string()),
+        group: Some(d.group.to_string()),
         cells: vec![
-            d.e.label.to_string(),
+            d.label.to_string(),
             format!("{}–{}", w0, w1),
             cell(sc.avg_iops, 0),
             cell(sc.avg_over_stddev, 2),
@@ -409,11 +577,7 @@ fn scores_row(d: &Drive) -> Row {
             d.a.burst
                 .as_ref()
                 .map_or_else(|| "–".into(), |b| b.at_s.to_string()),
-            if levels.is_empty() {
-                "–".into()
-            } else {
-                levels.join(", ")
-            },
+            levels_cell(d),
             match (
                 steady.reached,
                 steady.window_first_round,
