@@ -157,6 +157,9 @@ pub struct Series {
     pub bar_width: Option<f64>,
     /// Bars carry their values as text (a bar too small to see still reads).
     pub value_labels: bool,
+    /// A line also marks each of its points (the group's shape): a curve of a few
+    /// measured points (a queue-depth sweep) shows where it was measured.
+    pub markers: bool,
 }
 
 impl Series {
@@ -176,6 +179,7 @@ impl Series {
             dash: None,
             bar_width: None,
             value_labels: false,
+            markers: false,
         }
     }
 
@@ -238,6 +242,12 @@ impl Series {
     /// Writes each bar's value on it.
     pub fn labelled(mut self) -> Self {
         self.value_labels = true;
+        self
+    }
+
+    /// Marks every point of a line with the group's shape.
+    pub fn with_markers(mut self) -> Self {
+        self.markers = true;
         self
     }
 

@@ -678,3 +678,61 @@ fn every_suites_charts_and_tables_put_a_named_drives_runs_in_its_one_group() {
         );
     }
 }
+
+/// The `d` attribute of the first `<path>` with `data-kind="{kind}"` and
+/// `data-series="{series}"`, and its `data-n`.
+fn path_of(svg: &str, kind: &str, series: &str) -> Option<(String, usize)> {
+    let key = format!(r#"data-series="{series}" data-kind="{kind}" data-n=""#);
+    let at = svg.find(&key)? + key.len();
+    let rest = &svg[at..];
+    let n: usize = rest[..rest.find('"')?].parse().ok()?;
+    let d_at = rest.find(r#" d=""#)? + 4;
+    let d = &rest[d_at..];
+    Some((d[..d.find('"')?].to_string(), n))
+}
+
+#[test]
+fn queue_depth_curves_mark_every_measured_point_with_the_95_percent_line_and_latency() {
+    let (report, runs) = report_of(|s, _| s == "peak");
+    let palette = report.palette();
+    for r in &runs {
+        let a: drivelab_suites::peak::Analysis = r
+            .doc
+            .summary
+            .as_ref()
+            .unwrap()
+            .analysis_as()
+            .expect("a peak analysis");
+        for w in &a.sweeps {
+            let n = w.sweep.curve.len();
+            assert!(n > 1, "{}", w.label);
+            let id = format!("peak-{}-throughput", w.workload);
+            let thr = report.charts().into_iter().find(|c| c.id == id).unwrap();
+            let svg = drivelab_report::render_svg(thr, &palette).unwrap();
+            let (d, drawn) = path_of(&svg, "markers", &r.label).expect("markers");
+            // One mark per measured queue depth: each mark is one closed shape.
+            assert_eq!(drawn, n, "{id} {}", r.label);
+            assert_eq!(d.matches('z').count(), n, "{id}: {d}");
+            let (_, on_line) = path_of(&svg, "line", &r.label).unwrap();
+            assert_eq!(on_line, n);
+            // The 95 % line the knee was chosen against.
+            let t = w.sweep.knee.as_ref().unwrap().threshold;
+            assert!(thr
+                .marks
+                .iter()
+                .any(|m| matches!(m, Mark::HLine { y, .. } if *y == t)));
+            // Latency against queue depth, marked the same way.
+            let id = format!("peak-{}-latency", w.workload);
+            let lat = report.charts().into_iter().find(|c| c.id == id).unwrap();
+            let svg = drivelab_report::render_svg(lat, &palette).unwrap();
+            let p99 = w
+                .sweep
+                .curve
+                .iter()
+                .filter(|p| p.lat_p99_us.is_some())
+                .count();
+            let (_, drawn) = path_of(&svg, "markers", &format!("{} p99", r.label)).unwrap();
+            assert_eq!(drawn, p99, "{id}");
+        }
+    }
+}

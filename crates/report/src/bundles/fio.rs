@@ -68,8 +68,11 @@ fn grid_charts(entries: &[Entry]) -> Vec<Chart> {
                     });
                 }
                 let name = format!("{} {jobs}", e.label);
-                c.series
-                    .push(curve(name, e.group, line).dashed(DASHES[k % DASHES.len()]));
+                c.series.push(
+                    curve(name, e.group, line)
+                        .dashed(DASHES[k % DASHES.len()])
+                        .with_markers(),
+                );
             }
             out.push(c);
         }

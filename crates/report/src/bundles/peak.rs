@@ -175,13 +175,20 @@ fn add_curves(e: &Entry, w: &SweepEntry, thr: &mut Chart, lat: &mut Chart) -> bo
         return false;
     }
     let (drive, group) = (e.label, e.group);
-    thr.series.push(curve(drive, group, pts));
+    // Every measured queue depth marked: a sweep is a few points, not a trace.
+    thr.series.push(curve(drive, group, pts).with_markers());
     let p99 = points(&w.sweep, |p| p.lat_p99_us);
     let p9999 = points(&w.sweep, |p| p.lat_p9999_us);
-    lat.series
-        .push(curve(format!("{drive} p99"), group, p99).dashed(Dash::Solid));
-    lat.series
-        .push(curve(format!("{drive} p99.99"), group, p9999).dashed(Dash::Dashed));
+    lat.series.push(
+        curve(format!("{drive} p99"), group, p99)
+            .dashed(Dash::Solid)
+            .with_markers(),
+    );
+    lat.series.push(
+        curve(format!("{drive} p99.99"), group, p9999)
+            .dashed(Dash::Dashed)
+            .with_markers(),
+    );
     true
 }
 

@@ -87,43 +87,12 @@ pub fn draw(out: &mut String, chart: &Chart, lay: &Layout, palette: &GroupPalett
             )
         }
         SeriesKind::Scatter => {
-            let shape = palette.shape(&s.group);
-            let (sx, sy) = shape_start(shape);
-            let body = shape_path(shape);
-            let mut seen: HashSet<(i32, i32)> = HashSet::with_capacity(s.points.len());
-            let mut prev: Option<(i32, i32)> = None;
-            for &(x, y) in &s.points {
-                if !(usable(x, xs) && usable(y, ys)) {
-                    continue;
-                }
-                shown += 1;
-                let (fx, fy) = (lay.px_x(x), py(y));
-                if !(fx.is_finite() && fy.is_finite()) || fx.abs() > 1e6 || fy.abs() > 1e6 {
-                    continue;
-                }
-                let c = (fx.round() as i32, fy.round() as i32);
-                if !seen.insert(c) {
-                    continue;
-                }
-                match prev {
-                    None => {
-                        d.push('M');
-                        push_num(&mut d, c.0 as f64 + sx);
-                        d.push(' ');
-                        push_num(&mut d, c.1 as f64 + sy);
-                    }
-                    Some(p) => {
-                        let (dx, dy) = (c.0 - p.0, c.1 - p.1);
-                        let _ = write!(d, "m{dx}");
-                        if dy >= 0 {
-                            d.push(' ');
-                        }
-                        let _ = write!(d, "{dy}");
-                    }
-                }
-                d.push_str(body);
-                prev = Some(c);
-            }
+            let pts = s
+                .points
+                .iter()
+                .filter(|&&(x, y)| usable(x, xs) && usable(y, ys))
+                .map(|&(x, y)| (lay.px_x(x), py(y)));
+            shown = shapes(&mut d, pts, palette.shape(&s.group), true).0;
             format!(r#"fill="{color}" stroke="none""#)
         }
         SeriesKind::Bars => {
@@ -224,6 +193,22 @@ pub fn draw(out: &mut String, chart: &Chart, lay: &Layout, palette: &GroupPalett
         escape(&s.group),
         escape(&s.name),
     );
+    if s.kind == SeriesKind::Line && s.markers {
+        let pts = s
+            .points
+            .iter()
+            .filter(|&&(x, y)| usable(x, xs) && usable(y, ys))
+            .map(|&(x, y)| (lay.px_x(x), py(y)));
+        let mut d = String::new();
+        let (_, drawn) = shapes(&mut d, pts, palette.shape(&s.group), false);
+        let _ = write!(
+            out,
+            r#"<path class="dl-data dl-g{}" data-group="{}" data-series="{}" data-kind="markers" data-n="{drawn}" d="{d}" fill="{color}" stroke="none"/>"#,
+            palette.index(&s.group),
+            escape(&s.group),
+            escape(&s.name),
+        );
+    }
     for (x, top, v) in labels {
         // Above the bar, or inside its top when that would leave the plot.
         let (y, fill) = if top - 16.0 < lay.frame.top {
@@ -248,6 +233,52 @@ pub fn draw(out: &mut String, chart: &Chart, lay: &Layout, palette: &GroupPalett
             escape(&crate::ticks::fmt_number(v, decimals)),
         );
     }
+}
+
+/// Appends one mark of `shape` at each pixel point (relative moves after the first);
+/// with `dedup`, a point on a pixel already marked is not drawn again. Returns the
+/// points given and the marks drawn.
+fn shapes(
+    d: &mut String,
+    pts: impl Iterator<Item = (f64, f64)>,
+    shape: Shape,
+    dedup: bool,
+) -> (usize, usize) {
+    let (sx, sy) = shape_start(shape);
+    let body = shape_path(shape);
+    let mut seen: HashSet<(i32, i32)> = HashSet::new();
+    let mut prev: Option<(i32, i32)> = None;
+    let (mut given, mut drawn) = (0, 0);
+    for (fx, fy) in pts {
+        given += 1;
+        if !(fx.is_finite() && fy.is_finite()) || fx.abs() > 1e6 || fy.abs() > 1e6 {
+            continue;
+        }
+        let c = (fx.round() as i32, fy.round() as i32);
+        if dedup && !seen.insert(c) {
+            continue;
+        }
+        match prev {
+            None => {
+                d.push('M');
+                push_num(d, c.0 as f64 + sx);
+                d.push(' ');
+                push_num(d, c.1 as f64 + sy);
+            }
+            Some(p) => {
+                let (dx, dy) = (c.0 - p.0, c.1 - p.1);
+                let _ = write!(d, "m{dx}");
+                if dy >= 0 {
+                    d.push(' ');
+                }
+                let _ = write!(d, "{dy}");
+            }
+        }
+        d.push_str(body);
+        prev = Some(c);
+        drawn += 1;
+    }
+    (given, drawn)
 }
 
 fn num1(v: f64) -> String {
