@@ -9,6 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use drivelab_engine::result::{HostInfo, Tool};
@@ -608,6 +609,24 @@ fn opt_engine(job: &Job) -> Option<String> {
         .map(str::to_string)
 }
 
+/// The analysis of an imported set (`summary.analysis` of a `fio` bundle): the sweeps
+/// (a peak run's `sweeps`, each with its method), the iodepth × numjobs grids, and the
+/// analysis of each result with per-window logs. Bundles imported before a part was
+/// made read it as empty.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FioAnalysis {
+    /// The first result's fio version ("fio-3.33"), null when it says none.
+    pub fio_version: Option<String>,
+    #[serde(default)]
+    pub fio_versions: Vec<String>,
+    #[serde(default)]
+    pub sweeps: Vec<super::sweeps::SweepEntry>,
+    #[serde(default)]
+    pub grids: Vec<super::sweeps::Grid>,
+    #[serde(default)]
+    pub series: Vec<super::series::SeriesEntry>,
+}
+
 /// The document around the steps: summary (each result's metrics, the sweeps' knee
 /// metrics, the analysis), notes, and fio's time as the run's.
 fn finish(
@@ -684,13 +703,14 @@ fn finish(
         planned_steps: steps.len(),
         steps,
         summary: Some(Summary {
-            analysis: json!({
-                "fio_version": versions.first(),
-                "fio_versions": versions,
-                "sweeps": sets.sweeps,
-                "grids": sets.grids,
-                "series": series,
-            }),
+            analysis: serde_json::to_value(FioAnalysis {
+                fio_version: versions.first().cloned(),
+                fio_versions: versions,
+                sweeps: sets.sweeps,
+                grids: sets.grids,
+                series,
+            })
+            .map_err(|e| format!("the analysis cannot be saved: {e}"))?,
             metrics,
         }),
         notes,
@@ -806,11 +826,10 @@ mod tests {
         assert_eq!(doc.steps[1].params["workload"], sweeps[0]["workload"]);
     }
 
-    /// 320 s of 4K random writes logged each second by fio (a 3 s stall without rows,
-    /// as fio logs windows without I/O), all in one directory with another run's logs:
-    /// a series with its stall, and the consistency analysis.
-    #[test]
-    fn long_random_writes_with_logs_get_stalls_and_the_consistency_analysis() {
+    /// 320 s of 4K random writes (1000 IOPS) logged by fio every `log_ms` in fio 3.1's
+    /// form (a 3 s stall without rows, as fio logs windows without I/O), all in one
+    /// directory with another run's logs: the imported bundle.
+    fn long_random_writes(log_ms: u64) -> RunDoc {
         let d = tempfile::tempdir().unwrap();
         let mut v: Value = serde_json::from_str(&fio31(1, 1000)).unwrap();
         let job = &mut v["jobs"][0];
@@ -824,17 +843,18 @@ mod tests {
         let g = &mut v["global options"];
         g["rw"] = json!("randwrite");
         g["filename"] = json!("/srv/fio/test.bin");
-        g["log_avg_msec"] = json!("1000");
+        g["log_avg_msec"] = json!(log_ms.to_string());
         g["write_iops_log"] = json!("/home/someone/results/rw4k");
         g["write_bw_log"] = json!("/home/someone/results/rw4k");
         let mut iops = String::new();
         let mut bw = String::new();
-        for t in 1..=320u64 {
-            if (100..103).contains(&t) {
+        // Each row at the end of its window: the windows of seconds 100–102 have none.
+        for t in 1..=320_000 / log_ms {
+            if (100_000..103_000).contains(&((t - 1) * log_ms)) {
                 continue;
             }
-            iops += &format!("{}, 1000, 1, 4096, 0\n", t * 1000 + 2);
-            bw += &format!("{}, 4000, 1, 4096, 0\n", t * 1000 + 2);
+            iops += &format!("{}, 1000, 1, 4096, 0\n", t * log_ms + 2);
+            bw += &format!("{}, 4000, 1, 4096, 0\n", t * log_ms + 2);
         }
         std::fs::write(d.path().join("rw4k_iops.1.log"), &iops).unwrap();
         std::fs::write(d.path().join("rw4k_bw.1.log"), &bw).unwrap();
@@ -849,7 +869,12 @@ mod tests {
             source: "rw4k.json".into(),
             dir: Some(d.path().to_path_buf()),
         };
-        let doc = import_set(&[input], &Options::default()).unwrap();
+        import_set(&[input], &Options::default()).unwrap()
+    }
+
+    #[test]
+    fn long_random_writes_with_logs_get_stalls_and_the_consistency_analysis() {
+        let doc = long_random_writes(1000);
         let a = &doc.summary.as_ref().unwrap().analysis;
         let s = &a["series"][0];
         assert_eq!(s["windows"], 320, "{s}");
@@ -860,6 +885,38 @@ mod tests {
         assert!(s["consistency"]["stalls"].is_array(), "{s}");
         assert!(s["fill"].is_null());
         assert_eq!(doc.target.kind, TargetKind::File);
+    }
+
+    /// The same run logged at 250 ms (as the published grids are): the series keeps its
+    /// quarter seconds, the consistency analysis scores whole seconds.
+    #[test]
+    fn quarter_second_logs_are_scored_per_second_by_the_consistency_analysis() {
+        let doc = long_random_writes(250);
+        let a: FioAnalysis = doc.summary.as_ref().unwrap().analysis_as().unwrap();
+        let s = &a.series[0];
+        assert_eq!((s.windows, s.interval_s), (1280, 0.25));
+        assert_eq!((s.stalls, s.stall_windows), (1, 12));
+        assert_eq!(s.longest_stall_s, 3.0);
+        let c = s.consistency.as_ref().expect("analysed per second");
+        assert_eq!(c.iops_per_s.len(), 320);
+        // Every second with I/O is 1000 IOPS, as fio logged it (not 250 or 4000).
+        let with_io: Vec<f64> = c.iops_per_s.iter().copied().filter(|&v| v > 0.0).collect();
+        assert_eq!(with_io.len(), 317);
+        assert!(
+            with_io.iter().all(|v| (v - 1000.0).abs() < 1.0),
+            "{with_io:?}"
+        );
+        assert_eq!(c.stalls.len(), 1);
+        assert_eq!((c.stalls[0].start_s, c.stalls[0].len_s), (100, 3));
+        assert_eq!(c.scores.series_len_s, 320);
+        // The regrouped step is what the report draws: seconds, the I/Os all there.
+        let step = &doc.steps[0];
+        let sec = super::super::series::per_second(step);
+        let m = sec.run.as_ref().unwrap();
+        assert_eq!(m.series.interval_ns, 1_000_000_000);
+        assert_eq!(m.series.records.len(), 320);
+        let ops: u64 = m.series.records.iter().map(|r| r.write.ops).sum();
+        assert_eq!(ops, 317 * 1000);
     }
 
     /// Found by fuzzing: a size whose unit is not ASCII (`1В`, a Cyrillic letter) was

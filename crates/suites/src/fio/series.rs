@@ -3,9 +3,12 @@
 //! analysis for long 4K random writes logged each second, the fill analysis for a
 //! sequential write.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 use drivelab_analysis::consistency::{stalls, REVIEW_WINDOW_S};
+use drivelab_engine::series::{IntervalDir, IntervalRecord};
 use drivelab_engine::spec::RwMode;
 
 use crate::bundle::{Metric, StepRecord};
@@ -33,8 +36,9 @@ pub struct SeriesEntry {
     pub stall_windows: usize,
     /// The longest such run, in seconds.
     pub longest_stall_s: f64,
-    /// Long 4K random writes logged each second: as the consistency suite analyses its
-    /// run (null otherwise).
+    /// Long 4K random writes logged each second or more often (finer windows regrouped
+    /// to seconds, [`per_second`]: the consistency methodology scores seconds): as the
+    /// consistency suite analyses its run (null otherwise).
     pub consistency: Option<ConsistencyAnalysis>,
     /// A sequential write: as the seqfill suite analyses its fill (null otherwise).
     pub fill: Option<SeqFillAnalysis>,
@@ -50,20 +54,114 @@ pub fn analyse(steps: &[StepRecord], logged: &[bool]) -> Vec<SeriesEntry> {
         .collect()
 }
 
+/// The step as the consistency analysis reads it: logged each second (windows shorter
+/// than a second regrouped, [`per_second`]) and marked as one continuous run; None when
+/// it is not long 4K random writes logged each second or more often.
+pub fn consistency_run(s: &StepRecord) -> Option<StepRecord> {
+    let single_4k = matches!(s.config.bs.as_slice(), [b] if b.bytes == 4096);
+    let fine = s.config.log_interval_ns <= SECOND_NS;
+    if s.config.rw != RwMode::RandWrite || !single_4k || !fine {
+        return None;
+    }
+    let mut run = per_second(s).into_owned();
+    run.params["continuous"] = serde_json::json!(true);
+    (records::iops_series(&run).len() >= CONSISTENCY_MIN_S).then_some(run)
+}
+
+const SECOND_NS: u64 = 1_000_000_000;
+
+/// The step with its series regrouped to one-second windows when fio logged it more
+/// often (`log_avg_msec` below 1000: 250 ms gives four windows a second), as the
+/// consistency methodology scores seconds; the step itself otherwise. A second's
+/// window holds the windows that start in it: I/Os and bytes summed, rates over the
+/// windows' time, the mean latency weighted by I/Os; its percentiles are not known
+/// (fio logs each window's mean) unless it is one window.
+pub fn per_second(s: &StepRecord) -> Cow<'_, StepRecord> {
+    let Some(run) = s.run.as_ref() else {
+        return Cow::Borrowed(s);
+    };
+    let iv = run.series.interval_ns;
+    if iv == 0 || iv >= SECOND_NS {
+        return Cow::Borrowed(s);
+    }
+    let mut out = s.clone();
+    let recs = &run.series.records;
+    let mut merged: Vec<IntervalRecord> = Vec::new();
+    let mut i = 0;
+    while i < recs.len() {
+        let sec = recs[i].start_ns / SECOND_NS;
+        let n = recs[i..]
+            .iter()
+            .take_while(|r| r.start_ns / SECOND_NS == sec)
+            .count();
+        merged.push(merge(&recs[i..i + n], merged.len() as u64));
+        i += n;
+    }
+    if let Some(r) = out.run.as_mut() {
+        r.series.records = merged;
+        r.series.interval_ns = SECOND_NS;
+    }
+    out.config.log_interval_ns = SECOND_NS;
+    Cow::Owned(out)
+}
+
+/// Consecutive windows as one (`index`: its place in the new series).
+fn merge(w: &[IntervalRecord], index: u64) -> IntervalRecord {
+    let last = &w[w.len() - 1];
+    let duration_ns: u64 = w.iter().map(|r| r.duration_ns).sum();
+    let dir = |f: fn(&IntervalRecord) -> &IntervalDir| merge_dir(w.iter().map(f), duration_ns);
+    IntervalRecord {
+        index,
+        start_ns: w[0].start_ns,
+        duration_ns,
+        ramp: w.iter().all(|r| r.ramp),
+        read: dir(|r| &r.read),
+        write: dir(|r| &r.write),
+        all: dir(|r| &r.all),
+        cum_write_bytes: last.cum_write_bytes,
+        sensors: last.sensors.clone(),
+        over_link_ceiling: w.iter().any(|r| r.over_link_ceiling),
+    }
+}
+
+fn merge_dir<'a>(ds: impl Iterator<Item = &'a IntervalDir> + Clone, dur_ns: u64) -> IntervalDir {
+    let secs = dur_ns.max(1) as f64 / 1e9;
+    let ops: u64 = ds.clone().map(|d| d.ops).sum();
+    let bytes: u64 = ds.clone().map(|d| d.bytes).sum();
+    let weighted: Vec<(f64, u64)> = ds
+        .clone()
+        .filter(|d| d.ops > 0)
+        .filter_map(|d| Some((d.lat_mean_ns?, d.ops)))
+        .collect();
+    let with_ops = ds.clone().filter(|d| d.ops > 0).count();
+    let lat_mean_ns = (!weighted.is_empty() && weighted.len() == with_ops).then(|| {
+        weighted.iter().map(|(m, n)| m * *n as f64).sum::<f64>()
+            / weighted.iter().map(|w| w.1).sum::<u64>() as f64
+    });
+    let one = ds.clone().count() == 1;
+    let first = ds.clone().next();
+    IntervalDir {
+        ops,
+        bytes,
+        ops_per_s: ops as f64 / secs,
+        bytes_per_s: bytes as f64 / secs,
+        lat_mean_ns,
+        lat_p50_ns: first.and_then(|d| d.lat_p50_ns).filter(|_| one),
+        lat_p99_ns: first.and_then(|d| d.lat_p99_ns).filter(|_| one),
+        lat_p9999_ns: first.and_then(|d| d.lat_p9999_ns).filter(|_| one),
+        lat_max_ns: ds.clone().filter_map(|d| d.lat_max_ns).max(),
+        errors: ds.map(|d| d.errors).sum(),
+    }
+}
+
 fn entry(s: &StepRecord) -> SeriesEntry {
     let iops = records::iops_series(s);
     let interval_s = s.config.log_interval_ns as f64 / 1e9;
     let st = stalls(&iops);
-    let one_s = s.config.log_interval_ns == 1_000_000_000;
-    let single_4k = matches!(s.config.bs.as_slice(), [b] if b.bytes == 4096);
-    let consistency =
-        (s.config.rw == RwMode::RandWrite && single_4k && one_s && iops.len() >= CONSISTENCY_MIN_S)
-            .then(|| {
-                let mut run = s.clone();
-                run.params["continuous"] = serde_json::json!(true);
-                let window = REVIEW_WINDOW_S.min(iops.len());
-                consistency::analyze(&[run], window, ROUND_S)
-            });
+    let consistency = consistency_run(s).map(|run| {
+        let window = REVIEW_WINDOW_S.min(records::iops_series(&run).len());
+        consistency::analyze(&[run], window, ROUND_S)
+    });
     let fill = (s.config.rw == RwMode::Write && iops.len() >= 2)
         .then(|| seqfill::analyze(s, seqfill::SeqFill::new(false).drop_fraction));
     SeriesEntry {
