@@ -19,8 +19,8 @@ use crate::ticks::fmt_number;
 /// an imported fio series of long 4K random writes (its windows regrouped to seconds).
 pub(crate) struct Drive<'a> {
     /// Name in legends and tables, and the drive's group (colour and toggle).
-    pub label: &'a str,
-    pub group: &'a str,
+    pub label: String,
+    pub group: String,
     pub a: ConsistencyAnalysis,
     /// The steps of the test, in order, each logged once a second.
     pub steps: Vec<std::borrow::Cow<'a, StepRecord>>,
@@ -32,8 +32,8 @@ impl<'a> Drive<'a> {
     /// A consistency bundle's drive; None without a readable analysis.
     pub fn of_entry(e: &'a Entry<'a>) -> Option<Drive<'a>> {
         Some(Drive {
-            label: e.label,
-            group: e.group,
+            label: e.label.to_string(),
+            group: e.group.to_string(),
             a: e.analysis()?,
             steps: e
                 .steps(is_round)
@@ -99,20 +99,10 @@ pub(crate) fn section(entries: &[Entry], opts: &super::ReportOptions) -> Section
     section_of(&drives, opts)
 }
 
-/// The drives' workloads, joined where they differ.
-fn workloads(drives: &[Drive]) -> Option<String> {
-    let mut seen: Vec<&str> = Vec::new();
-    for w in drives.iter().filter_map(|d| d.workload.as_deref()) {
-        if !seen.contains(&w) {
-            seen.push(w);
-        }
-    }
-    (!seen.is_empty()).then(|| seen.join("; "))
-}
-
 /// The section of `drives`.
 pub(crate) fn section_of(drives: &[Drive], opts: &super::ReportOptions) -> Section {
-    let what = workloads(drives).unwrap_or_else(|| "4K random writes, QD32".into());
+    let what = super::join_workloads(drives.iter().filter_map(|x| x.workload.as_deref()))
+        .unwrap_or_else(|| "4K random writes, QD32".into());
     let s = Section::new("Consistency (random writes after preconditioning)").text(format!(
         "Completed I/Os each second ({what}), after a sequential fill. Scored on the last \
          seconds (the shaded window): average IOPS and average ÷ standard deviation \
@@ -175,8 +165,8 @@ fn log_chart(drives: &[Drive], what: &str, time: Axis) -> Chart {
     .subtitle(format!("1 point per second · {what}"));
     for d in drives {
         log.series.push(Series::scatter(
-            d.label,
-            d.group,
+            &d.label,
+            &d.group,
             d.points().into_iter().filter(|p| p.1 > 0.0).collect(),
         ));
     }
@@ -210,7 +200,7 @@ fn clipped_bursts(drives: &[Drive], top: f64) -> Vec<String> {
             (peak > top).then(|| {
                 format!(
                     "{}: the initial burst ({} IOPS, the first {} s) is clipped at the top",
-                    d.label,
+                    &d.label,
                     fmt_number(b.burst_iops, 0),
                     b.at_s
                 )
@@ -245,7 +235,7 @@ fn linear_chart(drives: &[Drive], what: &str, time: Axis) -> Chart {
     }
     for d in drives {
         lin.series
-            .push(Series::scatter(d.label, d.group, d.points()));
+            .push(Series::scatter(&d.label, &d.group, d.points()));
     }
     lin
 }
@@ -285,8 +275,8 @@ fn zoom_chart(drives: &[Drive], opts: &super::ReportOptions) -> Chart {
     );
     for d in drives {
         zoom.series.push(Series::scatter(
-            d.label,
-            d.group,
+            &d.label,
+            &d.group,
             d.points()
                 .into_iter()
                 .filter(|p| p.0 >= zoom_from as f64)
@@ -442,6 +432,12 @@ fn latency_chart(drives: &[Drive], time: Axis) -> Chart {
     for d in drives {
         band.series.extend(latency_band(d));
     }
+    if band.series.iter().any(|s| s.dash == Some(Dash::Dotted)) {
+        band = band.note(
+            "Dotted: each second's mean latency, where the series has no percentiles \
+             (fio's logs hold each window's mean).",
+        );
+    }
     band
 }
 
@@ -478,7 +474,7 @@ fn histogram_chart(drives: &[Drive]) -> Chart {
             .collect();
         if !bars.is_empty() {
             hist.series
-                .push(Series::bars(d.label, d.group, bars).with_bar_width(bin_w));
+                .push(Series::bars(&d.label, &d.group, bars).with_bar_width(bin_w));
         }
     }
     hist.subtitle = Some(format!("bins of {} IOPS", fmt_number(bin_w, 0)));
@@ -498,7 +494,7 @@ fn exceedance_chart(drives: &[Drive]) -> Chart {
             .iter()
             .filter_map(|s| s.run.as_ref().map(|r| &r.histogram))
             .collect();
-        if let Some(series) = exceedance::series(d.label.to_string(), d.group, &h, Dir::Write) {
+        if let Some(series) = exceedance::series(d.label.to_string(), &d.group, &h, Dir::Write) {
             exc.series.push(series);
         }
     }
@@ -525,31 +521,40 @@ fn errors_chart(drives: &[Drive], time: Axis) -> Chart {
             let total: f64 = pts.iter().map(|p| p.1).sum();
             c.callouts.push(format!(
                 "{}: {} failed I/Os in {} s",
-                d.label,
+                &d.label,
                 fmt_number(total, 0),
                 pts.iter().filter(|p| p.1 > 0.0).count()
             ));
             c.series
-                .push(Series::bars(d.label, d.group, pts).with_bar_width(1.0));
+                .push(Series::bars(&d.label, &d.group, pts).with_bar_width(1.0));
         }
     }
     c
 }
 
 /// The per-second latency of the rounds, in the same order as the IOPS series: a band
-/// from the median to the p99 of each second, and the p99 as a line.
+/// from the median to the p99 of each second, and the p99 as a line; where the series
+/// has no percentiles (fio's logs hold each window's mean), the mean as a dotted line.
 fn latency_band(d: &Drive) -> Vec<Series> {
-    let (name, group) = (d.label, d.group);
+    let (name, group) = (&d.label, &d.group);
     let mut lo_hi = Vec::new();
     let mut p99 = Vec::new();
+    let mut mean = Vec::new();
     for (i, r) in d.records().enumerate() {
         if let (Some(p50), Some(p)) = (r.all.lat_p50_ns, r.all.lat_p99_ns) {
             lo_hi.push((i as f64, p50 as f64 / 1e3, p as f64 / 1e3));
             p99.push((i as f64, p as f64 / 1e3));
         }
+        if let Some(m) = r.all.lat_mean_ns {
+            mean.push((i as f64, m / 1e3));
+        }
     }
     if lo_hi.is_empty() {
-        return Vec::new();
+        return if mean.is_empty() {
+            Vec::new()
+        } else {
+            vec![Series::line(format!("{name} mean"), group, mean).dashed(Dash::Dotted)]
+        };
     }
     vec![
         Series::band(format!("{name} median–p99"), group, lo_hi),

@@ -3,45 +3,42 @@
 //! and the iodepth × numjobs grid of a set of results (its sweeps are drawn by the peak
 //! section).
 
+use std::borrow::Cow;
+
 use drivelab_engine::result::DirTotals;
 use drivelab_suites::bundle::StepRecord;
-use drivelab_suites::fio::import::test_name;
+use drivelab_suites::fio::import::{test_name, FioAnalysis};
+use drivelab_suites::fio::series::{consistency_run, SeriesEntry};
 
-use super::{cell, curve, Entry};
-use crate::html::{Column, Row, Section, Table};
-use crate::model::{Axis, Chart, Dash, Mark};
+use super::consistency::{self, Drive};
+use super::seqfill::{self, Fill};
+use super::{cell, curve, workload_phrase, Entry, ReportOptions};
+use crate::html::{Block, Column, Row, Section, Table};
+use crate::model::{Axis, Chart, Dash, Mark, Series};
 
 /// Whether an imported bundle's results form queue-depth sweeps.
 pub(crate) fn has_sweeps(e: &Entry) -> bool {
-    e.summary.analysis["sweeps"]
-        .as_array()
-        .is_some_and(|a| !a.is_empty())
+    e.analysis::<FioAnalysis>()
+        .is_some_and(|a| !a.sweeps.is_empty())
 }
 
 /// Throughput against iodepth, one line per job count, for each grid of each bundle.
 fn grid_charts(entries: &[Entry]) -> Vec<Chart> {
     let mut out = Vec::new();
     for e in entries {
-        for g in e.summary.analysis["grids"].as_array().into_iter().flatten() {
-            let unit = g["unit"].as_str().unwrap_or("IOPS");
-            let key = if unit == "MB/s" { "mbps" } else { "iops" };
-            let pts = g["points"].as_array().cloned().unwrap_or_default();
-            let mut jobs: Vec<u64> = pts.iter().filter_map(|p| p["numjobs"].as_u64()).collect();
+        let Some(a) = e.analysis::<FioAnalysis>() else {
+            continue;
+        };
+        for g in &a.grids {
+            let mbps = g.unit == "MB/s";
+            let mut jobs: Vec<u32> = g.points.iter().map(|p| p.numjobs).collect();
             jobs.sort_unstable();
             jobs.dedup();
             let mut c = Chart::new(
-                format!(
-                    "fio-grid-{}-{}",
-                    super::slug(e.label),
-                    g["workload"].as_str().unwrap_or("")
-                ),
-                format!(
-                    "{}: {} (each line one job count)",
-                    e.label,
-                    g["label"].as_str().unwrap_or("")
-                ),
+                format!("fio-grid-{}-{}", super::slug(e.label), g.workload),
+                format!("{}: {} (each line one job count)", e.label, g.label),
                 Axis::log2("iodepth", "I/Os per job"),
-                Axis::linear("Throughput", unit),
+                Axis::linear("Throughput", g.unit.clone()),
             );
             // One drive, one colour: the lines differ in dash and are named at their end.
             const DASHES: [Dash; 5] = [
@@ -52,10 +49,14 @@ fn grid_charts(entries: &[Entry]) -> Vec<Chart> {
                 Dash::LongDash,
             ];
             for (k, j) in jobs.into_iter().enumerate() {
-                let line: Vec<(f64, f64)> = pts
+                let line: Vec<(f64, f64)> = g
+                    .points
                     .iter()
-                    .filter(|p| p["numjobs"].as_u64() == Some(j))
-                    .filter_map(|p| Some((p["iodepth"].as_f64()?, p[key].as_f64()?)))
+                    .filter(|p| p.numjobs == j)
+                    .map(|p| {
+                        let v = if mbps { p.point.mbps } else { p.point.iops };
+                        (p.iodepth as f64, v)
+                    })
                     .collect();
                 let jobs = format!("{j} {}", if j == 1 { "job" } else { "jobs" });
                 if let Some(&(x, y)) = line.last() {
@@ -78,6 +79,205 @@ fn grid_charts(entries: &[Entry]) -> Vec<Chart> {
         }
     }
     out
+}
+
+/// An imported result with per-window logs, named for the report.
+struct Logged<'a> {
+    /// The bundle's label, with the test's name when the bundle has several series.
+    label: String,
+    group: &'a str,
+    entry: SeriesEntry,
+    step: &'a StepRecord,
+}
+
+/// Every imported series of `entries`, in bundle and step order.
+fn logged<'a>(entries: &'a [Entry<'a>]) -> Vec<Logged<'a>> {
+    let mut out = Vec::new();
+    for e in entries {
+        let Some(a) = e.analysis::<FioAnalysis>() else {
+            continue;
+        };
+        let several = a.series.len() > 1;
+        for s in a.series {
+            let Some(step) = e.doc.steps.iter().find(|st| st.id == s.step) else {
+                continue;
+            };
+            out.push(Logged {
+                label: if several {
+                    format!("{} · {}", e.label, test_name(&step.config))
+                } else {
+                    e.label.to_string()
+                },
+                group: e.group,
+                entry: s,
+                step,
+            });
+        }
+    }
+    out
+}
+
+/// The sections of the imported series, drawn as native runs are: each series over
+/// time (fio's own windows) with its stalls, and the consistency and fill sections for
+/// the results they apply to (their charts' ids prefixed `fio-`, apart from a native
+/// run's in the same report).
+pub(crate) fn series_sections(entries: &[Entry], opts: &ReportOptions) -> Vec<Section> {
+    let all = logged(entries);
+    if all.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![over_time(&all)];
+    let drives: Vec<Drive> = all
+        .iter()
+        .filter(|l| l.entry.consistency.is_some())
+        .filter_map(|l| {
+            Some(Drive {
+                label: l.label.clone(),
+                group: l.group.to_string(),
+                a: l.entry.consistency.clone()?,
+                steps: vec![Cow::Owned(consistency_run(l.step)?)],
+                workload: Some(workload_phrase(&l.step.config)),
+            })
+        })
+        .collect();
+    if !drives.is_empty() {
+        out.push(imported(consistency::section_of(&drives, opts)));
+    }
+    let fills: Vec<Fill> = all
+        .iter()
+        .filter_map(|l| {
+            Some(Fill {
+                label: l.label.clone(),
+                group: l.group.to_string(),
+                a: l.entry.fill.clone()?,
+                steps: vec![Cow::Borrowed(l.step)],
+                workload: Some(workload_phrase(&l.step.config)),
+            })
+        })
+        .collect();
+    if !fills.is_empty() {
+        out.push(imported(seqfill::section_of(&fills)));
+    }
+    out
+}
+
+/// A native section made of imported results: said so, its charts' ids apart.
+fn imported(mut s: Section) -> Section {
+    s.title = format!("{} — imported fio results", s.title);
+    for b in &mut s.blocks {
+        if let Block::Chart(c) = b {
+            c.id = format!("fio-{}", c.id);
+        }
+    }
+    s.text_first(
+        "These are imported fio results with per-window logs, analysed as drivelab analyses \
+         its own runs; the drive's state before them is what the fio jobs left (drivelab \
+         did not prepare it).",
+    )
+}
+
+/// Each series over time at fio's grain: IOPS (random workloads) or MB/s (sequential),
+/// and the mean latency of each window, the windows without a completed I/O ticked.
+fn over_time(all: &[Logged]) -> Section {
+    let time = || Axis::linear("Time", "s");
+    let mut iops = Chart::new(
+        "fio-series-iops",
+        "Imported results over time: IOPS",
+        time(),
+        Axis::linear("Throughput", "IOPS"),
+    );
+    let mut mbps = Chart::new(
+        "fio-series-mbps",
+        "Imported results over time: MB/s",
+        time(),
+        Axis::linear("Throughput", "MB/s"),
+    );
+    let mut lat = Chart::new(
+        "fio-series-latency",
+        "Imported results over time: mean latency",
+        time(),
+        Axis::log10("Latency", "µs"),
+    );
+    let mut table = Table {
+        caption: "Windows without a completed I/O (stalls), each imported series".into(),
+        columns: vec![
+            Column::text("Drive"),
+            Column::number("Window", "s"),
+            Column::number("Windows", "count"),
+            Column::number("Stalls", "count"),
+            Column::number("Windows in stalls", "count"),
+            Column::number("Longest stall", "s"),
+        ],
+        rows: Vec::new(),
+    };
+    for l in all {
+        let recs: Vec<_> = l
+            .step
+            .run
+            .iter()
+            .flat_map(|r| r.series.records.iter())
+            .filter(|r| !r.ramp)
+            .collect();
+        let at = |r: &drivelab_engine::series::IntervalRecord| r.start_ns as f64 / 1e9;
+        let random = l.step.config.rw.is_random();
+        let pts: Vec<(f64, f64)> = recs
+            .iter()
+            .map(|r| {
+                let v = if random {
+                    r.all.ops_per_s
+                } else {
+                    r.all.bytes_per_s / 1e6
+                };
+                (at(r), v)
+            })
+            .collect();
+        let c = if random { &mut iops } else { &mut mbps };
+        c.series.push(curve(&l.label, l.group, pts));
+        let stalls: Vec<f64> = recs
+            .iter()
+            .filter(|r| r.all.ops == 0)
+            .map(|r| at(r))
+            .collect();
+        if !stalls.is_empty() {
+            c.marks.push(Mark::Ticks {
+                xs: stalls,
+                label: format!("{}: no I/O completed", l.label),
+                group: Some(l.group.to_string()),
+            });
+        }
+        let means: Vec<(f64, f64)> = recs
+            .iter()
+            .filter_map(|r| Some((at(r), r.all.lat_mean_ns? / 1e3)))
+            .collect();
+        if !means.is_empty() {
+            lat.series.push(Series::line(&l.label, l.group, means));
+        }
+        let e = &l.entry;
+        table.rows.push(Row {
+            group: Some(l.group.to_string()),
+            cells: vec![
+                l.label.clone(),
+                cell(Some(e.interval_s), 3),
+                e.windows.to_string(),
+                e.stalls.to_string(),
+                e.stall_windows.to_string(),
+                cell(Some(e.longest_stall_s), 2),
+            ],
+        });
+    }
+    let mut s = Section::new("Imported fio results over time")
+        .text(
+            "Each result with fio's per-window logs, at fio's own window (log_avg_msec): \
+             throughput and each window's mean latency. Ticks along the bottom mark \
+             windows in which no I/O completed.",
+        )
+        .table(table);
+    for c in [iops, mbps, lat] {
+        if !c.series.is_empty() {
+            s = s.chart(c);
+        }
+    }
+    s
 }
 
 pub(crate) fn section(entries: &[Entry]) -> Section {

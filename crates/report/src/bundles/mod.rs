@@ -254,19 +254,13 @@ pub(crate) fn workload_phrase(w: &drivelab_engine::spec::Workload) -> String {
     )
 }
 
-/// The workload phrase of the first step satisfying `pred` in each entry, joined when
-/// they differ ("…; …"), or None without such a step.
-pub(crate) fn workloads_of(
-    entries: &[Entry],
-    pred: impl Fn(&StepRecord) -> bool + Copy,
-) -> Option<String> {
-    let mut seen: Vec<String> = Vec::new();
-    for e in entries {
-        if let Some(st) = e.doc.steps.iter().find(|s| pred(s)) {
-            let p = workload_phrase(&st.config);
-            if !seen.contains(&p) {
-                seen.push(p);
-            }
+/// Workload phrases ([`workload_phrase`]) joined where they differ ("…; …"), or None
+/// without any.
+pub(crate) fn join_workloads<'a>(phrases: impl Iterator<Item = &'a str>) -> Option<String> {
+    let mut seen: Vec<&str> = Vec::new();
+    for p in phrases {
+        if !seen.contains(&p) {
+            seen.push(p);
         }
     }
     (!seen.is_empty()).then(|| seen.join("; "))
@@ -370,6 +364,9 @@ pub fn bundle_report_with(runs: &[DriveRun], opts: &ReportOptions) -> Report {
                 .collect();
             if !swept.is_empty() {
                 report = report.section(peak::section(&swept));
+            }
+            for s in fio::series_sections(&entries, opts) {
+                report = report.section(s);
             }
         }
     }

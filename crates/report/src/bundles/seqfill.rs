@@ -2,6 +2,9 @@
 //! drop episodes shaded and the device temperature on a second axis when a sensor was
 //! readable; the fill summary tabulated; write latency exceedance.
 
+use std::borrow::Cow;
+
+use drivelab_suites::bundle::StepRecord;
 use drivelab_suites::seqfill::SeqFillAnalysis;
 
 use super::exceedance::{self, Dir};
@@ -12,15 +15,47 @@ use crate::model::{Axis, Chart, Dash, Mark};
 /// Drop episodes labelled one by one up to this many per drive.
 const MAX_DROP_LABELS: usize = 6;
 
-fn is_fill(st: &drivelab_suites::StepRecord) -> bool {
+fn is_fill(st: &StepRecord) -> bool {
     st.id == "seqfill"
+}
+
+/// One drive's sequential fill as the section draws it: a seqfill bundle's, or an
+/// imported fio series of sequential writes.
+pub(crate) struct Fill<'a> {
+    /// Name in legends and tables, and the drive's group (colour and toggle).
+    pub label: String,
+    pub group: String,
+    pub a: SeqFillAnalysis,
+    /// The fill's steps.
+    pub steps: Vec<Cow<'a, StepRecord>>,
+    /// What the fill did ("128K sequential writes, QD32, 8.6 GB span").
+    pub workload: Option<String>,
+}
+
+impl<'a> Fill<'a> {
+    /// A seqfill bundle's fill; None without a readable analysis.
+    fn of_entry(e: &'a Entry<'a>) -> Option<Fill<'a>> {
+        Some(Fill {
+            label: e.label.to_string(),
+            group: e.group.to_string(),
+            a: e.analysis()?,
+            steps: e.steps(is_fill).into_iter().map(Cow::Borrowed).collect(),
+            workload: e
+                .doc
+                .steps
+                .iter()
+                .find(|s| is_fill(s))
+                .map(|s| super::workload_phrase(&s.config)),
+        })
+    }
 }
 
 /// Temperature against GB written: every interval's reading when the series has them,
 /// else the readings at the start and the end of the step.
-fn temperature(e: &Entry, a: &SeqFillAnalysis) -> Vec<(f64, f64)> {
+fn temperature(f: &Fill) -> Vec<(f64, f64)> {
+    let a = &f.a;
     let mut pts = Vec::new();
-    for st in e.steps(is_fill) {
+    for st in &f.steps {
         for r in st.run.iter().flat_map(|r| r.series.records.iter()) {
             if r.ramp {
                 continue;
@@ -43,9 +78,16 @@ fn temperature(e: &Entry, a: &SeqFillAnalysis) -> Vec<(f64, f64)> {
     pts
 }
 
+/// The section of the seqfill bundles among `entries`.
 pub(crate) fn section(entries: &[Entry]) -> Section {
-    let what =
-        super::workloads_of(entries, is_fill).unwrap_or_else(|| "128K sequential writes".into());
+    let fills: Vec<Fill> = entries.iter().filter_map(Fill::of_entry).collect();
+    section_of(&fills)
+}
+
+/// The section of `fills`.
+pub(crate) fn section_of(fills: &[Fill]) -> Section {
+    let what = super::join_workloads(fills.iter().filter_map(|x| x.workload.as_deref()))
+        .unwrap_or_else(|| "128K sequential writes".into());
     let mut s = Section::new("Sequential fill").text(format!(
         "Sequential writes ({what}) over most of the span, the write rate recorded each \
          logged interval (100 ms unless set) against the data written so far. The ring marks where the write cache ran \
@@ -81,11 +123,9 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
     };
     let mut any_temp = false;
     let mut drop_lines: Vec<String> = Vec::new();
-    for e in entries {
-        let Ok(a) = serde_json::from_value::<SeqFillAnalysis>(e.summary.analysis.clone()) else {
-            continue;
-        };
-        let (name, group) = (e.label, e.group);
+    for fill in fills {
+        let a = &fill.a;
+        let (name, group) = (fill.label.as_str(), fill.group.as_str());
         let g = Some(group.to_string());
         let gb = |i: usize| a.cum_write_bytes.get(i).copied().unwrap_or(0) as f64 / 1e9;
         let pts: Vec<(f64, f64)> = a
@@ -134,7 +174,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
                 cell(Some(f.drop_longest_s), 1)
             ));
         }
-        let temp = temperature(e, &a);
+        let temp = temperature(fill);
         if !temp.is_empty() {
             any_temp = true;
             c.series.push(
@@ -143,7 +183,11 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
                     .dashed(Dash::Dotted),
             );
         }
-        let h = e.histograms(is_fill);
+        let h: Vec<_> = fill
+            .steps
+            .iter()
+            .filter_map(|s| s.run.as_ref().map(|r| &r.histogram))
+            .collect();
         if let Some(series) = exceedance::series(name.to_string(), group, &h, Dir::Write) {
             exc.series.push(series);
         }
