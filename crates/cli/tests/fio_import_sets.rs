@@ -46,12 +46,11 @@ fn knee_by_hand(pts: &[(u32, f64)]) -> u32 {
         .unwrap()
 }
 
-#[test]
-fn a_7x7_grid_imported_at_once_is_swept_with_the_knee_at_95_percent_of_fios_peak() {
-    let d = tempfile::tempdir().unwrap();
-    let p = d.path();
-    // One fio run of 49 sections one after another (stonewall), each 100 ms; its jobs
-    // written out as 49 result files, as a grid run one job file at a time leaves them.
+/// One fio run of the 7 × 7 grid's 49 sections one after another (stonewall), each
+/// 100 ms, its jobs written out into `p/grid` as 49 result files, as a grid run one job
+/// file at a time leaves them; returns the whole document and fio's IOPS by (iodepth,
+/// numjobs).
+fn grid(p: &Path) -> (Value, std::collections::BTreeMap<(u32, u32), f64>) {
     let mut job = String::from(
         "[global]\nioengine=null\nsize=1g\nrw=randread\nbs=4k\ntime_based=1\nruntime=100ms\n\
          group_reporting=1\nstonewall\n",
@@ -80,6 +79,14 @@ fn a_7x7_grid_imported_at_once_is_swept_with_the_knee_at_95_percent_of_fios_peak
         );
         iops.insert(dj, j["read"]["iops"].as_f64().unwrap());
     }
+    (all, iops)
+}
+
+#[test]
+fn a_7x7_grid_imported_at_once_is_swept_with_the_knee_at_95_percent_of_fios_peak() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let (all, iops) = grid(p);
     let o = run_in(
         p,
         &["import", "fio", "grid", "--drive", "Null 7x7", "--out", "b"],
@@ -231,4 +238,126 @@ fn logs_of_16_and_64_jobs_in_one_directory_import_without_refusal_or_invented_ze
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("not this job's logs"), "{}", stderr(&o));
     assert!(!p.join("c").exists());
+}
+
+/// A result of `grid`'s with its drive `k` times as fast: every count and rate of the
+/// reads scaled alike (time and latency kept), as another drive's run of the same grid.
+fn scaled(text: &str, k: f64) -> String {
+    let mut v: Value = serde_json::from_str(text).unwrap();
+    let r = &mut v["jobs"][0]["read"];
+    for key in [
+        "io_bytes",
+        "io_kbytes",
+        "bw_bytes",
+        "bw",
+        "total_ios",
+        "short_ios",
+    ] {
+        if let Some(x) = r[key].as_u64() {
+            r[key] = Value::from((x as f64 * k).round() as u64);
+        }
+    }
+    for key in ["iops", "bw_mean", "iops_mean"] {
+        if let Some(x) = r[key].as_f64() {
+            r[key] = Value::from(x * k);
+        }
+    }
+    serde_json::to_string_pretty(&v).unwrap()
+}
+
+/// Four drives' 7 × 7 grids (one real fio grid, and three drives as fast as it times 0.5,
+/// 2 and 3): one report draws four named curves in each sweep chart, each marked at
+/// its seven QDs, and one `compare` shows four named columns.
+#[test]
+fn four_drives_grids_are_four_named_curves_in_one_report_and_four_columns_in_compare() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    grid(p);
+    let drives = [
+        ("SSD A", 1.0),
+        ("SSD B", 0.5),
+        ("SSD C", 2.0),
+        ("SSD D", 3.0),
+    ];
+    let mut bundles = Vec::new();
+    for (i, (name, k)) in drives.iter().enumerate() {
+        let dir = p.join(format!("grid{i}"));
+        std::fs::create_dir(&dir).unwrap();
+        for f in std::fs::read_dir(p.join("grid")).unwrap() {
+            let f = f.unwrap().path();
+            let text = std::fs::read_to_string(&f).unwrap();
+            std::fs::write(dir.join(f.file_name().unwrap()), scaled(&text, *k)).unwrap();
+        }
+        let out = format!("b{i}");
+        let dir = dir.to_str().unwrap().to_string();
+        let o = run_in(p, &["import", "fio", &dir, "--drive", name, "--out", &out]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        bundles.push(out);
+    }
+    let b: Vec<&str> = bundles.iter().map(String::as_str).collect();
+    let mut args = vec!["report"];
+    args.extend(&b);
+    args.extend(["-o", "r.html"]);
+    let o = run_in(p, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        common::stdout(&o).contains("4 drive(s), 4 bundle(s)"),
+        "{}",
+        common::stdout(&o)
+    );
+    let html = std::fs::read_to_string(p.join("r.html")).unwrap();
+    for id in [
+        "peak-4k-random-read-iodepth-throughput",
+        "peak-4k-random-read-jobs-throughput",
+    ] {
+        let at = html.find(&format!(r#"id="fig-{id}""#)).expect(id);
+        let svg = &html[at..at + html[at..].find("</svg>").unwrap()];
+        for (name, _) in drives {
+            let curve = format!(r#"data-series="{name}" data-kind="line" data-n="7""#);
+            assert!(svg.contains(&curve), "{id}: no curve of {name}");
+            let marks = format!(r#"data-series="{name}" data-kind="markers" data-n="7""#);
+            assert!(svg.contains(&marks), "{id}: {name}'s QDs not marked");
+        }
+    }
+    // One compare of the four, each column under its drive's name; and under the
+    // names the reader gives.
+    let mut args = vec!["compare"];
+    args.extend(&b);
+    let o = run_in(p, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = common::stdout(&o);
+    for (col, (name, _)) in ["A", "B", "C", "D"].iter().zip(drives) {
+        assert!(out.contains(&format!("{col} = {name} [fio]")), "{out}");
+    }
+    let header = out
+        .lines()
+        .find(|l| l.starts_with("METRIC"))
+        .unwrap_or_else(|| panic!("no column header: {out}"));
+    let cols: Vec<&str> = header.split_whitespace().collect();
+    assert_eq!(
+        cols,
+        ["METRIC", "UNIT", "A", "B", "B/A", "C", "C/A", "D", "D/A"],
+        "{out}"
+    );
+    // The drives' peaks against the first: as fast as each was made.
+    let ratios = |l: &str| -> Vec<String> {
+        l.split_whitespace()
+            .filter(|t| t.ends_with('x') && t.contains('.'))
+            .map(str::to_string)
+            .collect()
+    };
+    assert!(
+        out.lines()
+            .any(|l| l.contains(" peak") && ratios(l) == ["0.50x", "2.00x", "3.00x"]),
+        "{out}"
+    );
+    args.extend([
+        "--label", "w", "--label", "x", "--label", "y", "--label", "z",
+    ]);
+    let o = run_in(p, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = common::stdout(&o);
+    for (col, name) in ["A", "B", "C", "D"].iter().zip(["w", "x", "y", "z"]) {
+        assert!(out.contains(&format!("{col} = {name} [fio]")), "{out}");
+    }
 }
