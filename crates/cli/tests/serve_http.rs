@@ -168,6 +168,51 @@ fn runs_are_filtered_sorted_paged_and_compared() {
     );
 }
 
+/// `bundle` varied (as [`varied`]) onto a drive behind a USB bridge at `mbit_per_s`.
+fn on_usb(bundle: &std::path::Path, n: u32, mode: &str, mbit_per_s: f64) -> Vec<u8> {
+    let mut doc: serde_json::Value = serde_json::from_slice(&varied(bundle, n, &T7)).unwrap();
+    doc["target"]["device"] = serde_json::json!({
+        "disk": "sdb", "transport": mode, "nvme_transport": null, "chain": [],
+        "link": {"kind": "usb", "pcie_current_gt_per_s": null, "pcie_current_width_lanes": null,
+                 "pcie_max_gt_per_s": null, "pcie_max_width_lanes": null, "sata_gbit_per_s": null,
+                 "usb_mbit_per_s": mbit_per_s, "full_duplex": true, "ceiling_bytes_per_s": null},
+        "device_queue_depth": null, "block_nr_requests": null, "loop_direct_io": null
+    });
+    serde_json::to_vec(&doc).unwrap()
+}
+
+/// The runs table shows how each drive was connected and who uploaded each run, filters
+/// and sorts on the connection; the run page names both.
+#[test]
+fn the_connection_and_the_uploader_are_shown_and_filtered() {
+    let (_dir, db, bundle) = recorded_db();
+    let s = Server::start(&db);
+    let (status, uas) = s.upload(TOKEN, &on_usb(&bundle, 1, "usb-uas", 10000.0));
+    assert_eq!(status, 201, "{uas}");
+    let (status, bot) = s.upload(TOKEN, &on_usb(&bundle, 2, "usb-bot", 480.0));
+    assert_eq!(status, 201, "{bot}");
+    let (uas, bot) = (run_id_of(&uas), run_id_of(&bot));
+
+    let (_, page) = s.get("/runs");
+    assert!(page.contains(">USB 3.2 Gen 2, UAS<"), "{page}");
+    assert!(page.contains(">USB 2.0, BOT<"), "{page}");
+    assert_eq!(page.matches("<td class=\"dl-uploader\">rig1</td>").count(), 2, "{page}");
+    let (_, page) = s.get("/runs?connection=uas");
+    assert!(page.contains("1 runs"), "{page}");
+    assert!(page.contains(&format!("data-run=\"{uas}\"")), "{page}");
+    let (_, page) = s.get("/runs?connection=usb%202.0");
+    assert!(page.contains(&format!("data-run=\"{bot}\"")) && page.contains("1 runs"));
+    let (_, page) = s.get("/runs?connection=pcie");
+    assert!(page.contains("0 runs"), "{page}");
+    let (status, page) = s.get("/runs?sort=connection&dir=asc");
+    assert_eq!(status, 200, "{page}");
+    assert!(page.find(&bot).unwrap() < page.find(&uas).unwrap());
+
+    let (_, run) = s.get(&format!("/runs/{uas}"));
+    assert!(run.contains("<dt>Connection</dt><dd>USB 3.2 Gen 2, UAS</dd>"), "{run}");
+    assert!(run.contains("<dt>Uploaded by</dt><dd>rig1</dd>"), "{run}");
+}
+
 #[test]
 fn bad_requests_are_refused_and_store_nothing() {
     let (_dir, db, bundle) = recorded_db();

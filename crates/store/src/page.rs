@@ -35,11 +35,13 @@ pub enum SortKey {
     Host,
     /// Run status.
     Status,
+    /// How the drive was connected.
+    Connection,
 }
 
 impl SortKey {
     /// Every key, for parsing and for listing the accepted values.
-    pub const ALL: [SortKey; 8] = [
+    pub const ALL: [SortKey; 9] = [
         SortKey::Started,
         SortKey::Model,
         SortKey::Firmware,
@@ -48,6 +50,7 @@ impl SortKey {
         SortKey::Suite,
         SortKey::Host,
         SortKey::Status,
+        SortKey::Connection,
     ];
 
     /// The key's name in URLs and messages.
@@ -61,6 +64,7 @@ impl SortKey {
             SortKey::Suite => "suite",
             SortKey::Host => "host",
             SortKey::Status => "status",
+            SortKey::Connection => "connection",
         }
     }
 
@@ -79,6 +83,7 @@ impl SortKey {
             SortKey::Suite => "suite",
             SortKey::Host => "host_name",
             SortKey::Status => "status",
+            SortKey::Connection => "device_connection",
         }
     }
 }
@@ -94,6 +99,8 @@ pub struct RunQuery {
     pub serial: Option<TextMatch>,
     /// Host name.
     pub host: Option<TextMatch>,
+    /// How the drive was connected (transport and link, e.g. "USB 3.2 Gen 2, UAS").
+    pub connection: Option<TextMatch>,
     /// Suite (exact).
     pub suite: Option<String>,
     /// Status (exact).
@@ -121,6 +128,7 @@ impl Default for RunQuery {
             firmware: None,
             serial: None,
             host: None,
+            connection: None,
             suite: None,
             status: None,
             capacity_bytes: None,
@@ -157,6 +165,7 @@ fn where_clause(q: &RunQuery, backend: Backend) -> (String, Vec<Param>) {
         ("device_firmware", &q.firmware),
         ("device_serial", &q.serial),
         ("host_name", &q.host),
+        ("device_connection", &q.connection),
     ];
     for (column, m) in texts {
         match m {

@@ -18,13 +18,14 @@ use crate::sqlite::SqliteConn;
 /// Columns of `runs` in the order [`record_from_row`] reads them.
 const RUN_COLUMNS: &str = "run_id, suite, started_at, finished_at, tool_version, schema_version, \
      host_name, host_json, device_path, device_model, device_serial, device_firmware, \
-     device_capacity_bytes, device_kind, config_hash, config_json, status, bundle_path, bundle_json";
+     device_capacity_bytes, device_kind, config_hash, config_json, status, bundle_path, bundle_json, \
+     device_connection, uploaded_by";
 
 /// Columns of `runs` in the order [`summary_from_row`] reads them.
 pub(crate) const SUMMARY_COLUMNS: &str =
     "run_id, suite, started_at, finished_at, status, tool_version, \
      host_name, device_path, device_model, device_serial, device_firmware, \
-     device_capacity_bytes, device_kind, config_hash";
+     device_capacity_bytes, device_kind, config_hash, device_connection, uploaded_by";
 
 /// How many ids go into one `IN (...)` list.
 const IN_CHUNK: usize = 200;
@@ -110,6 +111,8 @@ pub(crate) fn summary_from_row(row: &Row) -> Result<RunSummary, StoreError> {
         device_capacity_bytes: opt_u64(row, 11)?,
         device_kind: row.text(12)?,
         config_hash: row.text(13)?,
+        device_connection: row.opt_text(14)?,
+        uploaded_by: row.opt_text(15)?,
         metrics: Vec::new(),
     })
 }
@@ -144,6 +147,8 @@ fn record_from_row(row: &Row) -> Result<RunRecord, StoreError> {
         metrics: Vec::new(),
         bundle_path: row.opt_text(17)?,
         bundle_json,
+        device_connection: row.opt_text(19)?,
+        uploaded_by: row.opt_text(20)?,
         run_id,
     })
 }
@@ -257,6 +262,8 @@ fn insert_in(conn: &mut dyn Conn, r: &RunRecord) -> Result<(), StoreError> {
         Param::from(&r.status),
         Param::from(&r.bundle_path),
         Param::Text(r.bundle_json.as_ref().map(to_json_text)),
+        Param::from(&r.device_connection),
+        Param::from(&r.uploaded_by),
     ];
     let marks = vec!["?"; params.len()].join(", ");
     conn.execute(

@@ -75,26 +75,25 @@ fn knobs(doc: &RunDoc) -> Markup {
 }
 
 fn identity(r: &RunRecord) -> Markup {
-    let rows: [(&str, String); 11] = [
+    let or_dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "–".into());
+    let rows: [(&str, String); 13] = [
         ("Run", r.run_id.clone()),
         ("Suite", r.suite.clone()),
         ("Status", r.status.clone()),
         ("Started (UTC)", r.started_at.clone()),
-        (
-            "Model",
-            r.device_model.clone().unwrap_or_else(|| "–".into()),
-        ),
-        (
-            "Firmware",
-            r.device_firmware.clone().unwrap_or_else(|| "–".into()),
-        ),
-        (
-            "Serial",
-            r.device_serial.clone().unwrap_or_else(|| "–".into()),
-        ),
+        ("Model", or_dash(&r.device_model)),
+        ("Firmware", or_dash(&r.device_firmware)),
+        ("Serial", or_dash(&r.device_serial)),
         ("Capacity", capacity(r.device_capacity_bytes)),
+        ("Connection", or_dash(&r.device_connection)),
         ("Device", r.device_path.clone()),
         ("Host", r.host_name.clone()),
+        (
+            "Uploaded by",
+            r.uploaded_by
+                .clone()
+                .unwrap_or_else(|| "– (not uploaded)".into()),
+        ),
         ("drivelab", r.tool_version.clone()),
     ];
     html! {

@@ -1,5 +1,5 @@
-//! The runs page: every run, filtered by drive model, firmware, serial, capacity, suite,
-//! host, date and status, sorted on any column, a page at a time (one COUNT and one
+//! The runs page: every run, filtered by drive model, firmware, serial, capacity,
+//! connection (transport and link), suite, host, date and status, sorted on any column, a page at a time (one COUNT and one
 //! LIMIT/OFFSET query: fast on tens of thousands of runs), with boxes to pick runs to
 //! compare.
 
@@ -25,6 +25,7 @@ pub struct Params {
     firmware: Option<String>,
     serial: Option<String>,
     capacity: Option<String>,
+    connection: Option<String>,
     suite: Option<String>,
     host: Option<String>,
     status: Option<String>,
@@ -41,6 +42,7 @@ struct Filters {
     firmware: Option<String>,
     serial: Option<String>,
     capacity: Option<String>,
+    connection: Option<String>,
     suite: Option<String>,
     host: Option<String>,
     status: Option<String>,
@@ -92,6 +94,7 @@ impl Filters {
             firmware: field("firmware", &p.firmware)?,
             serial: field("serial", &p.serial)?,
             capacity,
+            connection: field("connection", &p.connection)?,
             suite: field("suite", &p.suite)?,
             host: field("host", &p.host)?,
             status,
@@ -110,6 +113,7 @@ impl Filters {
             firmware: contains(&self.firmware),
             serial: contains(&self.serial),
             host: contains(&self.host),
+            connection: contains(&self.connection),
             suite: self.suite.clone(),
             status: self.status.clone(),
             capacity_bytes: self.capacity.as_deref().and_then(|c| c.parse().ok()),
@@ -129,6 +133,7 @@ impl Filters {
             ("firmware", &self.firmware),
             ("serial", &self.serial),
             ("capacity", &self.capacity),
+            ("connection", &self.connection),
             ("suite", &self.suite),
             ("host", &self.host),
             ("status", &self.status),
@@ -197,6 +202,7 @@ fn filter_form(f: &Filters) -> Markup {
             (text("firmware", "Firmware", &f.firmware))
             (text("serial", "Serial", &f.serial))
             (text("capacity", "Capacity (bytes)", &f.capacity))
+            (text("connection", "Connection", &f.connection))
             (text("suite", "Suite", &f.suite))
             (text("host", "Host", &f.host))
             label { "Status " select name="status" {
@@ -248,8 +254,10 @@ fn runs_table(f: &Filters, runs: &[RunSummary]) -> Markup {
                 (head(SortKey::Firmware, "Firmware"))
                 (head(SortKey::Serial, "Serial"))
                 (head(SortKey::Capacity, "Capacity"))
+                (head(SortKey::Connection, "Connection"))
                 (head(SortKey::Suite, "Suite"))
                 (head(SortKey::Host, "Host"))
+                th { "Uploaded by" }
                 (head(SortKey::Status, "Status"))
                 th { "Headline" }
             } }
@@ -265,8 +273,10 @@ fn runs_table(f: &Filters, runs: &[RunSummary]) -> Markup {
                         td { (r.device_firmware.as_deref().unwrap_or("–")) }
                         td { (r.device_serial.as_deref().unwrap_or("–")) }
                         td.num { (capacity(r.device_capacity_bytes)) }
+                        td.dl-connection { (r.device_connection.as_deref().unwrap_or("–")) }
                         td { (r.suite) }
                         td { (r.host_name) }
+                        td.dl-uploader { (r.uploaded_by.as_deref().unwrap_or("–")) }
                         td { (r.status) }
                         td { (headline(r)) }
                     }
