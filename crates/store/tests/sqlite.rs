@@ -259,7 +259,10 @@ fn a_version_1_database_is_upgraded_keeping_its_runs() {
     }
     let mut store = Store::open(path.to_str().unwrap()).unwrap();
     assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
-    let old = store.get_run("old-run-1").unwrap().expect("the old run is kept");
+    let old = store
+        .get_run("old-run-1")
+        .unwrap()
+        .expect("the old run is kept");
     assert_eq!(old.device_model.as_deref(), Some("Old Drive 1TB"));
     assert_eq!(old.metrics[0].value, 512.5);
     assert_eq!((old.device_connection, old.uploaded_by), (None, None));

@@ -11,6 +11,7 @@ use drivelab_store::{RunQuery, RunSummary, SortKey, TextMatch, STATUSES};
 use maud::{html, Markup};
 use serde::Deserialize;
 
+use super::compare_drives::DriveKey;
 use super::{capacity, field, query_string};
 use crate::failure::Failure;
 use crate::AppState;
@@ -248,7 +249,7 @@ fn runs_table(f: &Filters, runs: &[RunSummary]) -> Markup {
     html! {
         table.dl-list #dl-runs {
             thead { tr {
-                th { "Pick" }
+                th { "Pick run" }
                 (head(SortKey::Started, "Started (UTC)"))
                 (head(SortKey::Model, "Model"))
                 (head(SortKey::Firmware, "Firmware"))
@@ -260,6 +261,7 @@ fn runs_table(f: &Filters, runs: &[RunSummary]) -> Markup {
                 th { "Uploaded by" }
                 (head(SortKey::Status, "Status"))
                 th { "Headline" }
+                th { "Pick drive" }
             } }
             tbody {
                 @for r in runs {
@@ -279,6 +281,7 @@ fn runs_table(f: &Filters, runs: &[RunSummary]) -> Markup {
                         td.dl-uploader { (r.uploaded_by.as_deref().unwrap_or("–")) }
                         td { (r.status) }
                         td { (headline(r)) }
+                        td { @if let Some(k) = DriveKey::of(r) { input.dl-pick-drive type="checkbox" name="drive" value=(k.value()); } }
                     }
                 }
             }
