@@ -45,6 +45,12 @@ pub const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/0002_connection_uploader.sql"),
         postgres: include_str!("../migrations/0002_connection_uploader.sql"),
     },
+    Migration {
+        version: 3,
+        name: "page_indexes",
+        sqlite: include_str!("../migrations/0003_page_indexes.sql"),
+        postgres: include_str!("../migrations/0003_page_indexes.pg.sql"),
+    },
 ];
 
 /// The schema version this build creates and understands.
