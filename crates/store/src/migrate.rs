@@ -51,6 +51,12 @@ pub const MIGRATIONS: &[Migration] = &[
         sqlite: include_str!("../migrations/0003_page_indexes.sql"),
         postgres: include_str!("../migrations/0003_page_indexes.pg.sql"),
     },
+    Migration {
+        version: 4,
+        name: "bundle_identity",
+        sqlite: include_str!("../migrations/0004_bundle_identity.sql"),
+        postgres: include_str!("../migrations/0004_bundle_identity.sql"),
+    },
 ];
 
 /// The schema version this build creates and understands.

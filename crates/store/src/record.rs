@@ -128,6 +128,20 @@ pub struct RunSummary {
     pub metrics: Vec<Metric>,
 }
 
+/// What the database knows of a run's stored run.json without reading it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BundleInfo {
+    /// The run's full id.
+    pub run_id: String,
+    /// Whether the run.json is stored.
+    pub has_bundle: bool,
+    /// Its size in bytes as stored (None: not recorded).
+    pub bytes: Option<u64>,
+    /// The SHA-256 of the stored text, lowercase hex (None for runs stored before schema
+    /// version 4; a stored run is never rewritten, so its id alone then names its content).
+    pub sha256: Option<String>,
+}
+
 /// Which runs a listing or export returns. The default returns every run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RunFilter {

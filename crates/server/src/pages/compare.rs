@@ -13,7 +13,7 @@ use drivelab_report::fmt_number;
 use drivelab_store::RunRecord;
 use maud::{html, Markup};
 
-use super::run::{doc_of, load, render_report};
+use super::run::{bundle_bytes, doc_of, load, render_report};
 use crate::failure::Failure;
 use crate::AppState;
 
@@ -146,6 +146,8 @@ pub async fn page(
             "run: pick 2 to {MAX_RUNS} runs to compare (run=ID&run=ID)"
         )));
     }
+    let bytes = bundle_bytes(&state, ids.clone()).await?;
+    let _permit = state.renders.permit(bytes).await?;
     let mut runs = Vec::new();
     for id in ids {
         runs.push(load(&state, id).await?);

@@ -15,7 +15,7 @@ use drivelab_report::fmt_number;
 use drivelab_store::{RunQuery, RunSummary, SortKey, TextMatch};
 use maud::{html, Markup};
 
-use super::run::{doc_of, load, render_report};
+use super::run::{bundle_bytes, doc_of, load, render_report};
 use super::{field, query_string};
 use crate::failure::Failure;
 use crate::AppState;
@@ -211,27 +211,37 @@ fn common_suite(drives: &[Drive]) -> Option<String> {
     best.map(|(_, s)| s.to_string())
 }
 
-/// Each drive's newest run of `suite` that keeps a readable run.json, labelled by drive.
-async fn chart_runs(
+/// The report of each drive's newest run of `suite` that keeps a readable run.json,
+/// labelled by drive (read and drawn within the drawing budget), and how many drives it
+/// shows.
+async fn draw_charts(
     state: &AppState,
     drives: &[Drive],
-    suite: &str,
-) -> Result<Vec<DriveRun>, Failure> {
+    suite: Option<&str>,
+) -> Result<(String, usize), Failure> {
+    let candidates = |d: &Drive| -> Vec<String> {
+        d.runs
+            .iter()
+            .filter(|r| Some(r.suite.as_str()) == suite)
+            .take(CHART_CANDIDATES)
+            .map(|r| r.run_id.clone())
+            .collect()
+    };
+    let all: Vec<String> = drives.iter().flat_map(candidates).collect();
+    let _permit = state
+        .renders
+        .permit(bundle_bytes(state, all).await?)
+        .await?;
     let mut out = Vec::new();
     for d in drives {
-        let candidates = d
-            .runs
-            .iter()
-            .filter(|r| r.suite == suite)
-            .take(CHART_CANDIDATES);
-        for r in candidates {
-            if let Some(doc) = doc_of(&load(state, r.run_id.clone()).await?) {
+        for id in candidates(d) {
+            if let Some(doc) = doc_of(&load(state, id).await?) {
                 out.push(DriveRun::new(Some(d.key.label()), doc));
                 break;
             }
         }
     }
-    Ok(out)
+    Ok((render_report(&out)?, out.len()))
 }
 
 /// The drives the query names (2 to [`MAX_DRIVES`], each once).
@@ -269,11 +279,7 @@ pub async fn page(state: Arc<AppState>, keys: Vec<DriveKey>) -> Result<Response,
         });
     }
     let suite = common_suite(&drives);
-    let charted = match &suite {
-        Some(s) => chart_runs(&state, &drives, s).await?,
-        None => Vec::new(),
-    };
-    let html = render_report(&charted)?;
+    let (html, charted) = draw_charts(&state, &drives, suite.as_deref()).await?;
     let head = html! {
         h1 #dl-compare-title { "Comparing " (drives.len()) " drives" }
         p { "Each number is the mean of the drive's runs"
@@ -283,7 +289,7 @@ pub async fn page(state: Arc<AppState>, keys: Vec<DriveKey>) -> Result<Response,
         (table(&drives))
         @if let Some(s) = &suite {
             p { "Charts: each drive's newest " (s) " run that keeps its run.json ("
-                (charted.len()) " of " (drives.len()) " drives)." }
+                (charted) " of " (drives.len()) " drives)." }
         }
     };
     Ok(super::layout::report_with_head(html, head))
