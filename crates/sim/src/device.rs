@@ -330,58 +330,9 @@ impl SimDevice {
     }
 
     /// The parameters this drive was built from.
-    /// Keep the data written from now on, so that reads return it ([`Self::write_data`],
-    /// [`Self::read_data`]) and a power cut takes back what it lost: a lost write reads
-    /// as the page's older durable write, or as zeros when it had none. Meant for small
-    /// tests of what a drive keeps (the data is held in memory).
-    pub fn keep_content(&mut self) {
-        self.content.get_or_insert_with(Content::default);
-    }
-
-    /// Whether the power cut (`power_cut`) has happened.
-    pub fn power_was_cut(&self) -> bool {
-        self.power_was_cut
-    }
-
     /// The time of the power cut still to come (`power_cut`), if any.
     pub fn power_cut_pending_ns(&self) -> Option<u64> {
         self.cfg.power_cut_ns.filter(|_| !self.power_was_cut)
-    }
-
-    /// Write `data` at `offset` at `at_ns` (as `submit` would, keeping the data when
-    /// `keep_content` was called); returns when the write completes.
-    pub fn write_data(&mut self, offset: u64, data: &[u8], at_ns: u64) -> u64 {
-        let op = IoOp {
-            dir: Dir::Write,
-            offset,
-            len: data.len() as u32,
-        };
-        // A cut due by now happens before this write (whose pages are numbered next).
-        if let Some(lost) = self.cache.as_mut().and_then(|c| c.power_cut_due(at_ns)) {
-            self.power_cut(&lost);
-        }
-        let seq = self.cache.as_ref().map_or(0, CacheTracker::next_seq);
-        let done = self.submit(op, at_ns);
-        if let Some(c) = &mut self.content {
-            c.write(offset, data, seq);
-        }
-        done
-    }
-
-    /// Read `buf.len()` bytes at `offset` at `at_ns` into `buf` (what the medium holds:
-    /// zeros unless written since `keep_content`); returns when the read completes.
-    pub fn read_data(&mut self, offset: u64, buf: &mut [u8], at_ns: u64) -> u64 {
-        let op = IoOp {
-            dir: Dir::Read,
-            offset,
-            len: buf.len() as u32,
-        };
-        let done = self.submit(op, at_ns);
-        match &self.content {
-            Some(c) => c.read(offset, buf),
-            None => buf.fill(0),
-        }
-        done
     }
 
     pub fn config(&self) -> &SimConfig {
@@ -1037,6 +988,50 @@ impl DeviceModel for SimDevice {
             None => t,
         };
         self.command_end(done + self.c.latency)
+    }
+
+    /// Keep the data written from now on (held in memory: meant for small tests of
+    /// what a drive keeps): reads return it, and a power cut takes back what it lost, so
+    /// a lost write reads as the page's older durable write, or zeros when it had none.
+    fn keep_content(&mut self) -> bool {
+        self.content.get_or_insert_with(Content::default);
+        true
+    }
+
+    fn write_data(&mut self, offset: u64, data: &[u8], at_ns: u64) -> u64 {
+        let op = IoOp {
+            dir: Dir::Write,
+            offset,
+            len: data.len() as u32,
+        };
+        // A cut due by now happens before this write (whose pages are numbered next).
+        if let Some(lost) = self.cache.as_mut().and_then(|c| c.power_cut_due(at_ns)) {
+            self.power_cut(&lost);
+        }
+        let seq = self.cache.as_ref().map_or(0, CacheTracker::next_seq);
+        let done = self.submit(op, at_ns);
+        if let Some(c) = &mut self.content {
+            c.write(offset, data, seq);
+        }
+        done
+    }
+
+    fn read_data(&mut self, offset: u64, buf: &mut [u8], at_ns: u64) -> u64 {
+        let op = IoOp {
+            dir: Dir::Read,
+            offset,
+            len: buf.len() as u32,
+        };
+        let done = self.submit(op, at_ns);
+        match &self.content {
+            Some(c) => c.read(offset, buf),
+            None => buf.fill(0),
+        }
+        done
+    }
+
+    fn power_was_cut(&self) -> bool {
+        self.power_was_cut
     }
 
     fn discard(&mut self, offset: u64, len: u64, at_ns: u64) -> u64 {
