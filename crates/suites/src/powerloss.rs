@@ -166,9 +166,7 @@ impl Journal {
     /// Create the journal at `path` (never over an existing file), refused on the
     /// target's own filesystem or disk (it must survive the power cut the target sees).
     pub fn create(path: &Path, target: Option<&Path>) -> Result<Journal, String> {
-        if let Some(t) = target {
-            refuse_same_device(path, t)?;
-        }
+        check_journal_path(path, target)?;
         let file = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -200,6 +198,21 @@ impl Journal {
             .write_all(&line)
             .and_then(|_| self.file.sync_data())
             .map_err(|e| format!("writing the journal: {e}"))
+    }
+}
+
+/// Refuse a journal path that exists or lies on the target's own disk (before anything
+/// is opened).
+pub fn check_journal_path(path: &Path, target: Option<&Path>) -> Result<(), String> {
+    if path.symlink_metadata().is_ok() {
+        return Err(format!(
+            "--journal {}: exists; give a new file (a journal is never overwritten)",
+            path.display()
+        ));
+    }
+    match target {
+        Some(t) => refuse_same_device(path, t),
+        None => Ok(()),
     }
 }
 
@@ -238,7 +251,16 @@ pub fn read_journal(path: &Path) -> Result<Vec<Record>, String> {
 /// filesystem's; a partition counts as its whole disk (a power cut takes both).
 fn disk_of(path: &Path) -> Option<u64> {
     use std::os::unix::fs::FileTypeExt;
-    let m = std::fs::metadata(path).ok()?;
+    // A file not made yet lives where its directory does.
+    let m = std::fs::metadata(path)
+        .or_else(|_| {
+            std::fs::metadata(
+                path.parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .unwrap_or(Path::new(".")),
+            )
+        })
+        .ok()?;
     let dev = if m.file_type().is_block_device() {
         m.rdev()
     } else {
@@ -469,10 +491,7 @@ fn expectations(records: &[Record]) -> Result<(PowerLoss, BTreeMap<u64, Expect>)
     let Some(Record::Start { knobs, .. }) = records.first() else {
         return Err("not a powerloss journal (no start record)".into());
     };
-    let last_check = records
-        .iter()
-        .rposition(|r| matches!(r, Record::Checked { .. }))
-        .map_or(1, |i| i + 1);
+    let last_check = cycle_start(records);
     let mut begun: BTreeMap<u64, (u64, Vec<[u64; 2]>)> = BTreeMap::new();
     let mut blocks: BTreeMap<u64, Expect> = BTreeMap::new();
     for r in &records[last_check..] {
@@ -506,6 +525,32 @@ fn expectations(records: &[Record]) -> Result<(PowerLoss, BTreeMap<u64, Expect>)
         }
     }
     Ok((knobs.clone(), blocks))
+}
+
+/// Where the journal's last cycle starts: after the check mark before its last round
+/// (a check run again, with no round since, checks the same cycle again).
+fn cycle_start(records: &[Record]) -> usize {
+    let last_begin = records
+        .iter()
+        .rposition(|r| matches!(r, Record::Begin { .. }))
+        .unwrap_or(records.len());
+    records[..last_begin]
+        .iter()
+        .rposition(|r| matches!(r, Record::Checked { .. }))
+        .map_or(1, |i| i + 1)
+}
+
+/// The number of the journal's last cycle (from 1), and whether it was checked already.
+pub fn last_cycle(records: &[Record]) -> (u64, bool) {
+    let from = cycle_start(records);
+    let before = records[..from]
+        .iter()
+        .filter(|r| matches!(r, Record::Checked { .. }))
+        .count() as u64;
+    let checked = records[from..]
+        .iter()
+        .any(|r| matches!(r, Record::Checked { .. }));
+    (before + 1, checked)
 }
 
 /// The state of one block read as `found`.
@@ -663,14 +708,10 @@ pub fn check_blocks(
     Ok(out)
 }
 
-/// Check the journal's last cycle on `target` (cycle number `cycle`).
+/// Check the journal's last cycle on `target` (cycle number `cycle`, see [`last_cycle`]).
 pub fn check(records: &[Record], target: &mut Target, cycle: u64) -> Result<CycleCheck, String> {
     let blocks = check_blocks(records, target)?;
-    let from = records
-        .iter()
-        .rposition(|r| matches!(r, Record::Checked { .. }))
-        .map_or(1, |i| i + 1);
-    let tail = &records[from..];
+    let tail = &records[cycle_start(records)..];
     let mut c = CycleCheck {
         cycle,
         rounds_started: tail
@@ -731,4 +772,52 @@ pub fn table(a: &Analysis) -> String {
         t.torn_blocks,
         t.misdirected_blocks
     )
+}
+
+impl crate::suite::Suite for PowerLoss {
+    fn kind(&self) -> crate::suite::SuiteKind {
+        crate::suite::SuiteKind::Powerloss
+    }
+    fn test_file_bytes(&self) -> Option<u64> {
+        Some(self.ring_bytes())
+    }
+    /// No engine steps: the write phase and the check are this module's own.
+    fn plan(
+        &self,
+        _target: &drivelab_engine::target::TargetInfo,
+    ) -> Result<Vec<crate::plan::PlannedStep>, String> {
+        self.validate().map(|_| Vec::new())
+    }
+    /// The analysis comes from the check, not from steps: until then, none.
+    fn report(&self, _steps: &[crate::bundle::StepRecord]) -> crate::suite::Report {
+        crate::suite::Report {
+            summary: crate::bundle::Summary {
+                analysis: serde_json::Value::Null,
+                metrics: Vec::new(),
+            },
+            table: "not checked yet: run drivelab run powerloss --check JOURNAL TARGET\n".into(),
+        }
+    }
+}
+
+impl Analysis {
+    /// The summary saved in the bundle: the analysis and its headline counts.
+    pub fn summary(&self) -> crate::bundle::Summary {
+        use crate::bundle::Metric;
+        let t = &self.totals;
+        let m = |name: &str, v: u64| Metric::new(name, Some(v as f64), "blocks");
+        crate::bundle::Summary {
+            analysis: serde_json::to_value(self).unwrap_or_default(),
+            metrics: [
+                m("lost after a completed flush", t.lost_after_flush_blocks),
+                m("torn", t.torn_blocks),
+                m("misdirected", t.misdirected_blocks),
+                m("unacknowledged lost", t.unacknowledged_lost_blocks),
+                m("checked", t.checked_blocks),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
+        }
+    }
 }
