@@ -113,7 +113,7 @@ pub struct ClassCounts {
 }
 
 impl ClassCounts {
-    fn add(&mut self, c: Class) {
+    pub fn add(&mut self, c: Class) {
         *match c {
             Class::Zeros => &mut self.zeros,
             Class::Older => &mut self.older,
