@@ -172,3 +172,48 @@ fn verify_refuses_write_counts_no_run_could_make() {
     assert!(stderr(&o).contains("--from"), "{}", stderr(&o));
     assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
 }
+
+/// A document edited to values no run makes (the red team's `bs: 1`, an alignment of
+/// 0 that divided by zero) and a target shorter than the run's span are refused with
+/// one line on stderr naming the field (or the target and both sizes), exit 2, nothing
+/// on stdout.
+#[test]
+fn verify_refuses_impossible_documents_and_short_targets_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = write_verified(dir.path(), "t.bin", &["--keep"]);
+    let edits: [(&str, serde_json::Value, &str); 4] = [
+        (
+            "bs",
+            serde_json::json!([{"bytes": 1, "percent": 100}]),
+            "--bs",
+        ),
+        ("align_bytes", serde_json::json!(0), "config.align_bytes"),
+        ("numjobs", serde_json::json!(0), "--numjobs"),
+        ("rw", serde_json::json!("randread"), "--verify"),
+    ];
+    for (field, value, says) in edits {
+        let mut e = r.clone();
+        e["config"][field] = value;
+        std::fs::write(dir.path().join("e.json"), e.to_string()).unwrap();
+        let o = run_in(dir.path(), &["verify", "t.bin", "--from", "e.json"]);
+        assert_eq!(o.status.code(), Some(2), "{field}: {}", stderr(&o));
+        assert!(stdout(&o).is_empty(), "{field}: {}", stdout(&o));
+        assert!(stderr(&o).contains(says), "{field}: {}", stderr(&o));
+        assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+    }
+    // The target cut to half: named, with its size and the size the run needs.
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.path().join("t.bin"))
+        .unwrap();
+    f.set_len(2 << 20).unwrap();
+    let o = run_in(dir.path(), &["verify", "t.bin", "--from", "r.json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(!e.contains("fill whole buffer"), "{e}");
+    assert!(
+        e.contains("t.bin") && e.contains("2097152") && e.contains("4194304"),
+        "{e}"
+    );
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+}

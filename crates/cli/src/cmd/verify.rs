@@ -36,15 +36,22 @@ fn load(from: &std::path::Path) -> Result<(drivelab_engine::spec::Workload, Vec<
             "--from {shown}: not a drivelab io --json result ({e})"
         ))
     })?;
-    let (w, writes) = match doc.measured.verify {
-        Some(v) if doc.config.verify => (doc.config, v.writes_per_job),
-        _ => {
-            return Err(Fail::usage(format!(
+    match doc.measured.verify {
+        Some(v) if doc.config.verify => Ok((doc.config, v.writes_per_job)),
+        _ => Err(Fail::usage(format!(
             "--from {shown}: the run did not verify; give the result of a drivelab io --verify run"
-        )))
-        }
-    };
-    let most = most_writes(&w);
+        ))),
+    }
+}
+
+/// Refuse write counts no run of `w` could make (an edited document made verify replay
+/// 10^18 writes).
+fn check_writes(
+    shown: &str,
+    w: &drivelab_engine::spec::Workload,
+    writes: &[u64],
+) -> Result<(), Fail> {
+    let most = most_writes(w);
     if writes.is_empty() || writes.len() != w.numjobs as usize || writes.iter().any(|&n| n > most) {
         return Err(Fail::usage(format!(
             "--from {shown}: its write counts ({} jobs, up to {} writes) are not what a run of {} jobs could make (at most {most} writes each): an edited document?",
@@ -53,7 +60,7 @@ fn load(from: &std::path::Path) -> Result<(drivelab_engine::spec::Workload, Vec<
             w.numjobs
         )));
     }
-    Ok((w, writes))
+    Ok(())
 }
 
 /// The most writes one job of `w` can have made: its byte budget in its smallest
@@ -93,6 +100,10 @@ pub fn run(a: VerifyArgs) -> Result<i32, Fail> {
     let file = target
         .file()
         .ok_or_else(|| Fail::usage("verify: the target is not a file or a block device"))?;
+    let shown = a.from.display().to_string();
+    verify::check_document(&w, &target.info)
+        .map_err(|e| Fail::usage(format!("--from {shown}: {e}")))?;
+    check_writes(&shown, &w, &writes)?;
     let r = verify::check(&w, file, writes);
     if a.json {
         crate::output::json::write_stdout(&r).map_err(Fail::failed)?;
