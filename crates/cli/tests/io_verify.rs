@@ -35,6 +35,22 @@ fn write_verified(dir: &Path, target: &str, extra: &[&str]) -> serde_json::Value
     assert_eq!(r["status"], "complete");
     assert_eq!(r["verify"]["blocks_checked"], 1024);
     assert_eq!(r["verify"]["blocks_bad"], 0);
+    // The pass's reads count like any read: in the totals and the series, after the
+    // writes' intervals (schema 3).
+    assert_eq!(r["schema_version"], 3);
+    assert_eq!(r["totals"]["read"]["ops"], 1024);
+    assert_eq!(r["totals"]["read"]["bytes"], 4 << 20);
+    assert_eq!(r["totals"]["write"]["ops"], 1024);
+    let pass_ns = r["verify"]["pass_ns"].as_u64().unwrap();
+    assert!(r["totals"]["elapsed_ns"].as_u64().unwrap() > pass_ns);
+    let recs = r["series"]["records"].as_array().unwrap();
+    let reads: u64 = recs
+        .iter()
+        .map(|x| x["read"]["ops"].as_u64().unwrap())
+        .sum();
+    assert_eq!(reads, 1024);
+    let first_read = recs.iter().position(|x| x["read"]["ops"] != 0).unwrap();
+    assert!(recs[first_read..].iter().all(|x| x["write"]["ops"] == 0));
     r
 }
 
@@ -216,4 +232,19 @@ fn verify_refuses_impossible_documents_and_short_targets_in_one_line() {
         "{e}"
     );
     assert_eq!(e.trim().lines().count(), 1, "{e}");
+}
+
+/// A result document of schema 2 (before the pass counted in the totals, no `pass_ns`)
+/// is still read by `drivelab verify`.
+#[test]
+fn verify_reads_a_schema_2_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = write_verified(dir.path(), "t.bin", &["--keep"]);
+    r["schema_version"] = 2.into();
+    r["verify"].as_object_mut().unwrap().remove("pass_ns");
+    std::fs::write(dir.path().join("r.json"), r.to_string()).unwrap();
+    let (code, v) = verify_later(dir.path(), "t.bin");
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(v["blocks_checked"], 1024);
+    assert_eq!(v["pass_ns"], serde_json::Value::Null);
 }

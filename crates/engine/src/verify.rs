@@ -140,6 +140,11 @@ pub struct VerifyResult {
     pub mismatches: Vec<Mismatch>,
     /// Why the pass could not run or stopped (a read error).
     pub error: Option<String>,
+    /// The run's read-back pass: how long it took (its reads are in the run's series and
+    /// totals); null when none ran, and in `drivelab verify`'s own document. Absent from
+    /// result documents before schema 3.
+    #[serde(default)]
+    pub pass_ns: Option<u64>,
 }
 
 impl VerifyResult {
@@ -152,6 +157,7 @@ impl VerifyResult {
             classes: ClassCounts::default(),
             mismatches: Vec::new(),
             error: None,
+            pass_ns: None,
         }
     }
 
@@ -303,6 +309,17 @@ pub fn in_flight_together(m: &Mismatch, last: Written, iodepth: u32) -> bool {
 
 /// Read back every block the run wrote from `file` and compare it with its last write.
 pub fn check(w: &Workload, file: &File, writes_per_job: Vec<u64>) -> VerifyResult {
+    check_reading(w, writes_per_job, &mut |buf, offset| {
+        file.read_exact_at(buf, offset)
+    })
+}
+
+/// [`check`], each block read by `read(buf, offset)` (a run's pass times its reads).
+pub fn check_reading(
+    w: &Workload,
+    writes_per_job: Vec<u64>,
+    read: &mut dyn FnMut(&mut [u8], u64) -> std::io::Result<()>,
+) -> VerifyResult {
     let mut r = VerifyResult::unchecked(writes_per_job);
     if let Err(e) = check_workload(w) {
         r.error = Some(e);
@@ -316,33 +333,12 @@ pub fn check(w: &Workload, file: &File, writes_per_job: Vec<u64>) -> VerifyResul
     let mut exp = vec![0u8; bs];
     let (mut checked, mut bad) = (0u64, 0u64);
     for (offset, writes) in &blocks {
-        if let Err(e) = file.read_exact_at(found.as_mut_slice(), *offset) {
+        if let Err(e) = read(found.as_mut_slice(), *offset) {
             r.error = Some(read_error(&e, bs, *offset));
             break;
         }
         checked += 1;
-        let mut worst = None;
-        for &wr in writes {
-            expected(&pool, w.randseed, *offset, wr, &mut exp);
-            match classify(*offset, found.as_slice(), &exp, wr, w.randseed) {
-                None => {
-                    worst = None;
-                    break;
-                }
-                // Writes of one job to one block in flight together land in either order.
-                Some(m) if in_flight_together(&m, wr, w.iodepth) => {
-                    worst = None;
-                    break;
-                }
-                Some(m) => {
-                    let same_job = header(found.as_slice()).is_some_and(|h| h.job == wr.job);
-                    if worst.is_none() || same_job {
-                        worst = Some(m);
-                    }
-                }
-            }
-        }
-        if let Some(m) = worst {
+        if let Some(m) = worst_mismatch(w, &pool, *offset, found.as_slice(), writes, &mut exp) {
             bad += 1;
             r.classes.add(m.class);
             if r.mismatches.len() < LISTED_MISMATCHES {
@@ -353,6 +349,35 @@ pub fn check(w: &Workload, file: &File, writes_per_job: Vec<u64>) -> VerifyResul
     r.blocks_checked = Some(checked);
     r.blocks_bad = Some(bad);
     r
+}
+
+/// What `found` at `offset` is against the last writes of each job there: None when it
+/// is one of them (or an older write in flight with it), else the mismatch that says
+/// most (against the job whose header it carries).
+fn worst_mismatch(
+    w: &Workload,
+    pool: &DataPool,
+    offset: u64,
+    found: &[u8],
+    writes: &[Written],
+    exp: &mut [u8],
+) -> Option<Mismatch> {
+    let mut worst = None;
+    for &wr in writes {
+        expected(pool, w.randseed, offset, wr, exp);
+        match classify(offset, found, exp, wr, w.randseed) {
+            None => return None,
+            // Writes of one job to one block in flight together land in either order.
+            Some(m) if in_flight_together(&m, wr, w.iodepth) => return None,
+            Some(m) => {
+                let same_job = header(found).is_some_and(|h| h.job == wr.job);
+                if worst.is_none() || same_job {
+                    worst = Some(m);
+                }
+            }
+        }
+    }
+    worst
 }
 
 /// A failed read-back in words: a target that ends before the block says so.
