@@ -42,7 +42,8 @@ fn write_verified(dir: &Path, target: &str, extra: &[&str]) -> serde_json::Value
     assert_eq!(r["totals"]["read"]["bytes"], 4 << 20);
     assert_eq!(r["totals"]["write"]["ops"], 1024);
     let pass_ns = r["verify"]["pass_ns"].as_u64().unwrap();
-    assert!(r["totals"]["elapsed_ns"].as_u64().unwrap() > pass_ns);
+    assert!(r["duration_ns"].as_u64().unwrap() > pass_ns);
+    let first = r["verify"]["pass_first_index"].as_u64().unwrap();
     let recs = r["series"]["records"].as_array().unwrap();
     let reads: u64 = recs
         .iter()
@@ -51,6 +52,10 @@ fn write_verified(dir: &Path, target: &str, extra: &[&str]) -> serde_json::Value
     assert_eq!(reads, 1024);
     let first_read = recs.iter().position(|x| x["read"]["ops"] != 0).unwrap();
     assert!(recs[first_read..].iter().all(|x| x["write"]["ops"] == 0));
+    assert!(recs[first_read]["index"].as_u64().unwrap() >= first);
+    assert!(recs
+        .iter()
+        .all(|x| x["index"].as_u64().unwrap() >= first || x["read"]["ops"] == 0));
     r
 }
 
@@ -247,4 +252,56 @@ fn verify_reads_a_schema_2_document() {
     assert_eq!(code, Some(0), "{v}");
     assert_eq!(v["blocks_checked"], 1024);
     assert_eq!(v["pass_ns"], serde_json::Value::Null);
+}
+
+/// `run seqfill --verify` on a loop device: every block read back after the fill (its
+/// reads after the fill's intervals, which the fill's analysis alone reads), and the
+/// bundle is what `drivelab verify --from` checks later: a byte flipped is found there.
+#[test]
+fn a_seqfill_bundle_verifies_later_and_finds_a_flipped_byte() {
+    let lo = Loop::new(96 << 20, false);
+    let dir = tempfile::tempdir().unwrap();
+    let dest = format!("--destructive={}", lo.dev);
+    let o = run_in(
+        dir.path(),
+        &[
+            "run", "seqfill", &lo.dev, &dest, "--short", "--verify", "--no-db", "--out", "b",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("b/run.json")).unwrap()).unwrap();
+    let step = &doc["steps"][0];
+    let v = &step["run"]["verify"];
+    let blocks = v["writes_per_job"][0].as_u64().unwrap();
+    assert_eq!(v["blocks_checked"], blocks, "{v}");
+    assert_eq!(v["blocks_bad"], 0);
+    // The fill's analysis covers the intervals before the pass: its bytes are the fill's.
+    let cum = doc["summary"]["analysis"]["cum_write_bytes"]
+        .as_array()
+        .unwrap();
+    assert_eq!(cum.last().unwrap().as_u64().unwrap(), blocks * (128 << 10));
+    let first = v["pass_first_index"].as_u64().unwrap();
+    assert_eq!(
+        cum.len() as u64,
+        first,
+        "one value per interval of the fill"
+    );
+
+    let (code, _) = verify_bundle(dir.path(), &lo.dev);
+    assert_eq!(code, Some(0));
+    let at = 5_000_000;
+    flip(Path::new(&lo.dev), at);
+    let (code, v) = verify_bundle(dir.path(), &lo.dev);
+    assert_eq!(code, Some(1));
+    assert_eq!(v["blocks_bad"], 1, "{v}");
+    assert_eq!(v["mismatches"][0]["class"], "torn");
+    assert_eq!(v["mismatches"][0]["first_bad_byte_offset_bytes"], at);
+}
+
+fn verify_bundle(dir: &Path, target: &str) -> (Option<i32>, serde_json::Value) {
+    let o = run_in(dir, &["verify", target, "--from", "b", "--json"]);
+    let v = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), stderr(&o)));
+    (o.status.code(), v)
 }

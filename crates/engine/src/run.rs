@@ -232,12 +232,19 @@ pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, S
         verify: req.verify,
     };
     if w.verify {
-        crate::verify::check_workload(&w)?;
-        if target.simulated.is_some() || target.kind == TargetKind::Null {
-            return Err("--verify: needs a file or a block device (a simulated or null target keeps no data to read back)".into());
-        }
+        check_verify(&w, target)?;
     }
     Ok(w)
+}
+
+/// Whether `w` can verify on `target` (`--verify`): the workload's rules and a target
+/// that keeps what is written.
+pub fn check_verify(w: &Workload, target: &TargetInfo) -> Result<(), String> {
+    crate::verify::check_workload(w)?;
+    if target.simulated.is_some() || target.kind == TargetKind::Null {
+        return Err("--verify: needs a file or a block device (a simulated or null target keeps no data to read back)".into());
+    }
+    Ok(())
 }
 
 /// Bytes of the span a reading workload would read from that are not on storage (holes,

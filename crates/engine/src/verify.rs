@@ -145,6 +145,10 @@ pub struct VerifyResult {
     /// result documents before schema 3.
     #[serde(default)]
     pub pass_ns: Option<u64>,
+    /// The index of the pass's first interval in the run's series (the intervals from it
+    /// on are the pass's reads, not the workload's); null when no pass ran.
+    #[serde(default)]
+    pub pass_first_index: Option<u64>,
 }
 
 impl VerifyResult {
@@ -158,6 +162,7 @@ impl VerifyResult {
             mismatches: Vec::new(),
             error: None,
             pass_ns: None,
+            pass_first_index: None,
         }
     }
 

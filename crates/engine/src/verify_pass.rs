@@ -75,5 +75,6 @@ impl Pass {
         f.grid_end_ns = f.end_ns - drain;
         f.verify_pass_ns = self.elapsed_ns;
         self.result.pass_ns = Some(self.elapsed_ns);
+        self.result.pass_first_index = Some(next);
     }
 }
