@@ -517,6 +517,11 @@ pub struct SeqFillArgs {
     /// Content of writes [default: random].
     #[arg(long, value_parser = DataPattern::parse, allow_hyphen_values = true)]
     pub data: Option<DataPattern>,
+    /// Each block written carries a checked header and is read back after the fill; a
+    /// block not as written fails the run (exit 1). `drivelab verify TARGET --from BUNDLE`
+    /// checks again later.
+    #[arg(long)]
+    pub verify: bool,
 }
 
 #[derive(Args, Debug)]
@@ -662,6 +667,7 @@ impl SuiteCmd {
                 set(&mut k.drop_fraction, a.drop_fraction);
                 set(&mut k.data, a.data);
                 set(&mut k.interval_ns, a.interval);
+                k.verify = a.verify;
                 k.validate()?;
                 Box::new(k)
             }

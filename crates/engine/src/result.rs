@@ -12,8 +12,10 @@ use crate::target::TargetInfo;
 
 /// Version of the result document's layout; bumped on any change of its shape.
 /// 2: readings' source, per-interval `over_link_ceiling`, SAS link rate (1 documents read
-/// the same, those fields absent).
-pub const SCHEMA_VERSION: u32 = 2;
+/// the same, those fields absent). 3: an `io --verify` run's read-back pass counts in
+/// `series` and `totals` (its reads, its time), `verify.pass_ns`; 2 documents read the
+/// same (their pass not in the totals, `pass_ns` absent).
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Percentiles reported in totals.
 pub const PERCENTILES: [f64; 18] = [

@@ -232,12 +232,19 @@ pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, S
         verify: req.verify,
     };
     if w.verify {
-        crate::verify::check_workload(&w)?;
-        if target.simulated.is_some() || target.kind == TargetKind::Null {
-            return Err("--verify: needs a file or a block device (a simulated or null target keeps no data to read back)".into());
-        }
+        check_verify(&w, target)?;
     }
     Ok(w)
+}
+
+/// Whether `w` can verify on `target` (`--verify`): the workload's rules and a target
+/// that keeps what is written.
+pub fn check_verify(w: &Workload, target: &TargetInfo) -> Result<(), String> {
+    crate::verify::check_workload(w)?;
+    if target.simulated.is_some() || target.kind == TargetKind::Null {
+        return Err("--verify: needs a file or a block device (a simulated or null target keeps no data to read back)".into());
+    }
+    Ok(())
 }
 
 /// Bytes of the span a reading workload would read from that are not on storage (holes,
@@ -287,36 +294,39 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     let prep = prepare(w, target, opts.stop);
     let done = execute(w, target, opts, prep);
     let writes_per_job = w.verify.then(|| done.jobs.writes_per_job.clone());
-    let facts = facts(w, target, opts, started_at, done);
+    let mut facts = facts(w, target, opts, started_at, done);
+    let pass = writes_per_job.map(|writes| verify_pass(&mut facts, w, target, writes, opts.stop));
     let mut result = crate::assemble::assemble(w, target, facts, None);
-    if let Some(writes) = writes_per_job {
-        verify_pass(&mut result, w, target, writes, opts.stop);
+    if let Some(v) = pass {
+        let m = &mut result.measured;
+        if let Some(why) = v.failure() {
+            m.status = RunStatus::Failed;
+            m.failure = Some(why);
+        }
+        m.verify = Some(v);
     }
     Ok(result)
 }
 
-/// `--verify`: read back every block the run wrote (unless it was interrupted) and fail
-/// the run when one is not as written. Its record of the writes is kept either way, so
-/// `drivelab verify` can check later.
+/// `--verify`: read back every block the run wrote (unless it was interrupted or
+/// failed), its reads counted in the run's facts; a block not as written fails the run.
+/// The record of the writes is kept either way, so `drivelab verify` can check later.
 fn verify_pass(
-    result: &mut RunResult,
+    facts: &mut Facts,
     w: &Workload,
     target: &Target,
     writes: Vec<u64>,
     stop: &AtomicBool,
-) {
-    let m = &mut result.measured;
-    let v = match target.file() {
-        Some(f) if m.status == RunStatus::Complete && !stop.load(Ordering::Relaxed) => {
-            crate::verify::check(w, f, writes)
+) -> crate::verify::VerifyResult {
+    let ran_whole = facts.failure.is_none() && !facts.aborted && !facts.interrupted;
+    match target.file() {
+        Some(f) if ran_whole && !stop.load(Ordering::Relaxed) => {
+            let mut pass = crate::verify_pass::run(w, f, writes);
+            pass.count_in(facts, w.log_interval_ns);
+            pass.result
         }
         _ => crate::verify::VerifyResult::unchecked(writes),
-    };
-    if let Some(why) = v.failure() {
-        m.status = RunStatus::Failed;
-        m.failure = Some(why);
     }
-    m.verify = Some(v);
 }
 
 /// What is done and made before the run's clock starts: the page cache prepared for
@@ -727,6 +737,7 @@ fn facts(
         grid_end_ns: grid_end,
         end_ns: end,
         measured_ns,
+        verify_pass_ns: 0,
         records,
         hists,
         bytes,

@@ -385,6 +385,7 @@ pub fn run(
         grid_end_ns: end,
         end_ns: end,
         measured_ns: elapsed,
+        verify_pass_ns: 0,
         records,
         hists: totals_h,
         bytes,
