@@ -386,6 +386,7 @@ pub fn run(
         end_ns: end,
         measured_ns: elapsed,
         records,
+        head_records: None,
         hists: totals_h,
         bytes,
         completed_ios: completed,
