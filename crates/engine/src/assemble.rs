@@ -139,10 +139,13 @@ pub fn assemble(
             series: Series {
                 interval_ns: w.log_interval_ns,
                 records,
-                head: w.log_head.zip(f.head_records).map(|(h, records)| HeadSeries {
-                    interval_ns: h.interval_ns,
-                    records,
-                }),
+                head: w
+                    .log_head
+                    .zip(f.head_records)
+                    .map(|(h, records)| HeadSeries {
+                        interval_ns: h.interval_ns,
+                        records,
+                    }),
             },
             histogram: Histograms {
                 read: f.hists[0].to_json(),
