@@ -27,6 +27,8 @@ pub struct Facts {
     /// `hists[0]` and `records`, and the read totals are over its time.
     pub verify_pass_ns: u64,
     pub records: Vec<IntervalRecord>,
+    /// The finer series over the run's start (`Workload::log_head`), when asked for.
+    pub head_records: Option<Vec<IntervalRecord>>,
     /// Read and write latency over the measured time.
     pub hists: [Histogram; 2],
     pub bytes: [u64; 2],
@@ -149,6 +151,13 @@ pub fn assemble(
             series: Series {
                 interval_ns: w.log_interval_ns,
                 records,
+                head: w
+                    .log_head
+                    .zip(f.head_records)
+                    .map(|(h, records)| HeadSeries {
+                        interval_ns: h.interval_ns,
+                        records,
+                    }),
             },
             histogram: Histograms {
                 read: f.hists[0].to_json(),

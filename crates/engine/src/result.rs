@@ -256,6 +256,18 @@ pub struct Totals {
 pub struct Series {
     pub interval_ns: u64,
     pub records: Vec<IntervalRecord>,
+    /// The run's first seconds again at a finer interval, when the workload asked for
+    /// them (`log_head`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<HeadSeries>,
+}
+
+/// The finer series over a run's start: intervals of `interval_ns` from the run's start
+/// (ramp intervals flagged as in the main series), the same I/Os the main series counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HeadSeries {
+    pub interval_ns: u64,
+    pub records: Vec<IntervalRecord>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

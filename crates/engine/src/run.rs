@@ -222,6 +222,7 @@ pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, S
         randseed,
         data: req.data,
         log_interval_ns: req.log_interval_ns,
+        log_head: None,
         align_bytes: align,
         continue_on_error: req.continue_on_error,
         fixedbufs: req.fixedbufs && ioengine == IoEngine::IoUring,
@@ -442,12 +443,15 @@ fn execute(w: &Workload, target: &mut Target, opts: &RunOptions<'_>, prep: Prepa
         Some(m) => m.now_ns(),
         None => wall_clock.now_ns(),
     };
-    let agg = Aggregator::new(
+    let mut agg = Aggregator::new(
         origin,
         w.log_interval_ns,
         w.ramp_ns / w.log_interval_ns,
         w.numjobs as usize,
     );
+    if let Some(h) = w.log_head {
+        agg = agg.with_head(h.interval_ns, h.len_ns);
+    }
     let deadline = w.runtime_ns.map(|r| origin + w.ramp_ns + r);
     let stop = StopFlags {
         user: opts.stop,
@@ -693,6 +697,7 @@ fn facts(
         .max(origin + 1);
     let end = grid_end.max(drained);
     let (records, hists, bytes) = e.agg.finish(grid_end, end);
+    let head_records = e.agg.finish_head(grid_end);
     // Zero when the run ended within the ramp: then nothing was measured.
     let ramped = w.ramp_ns > 0 && e.fsync_end.is_none();
     let measured_ns = span_end(ramped, e.deadline, end).saturating_sub(origin + w.ramp_ns);
@@ -739,6 +744,7 @@ fn facts(
         measured_ns,
         verify_pass_ns: 0,
         records,
+        head_records,
         hists,
         bytes,
         completed_ios,

@@ -169,6 +169,9 @@ pub struct SimDevice {
     /// When garbage collection first had to copy a valid page: the end of the
     /// fresh-out-of-box burst, when host writes start paying for write amplification.
     gc_first_copy_ns: Option<u64>,
+    /// Host write commands the drive had taken by then: with the time the burst began,
+    /// the burst's level.
+    gc_first_copy_host_write_commands: Option<u64>,
     last_read_unit: Vec<u32>,
     host_die: u32,
     recent_wa: RecentWa,
@@ -316,6 +319,7 @@ impl SimDevice {
             bg_count: 0,
             phases: Vec::new(),
             gc_first_copy_ns: None,
+            gc_first_copy_host_write_commands: None,
             dyn_slc,
             bypass: false,
             bot_free_ns: 0,
@@ -654,7 +658,10 @@ impl SimDevice {
                     break;
                 };
                 moved += 1;
-                self.gc_first_copy_ns.get_or_insert(t);
+                if self.gc_first_copy_ns.is_none() {
+                    self.gc_first_copy_ns = Some(t);
+                    self.gc_first_copy_host_write_commands = Some(self.st.host_write_ops);
+                }
                 read_ns += if self.slc.take(src) {
                     self.c.read_slc / READ_UNIT_PAGES as u64
                 } else {
@@ -1175,6 +1182,7 @@ impl DeviceModel for SimDevice {
             "gc_stall_threshold_ns": STALL_REPORT_NS,
             "gc_stall_intervals_ns": pairs(&self.stalls),
             "gc_first_copy_at_ns": self.gc_first_copy_ns,
+            "gc_first_copy_host_write_commands": self.gc_first_copy_host_write_commands,
         });
         // (Added apart: one `json!` this long exceeds the macro's recursion limit.)
         truth["recent_write_amplification_ratio"] = json!(recent_wa);

@@ -387,6 +387,7 @@ pub fn run(
         measured_ns: elapsed,
         verify_pass_ns: 0,
         records,
+        head_records: None,
         hists: totals_h,
         bytes,
         completed_ios: completed,

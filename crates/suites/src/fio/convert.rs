@@ -355,6 +355,7 @@ pub fn measured(job: &Job, cx: &Context<'_>) -> Result<Measured, String> {
             Series {
                 interval_ns: elapsed_ns.max(1),
                 records: Vec::new(),
+                head: None,
             },
             None,
         ),
@@ -568,6 +569,7 @@ fn series(
             Series {
                 interval_ns: iv * 1_000_000,
                 records: build(job, cx, iv, elapsed_ms, n, &Grid::empty(n)),
+                head: None,
             },
             None,
         ));
@@ -619,6 +621,7 @@ fn series(
         Series {
             interval_ns: iv * 1_000_000,
             records: build(job, cx, iv, elapsed_ms, n, &g),
+            head: None,
         },
         Some(t0),
     ))

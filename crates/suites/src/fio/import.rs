@@ -156,6 +156,7 @@ pub fn workload_of(job: &Job, global: &Value, notes: &mut Vec<String>) -> Worklo
             DataPattern::Random
         },
         log_interval_ns: num("log_avg_msec", 1000).max(1) * 1_000_000,
+        log_head: None,
         align_bytes: 512,
         continue_on_error: o("continue_on_error").is_some_and(|v| v != "none" && v != "0"),
         fixedbufs: o("fixedbufs").is_some_and(|v| v != "0"),
