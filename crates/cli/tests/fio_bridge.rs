@@ -982,7 +982,11 @@ fn a_result_given_twice_is_imported_once_and_said_once() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let err = stderr(&o);
-    assert_eq!(err.matches("given twice: imported once").count(), 1, "{err}");
+    assert_eq!(
+        err.matches("given twice: imported once").count(),
+        1,
+        "{err}"
+    );
     assert_eq!(err.matches("identical content").count(), 1, "{err}");
     let run: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(d.path().join("b/run.json")).unwrap())
