@@ -555,7 +555,9 @@ fn runs_section(runs: &[DriveRun]) -> Section {
                 d.suite.to_string(),
                 short_target(d),
                 connection(d).unwrap_or_else(|| "–".into()),
-                format!("{:.1} GB", d.target.capacity_bytes as f64 / 1e9),
+                d.target
+                    .capacity_bytes
+                    .map_or("unknown".into(), |c| format!("{:.1} GB", c as f64 / 1e9)),
                 d.host.hostname.clone(),
                 match &d.tool.commit {
                     Some(c) => format!("{} ({c})", d.tool.version),
