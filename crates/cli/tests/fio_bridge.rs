@@ -1037,6 +1037,8 @@ fn one_device_path_on_two_hosts_is_two_drives() {
         .iter()
         .map(|r| {
             assert!(r["device_capacity_bytes"].is_null(), "{r}");
+            // The run's time is fio's (the result's timestamp), not the import's.
+            assert_eq!(r["started_at"], "2026-11-24T20:28:02.289Z", "{r}");
             assert_eq!(r["device_kind"], "block");
             (
                 r["host_name"].as_str().unwrap(),
@@ -1057,4 +1059,32 @@ fn one_device_path_on_two_hosts_is_two_drives() {
     assert!(html.contains("/dev/sdb on host-a"));
     assert!(html.contains("/dev/sdb on host-b"));
     assert!(!html.contains("/dev/sdb #2"));
+}
+
+/// `compare`'s rows for imported tests say what each test did (rw, block size, QD and
+/// jobs), not fio's job name alone (every job of a grid often has one name).
+#[test]
+fn compare_rows_of_imports_say_what_the_tests_did() {
+    let d = tempfile::tempdir().unwrap();
+    let src = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fuzz/corpus/fio_result/null-jsonplus.json"
+    );
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(src).unwrap()).unwrap();
+    let o = &mut doc["jobs"][0]["job options"];
+    o["iodepth"] = "16".into();
+    o["numjobs"] = "4".into();
+    std::fs::write(d.path().join("r.json"), doc.to_string()).unwrap();
+    for (b, name) in [("a", "SSD A"), ("b", "SSD B")] {
+        let o = run_in(
+            d.path(),
+            &["import", "fio", "r.json", "--drive", name, "--out", b],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    let o = run_in(d.path(), &["compare", "a", "b"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("randread 4K QD16 ×4 jobs (x) read IOPS"), "{out}");
 }
