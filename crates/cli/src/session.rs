@@ -90,7 +90,7 @@ impl Session {
                 t.info.path
             ));
         }
-        meter.start("fill ", Bound::WriteBytes(t.info.capacity_bytes));
+        meter.start("fill ", Bound::WriteBytes(t.info.span_bytes()));
         let stop = self.stop.clone();
         let cb = meter.callback();
         let progress = cb.as_ref().map(|f| f as &(dyn Fn(&Progress<'_>) + Sync));

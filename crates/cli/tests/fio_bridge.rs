@@ -993,3 +993,102 @@ fn a_result_given_twice_is_imported_once_and_said_once() {
             .unwrap();
     assert_eq!(run["steps"].as_array().unwrap().len(), 1, "{run}");
 }
+
+/// `/dev/sdb` of two hosts is two drives (issue #23): two imported client results
+/// naming one device path on two hosts keep `kind: block` with an unknown (null)
+/// capacity, the database keeps each run's host, and the report neither merges them
+/// into one drive nor numbers the second as a rerun ("#2"): each label says its host.
+#[test]
+fn one_device_path_on_two_hosts_is_two_drives() {
+    let d = tempfile::tempdir().unwrap();
+    let src = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fuzz/corpus/fio_result/null-jsonplus.json"
+    );
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(src).unwrap()).unwrap();
+    let mut job = doc["jobs"][0].take();
+    doc.as_object_mut().unwrap().remove("jobs");
+    job["job options"]["filename"] = "/dev/sdb".into();
+    for h in ["host-a", "host-b"] {
+        job["hostname"] = h.into();
+        job["port"] = 8765.into();
+        doc["client_stats"] = serde_json::json!([job.clone()]);
+        std::fs::write(d.path().join(format!("{h}.json")), doc.to_string()).unwrap();
+        let o = run_in(
+            d.path(),
+            &["import", "fio", &format!("{h}.json"), "--out", h],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let run: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(d.path().join(h).join("run.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(run["target"]["kind"], "block_device");
+        assert!(run["target"]["capacity_bytes"].is_null(), "{}", run["target"]);
+        assert_eq!(run["host"]["hostname"], h);
+    }
+    let o = run_in(
+        d.path(),
+        &["db", "record", "--db", "x.sqlite", "host-a", "host-b"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = run_in(d.path(), &["db", "list", "--db", "x.sqlite", "--json"]);
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let mut hosts: Vec<(&str, &str)> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            assert!(r["device_capacity_bytes"].is_null(), "{r}");
+            // The run's time is fio's (the result's timestamp), not the import's.
+            assert_eq!(r["started_at"], "2026-11-24T20:28:02.289Z", "{r}");
+            assert_eq!(r["device_kind"], "block");
+            (
+                r["host_name"].as_str().unwrap(),
+                r["device_path"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    hosts.sort();
+    assert_eq!(hosts, [("host-a", "/dev/sdb"), ("host-b", "/dev/sdb")]);
+    let o = run_in(d.path(), &["report", "host-a", "host-b", "-o", "r.html"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("2 drive(s)"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let html = std::fs::read_to_string(d.path().join("r.html")).unwrap();
+    assert!(html.contains("/dev/sdb on host-a"));
+    assert!(html.contains("/dev/sdb on host-b"));
+    assert!(!html.contains("/dev/sdb #2"));
+}
+
+/// `compare`'s rows for imported tests say what each test did (rw, block size, QD and
+/// jobs), not fio's job name alone (every job of a grid often has one name).
+#[test]
+fn compare_rows_of_imports_say_what_the_tests_did() {
+    let d = tempfile::tempdir().unwrap();
+    let src = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fuzz/corpus/fio_result/null-jsonplus.json"
+    );
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(src).unwrap()).unwrap();
+    let o = &mut doc["jobs"][0]["job options"];
+    o["iodepth"] = "16".into();
+    o["numjobs"] = "4".into();
+    std::fs::write(d.path().join("r.json"), doc.to_string()).unwrap();
+    for (b, name) in [("a", "SSD A"), ("b", "SSD B")] {
+        let o = run_in(
+            d.path(),
+            &["import", "fio", "r.json", "--drive", name, "--out", b],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    }
+    let o = run_in(d.path(), &["compare", "a", "b"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("randread 4K QD16 ×4 jobs (x) read IOPS"), "{out}");
+}

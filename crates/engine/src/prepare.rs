@@ -35,7 +35,7 @@ pub fn ensure_filled(
     }
     let mut fw = w.clone();
     fw.offset_bytes = 0;
-    fw.size_bytes = t.capacity_bytes;
+    fw.size_bytes = t.span_bytes();
     fw.ioengine = IoEngine::IoUring;
     fw.direct = true;
     let bs = if fw.size_bytes.is_multiple_of(FILL_BS as u64) {
@@ -105,7 +105,7 @@ pub fn precondition(
     }
     // A test file written from end to end is filled: reads after it hit data, and it
     // need not be written again before them.
-    let whole = w.offset_bytes == 0 && w.size_bytes >= target.info.capacity_bytes;
+    let whole = w.offset_bytes == 0 && w.size_bytes >= target.info.span_bytes();
     if whole
         && out.len() == passes as usize
         && out.iter().all(|r| r.measured.status == RunStatus::Complete)

@@ -81,7 +81,12 @@ pub fn check(req: &WorkloadRequest) -> Result<(), String> {
 /// checked. Errors are one line naming the option and the accepted form.
 pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, String> {
     check(req)?;
-    let cap = target.capacity_bytes;
+    let cap = target.capacity_bytes.ok_or_else(|| {
+        format!(
+            "target {}: its capacity is unknown (a record, not a target drivelab opened)",
+            target.path
+        )
+    })?;
     let sector = target.logical_sector_bytes.max(1);
     let ioengine = match target.kind {
         TargetKind::Simulated => IoEngine::Sim,

@@ -89,7 +89,7 @@ pub fn run_record(doc: &RunDoc, bundle_path: Option<String>) -> Result<RunRecord
             .or_else(|| t.simulated.as_ref().map(|m| m.model.clone())),
         device_serial: t.serial.clone(),
         device_firmware: t.firmware.clone(),
-        device_capacity_bytes: (t.capacity_bytes > 0).then_some(t.capacity_bytes),
+        device_capacity_bytes: t.capacity_bytes,
         device_kind: kind(t.kind).to_string(),
         device_connection: drivelab_suites::bundle::connection(doc),
         uploaded_by: None,

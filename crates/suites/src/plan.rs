@@ -173,7 +173,7 @@ pub fn for_time(runtime_ns: u64) -> Bound {
 /// The span (offset 0, `size`) on a target: `size` resolved against the capacity, never
 /// more than the capacity, rounded down to whole MiB (whole sectors when under a MiB).
 pub fn span_bytes(size: SizeOrPercent, target: &TargetInfo) -> u64 {
-    let cap = target.capacity_bytes;
+    let cap = target.span_bytes();
     let want = size.resolve(cap).min(cap);
     let unit = if want >= 1 << 20 {
         1 << 20

@@ -315,7 +315,7 @@ pub fn execute_with(
                     "writing {} once so that reads hit data…",
                     target.info.path
                 ));
-                o.filling(target.info.capacity_bytes);
+                o.filling(target.info.span_bytes());
             }
             let progress = |p: &Progress<'_>| {
                 if let Some(o) = opts.observer {
@@ -540,11 +540,11 @@ pub fn new_doc_for(
         .get("size")
         .and_then(|v| serde_json::from_value::<SizeOrPercent>(v.clone()).ok());
     if let Some(SizeOrPercent::Bytes(b)) = asked {
-        if b > info.capacity_bytes {
+        if b > info.span_bytes() {
             notes.push(format!(
                 "--size {} is more than the target holds ({}): the whole target was used.",
                 human_bytes(b),
-                human_bytes(info.capacity_bytes)
+                human_bytes(info.span_bytes())
             ));
         }
     }
@@ -582,7 +582,7 @@ pub fn check_resume(
     if a.kind != b.kind || a.path != b.path || a.capacity_bytes != b.capacity_bytes {
         return Err(format!(
             "--resume: the bundle was made on {} ({} bytes), not on {} ({} bytes)",
-            a.path, a.capacity_bytes, b.path, b.capacity_bytes
+            a.path, a.span_bytes(), b.path, b.span_bytes()
         ));
     }
     // Identity as far as either side recorded it: a device swapped in at the same path

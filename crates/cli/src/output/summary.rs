@@ -160,11 +160,15 @@ fn telemetry_lines(m: &drivelab_engine::result::Measured, out: &mut String) {
 /// What a target is, in a few words: "file on ext4, 1 GiB", "block device Samsung
 /// SSD 980, 1 TB", "simulated, 512 GiB", "no I/O".
 pub fn target_description(t: &drivelab_engine::target::TargetInfo) -> String {
+    let size = || {
+        t.capacity_bytes
+            .map_or_else(|| "capacity unknown".to_string(), human_bytes)
+    };
     match t.kind {
         TargetKind::File => format!(
             "file on {}, {}",
             t.filesystem.as_deref().unwrap_or("?"),
-            human_bytes(t.capacity_bytes)
+            size()
         ),
         TargetKind::BlockDevice => format!(
             "block device{}, {}",
@@ -172,10 +176,10 @@ pub fn target_description(t: &drivelab_engine::target::TargetInfo) -> String {
                 .as_deref()
                 .map(|m| format!(" {m}"))
                 .unwrap_or_default(),
-            human_bytes(t.capacity_bytes)
+            size()
         ),
         TargetKind::Null => "no I/O".into(),
-        TargetKind::Simulated => format!("simulated, {}", human_bytes(t.capacity_bytes)),
+        TargetKind::Simulated => format!("simulated, {}", size()),
     }
 }
 

@@ -90,7 +90,7 @@ fn replay_at_most(
 ) -> (RunResult, Vec<Logged>) {
     let p = Placement {
         start_bytes: 0,
-        size_bytes: target.info.capacity_bytes,
+        size_bytes: target.info.span_bytes(),
         align_bytes: target.info.logical_sector_bytes as u64,
     };
     let mut s = Schedule::new(records.into_iter().map(Ok), timing, p, true);

@@ -404,7 +404,7 @@ pub(super) fn open_existing(path: &Path, opts: &OpenOptions) -> Result<Target, T
         )));
     }
     let info = info_for(path, &f, ours);
-    if info.capacity_bytes == 0 {
+    if info.span_bytes() == 0 {
         return Err(TargetError(format!("target {} is empty", path.display())));
     }
     let left_by_a_killed_run = left_by_a_killed_run && ours;

@@ -35,7 +35,11 @@ pub enum TargetKind {
 pub struct TargetInfo {
     pub kind: TargetKind,
     pub path: String,
-    pub capacity_bytes: u64,
+    /// Bytes the target holds; null when unknown (a block device named by an imported
+    /// result). Every target drivelab opens knows it. An old bundle's 0 (fio imports
+    /// wrote 0 for unknown) is read as unknown.
+    #[serde(deserialize_with = "zero_is_unknown")]
+    pub capacity_bytes: Option<u64>,
     pub logical_sector_bytes: u32,
     pub physical_sector_bytes: u32,
     pub rotational: Option<bool>,
@@ -58,12 +62,24 @@ pub struct TargetInfo {
     pub device: Option<identity::DeviceIdentity>,
 }
 
+/// A capacity as recorded: a number, or null; 0 (what fio imports wrote for an unknown
+/// capacity before it could be null) is unknown too: no target holds 0 bytes.
+fn zero_is_unknown<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    Ok(Option::<u64>::deserialize(d)?.filter(|&c| c > 0))
+}
+
 impl TargetInfo {
+    /// The capacity of a target drivelab opened (always known there); 0 only for a
+    /// record whose capacity is unknown, where no span can be worked out from it.
+    pub fn span_bytes(&self) -> u64 {
+        self.capacity_bytes.unwrap_or(0)
+    }
+
     fn bare(kind: TargetKind, path: String, capacity: u64, sector: u32) -> TargetInfo {
         TargetInfo {
             kind,
             path,
-            capacity_bytes: capacity,
+            capacity_bytes: Some(capacity),
             logical_sector_bytes: sector,
             physical_sector_bytes: sector,
             rotational: None,

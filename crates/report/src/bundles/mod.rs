@@ -60,6 +60,34 @@ impl DriveRun {
     }
 }
 
+/// The drive a bundle measured, as far as its record tells: the drive itself (model and
+/// serial) where both are known, else its path on its host (`/dev/sdb` of two hosts is
+/// two drives).
+fn drive_identity(doc: &RunDoc) -> (String, String) {
+    drive_key(doc).unwrap_or_else(|| (doc.host.hostname.clone(), doc.target.path.clone()))
+}
+
+/// Bundles named by their target whose labels meet although they measured different
+/// drives (one device path on two hosts) say their host: "/dev/sdb on host-a" beside
+/// "/dev/sdb on host-b", so they are two drives, not one.
+pub fn label_hosts(runs: &mut [DriveRun]) {
+    let ids: Vec<(String, String)> = runs.iter().map(|r| drive_identity(&r.doc)).collect();
+    let clash: Vec<bool> = (0..runs.len())
+        .map(|i| {
+            !runs[i].named
+                && (0..runs.len()).any(|j| {
+                    j != i && !runs[j].named && runs[j].label == runs[i].label && ids[j] != ids[i]
+                })
+        })
+        .collect();
+    for (r, clash) in runs.iter_mut().zip(clash) {
+        if clash {
+            r.label = format!("{} on {}", r.label, r.doc.host.hostname);
+            r.drive = r.label.clone();
+        }
+    }
+}
+
 /// One drive measured over several connections is one drive with variants: bundles
 /// still named by their target ([`drive_label`]) whose drive (model and serial) another
 /// bundle shares over another connection are named by the drive and the connection,
@@ -289,6 +317,7 @@ pub fn bundle_report(runs: &[DriveRun]) -> Report {
 /// [`bundle_report`] with the reader's choices.
 pub fn bundle_report_with(runs: &[DriveRun], opts: &ReportOptions) -> Report {
     let mut runs = runs.to_vec();
+    label_hosts(&mut runs);
     label_variants(&mut runs);
     disambiguate(&mut runs);
     for r in runs.iter_mut().filter(|r| !r.named) {
@@ -554,7 +583,9 @@ fn runs_section(runs: &[DriveRun]) -> Section {
                 d.suite.to_string(),
                 short_target(d),
                 connection(d).unwrap_or_else(|| "–".into()),
-                format!("{:.1} GB", d.target.capacity_bytes as f64 / 1e9),
+                d.target
+                    .capacity_bytes
+                    .map_or("unknown".into(), |c| format!("{:.1} GB", c as f64 / 1e9)),
                 d.host.hostname.clone(),
                 match &d.tool.commit {
                     Some(c) => format!("{} ({c})", d.tool.version),

@@ -217,8 +217,8 @@ pub fn workload_of(
 }
 
 /// The target as fio's options name it: a block device when it is one here or its
-/// path is under `/dev/` (fio ran elsewhere), its size unknown then (the options' span
-/// is the file's size only for a file).
+/// path is under `/dev/` (fio ran elsewhere), its capacity unknown then (null: the
+/// options' span is the file's size only for a file).
 fn target_of(filename: Option<&str>, w: &Workload, drive: Option<&str>) -> TargetInfo {
     let path = filename.unwrap_or("").to_string();
     let device = path.starts_with("/dev/")
@@ -231,11 +231,10 @@ fn target_of(filename: Option<&str>, w: &Workload, drive: Option<&str>) -> Targe
     } else {
         TargetKind::File
     };
-    let capacity = if device {
-        0
-    } else {
-        w.offset_bytes + w.size_bytes
-    };
+    // Unknown (null) for a device; a file's span when the options give one.
+    let capacity = (!device)
+        .then(|| w.offset_bytes.saturating_add(w.size_bytes))
+        .filter(|&c| c > 0);
     serde_json::from_value(json!({
         "kind": kind, "path": path, "capacity_bytes": capacity,
         "logical_sector_bytes": 512, "physical_sector_bytes": 512, "rotational": null,
@@ -661,7 +660,7 @@ pub fn import_set(inputs: &[Input], o: &Options) -> Result<RunDoc, String> {
         .filter(|t| t.kind == TargetKind::BlockDevice)
     {
         notes.push(format!(
-            "fio ran on the block device {}; its capacity is not in fio's result (capacity_bytes 0: unknown).",
+            "fio ran on the block device {}; its capacity is not in fio's result (capacity_bytes null: unknown).",
             t.path
         ));
     }
@@ -921,6 +920,14 @@ mod tests {
         // A block device stays one; the engine is fio's; the time is fio's.
         assert_eq!(doc.target.kind, TargetKind::BlockDevice);
         assert_eq!(doc.target.model.as_deref(), Some("SSD A"));
+        // Its capacity is unknown: null, never 0; an old bundle's 0 reads as unknown.
+        assert_eq!(doc.target.capacity_bytes, None);
+        let mut v = serde_json::to_value(&doc).unwrap();
+        assert!(v["target"]["capacity_bytes"].is_null(), "{}", v["target"]);
+        v["target"]["capacity_bytes"] = json!(0);
+        let old: RunDoc = serde_json::from_value(v).unwrap();
+        assert_eq!(old.target.capacity_bytes, None);
+        assert_eq!(old.target.kind, TargetKind::BlockDevice);
         assert_eq!(doc.steps[0].config.ioengine, IoEngine::Libaio);
         assert_eq!(doc.created_at, "2020-09-13T12:26:40.000Z");
         assert!(doc.notes.iter().any(|n| n.contains("SAS HBA")));
