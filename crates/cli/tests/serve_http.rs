@@ -368,6 +368,122 @@ fn bad_requests_are_refused_and_store_nothing() {
     assert_eq!(status, 404);
 }
 
+/// Sends `request` (a whole HTTP/1.1 request) and returns the server's whole answer.
+fn raw(s: &Server, request: &[u8]) -> String {
+    use std::io::{Read, Write};
+    let addr = s.url.trim_start_matches("http://");
+    let mut c = std::net::TcpStream::connect(addr).unwrap();
+    // The server may answer (and close) before all of a refused body is sent.
+    // (Not half-closed: the server would take that for a client gone; `Connection:
+    // close` in the request ends the answer.)
+    let _ = c.write_all(request);
+    let mut answer = Vec::new();
+    let _ = c.read_to_end(&mut answer);
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+/// Each wrong request gets the status that says what is wrong, in the form of every other
+/// refusal (a page, or JSON under /api/), and a duplicate token refuses the server's start.
+#[test]
+fn wrong_requests_get_the_status_that_names_the_fault() {
+    let (_dir, db, _bundle) = recorded_db();
+    let s = Server::start_on(&db, "127.0.0.1:0", &["--max-body-mib", "1"]);
+    let addr = s.url.trim_start_matches("http://").to_string();
+    // An empty run id is no run: 404, not the store's "invalid id" 422.
+    for path in ["/runs//run.json", "/runs//report.html", "/runs/"] {
+        let (status, page) = s.get(path);
+        assert_eq!(status, 404, "{path}: {page}");
+        assert!(page.contains("<p class=\"dl-error\">"), "{path}: {page}");
+    }
+    // A method the path does not take: 405 naming the ones it does, before any token.
+    let answer = raw(&s, format!("PUT /api/bundles HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{{}}").as_bytes());
+    assert!(answer.starts_with("HTTP/1.1 405"), "{answer}");
+    assert!(
+        answer.to_ascii_lowercase().contains("\r\nallow: post"),
+        "{answer}"
+    );
+    assert!(
+        answer.contains("{\"error\":\"/api/bundles does not take this method"),
+        "{answer}"
+    );
+    let answer = raw(
+        &s,
+        format!("DELETE /runs HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").as_bytes(),
+    );
+    assert!(answer.starts_with("HTTP/1.1 405"), "{answer}");
+    assert!(
+        answer.to_ascii_lowercase().contains("\r\nallow: get,head"),
+        "{answer}"
+    );
+    // A time filter that is no time: 400 naming the parameter.
+    for (path, name) in [
+        ("/runs?since=yesterday", "since"),
+        ("/runs?until=2026-13-45", "until"),
+        ("/runs?since=2026-03-01T12:00:00", "since"),
+    ] {
+        let (status, page) = s.get(path);
+        assert_eq!(status, 400, "{path}: {page}");
+        assert!(
+            page.contains(&format!("{name}: give a UTC date or time")),
+            "{path}: {page}"
+        );
+    }
+    for good in ["/runs?since=2026-03-01", "/runs?until=2026-03-01T12:00:00Z"] {
+        assert_eq!(s.get(good).0, 200, "{good}");
+    }
+    // A chunked body (no declared length) found over the limit while read: 413 as JSON.
+    let chunk = vec![b' '; 512 << 10];
+    let mut request = format!(
+        "POST /api/bundles HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\n\
+         Content-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    )
+    .into_bytes();
+    for _ in 0..3 {
+        request.extend(format!("{:x}\r\n", chunk.len()).as_bytes());
+        request.extend(&chunk);
+        request.extend(b"\r\n");
+    }
+    request.extend(b"0\r\n\r\n");
+    let answer = raw(&s, &request);
+    assert!(
+        answer.starts_with("HTTP/1.1 413"),
+        "{}",
+        &answer[..answer.len().min(300)]
+    );
+    assert!(
+        answer.contains("content-type: application/json"),
+        "{answer}"
+    );
+    assert!(
+        answer.contains("{\"error\":\"the bundle is larger than this server takes"),
+        "{answer}"
+    );
+
+    // Two uploaders with one token: refused at start, one line naming the file and line.
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens");
+    std::fs::write(&tokens, format!("# lab\nrig1 {TOKEN}\nrig2 {TOKEN}\n")).unwrap();
+    let o = run_in(
+        dir.path(),
+        &[
+            "serve",
+            "--db",
+            &db,
+            "--listen",
+            "127.0.0.1:0",
+            "--tokens",
+            tokens.to_str().unwrap(),
+        ],
+    );
+    assert_usage(
+        &o,
+        &format!(
+            "--tokens {}: line 3: the token of rig2 is rig1's too",
+            tokens.display()
+        ),
+    );
+}
+
 /// Sends only the head of an upload of `len` bytes, asking to continue, and returns the
 /// server's status line.
 fn announce_body(s: &Server, len: usize) -> String {

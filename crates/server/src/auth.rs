@@ -39,7 +39,13 @@ impl Tokens {
             if uploaders.iter().any(|(u, _)| u == name) {
                 return Err(format!("line {n}: {name} is named twice"));
             }
-            uploaders.push((name.to_string(), hash(token)));
+            let h = hash(token);
+            if let Some((other, _)) = uploaders.iter().find(|(_, t)| *t == h) {
+                return Err(format!(
+                    "line {n}: the token of {name} is {other}'s too; give each uploader a token of its own"
+                ));
+            }
+            uploaders.push((name.to_string(), h));
         }
         Ok(Tokens { uploaders })
     }
@@ -176,6 +182,10 @@ mod tests {
                 "line 2: a is named twice",
             ),
             ("a 0123456789abcdef0 extra\n", "two words"),
+            (
+                "# lab\na 0123456789abcdef0\nb 0123456789abcdef0\n",
+                "line 3: the token of b is a's too",
+            ),
         ] {
             let e = Tokens::parse(text).unwrap_err();
             assert!(e.contains(want), "{e:?} lacks {want:?}");

@@ -93,14 +93,17 @@ fn router(config: &Config) -> Router {
     Router::new()
         .route(
             "/api/bundles",
+            // Layers of the routed method only: another method is answered 405 (with
+            // Allow) before the token is asked for.
             post(upload::upload)
-                .layer(DefaultBodyLimit::max(config.max_body_bytes))
-                .layer(axum::middleware::from_fn({
+                .route_layer(DefaultBodyLimit::max(config.max_body_bytes))
+                .route_layer(axum::middleware::from_fn({
                     let (tokens, max) = (config.tokens.clone(), config.max_body_bytes);
                     move |req, next| upload::gate(tokens.clone(), max, req, next)
                 })),
         )
         .merge(pages)
+        .method_not_allowed_fallback(pages::method_not_allowed)
         .with_state(state)
 }
 

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{Extension, State};
 use axum::http::{header, HeaderMap, StatusCode};
 
@@ -109,8 +110,21 @@ fn bundle_record(body: &[u8]) -> Result<drivelab_store::RunRecord, Failure> {
 pub async fn upload(
     State(state): State<Arc<AppState>>,
     Extension(uploader): Extension<Uploader>,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Response {
+    // A body of no declared length found over the limit while read (413), or cut off:
+    // said as JSON like every other refusal, not axum's plain text.
+    let body = match body {
+        Ok(b) => b,
+        Err(e) => {
+            let message = if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                "the bundle is larger than this server takes (--max-body-mib)".to_string()
+            } else {
+                format!("the body could not be read: {}", e.body_text())
+            };
+            return Failure::new(e.status(), message).json();
+        }
+    };
     let mut record = match bundle_record(&body) {
         Ok(r) => r,
         Err(f) => return f.json(),

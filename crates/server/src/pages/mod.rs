@@ -18,6 +18,40 @@ pub async fn not_found() -> Response {
     Failure::not_found("no such page").into_response()
 }
 
+/// A method the path does not take (axum adds the `Allow` header naming those it does):
+/// the same page, or JSON under `/api/`, as every other refusal.
+pub async fn method_not_allowed(uri: axum::http::Uri) -> Response {
+    use axum::response::IntoResponse;
+    let f = Failure::new(
+        axum::http::StatusCode::METHOD_NOT_ALLOWED,
+        format!("{} does not take this method (see Allow)", uri.path()),
+    );
+    if uri.path().starts_with("/api/") {
+        f.json()
+    } else {
+        f.into_response()
+    }
+}
+
+/// A time filter (`since`, `until`): a UTC date (`2026-03-01`) or RFC 3339 UTC time
+/// (`2026-03-01T12:00:00Z`), kept as given (runs are compared with it as text).
+pub fn utc_time(name: &str, value: &Option<String>) -> Result<Option<String>, Failure> {
+    let Some(v) = field(name, value)? else {
+        return Ok(None);
+    };
+    let full = if v.len() == 10 {
+        format!("{v}T00:00:00Z")
+    } else {
+        v.clone()
+    };
+    if !full.ends_with('Z') || humantime::parse_rfc3339_weak(full.trim_end_matches('Z')).is_err() {
+        return Err(Failure::bad_request(format!(
+            "{name}: give a UTC date or time, e.g. 2026-03-01 or 2026-03-01T12:00:00Z"
+        )));
+    }
+    Ok(Some(v))
+}
+
 /// A query text field: at most this many characters.
 pub const MAX_FIELD_CHARS: usize = 200;
 

@@ -21,6 +21,9 @@ use crate::AppState;
 
 /// The run with this id (or unique prefix); 404 when there is none.
 pub async fn load(state: &AppState, id: String) -> Result<RunRecord, Failure> {
+    if id.is_empty() {
+        return Err(Failure::not_found("no run named: give /runs/ID"));
+    }
     let shown = id.clone();
     state
         .db
@@ -139,6 +142,9 @@ pub async fn bundle_bytes(state: &AppState, ids: Vec<String>) -> Result<Option<u
 /// The stored run.json's identity of the run with this id (or unique prefix); 404 when
 /// there is none.
 async fn info(state: &AppState, id: String) -> Result<BundleInfo, Failure> {
+    if id.is_empty() {
+        return Err(Failure::not_found("no run named: give /runs/ID"));
+    }
     let shown = id.clone();
     state
         .db

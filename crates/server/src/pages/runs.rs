@@ -12,7 +12,7 @@ use maud::{html, Markup};
 use serde::Deserialize;
 
 use super::compare_drives::DriveKey;
-use super::{capacity, field, query_string};
+use super::{capacity, field, query_string, utc_time};
 use crate::failure::Failure;
 use crate::AppState;
 
@@ -99,8 +99,8 @@ impl Filters {
             suite: field("suite", &p.suite)?,
             host: field("host", &p.host)?,
             status,
-            since: field("since", &p.since)?,
-            until: field("until", &p.until)?,
+            since: utc_time("since", &p.since)?,
+            until: utc_time("until", &p.until)?,
             sort,
             descending,
             page,
