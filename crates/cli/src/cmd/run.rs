@@ -158,6 +158,11 @@ pub fn run(a: RunArgs) -> Result<i32, Fail> {
     match (&a.suite, &a.resume) {
         // A write phase and a check of its own, not engine steps: not recorded in the
         // database or uploaded (yet).
+        (Some(SuiteCmd::Powerloss(_)), None) if a.db.is_some() || upload.is_some() => {
+            Err(Fail::usage(
+                "powerloss: not recorded in a database or uploaded yet; drop --db and --upload (push the bundle later with drivelab db push URL BUNDLE)",
+            ))
+        }
         (Some(SuiteCmd::Powerloss(p)), None) => crate::cmd::powerloss::run(p),
         (Some(cmd), None) => start(cmd, &db, a.progress, upload),
         (None, Some(dir)) => resume(dir, &a, &db, upload),
