@@ -24,8 +24,8 @@ pub struct Cli {
 pub enum Command {
     /// Run one workload (fio-style options) and report IOPS, bandwidth and latency.
     Io(IoArgs),
-    /// Run a review methodology (quick, peak, consistency, seqfill, iometer, mixed, replay) into a
-    /// result bundle, or continue one with --resume.
+    /// Run a review methodology (quick, peak, consistency, seqfill, iometer, mixed, replay,
+    /// powerloss) into a result bundle, or continue one with --resume.
     Run(crate::run_args::RunArgs),
     /// Write one self-contained HTML report (and optionally PNG/SVG charts) from result bundles.
     Report(crate::cmd::report::ReportArgs),

@@ -149,6 +149,60 @@ pub enum SuiteCmd {
         mut_arg("host", |a| a.hide(true))
     )]
     Replay(ReplayArgs),
+    /// Flush honesty: write numbered blocks in flushed rounds, journalled on another
+    /// drive; cut the power; then check every journalled block (--check JOURNAL).
+    #[command(
+        mut_arg("emit_fio", |a| a.hide(true)),
+        mut_arg("engine", |a| a.hide(true)),
+        mut_arg("hosts", |a| a.hide(true)),
+        mut_arg("host", |a| a.hide(true))
+    )]
+    Powerloss(PowerlossArgs),
+}
+
+/// A count of power-cut cycles, 1 to 10 000.
+fn cycles(s: &str) -> Result<u32, String> {
+    at_most(s, 10_000, "power-cut cycles")
+}
+
+#[derive(Args, Debug)]
+pub struct PowerlossArgs {
+    /// Where each round is recorded, fsynced, once its flush completed: a new file on
+    /// another drive (refused on the target's own disk, never overwritten).
+    #[arg(long, value_name = "FILE", conflicts_with = "check")]
+    pub journal: Option<PathBuf>,
+    /// After the power cut: read back every block this journal recorded on TARGET and
+    /// say whether the drive honoured every flush (exit 1 when it did not).
+    #[arg(long, value_name = "JOURNAL")]
+    pub check: Option<PathBuf>,
+    /// Rounds to write; the write phase ends sooner when the drive goes away
+    /// [default: 1000; 8 with --short].
+    #[arg(long, value_name = "N", value_parser = positive_u64)]
+    pub rounds: Option<u64>,
+    /// Blocks of 4 KiB per round [default: 256; 64 with --short].
+    #[arg(long = "round-blocks", value_name = "N", value_parser = positive_u64)]
+    pub round_blocks: Option<u64>,
+    /// Make each round of FUA writes (RWF_DSYNC) instead of writes and a flush.
+    #[arg(long)]
+    pub fua: bool,
+    /// Power-cut cycles in this one run (write, cut, check, again), accumulated in one
+    /// bundle: the power is cut by --power-cmd, or by hand at a prompt (on a terminal).
+    #[arg(long, value_name = "N", value_parser = cycles)]
+    pub cycles: Option<u32>,
+    /// With --cycles: the command that cuts the drive's power and brings it back (a
+    /// smart plug's or a USB hub's switch, e.g. 'sleep 5; uhubctl -l 1-1 -p 2 -a cycle'),
+    /// started with each write phase and run by sh as given (drivelab adds nothing to it).
+    #[arg(long = "power-cmd", value_name = "COMMAND", requires = "cycles", value_parser = crate::args::nonblank)]
+    pub power_cmd: Option<String>,
+    #[command(flatten)]
+    pub common: CommonArgs,
+}
+
+fn positive_u64(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("'{s}' is not a positive whole number")),
+    }
 }
 
 #[derive(Args, Debug)]
@@ -463,6 +517,11 @@ pub struct SeqFillArgs {
     /// Content of writes [default: random].
     #[arg(long, value_parser = DataPattern::parse, allow_hyphen_values = true)]
     pub data: Option<DataPattern>,
+    /// Each block written carries a checked header and is read back after the fill; a
+    /// block not as written fails the run (exit 1). `drivelab verify TARGET --from BUNDLE`
+    /// checks again later.
+    #[arg(long)]
+    pub verify: bool,
 }
 
 #[derive(Args, Debug)]
@@ -536,6 +595,7 @@ impl SuiteCmd {
             SuiteCmd::Iometer(a) => &a.common,
             SuiteCmd::Mixed(a) => &a.common,
             SuiteCmd::Replay(a) => &a.common,
+            SuiteCmd::Powerloss(a) => &a.common,
         }
     }
 
@@ -607,6 +667,7 @@ impl SuiteCmd {
                 set(&mut k.drop_fraction, a.drop_fraction);
                 set(&mut k.data, a.data);
                 set(&mut k.interval_ns, a.interval);
+                k.verify = a.verify;
                 k.validate()?;
                 Box::new(k)
             }
@@ -677,6 +738,27 @@ impl SuiteCmd {
                 k.validate()?;
                 Box::new(k)
             }
+            SuiteCmd::Powerloss(a) => Box::new(a.knobs()?),
         })
+    }
+}
+
+impl PowerlossArgs {
+    /// The suite's knobs: defaults (or `--short` ones), then the flags given, with a new
+    /// seed so that another run's blocks are told from this one's.
+    pub fn knobs(&self) -> Result<drivelab_suites::powerloss::PowerLoss, String> {
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+            ^ u64::from(std::process::id()) << 40;
+        let mut k = drivelab_suites::powerloss::PowerLoss::new(seed);
+        if self.common.short {
+            (k.rounds, k.round_blocks) = (8, 64);
+        }
+        set(&mut k.rounds, self.rounds);
+        set(&mut k.round_blocks, self.round_blocks);
+        k.fua = self.fua;
+        k.validate()?;
+        Ok(k)
     }
 }

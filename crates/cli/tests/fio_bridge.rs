@@ -887,3 +887,109 @@ fn bins_holding_ios_of_a_direction_that_did_none_are_refused() {
     refused_alone(&o, "total_ios 0");
     assert!(!d.path().join("b").exists());
 }
+
+/// The red team's imports (issue #23): values fio would not have run with were cast
+/// down or misread (numjobs 2^32 became 0 jobs, an iodepth past 32 bits became 1,
+/// `rw=trim` was shown as reads). Each is refused in one line naming the file and the
+/// field, exit 2, nothing written.
+#[test]
+fn values_fio_would_not_have_are_refused_naming_the_file_and_the_field() {
+    let d = tempfile::tempdir().unwrap();
+    let src = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fuzz/corpus/fio_result/null-jsonplus.json"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(src).unwrap()).unwrap();
+    type Edit = fn(&mut serde_json::Value);
+    let cases: [(&str, Edit, &str); 7] = [
+        (
+            "numjobs",
+            |v| v["jobs"][0]["job options"]["numjobs"] = "4294967296".into(),
+            "numjobs=4294967296",
+        ),
+        (
+            "iodepth",
+            |v| v["jobs"][0]["job options"]["iodepth"] = "4294967297".into(),
+            "iodepth=4294967297",
+        ),
+        (
+            "bs",
+            |v| v["jobs"][0]["job options"]["bs"] = "0".into(),
+            "bs=0",
+        ),
+        (
+            "mean",
+            |v| v["jobs"][0]["read"]["clat_ns"]["mean"] = (-5.5).into(),
+            "read clat_ns mean -5.5",
+        ),
+        (
+            "trim",
+            |v| v["jobs"][0]["job options"]["rw"] = "trim".into(),
+            "rw=trim",
+        ),
+        (
+            "trimdata",
+            |v| {
+                let r = v["jobs"][0]["read"].clone();
+                v["jobs"][0]["trim"] = r;
+            },
+            "trim total_ios",
+        ),
+        (
+            "rwmix",
+            |v| v["jobs"][0]["job options"]["rwmixread"] = "101".into(),
+            "rwmixread=101",
+        ),
+    ];
+    for (name, edit, field) in cases {
+        let mut v = doc.clone();
+        edit(&mut v);
+        let file = format!("{name}.json");
+        std::fs::write(d.path().join(&file), v.to_string()).unwrap();
+        let out = format!("b-{name}");
+        let o = run_in(d.path(), &["import", "fio", &file, "--out", &out]);
+        refused_alone(&o, field);
+        assert!(stderr(&o).contains(&file), "{}", stderr(&o));
+        assert!(!d.path().join(&out).exists(), "{name}");
+    }
+}
+
+/// One result given twice (the same path twice, inside a directory also given, or a
+/// copy under another name) is imported once, and said once per repeat.
+#[test]
+fn a_result_given_twice_is_imported_once_and_said_once() {
+    let d = tempfile::tempdir().unwrap();
+    let src = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../fuzz/corpus/fio_result/null-jsonplus.json"
+    );
+    let set = d.path().join("set");
+    std::fs::create_dir(&set).unwrap();
+    std::fs::copy(src, set.join("a.json")).unwrap();
+    std::fs::copy(src, d.path().join("copy.json")).unwrap();
+    let o = run_in(
+        d.path(),
+        &[
+            "import",
+            "fio",
+            "set",
+            "set/a.json",
+            "copy.json",
+            "--out",
+            "b",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(
+        err.matches("given twice: imported once").count(),
+        1,
+        "{err}"
+    );
+    assert_eq!(err.matches("identical content").count(), 1, "{err}");
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.path().join("b/run.json")).unwrap())
+            .unwrap();
+    assert_eq!(run["steps"].as_array().unwrap().len(), 1, "{run}");
+}

@@ -35,6 +35,27 @@ fn write_verified(dir: &Path, target: &str, extra: &[&str]) -> serde_json::Value
     assert_eq!(r["status"], "complete");
     assert_eq!(r["verify"]["blocks_checked"], 1024);
     assert_eq!(r["verify"]["blocks_bad"], 0);
+    // The pass's reads count like any read: in the totals and the series, after the
+    // writes' intervals (schema 3).
+    assert_eq!(r["schema_version"], 3);
+    assert_eq!(r["totals"]["read"]["ops"], 1024);
+    assert_eq!(r["totals"]["read"]["bytes"], 4 << 20);
+    assert_eq!(r["totals"]["write"]["ops"], 1024);
+    let pass_ns = r["verify"]["pass_ns"].as_u64().unwrap();
+    assert!(r["duration_ns"].as_u64().unwrap() > pass_ns);
+    let first = r["verify"]["pass_first_index"].as_u64().unwrap();
+    let recs = r["series"]["records"].as_array().unwrap();
+    let reads: u64 = recs
+        .iter()
+        .map(|x| x["read"]["ops"].as_u64().unwrap())
+        .sum();
+    assert_eq!(reads, 1024);
+    let first_read = recs.iter().position(|x| x["read"]["ops"] != 0).unwrap();
+    assert!(recs[first_read..].iter().all(|x| x["write"]["ops"] == 0));
+    assert!(recs[first_read]["index"].as_u64().unwrap() >= first);
+    assert!(recs
+        .iter()
+        .all(|x| x["index"].as_u64().unwrap() >= first || x["read"]["ops"] == 0));
     r
 }
 
@@ -171,4 +192,116 @@ fn verify_refuses_write_counts_no_run_could_make() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--from"), "{}", stderr(&o));
     assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+}
+
+/// A document edited to values no run makes (the red team's `bs: 1`, an alignment of
+/// 0 that divided by zero) and a target shorter than the run's span are refused with
+/// one line on stderr naming the field (or the target and both sizes), exit 2, nothing
+/// on stdout.
+#[test]
+fn verify_refuses_impossible_documents_and_short_targets_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = write_verified(dir.path(), "t.bin", &["--keep"]);
+    let edits: [(&str, serde_json::Value, &str); 4] = [
+        (
+            "bs",
+            serde_json::json!([{"bytes": 1, "percent": 100}]),
+            "--bs",
+        ),
+        ("align_bytes", serde_json::json!(0), "config.align_bytes"),
+        ("numjobs", serde_json::json!(0), "--numjobs"),
+        ("rw", serde_json::json!("randread"), "--verify"),
+    ];
+    for (field, value, says) in edits {
+        let mut e = r.clone();
+        e["config"][field] = value;
+        std::fs::write(dir.path().join("e.json"), e.to_string()).unwrap();
+        let o = run_in(dir.path(), &["verify", "t.bin", "--from", "e.json"]);
+        assert_eq!(o.status.code(), Some(2), "{field}: {}", stderr(&o));
+        assert!(stdout(&o).is_empty(), "{field}: {}", stdout(&o));
+        assert!(stderr(&o).contains(says), "{field}: {}", stderr(&o));
+        assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+    }
+    // The target cut to half: named, with its size and the size the run needs.
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.path().join("t.bin"))
+        .unwrap();
+    f.set_len(2 << 20).unwrap();
+    let o = run_in(dir.path(), &["verify", "t.bin", "--from", "r.json"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(!e.contains("fill whole buffer"), "{e}");
+    assert!(
+        e.contains("t.bin") && e.contains("2097152") && e.contains("4194304"),
+        "{e}"
+    );
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+}
+
+/// A result document of schema 2 (before the pass counted in the totals, no `pass_ns`)
+/// is still read by `drivelab verify`.
+#[test]
+fn verify_reads_a_schema_2_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = write_verified(dir.path(), "t.bin", &["--keep"]);
+    r["schema_version"] = 2.into();
+    r["verify"].as_object_mut().unwrap().remove("pass_ns");
+    std::fs::write(dir.path().join("r.json"), r.to_string()).unwrap();
+    let (code, v) = verify_later(dir.path(), "t.bin");
+    assert_eq!(code, Some(0), "{v}");
+    assert_eq!(v["blocks_checked"], 1024);
+    assert_eq!(v["pass_ns"], serde_json::Value::Null);
+}
+
+/// `run seqfill --verify` on a loop device: every block read back after the fill (its
+/// reads after the fill's intervals, which the fill's analysis alone reads), and the
+/// bundle is what `drivelab verify --from` checks later: a byte flipped is found there.
+#[test]
+fn a_seqfill_bundle_verifies_later_and_finds_a_flipped_byte() {
+    let lo = Loop::new(96 << 20, false);
+    let dir = tempfile::tempdir().unwrap();
+    let dest = format!("--destructive={}", lo.dev);
+    let o = run_in(
+        dir.path(),
+        &[
+            "run", "seqfill", &lo.dev, &dest, "--short", "--verify", "--no-db", "--out", "b",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("b/run.json")).unwrap()).unwrap();
+    let step = &doc["steps"][0];
+    let v = &step["run"]["verify"];
+    let blocks = v["writes_per_job"][0].as_u64().unwrap();
+    assert_eq!(v["blocks_checked"], blocks, "{v}");
+    assert_eq!(v["blocks_bad"], 0);
+    // The fill's analysis covers the intervals before the pass: its bytes are the fill's.
+    let cum = doc["summary"]["analysis"]["cum_write_bytes"]
+        .as_array()
+        .unwrap();
+    assert_eq!(cum.last().unwrap().as_u64().unwrap(), blocks * (128 << 10));
+    let first = v["pass_first_index"].as_u64().unwrap();
+    assert_eq!(
+        cum.len() as u64,
+        first,
+        "one value per interval of the fill"
+    );
+
+    let (code, _) = verify_bundle(dir.path(), &lo.dev);
+    assert_eq!(code, Some(0));
+    let at = 5_000_000;
+    flip(Path::new(&lo.dev), at);
+    let (code, v) = verify_bundle(dir.path(), &lo.dev);
+    assert_eq!(code, Some(1));
+    assert_eq!(v["blocks_bad"], 1, "{v}");
+    assert_eq!(v["mismatches"][0]["class"], "torn");
+    assert_eq!(v["mismatches"][0]["first_bad_byte_offset_bytes"], at);
+}
+
+fn verify_bundle(dir: &Path, target: &str) -> (Option<i32>, serde_json::Value) {
+    let o = run_in(dir, &["verify", target, "--from", "b", "--json"]);
+    let v = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {} {}", stdout(&o), stderr(&o)));
+    (o.status.code(), v)
 }

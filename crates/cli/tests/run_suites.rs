@@ -31,7 +31,7 @@ fn quick_flags(suite: &str) -> Vec<&'static str> {
 fn check_bundle(dir: &Path, suite: &str) -> Value {
     let doc: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("run.json")).unwrap()).unwrap();
-    assert_eq!(doc["schema_version"], 2);
+    assert_eq!(doc["schema_version"], 3);
     assert_eq!(doc["suite"], suite);
     assert_eq!(doc["status"], "complete", "{suite}");
     assert_eq!(

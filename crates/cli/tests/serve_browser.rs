@@ -1,7 +1,7 @@
 //! `drivelab serve` in a real browser (headless Chromium over the DevTools protocol, the
 //! report tests' harness): open the runs page, filter it, open a run and see its charts,
-//! and compare two drives picked on the runs page — with no console error, no blocked
-//! resource and no request leaving the server.
+//! and compare two drives picked on the runs page (a run of each, then the drives as
+//! wholes) — with no console error, no blocked resource and no request leaving the server.
 
 mod report_db_common;
 mod serve_common;
@@ -152,6 +152,27 @@ fn a_browser_filters_runs_opens_one_with_its_charts_and_compares_two_drives() {
         &chromium::artefact_dir().join("serve-compare.png"),
         1600.0,
     );
+
+    // Compare the two drives as wholes: pick each drive's box, press Compare.
+    page.open(&format!("{}/runs", s.url));
+    page.navigate_by(
+        "(function(){var rows=[...document.querySelectorAll('#dl-runs tbody tr')];\
+         rows.find(r=>r.innerText.includes('Samsung T7')).querySelector('input.dl-pick-drive').click();\
+         rows.find(r=>r.innerText.includes('SN850X')).querySelector('input.dl-pick-drive').click();\
+         document.querySelector('#dl-compare-form button[type=submit]').click();})()",
+    );
+    assert_eq!(
+        page.eval("new URL(location.href).searchParams.getAll('drive').length"),
+        2
+    );
+    let cmp = page.eval(
+        "[document.querySelectorAll('#dl-drive-ratios tbody tr').length,\
+          document.querySelectorAll('svg.dl-chart').length,\
+          document.querySelectorAll('#dl-toggles button[data-g]').length]",
+    );
+    assert!(cmp[0].as_u64().unwrap() > 0, "no drive ratios: {cmp}");
+    assert!(cmp[1].as_u64().unwrap() > 0, "no overlaid charts: {cmp}");
+    assert_eq!(cmp[2], 2, "one toggle per drive: {cmp}");
 
     // Nothing failed in the page and nothing was fetched from anywhere but the server.
     let session = page.session.clone();

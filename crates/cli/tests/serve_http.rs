@@ -168,6 +168,105 @@ fn runs_are_filtered_sorted_paged_and_compared() {
     );
 }
 
+/// Two drives compared as wholes: each headline number as the mean of the drive's runs,
+/// the spread where a drive repeats a test, ratios, the charts overlaid, the picks on the
+/// runs page making the same URL.
+#[test]
+fn two_drives_are_compared_with_their_runs_spread() {
+    let (_dir, db, bundle) = recorded_db();
+    let s = Server::start(&db);
+    // The T7 ran the test three times (under two firmware), the SN850X once.
+    for (n, d) in [(1, &T7), (2, &T7_NEW_FW), (3, &T7), (4, &SN850)] {
+        let (status, answer) = s.upload(TOKEN, &varied(&bundle, n, d));
+        assert_eq!(status, 201, "{answer}");
+    }
+    let (_, runs) = s.get("/runs");
+    let t7 = "Samsung T7|S5SXNS0R1";
+    let wd = "WD_BLACK SN850X 2000GB|23190Z800123";
+    assert!(
+        runs.contains(&format!("name=\"drive\" value=\"{t7}\"")),
+        "{runs}"
+    );
+    let url = format!(
+        "/compare?drive={}&drive={}",
+        t7.replace(' ', "%20").replace('|', "%7C"),
+        wd.replace(' ', "+")
+    );
+    let (status, cmp) = s.get(&url);
+    assert_eq!(status, 200, "{cmp}");
+    assert!(cmp.contains("Comparing 2 drives"), "{cmp}");
+    assert!(cmp.contains("Samsung T7 (S5SXNS0R1): 3 runs"), "{cmp}");
+    assert!(cmp.contains("(23190Z800123): 1 runs"), "{cmp}");
+    assert!(cmp.contains("id=\"dl-drive-ratios\""), "{cmp}");
+    // The same bundle's numbers each time: the T7's three runs agree exactly.
+    assert!(cmp.contains("3 runs, "), "{cmp}");
+    assert!(cmp.contains("spread 0.0 %"), "{cmp}");
+    assert!(cmp.contains("class=\"num dl-ratio\">1.000<"), "{cmp}");
+    assert!(cmp.contains("<svg"), "no overlaid charts");
+    assert!(cmp.contains("(2 of 2 drives)"), "{cmp}");
+
+    let (status, page) = s.get(&format!("/compare?drive={}", t7.replace(' ', "+")));
+    assert_eq!(status, 400, "{page}");
+    assert!(page.contains("drive: pick 2 to 6 drives"), "{page}");
+    let (status, page) = s.get("/compare?drive=Samsung+T7&drive=No+Such+Drive%7C");
+    assert_eq!(status, 404, "{page}");
+    let (status, page) = s.get("/compare?drive=Samsung+T7&run=0123456789abcdef");
+    assert_eq!(status, 400, "{page}");
+    assert!(page.contains("runs or drives, not both"), "{page}");
+}
+
+/// `bundle` varied (as [`varied`]) onto a drive behind a USB bridge at `mbit_per_s`.
+fn on_usb(bundle: &std::path::Path, n: u32, mode: &str, mbit_per_s: f64) -> Vec<u8> {
+    let mut doc: serde_json::Value = serde_json::from_slice(&varied(bundle, n, &T7)).unwrap();
+    doc["target"]["device"] = serde_json::json!({
+        "disk": "sdb", "transport": mode, "nvme_transport": null, "chain": [],
+        "link": {"kind": "usb", "pcie_current_gt_per_s": null, "pcie_current_width_lanes": null,
+                 "pcie_max_gt_per_s": null, "pcie_max_width_lanes": null, "sata_gbit_per_s": null,
+                 "usb_mbit_per_s": mbit_per_s, "full_duplex": true, "ceiling_bytes_per_s": null},
+        "device_queue_depth": null, "block_nr_requests": null, "loop_direct_io": null
+    });
+    serde_json::to_vec(&doc).unwrap()
+}
+
+/// The runs table shows how each drive was connected and who uploaded each run, filters
+/// and sorts on the connection; the run page names both.
+#[test]
+fn the_connection_and_the_uploader_are_shown_and_filtered() {
+    let (_dir, db, bundle) = recorded_db();
+    let s = Server::start(&db);
+    let (status, uas) = s.upload(TOKEN, &on_usb(&bundle, 1, "usb-uas", 10000.0));
+    assert_eq!(status, 201, "{uas}");
+    let (status, bot) = s.upload(TOKEN, &on_usb(&bundle, 2, "usb-bot", 480.0));
+    assert_eq!(status, 201, "{bot}");
+    let (uas, bot) = (run_id_of(&uas), run_id_of(&bot));
+
+    let (_, page) = s.get("/runs");
+    assert!(page.contains(">USB 3.2 Gen 2, UAS<"), "{page}");
+    assert!(page.contains(">USB 2.0, BOT<"), "{page}");
+    assert_eq!(
+        page.matches("<td class=\"dl-uploader\">rig1</td>").count(),
+        2,
+        "{page}"
+    );
+    let (_, page) = s.get("/runs?connection=uas");
+    assert!(page.contains("1 runs"), "{page}");
+    assert!(page.contains(&format!("data-run=\"{uas}\"")), "{page}");
+    let (_, page) = s.get("/runs?connection=usb%202.0");
+    assert!(page.contains(&format!("data-run=\"{bot}\"")) && page.contains("1 runs"));
+    let (_, page) = s.get("/runs?connection=pcie");
+    assert!(page.contains("0 runs"), "{page}");
+    let (status, page) = s.get("/runs?sort=connection&dir=asc");
+    assert_eq!(status, 200, "{page}");
+    assert!(page.find(&bot).unwrap() < page.find(&uas).unwrap());
+
+    let (_, run) = s.get(&format!("/runs/{uas}"));
+    assert!(
+        run.contains("<dt>Connection</dt><dd>USB 3.2 Gen 2, UAS</dd>"),
+        "{run}"
+    );
+    assert!(run.contains("<dt>Uploaded by</dt><dd>rig1</dd>"), "{run}");
+}
+
 #[test]
 fn bad_requests_are_refused_and_store_nothing() {
     let (_dir, db, bundle) = recorded_db();

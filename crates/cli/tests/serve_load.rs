@@ -1,7 +1,8 @@
 //! `drivelab serve` under load and through a database outage: 20 uploaders and 50
 //! readers at once against 127.0.0.1 (bounded by count, not time), every accepted upload
 //! present afterwards and no error page; and a PostgreSQL server that goes away answers
-//! 503 and is used again when it returns.
+//! 503 and is used again when it returns; and many readers of one large uploaded run at
+//! once cost one drawing of its page, not one each.
 
 mod report_db_common;
 mod serve_common;
@@ -194,4 +195,92 @@ fn a_database_that_goes_away_gives_503_and_is_used_again_when_it_returns() {
     assert!(page.contains("1 runs"), "{page}");
     let (status, answer) = s.upload(TOKEN, &varied(&bundle, 2, &drive(2)));
     assert_eq!(status, 201, "{answer}");
+}
+
+/// `bundle`'s run.json made large as a long suite's is: its steps repeated `times` over
+/// (each with an id of its own), at second `n` (another run id).
+fn large(bundle: &std::path::Path, n: u32, times: usize) -> Vec<u8> {
+    let mut doc: serde_json::Value = serde_json::from_slice(&varied(bundle, n, &drive(0))).unwrap();
+    let steps = doc["steps"].as_array().unwrap().clone();
+    let mut all = Vec::new();
+    for k in 0..times {
+        for s in &steps {
+            let mut s = s.clone();
+            s["index"] = all.len().into();
+            s["id"] = format!("{}-{k}", s["id"].as_str().unwrap()).into();
+            all.push(s);
+        }
+    }
+    doc["planned_steps"] = all.len().into();
+    doc["steps"] = all.into();
+    serde_json::to_vec(&doc).unwrap()
+}
+
+/// 16 readers open one large run's page at once (its page not drawn yet): it is drawn
+/// once, the others wait for that drawing and get it from the cache, and the server's
+/// peak memory stays near what one drawing of such a run took (16 drawings at once
+/// would each hold the document and its report). Counted and measured by memory, not by
+/// time.
+#[test]
+fn parallel_readers_of_one_large_run_cost_one_drawing() {
+    const READERS: usize = 16;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("results.sqlite");
+    let s = Server::start(db.to_str().unwrap());
+    let bundle = bundle("quick", NVME);
+    let (a, b) = (large(&bundle, 1, 40), large(&bundle, 2, 40));
+    assert!(a.len() > 5 << 20, "{} bytes", a.len());
+    let (status, answer) = s.upload(TOKEN, &a);
+    assert_eq!(status, 201, "{answer}");
+    let a = run_id_of(&answer);
+    let (status, answer) = s.upload(TOKEN, &b);
+    assert_eq!(status, 201, "{answer}");
+    let b = run_id_of(&answer);
+
+    // One drawing alone: the memory it takes.
+    let before = s.peak_rss_kib();
+    assert_eq!(
+        s.get_render(&format!("/runs/{a}")),
+        (200, Some("drawn".into()))
+    );
+    let one = s.peak_rss_kib();
+    assert_eq!(
+        s.get_render(&format!("/runs/{a}")),
+        (200, Some("cached".into()))
+    );
+
+    let start = std::sync::Barrier::new(READERS);
+    let renders: Vec<(u16, Option<String>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..READERS)
+            .map(|_| {
+                let (s, b, start) = (&s, &b, &start);
+                scope.spawn(move || {
+                    start.wait();
+                    s.get_render(&format!("/runs/{b}"))
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(
+        renders.iter().all(|(status, _)| *status == 200),
+        "{renders:?}"
+    );
+    let drawn = renders
+        .iter()
+        .filter(|(_, r)| r.as_deref() == Some("drawn"))
+        .count();
+    let cached = renders
+        .iter()
+        .filter(|(_, r)| r.as_deref() == Some("cached"))
+        .count();
+    assert_eq!((drawn, cached), (1, READERS - 1), "{renders:?}");
+    let after = s.peak_rss_kib();
+    // The second run's one drawing may add what the first's took again (the allocator
+    // keeps freed memory), never 16 drawings' worth.
+    let drawing = one.saturating_sub(before).max(16 << 10);
+    assert!(
+        after <= one + 2 * drawing,
+        "peak {after} KiB after {READERS} readers; one drawing took {one} - {before} KiB"
+    );
 }

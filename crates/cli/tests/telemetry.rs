@@ -421,7 +421,7 @@ fn the_report_draws_power_and_temperature_over_the_suites_time_and_reads_old_bun
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(out.join("run.json")).unwrap();
     let doc: Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(doc["schema_version"], 2);
+    assert_eq!(doc["schema_version"], 3);
     // The idle between tests is read every second: idle power shows between workloads.
     let idle_step = doc["steps"]
         .as_array()
@@ -478,14 +478,14 @@ fn the_report_draws_power_and_temperature_over_the_suites_time_and_reads_old_bun
     std::fs::write(old_dir.join("run.json"), old.to_string()).unwrap();
     assert!(charts(&old_dir, "svg-old").contains("min "));
     let mut future = doc.clone();
-    future["schema_version"] = 3.into();
+    future["schema_version"] = 4.into();
     std::fs::write(old_dir.join("run.json"), future.to_string()).unwrap();
     let o = run_in(
         dir.path(),
         &["report", old_dir.to_str().unwrap(), "-o", "x.html"],
     );
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("bundle schema 3 is not one of the supported 1 to 2"));
+    assert!(stderr(&o).contains("bundle schema 4 is not one of the supported 1 to 3"));
 }
 
 #[test]

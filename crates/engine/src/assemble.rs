@@ -23,7 +23,12 @@ pub struct Facts {
     pub end_ns: u64,
     /// The time the totals' rates are over (ramp and drain left out as the run says).
     pub measured_ns: u64,
+    /// A verify pass after the writes (`io --verify`; 0 without one): its reads are in
+    /// `hists[0]` and `records`, and the read totals are over its time.
+    pub verify_pass_ns: u64,
     pub records: Vec<IntervalRecord>,
+    /// The finer series over the run's start (`Workload::log_head`), when asked for.
+    pub head_records: Option<Vec<IntervalRecord>>,
     /// Read and write latency over the measured time.
     pub hists: [Histogram; 2],
     pub bytes: [u64; 2],
@@ -77,11 +82,20 @@ pub fn assemble(
     });
     let cpu_used = f.cpu_s.0 + f.cpu_s.1;
     let m = f.measured_ns;
+    // Reads are over the time they were made in: the run's (when it read), then its
+    // verify pass's; writes over the run's; both over the whole. The elapsed time stays
+    // the workload's (the pass's is `verify.pass_ns`).
+    let v = f.verify_pass_ns;
+    let m_read = if v > 0 && w.read_percent() == 0 {
+        v
+    } else {
+        m + v
+    };
     let totals = Totals {
         elapsed_ns: m,
-        read: DirTotals::new(&f.hists[0], f.bytes[0], m),
+        read: DirTotals::new(&f.hists[0], f.bytes[0], m_read),
         write: DirTotals::new(&f.hists[1], f.bytes[1], m),
-        all: DirTotals::new(&all_h, f.bytes[0] + f.bytes[1], m),
+        all: DirTotals::new(&all_h, f.bytes[0] + f.bytes[1], m + v),
         avg_inflight: f.avg_inflight,
         kernel_workers_busy_avg: f.workers_busy,
         queue_depth: w.queue_depth(),
@@ -137,6 +151,13 @@ pub fn assemble(
             series: Series {
                 interval_ns: w.log_interval_ns,
                 records,
+                head: w
+                    .log_head
+                    .zip(f.head_records)
+                    .map(|(h, records)| HeadSeries {
+                        interval_ns: h.interval_ns,
+                        records,
+                    }),
             },
             histogram: Histograms {
                 read: f.hists[0].to_json(),

@@ -278,6 +278,7 @@ pub(crate) mod tests {
             randseed: 7,
             data: r.data,
             log_interval_ns: 1_000_000_000,
+            log_head: None,
             align_bytes: 4096,
             continue_on_error: false,
             fixedbufs: false,

@@ -11,7 +11,7 @@
 //! engine), `gen` and `data` (which I/Os, which bytes), `hist` and `series` (measurement),
 //! `run` (putting it together), `replay` (a trace as the workload source, issued by the
 //! same backends), `assemble` (the result of either), `result` (what comes out),
-//! `block_header` and `verify` (checking what was written), `sys` (raw system calls).
+//! `block_header`, `verify` and `verify_pass` (checking what was written), `sys` (raw system calls).
 
 pub mod assemble;
 pub mod backend;
@@ -35,4 +35,5 @@ pub mod spec;
 pub mod sys;
 pub mod target;
 pub mod verify;
+pub mod verify_pass;
 pub use drivelab_trace::text;

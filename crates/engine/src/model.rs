@@ -52,6 +52,40 @@ pub trait DeviceModel: Send {
         at_ns
     }
 
+    /// Keep the data written from now on, so that [`DeviceModel::read_data`] returns it
+    /// and a power cut takes back what it lost. False when the model cannot (then
+    /// `write_data` and `read_data` move no data).
+    fn keep_content(&mut self) -> bool {
+        false
+    }
+
+    /// Write `data` at `offset` at `at_ns` (as `submit`); returns when it completes.
+    fn write_data(&mut self, offset: u64, data: &[u8], at_ns: u64) -> u64 {
+        let op = IoOp {
+            dir: crate::op::Dir::Write,
+            offset,
+            len: data.len() as u32,
+        };
+        self.submit(op, at_ns)
+    }
+
+    /// Read into `buf` at `offset` at `at_ns` what the medium holds (zeros for a model
+    /// that keeps no content); returns when the read completes.
+    fn read_data(&mut self, offset: u64, buf: &mut [u8], at_ns: u64) -> u64 {
+        buf.fill(0);
+        let op = IoOp {
+            dir: crate::op::Dir::Read,
+            offset,
+            len: buf.len() as u32,
+        };
+        self.submit(op, at_ns)
+    }
+
+    /// Whether the model's power cut has happened (by the latest time it was told of).
+    fn power_was_cut(&self) -> bool {
+        false
+    }
+
     /// Discard (TRIM) a byte range at `at_ns`; returns the time the command completes.
     fn discard(&mut self, offset: u64, len: u64, at_ns: u64) -> u64;
 

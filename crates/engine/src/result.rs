@@ -12,8 +12,10 @@ use crate::target::TargetInfo;
 
 /// Version of the result document's layout; bumped on any change of its shape.
 /// 2: readings' source, per-interval `over_link_ceiling`, SAS link rate (1 documents read
-/// the same, those fields absent).
-pub const SCHEMA_VERSION: u32 = 2;
+/// the same, those fields absent). 3: an `io --verify` run's read-back pass counts in
+/// `series` and `totals` (its reads, its time), `verify.pass_ns`; 2 documents read the
+/// same (their pass not in the totals, `pass_ns` absent).
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// Percentiles reported in totals.
 pub const PERCENTILES: [f64; 18] = [
@@ -252,6 +254,18 @@ pub struct Totals {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Series {
+    pub interval_ns: u64,
+    pub records: Vec<IntervalRecord>,
+    /// The run's first seconds again at a finer interval, when the workload asked for
+    /// them (`log_head`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<HeadSeries>,
+}
+
+/// The finer series over a run's start: intervals of `interval_ns` from the run's start
+/// (ramp intervals flagged as in the main series), the same I/Os the main series counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HeadSeries {
     pub interval_ns: u64,
     pub records: Vec<IntervalRecord>,
 }

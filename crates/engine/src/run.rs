@@ -222,6 +222,7 @@ pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, S
         randseed,
         data: req.data,
         log_interval_ns: req.log_interval_ns,
+        log_head: None,
         align_bytes: align,
         continue_on_error: req.continue_on_error,
         fixedbufs: req.fixedbufs && ioengine == IoEngine::IoUring,
@@ -232,12 +233,19 @@ pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, S
         verify: req.verify,
     };
     if w.verify {
-        crate::verify::check_workload(&w)?;
-        if target.simulated.is_some() || target.kind == TargetKind::Null {
-            return Err("--verify: needs a file or a block device (a simulated or null target keeps no data to read back)".into());
-        }
+        check_verify(&w, target)?;
     }
     Ok(w)
+}
+
+/// Whether `w` can verify on `target` (`--verify`): the workload's rules and a target
+/// that keeps what is written.
+pub fn check_verify(w: &Workload, target: &TargetInfo) -> Result<(), String> {
+    crate::verify::check_workload(w)?;
+    if target.simulated.is_some() || target.kind == TargetKind::Null {
+        return Err("--verify: needs a file or a block device (a simulated or null target keeps no data to read back)".into());
+    }
+    Ok(())
 }
 
 /// Bytes of the span a reading workload would read from that are not on storage (holes,
@@ -287,36 +295,39 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     let prep = prepare(w, target, opts.stop);
     let done = execute(w, target, opts, prep);
     let writes_per_job = w.verify.then(|| done.jobs.writes_per_job.clone());
-    let facts = facts(w, target, opts, started_at, done);
+    let mut facts = facts(w, target, opts, started_at, done);
+    let pass = writes_per_job.map(|writes| verify_pass(&mut facts, w, target, writes, opts.stop));
     let mut result = crate::assemble::assemble(w, target, facts, None);
-    if let Some(writes) = writes_per_job {
-        verify_pass(&mut result, w, target, writes, opts.stop);
+    if let Some(v) = pass {
+        let m = &mut result.measured;
+        if let Some(why) = v.failure() {
+            m.status = RunStatus::Failed;
+            m.failure = Some(why);
+        }
+        m.verify = Some(v);
     }
     Ok(result)
 }
 
-/// `--verify`: read back every block the run wrote (unless it was interrupted) and fail
-/// the run when one is not as written. Its record of the writes is kept either way, so
-/// `drivelab verify` can check later.
+/// `--verify`: read back every block the run wrote (unless it was interrupted or
+/// failed), its reads counted in the run's facts; a block not as written fails the run.
+/// The record of the writes is kept either way, so `drivelab verify` can check later.
 fn verify_pass(
-    result: &mut RunResult,
+    facts: &mut Facts,
     w: &Workload,
     target: &Target,
     writes: Vec<u64>,
     stop: &AtomicBool,
-) {
-    let m = &mut result.measured;
-    let v = match target.file() {
-        Some(f) if m.status == RunStatus::Complete && !stop.load(Ordering::Relaxed) => {
-            crate::verify::check(w, f, writes)
+) -> crate::verify::VerifyResult {
+    let ran_whole = facts.failure.is_none() && !facts.aborted && !facts.interrupted;
+    match target.file() {
+        Some(f) if ran_whole && !stop.load(Ordering::Relaxed) => {
+            let mut pass = crate::verify_pass::run(w, f, writes);
+            pass.count_in(facts, w.log_interval_ns);
+            pass.result
         }
         _ => crate::verify::VerifyResult::unchecked(writes),
-    };
-    if let Some(why) = v.failure() {
-        m.status = RunStatus::Failed;
-        m.failure = Some(why);
     }
-    m.verify = Some(v);
 }
 
 /// What is done and made before the run's clock starts: the page cache prepared for
@@ -432,12 +443,15 @@ fn execute(w: &Workload, target: &mut Target, opts: &RunOptions<'_>, prep: Prepa
         Some(m) => m.now_ns(),
         None => wall_clock.now_ns(),
     };
-    let agg = Aggregator::new(
+    let mut agg = Aggregator::new(
         origin,
         w.log_interval_ns,
         w.ramp_ns / w.log_interval_ns,
         w.numjobs as usize,
     );
+    if let Some(h) = w.log_head {
+        agg = agg.with_head(h.interval_ns, h.len_ns);
+    }
     let deadline = w.runtime_ns.map(|r| origin + w.ramp_ns + r);
     let stop = StopFlags {
         user: opts.stop,
@@ -683,6 +697,7 @@ fn facts(
         .max(origin + 1);
     let end = grid_end.max(drained);
     let (records, hists, bytes) = e.agg.finish(grid_end, end);
+    let head_records = e.agg.finish_head(grid_end);
     // Zero when the run ended within the ramp: then nothing was measured.
     let ramped = w.ramp_ns > 0 && e.fsync_end.is_none();
     let measured_ns = span_end(ramped, e.deadline, end).saturating_sub(origin + w.ramp_ns);
@@ -727,7 +742,9 @@ fn facts(
         grid_end_ns: grid_end,
         end_ns: end,
         measured_ns,
+        verify_pass_ns: 0,
         records,
+        head_records,
         hists,
         bytes,
         completed_ios,

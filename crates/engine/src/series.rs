@@ -117,6 +117,8 @@ pub struct Aggregator {
     interval_ns: u64,
     ramp_intervals: u64,
     inner: Mutex<AggInner>,
+    /// The finer series over the run's start (`Workload::log_head`) and where it ends.
+    head: Option<(Box<Aggregator>, u64)>,
 }
 
 impl Aggregator {
@@ -138,7 +140,27 @@ impl Aggregator {
                 cum_write: 0,
                 sensors: Vec::new(),
             }),
+            head: None,
         }
+    }
+
+    /// Also log the first `len_ns` of the run at `interval_ns` (a second, finer series;
+    /// its ramp is the same time as the main series').
+    pub fn with_head(mut self, interval_ns: u64, len_ns: u64) -> Aggregator {
+        let interval_ns = interval_ns.max(1);
+        let ramp_ns = self.ramp_intervals * self.interval_ns;
+        let jobs = self.lock().progress.len();
+        let head = Aggregator::new(self.origin_ns, interval_ns, ramp_ns / interval_ns, jobs);
+        self.head = Some((Box::new(head), self.origin_ns + len_ns));
+        self
+    }
+
+    /// Close the finer series over the start (see [`Aggregator::with_head`]) at `end_ns`
+    /// (the head's own end, or the run's if it ended first); `None` without one.
+    pub fn finish_head(&self, end_ns: u64) -> Option<Vec<IntervalRecord>> {
+        let (head, head_end) = self.head.as_ref()?;
+        let end = end_ns.min(*head_end);
+        Some(head.finish(end, end).0)
     }
 
     pub fn origin_ns(&self) -> u64 {
@@ -340,6 +362,9 @@ pub struct Recorder<'a> {
     /// Failed I/Os of the current interval by direction.
     cur_errors: [u64; 2],
     ops: u64,
+    /// The finer series' recorder while its time lasts, and where it ends (0 without).
+    head: Option<Box<Recorder<'a>>>,
+    head_end_ns: u64,
 }
 
 impl<'a> Recorder<'a> {
@@ -355,6 +380,11 @@ impl<'a> Recorder<'a> {
             cur_bytes: [0; 2],
             cur_errors: [0; 2],
             ops: 0,
+            head: agg
+                .head
+                .as_ref()
+                .map(|(h, _)| Box::new(Recorder::new(h, job, u64::MAX))),
+            head_end_ns: agg.head.as_ref().map_or(0, |h| h.1),
         }
     }
 
@@ -373,6 +403,11 @@ impl<'a> Recorder<'a> {
         if done_ns >= self.next_boundary_ns {
             self.roll(done_ns);
         }
+        if done_ns < self.head_end_ns {
+            if let Some(h) = &mut self.head {
+                h.record(dir, bytes, submit_ns, done_ns);
+            }
+        }
         let d = dir.index();
         self.cur[d].record(done_ns.saturating_sub(submit_ns));
         self.cur_bytes[d] += bytes as u64;
@@ -381,6 +416,11 @@ impl<'a> Recorder<'a> {
 
     #[cold]
     fn roll(&mut self, now_ns: u64) {
+        if now_ns >= self.head_end_ns {
+            if let Some(mut h) = self.head.take() {
+                h.finish();
+            }
+        }
         let idx = ((now_ns - self.agg.origin_ns) / self.agg.interval_ns).min(self.last_idx);
         if idx == self.cur_idx {
             self.next_boundary_ns = u64::MAX;
@@ -415,6 +455,9 @@ impl<'a> Recorder<'a> {
 
     /// The job is done: hand over what is left.
     pub fn finish(&mut self) {
+        if let Some(mut h) = self.head.take() {
+            h.finish();
+        }
         self.hand_over(u64::MAX);
     }
 }
@@ -450,6 +493,40 @@ mod tests {
         assert_eq!(totals[1].count(), 1);
         assert_eq!(bytes, [8192, 512]);
         assert_eq!(totals[1].max(), Some(99));
+    }
+
+    #[test]
+    fn a_head_logs_the_start_again_at_a_finer_interval() {
+        // Intervals of 100 ns; the first 100 ns again in intervals of 10.
+        let agg = Aggregator::new(1_000, 100, 0, 2).with_head(10, 100);
+        let mut a = Recorder::new(&agg, 0, u64::MAX);
+        let mut b = Recorder::new(&agg, 1, u64::MAX);
+        a.record(Dir::Write, 4096, 1_000, 1_005); // head 0
+        b.record(Dir::Write, 4096, 1_000, 1_007); // head 0
+        a.record(Dir::Write, 4096, 1_005, 1_032); // head 3
+        b.record(Dir::Write, 4096, 1_007, 1_099); // head 9
+        a.record(Dir::Write, 4096, 1_032, 1_150); // past the head
+        a.finish();
+        b.finish();
+        let (recs, totals, _) = agg.finish(1_200, 1_200);
+        let head = agg.finish_head(1_200).unwrap();
+        // The main series is as without a head.
+        assert_eq!(recs.len(), 2);
+        assert_eq!((recs[0].all.ops, recs[1].all.ops), (4, 1));
+        assert_eq!(totals[1].count(), 5);
+        // The head: ten intervals of 10 ns over the first 100 ns, no more.
+        let ops: Vec<u64> = head.iter().map(|r| r.write.ops).collect();
+        assert_eq!(ops, [2, 0, 0, 1, 0, 0, 0, 0, 0, 1]);
+        assert_eq!(head[3].start_ns, 30);
+        assert!((head[0].write.ops_per_s - 2.0 / 10e-9).abs() < 1.0);
+        // A run shorter than its head ends the head where it ended.
+        let agg = Aggregator::new(0, 100, 0, 1).with_head(10, 100);
+        let mut a = Recorder::new(&agg, 0, u64::MAX);
+        a.record(Dir::Write, 1, 0, 25);
+        a.finish();
+        agg.finish(30, 30);
+        assert_eq!(agg.finish_head(30).unwrap().len(), 3);
+        assert_eq!(Aggregator::new(0, 100, 0, 1).finish_head(30), None);
     }
 
     #[test]

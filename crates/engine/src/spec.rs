@@ -283,6 +283,11 @@ pub struct Workload {
     pub data: DataPattern,
     /// Width of one interval of the series.
     pub log_interval_ns: u64,
+    /// The run's first seconds logged again at a finer interval (a second series beside
+    /// the main one): what changes faster than `log_interval_ns` at the start, like a
+    /// burst of two seconds. Absent: no such series.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_head: Option<LogHead>,
     /// Offsets of random I/O are multiples of this (the block size, never less than the
     /// logical sector).
     pub align_bytes: u32,
@@ -312,6 +317,15 @@ pub struct Workload {
 
 fn yes() -> bool {
     true
+}
+
+/// A finer series over the start of a run, see [`Workload::log_head`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogHead {
+    /// Width of one interval of the head: a whole divisor of `len_ns`.
+    pub interval_ns: u64,
+    /// How long from the run's start the head lasts.
+    pub len_ns: u64,
 }
 
 impl Workload {

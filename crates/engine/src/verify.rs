@@ -24,7 +24,9 @@ use crate::buf::AlignedBuf;
 use crate::data::DataPool;
 use crate::gen::OpGen;
 use crate::op::Dir;
-use crate::spec::Workload;
+use crate::size::SizeOrPercent;
+use crate::spec::{Workload, WorkloadRequest};
+use crate::target::TargetInfo;
 
 /// Mismatches listed in full; beyond this only counted.
 pub const LISTED_MISMATCHES: usize = 20;
@@ -113,7 +115,7 @@ pub struct ClassCounts {
 }
 
 impl ClassCounts {
-    fn add(&mut self, c: Class) {
+    pub fn add(&mut self, c: Class) {
         *match c {
             Class::Zeros => &mut self.zeros,
             Class::Older => &mut self.older,
@@ -138,6 +140,15 @@ pub struct VerifyResult {
     pub mismatches: Vec<Mismatch>,
     /// Why the pass could not run or stopped (a read error).
     pub error: Option<String>,
+    /// The run's read-back pass: how long it took (its reads are in the run's series and
+    /// totals); null when none ran, and in `drivelab verify`'s own document. Absent from
+    /// result documents before schema 3.
+    #[serde(default)]
+    pub pass_ns: Option<u64>,
+    /// The index of the pass's first interval in the run's series (the intervals from it
+    /// on are the pass's reads, not the workload's); null when no pass ran.
+    #[serde(default)]
+    pub pass_first_index: Option<u64>,
 }
 
 impl VerifyResult {
@@ -150,6 +161,8 @@ impl VerifyResult {
             classes: ClassCounts::default(),
             mismatches: Vec::new(),
             error: None,
+            pass_ns: None,
+            pass_first_index: None,
         }
     }
 
@@ -191,6 +204,68 @@ pub fn check_workload(w: &Workload) -> Result<(), String> {
         return Err("--verify: needs --data random or compress=N (content made per write)".into());
     }
     Ok(())
+}
+
+/// Whether `w`, read from a result document, is a run `drivelab io --verify` makes on
+/// `target`: the target holds the run's span, every rule of `run::resolve` holds, and the
+/// fields `resolve` derives are as it derives them (an edited `align_bytes` of 0 would
+/// divide by zero in the generator). Else one line naming the field and what it takes.
+pub fn check_document(w: &Workload, target: &TargetInfo) -> Result<(), String> {
+    let Some(end) = w.offset_bytes.checked_add(w.size_bytes) else {
+        return Err(
+            "config.offset_bytes + config.size_bytes: past 2^64 bytes; an edited document?".into(),
+        );
+    };
+    if end > target.capacity_bytes {
+        return Err(format!(
+            "{}: the target has {} bytes, but the run wrote a span ending at byte {end} (config.offset_bytes + config.size_bytes); give the target the run wrote, whole",
+            target.path, target.capacity_bytes
+        ));
+    }
+    let resolved = crate::run::resolve(&request(w), target)
+        .map_err(|e| format!("config: not a run drivelab io makes ({e})"))?;
+    let (a, b) = (serde_json::to_value(w), serde_json::to_value(&resolved));
+    if let (Ok(serde_json::Value::Object(found)), Ok(serde_json::Value::Object(made))) = (a, b) {
+        if let Some((key, v)) = made.iter().find(|(k, v)| found.get(*k) != Some(v)) {
+            let shown = found
+                .get(key)
+                .map_or("absent".to_string(), |f| f.to_string());
+            return Err(format!(
+                "config.{key}: {shown}, but a run of this config records {v}; an edited document?"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The request that resolves to `w` (every value given, none left to defaults).
+fn request(w: &Workload) -> WorkloadRequest {
+    WorkloadRequest {
+        rw: w.rw,
+        rwmixread: w.rwmixread,
+        bs: w.bs.clone(),
+        iodepth: w.iodepth,
+        numjobs: w.numjobs,
+        ioengine: Some(w.ioengine),
+        direct: Some(w.direct),
+        offset: SizeOrPercent::Bytes(w.offset_bytes),
+        size: Some(SizeOrPercent::Bytes(w.size_bytes)),
+        runtime_ns: w.runtime_ns,
+        io_size: w.io_size_bytes.map(SizeOrPercent::Bytes),
+        ramp_ns: w.ramp_ns,
+        percentage_random: w.percentage_random,
+        random_distribution: w.random_distribution.clone(),
+        randseed: Some(w.randseed),
+        data: w.data,
+        log_interval_ns: w.log_interval_ns,
+        continue_on_error: w.continue_on_error,
+        fixedbufs: w.fixedbufs,
+        registerfiles: w.registerfiles,
+        iodepth_batch_submit: w.iodepth_batch_submit,
+        invalidate: w.invalidate,
+        end_fsync: w.end_fsync,
+        verify: w.verify,
+    }
 }
 
 /// The last write to each block, replayed from the seeded generators: block offset →
@@ -239,6 +314,17 @@ pub fn in_flight_together(m: &Mismatch, last: Written, iodepth: u32) -> bool {
 
 /// Read back every block the run wrote from `file` and compare it with its last write.
 pub fn check(w: &Workload, file: &File, writes_per_job: Vec<u64>) -> VerifyResult {
+    check_reading(w, writes_per_job, &mut |buf, offset| {
+        file.read_exact_at(buf, offset)
+    })
+}
+
+/// [`check`], each block read by `read(buf, offset)` (a run's pass times its reads).
+pub fn check_reading(
+    w: &Workload,
+    writes_per_job: Vec<u64>,
+    read: &mut dyn FnMut(&mut [u8], u64) -> std::io::Result<()>,
+) -> VerifyResult {
     let mut r = VerifyResult::unchecked(writes_per_job);
     if let Err(e) = check_workload(w) {
         r.error = Some(e);
@@ -252,33 +338,12 @@ pub fn check(w: &Workload, file: &File, writes_per_job: Vec<u64>) -> VerifyResul
     let mut exp = vec![0u8; bs];
     let (mut checked, mut bad) = (0u64, 0u64);
     for (offset, writes) in &blocks {
-        if let Err(e) = file.read_exact_at(found.as_mut_slice(), *offset) {
-            r.error = Some(format!("reading back {bs} bytes at byte {offset}: {e}"));
+        if let Err(e) = read(found.as_mut_slice(), *offset) {
+            r.error = Some(read_error(&e, bs, *offset));
             break;
         }
         checked += 1;
-        let mut worst = None;
-        for &wr in writes {
-            expected(&pool, w.randseed, *offset, wr, &mut exp);
-            match classify(*offset, found.as_slice(), &exp, wr, w.randseed) {
-                None => {
-                    worst = None;
-                    break;
-                }
-                // Writes of one job to one block in flight together land in either order.
-                Some(m) if in_flight_together(&m, wr, w.iodepth) => {
-                    worst = None;
-                    break;
-                }
-                Some(m) => {
-                    let same_job = header(found.as_slice()).is_some_and(|h| h.job == wr.job);
-                    if worst.is_none() || same_job {
-                        worst = Some(m);
-                    }
-                }
-            }
-        }
-        if let Some(m) = worst {
+        if let Some(m) = worst_mismatch(w, &pool, *offset, found.as_slice(), writes, &mut exp) {
             bad += 1;
             r.classes.add(m.class);
             if r.mismatches.len() < LISTED_MISMATCHES {
@@ -289,6 +354,46 @@ pub fn check(w: &Workload, file: &File, writes_per_job: Vec<u64>) -> VerifyResul
     r.blocks_checked = Some(checked);
     r.blocks_bad = Some(bad);
     r
+}
+
+/// What `found` at `offset` is against the last writes of each job there: None when it
+/// is one of them (or an older write in flight with it), else the mismatch that says
+/// most (against the job whose header it carries).
+fn worst_mismatch(
+    w: &Workload,
+    pool: &DataPool,
+    offset: u64,
+    found: &[u8],
+    writes: &[Written],
+    exp: &mut [u8],
+) -> Option<Mismatch> {
+    let mut worst = None;
+    for &wr in writes {
+        expected(pool, w.randseed, offset, wr, exp);
+        match classify(offset, found, exp, wr, w.randseed) {
+            None => return None,
+            // Writes of one job to one block in flight together land in either order.
+            Some(m) if in_flight_together(&m, wr, w.iodepth) => return None,
+            Some(m) => {
+                let same_job = header(found).is_some_and(|h| h.job == wr.job);
+                if worst.is_none() || same_job {
+                    worst = Some(m);
+                }
+            }
+        }
+    }
+    worst
+}
+
+/// A failed read-back in words: a target that ends before the block says so.
+fn read_error(e: &std::io::Error, bs: usize, offset: u64) -> String {
+    let end = offset + bs as u64;
+    match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => format!(
+            "the target ends before byte {end}, the end of the {bs}-byte block written at byte {offset} (cut shorter since the run?)"
+        ),
+        _ => format!("reading back the {bs}-byte block at byte {offset} failed ({e})"),
+    }
 }
 
 #[cfg(test)]

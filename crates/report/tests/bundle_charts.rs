@@ -541,6 +541,7 @@ fn every_suites_analysis_reads_back_as_its_type_unchanged() {
             SuiteKind::Iometer => again::<drivelab_suites::iometer::Analysis>(&v),
             SuiteKind::Mixed => again::<drivelab_suites::mixed::Analysis>(&v),
             SuiteKind::Replay => again::<drivelab_suites::replay::ReplayAnalysis>(&v),
+            SuiteKind::Powerloss => again::<drivelab_suites::powerloss::Analysis>(&v),
             SuiteKind::Fio => continue,
         };
         assert_eq!(back, v, "{}", r.doc.suite);

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use drivelab_report::bundles::{bundle_report, DriveRun};
 use drivelab_report::Mark;
-use drivelab_suites::fio::import::{import_set, FioAnalysis, Input, Options};
+use drivelab_suites::fio::import::{import_set, Body, FioAnalysis, Input, Options};
 
 /// One job's result in fio 3.1's form: `rw` at `bs_k` KiB, `ios` I/Os in `runtime_ms`,
 /// its logs under `prefix` every `log_ms`.
@@ -109,7 +109,7 @@ fn imported_series_get_the_series_consistency_and_fill_charts() {
         ),
     ]
     .map(|(name, text)| Input {
-        text,
+        body: Body::Text(text),
         source: name.into(),
         dir: Some(p.to_path_buf()),
     });

@@ -21,6 +21,7 @@ mod db;
 mod failure;
 mod pages;
 pub mod record;
+pub mod render;
 mod upload;
 
 use std::net::SocketAddr;
@@ -51,17 +52,23 @@ pub struct Config {
     pub max_body_bytes: usize,
     /// When set, reading needs this token too (pages and downloads).
     pub read_token: Option<auth::ReadToken>,
+    /// Bytes of rendered run pages kept ([`render::DEFAULT_CACHE_BYTES`]).
+    pub cache_bytes: u64,
+    /// Bytes of run.json drawn at once ([`render::DEFAULT_RENDER_BUDGET_BYTES`]).
+    pub render_budget_bytes: u64,
 }
 
 /// What every handler shares.
 pub(crate) struct AppState {
     pub db: Arc<db::Db>,
+    pub renders: render::Renders,
 }
 
 /// The application's routes over `config`'s database.
 fn router(config: &Config) -> Router {
     let state = Arc::new(AppState {
         db: Arc::new(db::Db::new(config.db.clone())),
+        renders: render::Renders::new(config.cache_bytes, config.render_budget_bytes),
     });
     let pages = Router::new()
         .route("/", get(pages::runs::page))

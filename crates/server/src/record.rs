@@ -91,6 +91,8 @@ pub fn run_record(doc: &RunDoc, bundle_path: Option<String>) -> Result<RunRecord
         device_firmware: t.firmware.clone(),
         device_capacity_bytes: (t.capacity_bytes > 0).then_some(t.capacity_bytes),
         device_kind: kind(t.kind).to_string(),
+        device_connection: drivelab_suites::bundle::connection(doc),
+        uploaded_by: None,
         config_hash: doc.config_hash.clone(),
         config: serde_json::json!({ "suite": doc.suite, "knobs": doc.knobs }),
         status: status(doc.status).to_string(),

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{Extension, State};
 use axum::http::{header, HeaderMap, StatusCode};
 
 use crate::auth::Tokens;
@@ -48,7 +48,7 @@ async fn after_body(req: axum::extract::Request, max_body_bytes: usize, r: Respo
 pub async fn gate(
     tokens: Tokens,
     max_body_bytes: usize,
-    req: axum::extract::Request,
+    mut req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
     if tokens.is_empty() {
@@ -59,10 +59,7 @@ pub async fn gate(
         .json();
         return after_body(req, max_body_bytes, r).await;
     }
-    if bearer(req.headers())
-        .and_then(|t| tokens.uploader(t))
-        .is_none()
-    {
+    let Some(uploader) = bearer(req.headers()).and_then(|t| tokens.uploader(t)) else {
         let mut r = Failure::new(
             StatusCode::UNAUTHORIZED,
             "give an uploader's token as 'Authorization: Bearer TOKEN'",
@@ -73,7 +70,8 @@ pub async fn gate(
             axum::http::HeaderValue::from_static("Bearer"),
         );
         return after_body(req, max_body_bytes, r).await;
-    }
+    };
+    let uploader = Uploader(uploader.to_string());
     let declared = req
         .headers()
         .get(header::CONTENT_LENGTH)
@@ -86,8 +84,13 @@ pub async fn gate(
         )
         .json();
     }
+    req.extensions_mut().insert(uploader);
     next.run(req).await
 }
+
+/// The name (from the tokens file) of the uploader whose token let a request through.
+#[derive(Debug, Clone)]
+pub struct Uploader(pub String);
 
 /// Checks the body as a bundle and makes its record; the message says what is wrong.
 fn bundle_record(body: &[u8]) -> Result<drivelab_store::RunRecord, Failure> {
@@ -103,11 +106,16 @@ fn bundle_record(body: &[u8]) -> Result<drivelab_store::RunRecord, Failure> {
 
 /// The upload itself, behind [`gate`] (and the body limit, for bodies of no declared
 /// length).
-pub async fn upload(State(state): State<Arc<AppState>>, body: Bytes) -> Response {
-    let record = match bundle_record(&body) {
+pub async fn upload(
+    State(state): State<Arc<AppState>>,
+    Extension(uploader): Extension<Uploader>,
+    body: Bytes,
+) -> Response {
+    let mut record = match bundle_record(&body) {
         Ok(r) => r,
         Err(f) => return f.json(),
     };
+    record.uploaded_by = Some(uploader.0);
     let run_id = record.run_id.clone();
     let stored = state
         .db

@@ -13,6 +13,8 @@ use drivelab_engine::model::{DeviceModel, ModelInfo, SensorReading};
 use drivelab_engine::op::{Dir, IoOp};
 use rand_xoshiro::rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
+use std::collections::HashSet;
+
 use serde_json::json;
 
 use crate::analytic::{
@@ -23,6 +25,7 @@ use crate::config::{
     FoldMode, GcMode, SimConfig, CHANNEL_BYTES_PER_S, DRAMLESS_MAP_CACHE_SPAN_BYTES,
     MAP_PAGE_SPAN_BYTES, PAGE_BYTES, READ_UNIT_BYTES, SLC_PROGRAM_UNIT_BYTES, SLC_READ_NS,
 };
+use crate::content::Content;
 use crate::dynamic_slc::DynamicSlc;
 use crate::ftl::{Ftl, NONE};
 use crate::recent_wa::RecentWa;
@@ -166,6 +169,9 @@ pub struct SimDevice {
     /// When garbage collection first had to copy a valid page: the end of the
     /// fresh-out-of-box burst, when host writes start paying for write amplification.
     gc_first_copy_ns: Option<u64>,
+    /// Host write commands the drive had taken by then: with the time the burst began,
+    /// the burst's level.
+    gc_first_copy_host_write_commands: Option<u64>,
     last_read_unit: Vec<u32>,
     host_die: u32,
     recent_wa: RecentWa,
@@ -180,6 +186,10 @@ pub struct SimDevice {
     bot_free_ns: u64,
     /// The volatile write cache and power cut, when the drive has either.
     cache: Option<CacheTracker>,
+    /// What the medium holds, when asked to keep it (`keep_content`).
+    content: Option<Content>,
+    /// A power cut has happened.
+    power_was_cut: bool,
     /// Factors on the energy of reads and of writes (`read_power`, `write_power`).
     power_scale: [f64; 2],
     /// Power limit (`peak_power`): the time the work energy issued so far is paid for at
@@ -309,10 +319,13 @@ impl SimDevice {
             bg_count: 0,
             phases: Vec::new(),
             gc_first_copy_ns: None,
+            gc_first_copy_host_write_commands: None,
             dyn_slc,
             bypass: false,
             bot_free_ns: 0,
             cache,
+            content: None,
+            power_was_cut: false,
             power_scale: [1.0, 1.0],
             power_paid_ns: 0,
             st: Stats::default(),
@@ -321,6 +334,11 @@ impl SimDevice {
     }
 
     /// The parameters this drive was built from.
+    /// The time of the power cut still to come (`power_cut`), if any.
+    pub fn power_cut_pending_ns(&self) -> Option<u64> {
+        self.cfg.power_cut_ns.filter(|_| !self.power_was_cut)
+    }
+
     pub fn config(&self) -> &SimConfig {
         &self.cfg
     }
@@ -472,14 +490,31 @@ impl SimDevice {
         }
     }
 
+    /// The power was cut: the medium keeps only what was durable. A page left with no
+    /// write is unmapped (its data was never on NAND).
+    fn power_cut(&mut self, lost: &HashSet<u64>) {
+        self.power_was_cut = true;
+        let Some(content) = &mut self.content else {
+            return;
+        };
+        let emptied = content.power_cut(lost);
+        self.flush();
+        for lpn in emptied {
+            let old = self.ftl.trim(lpn);
+            if old != NONE {
+                self.slc.take(old);
+            }
+        }
+    }
+
     /// Bring clocks, background work and temperature up to `t` before a command.
     #[inline]
     fn arrive(&mut self, t: u64) {
         if t > self.now_ns {
             self.now_ns = t;
         }
-        if let Some(c) = &mut self.cache {
-            c.power_cut_due(t);
+        if let Some(lost) = self.cache.as_mut().and_then(|c| c.power_cut_due(t)) {
+            self.power_cut(&lost);
         }
         let idle_from = self.res.busy_until() + IDLE_DELAY_NS;
         if t > idle_from {
@@ -623,7 +658,10 @@ impl SimDevice {
                     break;
                 };
                 moved += 1;
-                self.gc_first_copy_ns.get_or_insert(t);
+                if self.gc_first_copy_ns.is_none() {
+                    self.gc_first_copy_ns = Some(t);
+                    self.gc_first_copy_host_write_commands = Some(self.st.host_write_ops);
+                }
                 read_ns += if self.slc.take(src) {
                     self.c.read_slc / READ_UNIT_PAGES as u64
                 } else {
@@ -959,6 +997,50 @@ impl DeviceModel for SimDevice {
         self.command_end(done + self.c.latency)
     }
 
+    /// Keep the data written from now on (held in memory: meant for small tests of
+    /// what a drive keeps): reads return it, and a power cut takes back what it lost, so
+    /// a lost write reads as the page's older durable write, or zeros when it had none.
+    fn keep_content(&mut self) -> bool {
+        self.content.get_or_insert_with(Content::default);
+        true
+    }
+
+    fn write_data(&mut self, offset: u64, data: &[u8], at_ns: u64) -> u64 {
+        let op = IoOp {
+            dir: Dir::Write,
+            offset,
+            len: data.len() as u32,
+        };
+        // A cut due by now happens before this write (whose pages are numbered next).
+        if let Some(lost) = self.cache.as_mut().and_then(|c| c.power_cut_due(at_ns)) {
+            self.power_cut(&lost);
+        }
+        let seq = self.cache.as_ref().map_or(0, CacheTracker::next_seq);
+        let done = self.submit(op, at_ns);
+        if let Some(c) = &mut self.content {
+            c.write(offset, data, seq);
+        }
+        done
+    }
+
+    fn read_data(&mut self, offset: u64, buf: &mut [u8], at_ns: u64) -> u64 {
+        let op = IoOp {
+            dir: Dir::Read,
+            offset,
+            len: buf.len() as u32,
+        };
+        let done = self.submit(op, at_ns);
+        match &self.content {
+            Some(c) => c.read(offset, buf),
+            None => buf.fill(0),
+        }
+        done
+    }
+
+    fn power_was_cut(&self) -> bool {
+        self.power_was_cut
+    }
+
     fn discard(&mut self, offset: u64, len: u64, at_ns: u64) -> u64 {
         let t = self.command_start(at_ns);
         self.flush();
@@ -975,6 +1057,9 @@ impl DeviceModel for SimDevice {
             if old != NONE {
                 self.slc.take(old);
                 pages += 1;
+            }
+            if let Some(c) = &mut self.content {
+                c.discard(lpn);
             }
         }
         self.st.trimmed_pages += pages;
@@ -1097,6 +1182,7 @@ impl DeviceModel for SimDevice {
             "gc_stall_threshold_ns": STALL_REPORT_NS,
             "gc_stall_intervals_ns": pairs(&self.stalls),
             "gc_first_copy_at_ns": self.gc_first_copy_ns,
+            "gc_first_copy_host_write_commands": self.gc_first_copy_host_write_commands,
         });
         // (Added apart: one `json!` this long exceeds the macro's recursion limit.)
         truth["recent_write_amplification_ratio"] = json!(recent_wa);

@@ -16,7 +16,8 @@
 //! energies calibrated by `read_power`/`write_power`). The host link is queued (SATA, NVMe,
 //! UAS) or bulk-only (`iface=usb-bot`: one command at a time), at any `link` rate. An
 //! optional volatile write cache acknowledges writes once cached, answers FLUSH honestly
-//! or not (`flush=`), and a `power_cut` drops what is not durable (`write_cache`). Every
+//! or not (`flush=`), and a `power_cut` drops what is not durable (`write_cache`); a
+//! drive asked to keep its data reads back what the medium holds after it (`content`). Every
 //! key is in one table, [`KEYS`] (`sim:help`, the README). The same parameters and call
 //! sequence give the same results bit for bit.
 //!
@@ -32,6 +33,7 @@
 
 pub mod analytic;
 pub mod config;
+mod content;
 mod device;
 mod dynamic_slc;
 mod ftl;

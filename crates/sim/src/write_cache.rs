@@ -13,9 +13,14 @@
 //! or ignored one at once. A cut at `T` loses every entry not durable at `T`:
 //! `unacknowledged` (its write had not completed), `after_flush` (a FLUSH submitted after
 //! its acknowledgement had completed by `T`: the defect a power-loss test looks for) or
-//! `unflushed` (acknowledged, never flushed: allowed for a volatile cache).
+//! `unflushed` (acknowledged, never flushed: allowed for a volatile cache). A page is
+//! classed by what the medium holds after the cut, its newest durable write: lost after a
+//! flush when that is older than the latest write a completed flush covered.
+//!
+//! Every page write has a sequence number; the cut returns the numbers it lost, so that
+//! a drive keeping content (`SimDevice::keep_content`) reads back what the medium holds.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashSet, VecDeque};
 
 use serde_json::{json, Value};
 
@@ -24,6 +29,8 @@ use crate::config::{FlushMode, WriteCache, PAGE_BYTES};
 #[derive(Debug, Clone, Copy)]
 struct Entry {
     lpn: u32,
+    /// The page write's number, in write order (from 0 for the drive).
+    seq: u64,
     end_ns: u64,
     ack_ns: u64,
 }
@@ -51,6 +58,7 @@ pub struct CacheTracker {
     flushed_before_cut: Option<u64>,
     cut_at: Option<u64>,
     lost: Option<Lost>,
+    next_seq: u64,
 }
 
 impl CacheTracker {
@@ -71,6 +79,7 @@ impl CacheTracker {
             flushed_before_cut: None,
             cut_at,
             lost: None,
+            next_seq: 0,
         })
     }
 
@@ -122,13 +131,21 @@ impl CacheTracker {
             in_ns.max(programmed_ns)
         };
         for lpn in pages {
+            self.next_seq += 1;
             self.fifo.push_back(Entry {
                 lpn,
+                seq: self.next_seq - 1,
                 end_ns: programmed_ns,
                 ack_ns: ack,
             });
         }
         ack
+    }
+
+    /// The sequence number the next page write gets (the pages of one write take
+    /// consecutive numbers).
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
     }
 
     /// A FLUSH submitted at `t`: returns when it completes (before the command latency).
@@ -159,42 +176,40 @@ impl CacheTracker {
     }
 
     /// Cut the power if it is due by `t` (once): what is not durable at the cut is lost.
-    pub fn power_cut_due(&mut self, t: u64) {
-        let Some(cut) = self.cut_at.filter(|&c| c <= t) else {
-            return;
-        };
+    /// Returns the sequence numbers of the page writes lost, when the cut happens now.
+    pub fn power_cut_due(&mut self, t: u64) -> Option<HashSet<u64>> {
+        let cut = self.cut_at.filter(|&c| c <= t)?;
         self.cut_at = None;
         let ignored = self.volatile && self.flush == FlushMode::Ignored;
         let covered = self.flushed_before_cut;
-        // Per page, in write order: its latest acknowledged write (lost or not, covered
-        // by a completed flush or not) and whether a later unacknowledged one was lost.
-        // Entries in limbo are older than the FIFO's and were all durable after the cut.
-        let mut pages: BTreeMap<u32, (Option<(bool, bool)>, bool)> = BTreeMap::new();
-        let limbo = self.limbo.iter().map(|e| (e, true));
-        let fifo = self.fifo.iter().map(|e| (e, ignored || e.end_ns > cut));
+        // Per page, in write order, the writes not durable before the cut (entries in
+        // limbo are older than the FIFO's and were all durable after the cut); writes
+        // durable before the cut are older still.
+        let mut pages: BTreeMap<u32, Vec<(Entry, bool)>> = BTreeMap::new();
+        let limbo = self.limbo.iter().map(|&e| (e, true));
+        let fifo = self.fifo.iter().map(|&e| (e, ignored || e.end_ns > cut));
         for (e, lost) in limbo.chain(fifo) {
-            let p = pages.entry(e.lpn).or_default();
-            if e.ack_ns > cut {
-                p.1 |= lost;
-            } else {
-                *p = (Some((lost, covered.is_some_and(|s| s >= e.ack_ns))), false);
-            }
+            pages.entry(e.lpn).or_default().push((e, lost));
         }
         let mut lost = Lost {
             at_ns: cut,
             ..Lost::default()
         };
-        for (lpn, p) in pages {
-            match p {
-                (Some((true, true)), _) => lost.after_flush.push(lpn),
-                (Some((true, false)), _) => lost.unflushed.push(lpn),
-                (_, true) => lost.unacknowledged.push(lpn),
-                _ => {}
+        let mut seqs = HashSet::new();
+        for (lpn, writes) in pages {
+            seqs.extend(writes.iter().filter(|w| w.1).map(|w| w.0.seq));
+            if let Some(class) = page_class(&writes, cut, covered) {
+                match class {
+                    PageLoss::AfterFlush => lost.after_flush.push(lpn),
+                    PageLoss::Unflushed => lost.unflushed.push(lpn),
+                    PageLoss::Unacknowledged => lost.unacknowledged.push(lpn),
+                }
             }
         }
         self.fifo.clear();
         self.limbo.clear();
         self.lost = Some(lost);
+        Some(seqs)
     }
 
     /// The truth's power-cut fields: the cut's time (null before it), and the lost
@@ -215,6 +230,40 @@ impl CacheTracker {
             truth[format!("power_cut_lost_{name}_blocks")] = json!(pages.len());
         }
         truth["power_cut_block_bytes"] = json!(PAGE_BYTES);
+    }
+}
+
+/// How a page lost its data in a cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PageLoss {
+    AfterFlush,
+    Unflushed,
+    Unacknowledged,
+}
+
+/// The class of a page whose writes not durable before the cut at `cut` are `writes`
+/// (in write order, each with whether it was lost), given the submission time of the
+/// latest FLUSH that completed by the cut: the medium holds the newest durable write,
+/// and the page lost data when a write after that one was lost — after a flush when a
+/// completed flush covered one of them, else unflushed when one was acknowledged, else
+/// unacknowledged. None when the newest write is durable.
+fn page_class(writes: &[(Entry, bool)], cut: u64, covered: Option<u64>) -> Option<PageLoss> {
+    let after_durable = match writes.iter().rposition(|w| !w.1) {
+        Some(i) => &writes[i + 1..],
+        None => writes,
+    };
+    let acked = |e: &Entry| e.ack_ns <= cut;
+    if after_durable
+        .iter()
+        .any(|(e, _)| acked(e) && covered.is_some_and(|s| s >= e.ack_ns))
+    {
+        Some(PageLoss::AfterFlush)
+    } else if after_durable.iter().any(|(e, _)| acked(e)) {
+        Some(PageLoss::Unflushed)
+    } else if !after_durable.is_empty() {
+        Some(PageLoss::Unacknowledged)
+    } else {
+        None
     }
 }
 

@@ -981,3 +981,74 @@ fn a_power_limit_holds_the_drive_at_its_peak() {
         "rates {r0:.0} and {r1:.0}"
     );
 }
+
+/// Issue 27: a drive that keeps its data reads back, after a power cut, what the medium
+/// holds: every page the truth lists as lost holds an older write of it or zeros, every
+/// other page its last write; with `flush=ignored` (nothing written back) or `delayed`
+/// a completed flush covered lost pages, with `flush=honest` none.
+#[test]
+fn after_a_power_cut_a_lost_page_reads_as_the_medium_holds_it() {
+    let cut = 1_800_000;
+    for flush in ["honest", "delayed", "ignored"] {
+        let spec = format!(
+            "sim:capacity=1G,block=1M,dies=4,channels=4,thermal=off,write_cache=volatile,write_cache_size=4M,flush={flush},power_cut=1800us"
+        );
+        let mut dev = drivelab_sim::parse(&spec).unwrap();
+        dev.keep_content();
+        // Writes of 4 pages whose bytes are their number, over 12 slots of 4 pages (each
+        // slot rewritten every 12 writes), a flush after every 5.
+        let mut history: Vec<Vec<u8>> = vec![Vec::new(); 48];
+        let mut t = 1_000_000;
+        for i in 1..=60u8 {
+            if t >= cut {
+                break;
+            }
+            let lpn = (u64::from(i) * 4) % 48;
+            t = dev.write_data(lpn * 4096, &vec![i; 4 * 4096], t);
+            (lpn..lpn + 4).for_each(|p| history[p as usize].push(i));
+            if i % 5 == 0 {
+                t = dev.flush_cache(t);
+            }
+        }
+        dev.advance_to(cut + 1);
+        assert!(dev.power_was_cut());
+        let mut lost_pages = std::collections::BTreeSet::new();
+        for class in ["after_flush", "unflushed", "unacknowledged"] {
+            for [off, len] in lost(&dev, class).1 {
+                lost_pages.extend((off / 4096)..(off + len) / 4096);
+            }
+        }
+        let (mut older, mut zeros) = (0, 0);
+        let mut page = vec![0u8; 4096];
+        for (p, writes) in history.iter().enumerate() {
+            dev.read_data(p as u64 * 4096, &mut page, cut + 10_000_000);
+            let v = page[0];
+            assert!(
+                page.iter().all(|&b| b == v),
+                "{flush}: page {p} is one write"
+            );
+            let Some(&last) = writes.last() else {
+                assert_eq!(v, 0);
+                continue;
+            };
+            if lost_pages.contains(&(p as u64)) {
+                assert_ne!(v, last, "{flush}: lost page {p} reads as its last write");
+                assert!(v == 0 || writes.contains(&v), "{flush}: page {p} holds {v}");
+                if v == 0 {
+                    zeros += 1;
+                } else {
+                    older += 1;
+                }
+            } else {
+                assert_eq!(v, last, "{flush}: page {p} not listed as lost");
+            }
+        }
+        let after = lost(&dev, "after_flush").0;
+        match flush {
+            "honest" => assert_eq!(after, 0),
+            // A delayed flush completes before the programs it covers end.
+            "delayed" => assert!(after > 0),
+            _ => assert!(after > 0 && older == 0 && zeros as u64 == lost_pages.len() as u64),
+        }
+    }
+}

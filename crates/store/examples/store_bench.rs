@@ -39,6 +39,8 @@ fn record(i: usize) -> RunRecord {
         device_firmware: Some("1.0".into()),
         device_capacity_bytes: Some(1_000_204_886_016),
         device_kind: "block".into(),
+        device_connection: None,
+        uploaded_by: None,
         config_hash: "sha256:9f2c".into(),
         config: json!({"size_bytes": 1_073_741_824u64, "runs": 3}),
         status: "complete".into(),

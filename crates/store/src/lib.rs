@@ -43,6 +43,7 @@ pub use migrate::{Migration, MIGRATIONS, SCHEMA_VERSION};
 pub use page::{RunPage, RunQuery, SortKey, TextMatch};
 pub use pg::{check_postgres_url, is_postgres_url};
 pub use record::{
-    ImportReport, Metric, RunFilter, RunRecord, RunSummary, DEVICE_KINDS, MAX_RUN_ID_LEN, STATUSES,
+    BundleInfo, ImportReport, Metric, RunFilter, RunRecord, RunSummary, DEVICE_KINDS,
+    MAX_RUN_ID_LEN, STATUSES,
 };
 pub use store::Store;

@@ -32,12 +32,32 @@ impl Migration {
 }
 
 /// Every migration, in order.
-pub const MIGRATIONS: &[Migration] = &[Migration {
-    version: 1,
-    name: "initial",
-    sqlite: include_str!("../migrations/0001_initial.sql"),
-    postgres: include_str!("../migrations/0001_initial.sql"),
-}];
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "initial",
+        sqlite: include_str!("../migrations/0001_initial.sql"),
+        postgres: include_str!("../migrations/0001_initial.sql"),
+    },
+    Migration {
+        version: 2,
+        name: "connection_uploader",
+        sqlite: include_str!("../migrations/0002_connection_uploader.sql"),
+        postgres: include_str!("../migrations/0002_connection_uploader.sql"),
+    },
+    Migration {
+        version: 3,
+        name: "page_indexes",
+        sqlite: include_str!("../migrations/0003_page_indexes.sql"),
+        postgres: include_str!("../migrations/0003_page_indexes.pg.sql"),
+    },
+    Migration {
+        version: 4,
+        name: "bundle_identity",
+        sqlite: include_str!("../migrations/0004_bundle_identity.sql"),
+        postgres: include_str!("../migrations/0004_bundle_identity.sql"),
+    },
+];
 
 /// The schema version this build creates and understands.
 pub const SCHEMA_VERSION: u32 = MIGRATIONS[MIGRATIONS.len() - 1].version;

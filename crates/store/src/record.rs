@@ -64,6 +64,13 @@ pub struct RunRecord {
     pub device_capacity_bytes: Option<u64>,
     /// What was tested: "file", "block", "null" or "sim".
     pub device_kind: String,
+    /// How the drive was connected ("USB 3.2 Gen 2, UAS", "PCIe 8 GT/s x4"), when known.
+    #[serde(default)]
+    pub device_connection: Option<String>,
+    /// The uploader (a name of the server's tokens file) that sent it; None when it was
+    /// recorded on the machine that holds the database.
+    #[serde(default)]
+    pub uploaded_by: Option<String>,
     /// Hash of the effective configuration, to group comparable runs.
     pub config_hash: String,
     /// The effective configuration.
@@ -111,10 +118,28 @@ pub struct RunSummary {
     pub device_capacity_bytes: Option<u64>,
     /// "file", "block", "null" or "sim".
     pub device_kind: String,
+    /// How the drive was connected, when known.
+    pub device_connection: Option<String>,
+    /// Who uploaded it (None: recorded locally).
+    pub uploaded_by: Option<String>,
     /// Configuration hash.
     pub config_hash: String,
     /// Headline numbers.
     pub metrics: Vec<Metric>,
+}
+
+/// What the database knows of a run's stored run.json without reading it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BundleInfo {
+    /// The run's full id.
+    pub run_id: String,
+    /// Whether the run.json is stored.
+    pub has_bundle: bool,
+    /// Its size in bytes as stored (None: not recorded).
+    pub bytes: Option<u64>,
+    /// The SHA-256 of the stored text, lowercase hex (None for runs stored before schema
+    /// version 4; a stored run is never rewritten, so its id alone then names its content).
+    pub sha256: Option<String>,
 }
 
 /// Which runs a listing or export returns. The default returns every run.
@@ -206,6 +231,8 @@ impl RunRecord {
             ("device_model", self.device_model.as_ref()),
             ("device_serial", self.device_serial.as_ref()),
             ("device_firmware", self.device_firmware.as_ref()),
+            ("device_connection", self.device_connection.as_ref()),
+            ("uploaded_by", self.uploaded_by.as_ref()),
             ("config_hash", Some(&self.config_hash)),
             ("bundle_path", self.bundle_path.as_ref()),
         ] {
@@ -288,6 +315,8 @@ impl RunRecord {
             device_firmware: self.device_firmware.clone(),
             device_capacity_bytes: self.device_capacity_bytes,
             device_kind: self.device_kind.clone(),
+            device_connection: self.device_connection.clone(),
+            uploaded_by: self.uploaded_by.clone(),
             config_hash: self.config_hash.clone(),
             metrics: self.metrics.clone(),
         }
@@ -315,6 +344,8 @@ mod tests {
             device_firmware: None,
             device_capacity_bytes: Some(1_000_204_886_016),
             device_kind: "block".into(),
+            device_connection: None,
+            uploaded_by: None,
             config_hash: "abc".into(),
             config: json!({}),
             status: "complete".into(),

@@ -12,19 +12,22 @@ use crate::error::StoreError;
 use crate::export::{build_document, parse_document};
 use crate::migrate::{applied_versions, migrate};
 use crate::pg::{is_postgres_url, PgConn};
-use crate::record::{check_run_id, ImportReport, Metric, RunFilter, RunRecord, RunSummary};
+use crate::record::{
+    check_run_id, BundleInfo, ImportReport, Metric, RunFilter, RunRecord, RunSummary,
+};
 use crate::sqlite::SqliteConn;
 
 /// Columns of `runs` in the order [`record_from_row`] reads them.
 const RUN_COLUMNS: &str = "run_id, suite, started_at, finished_at, tool_version, schema_version, \
      host_name, host_json, device_path, device_model, device_serial, device_firmware, \
-     device_capacity_bytes, device_kind, config_hash, config_json, status, bundle_path, bundle_json";
+     device_capacity_bytes, device_kind, config_hash, config_json, status, bundle_path, bundle_json, \
+     device_connection, uploaded_by, bundle_bytes, bundle_sha256";
 
 /// Columns of `runs` in the order [`summary_from_row`] reads them.
 pub(crate) const SUMMARY_COLUMNS: &str =
     "run_id, suite, started_at, finished_at, status, tool_version, \
      host_name, device_path, device_model, device_serial, device_firmware, \
-     device_capacity_bytes, device_kind, config_hash";
+     device_capacity_bytes, device_kind, config_hash, device_connection, uploaded_by";
 
 /// How many ids go into one `IN (...)` list.
 const IN_CHUNK: usize = 200;
@@ -83,6 +86,15 @@ fn to_json_text(value: &Value) -> String {
     serde_json::to_string(value).unwrap_or_else(|_| "null".to_string())
 }
 
+/// The SHA-256 of `text` in lowercase hex.
+fn sha256_hex(text: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 fn opt_u64(row: &Row, i: usize) -> Result<Option<u64>, StoreError> {
     row.opt_int(i)?
         .map(|v| {
@@ -110,6 +122,8 @@ pub(crate) fn summary_from_row(row: &Row) -> Result<RunSummary, StoreError> {
         device_capacity_bytes: opt_u64(row, 11)?,
         device_kind: row.text(12)?,
         config_hash: row.text(13)?,
+        device_connection: row.opt_text(14)?,
+        uploaded_by: row.opt_text(15)?,
         metrics: Vec::new(),
     })
 }
@@ -144,6 +158,8 @@ fn record_from_row(row: &Row) -> Result<RunRecord, StoreError> {
         metrics: Vec::new(),
         bundle_path: row.opt_text(17)?,
         bundle_json,
+        device_connection: row.opt_text(19)?,
+        uploaded_by: row.opt_text(20)?,
         run_id,
     })
 }
@@ -237,6 +253,7 @@ fn insert_in(conn: &mut dyn Conn, r: &RunRecord) -> Result<(), StoreError> {
         return Err(StoreError::DuplicateRun(r.run_id.clone()));
     }
     let capacity = r.device_capacity_bytes.and_then(|c| i64::try_from(c).ok());
+    let bundle = r.bundle_json.as_ref().map(to_json_text);
     let params = [
         Param::from(&r.run_id),
         Param::from(&r.suite),
@@ -256,7 +273,11 @@ fn insert_in(conn: &mut dyn Conn, r: &RunRecord) -> Result<(), StoreError> {
         Param::Text(Some(to_json_text(&r.config))),
         Param::from(&r.status),
         Param::from(&r.bundle_path),
-        Param::Text(r.bundle_json.as_ref().map(to_json_text)),
+        Param::Text(bundle.clone()),
+        Param::from(&r.device_connection),
+        Param::from(&r.uploaded_by),
+        Param::Int(bundle.as_ref().map(|b| b.len() as i64)),
+        Param::Text(bundle.as_deref().map(sha256_hex)),
     ];
     let marks = vec!["?"; params.len()].join(", ");
     conn.execute(
@@ -436,6 +457,31 @@ impl Store {
             Some(run_id) => self.load_run(&run_id),
             None => Ok(None),
         }
+    }
+
+    /// The stored run.json's identity for the run with this id or unique id prefix: its
+    /// full id, size and SHA-256 (see [`BundleInfo`]), without reading the document.
+    pub fn bundle_info(&mut self, id_or_prefix: &str) -> Result<Option<BundleInfo>, StoreError> {
+        let Some(run_id) = self.resolve_run_id(id_or_prefix)? else {
+            return Ok(None);
+        };
+        let rows = self
+            .conn
+            .query(
+                "SELECT CASE WHEN bundle_json IS NULL THEN 0 ELSE 1 END, bundle_bytes, bundle_sha256 \
+                 FROM runs WHERE run_id = ?",
+                &[Param::from(&run_id)],
+            )
+            .map_err(|e| e.query(&format!("reading run {run_id}")))?;
+        let Some(row) = rows.first() else {
+            return Ok(None);
+        };
+        Ok(Some(BundleInfo {
+            has_bundle: row.int(0)? != 0,
+            bytes: opt_u64(row, 1)?,
+            sha256: row.opt_text(2)?,
+            run_id,
+        }))
     }
 
     fn load_run(&mut self, run_id: &str) -> Result<Option<RunRecord>, StoreError> {

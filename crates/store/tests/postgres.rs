@@ -262,3 +262,67 @@ fn login_failures_name_the_cause_without_password() {
 fn pages_are_filtered_sorted_and_counted() {
     behaviour::pages_are_filtered_sorted_and_counted(&mut pg_store("pages"));
 }
+
+/// A schema made by a build of version 1 (one run in it) is upgraded in place: the run is
+/// kept, the page indexes are made, and pages sort as before.
+#[test]
+fn a_version_1_schema_is_upgraded_keeping_its_runs() {
+    let url = fresh_pg_schema("upgrade_v1");
+    let schema = "dlt_upgrade_v1";
+    let mut client = postgres::Client::connect(pg_url(), postgres::NoTls).unwrap();
+    client
+        .batch_execute(&format!(
+            "SET search_path = {schema};
+             {}
+             CREATE TABLE schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL);
+             INSERT INTO schema_migrations VALUES (1, 'initial', '2025-01-01T00:00:00Z');
+             INSERT INTO runs (run_id, suite, started_at, tool_version, schema_version, host_name,
+                 host_json, device_path, device_model, device_kind, config_hash, config_json, status)
+             VALUES ('old-run-1', 'quick', '2025-01-02T12:00:00Z', '0.1.0', 1, 'rig7', '{{}}',
+                 '/dev/sdb', 'Old Drive 1TB', 'block', 'sha256:1', '{{}}', 'complete');",
+            drivelab_store::MIGRATIONS[0].postgres
+        ))
+        .unwrap();
+    let mut store = Store::open(&url).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    let old = store
+        .get_run("old-run-1")
+        .unwrap()
+        .expect("the old run is kept");
+    assert_eq!(old.device_model.as_deref(), Some("Old Drive 1TB"));
+    assert_eq!(old.device_connection, None);
+    let indexes: Vec<String> = client
+        .query(
+            "SELECT indexname::text FROM pg_indexes WHERE schemaname = $1 ORDER BY 1",
+            &[&schema],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    for want in ["runs_page_started", "runs_page_model_desc", "runs_drive"] {
+        assert!(
+            indexes.iter().any(|i| i == want),
+            "{want} not in {indexes:?}"
+        );
+    }
+    store
+        .insert_run(&common::run(
+            "new-run-2",
+            "quick",
+            "2025-02-01T12:00:00Z",
+            None,
+            None,
+        ))
+        .unwrap();
+    let page = store
+        .page_runs(&drivelab_store::RunQuery {
+            sort: drivelab_store::SortKey::Model,
+            descending: true,
+            ..Default::default()
+        })
+        .unwrap();
+    let ids: Vec<&str> = page.runs.iter().map(|r| r.run_id.as_str()).collect();
+    // A run with no model sorts last either way.
+    assert_eq!(ids, ["old-run-1", "new-run-2"]);
+}

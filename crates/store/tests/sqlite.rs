@@ -234,3 +234,45 @@ fn pages_are_filtered_sorted_and_counted() {
     let (_dir, mut store) = sqlite_store();
     behaviour::pages_are_filtered_sorted_and_counted(&mut store);
 }
+
+/// A database made by a build of schema version 1 (its tables as that migration made
+/// them, one run in them) is upgraded in place: the run is kept with every value, the
+/// columns added later read as not recorded, and new runs carry them.
+#[test]
+fn a_version_1_database_is_upgraded_keeping_its_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.sqlite");
+    {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(drivelab_store::MIGRATIONS[0].sqlite)
+            .unwrap();
+        conn.execute_batch(
+            "CREATE TABLE schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL);
+             INSERT INTO schema_migrations VALUES (1, 'initial', '2025-01-01T00:00:00Z');
+             INSERT INTO runs (run_id, suite, started_at, tool_version, schema_version, host_name,
+                 host_json, device_path, device_model, device_kind, config_hash, config_json, status)
+             VALUES ('old-run-1', 'quick', '2025-01-02T12:00:00Z', '0.1.0', 1, 'rig7', '{}',
+                 '/dev/sdb', 'Old Drive 1TB', 'block', 'sha256:1', '{}', 'complete');
+             INSERT INTO metrics VALUES ('old-run-1', 0, 'quick.SEQ1M_Q8T1.read_mbps', 512.5, 'MB/s');",
+        )
+        .unwrap();
+    }
+    let mut store = Store::open(path.to_str().unwrap()).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+    let old = store
+        .get_run("old-run-1")
+        .unwrap()
+        .expect("the old run is kept");
+    assert_eq!(old.device_model.as_deref(), Some("Old Drive 1TB"));
+    assert_eq!(old.metrics[0].value, 512.5);
+    assert_eq!((old.device_connection, old.uploaded_by), (None, None));
+    let mut new = common::run("new-run-2", "quick", "2025-02-01T12:00:00Z", None, None);
+    new.device_connection = Some("USB 3.2 Gen 2, UAS".into());
+    new.uploaded_by = Some("rig1".into());
+    store.insert_run(&new).unwrap();
+    let back = store.get_run("new-run-2").unwrap().unwrap();
+    assert_eq!(back, new);
+    let listed = store.list_runs(&RunFilter::default()).unwrap();
+    assert_eq!(listed.len(), 2);
+    assert_eq!(listed[0].uploaded_by.as_deref(), Some("rig1"));
+}

@@ -20,8 +20,11 @@ use crate::plan::StepKind;
 use crate::suite::SuiteKind;
 
 /// Version of the bundle layout; bumped on any change of its shape. 2: each step's
-/// `telemetry`, `idle_before_ns` and `idle_sensors`, and the result schema 2 inside.
-pub const BUNDLE_SCHEMA_VERSION: u32 = 2;
+/// `telemetry`, `idle_before_ns` and `idle_sensors`, and the result schema 2 inside. 3:
+/// the result schema 3 inside (a verifying step's read-back pass in its series and read
+/// totals, `verify.pass_ns`, `verify.pass_first_index`) and seqfill's `verify` knob;
+/// bundles of 2 read the same.
+pub const BUNDLE_SCHEMA_VERSION: u32 = 3;
 /// The oldest bundle layout still read (its steps' telemetry is worked out from their
 /// series when needed); a resumed one is saved as the current layout.
 pub const OLDEST_READABLE_BUNDLE_SCHEMA: u32 = 1;

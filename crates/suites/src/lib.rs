@@ -20,6 +20,7 @@ pub mod iometer;
 pub mod mixed;
 pub mod peak;
 pub mod plan;
+pub mod powerloss;
 pub mod quick;
 pub mod records;
 pub mod replay;

@@ -161,8 +161,22 @@ pub fn totals(rec: &StepRecord) -> Option<&Totals> {
 /// One value per measured interval (ramp intervals left out).
 pub fn per_interval(rec: &StepRecord, f: impl Fn(&IntervalRecord) -> f64) -> Vec<f64> {
     rec.run.as_ref().map_or_else(Vec::new, |r| {
-        r.series.records.iter().filter(|x| !x.ramp).map(f).collect()
+        workload_records(r)
+            .iter()
+            .filter(|x| !x.ramp)
+            .map(f)
+            .collect()
     })
+}
+
+/// A step's intervals of its workload: a verifying step's read-back pass (`--verify`),
+/// whose intervals follow in the series, left out.
+pub fn workload_records(r: &drivelab_engine::result::Measured) -> &[IntervalRecord] {
+    let all = &r.series.records;
+    match r.verify.as_ref().and_then(|v| v.pass_first_index) {
+        Some(i) => &all[..all.partition_point(|x| x.index < i)],
+        None => all,
+    }
 }
 
 /// Completed I/Os per second, each interval.

@@ -38,6 +38,10 @@ pub struct SeqFill {
     /// Width of one logged interval: 100 ms (whole divisors of a second, 10 ms to 1 s).
     #[serde(default = "default_interval_ns")]
     pub interval_ns: u64,
+    /// Every block written carries the verify header and is read back after the fill
+    /// (`--verify`); a block not as written fails the run.
+    #[serde(default)]
+    pub verify: bool,
 }
 
 /// The logging interval of a fill: 100 ms.
@@ -62,6 +66,7 @@ impl SeqFill {
             data: DataPattern::Random,
             short,
             interval_ns: INTERVAL_NS,
+            verify: false,
         }
     }
 
@@ -118,6 +123,10 @@ impl Suite for SeqFill {
             .data(self.data);
         let mut w = plan::workload(&shape, (0, span), Bound::Bytes(bytes), target)?;
         w.log_interval_ns = self.interval_ns;
+        if self.verify {
+            w.verify = true;
+            drivelab_engine::run::check_verify(&w, target)?;
+        }
         Ok(vec![PlannedStep {
             id: "seqfill".into(),
             name: format!(
@@ -272,8 +281,7 @@ pub struct SeqFillAnalysis {
 pub fn analyze(rec: &StepRecord, drop_fraction: f64) -> SeqFillAnalysis {
     let mbps = records::per_interval(rec, |x| x.write.bytes_per_s / 1e6);
     let cum: Vec<u64> = rec.run.as_ref().map_or_else(Vec::new, |r| {
-        r.series
-            .records
+        records::workload_records(r)
             .iter()
             .filter(|x| !x.ramp)
             .map(|x| x.cum_write_bytes)

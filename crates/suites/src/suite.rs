@@ -42,11 +42,13 @@ pub enum SuiteKind {
     Replay,
     /// fio results imported by `drivelab import fio` (not a suite `drivelab run` runs).
     Fio,
+    /// The flush-honesty (power-cut) test: a write phase and a check, no engine steps.
+    Powerloss,
 }
 
 impl SuiteKind {
     /// Every kind, in `drivelab run`'s order, imports last.
-    pub const ALL: [SuiteKind; 8] = [
+    pub const ALL: [SuiteKind; 9] = [
         SuiteKind::Quick,
         SuiteKind::Peak,
         SuiteKind::Consistency,
@@ -55,6 +57,7 @@ impl SuiteKind {
         SuiteKind::Mixed,
         SuiteKind::Replay,
         SuiteKind::Fio,
+        SuiteKind::Powerloss,
     ];
 
     /// The name in `run.json` and after `drivelab run`.
@@ -68,6 +71,7 @@ impl SuiteKind {
             SuiteKind::Mixed => "mixed",
             SuiteKind::Replay => "replay",
             SuiteKind::Fio => "fio",
+            SuiteKind::Powerloss => "powerloss",
         }
     }
 
@@ -165,7 +169,8 @@ pub enum AfterInterrupt {
     Refuse(String),
 }
 
-/// The suites `drivelab run` accepts, in its order.
+/// The suites of engine steps `drivelab run` accepts, in its order (`powerloss`, run
+/// too, is a write phase and a check of its own).
 pub const SUITES: [SuiteKind; 7] = [
     SuiteKind::Quick,
     SuiteKind::Peak,
@@ -192,6 +197,9 @@ pub fn from_saved(kind: SuiteKind, knobs: &serde_json::Value) -> Result<Box<dyn 
         SuiteKind::Replay => Box::new(de::<crate::replay::Replay>(knobs)?),
         SuiteKind::Fio => {
             return Err("an imported fio result is not a suite that can be run again".into())
+        }
+        SuiteKind::Powerloss => {
+            return Err("a powerloss run is not resumed or analysed again: check it with drivelab run powerloss --check JOURNAL TARGET".into())
         }
     })
 }
@@ -243,6 +251,7 @@ mod tests {
             assert_eq!(s.name(), k.name());
         }
         assert!(from_saved(SuiteKind::Fio, &serde_json::json!({})).is_err());
+        assert!(from_saved(SuiteKind::Powerloss, &serde_json::json!({})).is_err());
     }
 
     fn default_knobs(k: SuiteKind) -> serde_json::Value {
@@ -253,7 +262,7 @@ mod tests {
             SuiteKind::Seqfill => crate::seqfill::SeqFill::new(true).knobs(),
             SuiteKind::Iometer => crate::iometer::IoMeter::new(true).knobs(),
             SuiteKind::Mixed => crate::mixed::Mixed::new(true).knobs(),
-            SuiteKind::Replay | SuiteKind::Fio => serde_json::Value::Null,
+            SuiteKind::Replay | SuiteKind::Fio | SuiteKind::Powerloss => serde_json::Value::Null,
         }
     }
 }

@@ -25,12 +25,23 @@ pub const BURST_MIN_S: usize = 3;
 /// levels (a thermal throttle cycling on and off), and the first switch is no burst.
 pub const BURST_RECUR_SHARE: f64 = 0.10;
 
+/// The shortest burst seen on a finer series over the run's start (see
+/// [`burst_transition_fine`]): there a plateau of one second is a level, not one
+/// fast sample.
+pub const BURST_MIN_FINE_S: f64 = 0.5;
+
 /// Where the initial burst ends, see [`burst_transition`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Transition {
     /// First second of the steady state (0-based); the burst is seconds
-    /// 0 .. at_s − 1, so this is also the burst's length in seconds.
+    /// 0 .. at_s − 1: its length rounded to whole seconds, for what is cut on the
+    /// per-second series (the phases, the levels after it).
     pub at_s: usize,
+    /// The burst's length in seconds at the grain it was found on: 100 ms where the
+    /// run's first seconds were logged finer (a burst of 2 s), whole seconds otherwise.
+    /// Null in bundles written before it was kept.
+    #[serde(default)]
+    pub length_s: Option<f64>,
     /// The burst's level: median IOPS of the burst seconds that are closer to
     /// the burst than to the steady level (the seconds of the fall are not).
     pub burst_iops: f64,
@@ -55,12 +66,79 @@ pub struct Transition {
 /// [`BURST_MIN_S`] seconds, at most [`BURST_RECUR_SHARE`] of the seconds after it
 /// come within 10 % of its level again, and at most that share of the seconds before
 /// `at_s` are at or below the midpoint (the steady level is not already there); otherwise (or with fewer than 11 seconds) the
-/// result is `None`. Zero seconds take part like any other second; a few of
+/// result is `None`. The burst is the first level: while the seconds before `at_s` are
+/// themselves best cut (within the first [`BURST_FIRST_LEVEL_S`] seconds) into a first
+/// part at least [`BURST_FACTOR`] × the second, and that earlier cut passes the same
+/// rule, it is the burst's end (a cache's burst, then a
+/// folding phase, then the steady state). Zero seconds take part like any other second; a few of
 /// them do not move the split.
 pub fn burst_transition(iops_per_s: &[f64]) -> Option<Transition> {
     let x = clean_series(iops_per_s);
+    let t = split(&x, 1, BURST_MIN_S)?;
+    Some(Transition {
+        at_s: t.at,
+        length_s: Some(t.at as f64),
+        burst_iops: t.burst,
+        steady_iops: t.steady,
+    })
+}
+
+/// [`burst_transition`] on a series whose first seconds were also logged finer: `head`
+/// is IOPS per interval of `head_interval_s` (a whole divisor of a second, like 0.1)
+/// from the run's start, `iops_per_s` the per-second series of the whole run. The rule
+/// is the same on the run at the head's grain (the head, then each later second as
+/// that many intervals of its rate), the shortest burst [`BURST_MIN_FINE_S`]; a burst
+/// of two seconds, which per-second data cannot tell from a warm-up, is found with its
+/// length to the interval. Without a usable head (empty, or an interval that is no
+/// divisor of a second) it is [`burst_transition`].
+pub fn burst_transition_fine(
+    head: &[f64],
+    head_interval_s: f64,
+    iops_per_s: &[f64],
+) -> Option<Transition> {
+    let per_s = (1.0 / head_interval_s).round();
+    if head.is_empty()
+        || !(per_s >= 1.0 && per_s <= 1000.0)
+        || (per_s * head_interval_s - 1.0).abs() > 1e-9
+    {
+        return burst_transition(iops_per_s);
+    }
+    let per_s = per_s as usize;
+    let mut x = clean_series(head);
+    // The head's last second, when it stops inside one, is the per-second series'.
+    x.truncate(head.len() / per_s * per_s);
+    let from = x.len() / per_s;
+    for &v in clean_series(iops_per_s).get(from..).unwrap_or(&[]) {
+        x.extend(std::iter::repeat_n(v, per_s));
+    }
+    let min = (BURST_MIN_FINE_S * per_s as f64).ceil() as usize;
+    let t = split(&x, per_s, min)?;
+    let length_s = t.at as f64 / per_s as f64;
+    Some(Transition {
+        at_s: length_s.round() as usize,
+        length_s: Some(length_s),
+        burst_iops: t.burst,
+        steady_iops: t.steady,
+    })
+}
+
+/// The first level is looked for within the first 30 s (the finer head's length): a
+/// long burst ending in a slide is one burst, its slide no first level.
+pub const BURST_FIRST_LEVEL_S: usize = 30;
+
+/// A split found by [`split`], in samples.
+struct Split {
+    at: usize,
+    burst: f64,
+    steady: f64,
+}
+
+/// The rule of [`burst_transition`] on a series of `per_s` samples a second, the
+/// shortest burst `min` samples.
+fn split(x: &[f64], per_s: usize, min: usize) -> Option<Split> {
     let n = x.len();
-    if n < BURST_HEAD_S + 1 {
+    let head_n = BURST_HEAD_S * per_s;
+    if n < head_n + 1 {
         return None;
     }
     let mut s1 = vec![0.0; n + 1];
@@ -73,40 +151,63 @@ pub fn burst_transition(iops_per_s: &[f64]) -> Option<Transition> {
         let sum = s1[b] - s1[a];
         ((s2[b] - s2[a]) - sum * sum / (b - a) as f64).max(0.0)
     };
-    let mut best = (1, f64::INFINITY);
-    for t in 1..=n - BURST_HEAD_S {
-        let e = sse(0, t) + sse(t, n);
-        if e < best.1 {
-            best = (t, e);
+    // The best two-level fit over `a..b` split at t, over the splits `lo..=hi`.
+    let best = |a: usize, lo: usize, hi: usize, b: usize| {
+        (lo..=hi)
+            .map(|t| (t, sse(a, t) + sse(t, b)))
+            .min_by(|u, v| u.1.total_cmp(&v.1).then(u.0.cmp(&v.0)))
+            .map(|(t, _)| t)
+    };
+    let judge = |at: usize| -> Option<Split> {
+        let steady = mean(&x[at..])?;
+        let mid = (median(&x[..at])? + steady) / 2.0;
+        let fast: Vec<f64> = x[..at].iter().copied().filter(|&v| v > mid).collect();
+        let burst = median(&fast).unwrap_or(0.0);
+        let head = median(&x[..head_n.min(at)])?;
+        // Judged against the steady part's median, which a few zero seconds in a short
+        // tail do not drag down as they do the mean.
+        let typical = median(&x[at..])?.max(steady);
+        let clearly_above = |v: f64| v > 0.0 && v >= BURST_FACTOR * typical;
+        // The two levels differ by far more than their noise allows (a short, noisy
+        // steady part is no evidence of a burst before it). Counted in seconds: a
+        // second repeated as `per_s` samples is one measurement.
+        let (nb, ns) = (at as f64, (n - at) as f64);
+        let se = (sse(0, at) / nb / nb + sse(at, n) / ns / ns).sqrt() * (per_s as f64).sqrt();
+        let (mean_b, mean_s) = (s1[at] / nb, (s1[n] - s1[at]) / ns);
+        let distinct = mean_b - mean_s > BURST_Z * se;
+        // The burst level does not come back after it, and the steady level is not
+        // already there inside it.
+        let back = x[at..].iter().filter(|&&v| v >= 0.9 * burst).count();
+        let early = x[..at].iter().filter(|&&v| v <= mid).count();
+        let once =
+            (back as f64) <= BURST_RECUR_SHARE * ns && (early as f64) <= BURST_RECUR_SHARE * nb;
+        (at >= min && distinct && once && clearly_above(head) && clearly_above(burst))
+            .then_some(Split { at, burst, steady })
+    };
+    let mut found = judge(best(0, 1, n - head_n, n)?)?;
+    // The burst is the first level: where the fit's fast part is itself a step down
+    // (97 k IOPS for 3 s, then 38 k while the cache is folded, then the steady state),
+    // the burst ends at that first step.
+    while found.at >= 2 * min {
+        let at = found.at;
+        let hi = (at - min).min(BURST_FIRST_LEVEL_S * per_s);
+        let Some(t) = (hi >= min)
+            .then(|| best(0, min, hi, at))
+            .flatten()
+            .and_then(judge)
+        else {
+            break;
+        };
+        let (first, rest) = (
+            s1[t.at] / t.at as f64,
+            (s1[at] - s1[t.at]) / (at - t.at) as f64,
+        );
+        if first < BURST_FACTOR * rest {
+            break;
         }
+        found = t;
     }
-    let at = best.0;
-    let steady = mean(&x[at..])?;
-    let mid = (median(&x[..at])? + steady) / 2.0;
-    let fast: Vec<f64> = x[..at].iter().copied().filter(|&v| v > mid).collect();
-    let burst = median(&fast).unwrap_or(0.0);
-    let head = median(&x[..BURST_HEAD_S.min(at)])?;
-    // Judged against the steady part's median, which a few zero seconds in a short
-    // tail do not drag down as they do the mean.
-    let typical = median(&x[at..])?.max(steady);
-    let clearly_above = |v: f64| v > 0.0 && v >= BURST_FACTOR * typical;
-    // The two levels differ by far more than their noise allows (a short, noisy
-    // steady part is no evidence of a burst before it).
-    let (nb, ns) = (at as f64, (n - at) as f64);
-    let se = (sse(0, at) / nb / nb + sse(at, n) / ns / ns).sqrt();
-    let (mean_b, mean_s) = (s1[at] / nb, (s1[n] - s1[at]) / ns);
-    let distinct = mean_b - mean_s > BURST_Z * se;
-    // The burst level does not come back after it, and the steady level is not
-    // already there inside it.
-    let back = x[at..].iter().filter(|&&v| v >= 0.9 * burst).count();
-    let early = x[..at].iter().filter(|&&v| v <= mid).count();
-    let once = (back as f64) <= BURST_RECUR_SHARE * ns && (early as f64) <= BURST_RECUR_SHARE * nb;
-    (at >= BURST_MIN_S && distinct && once && clearly_above(head) && clearly_above(burst))
-        .then_some(Transition {
-            at_s: at,
-            burst_iops: burst,
-            steady_iops: steady,
-        })
+    Some(found)
 }
 
 #[cfg(test)]
@@ -165,6 +266,7 @@ mod tests {
             t,
             Transition {
                 at_s: 120,
+                length_s: Some(120.0),
                 burst_iops: 50_000.0,
                 steady_iops: 5_000.0
             }
@@ -216,6 +318,85 @@ mod tests {
         let t = burst_transition(&s).expect("a 1.47 × burst is a burst");
         assert!(t.at_s.abs_diff(25) <= 3, "{t:?}");
         assert_eq!(t.burst_iops, 147_700.0);
+    }
+
+    /// A head of `head_s` seconds at 100 ms and the per-second series, from a run at
+    /// `burst` IOPS for `burst_s` seconds then `steady` (2 % noise at 100 ms).
+    fn fine(
+        seed: u64,
+        burst_s: f64,
+        burst: f64,
+        steady: f64,
+        len_s: usize,
+    ) -> (Vec<f64>, Vec<f64>) {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let at = |t: f64| if t < burst_s { burst } else { steady };
+        let tenths: Vec<f64> = (0..len_s * 10)
+            .map(|i| noisy(&mut rng, at(i as f64 / 10.0 + 0.05), 0.02))
+            .collect();
+        let secs = tenths
+            .chunks(10)
+            .map(|c| c.iter().sum::<f64>() / 10.0)
+            .collect();
+        (tenths[..300].to_vec(), secs)
+    }
+
+    #[test]
+    fn a_burst_of_two_seconds_is_found_on_the_finer_head() {
+        // Issue 24: 120 k IOPS for 2 s then 6 k; per-second data cannot see it.
+        for seed in 0..10 {
+            let (head, secs) = fine(seed, 2.0, 120e3, 6e3, 600);
+            assert_eq!(burst_transition(&secs), None);
+            let t = burst_transition_fine(&head, 0.1, &secs).expect("a 2 s burst");
+            assert!((t.length_s.unwrap() - 2.0).abs() <= 0.1, "{t:?}");
+            assert_eq!(t.at_s, 2);
+            assert!((t.burst_iops / 120e3 - 1.0).abs() < 0.02, "{t:?}");
+            assert!((t.steady_iops / 6e3 - 1.0).abs() < 0.02, "{t:?}");
+        }
+        // 2.5 s: the length to the interval, the whole seconds rounded.
+        let (head, secs) = fine(1, 2.5, 97e3, 38e3, 600);
+        let t = burst_transition_fine(&head, 0.1, &secs).unwrap();
+        assert!((t.length_s.unwrap() - 2.5).abs() <= 0.1, "{t:?}");
+        // A cache's burst of 3 s, then folding at 38 k for 9 s, a native 64 k for 7 s,
+        // then the steady state: the burst is the first level, not the fit's 19 s.
+        let mut rng = fastrand::Rng::with_seed(5);
+        let level = |t: f64| match t {
+            t if t < 3.0 => 97e3,
+            t if t < 12.0 => 38e3,
+            t if t < 19.0 => 64e3,
+            _ => 3.7e3,
+        };
+        let tenths: Vec<f64> = (0..6000)
+            .map(|i| noisy(&mut rng, level(i as f64 / 10.0 + 0.05), 0.02))
+            .collect();
+        let secs: Vec<f64> = tenths
+            .chunks(10)
+            .map(|c| c.iter().sum::<f64>() / 10.0)
+            .collect();
+        let t = burst_transition_fine(&tenths[..300], 0.1, &secs).unwrap();
+        assert!((t.length_s.unwrap() - 3.0).abs() <= 0.1, "{t:?}");
+        assert!((t.burst_iops / 97e3 - 1.0).abs() < 0.02, "{t:?}");
+        // A long burst is found as on the per-second series.
+        let (head, secs) = fine(2, 120.0, 50e3, 5e3, 600);
+        let t = burst_transition_fine(&head, 0.1, &secs).unwrap();
+        assert!((t.length_s.unwrap() - 120.0).abs() <= 0.1, "{t:?}");
+        assert_eq!(t.at_s, 120);
+        // A steady drive has none, with or without a head; a fast first 100 ms (the
+        // queue filling) is no burst.
+        let (mut head, secs) = fine(3, 0.0, 0.0, 8e3, 600);
+        assert_eq!(burst_transition_fine(&head, 0.1, &secs), None);
+        head[0] = 80e3;
+        assert_eq!(burst_transition_fine(&head, 0.1, &secs), None);
+        // No head, or an interval that does not divide a second: the per-second rule.
+        let (_, secs) = fine(4, 30.0, 50e3, 5e3, 600);
+        assert_eq!(
+            burst_transition_fine(&[], 0.1, &secs),
+            burst_transition(&secs)
+        );
+        assert_eq!(
+            burst_transition_fine(&[1.0; 30], 0.3, &secs),
+            burst_transition(&secs)
+        );
     }
 
     #[test]

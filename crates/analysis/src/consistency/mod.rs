@@ -12,7 +12,10 @@ mod burst;
 mod levels;
 mod phases;
 
-pub use burst::{burst_transition, Transition, BURST_FACTOR, BURST_HEAD_S};
+pub use burst::{
+    burst_transition, burst_transition_fine, Transition, BURST_FACTOR, BURST_HEAD_S,
+    BURST_MIN_FINE_S,
+};
 pub use levels::{
     performance_levels, Level, LEVEL_BANDWIDTH_LN, LEVEL_DIP_RATIO, LEVEL_MIN_SHARE,
     LEVEL_SIGNIFICANCE_Z,

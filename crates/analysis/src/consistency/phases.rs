@@ -65,7 +65,8 @@ pub struct Phase {
 /// Cuts a per-second IOPS series into phases.
 ///
 /// Rule: with an initial burst (the verdict of `burst_transition`, passed as `burst`),
-/// the first phase is that burst, from 0 to its `at_s`, and the rest of the run is cut
+/// the first phase is that burst, from 0 to its `at_s` at the burst's own level
+/// (`burst_iops`), and the rest of the run is cut
 /// as follows; without one, the whole run is, and no phase is a burst (a fast phase of
 /// garbage collection is no burst: one verdict for the burst line and the phases).
 /// The boundaries are found on the series' running median over
@@ -101,7 +102,10 @@ pub fn phases(iops_per_s: &[f64], window_s: usize, burst: Option<&Transition>) -
         cuts.windows(2)
             .map(|w| {
                 let scored = w[1] == n && w[0] <= window_start;
-                let lvl = if scored {
+                let lvl = if let (Some(b), true) = (burst, w[0] == 0 && from > 0) {
+                    // The burst's own level, found at the grain it was found on.
+                    b.burst_iops
+                } else if scored {
                     mean(&x[window_start..]).unwrap_or(0.0)
                 } else {
                     level(&x[w[0]..w[1]])

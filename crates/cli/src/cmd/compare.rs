@@ -86,7 +86,8 @@ fn spreads(doc: &drivelab_suites::RunDoc, summary: Option<&Summary>) -> Vec<(Str
         | SuiteKind::Iometer
         | SuiteKind::Mixed
         | SuiteKind::Replay
-        | SuiteKind::Fio => Vec::new(),
+        | SuiteKind::Fio
+        | SuiteKind::Powerloss => Vec::new(),
     }
 }
 

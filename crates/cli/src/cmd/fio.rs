@@ -352,21 +352,6 @@ fn result_files(given: &[PathBuf]) -> Result<Vec<PathBuf>, Fail> {
     Ok(out)
 }
 
-/// Read a fio output file (bounded: a mistyped path to a huge file does not exhaust
-/// memory).
-fn read_result(p: &Path) -> Result<String, Fail> {
-    const MAX: u64 = 1 << 30;
-    let m =
-        std::fs::metadata(p).map_err(|e| Fail::usage(format!("RESULT {}: {e}", p.display())))?;
-    if !m.is_file() || m.len() > MAX {
-        return Err(Fail::usage(format!(
-            "RESULT {}: not a regular file of at most 1 GiB (fio's --output file)",
-            p.display()
-        )));
-    }
-    drivelab_trace::input::read_text(p, MAX).map_err(|e| Fail::usage(format!("RESULT {e}")))
-}
-
 pub fn import(a: ImportArgs) -> Result<i32, Fail> {
     let ImportCmd::Fio(a) = a.what;
     if let Some(out) = &a.out {
@@ -395,17 +380,22 @@ pub fn import(a: ImportArgs) -> Result<i32, Fail> {
             )));
         }
     }
-    use drivelab_suites::fio::import::{import_set, Input, Options};
-    let inputs = result_files(&a.results)?
+    use drivelab_suites::fio::import::{distinct, import_set, Body, Input, Options};
+    // Each file is read as a stream when it is imported (bounded, never whole).
+    let inputs: Vec<Input> = result_files(&a.results)?
         .into_iter()
-        .map(|p| {
-            Ok(Input {
-                text: read_result(&p)?,
-                source: p.display().to_string(),
-                dir: p.parent().map(Path::to_path_buf),
-            })
+        .map(|p| Input {
+            source: p.display().to_string(),
+            dir: p.parent().map(Path::to_path_buf),
+            body: Body::File(p),
         })
-        .collect::<Result<Vec<_>, Fail>>()?;
+        .collect();
+    // A result given twice is imported once, and said once.
+    let (inputs, repeats) = distinct(&inputs).map_err(|e| Fail::usage(format!("RESULT {e}")))?;
+    for r in &repeats {
+        eprintln!("drivelab: {r}");
+    }
+    let inputs: Vec<Input> = inputs.into_iter().cloned().collect();
     let opts = Options {
         drive: a.drive.as_deref(),
         connection: a.connection.as_deref(),

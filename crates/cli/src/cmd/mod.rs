@@ -5,6 +5,7 @@ pub mod completions;
 pub mod db;
 pub mod fio;
 mod io;
+mod powerloss;
 pub mod push;
 pub mod report;
 mod run;

@@ -18,7 +18,7 @@ use crate::run_args::{RunArgs, SuiteCmd};
 use crate::session::Session;
 
 /// Where bundles go by default, under the current directory.
-const RESULTS_DIR: &str = "drivelab-results";
+pub(super) const RESULTS_DIR: &str = "drivelab-results";
 
 /// Step and engine progress on stderr (see `--progress`), with the suite's ETA.
 struct View<'a> {
@@ -97,7 +97,7 @@ impl Observer for View<'_> {
 }
 
 /// The TARGET as recorded for `--resume`: paths made absolute (the default test file too).
-fn target_arg(given: Option<&str>) -> Result<String, Fail> {
+pub(super) fn target_arg(given: Option<&str>) -> Result<String, Fail> {
     match given {
         Some(s) if s == "null" || s == "sim" || s.starts_with("sim:") => Ok(s.to_string()),
         other => {
@@ -156,13 +156,16 @@ pub fn run(a: RunArgs) -> Result<i32, Fail> {
         .transpose()?;
     let upload = upload.as_ref();
     match (&a.suite, &a.resume) {
+        // A write phase and a check of its own, not engine steps: not recorded in the
+        // database or uploaded (yet).
+        (Some(SuiteCmd::Powerloss(p)), None) => crate::cmd::powerloss::run(p),
         (Some(cmd), None) => start(cmd, &db, a.progress, upload),
         (None, Some(dir)) => resume(dir, &a, &db, upload),
         (Some(_), Some(_)) => Err(Fail::usage(
             "--resume: give the bundle alone, without a suite (the bundle knows its suite and settings)",
         )),
         _ => Err(Fail::usage(
-            "run: name a suite (quick, peak, consistency, seqfill, iometer, mixed, replay) or give --resume BUNDLE",
+            "run: name a suite (quick, peak, consistency, seqfill, iometer, mixed, replay, powerloss) or give --resume BUNDLE",
         )),
     }
 }

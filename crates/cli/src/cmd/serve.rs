@@ -31,6 +31,14 @@ pub struct ServeArgs {
     /// Largest upload accepted, in MiB.
     #[arg(long = "max-body-mib", value_name = "MIB", value_parser = crate::args::positive, default_value_t = (DEFAULT_MAX_BODY_BYTES >> 20) as u32)]
     pub max_body_mib: u32,
+    /// Rendered run pages kept in memory, in MiB (a page is drawn once per content, then
+    /// served from here until it is the least recently used).
+    #[arg(long = "page-cache-mib", value_name = "MIB", value_parser = crate::args::positive, default_value_t = (drivelab_server::render::DEFAULT_CACHE_BYTES >> 20) as u32)]
+    pub page_cache_mib: u32,
+    /// run.json drawn into pages at once, in MiB: more readers wait (drawing costs several
+    /// times a bundle's size in memory); a larger bundle is drawn alone.
+    #[arg(long = "render-budget-mib", value_name = "MIB", value_parser = crate::args::positive, default_value_t = (drivelab_server::render::DEFAULT_RENDER_BUDGET_BYTES >> 20) as u32)]
+    pub render_budget_mib: u32,
 }
 
 fn tokens(path: Option<&PathBuf>) -> Result<Tokens, Fail> {
@@ -81,6 +89,8 @@ pub fn run(a: ServeArgs) -> Result<i32, Fail> {
         tokens: tokens.clone(),
         max_body_bytes: (a.max_body_mib as usize) << 20,
         read_token,
+        cache_bytes: u64::from(a.page_cache_mib) << 20,
+        render_budget_bytes: u64::from(a.render_budget_mib) << 20,
     };
     let running = drivelab_server::start(config).map_err(Fail::failed)?;
     let addr = running.addr();

@@ -1,5 +1,6 @@
-//! `drivelab verify TARGET --from RESULT`: read back what an `io --verify` run wrote and
-//! check every block, later (after a reboot, a power cut, a move of the drive).
+//! `drivelab verify TARGET --from RESULT`: read back what an `io --verify` run (or a
+//! `run seqfill --verify` bundle's step) wrote and check every block, later (after a
+//! reboot, a power cut, a move of the drive).
 //!
 //! The run's document holds its resolved workload (seed included) and the writes each
 //! job made: the engine's `verify` replays the generators from those, so no block map is
@@ -18,33 +19,64 @@ use crate::fail::{Fail, FAILED};
 pub struct VerifyArgs {
     /// The file or block device the run wrote.
     pub target: PathBuf,
-    /// The run's result document (`drivelab io --verify --json FILE`).
-    #[arg(long, value_name = "RESULT.json")]
+    /// The run's result document (`drivelab io --verify --json FILE`), or the bundle (its
+    /// directory or run.json) of `drivelab run seqfill --verify`.
+    #[arg(long, value_name = "RESULT.json|BUNDLE")]
     pub from: PathBuf,
     /// Print the verify result as JSON on standard output (instead of a summary).
     #[arg(long)]
     pub json: bool,
 }
 
-/// The run's record: its workload and its writes per job.
+/// The run's record: its workload and its writes per job, from an `io --json` document,
+/// or from a suite's bundle (its directory or its run.json) whose step verified.
 fn load(from: &std::path::Path) -> Result<(drivelab_engine::spec::Workload, Vec<u64>), Fail> {
     let shown = from.display();
-    let text = drivelab_trace::input::read_text(from, 1 << 30)
-        .map_err(|e| Fail::usage(format!("--from {shown}: cannot be read ({e})")))?;
-    let doc: RunResult = serde_json::from_str(&text).map_err(|e| {
+    let not_verified = || {
         Fail::usage(format!(
-            "--from {shown}: not a drivelab io --json result ({e})"
+            "--from {shown}: the run did not verify; give the result of a drivelab io --verify run or the bundle of a suite run with --verify"
+        ))
+    };
+    let file = if from.is_dir() {
+        from.join(drivelab_suites::bundle::RUN_JSON)
+    } else {
+        from.to_path_buf()
+    };
+    let text = drivelab_trace::input::read_text(&file, drivelab_suites::bundle::MAX_RUN_JSON_BYTES)
+        .map_err(|e| Fail::usage(format!("--from {shown}: cannot be read ({e})")))?;
+    let io_doc = serde_json::from_str::<RunResult>(&text);
+    if let Ok(doc) = io_doc {
+        return match doc.measured.verify {
+            Some(v) if doc.config.verify => Ok((doc.config, v.writes_per_job)),
+            _ => Err(not_verified()),
+        };
+    }
+    let bundle = drivelab_suites::bundle::parse_run_doc(&text).map_err(|e| {
+        Fail::usage(format!(
+            "--from {shown}: neither a drivelab io --json result nor a suite's bundle ({e})"
         ))
     })?;
-    let (w, writes) = match doc.measured.verify {
-        Some(v) if doc.config.verify => (doc.config, v.writes_per_job),
-        _ => {
-            return Err(Fail::usage(format!(
-            "--from {shown}: the run did not verify; give the result of a drivelab io --verify run"
-        )))
-        }
-    };
-    let most = most_writes(&w);
+    let mut verified = bundle.steps.into_iter().filter_map(|s| {
+        let v = s.run?.verify?;
+        s.config.verify.then_some((s.config, v.writes_per_job))
+    });
+    match (verified.next(), verified.next()) {
+        (Some(one), None) => Ok(one),
+        (None, _) => Err(not_verified()),
+        (Some(_), Some(_)) => Err(Fail::usage(format!(
+            "--from {shown}: more than one step of the bundle verified; drivelab verify checks a bundle with one (seqfill)"
+        ))),
+    }
+}
+
+/// Refuse write counts no run of `w` could make (an edited document made verify replay
+/// 10^18 writes).
+fn check_writes(
+    shown: &str,
+    w: &drivelab_engine::spec::Workload,
+    writes: &[u64],
+) -> Result<(), Fail> {
+    let most = most_writes(w);
     if writes.is_empty() || writes.len() != w.numjobs as usize || writes.iter().any(|&n| n > most) {
         return Err(Fail::usage(format!(
             "--from {shown}: its write counts ({} jobs, up to {} writes) are not what a run of {} jobs could make (at most {most} writes each): an edited document?",
@@ -53,7 +85,7 @@ fn load(from: &std::path::Path) -> Result<(drivelab_engine::spec::Workload, Vec<
             w.numjobs
         )));
     }
-    Ok((w, writes))
+    Ok(())
 }
 
 /// The most writes one job of `w` can have made: its byte budget in its smallest
@@ -93,6 +125,10 @@ pub fn run(a: VerifyArgs) -> Result<i32, Fail> {
     let file = target
         .file()
         .ok_or_else(|| Fail::usage("verify: the target is not a file or a block device"))?;
+    let shown = a.from.display().to_string();
+    verify::check_document(&w, &target.info)
+        .map_err(|e| Fail::usage(format!("--from {shown}: {e}")))?;
+    check_writes(&shown, &w, &writes)?;
     let r = verify::check(&w, file, writes);
     if a.json {
         crate::output::json::write_stdout(&r).map_err(Fail::failed)?;

@@ -47,6 +47,36 @@ impl Server {
         Server { child, url, dir }
     }
 
+    /// The server process's id (to read its memory from /proc).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The server's peak resident memory so far (`VmHWM`), in KiB.
+    pub fn peak_rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or_else(|| panic!("no VmHWM in {status}"))
+    }
+
+    /// GET: the status and the `X-Drivelab-Render` header (`drawn` or `cached`).
+    pub fn get_render(&self, path: &str) -> (u16, Option<String>) {
+        let mut r = agent()
+            .get(&format!("{}{path}", self.url))
+            .call()
+            .expect("the server answers");
+        let render = r
+            .headers()
+            .get("x-drivelab-render")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let _ = r.body_mut().with_config().limit(64 << 20).read_to_vec();
+        (r.status().as_u16(), render)
+    }
+
     pub fn start(db: &str) -> Server {
         Self::start_on(db, "127.0.0.1:0", &[])
     }

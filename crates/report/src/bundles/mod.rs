@@ -12,6 +12,7 @@ mod fio;
 mod iometer;
 mod mixed;
 mod peak;
+mod powerloss;
 mod quick;
 mod replay;
 mod seqfill;
@@ -335,6 +336,7 @@ pub fn bundle_report_with(runs: &[DriveRun], opts: &ReportOptions) -> Report {
             SuiteKind::Mixed => mixed::section(&entries),
             SuiteKind::Replay => replay::section(&entries),
             SuiteKind::Fio => fio::section(&entries),
+            SuiteKind::Powerloss => powerloss::section(&entries),
         };
         if suite == SuiteKind::Peak {
             for c in telemetry::peak_efficiency(&entries) {

@@ -1,4 +1,5 @@
-//! Runs side by side (`/compare?run=A&run=B…`, a URL to share): each headline number for
+//! Runs side by side (`/compare?run=A&run=B…`, a URL to share; drives:
+//! [`super::compare_drives`]): each headline number for
 //! every run with its ratio to the first, the run-to-run spread where several of the
 //! runs are the same test of the same drive, and the report crate's charts with the runs
 //! overlaid.
@@ -12,7 +13,7 @@ use drivelab_report::fmt_number;
 use drivelab_store::RunRecord;
 use maud::{html, Markup};
 
-use super::run::{doc_of, load, render_report};
+use super::run::{bundle_bytes, doc_of, load, render_report};
 use crate::failure::Failure;
 use crate::AppState;
 
@@ -118,21 +119,35 @@ pub async fn page(
     Query(params): Query<Vec<(String, String)>>,
 ) -> Result<Response, Failure> {
     let mut ids: Vec<String> = Vec::new();
+    let mut drives: Vec<String> = Vec::new();
     for (k, v) in params {
-        if k != "run" {
-            return Err(Failure::bad_request(format!(
-                "{k}: not a compare parameter; give run=ID for each run"
-            )));
+        match k.as_str() {
+            "run" if !ids.contains(&v) => ids.push(v),
+            "run" => {}
+            "drive" => drives.push(v),
+            _ => {
+                return Err(Failure::bad_request(format!(
+                    "{k}: not a compare parameter; give run=ID for each run, or drive=MODEL|SERIAL for each drive"
+                )))
+            }
         }
-        if !ids.contains(&v) {
-            ids.push(v);
+    }
+    if !drives.is_empty() {
+        if !ids.is_empty() {
+            return Err(Failure::bad_request(
+                "drive: compare runs or drives, not both (give only run=ID or only drive=MODEL|SERIAL)",
+            ));
         }
+        let keys = super::compare_drives::parse_keys(&drives)?;
+        return super::compare_drives::page(state, keys).await;
     }
     if ids.len() < 2 || ids.len() > MAX_RUNS {
         return Err(Failure::bad_request(format!(
             "run: pick 2 to {MAX_RUNS} runs to compare (run=ID&run=ID)"
         )));
     }
+    let bytes = bundle_bytes(&state, ids.clone()).await?;
+    let _permit = state.renders.permit(bytes).await?;
     let mut runs = Vec::new();
     for id in ids {
         runs.push(load(&state, id).await?);

@@ -32,7 +32,7 @@ pub fn nav() -> Markup {
 }
 
 /// An HTML response with the server's headers.
-pub fn html_response(status: StatusCode, body: String) -> Response {
+pub fn html_response(status: StatusCode, body: impl IntoResponse) -> Response {
     let mut r = (status, body).into_response();
     let h = r.headers_mut();
     h.insert(
@@ -52,7 +52,12 @@ pub fn html_response(status: StatusCode, body: String) -> Response {
 
 /// A whole page of the server's own.
 pub fn page(title: &str, body: Markup) -> Response {
-    let doc = html! {
+    html_response(StatusCode::OK, page_html(title, body))
+}
+
+/// The HTML of a whole page of the server's own.
+pub fn page_html(title: &str, body: Markup) -> String {
+    html! {
         (DOCTYPE)
         html lang="en" {
             head {
@@ -66,8 +71,8 @@ pub fn page(title: &str, body: Markup) -> Response {
                 main.dl-server { (body) }
             }
         }
-    };
-    html_response(StatusCode::OK, doc.into_string())
+    }
+    .into_string()
 }
 
 /// The page of a failed request.
@@ -86,18 +91,22 @@ pub fn error_page(status: StatusCode, message: &str) -> Response {
 /// A rendered report (a whole HTML document of the report crate) with the server's
 /// navigation and `head` (run identity, downloads) at the top of its body.
 pub fn report_with_head(report_html: String, head: Markup) -> Response {
+    html_response(StatusCode::OK, report_with_head_html(report_html, head))
+}
+
+/// The HTML of [`report_with_head`].
+pub fn report_with_head_html(report_html: String, head: Markup) -> String {
     let top = html! {
         style { (PreEscaped(CSS)) }
         (nav())
         div.dl-server-head { (head) }
     }
     .into_string();
-    let body = match report_html.find("<body>") {
+    match report_html.find("<body>") {
         Some(i) => {
             let at = i + "<body>".len();
             format!("{}{top}{}", &report_html[..at], &report_html[at..])
         }
         None => format!("{top}{report_html}"),
-    };
-    html_response(StatusCode::OK, body)
+    }
 }

@@ -2,6 +2,7 @@
 //! bundle goes through maud's escaping (or the report crate's, for report pages).
 
 pub mod compare;
+pub mod compare_drives;
 pub mod drive;
 pub mod layout;
 pub mod run;

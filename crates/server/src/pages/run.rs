@@ -5,16 +5,18 @@
 
 use std::sync::Arc;
 
+use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use drivelab_report::bundles::{bundle_report, parse_run_doc, DriveRun};
-use drivelab_store::RunRecord;
+use drivelab_store::{BundleInfo, RunRecord};
 use drivelab_suites::bundle::RunDoc;
 use maud::{html, Markup};
 
 use super::capacity;
 use crate::failure::Failure;
+use crate::render::{Key, Source, View};
 use crate::AppState;
 
 /// The run with this id (or unique prefix); 404 when there is none.
@@ -75,26 +77,25 @@ fn knobs(doc: &RunDoc) -> Markup {
 }
 
 fn identity(r: &RunRecord) -> Markup {
-    let rows: [(&str, String); 11] = [
+    let or_dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "–".into());
+    let rows: [(&str, String); 13] = [
         ("Run", r.run_id.clone()),
         ("Suite", r.suite.clone()),
         ("Status", r.status.clone()),
         ("Started (UTC)", r.started_at.clone()),
-        (
-            "Model",
-            r.device_model.clone().unwrap_or_else(|| "–".into()),
-        ),
-        (
-            "Firmware",
-            r.device_firmware.clone().unwrap_or_else(|| "–".into()),
-        ),
-        (
-            "Serial",
-            r.device_serial.clone().unwrap_or_else(|| "–".into()),
-        ),
+        ("Model", or_dash(&r.device_model)),
+        ("Firmware", or_dash(&r.device_firmware)),
+        ("Serial", or_dash(&r.device_serial)),
         ("Capacity", capacity(r.device_capacity_bytes)),
+        ("Connection", or_dash(&r.device_connection)),
         ("Device", r.device_path.clone()),
         ("Host", r.host_name.clone()),
+        (
+            "Uploaded by",
+            r.uploaded_by
+                .clone()
+                .unwrap_or_else(|| "– (not uploaded)".into()),
+        ),
         ("drivelab", r.tool_version.clone()),
     ];
     html! {
@@ -114,21 +115,51 @@ fn metrics_table(r: &RunRecord) -> Markup {
     }
 }
 
-pub async fn page(
-    State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
-) -> Result<Response, Failure> {
-    let r = load(&state, id).await?;
-    let Some(doc) = doc_of(&r) else {
+/// The stored run.json bytes of these runs in all (unknown sizes as the budget's guess).
+pub async fn bundle_bytes(state: &AppState, ids: Vec<String>) -> Result<Option<u64>, Failure> {
+    state
+        .db
+        .with(move |s| {
+            let mut total = Some(0u64);
+            for id in &ids {
+                let info = s.bundle_info(id)?;
+                total = match (
+                    total,
+                    info.and_then(|i| if i.has_bundle { i.bytes } else { Some(0) }),
+                ) {
+                    (Some(t), Some(b)) => Some(t.saturating_add(b)),
+                    _ => None,
+                };
+            }
+            Ok(total)
+        })
+        .await
+}
+
+/// The stored run.json's identity of the run with this id (or unique prefix); 404 when
+/// there is none.
+async fn info(state: &AppState, id: String) -> Result<BundleInfo, Failure> {
+    let shown = id.clone();
+    state
+        .db
+        .with(move |s| s.bundle_info(&id))
+        .await?
+        .ok_or_else(|| Failure::not_found(format!("no run {shown} in this database")))
+}
+
+/// The run's page as HTML (the report of its bundle under its identity).
+fn draw_page(r: &RunRecord) -> Result<String, Failure> {
+    let title = format!("Run {}", r.run_id);
+    let Some(doc) = doc_of(r) else {
         let body = html! {
-            (identity(&r))
-            p { "The database keeps this run's headline numbers but not its run.json, so its charts cannot be drawn." }
-            (metrics_table(&r))
+            (identity(r))
+            p { "The database keeps this run's headline numbers but not a run.json this build can read, so its charts cannot be drawn." }
+            (metrics_table(r))
         };
-        return Ok(super::layout::page(&format!("Run {}", r.run_id), body));
+        return Ok(super::layout::page_html(&title, body));
     };
     let head = html! {
-        (identity(&r))
+        (identity(r))
         p.dl-downloads {
             "Download: "
             a href={ "/runs/" (r.run_id) "/run.json" } download { "run.json" } " · "
@@ -138,7 +169,70 @@ pub async fn page(
         (knobs(&doc))
     };
     let html = render_report(&[DriveRun::new(None, doc)])?;
-    Ok(super::layout::report_with_head(html, head))
+    Ok(super::layout::report_with_head_html(html, head))
+}
+
+/// The report download of the run as HTML.
+fn draw_report(r: &RunRecord) -> Result<String, Failure> {
+    let doc = doc_of(r).ok_or_else(|| {
+        Failure::not_found(format!(
+            "the database keeps no readable run.json for run {}",
+            r.run_id
+        ))
+    })?;
+    render_report(&[DriveRun::new(None, doc)])
+}
+
+/// A view of the run, from the page cache or drawn (off the async workers, within the
+/// drawing budget: [`crate::render`]).
+async fn view(
+    state: &Arc<AppState>,
+    id: String,
+    view: View,
+    draw: fn(&RunRecord) -> Result<String, Failure>,
+) -> Result<(String, Bytes, Source), Failure> {
+    let info = info(state, id).await?;
+    let key = Key {
+        run_id: info.run_id.clone(),
+        sha256: info.sha256.clone(),
+        view,
+    };
+    let st = state.clone();
+    let run_id = info.run_id.clone();
+    let (body, source) = state
+        .renders
+        .page(key, info.bytes, || async move {
+            let r = load(&st, run_id).await?;
+            tokio::task::spawn_blocking(move || draw(&r))
+                .await
+                .map_err(|_| {
+                    Failure::new(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "drawing the run's report failed unexpectedly",
+                    )
+                })?
+        })
+        .await?;
+    Ok((info.run_id, body, source))
+}
+
+fn with_source(mut r: Response, source: Source) -> Response {
+    r.headers_mut().insert(
+        "x-drivelab-render",
+        HeaderValue::from_static(source.header_value()),
+    );
+    r
+}
+
+pub async fn page(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+) -> Result<Response, Failure> {
+    let (_, body, source) = view(&state, id, View::Page, draw_page).await?;
+    Ok(with_source(
+        super::layout::html_response(StatusCode::OK, body),
+        source,
+    ))
 }
 
 /// The report crate's document for these bundles.
@@ -151,7 +245,7 @@ pub fn render_report(runs: &[DriveRun]) -> Result<String, Failure> {
     })
 }
 
-fn attachment(body: String, content_type: &'static str, name: &str) -> Response {
+fn attachment(body: impl IntoResponse, content_type: &'static str, name: &str) -> Response {
     let mut r = (StatusCode::OK, body).into_response();
     let h = r.headers_mut();
     h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
@@ -170,7 +264,9 @@ pub async fn run_json(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
 ) -> Result<Response, Failure> {
-    let r = load(&state, id).await?;
+    let info = info(&state, id).await?;
+    let _permit = state.renders.permit(info.bytes).await?;
+    let r = load(&state, info.run_id).await?;
     let Some(doc) = &r.bundle_json else {
         return Err(Failure::not_found(format!(
             "the database keeps no run.json for run {}",
@@ -189,18 +285,11 @@ pub async fn report_html(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
 ) -> Result<Response, Failure> {
-    let r = load(&state, id).await?;
-    let doc = doc_of(&r).ok_or_else(|| {
-        Failure::not_found(format!(
-            "the database keeps no readable run.json for run {}",
-            r.run_id
-        ))
-    })?;
-    let html = render_report(&[DriveRun::new(None, doc)])?;
+    let (run_id, body, source) = view(&state, id, View::Report, draw_report).await?;
     let mut resp = attachment(
-        html,
+        body,
         "text/html; charset=utf-8",
-        &format!("{}-report.html", r.run_id),
+        &format!("{run_id}-report.html"),
     );
     resp.headers_mut().insert(
         header::CONTENT_SECURITY_POLICY,
@@ -208,5 +297,5 @@ pub async fn report_html(
             "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'",
         ),
     );
-    Ok(resp)
+    Ok(with_source(resp, source))
 }

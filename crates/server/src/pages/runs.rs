@@ -1,5 +1,5 @@
-//! The runs page: every run, filtered by drive model, firmware, serial, capacity, suite,
-//! host, date and status, sorted on any column, a page at a time (one COUNT and one
+//! The runs page: every run, filtered by drive model, firmware, serial, capacity,
+//! connection (transport and link), suite, host, date and status, sorted on any column, a page at a time (one COUNT and one
 //! LIMIT/OFFSET query: fast on tens of thousands of runs), with boxes to pick runs to
 //! compare.
 
@@ -11,6 +11,7 @@ use drivelab_store::{RunQuery, RunSummary, SortKey, TextMatch, STATUSES};
 use maud::{html, Markup};
 use serde::Deserialize;
 
+use super::compare_drives::DriveKey;
 use super::{capacity, field, query_string};
 use crate::failure::Failure;
 use crate::AppState;
@@ -25,6 +26,7 @@ pub struct Params {
     firmware: Option<String>,
     serial: Option<String>,
     capacity: Option<String>,
+    connection: Option<String>,
     suite: Option<String>,
     host: Option<String>,
     status: Option<String>,
@@ -41,6 +43,7 @@ struct Filters {
     firmware: Option<String>,
     serial: Option<String>,
     capacity: Option<String>,
+    connection: Option<String>,
     suite: Option<String>,
     host: Option<String>,
     status: Option<String>,
@@ -92,6 +95,7 @@ impl Filters {
             firmware: field("firmware", &p.firmware)?,
             serial: field("serial", &p.serial)?,
             capacity,
+            connection: field("connection", &p.connection)?,
             suite: field("suite", &p.suite)?,
             host: field("host", &p.host)?,
             status,
@@ -110,6 +114,7 @@ impl Filters {
             firmware: contains(&self.firmware),
             serial: contains(&self.serial),
             host: contains(&self.host),
+            connection: contains(&self.connection),
             suite: self.suite.clone(),
             status: self.status.clone(),
             capacity_bytes: self.capacity.as_deref().and_then(|c| c.parse().ok()),
@@ -129,6 +134,7 @@ impl Filters {
             ("firmware", &self.firmware),
             ("serial", &self.serial),
             ("capacity", &self.capacity),
+            ("connection", &self.connection),
             ("suite", &self.suite),
             ("host", &self.host),
             ("status", &self.status),
@@ -197,6 +203,7 @@ fn filter_form(f: &Filters) -> Markup {
             (text("firmware", "Firmware", &f.firmware))
             (text("serial", "Serial", &f.serial))
             (text("capacity", "Capacity (bytes)", &f.capacity))
+            (text("connection", "Connection", &f.connection))
             (text("suite", "Suite", &f.suite))
             (text("host", "Host", &f.host))
             label { "Status " select name="status" {
@@ -242,16 +249,19 @@ fn runs_table(f: &Filters, runs: &[RunSummary]) -> Markup {
     html! {
         table.dl-list #dl-runs {
             thead { tr {
-                th { "Pick" }
+                th { "Pick run" }
                 (head(SortKey::Started, "Started (UTC)"))
                 (head(SortKey::Model, "Model"))
                 (head(SortKey::Firmware, "Firmware"))
                 (head(SortKey::Serial, "Serial"))
                 (head(SortKey::Capacity, "Capacity"))
+                (head(SortKey::Connection, "Connection"))
                 (head(SortKey::Suite, "Suite"))
                 (head(SortKey::Host, "Host"))
+                th { "Uploaded by" }
                 (head(SortKey::Status, "Status"))
                 th { "Headline" }
+                th { "Pick drive" }
             } }
             tbody {
                 @for r in runs {
@@ -265,10 +275,13 @@ fn runs_table(f: &Filters, runs: &[RunSummary]) -> Markup {
                         td { (r.device_firmware.as_deref().unwrap_or("–")) }
                         td { (r.device_serial.as_deref().unwrap_or("–")) }
                         td.num { (capacity(r.device_capacity_bytes)) }
+                        td.dl-connection { (r.device_connection.as_deref().unwrap_or("–")) }
                         td { (r.suite) }
                         td { (r.host_name) }
+                        td.dl-uploader { (r.uploaded_by.as_deref().unwrap_or("–")) }
                         td { (r.status) }
                         td { (headline(r)) }
+                        td { @if let Some(k) = DriveKey::of(r) { input.dl-pick-drive type="checkbox" name="drive" value=(k.value()); } }
                     }
                 }
             }

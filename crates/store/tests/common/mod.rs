@@ -27,6 +27,8 @@ pub fn run(
         device_firmware: Some("4B2QGXA7".into()),
         device_capacity_bytes: Some(1_000_204_886_016),
         device_kind: "block".into(),
+        device_connection: None,
+        uploaded_by: None,
         config_hash: "sha256:9f2c".into(),
         config: json!({"size_bytes": 1073741824u64, "runs": 3, "mix_read_fraction": 0.7}),
         status: "complete".into(),

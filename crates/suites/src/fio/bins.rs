@@ -39,15 +39,12 @@ pub fn val(i: usize) -> u64 {
 }
 
 /// Dense counts from json+ `bins` (keys are fio's bin values in ns).
-pub fn from_json_bins(bins: &std::collections::BTreeMap<String, u64>) -> Result<Vec<u64>, String> {
+pub fn from_json_bins(bins: &super::json::Bins) -> Vec<u64> {
     let mut out = vec![0u64; NR];
-    for (k, c) in bins {
-        let v: u64 = k
-            .parse()
-            .map_err(|_| format!("histogram bin '{k}' is not a whole number of ns"))?;
-        out[idx(v)] = out[idx(v)].saturating_add(*c);
+    for &(v, c) in &bins.0 {
+        out[idx(v)] = out[idx(v)].saturating_add(c);
     }
-    Ok(out)
+    out
 }
 
 /// fio's `calc_clat_percentiles`: the value of the first bin where the running count

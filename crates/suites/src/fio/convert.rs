@@ -44,7 +44,7 @@ fn dir_lat(d: &Dir) -> Result<(DirLat, bool), String> {
             .flatten()
             .filter_map(|l| l.bins.as_ref())
             .map(bins::from_json_bins)
-            .collect::<Result<Vec<_>, _>>()?
+            .collect::<Vec<_>>()
             .iter()
             .map(|c| c.iter().fold(0u64, |a, &b| a.saturating_add(b)))
             .max()
@@ -68,13 +68,12 @@ fn dir_lat(d: &Dir) -> Result<(DirLat, bool), String> {
             clat,
         ));
     };
-    let counts = l.bins.as_ref().map(bins::from_json_bins).transpose()?;
+    let counts = l.bins.as_ref().map(bins::from_json_bins);
     let clat_counts = d
         .clat_ns
         .as_ref()
         .and_then(|c| c.bins.as_ref())
-        .map(bins::from_json_bins)
-        .transpose()?;
+        .map(bins::from_json_bins);
     for c in counts.iter().chain(&clat_counts) {
         let n = c.iter().fold(0u64, |a, &b| a.saturating_add(b));
         if n > d.total_ios {
@@ -355,6 +354,7 @@ pub fn measured(job: &Job, cx: &Context<'_>) -> Result<Measured, String> {
             Series {
                 interval_ns: elapsed_ns.max(1),
                 records: Vec::new(),
+                head: None,
             },
             None,
         ),
@@ -568,6 +568,7 @@ fn series(
             Series {
                 interval_ns: iv * 1_000_000,
                 records: build(job, cx, iv, elapsed_ms, n, &Grid::empty(n)),
+                head: None,
             },
             None,
         ));
@@ -619,6 +620,7 @@ fn series(
         Series {
             interval_ns: iv * 1_000_000,
             records: build(job, cx, iv, elapsed_ms, n, &g),
+            head: None,
         },
         Some(t0),
     ))

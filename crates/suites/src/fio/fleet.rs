@@ -165,6 +165,7 @@ fn series_merge(ms: &[&Measured]) -> Series {
     Series {
         interval_ns: iv_ns,
         records,
+        head: None,
     }
 }
 

@@ -10,14 +10,14 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde_json::json;
 
 use drivelab_engine::result::{HostInfo, Tool};
 use drivelab_engine::spec::{BsShare, DataPattern, Distribution, IoEngine, RwMode, Workload};
 use drivelab_engine::target::{TargetInfo, TargetKind};
 
 use super::convert::{self, Context, JobLogs};
-use super::json::{self, Job, Output};
+use super::json::{self, FioOptions, Job, Output};
 use super::logs::{Files, Prefixes};
 use crate::bundle::{
     now_rfc3339, BundleStatus, Metric, RunDoc, StepRecord, StepStatus, Summary,
@@ -60,40 +60,80 @@ fn fio_time_ns(s: &str) -> Option<u64> {
 }
 
 /// Option `k` of the job, else of the global section.
-fn opt<'a>(job: &'a Job, global: &'a Value, k: &str) -> Option<&'a str> {
-    let from = |v: &'a Value| v.get(k).and_then(Value::as_str);
-    job.job_options
-        .as_ref()
-        .and_then(from)
-        .or_else(|| match global {
-            Value::Array(a) => a.iter().find_map(from),
-            v => from(v),
+fn opt<'a>(job: &'a Job, global: &'a FioOptions, k: &str) -> Option<&'a str> {
+    job.job_options.get(k).or_else(|| global.get(k))
+}
+
+/// Most jobs fio runs in one job section (its `MAX_JOBS`, drivelab's too).
+const FIO_MAX_JOBS: u64 = drivelab_engine::run::MAX_JOBS as u64;
+
+/// Most I/Os in flight per job drivelab takes from an asynchronous engine (more than
+/// io_uring's 32768-entry ring or libaio's default `aio-max-nr` of 65536 holds).
+const MAX_IMPORT_IODEPTH: u64 = 65_536;
+
+/// A whole-number option of fio's as fio reads it (`"16"`, or a number), `d` when the
+/// result does not name it; a value fio would refuse, or one past `max`, is refused
+/// with the option's name (never cast down: 2^32 jobs are not 0 jobs).
+fn whole(v: Option<&str>, k: &str, d: u64, (min, max): (u64, u64)) -> Result<u64, String> {
+    let Some(s) = v else { return Ok(d) };
+    match s.trim().parse::<u64>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "{k}={s}: fio takes a whole number from {min} to {max} here (a result edited by hand?)"
+        )),
+    }
+}
+
+/// A block size option (`bs`, one entry of `bssplit`) in drivelab's range.
+fn block_size(s: &str, k: &str) -> Result<u32, String> {
+    fio_size(s)
+        .filter(|&b| b >= 1 && b <= u64::from(drivelab_engine::spec::MAX_BS))
+        .map(|b| b as u32)
+        .ok_or_else(|| {
+            format!("{k}={s}: not a block size from 1 byte to 1G (fio refuses 0; drivelab takes up to 1G)")
         })
 }
 
-/// The workload as drivelab would state it, from fio's options.
-pub fn workload_of(job: &Job, global: &Value, notes: &mut Vec<String>) -> Workload {
+/// The direction fio's `rw` names; trims are refused (drivelab's results hold reads
+/// and writes only, so a trim could only be shown as something it was not).
+fn rw_of(s: Option<&str>) -> Result<RwMode, String> {
+    let Some(s) = s else { return Ok(RwMode::Read) };
+    // fio's `rw=randread:8` (an offset modifier) is still randread.
+    let mode = s.split(':').next().unwrap_or(s).trim();
+    if mode.contains("trim") {
+        return Err(format!(
+            "rw={s}: drivelab's results have reads and writes only, so trims cannot be shown as trims; import the jobs that read or write"
+        ));
+    }
+    RwMode::parse(mode).map_err(|e| format!("rw={s}: {e}"))
+}
+
+/// The workload as drivelab would state it, from fio's options; a value fio would not
+/// have run with is refused (`Err` names the option).
+pub fn workload_of(
+    job: &Job,
+    global: &FioOptions,
+    notes: &mut Vec<String>,
+) -> Result<Workload, String> {
     let o = |k: &str| opt(job, global, k);
-    let rw = o("rw")
-        .or(o("readwrite"))
-        .and_then(|s| RwMode::parse(s).ok())
-        .unwrap_or(RwMode::Read);
+    let rw = rw_of(o("rw").or(o("readwrite")))?;
     let bs: Vec<BsShare> = match o("bssplit") {
         Some(s) => s
             .split(':')
-            .filter_map(|p| {
-                let (b, pct) = p.split_once('/')?;
-                Some(BsShare {
-                    bytes: fio_size(b)? as u32,
-                    percent: pct.trim().parse().ok()?,
+            .filter(|p| !p.trim().is_empty())
+            .map(|p| {
+                let (b, pct) = p.split_once('/').unwrap_or((p, "100"));
+                Ok(BsShare {
+                    bytes: block_size(b, "bssplit")?,
+                    percent: whole(Some(pct), "bssplit", 100, (0, 100))? as u32,
                 })
             })
-            .collect(),
+            .collect::<Result<_, String>>()?,
         None => vec![BsShare {
-            bytes: o("bs")
-                .or(o("blocksize"))
-                .and_then(|s| fio_size(s.split(',').next().unwrap_or(s)))
-                .unwrap_or(4096) as u32,
+            bytes: match o("bs").or(o("blocksize")) {
+                Some(s) => block_size(s.split(',').next().unwrap_or(s), "bs")?,
+                None => 4096,
+            },
             percent: 100,
         }],
     };
@@ -110,20 +150,26 @@ pub fn workload_of(job: &Job, global: &Value, notes: &mut Vec<String>) -> Worklo
             IoEngine::IoUring
         }
     };
-    let num = |k: &str, d: u64| o(k).and_then(|s| s.trim().parse::<u64>().ok()).unwrap_or(d);
-    // fio's synchronous engines have one I/O in flight per job whatever iodepth says.
-    let mut iodepth = num("iodepth", 1) as u32;
-    if ioengine == IoEngine::Sync && iodepth > 1 {
-        notes.push(format!(
-            "fio's {engine_name} does one I/O at a time per job: iodepth={iodepth} is taken as 1 (as fio runs it)."
-        ));
-        iodepth = 1;
-    }
+    let num = |k: &str, d: u64, range: (u64, u64)| whole(o(k), k, d, range);
+    let pct = |k: &str, d: u64| num(k, d, (0, 100)).map(|v| v as u32);
+    // fio's synchronous engines have one I/O in flight per job whatever iodepth says
+    // (fio runs any depth there: a note, not a refusal).
+    let iodepth = if ioengine == IoEngine::Sync {
+        let d = num("iodepth", 1, (1, u64::MAX))?;
+        if d > 1 {
+            notes.push(format!(
+                "fio's {engine_name} does one I/O at a time per job: iodepth={d} is taken as 1 (as fio runs it)."
+            ));
+        }
+        1
+    } else {
+        num("iodepth", 1, (1, MAX_IMPORT_IODEPTH))? as u32
+    };
     let time_based = o("time_based").is_some_and(|v| v != "0");
     let runtime_ns = o("runtime").and_then(fio_time_ns);
-    Workload {
+    Ok(Workload {
         rw,
-        rwmixread: num("rwmixread", 50) as u32,
+        rwmixread: pct("rwmixread", 50)?,
         bs: if bs.is_empty() {
             vec![BsShare {
                 bytes: 4096,
@@ -133,7 +179,7 @@ pub fn workload_of(job: &Job, global: &Value, notes: &mut Vec<String>) -> Worklo
             bs
         },
         iodepth,
-        numjobs: num("numjobs", 1) as u32,
+        numjobs: num("numjobs", 1, (1, FIO_MAX_JOBS))? as u32,
         ioengine,
         direct: o("direct").is_some_and(|v| v != "0"),
         offset_bytes: o("offset").and_then(fio_size).unwrap_or(0),
@@ -145,26 +191,29 @@ pub fn workload_of(job: &Job, global: &Value, notes: &mut Vec<String>) -> Worklo
         },
         io_size_bytes: o("io_size").and_then(fio_size),
         ramp_ns: o("ramp_time").and_then(fio_time_ns).unwrap_or(0),
-        percentage_random: num("percentage_random", 100) as u32,
+        percentage_random: pct("percentage_random", 100)?,
         random_distribution: o("random_distribution")
             .and_then(|s| Distribution::parse(s).ok())
             .unwrap_or(Distribution::Uniform),
-        randseed: num("randseed", 0),
+        randseed: o("randseed")
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0),
         data: if o("zero_buffers").is_some_and(|v| v != "0") {
             DataPattern::Zero
         } else {
             DataPattern::Random
         },
-        log_interval_ns: num("log_avg_msec", 1000).max(1) * 1_000_000,
+        log_interval_ns: num("log_avg_msec", 1000, (0, 86_400_000))?.max(1) * 1_000_000,
+        log_head: None,
         align_bytes: 512,
         continue_on_error: o("continue_on_error").is_some_and(|v| v != "none" && v != "0"),
         fixedbufs: o("fixedbufs").is_some_and(|v| v != "0"),
         registerfiles: o("registerfiles").is_some_and(|v| v != "0"),
-        iodepth_batch_submit: num("iodepth_batch_submit", 0) as u32,
+        iodepth_batch_submit: num("iodepth_batch_submit", 0, (0, MAX_IMPORT_IODEPTH))? as u32,
         invalidate: o("invalidate").is_none_or(|v| v != "0"),
         end_fsync: o("end_fsync").is_some_and(|v| v != "0"),
         verify: false,
-    }
+    })
 }
 
 /// The target as fio's options name it: a block device when it is one here or its
@@ -228,11 +277,21 @@ pub fn step_metrics(name: &str, m: &drivelab_engine::result::Measured) -> Vec<Me
     out
 }
 
+/// Where a fio output is.
+#[derive(Debug, Clone)]
+pub enum Body {
+    /// Its text.
+    Text(String),
+    /// A file, read as a stream when it is imported (at most
+    /// [`json::MAX_FILE_BYTES`]).
+    File(PathBuf),
+}
+
 /// One fio output file to import.
 #[derive(Debug, Clone)]
 pub struct Input {
-    /// The file's text.
-    pub text: String,
+    /// The output.
+    pub body: Body,
     /// Its name, for the record and messages.
     pub source: String,
     /// The directory it is in (fio's logs may be beside it).
@@ -265,7 +324,7 @@ struct Result1 {
 
 /// The log prefixes the job's options name (`write_iops_log` given without a value
 /// names the job).
-fn prefixes(job: &Job, global: &Value) -> Prefixes {
+fn prefixes(job: &Job, global: &FioOptions) -> Prefixes {
     let o = |k: &str| {
         opt(job, global, k).map(|v| {
             if v.trim().is_empty() {
@@ -283,19 +342,21 @@ fn prefixes(job: &Job, global: &Value) -> Prefixes {
     }
 }
 
+/// The job's `numjobs` (checked by [`workload_of`] before a result is put together).
+fn numjobs(job: &Job, global: &FioOptions) -> u32 {
+    whole(opt(job, global, "numjobs"), "numjobs", 1, (1, FIO_MAX_JOBS)).unwrap_or(1) as u32
+}
+
 /// The file's results: its entries, those of one job section reported one by one (no
 /// group_reporting: `numjobs` entries in a row with one name and one set of options)
 /// added up into one.
-fn results_of(out: &Output, global: &Value, notes: &mut Vec<String>) -> Vec<(Job, usize)> {
+fn results_of(out: &Output, global: &FioOptions, notes: &mut Vec<String>) -> Vec<(Job, usize)> {
     let jobs: Vec<&Job> = out.all_jobs().collect();
     let mut v = Vec::new();
     let mut i = 0;
     while i < jobs.len() {
         let j = jobs[i];
-        let n = opt(j, global, "numjobs")
-            .and_then(|s| s.trim().parse::<usize>().ok())
-            .unwrap_or(1)
-            .max(1);
+        let n = numjobs(j, global) as usize;
         let same = |k: &&&Job| {
             k.jobname == j.jobname
                 && k.hostname == j.hostname
@@ -322,7 +383,7 @@ fn results_of(out: &Output, global: &Value, notes: &mut Vec<String>) -> Vec<(Job
 /// every log in `--logs DIR` (one result, or one log per result).
 fn logs_of(
     results: &[(Job, usize)],
-    global: &Value,
+    global: &FioOptions,
     input: &Input,
     o: &Options,
     notes: &mut Vec<String>,
@@ -349,10 +410,7 @@ fn logs_of(
     // jobs' files, as with group_reporting.
     for (i, (job, _)) in results.iter().enumerate() {
         let p = &named[i];
-        let jobs = opt(job, global, "numjobs")
-            .and_then(|s| s.trim().parse::<u32>().ok())
-            .unwrap_or(1)
-            .max(1);
+        let jobs = numjobs(job, global);
         let files = match Files::named(p, jobs, &dirs, job.hostname.as_deref()) {
             Ok(Some(f)) => f,
             Ok(None) if p.is_empty() => {
@@ -467,20 +525,30 @@ fn read_input(
     notes: &mut Vec<String>,
     versions: &mut Vec<String>,
 ) -> Result<Vec<(Result1, drivelab_engine::result::Measured, Option<String>)>, String> {
-    let parsed = json::parse(&input.text)?;
+    let parsed = match &input.body {
+        Body::Text(t) => json::parse(t)?,
+        Body::File(p) => json::parse_file(p)?,
+    };
     let out: &Output = &parsed.output;
-    let global = out.global_options.clone().unwrap_or(Value::Null);
-    let results = results_of(out, &global, notes);
+    let global = &out.global_options;
+    // Every entry's options and numbers as fio would have them, before any is used.
+    for job in out.all_jobs() {
+        let named = |e: String| format!("job '{}': {e}", job.jobname);
+        workload_of(job, global, &mut Vec::new()).map_err(named)?;
+        job.check().map_err(named)?;
+    }
+    let results = results_of(out, global, notes);
     if results.is_empty() {
         return Err("the fio result holds no jobs".into());
     }
     if !versions.contains(&out.fio_version) {
         versions.push(out.fio_version.clone());
     }
-    let logs = logs_of(&results, &global, input, o, notes)?;
+    let logs = logs_of(&results, global, input, o, notes)?;
     let mut v = Vec::new();
     for ((job, entries), logs) in results.into_iter().zip(logs) {
-        let w = workload_of(&job, &global, notes);
+        let w =
+            workload_of(&job, global, notes).map_err(|e| format!("job '{}': {e}", job.jobname))?;
         let est = Some(convert::start_estimate(out, &job, 0)).filter(|&t| t > 0);
         let m = convert::measured(
             &job,
@@ -492,7 +560,7 @@ fn read_input(
             },
         )
         .map_err(|e| format!("job '{}': {e}", job.jobname))?;
-        let filename = opt(&job, &global, "filename").map(str::to_string);
+        let filename = opt(&job, global, "filename").map(str::to_string);
         v.push((
             Result1 {
                 job,
@@ -511,7 +579,7 @@ fn read_input(
 /// of its per-second logs; `source`: the file's name for the record).
 pub fn import(text: &str, logs: Option<&Path>, source: &str) -> Result<RunDoc, String> {
     let input = Input {
-        text: text.to_string(),
+        body: Body::Text(text.to_string()),
         source: source.to_string(),
         dir: None,
     };
@@ -529,14 +597,15 @@ pub fn import(text: &str, logs: Option<&Path>, source: &str) -> Result<RunDoc, S
 /// the results that differ only in iodepth and/or numjobs as sweeps
 /// (`summary.analysis.sweeps`, as a `run peak` bundle has them, and `grids`).
 pub fn import_set(inputs: &[Input], o: &Options) -> Result<RunDoc, String> {
+    let (inputs, mut notes) = distinct(inputs)?;
+    let inputs = inputs.as_slice();
     let o = &Options {
         single: inputs.len() == 1,
         ..o.clone()
     };
-    let mut notes = Vec::new();
     let mut versions = Vec::new();
     let mut all = Vec::new();
-    for input in inputs {
+    for &input in inputs {
         let v = read_input(input, o, &mut notes, &mut versions)
             .map_err(|e| format!("{}: {e}", input.source))?;
         all.extend(v.into_iter().map(|r| (r, input.source.clone())));
@@ -600,13 +669,53 @@ pub fn import_set(inputs: &[Input], o: &Options) -> Result<RunDoc, String> {
     finish(steps, (sets, series), notes, versions, inputs, o, target)
 }
 
+/// The inputs without repeats: a file given twice (by two paths, or inside a directory
+/// also given) or two files of the same content are one result, imported once, with a
+/// note naming both.
+pub fn distinct(inputs: &[Input]) -> Result<(Vec<&Input>, Vec<String>), String> {
+    let mut seen: std::collections::HashMap<String, (&str, Option<PathBuf>)> = Default::default();
+    let mut out = Vec::new();
+    let mut notes = Vec::new();
+    for input in inputs {
+        let (key, path) = match &input.body {
+            Body::Text(t) => (crate::hash::sha256_hex(t), None),
+            Body::File(p) => (
+                file_sha256(p).map_err(|e| format!("{}: {e}", input.source))?,
+                std::fs::canonicalize(p).ok(),
+            ),
+        };
+        match seen.get(&key) {
+            Some((first, first_path)) => notes.push(if path.is_some() && *first_path == path {
+                format!(
+                    "{}: the same file as {first}, given twice: imported once.",
+                    input.source
+                )
+            } else {
+                format!(
+                    "{}: the same result as {first} (identical content): imported once.",
+                    input.source
+                )
+            }),
+            None => {
+                seen.insert(key, (&input.source, path));
+                out.push(input);
+            }
+        }
+    }
+    Ok((out, notes))
+}
+
+/// The SHA-256 of a file's bytes, read as a stream.
+fn file_sha256(p: &Path) -> Result<String, String> {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    std::io::copy(&mut json::open_file(p)?, &mut h).map_err(|e| format!("cannot read it: {e}"))?;
+    Ok(format!("{:x}", h.finalize()))
+}
+
 /// fio's ioengine as the result's options name it.
 fn opt_engine(job: &Job) -> Option<String> {
-    job.job_options
-        .as_ref()
-        .and_then(|v| v.get("ioengine"))
-        .and_then(Value::as_str)
-        .map(str::to_string)
+    job.job_options.get("ioengine").map(str::to_string)
 }
 
 /// The analysis of an imported set (`summary.analysis` of a `fio` bundle): the sweeps
@@ -634,7 +743,7 @@ fn finish(
     (sets, series): (super::sweeps::Sets, Vec<super::series::SeriesEntry>),
     mut notes: Vec<String>,
     versions: Vec<String>,
-    inputs: &[Input],
+    inputs: &[&Input],
     o: &Options,
     target: Option<TargetInfo>,
 ) -> Result<RunDoc, String> {
@@ -721,6 +830,7 @@ fn finish(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     /// A real json+ result of Debian's fio 3.33 (the fuzzer's seed).
     const RESULT: &str = include_str!("../../../../fuzz/corpus/fio_result/null-jsonplus.json");
@@ -784,7 +894,7 @@ mod tests {
         let inputs: Vec<Input> = [(1, 10_000), (2, 19_200), (4, 20_000), (8, 20_100)]
             .into_iter()
             .map(|(d, iops)| Input {
-                text: fio31(d, iops),
+                body: Body::Text(fio31(d, iops)),
                 source: format!("qd{d}.json"),
                 dir: None,
             })
@@ -865,7 +975,7 @@ mod tests {
         )
         .unwrap();
         let input = Input {
-            text: v.to_string(),
+            body: Body::Text(v.to_string()),
             source: "rw4k.json".into(),
             dir: Some(d.path().to_path_buf()),
         };

@@ -6,9 +6,17 @@
 //! keyed by a bin's value in ns. In client mode the document is `client_stats` (one
 //! entry per host and job, tagged `hostname` and `port`) and text lines of the servers
 //! come first in the same file.
+//!
+//! A result file is read as a stream ([`parse_file`]) into these types, which keep only
+//! the fields drivelab uses (options as strings, json+ bins as number pairs): a json+
+//! file of hundreds of MB takes a fraction of its size in memory, never a
+//! `serde_json::Value` tree of it.
 
 use std::collections::BTreeMap;
+use std::io::{BufRead, Read, Seek, SeekFrom};
+use std::path::Path;
 
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 
 /// The whole document.
@@ -31,7 +39,7 @@ pub struct Output {
     /// Options of the `[global]` section (an object; since fio 3.39 in client mode an
     /// array, one per server).
     #[serde(rename = "global options", default)]
-    pub global_options: Option<serde_json::Value>,
+    pub global_options: FioOptions,
 }
 
 impl Output {
@@ -82,7 +90,7 @@ pub struct Job {
     pub port: Option<u32>,
     /// The job's own options (a local run's jobs).
     #[serde(rename = "job options", default)]
-    pub job_options: Option<serde_json::Value>,
+    pub job_options: FioOptions,
 }
 
 impl Job {
@@ -111,7 +119,45 @@ impl Job {
     }
 }
 
+impl Job {
+    /// The numbers as fio writes them: rates and latencies never negative, no trims
+    /// (drivelab's results hold reads and writes only). `Err` names the field.
+    pub fn check(&self) -> Result<(), String> {
+        if let Some(t) = self.trim.as_ref().filter(|t| t.total_ios > 0) {
+            return Err(format!(
+                "trim total_ios {}: drivelab's results have reads and writes only, so trims cannot be shown as trims; import the jobs that read or write",
+                t.total_ios
+            ));
+        }
+        for (name, d) in [("read", &self.read), ("write", &self.write)] {
+            d.check().map_err(|e| format!("{name} {e}"))?;
+        }
+        Ok(())
+    }
+}
+
 impl Dir {
+    fn check(&self) -> Result<(), String> {
+        if !(self.iops >= 0.0) {
+            return Err(format!("iops {}: a rate is never negative", self.iops));
+        }
+        for (name, l) in [
+            ("slat_ns", &self.slat_ns),
+            ("clat_ns", &self.clat_ns),
+            ("lat_ns", &self.lat_ns),
+        ] {
+            let Some(l) = l else { continue };
+            for (field, v) in [("mean", l.mean), ("stddev", l.stddev)] {
+                if !(v >= 0.0) {
+                    return Err(format!(
+                        "{name} {field} {v}: a latency is never negative (a result edited by hand?)"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn merge(ds: &[&Dir]) -> Dir {
         let lat =
             |f: fn(&Dir) -> Option<&Lat>| Lat::merge(&ds.iter().map(|d| f(d)).collect::<Vec<_>>());
@@ -146,13 +192,14 @@ impl Lat {
             .map(|l| l.bins.as_ref())
             .collect::<Option<Vec<_>>>()
             .map(|bs| {
-                let mut out: BTreeMap<String, u64> = BTreeMap::new();
+                let mut out: BTreeMap<u64, u64> = BTreeMap::new();
                 for b in bs {
-                    for (k, c) in b {
-                        *out.entry(k.clone()).or_default() += c;
+                    for &(k, c) in &b.0 {
+                        let e = out.entry(k).or_default();
+                        *e = e.saturating_add(c);
                     }
                 }
-                out
+                Bins(out.into_iter().collect())
             });
         Some(Lat {
             min: with.iter().map(|l| l.min).min().unwrap_or(0),
@@ -203,7 +250,7 @@ pub struct Lat {
     pub percentile: Option<BTreeMap<String, u64>>,
     /// json+ only: `"<bin value ns>": count`, non-empty bins.
     #[serde(default)]
-    pub bins: Option<BTreeMap<String, u64>>,
+    pub bins: Option<Bins>,
 }
 
 impl Lat {
@@ -221,39 +268,196 @@ pub struct Parsed {
     pub text: Vec<String>,
 }
 
-/// Parse an output file: skip fio's leading text lines to the first line that opens a
-/// JSON object (`{` alone, as fio writes it, or a whole compact document, as `jq -c`
-/// writes it) and read one document from there.
+/// Most bytes of a result file read (a mistyped path to a huge file is refused, not
+/// read); fio's largest json+ results of thousands of jobs are a few hundred MB.
+pub const MAX_FILE_BYTES: u64 = 4 << 30;
+
+/// Most text lines kept from before the document (client mode's server messages).
+const MAX_TEXT_LINES: usize = 10_000;
+
+/// Longest text line kept whole (longer ones are cut).
+const MAX_LINE_BYTES: u64 = 64 << 10;
+
+/// Parse an output file's text (see [`parse_from`]).
 pub fn parse(text: &str) -> Result<Parsed, String> {
-    let mut pos = 0;
+    parse_from(std::io::Cursor::new(text.as_bytes()))
+}
+
+/// Parse an output file as a stream, at most [`MAX_FILE_BYTES`] of it: the whole file
+/// is never in memory, only the fields drivelab uses.
+pub fn parse_file(path: &Path) -> Result<Parsed, String> {
+    parse_from(std::io::BufReader::with_capacity(1 << 20, open_file(path)?))
+}
+
+/// A result file opened for reading: a regular file of at most [`MAX_FILE_BYTES`]
+/// (a device or a pipe is never read to its end).
+pub fn open_file(path: &Path) -> Result<std::fs::File, String> {
+    let f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let m = f.metadata().map_err(|e| e.to_string())?;
+    if !m.is_file() || m.len() > MAX_FILE_BYTES {
+        return Err(format!(
+            "not a regular file of at most {} GiB (fio's --output file)",
+            MAX_FILE_BYTES >> 30
+        ));
+    }
+    Ok(f)
+}
+
+/// Skip fio's leading text lines to the first line that opens a JSON object (`{` alone,
+/// as fio writes it, or a whole compact document, as `jq -c` writes it) and read one
+/// document from there, streaming; a line that opens no fio document is passed over.
+pub fn parse_from<R: BufRead + Seek>(mut r: R) -> Result<Parsed, String> {
+    let io = |e: std::io::Error| format!("cannot read it: {e}");
+    let mut text = Vec::new();
     let mut first_err = None;
-    for line in text.split_inclusive('\n') {
-        let lead = line.len() - line.trim_start().len();
-        if line.trim_start().starts_with('{') {
-            let start = pos + lead;
-            let mut de = serde_json::Deserializer::from_str(&text[start..]);
+    loop {
+        let start = r.stream_position().map_err(io)?;
+        // Only the line's first bytes are read before the document is tried: a compact
+        // document is one line of any length.
+        let mut head = Vec::new();
+        let n = r
+            .by_ref()
+            .take(MAX_LINE_BYTES)
+            .read_until(b'\n', &mut head)
+            .map_err(io)?;
+        if n == 0 {
+            break;
+        }
+        let lead = head.iter().take_while(|b| b.is_ascii_whitespace()).count();
+        if head.get(lead) == Some(&b'{') {
+            r.seek(SeekFrom::Start(start + lead as u64)).map_err(io)?;
+            let mut de = serde_json::Deserializer::from_reader(r.by_ref());
             match Output::deserialize(&mut de) {
-                Ok(output) => {
-                    let before = text[..start]
-                        .lines()
-                        .map(str::to_string)
-                        .filter(|l| !l.trim().is_empty())
-                        .collect();
-                    return Ok(Parsed {
-                        output,
-                        text: before,
-                    });
-                }
+                Ok(output) => return Ok(Parsed { output, text }),
                 Err(e) => {
                     first_err.get_or_insert(format!("not fio's JSON output: {e}"));
+                    r.seek(SeekFrom::Start(start + n as u64)).map_err(io)?;
+                }
+            }
+        } else {
+            let line = String::from_utf8_lossy(&head).trim().to_string();
+            if !line.is_empty() && text.len() < MAX_TEXT_LINES {
+                text.push(line);
+            }
+        }
+        if !head.ends_with(b"\n") && n as u64 == MAX_LINE_BYTES {
+            // The rest of a long text line.
+            let mut sink = Vec::new();
+            while !sink.ends_with(b"\n") {
+                sink.clear();
+                if r.by_ref()
+                    .take(MAX_LINE_BYTES)
+                    .read_until(b'\n', &mut sink)
+                    .map_err(io)?
+                    == 0
+                {
+                    break;
                 }
             }
         }
-        pos += line.len();
     }
     Err(first_err.unwrap_or_else(|| {
         "no JSON document in it (run fio with --output-format=json or json+)".into()
     }))
+}
+
+/// fio's job options (`"job options"`, `"global options"`) as strings, as fio writes
+/// them (numbers and booleans of hand-made files as their text); since fio 3.39 the
+/// global options of client mode are an array, one object per server: a name takes
+/// its first value then.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FioOptions(BTreeMap<String, String>);
+
+impl FioOptions {
+    pub fn get(&self, k: &str) -> Option<&str> {
+        self.0.get(k).map(String::as_str)
+    }
+}
+
+/// An option's value as text.
+struct OptText(Option<String>);
+
+impl<'de> Deserialize<'de> for OptText {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(OptText(match serde_json::Value::deserialize(d)? {
+            serde_json::Value::String(s) => Some(s),
+            v @ (serde_json::Value::Number(_) | serde_json::Value::Bool(_)) => Some(v.to_string()),
+            // Nothing fio writes (null, arrays, objects): no value.
+            _ => None,
+        }))
+    }
+}
+
+impl<'de> Deserialize<'de> for FioOptions {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = FioOptions;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("fio's options: an object of option names, or an array of them")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<FioOptions, A::Error> {
+                let mut out = BTreeMap::new();
+                while let Some((k, v)) = m.next_entry::<String, OptText>()? {
+                    if let Some(v) = v.0 {
+                        out.entry(k).or_insert(v);
+                    }
+                }
+                Ok(FioOptions(out))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<FioOptions, A::Error> {
+                let mut out = BTreeMap::new();
+                while let Some(o) = s.next_element::<FioOptions>()? {
+                    for (k, v) in o.0 {
+                        out.entry(k).or_insert(v);
+                    }
+                }
+                Ok(FioOptions(out))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<FioOptions, E> {
+                Ok(FioOptions::default())
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Most bins one json+ distribution holds (fio's histogram has 1856).
+pub const MAX_BINS: usize = 1 << 16;
+
+/// json+ latency bins: `(bin value ns, count)` in value order (fio's `"<ns>": count`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Bins(pub Vec<(u64, u64)>);
+
+impl<'de> Deserialize<'de> for Bins {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Bins;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("json+ bins: an object of \"<ns>\": count")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Bins, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, c)) = m.next_entry::<std::borrow::Cow<'de, str>, u64>()? {
+                    let v: u64 = k.parse().map_err(|_| {
+                        de::Error::custom(format!(
+                            "histogram bin '{k}' is not a whole number of ns"
+                        ))
+                    })?;
+                    if out.len() >= MAX_BINS {
+                        return Err(de::Error::custom(format!(
+                            "more than {MAX_BINS} latency bins in one distribution: fio's histogram has 1856"
+                        )));
+                    }
+                    out.push((v, c));
+                }
+                out.sort_unstable();
+                Ok(Bins(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
 }
 
 /// The fio version number of a `fio-3.33` string.
@@ -282,7 +486,7 @@ mod tests {
         let (c, ca) = (m.read.clat_ns.unwrap(), a.read.clat_ns.clone().unwrap());
         assert_eq!(c.n, 2 * ca.n);
         assert!((c.mean - 2.0 * ca.mean).abs() < 1e-6 * ca.mean.max(1.0));
-        let bins = |l: &Lat| l.bins.as_ref().unwrap().values().sum::<u64>();
+        let bins = |l: &Lat| l.bins.as_ref().unwrap().0.iter().map(|b| b.1).sum::<u64>();
         assert_eq!(bins(&c), 2 * bins(&ca));
         assert!(c.percentile.is_none(), "percentiles do not add up");
     }

@@ -1,0 +1,67 @@
+//! `powerloss`: whether each drive honoured every flush across its power cuts, said in
+//! one sentence per drive, with the blocks of each class in a table.
+
+use drivelab_suites::powerloss::Analysis;
+
+use super::{cell, Entry};
+use crate::html::{Column, Row, Section, Table};
+
+/// The sentence for one drive's checks.
+fn verdict(label: &str, a: &Analysis) -> String {
+    let t = &a.totals;
+    let cuts = match a.cycles_checked {
+        1 => "one power cut".to_string(),
+        n => format!("{n} power cuts"),
+    };
+    match (a.flushes_honoured, t.lost_after_flush_blocks, t.misdirected_blocks) {
+        (true, _, _) => format!(
+            "{label} honoured every flush: after {cuts}, every block of the {} completed flushes held what was written.",
+            a.flushes_completed
+        ),
+        (false, lost, misdirected) => format!(
+            "{label} did NOT honour its flushes: after {cuts}, {lost} blocks were lost after a completed flush and {misdirected} held another block's data."
+        ),
+    }
+}
+
+pub(crate) fn section(entries: &[Entry]) -> Section {
+    let mut s = Section::new("Flush honesty (power cut)").text(
+        "Numbered blocks written in rounds, each ended by a flush (or made of FUA writes) and journalled on another drive once the flush completed; after the power was cut, every journalled block was read back. A block lost after a completed flush is the defect; a block the round in flight at the cut never reached is allowed.",
+    );
+    let mut table = Table {
+        caption: "Blocks after the power cuts".into(),
+        columns: vec![
+            Column::text("Drive"),
+            Column::number("Power cuts", "#"),
+            Column::number("Flushes completed", "#"),
+            Column::number("Blocks checked", "#"),
+            Column::number("Lost after flush", "blocks"),
+            Column::number("Torn", "blocks"),
+            Column::number("Misdirected", "blocks"),
+            Column::number("Unacknowledged lost", "blocks"),
+        ],
+        rows: Vec::new(),
+    };
+    for e in entries {
+        let Some(a) = e.analysis::<Analysis>() else {
+            continue;
+        };
+        s = s.text(verdict(e.label, &a));
+        let t = &a.totals;
+        let n = |v: u64| cell(Some(v as f64), 0);
+        table.rows.push(Row {
+            group: Some(e.group.to_string()),
+            cells: vec![
+                e.label.to_string(),
+                n(a.cycles_checked),
+                n(a.flushes_completed),
+                n(t.checked_blocks),
+                n(t.lost_after_flush_blocks),
+                n(t.torn_blocks),
+                n(t.misdirected_blocks),
+                n(t.unacknowledged_lost_blocks),
+            ],
+        });
+    }
+    s.table(table)
+}

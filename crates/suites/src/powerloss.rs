@@ -1,0 +1,823 @@
+//! `powerloss`: does the drive keep what a completed flush made durable? (issue 27)
+//!
+//! The write phase writes numbered blocks in rounds over a ring of slots at the start of
+//! the target, each block carrying the verify header (`drivelab_engine::verify`: its
+//! offset, the run's seed, its generation — the round — and a CRC-32C). A round is
+//! announced in a journal on another filesystem before its writes (`begin`: its
+//! generation and block ranges) and, once its flush (fsync / FLUSH) completed or its FUA
+//! writes all returned, marked durable (`flushed`); every record is fsynced before the
+//! next write. The user cuts the power at any moment; the check reads every journalled
+//! block back and classes it:
+//!
+//! - durable: it holds its last flushed write, or the newer write of the round in flight;
+//! - lost after a completed flush: it holds less than its last flushed write (zeros, an
+//!   older generation, foreign data, or a torn block when no write to it was in flight):
+//!   the defect;
+//! - unacknowledged lost: the round in flight at the cut never reached it (allowed);
+//! - torn: a write in flight at the cut left it half written (header and checksum
+//!   disagree);
+//! - misdirected: it holds an intact block of this run meant for another offset.
+//!
+//! A simulated drive (`sim:…,write_cache=volatile,flush=ignored,power_cut=T`) is cut by
+//! its model at virtual time T: the run writes until then and checks at once, in one
+//! process (the model's medium lives only in it), against the model's truth.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufRead, Write};
+use std::os::unix::fs::{FileExt, MetadataExt};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use drivelab_engine::buf::AlignedBuf;
+use drivelab_engine::data::DataPool;
+use drivelab_engine::spec::DataPattern;
+use drivelab_engine::target::Target;
+use drivelab_engine::verify::{self, Class, ClassCounts, Mismatch, Written};
+
+/// The suite's knobs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PowerLoss {
+    /// Rounds to write (the write phase ends earlier when the power goes): 1000.
+    pub rounds: u64,
+    /// Blocks per round: 256.
+    pub round_blocks: u64,
+    /// Rounds the ring of slots holds, so a slot is rewritten every this many rounds
+    /// (an older generation is there to be found): 8.
+    pub ring_rounds: u64,
+    /// Bytes per block: 4096.
+    pub block_bytes: u32,
+    /// Each round made of FUA writes (`RWF_DSYNC`) instead of writes and a flush.
+    pub fua: bool,
+    /// The seed in every block's header (the run's, told from other runs' blocks).
+    pub seed: u64,
+}
+
+/// The journal's records, one JSON object a line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "record", rename_all = "snake_case")]
+pub enum Record {
+    /// The run's knobs and its target, first in the journal.
+    Start {
+        knobs: PowerLoss,
+        target: String,
+        /// The bundle the check writes into.
+        bundle: Option<String>,
+    },
+    /// A round is about to be written: `generation` into each `[first_block, blocks]`.
+    Begin {
+        round: u64,
+        generation: u64,
+        ranges: Vec<[u64; 2]>,
+    },
+    /// The round's flush completed (or its FUA writes all returned): it is durable.
+    Flushed { round: u64 },
+    /// A check ran: the next cycle's blocks are checked apart from this one's.
+    Checked { cycle: u64 },
+}
+
+/// Journals larger than this are refused (a million rounds' records).
+const MAX_JOURNAL_BYTES: u64 = 256 << 20;
+
+/// Blocks' slots and the generation of each round.
+impl PowerLoss {
+    pub fn new(seed: u64) -> PowerLoss {
+        PowerLoss {
+            rounds: 1000,
+            round_blocks: 256,
+            ring_rounds: 8,
+            block_bytes: 4096,
+            fua: false,
+            seed,
+        }
+    }
+
+    /// One line naming the option for knobs that cannot run.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.rounds == 0 || self.rounds > 1 << 32 {
+            return Err("--rounds: expected a count from 1 to 4294967296, like 1000".into());
+        }
+        if self.round_blocks == 0 || self.round_blocks > 1 << 20 {
+            return Err("--round-blocks: expected a count from 1 to 1048576, like 256".into());
+        }
+        if self.block_bytes < 4096 || !self.block_bytes.is_multiple_of(4096) {
+            return Err("--bs: expected a multiple of 4096 bytes, like 4k".into());
+        }
+        Ok(())
+    }
+
+    /// Blocks in the ring.
+    pub fn ring_blocks(&self) -> u64 {
+        self.round_blocks * self.ring_rounds.max(1)
+    }
+
+    /// Bytes of the target the ring takes (from offset 0).
+    pub fn ring_bytes(&self) -> u64 {
+        self.ring_blocks() * self.block_bytes as u64
+    }
+
+    /// The block ranges `[first, count]` round `round` writes (the ring wraps).
+    fn ranges(&self, round: u64) -> Vec<[u64; 2]> {
+        let ring = self.ring_blocks();
+        let first = (round * self.round_blocks) % ring;
+        let head = self.round_blocks.min(ring - first);
+        let mut v = vec![[first, head]];
+        if head < self.round_blocks {
+            v.push([0, self.round_blocks - head]);
+        }
+        v
+    }
+
+    /// The bytes round `generation` writes at `block` (of `pool`, this run's random
+    /// data: [`PowerLoss::pool`]).
+    pub fn block_content(&self, pool: &DataPool, block: u64, generation: u64, buf: &mut [u8]) {
+        let offset = block * self.block_bytes as u64;
+        verify::expected(
+            pool,
+            self.seed,
+            offset,
+            self.written(block, generation),
+            buf,
+        );
+    }
+
+    /// The run's data pool.
+    pub fn pool(&self) -> std::sync::Arc<DataPool> {
+        DataPool::new(DataPattern::Random, self.block_bytes, self.seed, true)
+    }
+
+    fn written(&self, block: u64, generation: u64) -> Written {
+        Written {
+            job: 0,
+            generation,
+            pick: block.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ generation,
+        }
+    }
+}
+
+/// The journal, appended to and fsynced record by record.
+pub struct Journal {
+    file: File,
+}
+
+impl Journal {
+    /// Create the journal at `path` (never over an existing file), refused on the
+    /// target's own filesystem or disk (it must survive the power cut the target sees).
+    pub fn create(path: &Path, target: Option<&Path>) -> Result<Journal, String> {
+        check_journal_path(path, target)?;
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::AlreadyExists => format!(
+                    "--journal {}: exists; give a new file (a journal is never overwritten)",
+                    path.display()
+                ),
+                _ => format!("--journal {}: {e}", path.display()),
+            })?;
+        Ok(Journal { file })
+    }
+
+    /// Reopen an existing journal to append (a check's mark).
+    pub fn append_to(path: &Path) -> Result<Journal, String> {
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(|e| format!("--check {}: {e}", path.display()))?;
+        Ok(Journal { file })
+    }
+
+    /// Append one record and make it durable before returning.
+    pub fn append(&mut self, r: &Record) -> Result<(), String> {
+        let mut line = serde_json::to_vec(r).map_err(|e| e.to_string())?;
+        line.push(b'\n');
+        self.file
+            .write_all(&line)
+            .and_then(|_| self.file.sync_data())
+            .map_err(|e| format!("writing the journal: {e}"))
+    }
+}
+
+/// Refuse a journal path that exists or lies on the target's own disk (before anything
+/// is opened).
+pub fn check_journal_path(path: &Path, target: Option<&Path>) -> Result<(), String> {
+    if path.symlink_metadata().is_ok() {
+        return Err(format!(
+            "--journal {}: exists; give a new file (a journal is never overwritten)",
+            path.display()
+        ));
+    }
+    match target {
+        Some(t) => refuse_same_device(path, t),
+        None => Ok(()),
+    }
+}
+
+/// Read a journal's records (a regular file of bounded size). A last line cut short by
+/// the power cut is left out.
+pub fn read_journal(path: &Path) -> Result<Vec<Record>, String> {
+    let name = path.display();
+    let meta = std::fs::metadata(path).map_err(|e| format!("--check {name}: {e}"))?;
+    if !meta.is_file() || meta.len() > MAX_JOURNAL_BYTES {
+        return Err(format!(
+            "--check {name}: expected a powerloss journal (a regular file under 256 MiB)"
+        ));
+    }
+    let f = File::open(path).map_err(|e| format!("--check {name}: {e}"))?;
+    let lines: Vec<String> = std::io::BufReader::new(f)
+        .lines()
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("--check {name}: {e}"))?;
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        match serde_json::from_str::<Record>(l) {
+            Ok(r) => out.push(r),
+            Err(_) if i + 1 == lines.len() => break,
+            Err(e) => return Err(format!("--check {name}: line {}: {e}", i + 1)),
+        }
+    }
+    match out.first() {
+        Some(Record::Start { .. }) => Ok(out),
+        _ => Err(format!(
+            "--check {name}: not a powerloss journal (no start record)"
+        )),
+    }
+}
+
+/// The device a path's data lives on: a block device's own number, else its
+/// filesystem's; a partition counts as its whole disk (a power cut takes both).
+fn disk_of(path: &Path) -> Option<u64> {
+    use std::os::unix::fs::FileTypeExt;
+    // A file not made yet lives where its directory does.
+    let m = std::fs::metadata(path)
+        .or_else(|_| {
+            std::fs::metadata(
+                path.parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .unwrap_or(Path::new(".")),
+            )
+        })
+        .ok()?;
+    let dev = if m.file_type().is_block_device() {
+        m.rdev()
+    } else {
+        m.dev()
+    };
+    let (major, minor) = (rustix::fs::major(dev), rustix::fs::minor(dev));
+    let sys = format!("/sys/dev/block/{major}:{minor}");
+    if Path::new(&sys).join("partition").exists() {
+        let whole = std::fs::read_to_string(format!("{sys}/../dev")).ok()?;
+        let (a, b) = whole.trim().split_once(':')?;
+        return Some(rustix::fs::makedev(a.parse().ok()?, b.parse().ok()?));
+    }
+    Some(dev)
+}
+
+fn refuse_same_device(journal: &Path, target: &Path) -> Result<(), String> {
+    let dir = match journal.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    match (disk_of(dir), disk_of(target)) {
+        (Some(a), Some(b)) if a == b => Err(format!(
+            "--journal {}: on the target's own disk; put it on another drive, which keeps its power when the target's is cut",
+            journal.display()
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// How the write phase ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WriteEnd {
+    /// Every round was written and flushed.
+    Done,
+    /// The simulated drive's power was cut.
+    PowerCut,
+    /// A write or flush failed (the drive went away): the message.
+    TargetFailed(String),
+    /// Stopped by the user.
+    Interrupted,
+}
+
+/// What the write phase did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WritePhase {
+    pub rounds_started: u64,
+    pub flushes_completed: u64,
+    pub end: WriteEnd,
+}
+
+/// The target seen as blocks to write, flush and read, with a model's virtual clock.
+struct Medium<'a> {
+    target: &'a mut Target,
+    now_ns: u64,
+    fua: bool,
+}
+
+impl Medium<'_> {
+    /// Write one block; Ok(false) when the model's power was cut before it completed.
+    fn write(&mut self, offset: u64, data: &[u8]) -> std::io::Result<bool> {
+        if let Some(m) = self.target.model_mut() {
+            let done = m.write_data(offset, data, self.now_ns);
+            let done = if self.fua { m.flush_cache(done) } else { done };
+            return Ok(self.advance(done));
+        }
+        let f = self.file()?;
+        if self.fua {
+            let flags = rustix::io::ReadWriteFlags::DSYNC;
+            let n = rustix::io::pwritev2(f, &[std::io::IoSlice::new(data)], offset, flags)?;
+            if n != data.len() {
+                return Err(std::io::Error::other("short write"));
+            }
+            Ok(true)
+        } else {
+            f.write_all_at(data, offset).map(|_| true)
+        }
+    }
+
+    /// Flush the drive's cache; Ok(false) when the power was cut before it completed.
+    fn flush(&mut self) -> std::io::Result<bool> {
+        if let Some(m) = self.target.model_mut() {
+            let done = m.flush_cache(self.now_ns);
+            return Ok(self.advance(done));
+        }
+        self.file()?.sync_data().map(|_| true)
+    }
+
+    fn read(&mut self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        if let Some(m) = self.target.model_mut() {
+            self.now_ns = m.read_data(offset, buf, self.now_ns);
+            return Ok(());
+        }
+        self.file()?.read_exact_at(buf, offset)
+    }
+
+    /// The model's clock moves to `done`; whether the power was still on then.
+    fn advance(&mut self, done: u64) -> bool {
+        self.now_ns = done;
+        let Some(m) = self.target.model_mut() else {
+            return true;
+        };
+        m.advance_to(done);
+        !m.power_was_cut()
+    }
+
+    fn file(&self) -> std::io::Result<&File> {
+        self.target
+            .file()
+            .ok_or_else(|| std::io::Error::other("the null target holds no data"))
+    }
+}
+
+/// Make a target ready for the suite: a model keeps its data; the ring must fit.
+pub fn prepare(k: &PowerLoss, target: &mut Target) -> Result<(), String> {
+    k.validate()?;
+    if target.info.capacity_bytes < k.ring_bytes() {
+        return Err(format!(
+            "--round-blocks: the ring of {} blocks of {} bytes needs {} bytes; the target holds {}",
+            k.ring_blocks(),
+            k.block_bytes,
+            k.ring_bytes(),
+            target.info.capacity_bytes
+        ));
+    }
+    if let Some(m) = target.model_mut() {
+        if !m.keep_content() {
+            return Err("TARGET: this simulated drive keeps no data to check".into());
+        }
+    } else if target.file().is_none() {
+        return Err("TARGET: the null target keeps no data; give a file, a device or sim:…".into());
+    }
+    Ok(())
+}
+
+/// Write rounds from generation `first_round` on until `k.rounds` are done, the power
+/// goes, a write fails or `stop` is set, journalling each round.
+pub fn write_rounds(
+    k: &PowerLoss,
+    target: &mut Target,
+    journal: &mut Journal,
+    first_round: u64,
+    stop: &AtomicBool,
+) -> Result<WritePhase, String> {
+    let pool = k.pool();
+    let mut buf = AlignedBuf::new(k.block_bytes as usize);
+    let mut m = Medium {
+        target,
+        now_ns: 0,
+        fua: k.fua,
+    };
+    if let Some(model) = m.target.model() {
+        m.now_ns = model.now_ns();
+    }
+    let mut phase = WritePhase {
+        rounds_started: 0,
+        flushes_completed: 0,
+        end: WriteEnd::Done,
+    };
+    let failed = |e: std::io::Error| WriteEnd::TargetFailed(e.to_string());
+    'rounds: for round in first_round..first_round + k.rounds {
+        let ranges = k.ranges(round);
+        journal.append(&Record::Begin {
+            round,
+            generation: round,
+            ranges: ranges.clone(),
+        })?;
+        phase.rounds_started += 1;
+        for block in ranges.iter().flat_map(|r| r[0]..r[0] + r[1]) {
+            if stop.load(Ordering::Relaxed) {
+                phase.end = WriteEnd::Interrupted;
+                break 'rounds;
+            }
+            let offset = block * k.block_bytes as u64;
+            k.block_content(&pool, block, round, buf.as_mut_slice());
+            match m.write(offset, buf.as_slice()) {
+                Ok(true) => {}
+                Ok(false) => {
+                    phase.end = WriteEnd::PowerCut;
+                    break 'rounds;
+                }
+                Err(e) => {
+                    phase.end = failed(e);
+                    break 'rounds;
+                }
+            }
+        }
+        match if k.fua { Ok(true) } else { m.flush() } {
+            Ok(true) => {}
+            Ok(false) => {
+                phase.end = WriteEnd::PowerCut;
+                break;
+            }
+            Err(e) => {
+                phase.end = failed(e);
+                break;
+            }
+        }
+        journal.append(&Record::Flushed { round })?;
+        phase.flushes_completed += 1;
+    }
+    Ok(phase)
+}
+
+/// A journalled block's state after the cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockState {
+    Durable,
+    /// Less than its last flushed write, found as the class says.
+    LostAfterFlush(Class),
+    UnacknowledgedLost,
+    Torn,
+    Misdirected,
+}
+
+/// What the journal says each block should hold: its last flushed generation and the
+/// generation of the round in flight (not flushed) after it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Expect {
+    flushed: Option<u64>,
+    pending: Option<u64>,
+}
+
+/// The knobs and each block's expectation in the journal's last cycle (after its last
+/// check mark), in block order.
+fn expectations(records: &[Record]) -> Result<(PowerLoss, BTreeMap<u64, Expect>), String> {
+    let Some(Record::Start { knobs, .. }) = records.first() else {
+        return Err("not a powerloss journal (no start record)".into());
+    };
+    let last_check = cycle_start(records);
+    let mut begun: BTreeMap<u64, (u64, Vec<[u64; 2]>)> = BTreeMap::new();
+    let mut blocks: BTreeMap<u64, Expect> = BTreeMap::new();
+    for r in &records[last_check..] {
+        match r {
+            Record::Begin {
+                round,
+                generation,
+                ranges,
+            } => {
+                for b in ranges.iter().flat_map(|r| r[0]..r[0].saturating_add(r[1])) {
+                    if b >= knobs.ring_blocks() {
+                        return Err(format!("round {round} names block {b}, outside the ring"));
+                    }
+                    blocks.entry(b).or_default().pending = Some(*generation);
+                }
+                begun.insert(*round, (*generation, ranges.clone()));
+            }
+            Record::Flushed { round } => {
+                let Some((generation, ranges)) = begun.remove(round) else {
+                    continue;
+                };
+                for b in ranges.iter().flat_map(|r| r[0]..r[0] + r[1]) {
+                    let e = blocks.entry(b).or_default();
+                    e.flushed = Some(generation);
+                    if e.pending == Some(generation) {
+                        e.pending = None;
+                    }
+                }
+            }
+            Record::Start { .. } | Record::Checked { .. } => {}
+        }
+    }
+    Ok((knobs.clone(), blocks))
+}
+
+/// Where the journal's last cycle starts: after the check mark before its last round
+/// (a check run again, with no round since, checks the same cycle again).
+fn cycle_start(records: &[Record]) -> usize {
+    let last_begin = records
+        .iter()
+        .rposition(|r| matches!(r, Record::Begin { .. }))
+        .unwrap_or(records.len());
+    records[..last_begin]
+        .iter()
+        .rposition(|r| matches!(r, Record::Checked { .. }))
+        .map_or(1, |i| i + 1)
+}
+
+/// The number of the journal's last cycle (from 1), and whether it was checked already.
+pub fn last_cycle(records: &[Record]) -> (u64, bool) {
+    let from = cycle_start(records);
+    let before = records[..from]
+        .iter()
+        .filter(|r| matches!(r, Record::Checked { .. }))
+        .count() as u64;
+    let checked = records[from..]
+        .iter()
+        .any(|r| matches!(r, Record::Checked { .. }));
+    (before + 1, checked)
+}
+
+/// The state of one block read as `found`.
+fn classify(
+    k: &PowerLoss,
+    pool: &DataPool,
+    block: u64,
+    e: Expect,
+    found: &[u8],
+) -> (BlockState, Option<Mismatch>) {
+    let offset = block * k.block_bytes as u64;
+    let mut exp = vec![0u8; found.len()];
+    let mut matches = |generation: u64| {
+        k.block_content(pool, block, generation, &mut exp);
+        exp == found
+    };
+    if e.pending.is_some_and(&mut matches) {
+        return (BlockState::Durable, None);
+    }
+    if e.flushed.is_some_and(&mut matches) {
+        let s = match e.pending {
+            Some(_) => BlockState::UnacknowledgedLost,
+            None => BlockState::Durable,
+        };
+        return (s, None);
+    }
+    let Some(want) = e.flushed.or(e.pending) else {
+        return (BlockState::Durable, None);
+    };
+    k.block_content(pool, block, want, &mut exp);
+    let Some(m) = verify::classify(offset, found, &exp, k.written(block, want), k.seed) else {
+        return (BlockState::Durable, None);
+    };
+    let state = match (m.class, e.flushed, e.pending) {
+        (Class::Misdirected, _, _) => BlockState::Misdirected,
+        (Class::Torn, _, Some(_)) => BlockState::Torn,
+        (c, Some(_), _) => BlockState::LostAfterFlush(c),
+        (_, None, _) => BlockState::UnacknowledgedLost,
+    };
+    (state, Some(m))
+}
+
+/// Blocks by state, for one check or added up over cycles.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    pub checked_blocks: u64,
+    pub durable_blocks: u64,
+    /// Blocks holding less than their last flushed write: the defect.
+    pub lost_after_flush_blocks: u64,
+    /// What those blocks held instead.
+    pub lost_after_flush_found: ClassCounts,
+    /// Blocks the write in flight at the cut never reached (allowed).
+    pub unacknowledged_lost_blocks: u64,
+    pub torn_blocks: u64,
+    pub misdirected_blocks: u64,
+}
+
+impl Counts {
+    fn add_state(&mut self, s: BlockState) {
+        self.checked_blocks += 1;
+        match s {
+            BlockState::Durable => self.durable_blocks += 1,
+            BlockState::LostAfterFlush(c) => {
+                self.lost_after_flush_blocks += 1;
+                self.lost_after_flush_found.add(c);
+            }
+            BlockState::UnacknowledgedLost => self.unacknowledged_lost_blocks += 1,
+            BlockState::Torn => self.torn_blocks += 1,
+            BlockState::Misdirected => self.misdirected_blocks += 1,
+        }
+    }
+
+    fn add(&mut self, o: &Counts) {
+        self.checked_blocks += o.checked_blocks;
+        self.durable_blocks += o.durable_blocks;
+        self.lost_after_flush_blocks += o.lost_after_flush_blocks;
+        let (a, b) = (&mut self.lost_after_flush_found, &o.lost_after_flush_found);
+        a.zeros += b.zeros;
+        a.older += b.older;
+        a.misdirected += b.misdirected;
+        a.torn += b.torn;
+        a.foreign += b.foreign;
+        self.unacknowledged_lost_blocks += o.unacknowledged_lost_blocks;
+        self.torn_blocks += o.torn_blocks;
+        self.misdirected_blocks += o.misdirected_blocks;
+    }
+
+    /// Whether every completed flush was honoured and no block landed elsewhere.
+    pub fn honoured(&self) -> bool {
+        self.lost_after_flush_blocks == 0 && self.misdirected_blocks == 0
+    }
+}
+
+/// One power-cut cycle's check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CycleCheck {
+    pub cycle: u64,
+    pub rounds_started: u64,
+    pub flushes_completed: u64,
+    #[serde(flatten)]
+    pub counts: Counts,
+    /// The first blocks not durable, by offset (at most 20).
+    pub mismatches: Vec<Mismatch>,
+}
+
+/// The suite's analysis (`summary.analysis` in run.json): every cycle and the totals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    /// Whether the drive kept every write a completed flush covered, in every cycle.
+    pub flushes_honoured: bool,
+    pub cycles_checked: u64,
+    pub flushes_completed: u64,
+    #[serde(flatten)]
+    pub totals: Counts,
+    pub cycles: Vec<CycleCheck>,
+}
+
+impl Analysis {
+    /// The analysis of `cycles`.
+    pub fn of(cycles: Vec<CycleCheck>) -> Analysis {
+        let mut totals = Counts::default();
+        cycles.iter().for_each(|c| totals.add(&c.counts));
+        Analysis {
+            flushes_honoured: totals.honoured(),
+            cycles_checked: cycles.len() as u64,
+            flushes_completed: cycles.iter().map(|c| c.flushes_completed).sum(),
+            totals,
+            cycles,
+        }
+    }
+}
+
+/// Every block of the journal's last cycle with its state, in block order.
+pub fn check_blocks(
+    records: &[Record],
+    target: &mut Target,
+) -> Result<Vec<(u64, BlockState, Option<Mismatch>)>, String> {
+    let (k, blocks) = expectations(records)?;
+    let pool = k.pool();
+    let mut buf = AlignedBuf::new(k.block_bytes as usize);
+    let now_ns = target.model().map_or(0, |m| m.now_ns());
+    let mut m = Medium {
+        target,
+        now_ns,
+        fua: false,
+    };
+    let mut out = Vec::with_capacity(blocks.len());
+    for (block, e) in blocks {
+        let offset = block * k.block_bytes as u64;
+        m.read(offset, buf.as_mut_slice())
+            .map_err(|e| format!("reading back {} bytes at byte {offset}: {e}", k.block_bytes))?;
+        let (state, mis) = classify(&k, &pool, block, e, buf.as_slice());
+        out.push((offset, state, mis));
+    }
+    Ok(out)
+}
+
+/// Check the journal's last cycle on `target` (cycle number `cycle`, see [`last_cycle`]).
+pub fn check(records: &[Record], target: &mut Target, cycle: u64) -> Result<CycleCheck, String> {
+    let blocks = check_blocks(records, target)?;
+    let tail = &records[cycle_start(records)..];
+    let mut c = CycleCheck {
+        cycle,
+        rounds_started: tail
+            .iter()
+            .filter(|r| matches!(r, Record::Begin { .. }))
+            .count() as u64,
+        flushes_completed: tail
+            .iter()
+            .filter(|r| matches!(r, Record::Flushed { .. }))
+            .count() as u64,
+        counts: Counts::default(),
+        mismatches: Vec::new(),
+    };
+    for (_, state, mis) in blocks {
+        c.counts.add_state(state);
+        if let (false, Some(m)) = (state == BlockState::Durable, mis) {
+            if c.mismatches.len() < verify::LISTED_MISMATCHES {
+                c.mismatches.push(m);
+            }
+        }
+    }
+    Ok(c)
+}
+
+/// The printed summary: the verdict in words, then the counts.
+pub fn table(a: &Analysis) -> String {
+    let t = &a.totals;
+    let verdict = if a.flushes_honoured {
+        format!(
+            "The drive honoured every flush: all {} completed flushes kept their data over {} power cut{}.",
+            a.flushes_completed,
+            a.cycles_checked,
+            if a.cycles_checked == 1 { "" } else { "s" }
+        )
+    } else {
+        format!(
+            "The drive did NOT honour its flushes: {} blocks lost after a completed flush, {} misdirected.",
+            t.lost_after_flush_blocks, t.misdirected_blocks
+        )
+    };
+    let f = &t.lost_after_flush_found;
+    format!(
+        "{verdict}\n\
+         blocks checked               {}\n\
+         durable as acknowledged      {}\n\
+         lost after a completed flush {} (zeros {}, older {}, torn {}, foreign {})\n\
+         never acknowledged, lost     {} (allowed)\n\
+         torn by a write in flight    {}\n\
+         misdirected                  {}\n",
+        t.checked_blocks,
+        t.durable_blocks,
+        t.lost_after_flush_blocks,
+        f.zeros,
+        f.older,
+        f.torn,
+        f.foreign,
+        t.unacknowledged_lost_blocks,
+        t.torn_blocks,
+        t.misdirected_blocks
+    )
+}
+
+impl crate::suite::Suite for PowerLoss {
+    fn kind(&self) -> crate::suite::SuiteKind {
+        crate::suite::SuiteKind::Powerloss
+    }
+    fn test_file_bytes(&self) -> Option<u64> {
+        Some(self.ring_bytes())
+    }
+    /// No engine steps: the write phase and the check are this module's own.
+    fn plan(
+        &self,
+        _target: &drivelab_engine::target::TargetInfo,
+    ) -> Result<Vec<crate::plan::PlannedStep>, String> {
+        self.validate().map(|_| Vec::new())
+    }
+    /// The analysis comes from the check, not from steps: until then, none.
+    fn report(&self, _steps: &[crate::bundle::StepRecord]) -> crate::suite::Report {
+        crate::suite::Report {
+            summary: crate::bundle::Summary {
+                analysis: serde_json::Value::Null,
+                metrics: Vec::new(),
+            },
+            table: "not checked yet: run drivelab run powerloss --check JOURNAL TARGET\n".into(),
+        }
+    }
+}
+
+impl Analysis {
+    /// The summary saved in the bundle: the analysis and its headline counts.
+    pub fn summary(&self) -> crate::bundle::Summary {
+        use crate::bundle::Metric;
+        let t = &self.totals;
+        let m = |name: &str, v: u64| Metric::new(name, Some(v as f64), "blocks");
+        crate::bundle::Summary {
+            analysis: serde_json::to_value(self).unwrap_or_default(),
+            metrics: [
+                m("lost after a completed flush", t.lost_after_flush_blocks),
+                m("torn", t.torn_blocks),
+                m("misdirected", t.misdirected_blocks),
+                m("unacknowledged lost", t.unacknowledged_lost_blocks),
+                m("checked", t.checked_blocks),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
+        }
+    }
+}
