@@ -267,9 +267,26 @@ impl Replay {
     }
 }
 
-/// Whether a step is (part of) the replay.
+/// Whether a step of a replay bundle is (part of) the replay: its measured steps are
+/// the trace's parts, the fill before them a preparation (by the step's kind, not its
+/// id's wording).
 pub fn is_replay_step(s: &StepRecord) -> bool {
-    s.id.starts_with("replay")
+    match s.kind {
+        StepKind::Measure => true,
+        StepKind::Prepare => false,
+    }
+}
+
+/// The name of a replay bundle's trace file (its knobs'), None when the knobs are not
+/// a replay's. Only the `trace` knob is read: bundles made before later knobs
+/// (`segment_ns`) keep their trace's name.
+pub fn trace_name(knobs: &serde_json::Value) -> Option<String> {
+    #[derive(Deserialize)]
+    struct TraceKnob {
+        trace: PathBuf,
+    }
+    let k = TraceKnob::deserialize(knobs).ok()?;
+    Some(k.trace.file_name()?.to_string_lossy().into_owned())
 }
 
 impl Suite for Replay {
@@ -736,6 +753,41 @@ mod tests {
     }
 
     const S: u64 = 1_000_000_000;
+
+    /// The replay's steps and trace are read by type: the parts are its measured steps
+    /// (the fill before them is not), and the trace's name is read from the knobs of a
+    /// bundle made before `segment_ns` was a knob too.
+    #[test]
+    fn replay_parts_and_the_trace_are_read_by_type_in_old_bundles_too() {
+        let old = serde_json::json!({
+            "trace": "/home/u/traces/web.dltrace", "speed": 1.0, "max_idle_ns": null,
+            "afap": false, "skip_discards": false, "size": "100%", "max_outstanding": 1024,
+            "interval_ns": 1000000000, "issue_log": false
+        });
+        assert!(Replay::deserialize(&old).is_err(), "an older knob set");
+        assert_eq!(trace_name(&old).as_deref(), Some("web.dltrace"));
+        assert_eq!(trace_name(&serde_json::json!({"fill": "90%"})), None);
+        let step = |kind| -> StepRecord {
+            serde_json::from_value(serde_json::json!({
+                "index": 0, "id": "fill", "name": "n", "kind": kind, "params": {},
+                "status": "complete", "skip_reason": null, "started_at": null,
+                "finished_at": null, "sensors_start": [], "sensors_end": [], "run": null,
+                "config": {
+                    "rw": "write", "rwmixread": 0, "bs": [{"bytes": 131072, "percent": 100}],
+                    "iodepth": 32, "numjobs": 1, "ioengine": "io_uring", "direct": true,
+                    "offset_bytes": 0, "size_bytes": 1, "runtime_ns": null,
+                    "io_size_bytes": null, "ramp_ns": 0, "percentage_random": 0,
+                    "random_distribution": {"kind": "uniform"}, "randseed": 1,
+                    "data": {"kind": "random"}, "log_interval_ns": 1000000000,
+                    "align_bytes": 4096, "continue_on_error": false, "fixedbufs": false,
+                    "registerfiles": false
+                }
+            }))
+            .unwrap()
+        };
+        assert!(!is_replay_step(&step("prepare")));
+        assert!(is_replay_step(&step("measure")));
+    }
 
     #[test]
     fn steps_start_every_segment_of_trace_time_after_the_idle_cut() {

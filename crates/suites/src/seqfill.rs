@@ -156,7 +156,7 @@ impl Suite for SeqFill {
     fn report(&self, steps: &[StepRecord]) -> Report {
         let a = steps
             .iter()
-            .find(|s| s.id == "seqfill")
+            .find(|s| is_fill_step(s))
             .map(|s| analyze(s, self.drop_fraction));
         let mut metrics = Vec::new();
         let mut table = String::from("drivelab seqfill: sequential fill consistency\n");
@@ -248,6 +248,15 @@ impl Suite for SeqFill {
             },
             table,
         }
+    }
+}
+
+/// Whether a step of a seqfill bundle is the fill: its one measured step (a discard or
+/// fill before it is a preparation), by the step's kind, not its id's wording.
+pub fn is_fill_step(s: &StepRecord) -> bool {
+    match s.kind {
+        StepKind::Measure => true,
+        StepKind::Prepare => false,
     }
 }
 

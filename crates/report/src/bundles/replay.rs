@@ -68,19 +68,12 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         "Trace replay: service-time exceedance (reads and writes)".into(),
     );
     for e in entries {
-        let Ok(a) = serde_json::from_value::<ReplayAnalysis>(e.summary.analysis.clone()) else {
+        let Some(a) = e.analysis::<ReplayAnalysis>() else {
             continue;
         };
         let (name, group) = (e.label, e.group);
         let sc = &a.scores;
-        let trace = e
-            .doc
-            .knobs
-            .get("trace")
-            .and_then(|t| t.as_str())
-            .and_then(|t| t.rsplit('/').next())
-            .unwrap_or("")
-            .to_string();
+        let trace = drivelab_suites::replay::trace_name(&e.doc.knobs).unwrap_or_default();
         let kept = match &sc.lag {
             Some(l) if l.kept_up => "yes".to_string(),
             Some(_) => "NO: issue fell behind".to_string(),

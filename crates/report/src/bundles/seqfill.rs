@@ -16,7 +16,7 @@ use crate::model::{Axis, Chart, Dash, Mark};
 const MAX_DROP_LABELS: usize = 6;
 
 fn is_fill(st: &StepRecord) -> bool {
-    st.id == "seqfill"
+    drivelab_suites::seqfill::is_fill_step(st)
 }
 
 /// One drive's sequential fill as the section draws it: a seqfill bundle's, or an
