@@ -385,7 +385,7 @@ fn a_simulated_drive_beyond_the_memory_limit_is_refused() {
     let d = tempfile::tempdir().unwrap();
     let o = std::process::Command::new("sh")
         .arg("-c")
-        .arg("ulimit -v 3000000 && exec \"$0\" io sim:capacity=8T --runtime 1s")
+        .arg("ulimit -v 3000000 && exec \"$0\" io sim:capacity=2T --runtime 1s")
         .arg(env!("CARGO_BIN_EXE_drivelab"))
         .current_dir(d.path())
         .output()

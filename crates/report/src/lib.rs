@@ -24,5 +24,5 @@ pub use html::{html_start, Block, Column, Report, Row, Section, Table, Tile, Til
 pub use model::{Axis, Chart, Dash, Mark, Scale, Series, SeriesKind};
 pub use palette::{GroupPalette, Shape, COLORS};
 pub use png::{render_png, svg_to_png, SHIPPED_FONT_FAMILY};
-pub use svg::{escape, render_svg, resolve, Resolved, FONT_STACK};
+pub use svg::{escape, fit_legend_texts, render_svg, resolve, Resolved, FONT_STACK};
 pub use ticks::fmt_number;

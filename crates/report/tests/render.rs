@@ -504,3 +504,56 @@ fn the_callout_box_avoids_the_data() {
         "the callout box reaches into the plot"
     );
 }
+
+#[test]
+fn an_unlabelled_pair_of_one_drive_gets_distinct_legends_that_fit() {
+    // Issue 24: a default and a 25 % OP run of one simulated drive, named by its long
+    // spec: their legends were the same 100 characters, cut by the chart's edge.
+    let drive = "drivelab-sim generic (sim:capacity=64G,cell=qlc,dies=2,channels=2,iface=pcie1x1,slc=dynamic,slc_min=1G,fold_every=1.5,slc_bypass=128K,thermal=off)";
+    let names = [format!("{drive} · default"), format!("{drive} · 25 % OP")];
+    let mut chart = Chart::new("c", "C", Axis::linear("t", "s"), Axis::linear("y", "IOPS"));
+    for n in &names {
+        chart = chart.with_series(Series::scatter(n, n, vec![(0.0, 1.0), (1.0, 2.0)]));
+    }
+    let svg = render_svg(&chart, &GroupPalette::for_charts([&chart])).unwrap();
+    let doc = parse(&svg);
+    let texts: Vec<String> = doc
+        .descendants()
+        .filter(|n| {
+            n.attribute("class")
+                .is_some_and(|c| c.starts_with("dl-leg "))
+        })
+        .map(|g| g.descendants().find(|n| n.has_tag_name("text")).unwrap())
+        .map(|t| t.text().unwrap().to_string())
+        .collect();
+    assert_eq!(texts.len(), 2);
+    assert_ne!(texts[0], texts[1]);
+    assert!(
+        texts[0].starts_with("drivelab-sim generic (sim:") && texts[0].ends_with("… · default"),
+        "{texts:?}"
+    );
+    assert!(texts[1].ends_with("… · 25 % OP"), "{texts:?}");
+    // Each fits the chart's width (DejaVu Sans at 11 px, 0.6 em a glyph).
+    let width: f64 = doc
+        .root_element()
+        .attribute("width")
+        .unwrap()
+        .parse()
+        .unwrap();
+    for t in &texts {
+        assert!(
+            35.0 + t.chars().count() as f64 * 6.6 <= width,
+            "{t} in {width}"
+        );
+    }
+    // The group (toggle and tooltip) keeps the whole name.
+    let groups: Vec<&str> = doc
+        .descendants()
+        .filter_map(|n| n.attribute("data-group"))
+        .collect();
+    assert!(groups.contains(&names[1].as_str()));
+    // Short names are left alone.
+    let mut short = vec!["disk A".to_string(), "disk B".to_string()];
+    drivelab_report::fit_legend_texts(&mut short, 60);
+    assert_eq!(short, ["disk A", "disk B"]);
+}

@@ -317,6 +317,11 @@ pub enum SlcSize {
     Dynamic,
 }
 
+/// The smallest and largest `capacity`: the largest keeps the model's tables (see
+/// `memory::MAX_TABLES_BYTES`) within reach of a workstation.
+pub const MIN_CAPACITY_BYTES: u64 = 64 << 20;
+pub const MAX_CAPACITY_BYTES: u64 = 2 << 40;
+
 /// Every parameter of a simulated drive.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimConfig {
@@ -404,8 +409,8 @@ pub struct KeyDoc {
 
 /// Every `sim:` key, in the order `sim:help` lists them.
 pub const KEYS: &[KeyDoc] = &[
-    KeyDoc { key: "capacity", form: "size (64G, 500GB; at least 64M)", default: "64G", meaning: "user-visible capacity" },
-    KeyDoc { key: "op", form: "percent (7%) or fraction (0.07)", default: "7%", meaning: "over-provisioning: physical = user x (1 + op)" },
+    KeyDoc { key: "capacity", form: "size (64G, 500GB), 64M to 2T", default: "64G", meaning: "user-visible capacity" },
+    KeyDoc { key: "op", form: "percent (7%) or fraction (0.07), 0% to 400%", default: "7%, or the least that holds the GC reserve on a smaller drive (3 x dies + 4 erase blocks beyond the capacity: 325% at 64M with 16 dies of 4M blocks)", meaning: "over-provisioning: physical = user x (1 + op)" },
     KeyDoc { key: "slc", form: "size, percent of capacity, or dynamic", default: "0", meaning: "SLC write cache (dynamic: carved out of free space)" },
     KeyDoc { key: "channels", form: "1 to 64", default: "8", meaning: "NAND channels" },
     KeyDoc { key: "dies", form: "1 to 1024", default: "16", meaning: "NAND dies, round-robin over the channels" },
@@ -630,6 +635,7 @@ impl SimConfig {
             _ => SimConfig::generic(),
         };
         let mut times_set = [false; 3];
+        let mut op_given = false;
         for part in parts {
             let Some((key, value)) = part.split_once('=') else {
                 return Err(format!(
@@ -641,8 +647,8 @@ impl SimConfig {
             match key {
                 "capacity" => {
                     let b = parse_size(value).ok_or_else(|| bad(SIZE_FORM))?;
-                    if b < 64 << 20 {
-                        return Err(bad("a size of at least 64M"));
+                    if !(MIN_CAPACITY_BYTES..=MAX_CAPACITY_BYTES).contains(&b) {
+                        return Err(bad("a size from 64M to 2T"));
                     }
                     cfg.capacity_bytes = b / PAGE_BYTES * PAGE_BYTES;
                 }
@@ -652,6 +658,7 @@ impl SimConfig {
                         return Err(bad("a percentage from 0% to 400%"));
                     }
                     cfg.op_percent = p;
+                    op_given = true;
                 }
                 "slc" => {
                     cfg.slc = if value == "dynamic" {
@@ -846,7 +853,33 @@ impl SimConfig {
             }
         }
         cfg.check_thermal()?;
+        if !op_given {
+            cfg.op_percent = cfg.op_percent.max(cfg.least_op_percent());
+        }
         Ok(cfg)
+    }
+
+    /// Erase blocks garbage collection keeps free (see `SimDevice::new`): two victims'
+    /// worth of every die's frontier.
+    pub fn gc_low_blocks(&self) -> u32 {
+        2 * self.dies + 2
+    }
+
+    /// Erase blocks the drive needs beyond those of its capacity: the dies' open blocks,
+    /// one more, and the GC reserve with one to spare.
+    pub fn spare_blocks_needed(&self) -> u64 {
+        self.dies as u64 + 1 + self.gc_low_blocks() as u64 + 1
+    }
+
+    /// The least over-provisioning (in percent, rounded up to 0.1) whose spare area
+    /// holds [`SimConfig::spare_blocks_needed`]: the default `op` on a drive too small
+    /// for 7 %.
+    pub fn least_op_percent(&self) -> f64 {
+        let user_pages = (self.capacity_bytes / PAGE_BYTES).max(1) as f64;
+        let np = (self.block_bytes / PAGE_BYTES).max(1) as f64;
+        let user_blocks = (user_pages / np).ceil();
+        let need_pages = (user_blocks + self.spare_blocks_needed() as f64) * np;
+        ((need_pages / user_pages - 1.0) * 1000.0 - 1e-9).ceil() / 10.0
     }
 
     /// The full resolved spec string; `parse` of it gives back these parameters.

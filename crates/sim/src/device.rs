@@ -204,20 +204,22 @@ impl SimDevice {
     pub fn new(cfg: SimConfig) -> Result<SimDevice, String> {
         cfg.check_thermal()?;
         let user_pages = cfg.capacity_bytes / PAGE_BYTES;
-        if user_pages > (1u64 << 31) {
-            return Err("sim: bad capacity: expected at most 8T".into());
+        if cfg.capacity_bytes > crate::config::MAX_CAPACITY_BYTES {
+            return Err("sim: bad capacity: expected a size from 64M to 2T".into());
         }
         let np = (cfg.block_bytes / PAGE_BYTES) as u32;
         if cfg.block_bytes < READ_UNIT_BYTES {
             return Err("sim: bad block: expected at least 64K".into());
         }
         let physical_pages = (user_pages as f64 * (1.0 + cfg.op_percent / 100.0)) as u64;
-        crate::memory::check(crate::memory::tables_bytes(user_pages, physical_pages))?;
+        let tables = crate::memory::tables_bytes(user_pages, physical_pages);
+        crate::memory::within_limit(tables, &cfg)?;
+        crate::memory::check(tables)?;
         let blocks = physical_pages / np as u64;
         let user_blocks = user_pages.div_ceil(np as u64);
         // Worst case one victim's copies fill every die's open block once; two victims'
         // worth of frontier blocks in reserve keeps the free pool from running dry.
-        let gc_low = 2 * cfg.dies + 2;
+        let gc_low = cfg.gc_low_blocks();
         let spare = blocks.saturating_sub(user_blocks + cfg.dies as u64 + 1);
         if spare < gc_low as u64 + 1 {
             return Err(format!(
@@ -536,28 +538,34 @@ impl SimDevice {
     fn background(&mut self, from: u64, until: u64) {
         self.flush();
         if self.cfg.gc != GcMode::Incremental {
-            while self.ftl.free_blocks() < self.gc_high && self.res.busy_until().max(from) < until {
+            while self.ftl.free_blocks() < self.gc_high
+                && self.res.busy_until().max(from) < until
+                && (self.cfg.peak_power_w.is_none() || self.power_paid_ns.max(from) < until)
+            {
+                let before = self.energy_if_limited();
                 if !self.collect_one(from) {
                     break;
                 }
+                self.pay_power(from, before);
             }
         }
         while let Some(ppn) = self.slc.oldest() {
             if self.slc.is_pending(ppn) {
                 let d = self.ftl.die_of_page(ppn);
-                if self.res.die_free_at(d).max(from) >= until {
+                // Under a power limit, idle folding is paid for at its rate too: it stops
+                // where the energy it may draw before `until` runs out.
+                let paid = self.power_paid_ns.max(from);
+                if self.res.die_free_at(d).max(from) >= until
+                    || (self.cfg.peak_power_w.is_some() && paid >= until)
+                {
                     break;
                 }
-                self.slc.take(ppn);
-                let r = self
-                    .res
-                    .die(d, from, self.c.read_slc / READ_UNIT_PAGES as u64);
-                self.res.die(d, r, self.c.prog * self.mult);
-                self.last_read_unit[d as usize] = NONE;
-                self.st.folds += 1;
-                self.st.nand_reads += 1;
             }
-            self.slc.pop_oldest();
+            // A fold draws power like a host write (it is paid for by the command
+            // when it happens inside one).
+            let before = self.energy_if_limited();
+            self.fold_oldest(from);
+            self.pay_power(from, before);
         }
     }
 
@@ -592,7 +600,9 @@ impl SimDevice {
                 if free >= t {
                     break;
                 }
+                let before = self.energy_if_limited();
                 self.fold_oldest(free);
+                self.pay_power(free, before);
             } else {
                 self.slc.pop_oldest();
             }
@@ -982,7 +992,7 @@ impl DeviceModel for SimDevice {
     fn submit(&mut self, op: IoOp, at_ns: u64) -> u64 {
         let t = self.command_start(at_ns);
         // (The work's energy is only needed under a power limit: a hot path.)
-        let before = self.cfg.peak_power_w.map_or(0.0, |_| self.energy_j());
+        let before = self.energy_if_limited();
         let end = self.carry_out(op, t);
         let end = self.power_limited(t, before, end);
         self.command_end(end)
@@ -1292,13 +1302,29 @@ impl SimDevice {
     /// complete at `end`: with a power limit, not before its work is paid for at the
     /// limit's rate above idle power.
     fn power_limited(&mut self, t: u64, before: f64, end: u64) -> u64 {
+        match self.cfg.peak_power_w {
+            Some(_) => end.max(self.pay_power(t, before)),
+            None => end,
+        }
+    }
+
+    /// The work energy issued so far, under a power limit (0 without one: the energy is
+    /// only needed there, and host commands are a hot path).
+    fn energy_if_limited(&self) -> f64 {
+        self.cfg.peak_power_w.map_or(0.0, |_| self.energy_j())
+    }
+
+    /// Work issued since energy `before`, from `t` on, paid for at the power limit's
+    /// rate above idle power (host commands, GC and folding alike); returns when all
+    /// work so far is paid for (`t` without a limit).
+    fn pay_power(&mut self, t: u64, before: f64) -> u64 {
         let Some(w) = self.cfg.peak_power_w else {
-            return end;
+            return t;
         };
         let work_j = self.energy_j() - before;
         let ns = work_j / (w - self.cfg.thermal_params.idle_w) * 1e9;
         self.power_paid_ns = self.power_paid_ns.max(t) + ns.round() as u64;
-        end.max(self.power_paid_ns)
+        self.power_paid_ns
     }
 
     /// One read or write starting at `t`; returns when it completes.

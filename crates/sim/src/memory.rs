@@ -61,6 +61,30 @@ fn cgroup_room() -> Option<u64> {
     Some(max.saturating_sub(used))
 }
 
+/// Most bytes a drive's tables may take, whatever the machine: a 2T drive at up to
+/// about 25 % over-provisioning (a typo such as `op=400%` on it would take 11 GB).
+pub const MAX_TABLES_BYTES: u64 = 5_000_000_000;
+
+/// Refuse tables of `need` bytes over [`MAX_TABLES_BYTES`], naming the key that made
+/// them so large (`op` beyond 25 % on a large drive, else `capacity`).
+pub fn within_limit(need: u64, cfg: &crate::config::SimConfig) -> Result<(), String> {
+    if need <= MAX_TABLES_BYTES {
+        return Ok(());
+    }
+    let key = if cfg.op_percent > 25.0 {
+        "op"
+    } else {
+        "capacity"
+    };
+    Err(format!(
+        "sim: bad {key}: capacity={} with op={} needs about {:.1} GB of tables, over the model's limit of {:.1} GB; give a smaller {key}",
+        crate::units::format_size(cfg.capacity_bytes),
+        crate::units::format_percent(cfg.op_percent),
+        need as f64 / 1e9,
+        MAX_TABLES_BYTES as f64 / 1e9
+    ))
+}
+
 /// Refuse tables of `need` bytes that do not fit in the memory available.
 pub fn check(need: u64) -> Result<(), String> {
     match available_bytes() {

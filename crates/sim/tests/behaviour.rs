@@ -1051,4 +1051,86 @@ fn after_a_power_cut_a_lost_page_reads_as_the_medium_holds_it() {
             _ => assert!(after > 0 && older == 0 && zeros as u64 == lost_pages.len() as u64),
         }
     }
+/// Issue 24: the power limit holds over idle folding too. A drive with an SLC cache
+/// folds it while idle; with `peak_power` it folds no faster than the limit pays for,
+/// and no reading over the fold goes above it.
+#[test]
+fn a_power_limit_holds_while_the_cache_is_folded_in_idle_time() {
+    let base =
+        "sim:nvme-tlc,capacity=4G,block=1M,slc=1G,thermal=off,idle_power=2.91,write_power=7.23";
+    let mut took = Vec::new();
+    for spec in [base.to_string(), format!("{base},peak_power=3.2")] {
+        let mut dev = drivelab_sim::parse(&spec).unwrap();
+        let (_, t) = seq(&mut dev, Dir::Write, 0, 512 << 20, 1 << 20, 8);
+        assert!(gt(&dev, "slc_cache_unfolded_bytes") > 0.0);
+        // Idle, read each 100 ms as the engine does, until the cache is folded.
+        dev.sensors(t);
+        let mut at = t;
+        let mut peak: f64 = 0.0;
+        while gt(&dev, "slc_cache_unfolded_bytes") > 0.0 && at < t + 600_000_000_000 {
+            at += 100_000_000;
+            dev.advance_to(at);
+            let w = dev
+                .sensors(at)
+                .iter()
+                .find(|r| r.unit == "watt")
+                .and_then(|r| r.value);
+            peak = peak.max(w.unwrap_or(0.0));
+        }
+        assert_eq!(gt(&dev, "slc_cache_unfolded_bytes"), 0.0, "{spec}: folded");
+        took.push((at - t, peak));
+    }
+    let ((t0, p0), (t1, p1)) = (took[0], took[1]);
+    assert!(
+        p0 > 3.5,
+        "unlimited folding draws more than the limit: {p0:.2} W"
+    );
+    assert!(p1 <= 3.2 * 1.01, "limited folding drew {p1:.2} W");
+    assert!(t1 > t0, "the limit slows the fold: {t0} vs {t1} ns");
+}
+
+/// Issue 24: the documented smallest capacity works with the default `op` (raised to
+/// hold the GC reserve, and shown in the spec), an explicit `op` too small is refused,
+/// and the model's tables are bounded by a rule refused before anything is allocated.
+#[test]
+fn capacities_run_from_64m_to_2t_and_the_tables_stay_bounded() {
+    for c in ["64M", "128M", "256M", "1G", "2G"] {
+        let mut dev = drivelab_sim::parse(&format!("sim:capacity={c}"))
+            .unwrap_or_else(|e| panic!("capacity={c}: {e}"));
+        let (done, _) = seq(&mut dev, Dir::Write, 0, 8 << 20, 128 << 10, 4);
+        assert_eq!(done.len(), 64, "capacity={c}");
+        let spec = dev.ground_truth()["spec"].as_str().unwrap().to_string();
+        let op: f64 = spec
+            .split("op=")
+            .nth(1)
+            .unwrap()
+            .split('%')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(op >= 7.0, "{spec}");
+        // The spec it reports builds the same drive.
+        assert!(drivelab_sim::parse(&spec).is_ok(), "{spec}");
+    }
+    // 7 % and up is the default where it holds the reserve.
+    let dev = drivelab_sim::parse("sim:capacity=4G").unwrap();
+    assert!(dev.ground_truth()["spec"]
+        .as_str()
+        .unwrap()
+        .contains("op=7%"));
+    let e = drivelab_sim::parse("sim:capacity=64M,op=7%").err().unwrap();
+    assert!(e.contains("bad op '7%'"), "{e}");
+    let e = drivelab_sim::parse("sim:capacity=8T,dram=off")
+        .err()
+        .unwrap();
+    assert_eq!(e, "sim: bad capacity '8T': expected a size from 64M to 2T");
+    let e = drivelab_sim::parse("sim:capacity=2T,op=400%")
+        .err()
+        .unwrap();
+    assert!(
+        e.starts_with("sim: bad op: capacity=2T with op=400% needs about")
+            && e.contains("over the model's limit of 5.0 GB"),
+        "{e}"
+    );
 }

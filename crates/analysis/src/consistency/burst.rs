@@ -98,7 +98,7 @@ pub fn burst_transition_fine(
 ) -> Option<Transition> {
     let per_s = (1.0 / head_interval_s).round();
     if head.is_empty()
-        || !(per_s >= 1.0 && per_s <= 1000.0)
+        || !(1.0..=1000.0).contains(&per_s)
         || (per_s * head_interval_s - 1.0).abs() > 1e-9
     {
         return burst_transition(iops_per_s);

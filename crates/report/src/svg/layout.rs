@@ -211,7 +211,14 @@ impl Layout {
             top += 18.0;
             y
         });
-        let legend_entries = legend_entries(chart, palette);
+        let mut legend_entries = legend_entries(chart, palette);
+        // Each entry fits on one row: what the names share gives way to what differs.
+        let room = ((w - 2.0 * PAD - 39.0) / text_width("m", 11.0)).max(12.0) as usize;
+        let mut texts: Vec<String> = legend_entries.iter().map(|e| e.2.clone()).collect();
+        fit_legend_texts(&mut texts, room);
+        for (e, t) in legend_entries.iter_mut().zip(texts) {
+            e.2 = t;
+        }
         let mut legend = Vec::new();
         let mut lx = PAD;
         let mut row = 0usize;
@@ -362,6 +369,49 @@ impl Layout {
             Some(t) => self.frame.bottom - t.fraction(v) * self.frame.height(),
             None => self.px_y(v),
         }
+    }
+}
+
+/// Shortens legend texts longer than `room` characters so that each still says what
+/// sets it apart: two names alike up to their ends (one drive's bundles, "drive (sim:…)
+/// · default" and "… · 25 % OP") keep their start and their own end, the shared middle
+/// elided ("drive (sim:cap… · 25 % OP"); a name alone is cut at its end. Texts that
+/// fit are left as they are.
+pub fn fit_legend_texts(texts: &mut [String], room: usize) {
+    if texts.iter().all(|t| t.chars().count() <= room) {
+        return;
+    }
+    let chars: Vec<Vec<char>> = texts.iter().map(|t| t.chars().collect()).collect();
+    // The start the texts share (all of them, when more than one).
+    let shared = if chars.len() > 1 {
+        let first = &chars[0];
+        (0..first.len())
+            .take_while(|&i| chars.iter().all(|c| c.get(i) == Some(&first[i])))
+            .count()
+    } else {
+        0
+    };
+    for (t, c) in texts.iter_mut().zip(&chars) {
+        if c.len() <= room {
+            continue;
+        }
+        // What differs begins at the last separator before the first difference
+        // (" · ", a space), so "· 25 % OP" stays whole.
+        let prefix: String = c[..shared].iter().collect();
+        let tail_at = prefix
+            .rfind(" · ")
+            .map(|b| prefix[..b + 1].chars().count())
+            .or_else(|| prefix.rfind(' ').map(|b| prefix[..b + 1].chars().count()))
+            .unwrap_or(shared);
+        let tail: String = c[tail_at..].iter().collect();
+        let tail_len = c.len() - tail_at;
+        *t = if shared > 0 && tail_len + 3 <= room {
+            let head: String = c[..(room - tail_len - 2).min(tail_at)].iter().collect();
+            format!("{}… {}", head.trim_end(), tail)
+        } else {
+            let head: String = c[..room - 1].iter().collect();
+            format!("{head}…")
+        };
     }
 }
 

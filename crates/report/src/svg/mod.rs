@@ -13,6 +13,7 @@ use crate::model::{Chart, Mark, Scale, SeriesKind};
 use crate::palette::GroupPalette;
 use crate::ticks::AxisTicks;
 
+pub use layout::fit_legend_texts;
 use layout::Layout;
 pub use text::escape;
 use text::{num, text_width};
