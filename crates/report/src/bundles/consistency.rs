@@ -332,7 +332,11 @@ fn errors_chart(drives: &[Drive], time: Axis) -> Chart {
         let pts: Vec<(f64, f64)> =
             d.e.steps(is_round)
                 .into_iter()
-                .flat_map(|st| st.run.iter().flat_map(|r| r.series.records.iter()))
+                .flat_map(|st| {
+                    st.run
+                        .iter()
+                        .flat_map(|r| drivelab_suites::records::workload_records(r).iter())
+                })
                 .filter(|r| !r.ramp)
                 .enumerate()
                 .map(|(i, r)| (i as f64, r.all.errors.unwrap_or(0) as f64))
@@ -361,7 +365,11 @@ fn latency_band(d: &Drive) -> Vec<Series> {
     let recs =
         d.e.steps(is_round)
             .into_iter()
-            .flat_map(|st| st.run.iter().flat_map(|r| r.series.records.iter()))
+            .flat_map(|st| {
+                st.run
+                    .iter()
+                    .flat_map(|r| drivelab_suites::records::workload_records(r).iter())
+            })
             .filter(|r| !r.ramp);
     for (i, r) in recs.enumerate() {
         if let (Some(p50), Some(p)) = (r.all.lat_p50_ns, r.all.lat_p99_ns) {

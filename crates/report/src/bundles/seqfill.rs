@@ -21,7 +21,11 @@ fn is_fill(st: &drivelab_suites::StepRecord) -> bool {
 fn temperature(e: &Entry, a: &SeqFillAnalysis) -> Vec<(f64, f64)> {
     let mut pts = Vec::new();
     for st in e.steps(is_fill) {
-        for r in st.run.iter().flat_map(|r| r.series.records.iter()) {
+        for r in st
+            .run
+            .iter()
+            .flat_map(|r| drivelab_suites::records::workload_records(r).iter())
+        {
             if r.ramp {
                 continue;
             }
