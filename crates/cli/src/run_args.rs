@@ -490,6 +490,11 @@ pub struct ConsistencyArgs {
     /// Content of writes [default: random, incompressible].
     #[arg(long, value_parser = DataPattern::parse, allow_hyphen_values = true)]
     pub data: Option<DataPattern>,
+    /// The continuous random writes carry a checked header and are read back after the
+    /// measured time; a block not as written fails the run (exit 1). `drivelab verify
+    /// TARGET --from BUNDLE` checks again later.
+    #[arg(long)]
+    pub verify: bool,
 }
 
 #[derive(Args, Debug)]
@@ -655,6 +660,7 @@ impl SuiteCmd {
                 set(&mut k.op_percent, a.op);
                 set(&mut k.data, a.data);
                 k.until_steady = a.until_steady;
+                k.verify = a.verify;
                 k.validate()?;
                 Box::new(k)
             }

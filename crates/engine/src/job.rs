@@ -66,6 +66,9 @@ pub struct Job<'a> {
     bytes_left: Option<u64>,
     continue_on_error: bool,
     writes: u64,
+    /// Writes that came back (done or failed): content made ahead for a write the
+    /// deadline left unissued is not among them.
+    writes_back: u64,
     /// I/Os handed out so far: a job hands out at least one whatever the deadline.
     issued: u64,
     pub errors: Vec<IoErrorRecord>,
@@ -106,6 +109,7 @@ impl<'a> Job<'a> {
             bytes_left: bytes_budget,
             continue_on_error,
             writes: 0,
+            writes_back: 0,
             issued: 0,
             errors: Vec::new(),
             error_count: 0,
@@ -151,9 +155,15 @@ impl<'a> Job<'a> {
         now_ns < self.deadline_ns && !self.stop.stopped()
     }
 
-    /// Writes filled so far (a verifying run's generations `0..writes`).
+    /// Writes filled so far.
     pub fn writes(&self) -> u64 {
         self.writes
+    }
+
+    /// Writes that came back (a verifying run's generations `0..writes_back`: a write
+    /// prepared ahead and left unissued at the deadline has the highest generation).
+    pub fn writes_back(&self) -> u64 {
+        self.writes_back
     }
 
     /// Whether writes need fresh content per I/O.
@@ -205,6 +215,7 @@ impl<'a> Job<'a> {
     #[inline(always)]
     pub fn complete(&mut self, op: &IoOp, submit_ns: u64, done_ns: u64, result: i64) -> bool {
         self.last_done_ns = self.last_done_ns.max(done_ns);
+        self.writes_back += u64::from(op.dir == Dir::Write);
         if result == op.len as i64 {
             if submit_ns < self.window_start_ns && done_ns >= self.window_start_ns {
                 self.close_ramp(done_ns);

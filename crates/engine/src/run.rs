@@ -424,7 +424,7 @@ impl JobSums {
         for j in jobs {
             s.outside_ns += j.outside_ns as u128;
             s.closing_ns += j.closing_ns as u128;
-            s.writes_per_job.push(j.writes());
+            s.writes_per_job.push(j.writes_back());
             s.errors.extend(j.errors);
             s.error_count += j.error_count;
             s.data_ns_max = s.data_ns_max.max(j.data_ns);

@@ -334,26 +334,57 @@ pub fn check_reading(
     let pool = DataPool::new(w.data, w.max_bs(), w.randseed, true);
     let mut blocks: Vec<(u64, Vec<Written>)> = plan(w, &r.writes_per_job).into_iter().collect();
     blocks.sort_unstable_by_key(|b| b.0);
-    let mut found = AlignedBuf::new(bs);
+    let per_read = (READ_BYTES / bs).max(1);
+    let mut found = AlignedBuf::new(bs * per_read);
     let mut exp = vec![0u8; bs];
     let (mut checked, mut bad) = (0u64, 0u64);
-    for (offset, writes) in &blocks {
-        if let Err(e) = read(found.as_mut_slice(), *offset) {
-            r.error = Some(read_error(&e, bs, *offset));
+    for run in adjacent_runs(&blocks, bs as u64, per_read) {
+        let at = run[0].0;
+        let buf = &mut found.as_mut_slice()[..run.len() * bs];
+        if let Err(e) = read(buf, at) {
+            r.error = Some(read_error(&e, buf.len(), at));
             break;
         }
-        checked += 1;
-        if let Some(m) = worst_mismatch(w, &pool, *offset, found.as_slice(), writes, &mut exp) {
-            bad += 1;
-            r.classes.add(m.class);
-            if r.mismatches.len() < LISTED_MISMATCHES {
-                r.mismatches.push(m);
+        for ((offset, writes), got) in run.iter().zip(buf.chunks_exact(bs)) {
+            checked += 1;
+            if let Some(m) = worst_mismatch(w, &pool, *offset, got, writes, &mut exp) {
+                bad += 1;
+                r.classes.add(m.class);
+                if r.mismatches.len() < LISTED_MISMATCHES {
+                    r.mismatches.push(m);
+                }
             }
         }
     }
     r.blocks_checked = Some(checked);
     r.blocks_bad = Some(bad);
     r
+}
+
+/// The most bytes the pass reads at once: blocks written next to each other are read
+/// together (a sequential run's pass makes one read per MiB, not one per block).
+pub const READ_BYTES: usize = 1 << 20;
+
+/// `blocks` (sorted by offset, `bs` bytes each) cut into runs of adjacent blocks of at
+/// most `most` blocks.
+fn adjacent_runs(
+    blocks: &[(u64, Vec<Written>)],
+    bs: u64,
+    most: usize,
+) -> impl Iterator<Item = &[(u64, Vec<Written>)]> {
+    let mut rest = blocks;
+    std::iter::from_fn(move || {
+        let first = rest.first()?.0;
+        let n = rest
+            .iter()
+            .take(most)
+            .enumerate()
+            .take_while(|(i, b)| b.0 == first + *i as u64 * bs)
+            .count();
+        let (run, tail) = rest.split_at(n);
+        rest = tail;
+        Some(run)
+    })
 }
 
 /// What `found` at `offset` is against the last writes of each job there: None when it
@@ -385,14 +416,14 @@ fn worst_mismatch(
     worst
 }
 
-/// A failed read-back in words: a target that ends before the block says so.
-fn read_error(e: &std::io::Error, bs: usize, offset: u64) -> String {
-    let end = offset + bs as u64;
+/// A failed read-back in words: a target that ends before the blocks says so.
+fn read_error(e: &std::io::Error, len: usize, offset: u64) -> String {
+    let end = offset + len as u64;
     match e.kind() {
         std::io::ErrorKind::UnexpectedEof => format!(
-            "the target ends before byte {end}, the end of the {bs}-byte block written at byte {offset} (cut shorter since the run?)"
+            "the target ends before byte {end}, the end of the {len} bytes written from byte {offset} (cut shorter since the run?)"
         ),
-        _ => format!("reading back the {bs}-byte block at byte {offset} failed ({e})"),
+        _ => format!("reading back the {len} bytes written from byte {offset} failed ({e})"),
     }
 }
 
@@ -486,6 +517,16 @@ mod tests {
         for (i, s) in b.chunks(512).enumerate() {
             assert_eq!(crate::data::stamped_offset(s), (1 << 20) + 512 * i as u64);
         }
+    }
+
+    #[test]
+    fn adjacent_blocks_are_read_together_up_to_the_limit() {
+        let b = |o: u64| (o * 4096, vec![wr(o)]);
+        let blocks: Vec<_> = [0, 1, 2, 3, 5, 6, 9].into_iter().map(b).collect();
+        let runs: Vec<Vec<u64>> = adjacent_runs(&blocks, 4096, 3)
+            .map(|r| r.iter().map(|x| x.0 / 4096).collect())
+            .collect();
+        assert_eq!(runs, vec![vec![0, 1, 2], vec![3], vec![5, 6], vec![9]]);
     }
 
     #[test]

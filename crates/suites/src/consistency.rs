@@ -50,6 +50,10 @@ pub struct Consistency {
     /// Content of the writes: incompressible.
     pub data: DataPattern,
     pub short: bool,
+    /// The continuous random writes carry the verify header and are read back after
+    /// the measured time (`--verify`); a block not as written fails the run.
+    #[serde(default)]
+    pub verify: bool,
 }
 
 /// Most sequential fill passes of the precondition: the SNIA variant takes 2; more is a
@@ -85,10 +89,14 @@ impl Consistency {
             until_steady: false,
             data: DataPattern::Random,
             short,
+            verify: false,
         }
     }
 
     pub fn validate(&self) -> Result<(), String> {
+        if self.verify && self.until_steady {
+            return Err("--verify: checks the continuous random writes, which --until-steady cuts into rounds (separate steps); give one of the two".into());
+        }
         if self.round_ns < secs(1) || !self.round_ns.is_multiple_of(secs(1)) {
             return Err("--round: must be a whole number of seconds, at least 1s".into());
         }
@@ -176,6 +184,12 @@ impl Suite for Consistency {
                 target,
             )?;
             w.log_head = head(self.duration_ns);
+            if self.verify {
+                // After the measured time, not between the precondition and it: the pass's
+                // reads would change the state the random writes start from.
+                w.verify = true;
+                drivelab_engine::run::check_verify(&w, target)?;
+            }
             out.push(PlannedStep {
                 id: "randwrite".into(),
                 name: format!(

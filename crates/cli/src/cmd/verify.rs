@@ -20,7 +20,7 @@ pub struct VerifyArgs {
     /// The file or block device the run wrote.
     pub target: PathBuf,
     /// The run's result document (`drivelab io --verify --json FILE`), or the bundle (its
-    /// directory or run.json) of `drivelab run seqfill --verify`.
+    /// directory or run.json) of `drivelab run seqfill|consistency --verify`.
     #[arg(long, value_name = "RESULT.json|BUNDLE")]
     pub from: PathBuf,
     /// Print the verify result as JSON on standard output (instead of a summary).
@@ -64,7 +64,7 @@ fn load(from: &std::path::Path) -> Result<(drivelab_engine::spec::Workload, Vec<
         (Some(one), None) => Ok(one),
         (None, _) => Err(not_verified()),
         (Some(_), Some(_)) => Err(Fail::usage(format!(
-            "--from {shown}: more than one step of the bundle verified; drivelab verify checks a bundle with one (seqfill)"
+            "--from {shown}: more than one step of the bundle verified; drivelab verify checks a bundle with one (seqfill's fill, consistency's continuous writes)"
         ))),
     }
 }
