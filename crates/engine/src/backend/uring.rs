@@ -566,53 +566,60 @@ fn register_buffers(
     }
 }
 
+/// `$mk` applied to the target: the ring's registered file (`$regfile`) or its
+/// descriptor.
+macro_rules! with_fd {
+    ($regfile:expr, $fd:expr, $mk:expr) => {
+        if $regfile {
+            $mk(types::Fixed(0))
+        } else {
+            $mk(types::Fd($fd))
+        }
+    };
+}
+
 /// A read or write; `fixed`: the index of its registered buffer.
 fn build_rw(op: &AnyOp, ptr: *mut u8, fixed: Option<u16>, fd: i32, regfile: bool) -> squeue::Entry {
-    macro_rules! with_fd {
-        ($mk:expr) => {
-            if regfile {
-                $mk(types::Fixed(0))
-            } else {
-                $mk(types::Fd(fd))
-            }
-        };
-    }
     let (off, len) = (op.offset_bytes, op.len_bytes as u32);
     let flags = if op.fua { libc::RWF_DSYNC } else { 0 };
     match (op.op, fixed) {
-        (Op::Read, None) => with_fd!(|f| opcode::Read::new(f, ptr, len).offset(off).build()),
+        (Op::Read, None) => with_fd!(regfile, fd, |f| opcode::Read::new(f, ptr, len)
+            .offset(off)
+            .build()),
         (Op::Read, Some(i)) => {
-            with_fd!(|f| opcode::ReadFixed::new(f, ptr, len, i).offset(off).build())
+            with_fd!(regfile, fd, |f| opcode::ReadFixed::new(f, ptr, len, i)
+                .offset(off)
+                .build())
         }
-        (_, None) => with_fd!(|f| opcode::Write::new(f, ptr as *const u8, len)
-            .offset(off)
-            .rw_flags(flags)
-            .build()),
-        (_, Some(i)) => with_fd!(|f| opcode::WriteFixed::new(f, ptr as *const u8, len, i)
-            .offset(off)
-            .rw_flags(flags)
-            .build()),
+        (_, None) => with_fd!(regfile, fd, |f| opcode::Write::new(
+            f,
+            ptr as *const u8,
+            len
+        )
+        .offset(off)
+        .rw_flags(flags)
+        .build()),
+        (_, Some(i)) => with_fd!(regfile, fd, |f| opcode::WriteFixed::new(
+            f,
+            ptr as *const u8,
+            len,
+            i
+        )
+        .offset(off)
+        .rw_flags(flags)
+        .build()),
     }
 }
 
 /// A flush (fsync) or a file's discard (a punched hole); a block device's discard is
 /// carried out synchronously instead (`RingJob::refill`).
 fn build_other(op: &AnyOp, fd: i32, regfile: bool) -> squeue::Entry {
-    macro_rules! with_fd {
-        ($mk:expr) => {
-            if regfile {
-                $mk(types::Fixed(0))
-            } else {
-                $mk(types::Fd(fd))
-            }
-        };
-    }
     match op.op {
-        Op::Discard => with_fd!(|f| opcode::Fallocate::new(f, op.len_bytes)
+        Op::Discard => with_fd!(regfile, fd, |f| opcode::Fallocate::new(f, op.len_bytes)
             .offset(op.offset_bytes)
             .mode(libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE)
             .build()),
-        _ => with_fd!(|f| opcode::Fsync::new(f).build()),
+        _ => with_fd!(regfile, fd, |f| opcode::Fsync::new(f).build()),
     }
 }
 

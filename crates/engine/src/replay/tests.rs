@@ -97,29 +97,7 @@ fn replay_at_most(
     timing: Timing,
     max_outstanding: u32,
 ) -> (RunResult, Vec<Logged>) {
-    let p = Placement {
-        start_bytes: 0,
-        size_bytes: target.info.capacity_bytes,
-        align_bytes: target.info.logical_sector_bytes as u64,
-    };
-    let mut s = Schedule::new(records.into_iter().map(Ok), timing, p, true);
-    let stop = AtomicBool::new(false);
-    let mut log = Vec::new();
-    let r = run(
-        &workload(),
-        target,
-        &mut s,
-        ReplayOptions {
-            timing,
-            discards: true,
-            max_outstanding,
-            stop: &stop,
-            progress: None,
-            issue_log: Some(&mut log),
-        },
-    )
-    .unwrap();
-    (r, parse_log(&String::from_utf8(log).unwrap()))
+    replay_with(target, &workload(), records, timing, max_outstanding)
 }
 
 fn model(lat_ns: u64) -> Target {
@@ -409,6 +387,7 @@ fn replay_with(
     w: &Workload,
     records: Vec<Record>,
     timing: Timing,
+    max_outstanding: u32,
 ) -> (RunResult, Vec<Logged>) {
     let p = Placement {
         start_bytes: 0,
@@ -425,7 +404,7 @@ fn replay_with(
         ReplayOptions {
             timing,
             discards: true,
-            max_outstanding: 8,
+            max_outstanding,
             stop: &stop,
             progress: None,
             issue_log: Some(&mut log),
@@ -476,7 +455,7 @@ fn a_replay_runs_on_the_sync_engine_too_one_io_at_a_time() {
     let mut w = workload();
     w.ioengine = crate::spec::IoEngine::Sync;
     let recs = mixed(40);
-    let (r, log) = replay_with(&mut t, &w, recs.clone(), Timing::Afap);
+    let (r, log) = replay_with(&mut t, &w, recs.clone(), Timing::Afap, 8);
     let rp = r.measured.replay.as_ref().unwrap();
     assert_eq!(r.measured.status, RunStatus::Complete, "{:?}", r.measured);
     assert_eq!(r.config.ioengine, crate::spec::IoEngine::Sync);
@@ -498,7 +477,7 @@ fn a_replay_on_io_uring_uses_the_engines_registered_buffers() {
     w.fixedbufs = true;
     w.registerfiles = true;
     let recs = mixed(60);
-    let (r, log) = replay_with(&mut t, &w, recs.clone(), Timing::Afap);
+    let (r, log) = replay_with(&mut t, &w, recs.clone(), Timing::Afap, 8);
     let rp = r.measured.replay.as_ref().unwrap();
     assert_eq!(r.measured.status, RunStatus::Complete, "{:?}", r.measured);
     assert_eq!(r.config.iodepth, 8);
