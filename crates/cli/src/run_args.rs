@@ -230,6 +230,10 @@ pub struct ReplayArgs {
     /// Most I/Os in flight at once [default: 1024].
     #[arg(long = "max-outstanding", value_parser = positive, allow_hyphen_values = true)]
     pub max_outstanding: Option<u32>,
+    /// io_uring (up to --max-outstanding I/Os in flight) or sync (one at a time, a
+    /// thread blocking in each) on a file or block device [default: io_uring].
+    #[arg(long, value_parser = peak_engine, allow_hyphen_values = true)]
+    pub ioengine: Option<IoEngine>,
     /// Interval of the series [default: 1s].
     #[arg(long, value_parser = duration, allow_hyphen_values = true)]
     pub interval: Option<u64>,
@@ -724,6 +728,7 @@ impl SuiteCmd {
                 k.skip_discards = a.skip_discards;
                 set(&mut k.size, a.size);
                 set(&mut k.max_outstanding, a.max_outstanding);
+                set(&mut k.ioengine, a.ioengine);
                 set(&mut k.interval_ns, a.interval);
                 set(&mut k.segment_ns, a.segment);
                 k.issue_log = a.issue_log;

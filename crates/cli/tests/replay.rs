@@ -827,3 +827,51 @@ fn run_json_steps(bundle: &std::path::Path) -> usize {
         })
         .unwrap_or(0)
 }
+
+#[test]
+fn a_replay_runs_on_the_sync_engine_when_asked_one_io_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let recs: Vec<Record> = (0..30u64)
+        .map(|i| {
+            let op = if i % 3 == 0 { Op::Write } else { Op::Read };
+            rec(i * 100_000, op, i * 65536, 4096 << (i % 3))
+        })
+        .collect();
+    let trace = write_trace(dir.path(), "sync.dltrace", &recs);
+    let t = trace.to_str().unwrap();
+    let (doc, _) = replay_ok(
+        dir.path(),
+        &[
+            t,
+            "--size",
+            "64M",
+            "--afap",
+            "--ioengine",
+            "sync",
+            "--out",
+            "b",
+        ],
+    );
+    let step = &doc["steps"][0];
+    assert_eq!(step["config"]["ioengine"], "sync");
+    assert_eq!(step["config"]["iodepth"], 1);
+    let run = &step["run"];
+    assert_eq!(run["replay"]["max_outstanding"], 1);
+    assert_eq!(run["replay"]["ios_completed"], 30);
+    // Only sync or io_uring.
+    let o = run_in(
+        dir.path(),
+        &[
+            "run",
+            "--no-db",
+            "replay",
+            t,
+            "--ioengine",
+            "null",
+            "--out",
+            "c",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--ioengine"), "{}", stderr(&o));
+}

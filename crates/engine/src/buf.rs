@@ -86,6 +86,36 @@ impl SlotBuffers {
     }
 }
 
+/// A backend's I/O buffers per slot: `slots` of `stride` bytes in one allocation (what
+/// a ring registers), and for an I/O larger than the stride (a trace's) a buffer of its
+/// own, grown as needed ([`SlotBuffers`]).
+pub(crate) struct SlotArena {
+    pub(crate) base: AlignedBuf,
+    pub(crate) stride: usize,
+    big: SlotBuffers,
+}
+
+impl SlotArena {
+    pub(crate) fn new(slots: usize, stride: usize) -> Result<SlotArena, String> {
+        Ok(SlotArena {
+            base: AlignedBuf::try_new(stride * slots)?,
+            stride,
+            big: SlotBuffers::new(),
+        })
+    }
+
+    /// Slot `slot`'s buffer of `len` bytes, and whether it lies in the base (registered
+    /// as buffer `slot`).
+    #[inline(always)]
+    pub(crate) fn get(&mut self, slot: usize, len: usize) -> Result<(&mut [u8], bool), String> {
+        if len <= self.stride {
+            let off = slot * self.stride;
+            return Ok((&mut self.base.as_mut_slice()[off..off + len], true));
+        }
+        Ok((self.big.get(slot, len)?, false))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -90,6 +90,16 @@ impl DataPool {
         self.pattern
     }
 
+    /// The largest write one pick of the pool serves ([`DataPool::fill_write`]); a
+    /// larger one is made in pieces ([`crate::source::Content::make`]).
+    pub fn piece_bytes(&self) -> usize {
+        if self.pool.is_empty() {
+            usize::MAX
+        } else {
+            self.pool.len() / 2
+        }
+    }
+
     /// Whether every write needs fresh content (else buffers are filled once).
     pub fn per_write(&self) -> bool {
         !self.pool.is_empty() || self.pattern == DataPattern::Repeat
@@ -186,34 +196,6 @@ pub fn measure_fill_rate(pool: &DataPool, bs: usize, budget_ms: u64) -> f64 {
         }
     }
     bytes as f64 / t.elapsed().as_secs_f64()
-}
-
-/// Write content for I/Os a trace gives (no generator picks it): drivelab's `random` pattern, each sector stamped with its offset.
-pub(crate) struct ContentStream {
-    pool: Arc<DataPool>,
-    rng: fastrand::Rng,
-    writes: u64,
-}
-
-impl ContentStream {
-    pub(crate) fn new() -> ContentStream {
-        ContentStream {
-            pool: DataPool::new(DataPattern::Random, 1 << 20, 0x7E91A7, true),
-            rng: fastrand::Rng::with_seed(0x7E91A7),
-            writes: 0,
-        }
-    }
-
-    pub(crate) fn fill(&mut self, buf: &mut [u8], offset: u64) {
-        // The pool serves writes of up to 8 MiB at a time; larger ones take several.
-        let chunk = 8 << 20;
-        for (i, c) in buf.chunks_mut(chunk).enumerate() {
-            let pick = self.rng.u64(..);
-            self.pool
-                .fill_write(c, offset + (i * chunk) as u64, pick, self.writes);
-        }
-        self.writes += 1;
-    }
 }
 
 #[cfg(test)]

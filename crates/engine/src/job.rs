@@ -8,8 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::data::DataPool;
 use crate::gen::OpGen;
-use crate::op::{Dir, IoOp};
+use crate::op::{AnyOp, Dir, IoOp};
 use crate::series::Recorder;
+use crate::source::{Content, IoSource, Next, Pacing, Plan};
 
 /// An I/O that failed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -47,7 +48,7 @@ impl StopFlags<'_> {
 pub struct Job<'a> {
     pub id: u32,
     gen: OpGen,
-    data: Arc<DataPool>,
+    content: Content,
     pub rec: Recorder<'a>,
     stop: &'a StopFlags<'a>,
     origin_ns: u64,
@@ -97,7 +98,10 @@ impl<'a> Job<'a> {
         Job {
             id,
             gen,
-            data,
+            content: Content {
+                pool: data,
+                job: id,
+            },
             rec,
             stop,
             origin_ns,
@@ -168,12 +172,12 @@ impl<'a> Job<'a> {
 
     /// Whether writes need fresh content per I/O.
     pub fn per_write_data(&self) -> bool {
-        self.data.per_write()
+        self.content.pool.per_write()
     }
 
     /// Fill a buffer once at start (all patterns).
     pub fn init_buffer(&self, buf: &mut [u8]) {
-        self.data.init_buffer(buf);
+        self.content.pool.init_buffer(buf);
     }
 
     /// Write content time spent while the target waited (counted in both totals).
@@ -187,7 +191,7 @@ impl<'a> Job<'a> {
     /// gets (the pool's pick and the write's number), counted now; `None` when it needs
     /// none. The content is then `pool().write_content(buf, op.offset, pick, seq, id)`.
     pub fn plan_fill(&mut self, op: &IoOp) -> Option<(u64, u64)> {
-        if op.dir != Dir::Write || !self.data.per_write() {
+        if op.dir != Dir::Write || !self.content.pool.per_write() {
             return None;
         }
         let pick = self.gen.data_rng().u64(..);
@@ -199,14 +203,16 @@ impl<'a> Job<'a> {
 
     /// The write content's pool.
     pub fn pool(&self) -> &Arc<DataPool> {
-        &self.data
+        &self.content.pool
     }
 
     /// Put the content of write `op` into `buf` (`buf.len() == op.len`).
     #[inline(always)]
     pub fn fill(&mut self, op: &IoOp, buf: &mut [u8]) {
         if let Some((pick, seq)) = self.plan_fill(op) {
-            self.data.write_content(buf, op.offset, pick, seq, self.id);
+            self.content
+                .pool
+                .write_content(buf, op.offset, pick, seq, self.id);
         }
     }
 
@@ -274,6 +280,48 @@ impl<'a> Job<'a> {
             return false;
         }
         true
+    }
+}
+
+/// The generator's jobs as a backend's source: closed loop, reads and writes only.
+impl IoSource for Job<'_> {
+    fn id(&self) -> u32 {
+        self.id
+    }
+    fn pacing(&self) -> Pacing {
+        Pacing::Closed
+    }
+    #[inline(always)]
+    fn next(&mut self, now_ns: u64) -> Next {
+        match self.next_op(now_ns) {
+            Some(op) => Next::Io(op.into()),
+            None => Next::Done,
+        }
+    }
+    #[inline(always)]
+    fn may_issue(&self, now_ns: u64) -> bool {
+        Job::may_issue(self, now_ns)
+    }
+    fn content(&self) -> &Content {
+        &self.content
+    }
+    #[inline(always)]
+    fn plan(&mut self, op: &AnyOp) -> Option<Plan> {
+        self.plan_fill(&op.rw()?)
+    }
+    fn data_time(&mut self, made_ns: u64, held_ns: u64) {
+        self.data_ns += made_ns;
+        self.data_held_ns += held_ns;
+    }
+    #[inline(always)]
+    fn complete(&mut self, op: &AnyOp, submit_ns: u64, done_ns: u64, result: i64) -> bool {
+        match op.rw() {
+            Some(rw) => Job::complete(self, &rw, submit_ns, done_ns, result),
+            None => true,
+        }
+    }
+    fn finish(&mut self) {
+        self.rec.finish();
     }
 }
 

@@ -8,9 +8,10 @@
 //! engine in virtual time.
 //!
 //! Layout: `spec` (what to do), `target` (where), `backend` (how: one file per I/O
-//! engine), `gen` and `data` (which I/Os, which bytes), `hist` and `series` (measurement),
-//! `run` (putting it together), `replay` (a trace as the workload source, issued by the
-//! same backends), `assemble` (the result of either), `result` (what comes out),
+//! engine, one loop each), `source` (where a backend's I/Os come from: a generator's job
+//! or a trace), `gen` and `data` (which I/Os, which bytes), `hist` and `series`
+//! (measurement), `run` (putting it together), `replay` (a trace as the I/O source, run
+//! by the same backends), `assemble` (the result of either), `result` (what comes out),
 //! `block_header`, `verify` and `verify_pass` (checking what was written), `sys` (raw system calls).
 
 pub mod assemble;
@@ -31,6 +32,7 @@ pub mod run;
 pub mod sensor;
 pub mod series;
 pub mod size;
+pub mod source;
 pub mod spec;
 pub mod sys;
 pub mod target;

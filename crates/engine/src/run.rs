@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::assemble::Facts;
-use crate::backend::{null::NullBackend, sync::SyncBackend, uring::UringBackend};
+use crate::backend::uring::UringBackend;
 use crate::backend::{virtual_time::VirtualBackend, Backend, BackendCtx};
 use crate::clock::{Clock, MonotonicClock};
 use crate::data::DataPool;
@@ -493,28 +493,16 @@ fn execute(w: &Workload, target: &mut Target, opts: &RunOptions<'_>, prep: Prepa
             });
         }
         sensors.spawn(s, &agg, &finished);
-        let mut ctx = BackendCtx {
-            workload: w,
-            clock: &wall_clock,
-            file: None,
-            notes: &backend_notes,
-            workers_busy: &workers_busy,
-        };
-        let r = if let Some(model) = target.model_mut() {
-            VirtualBackend { model, agg: &agg }.run(&mut jobs, &ctx)
-        } else {
-            ctx.file = target.file();
-            let mut backend: Box<dyn Backend> = match w.ioengine {
-                IoEngine::Sync => Box::new(SyncBackend),
-                // libaio only comes from fio's results (IoEngine::parse refuses it):
-                // should such a config be run, io_uring is drivelab's asynchronous engine.
-                IoEngine::IoUring | IoEngine::Libaio => {
-                    Box::new(prep.uring.take().unwrap_or_default())
-                }
-                IoEngine::Null | IoEngine::Sim => Box::new(NullBackend),
-            };
-            backend.run(&mut jobs, &ctx)
-        };
+        let r = run_backend(
+            w,
+            target,
+            &mut jobs,
+            prep.uring.take(),
+            &agg,
+            &wall_clock,
+            &backend_notes,
+            &workers_busy,
+        );
         finished.store(true, Ordering::Relaxed);
         r
     });
@@ -562,6 +550,39 @@ fn execute(w: &Workload, target: &mut Target, opts: &RunOptions<'_>, prep: Prepa
             .unwrap_or_else(|e| e.into_inner()),
         sensor_notes,
     }
+}
+
+/// Carry out `sources`' I/Os on the target's backend: the model's in virtual time, the
+/// workload's engine otherwise (`uring`: its probe of the target). Shared by generated
+/// runs and replays.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_backend<S: crate::source::IoSource>(
+    w: &Workload,
+    target: &mut Target,
+    sources: &mut [S],
+    uring: Option<UringBackend>,
+    agg: &Aggregator,
+    clock: &MonotonicClock,
+    notes: &Mutex<Vec<String>>,
+    workers_busy: &Mutex<Option<f64>>,
+) -> Result<(), String> {
+    let mut ctx = BackendCtx {
+        workload: w,
+        clock,
+        file: None,
+        block: target.info.kind == TargetKind::BlockDevice,
+        notes,
+        workers_busy,
+    };
+    if let Some(model) = target.model_mut() {
+        return VirtualBackend { model, agg }.run(sources, &ctx);
+    }
+    ctx.file = target.file();
+    if ctx.file.is_none() {
+        // A null target: nothing to do I/O on, whatever the engine asked.
+        return crate::backend::null::NullBackend.run(sources, &ctx);
+    }
+    crate::backend::for_workload(w, uring).run(sources, &ctx)
 }
 
 /// One job per `numjobs`, each with its share of a byte-bounded run.

@@ -61,10 +61,18 @@ pub struct Replay {
     /// `--short`: a demonstration on a 64 MiB span (reports mark it so).
     #[serde(default)]
     pub short: bool,
+    /// The engine that issues the trace's I/Os on a file or block device: io_uring (up
+    /// to `max_outstanding` in flight) or sync (one at a time).
+    #[serde(default = "uring")]
+    pub ioengine: IoEngine,
 }
 
 fn yes() -> bool {
     true
+}
+
+fn uring() -> IoEngine {
+    IoEngine::IoUring
 }
 
 /// The most steps a replay is cut into.
@@ -89,6 +97,7 @@ impl Replay {
             writes: true,
             fill: true,
             short: false,
+            ioengine: IoEngine::IoUring,
         }
     }
 
@@ -336,8 +345,12 @@ impl Suite for Replay {
             ));
         }
         let sector = target.logical_sector_bytes.max(512);
-        let shape =
-            Shape::new(RwMode::RandRw, sector, self.max_outstanding, 1).engine(IoEngine::IoUring);
+        // The sync engine keeps one I/O in flight.
+        let depth = match self.ioengine {
+            IoEngine::Sync => 1,
+            _ => self.max_outstanding,
+        };
+        let shape = Shape::new(RwMode::RandRw, sector, depth, 1).engine(self.ioengine);
         // Each step is bounded by its trace time (at `--speed`): what the plan line and
         // the ETA count. (Under --afap the drive sets the pace; the trace time is
         // what it stands for.)
@@ -713,7 +726,7 @@ pub fn run_step(
             max_outstanding: r.max_outstanding,
             stop,
             progress,
-            issue_log: log.as_mut().map(|b| b as &mut dyn Write),
+            issue_log: log.as_mut().map(|b| b as &mut (dyn Write + Send)),
         },
     )?;
     if let (Some(mut b), Some(pending), Some(to)) = (log, pending, log_path) {

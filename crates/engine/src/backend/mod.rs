@@ -6,26 +6,25 @@
 //! ([`uring`]), nothing at all ([`null`]), or a device model in virtual time
 //! ([`virtual_time`]).
 //!
-//! The same backends issue an open-loop source's I/Os, a trace's: each offers an
-//! [`Issuer`] ([`issuer`] picks the target's) that starts one I/O of any kind the moment
-//! the source says and hands back completions, each with its own time. One ring setup,
-//! one way to build an SQE, one null and one model for generated and replayed I/O.
+//! Each backend has one loop, which takes its I/Os from an [`IoSource`]: the workload
+//! generator's jobs or a trace's schedule (reads, writes, flushes, discards, each when
+//! the source says). One ring setup with its registered buffers, one sync engine, one
+//! null and one model for generated and replayed I/O; every completion is stamped on
+//! its own.
 
 pub mod null;
 pub mod sync;
 pub mod uring;
 pub mod virtual_time;
 
-use std::collections::BinaryHeap;
 use std::fs::File;
 use std::sync::Mutex;
 
-use crate::clock::{Clock, MonotonicClock};
-use crate::job::Job;
-use crate::model::SensorReading;
+use crate::clock::Clock;
 use crate::op::AnyOp;
-use crate::spec::Workload;
-use crate::target::{Target, TargetKind};
+use crate::source::IoSource;
+use crate::spec::{IoEngine, Workload};
+use drivelab_trace::Op;
 
 /// What every backend is given besides the jobs.
 pub struct BackendCtx<'a> {
@@ -33,6 +32,8 @@ pub struct BackendCtx<'a> {
     pub clock: &'a dyn Clock,
     /// The opened target for backends that do real I/O.
     pub file: Option<&'a File>,
+    /// The target is a block device (a discard is BLKDISCARD, not a punched hole).
+    pub block: bool,
     /// Notes for the result: how the backend had to carry out this run, in a sentence.
     pub notes: &'a Mutex<Vec<String>>,
     /// Average busy io_uring kernel workers, when the backend handed I/O to them
@@ -55,19 +56,20 @@ impl BackendCtx<'_> {
     }
 }
 
-/// One I/O backend.
-pub trait Backend {
+/// One I/O backend, for sources of type `S`.
+pub trait Backend<S: IoSource> {
     fn name(&self) -> &'static str;
-    /// Run every job to its end. Each job's recorder must be finished before returning.
-    /// An Err is a failure of the backend itself (e.g. a ring could not be set up), not
-    /// an I/O error, which jobs record.
-    fn run(&mut self, jobs: &mut [Job<'_>], ctx: &BackendCtx<'_>) -> Result<(), String>;
+    /// Run every source to its end. Each one's [`IoSource::finish`] must be called before
+    /// returning. An Err is a failure of the backend itself (e.g. a ring could not be
+    /// set up), not an I/O error, which sources record.
+    fn run(&mut self, jobs: &mut [S], ctx: &BackendCtx<'_>) -> Result<(), String>;
 }
 
-/// Run one closure per job on its own named thread and wait for all; the first error wins.
-pub(crate) fn per_job_threads<'j, 'a: 'j, F>(jobs: &'j mut [Job<'a>], f: F) -> Result<(), String>
+/// Run one closure per source on its own named thread and wait for all; the first error
+/// wins.
+pub(crate) fn per_job_threads<S: IoSource, F>(jobs: &mut [S], f: F) -> Result<(), String>
 where
-    F: Fn(&mut Job<'a>) -> Result<(), String> + Sync,
+    F: Fn(&mut S) -> Result<(), String> + Sync,
 {
     std::thread::scope(|s| {
         let handles: Vec<_> = jobs
@@ -75,10 +77,10 @@ where
             .map(|job| {
                 let f = &f;
                 std::thread::Builder::new()
-                    .name(format!("drivelab-job{}", job.id))
+                    .name(format!("drivelab-job{}", job.id()))
                     .spawn_scoped(s, move || {
                         let r = f(job);
-                        job.rec.finish();
+                        job.finish();
                         r
                     })
                     .map_err(|e| format!("cannot start a job thread: {e}"))
@@ -105,71 +107,9 @@ pub(crate) fn neg_errno(e: &std::io::Error) -> i64 {
     -(e.raw_os_error().unwrap_or(libc::EIO) as i64)
 }
 
-/// Longest single wait of an [`Issuer`], so that a stop request is seen within it.
+/// Longest single wait of a backend for an open-loop source's due time, so that a stop
+/// request is seen within it.
 pub(crate) const SLICE_NS: u64 = 100_000_000;
-
-/// Carries out an open-loop source's I/Os (a trace's). Slots are the driver's: a slot is not reused before its
-/// completion has been handed back.
-pub trait Issuer {
-    /// The replay's clock.
-    fn now(&self) -> u64;
-    /// Start `io` (in slot `slot`) at `at`, a reading of [`Issuer::now`].
-    fn submit(&mut self, io: &AnyOp, slot: usize, at: u64) -> Result<(), String>;
-    /// Hand back completions as `(slot, done_ns, result)`; `result` is the byte count of
-    /// a read or write, 0 for a flush or discard, or a negative errno. Waits for at
-    /// least one when `inflight`, but not past `until` (nor longer than 100 ms on a
-    /// real clock); with nothing in flight, waits until `until`.
-    fn wait(
-        &mut self,
-        until: Option<u64>,
-        inflight: bool,
-        out: &mut Vec<(usize, u64, i64)>,
-    ) -> Result<(), String>;
-    /// Sensor readings taken since the last call (a simulated device's, at every
-    /// interval boundary its virtual time crossed).
-    fn sensors(&mut self) -> Vec<SensorReading> {
-        Vec::new()
-    }
-}
-
-/// The issuer for this target, on `clock` (a simulated drive keeps its own, virtual
-/// one, and reads its sensors every `interval_ns` from its present time on).
-pub fn issuer<'t>(
-    target: &'t mut Target,
-    clock: &'t MonotonicClock,
-    interval_ns: u64,
-    max_outstanding: u32,
-) -> Result<Box<dyn Issuer + 't>, String> {
-    let kind = target.info.kind;
-    if target.model().is_some() {
-        let model = target.model_mut().expect("a model target");
-        let now = model.now_ns();
-        return Ok(Box::new(virtual_time::ModelIssuer {
-            model,
-            now,
-            heap: BinaryHeap::new(),
-            seq: 0,
-            interval_ns: interval_ns.max(1),
-            next_sample: now,
-            readings: Vec::new(),
-        }));
-    }
-    match target.file() {
-        Some(f) => Ok(Box::new(uring::UringIssuer::new(
-            f,
-            clock,
-            kind == TargetKind::BlockDevice,
-            max_outstanding,
-        )?)),
-        None => Ok(Box::new(null::NullIssuer {
-            clock,
-            stamps: Stamps::default(),
-            content: crate::data::ContentStream::new(),
-            buf: crate::buf::AlignedBuf::new(0),
-            ready: Vec::new(),
-        })),
-    }
-}
 
 /// Completion times read from the clock one per completion, strictly increasing within a
 /// reap (two readings within one clock tick are told apart by a nanosecond).
@@ -182,5 +122,44 @@ impl Stamps {
     pub(crate) fn next(&mut self, clock: &dyn Clock) -> u64 {
         self.last = clock.now_ns().max(self.last + 1);
         self.last
+    }
+}
+
+/// Carry out `op` on `file` with blocking system calls (`buf`: a read's or write's
+/// bytes); the result as [`IoSource::complete`] takes it. A discard is BLKDISCARD on a
+/// block device (`block`), a punched hole in a file; a FUA write is followed by
+/// fdatasync.
+pub(crate) fn blocking_io(file: &File, op: &AnyOp, buf: &mut [u8], block: bool) -> i64 {
+    use std::os::unix::fs::FileExt;
+    let ok = |r: std::io::Result<()>, n: i64| r.map_or_else(|e| neg_errno(&e), |()| n);
+    let (off, len) = (op.offset_bytes, op.len_bytes);
+    match op.op {
+        Op::Read => file
+            .read_at(buf, off)
+            .map_or_else(|e| neg_errno(&e), |n| n as i64),
+        Op::Write => match file.write_at(buf, off) {
+            Ok(n) if op.fua => ok(file.sync_data(), n as i64),
+            Ok(n) => n as i64,
+            Err(e) => neg_errno(&e),
+        },
+        Op::Flush => ok(file.sync_data(), 0),
+        Op::Discard if block => ok(crate::sys::block_discard(file, off, len), 0),
+        Op::Discard => ok(crate::sys::punch_hole(file, off, len), 0),
+    }
+}
+
+/// The backend `w` asks for on a real or null target (a simulated one runs on
+/// [`virtual_time::VirtualBackend`]); `uring`: io_uring's probe of the target, made
+/// before the clock started.
+pub fn for_workload<S: IoSource>(
+    w: &Workload,
+    uring: Option<uring::UringBackend>,
+) -> Box<dyn Backend<S>> {
+    match w.ioengine {
+        IoEngine::Sync => Box::new(sync::SyncBackend),
+        // libaio only comes from fio's results (IoEngine::parse refuses it): should such
+        // a config be run, io_uring is drivelab's asynchronous engine.
+        IoEngine::IoUring | IoEngine::Libaio => Box::new(uring.unwrap_or_default()),
+        IoEngine::Null | IoEngine::Sim => Box::new(null::NullBackend),
     }
 }

@@ -6,50 +6,71 @@
 //! current one is in flight, so at one I/O in flight the target does not wait for the
 //! generator (a 1 MiB write's content takes about as long to make as a fast drive takes
 //! to write it). Smaller writes cost less to make than a hand-over between threads.
+//!
+//! A trace's I/Os (any kind: flushes are fdatasync, discards BLKDISCARD or a punched
+//! hole, FUA writes followed by fdatasync) go the same way, one at a time, each when
+//! the source says; the thread sleeps until then.
 
 use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::sync::mpsc;
 
-use super::{neg_errno, per_job_threads, Backend, BackendCtx};
-use crate::buf::AlignedBuf;
+use super::{blocking_io, per_job_threads, Backend, BackendCtx, Stamps, SLICE_NS};
+use crate::buf::{AlignedBuf, SlotArena};
 use crate::clock::Clock;
-use crate::job::Job;
-use crate::op::{Dir, IoOp};
+use crate::op::AnyOp;
+use crate::source::{IoSource, Next, Pacing, Plan};
+use drivelab_trace::Op;
 
 /// Writes of at least this many bytes get their content made ahead (see above).
 pub const AHEAD_MIN_BYTES: u32 = 128 << 10;
 
 pub struct SyncBackend;
 
-impl Backend for SyncBackend {
+impl<S: IoSource> Backend<S> for SyncBackend {
     fn name(&self) -> &'static str {
         "sync"
     }
 
-    fn run(&mut self, jobs: &mut [Job<'_>], ctx: &BackendCtx<'_>) -> Result<(), String> {
+    fn run(&mut self, jobs: &mut [S], ctx: &BackendCtx<'_>) -> Result<(), String> {
         let file = ctx.file.ok_or("the sync engine needs an opened target")?;
         let w = ctx.workload;
         let max_bs = w.max_bs() as usize;
         let clock = ctx.clock;
         per_job_threads(jobs, |job| {
-            let ahead = job.per_write_data() && w.writes() && w.max_bs() >= AHEAD_MIN_BYTES;
+            let ahead = job.pacing() == Pacing::Closed
+                && job.per_write_data()
+                && w.writes()
+                && w.max_bs() >= AHEAD_MIN_BYTES;
             if ahead {
-                return run_ahead(job, file, clock, max_bs);
+                return run_ahead(job, file, clock, max_bs, ctx.block);
             }
-            let mut buf = AlignedBuf::try_new(max_bs)?;
-            job.init_buffer(buf.as_mut_slice());
+            let mut bufs = SlotArena::new(1, job.slot_bytes(1, max_bs))?;
+            job.init_buffer(bufs.base.as_mut_slice());
             let per_write = job.per_write_data();
+            let mut stamps = Stamps::default();
             let mut now = clock.now_ns();
-            while let Some(op) = job.next_op(now) {
-                let b = &mut buf.as_mut_slice()[..op.len as usize];
+            loop {
+                let op = match job.next(now) {
+                    Next::Io(op) => op,
+                    Next::At(t) => {
+                        crate::clock::sleep_until(clock, t.min(now + SLICE_NS));
+                        now = clock.now_ns();
+                        continue;
+                    }
+                    Next::Done => break,
+                    Next::Completion => return Err(nothing_in_flight()),
+                };
+                let b: &mut [u8] = match op.rw() {
+                    Some(_) => bufs.get(0, op.len_bytes as usize)?.0,
+                    None => &mut [],
+                };
                 job.fill(&op, b);
                 let t0 = clock.now_ns();
-                if per_write && op.dir == Dir::Write {
-                    job.data_held(t0 - now);
+                if per_write && op.op == Op::Write {
+                    job.data_time(t0 - now, t0 - now);
                 }
-                let res = io(file, &op, b);
-                now = clock.now_ns();
+                let res = blocking_io(file, &op, b, ctx.block);
+                now = stamps.next(clock);
                 if !job.complete(&op, t0, now, res) {
                     break;
                 }
@@ -59,46 +80,45 @@ impl Backend for SyncBackend {
     }
 }
 
-fn io(file: &File, op: &IoOp, b: &mut [u8]) -> i64 {
-    let res = match op.dir {
-        Dir::Read => file.read_at(b, op.offset),
-        Dir::Write => file.write_at(b, op.offset),
-    };
-    match res {
-        Ok(n) => n as i64,
-        Err(e) => neg_errno(&e),
-    }
+/// A source that waits for a completion when none of its I/Os is in flight would wait
+/// for ever: a fault of the source, said rather than hung.
+pub(crate) fn nothing_in_flight() -> String {
+    "the I/O source waited for a completion with nothing in flight".into()
 }
 
 /// What the helper is asked to make: a buffer, the I/O, and a write's content plan.
-type Ask = (AlignedBuf, IoOp, Option<(u64, u64)>);
+type Ask = (AlignedBuf, AnyOp, Option<Plan>);
 
 /// One job with its next write's content made on a helper thread while the current I/O
 /// is in flight: two buffers, handed back and forth.
-fn run_ahead(
-    job: &mut Job<'_>,
+fn run_ahead<S: IoSource>(
+    job: &mut S,
     file: &File,
     clock: &dyn Clock,
     max_bs: usize,
+    block: bool,
 ) -> Result<(), String> {
-    let pool = job.pool().clone();
-    let job_id = job.id;
+    let content = job.content().clone();
     let mut bufs = [AlignedBuf::try_new(max_bs)?, AlignedBuf::try_new(max_bs)?];
     for b in &mut bufs {
         job.init_buffer(b.as_mut_slice());
     }
     let [first, second] = bufs;
     let (ask_tx, ask_rx) = mpsc::sync_channel::<Ask>(1);
-    let (ready_tx, ready_rx) = mpsc::sync_channel::<(AlignedBuf, IoOp, u64)>(1);
+    let (ready_tx, ready_rx) = mpsc::sync_channel::<(AlignedBuf, AnyOp, u64)>(1);
+    let next_op = |job: &mut S, now| match job.next(now) {
+        Next::Io(op) => Some(op),
+        _ => None,
+    };
     std::thread::scope(|s| {
         std::thread::Builder::new()
-            .name(format!("drivelab-data{}", job.id))
+            .name(format!("drivelab-data{}", job.id()))
             .spawn_scoped(s, move || {
                 for (mut b, op, plan) in ask_rx {
                     let t0 = std::time::Instant::now();
-                    if let Some((pick, seq)) = plan {
-                        let slice = &mut b.as_mut_slice()[..op.len as usize];
-                        pool.write_content(slice, op.offset, pick, seq, job_id);
+                    if let Some(plan) = plan {
+                        let slice = &mut b.as_mut_slice()[..op.len_bytes as usize];
+                        content.make(slice, op.offset_bytes, plan);
                     }
                     let made = t0.elapsed().as_nanos() as u64;
                     if ready_tx.send((b, op, made)).is_err() {
@@ -108,12 +128,13 @@ fn run_ahead(
             })
             .map_err(|e| format!("cannot start a data thread: {e}"))?;
         let mut now = clock.now_ns();
-        let Some(op) = job.next_op(now) else {
+        let Some(op) = next_op(job, now) else {
             return Ok(());
         };
-        let plan = job.plan_fill(&op);
+        let plan = job.plan(&op);
         let _ = ask_tx.send((first, op, plan));
         let mut spare = Some(second);
+        let mut stamps = Stamps::default();
         loop {
             // The target waits only if the helper is still making this I/O's content.
             let waited = clock.now_ns();
@@ -121,17 +142,17 @@ fn run_ahead(
                 return Err("the data thread stopped".into());
             };
             let t0 = clock.now_ns();
-            job.data_ns += made;
-            job.data_held_ns += t0 - waited;
+            job.data_time(made, t0 - waited);
             // The next I/O's content is made while this one is in flight.
-            let next = job.next_op(now);
+            let next = next_op(job, now);
             if let (Some(n), Some(b)) = (next, spare.take()) {
-                let plan = job.plan_fill(&n);
+                let plan = job.plan(&n);
                 let _ = ask_tx.send((b, n, plan));
             }
             let t0 = if next.is_some() { clock.now_ns() } else { t0 };
-            let res = io(file, &op, &mut buf.as_mut_slice()[..op.len as usize]);
-            now = clock.now_ns();
+            let b = &mut buf.as_mut_slice()[..op.len_bytes as usize];
+            let res = blocking_io(file, &op, b, block);
+            now = stamps.next(clock);
             spare = Some(buf);
             if !job.complete(&op, t0, now, res) || next.is_none() || !job.may_issue(now) {
                 break;

@@ -5,7 +5,12 @@
 //! So the queue depth asked is the queue depth held: no prepared I/O waits in user
 //! space while the kernel works on others, and no completed I/O waits for other
 //! completions before it is counted and replaced. Submission time is read just before
-//! the refill is handed over; completion time once per reap. Writes with fresh content
+//! the refill is handed over; completion time once per completion as it is taken from
+//! the ring. The I/Os come from a source ([`IoSource`]): the generator's job, or a
+//! trace's schedule, whose I/Os (flushes as fsync, a file's discards as punched holes, a
+//! block device's as BLKDISCARD done at once, FUA writes with RWF_DSYNC) are each handed
+//! over as they come due, the ring waiting for a completion or the next due time
+//! (asleep to within [`SPIN_NS`] of it, then spinning). Writes with fresh content
 //! per I/O (`--data random`, the default, and the other per-write patterns) are
 //! prepared ahead, in spare slots, while the queue is full: the refill is handed over,
 //! the next writes are prepared, then the job waits. Preparing a 1 MiB write in the
@@ -43,12 +48,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use io_uring::types::{SubmitArgs, Timespec};
 use io_uring::{opcode, squeue, types, IoUring};
 
-use super::{per_job_threads, Backend, BackendCtx, Issuer, Stamps, SLICE_NS};
-use crate::buf::{AlignedBuf, SlotBuffers};
-use crate::clock::{Clock, MonotonicClock, SPIN_NS};
-use crate::data::ContentStream;
-use crate::job::Job;
+use std::collections::VecDeque;
+
+use super::{blocking_io, per_job_threads, Backend, BackendCtx, Stamps, SLICE_NS};
+use crate::buf::SlotArena;
+use crate::clock::{Clock, SPIN_NS};
 use crate::op::{AnyOp, Dir, IoOp};
+use crate::source::{IoSource, Next, Pacing};
 use crate::spec::Workload;
 use drivelab_trace::Op;
 
@@ -67,14 +73,23 @@ impl UringBackend {
             mode: Some(probe(file, w)),
         }
     }
+
+    /// Without the probe: every I/O submitted inline. For a replay, whose target must
+    /// receive the trace's I/Os and nothing else (the probe reads the span's first
+    /// block twice).
+    pub fn inline() -> UringBackend {
+        UringBackend {
+            mode: Some(Mode::Inline),
+        }
+    }
 }
 
-impl Backend for UringBackend {
+impl<S: IoSource> Backend<S> for UringBackend {
     fn name(&self) -> &'static str {
         "io_uring"
     }
 
-    fn run(&mut self, jobs: &mut [Job<'_>], ctx: &BackendCtx<'_>) -> Result<(), String> {
+    fn run(&mut self, jobs: &mut [S], ctx: &BackendCtx<'_>) -> Result<(), String> {
         let file = ctx
             .file
             .ok_or("the io_uring engine needs an opened target")?;
@@ -143,22 +158,67 @@ fn busy_workers() -> Option<usize> {
 }
 
 /// Every job on its own thread and ring (see the module documentation).
-fn run_jobs(
-    jobs: &mut [Job<'_>],
+fn run_jobs<S: IoSource>(
+    jobs: &mut [S],
     ctx: &BackendCtx<'_>,
     file: &File,
     mode: Mode,
 ) -> Result<(), String> {
-    let fd = file.as_raw_fd();
-    let w = ctx.workload;
-    let clock = ctx.clock;
     per_job_threads(jobs, |job| {
+        let mut r = RingJob::new(job, ctx, file, mode)?;
+        let res = r.run(job, ctx.clock);
+        r.close(res)
+    })
+}
+
+/// One job's ring, its buffers and its slots.
+struct RingJob<'f> {
+    /// Declared before the buffers, so that it is dropped first.
+    ring: IoUring,
+    bufs: SlotArena,
+    /// Per slot: the I/O and its submission time.
+    slots: Vec<(AnyOp, u64)>,
+    free: Vec<usize>,
+    /// Writes prepared (content and all) while the queue is full, handed over the moment
+    /// a slot frees up.
+    ready: VecDeque<usize>,
+    /// Slots pushed to the ring and not yet handed to the kernel.
+    batch: Vec<usize>,
+    inflight: usize,
+    draining: bool,
+    /// The source's due time, when it has nothing to issue before it.
+    wake: Option<u64>,
+    pacing: Pacing,
+    qd: usize,
+    spare: usize,
+    batch_submit: usize,
+    file: &'f File,
+    fd: i32,
+    fixed: bool,
+    regfile: bool,
+    block: bool,
+    sqe_flags: squeue::Flags,
+    workers: bool,
+    stamps: Stamps,
+}
+
+impl<'f> RingJob<'f> {
+    fn new<S: IoSource>(
+        job: &S,
+        ctx: &BackendCtx<'_>,
+        file: &'f File,
+        mode: Mode,
+    ) -> Result<RingJob<'f>, String> {
+        let w = ctx.workload;
         let qd = w.iodepth as usize;
-        let stride = (w.max_bs() as usize).next_multiple_of(crate::buf::BUF_ALIGN);
-        let spare = spare_slots(qd, stride, job.per_write_data() && w.writes());
+        let pacing = job.pacing();
+        let stride = job
+            .slot_bytes(qd, w.max_bs() as usize)
+            .next_multiple_of(crate::buf::BUF_ALIGN);
+        let ahead = pacing == Pacing::Closed && job.per_write_data() && w.writes();
+        let spare = spare_slots(qd, stride, ahead);
         let nslots = qd + spare;
-        // Declared before the ring so that it is dropped after it.
-        let mut bufs = AlignedBuf::try_new(stride * nslots)?;
+        let mut bufs = SlotArena::new(nslots, stride)?;
         let mut ring = new_ring(qd as u32).map_err(|e| {
             let hint = if e.raw_os_error() == Some(libc::ENOMEM) {
                 " (RLIMIT_MEMLOCK may be too low; --ioengine sync needs none)"
@@ -167,39 +227,19 @@ fn run_jobs(
             };
             format!("cannot set up an io_uring of depth {qd}: {e}{hint}")
         })?;
-        for b in bufs.as_mut_slice().chunks_mut(stride) {
+        for b in bufs.base.as_mut_slice().chunks_mut(stride) {
             job.init_buffer(b);
         }
-        // Registered buffers and file spare the kernel a page lookup and a file
-        // reference per I/O. A ring that cannot have them (RLIMIT_MEMLOCK for large
-        // buffers, old kernels) runs with plain ones, and the result says so.
-        let mut fixed = false;
-        if w.fixedbufs {
-            let iov: Vec<libc::iovec> = bufs
-                .as_mut_slice()
-                .chunks_mut(stride)
-                .map(|c| libc::iovec {
-                    iov_base: c.as_mut_ptr() as *mut libc::c_void,
-                    iov_len: stride,
-                })
-                .collect();
-            // SAFETY: the registered memory is `bufs`, which outlives the ring: it is
-            // declared first and dropped last (or leaked on a failed submit).
-            match unsafe { ring.submitter().register_buffers(&iov) } {
-                    Ok(()) => fixed = true,
-                    Err(e) => ctx.note(format!(
-                        "io_uring refused to register {nslots} buffers of {stride} bytes ({e}; RLIMIT_MEMLOCK may be too low): plain buffers were used."
-                    )),
-                }
-        }
+        let fixed = w.fixedbufs && register_buffers(&mut ring, &mut bufs, nslots, ctx);
+        let fd = file.as_raw_fd();
         let mut regfile = false;
         if w.registerfiles {
             match ring.submitter().register_files(&[fd]) {
-                    Ok(()) => regfile = true,
-                    Err(e) => ctx.note(format!(
-                        "io_uring refused to register the target's file ({e}): it was passed by descriptor."
-                    )),
-                }
+                Ok(()) => regfile = true,
+                Err(e) => ctx.note(format!(
+                    "io_uring refused to register the target's file ({e}): it was passed by descriptor."
+                )),
+            }
         }
         // Every look waits for one completion, whatever the mode: an I/O that is
         // back is counted and replaced at once, so neither its latency nor the
@@ -215,208 +255,372 @@ fn run_jobs(
                 squeue::Flags::ASYNC
             }
         };
-        let workers = matches!(mode, Mode::Workers { .. });
-        let per_write = job.per_write_data();
-        let mut slots: Vec<(IoOp, u64)> = vec![
-            (
-                IoOp {
-                    dir: Dir::Read,
-                    offset: 0,
-                    len: 0
-                },
-                0
-            );
-            nslots
-        ];
-        let mut free: Vec<usize> = (0..nslots).rev().collect();
-        // Writes prepared (content and all) while the queue is full, handed over the
-        // moment a slot frees up.
-        let mut ready: std::collections::VecDeque<usize> = Default::default();
-        let mut batch: Vec<usize> = Vec::with_capacity(qd);
-        let mut inflight = 0usize;
-        let mut draining = false;
         // Automatic (0): the whole refill goes in with the wait, one call per look, so
-        // no prepared I/O waits in user space while the kernel works on others.
-        let batch_submit = match w.iodepth_batch_submit as usize {
-            0 => qd,
-            n => n,
+        // no prepared I/O waits in user space while the kernel works on others. An
+        // open-loop source's I/Os go in one by one as they are due: each submission is
+        // its own, and one that blocks is seen.
+        let batch_submit = match (pacing, w.iodepth_batch_submit as usize) {
+            (Pacing::Open, _) => 1,
+            (_, 0) => qd,
+            (_, n) => n,
         };
+        let idle = AnyOp::from(IoOp {
+            dir: Dir::Read,
+            offset: 0,
+            len: 0,
+        });
+        Ok(RingJob {
+            ring,
+            bufs,
+            slots: vec![(idle, 0); nslots],
+            free: (0..nslots).rev().collect(),
+            ready: VecDeque::new(),
+            batch: Vec::with_capacity(qd),
+            inflight: 0,
+            draining: false,
+            wake: None,
+            pacing,
+            qd,
+            spare,
+            batch_submit,
+            file,
+            fd,
+            fixed,
+            regfile,
+            block: ctx.block,
+            sqe_flags,
+            workers: matches!(mode, Mode::Workers { .. }),
+            stamps: Stamps::default(),
+        })
+    }
+
+    /// Carry out the source's I/Os until it is done and nothing is in flight.
+    fn run<S: IoSource>(&mut self, job: &mut S, clock: &dyn Clock) -> Result<(), String> {
+        let per_write = job.per_write_data();
         let mut now = clock.now_ns();
         let mut last_progress = now;
         loop {
-            batch.clear();
-            // Time between hand-overs while writing: preparing content (and the I/Os).
-            let mut mark = now;
-            let mut wrote = false;
-            while inflight < qd {
-                let (slot, op) = if let Some(slot) = ready.pop_front() {
-                    if !job.may_issue(now) {
-                        // Past the deadline or stopped: prepared I/Os are not issued.
-                        free.extend(ready.drain(..));
-                        free.push(slot);
-                        draining = true;
-                        break;
-                    }
-                    (slot, slots[slot].0)
-                } else if draining {
-                    break;
-                } else {
-                    let Some(op) = job.next_op(now) else {
-                        draining = true;
-                        break;
-                    };
-                    let slot = free.pop().expect("a free slot when inflight < qd");
-                    let off = slot * stride;
-                    job.fill(&op, &mut bufs.as_mut_slice()[off..off + op.len as usize]);
-                    wrote |= op.dir == Dir::Write;
-                    (slot, op)
-                };
-                let off = slot * stride;
-                let ptr = bufs.as_mut_slice()[off..].as_mut_ptr();
-                let sqe = build(&op, ptr, slot, fd, fixed, regfile).flags(sqe_flags);
-                // SAFETY: the buffer behind `sqe` stays valid and untouched until its
-                // completion is reaped below (the slot is not reused before that).
-                unsafe { ring.submission().push(&sqe) }
-                    .map_err(|_| "io_uring submission queue unexpectedly full".to_string())?;
-                slots[slot].0 = op;
-                batch.push(slot);
-                inflight += 1;
-                if batch.len() >= batch_submit {
-                    // Hand this batch to the kernel now, without waiting: the device
-                    // gets its work soonest (one kick per I/O at batch size 1).
-                    let t = clock.now_ns();
-                    if per_write && wrote {
-                        job.data_held(t - mark);
-                    }
-                    for &s in &batch {
-                        slots[s].1 = t;
-                    }
-                    batch.clear();
-                    if let Err(e) = enter(&mut ring, 0) {
-                        std::mem::forget(bufs);
-                        return Err(e);
-                    }
-                    // The system call is the kernel's time, not content preparation.
-                    mark = clock.now_ns();
+            let mark = self.refill(job, clock, now)?;
+            if self.inflight == 0 {
+                if self.draining {
+                    return Ok(());
                 }
-            }
-            if inflight == 0 {
-                break;
+                let Some(t) = self.wake.take() else {
+                    return Err(super::sync::nothing_in_flight());
+                };
+                crate::clock::sleep_until(clock, t.min(now + SLICE_NS));
+                now = clock.now_ns();
+                continue;
             }
             // The rest of a partial batch goes in with the wait.
             let t_submit = clock.now_ns();
-            if per_write && wrote && !batch.is_empty() {
-                job.data_held(t_submit - mark);
+            if let Some(mark) = mark.filter(|_| per_write && !self.batch.is_empty()) {
+                job.data_time(t_submit - mark, t_submit - mark);
             }
-            for &s in &batch {
-                slots[s].1 = t_submit;
+            for &s in &self.batch {
+                self.slots[s].1 = t_submit;
             }
-            if spare > 0 && !draining && ready.len() < spare {
+            if self.spare > 0 && !self.draining && self.ready.len() < self.spare {
                 // Hand the refill over first, then prepare the next writes while the
                 // device works on a full queue.
-                if let Err(e) = enter(&mut ring, 0) {
-                    std::mem::forget(bufs);
-                    return Err(e);
-                }
-                let t0 = clock.now_ns();
-                while ready.len() < spare {
-                    let Some(op) = job.next_op(t0) else {
-                        draining = true;
-                        break;
-                    };
-                    let slot = free.pop().expect("a free slot for a prepared write");
-                    let off = slot * stride;
-                    job.fill(&op, &mut bufs.as_mut_slice()[off..off + op.len as usize]);
-                    slots[slot].0 = op;
-                    ready.push_back(slot);
-                }
-                job.data_ns += clock.now_ns() - t0;
+                enter(&mut self.ring, 0)?;
+                self.prepare_ahead(job, clock)?;
             }
-            let waited = if workers {
-                enter_timed(&mut ring, 1)
-            } else {
-                enter(&mut ring, 1).map(|()| false)
-            };
-            let timed_out = match waited {
-                Ok(t) => t,
-                Err(e) => {
-                    // I/Os may still be in flight into `bufs`: never free it.
-                    std::mem::forget(bufs);
-                    return Err(e);
-                }
-            };
+            let timed_out = self.wait(clock)?;
             now = clock.now_ns();
             if timed_out && now.saturating_sub(last_progress) > STUCK_NS {
-                std::mem::forget(bufs);
                 return Err(format!(
-                        "io_uring: {inflight} I/O(s) handed to the kernel's workers made no progress for {} s",
-                        STUCK_NS / 1_000_000_000
-                    ));
+                    "io_uring: {} I/O(s) handed to the kernel's workers made no progress for {} s",
+                    self.inflight,
+                    STUCK_NS / 1_000_000_000
+                ));
             }
-            let before = inflight;
-            for cqe in ring.completion() {
-                let slot = cqe.user_data() as usize;
-                let (op, submitted) = slots[slot];
-                if !job.complete(&op, submitted, now, cqe.result() as i64) {
-                    draining = true;
-                }
-                free.push(slot);
-                inflight -= 1;
-            }
-            if inflight < before {
+            if self.reap(job, clock) {
                 last_progress = now;
             }
         }
-        // Give the file back now: a ring's own teardown runs later, in the kernel's
-        // background, and until then the registered file stays open, so the next
-        // exclusive open of a block device (the next suite step) would find it busy.
+    }
+
+    /// Fill free slots up to the depth, from the writes prepared ahead and the source;
+    /// hands the I/Os over in batches of `batch_submit`. Returns since when write content
+    /// was being made while the target waited, if any was.
+    fn refill<S: IoSource>(
+        &mut self,
+        job: &mut S,
+        clock: &dyn Clock,
+        now: u64,
+    ) -> Result<Option<u64>, String> {
+        self.batch.clear();
+        let mut mark = now;
+        let mut wrote = false;
+        while self.inflight < self.qd {
+            let (slot, op) = if let Some(slot) = self.ready.pop_front() {
+                if !job.may_issue(now) {
+                    // Past the deadline or stopped: prepared I/Os are not issued.
+                    self.free.extend(self.ready.drain(..));
+                    self.free.push(slot);
+                    self.draining = true;
+                    break;
+                }
+                (slot, self.slots[slot].0)
+            } else if self.draining {
+                break;
+            } else {
+                let t = if self.pacing == Pacing::Open {
+                    clock.now_ns()
+                } else {
+                    now
+                };
+                let op = match job.next(t) {
+                    Next::Io(op) => op,
+                    Next::At(due) => {
+                        self.wake = Some(due);
+                        break;
+                    }
+                    Next::Completion => break,
+                    Next::Done => {
+                        self.draining = true;
+                        break;
+                    }
+                };
+                if op.op == Op::Discard && self.block {
+                    // BLKDISCARD is synchronous: carried out here, complete at once.
+                    let t0 = clock.now_ns();
+                    let res = blocking_io(self.file, &op, &mut [], true);
+                    let t1 = self.stamps.next(clock);
+                    self.draining |= !job.complete(&op, t0, t1, res);
+                    continue;
+                }
+                let slot = self.free.pop().expect("a free slot when inflight < qd");
+                if op.rw().is_some() {
+                    let (b, _) = self.bufs.get(slot, op.len_bytes as usize)?;
+                    job.fill(&op, b);
+                    wrote |= op.op == Op::Write;
+                }
+                (slot, op)
+            };
+            self.push(slot, &op)?;
+            if self.batch.len() >= self.batch_submit {
+                // Hand this batch to the kernel now, without waiting: the device gets
+                // its work soonest (one kick per I/O at batch size 1).
+                let t = clock.now_ns();
+                if wrote && job.per_write_data() {
+                    job.data_time(t - mark, t - mark);
+                }
+                for &s in &self.batch {
+                    self.slots[s].1 = t;
+                }
+                self.batch.clear();
+                enter(&mut self.ring, 0)?;
+                // The system call is the kernel's time, not content preparation.
+                mark = clock.now_ns();
+            }
+        }
+        Ok(wrote.then_some(mark))
+    }
+
+    /// Put `op` in slot `slot` on the ring (not yet handed to the kernel).
+    fn push(&mut self, slot: usize, op: &AnyOp) -> Result<(), String> {
+        let sqe = match op.rw() {
+            Some(_) => {
+                let (b, in_base) = self.bufs.get(slot, op.len_bytes as usize)?;
+                let index = (self.fixed && in_base).then_some(slot as u16);
+                build_rw(op, b.as_mut_ptr(), index, self.fd, self.regfile)
+            }
+            None => build_other(op, self.fd, self.regfile),
+        };
+        let sqe = sqe.user_data(slot as u64).flags(self.sqe_flags);
+        // SAFETY: the buffer behind `sqe` stays valid and untouched until its
+        // completion is reaped (the slot is not reused before that, and the buffers are
+        // never freed while I/Os are in flight: see `close`).
+        unsafe { self.ring.submission().push(&sqe) }
+            .map_err(|_| "io_uring submission queue unexpectedly full".to_string())?;
+        self.slots[slot].0 = *op;
+        self.batch.push(slot);
+        self.inflight += 1;
+        Ok(())
+    }
+
+    /// Make the next writes (content and all) in the spare slots.
+    fn prepare_ahead<S: IoSource>(&mut self, job: &mut S, clock: &dyn Clock) -> Result<(), String> {
+        let t0 = clock.now_ns();
+        while self.ready.len() < self.spare {
+            let Next::Io(op) = job.next(t0) else {
+                self.draining = true;
+                break;
+            };
+            let slot = self.free.pop().expect("a free slot for a prepared write");
+            if op.rw().is_some() {
+                let (b, _) = self.bufs.get(slot, op.len_bytes as usize)?;
+                job.fill(&op, b);
+            }
+            self.slots[slot].0 = op;
+            self.ready.push_back(slot);
+        }
+        job.data_time(clock.now_ns() - t0, 0);
+        Ok(())
+    }
+
+    /// Hand over what is queued and wait for a completion (or, for an open-loop
+    /// source, its due time). True when a wait for the kernel's workers timed out.
+    fn wait(&mut self, clock: &dyn Clock) -> Result<bool, String> {
+        match self.wake.take() {
+            Some(due) => self.wait_until(clock, due).map(|()| false),
+            None if self.workers => enter_timed(&mut self.ring, 1),
+            None => enter(&mut self.ring, 1).map(|()| false),
+        }
+    }
+
+    /// Wait for a completion, but not past `due` (nor longer than [`SLICE_NS`]): asleep
+    /// in the kernel until [`SPIN_NS`] before it, the rest spun, taking completions as
+    /// they come (each look enters the kernel, which runs the deferred completions).
+    fn wait_until(&mut self, clock: &dyn Clock, due: u64) -> Result<(), String> {
+        let now = clock.now_ns();
+        let t = due.saturating_sub(now).min(SLICE_NS);
+        if t <= SPIN_NS {
+            loop {
+                wait_for(&mut self.ring, Timespec::new())?;
+                if !self.ring.completion().is_empty() || clock.now_ns() >= now + t {
+                    return Ok(());
+                }
+                std::hint::spin_loop();
+            }
+        }
+        let t = t - SPIN_NS;
+        let ts = Timespec::new()
+            .sec(t / 1_000_000_000)
+            .nsec((t % 1_000_000_000) as u32);
+        wait_for(&mut self.ring, ts)
+    }
+
+    /// Hand every completion to the source, each stamped on its own (so the time a
+    /// busy reap spends on the others is not in its latency); true when there were any.
+    fn reap<S: IoSource>(&mut self, job: &mut S, clock: &dyn Clock) -> bool {
+        let before = self.inflight;
+        for cqe in self.ring.completion() {
+            let slot = cqe.user_data() as usize;
+            let (op, submitted) = self.slots[slot];
+            let t = self.stamps.next(clock);
+            if !job.complete(&op, submitted, t, cqe.result() as i64) {
+                self.draining = true;
+            }
+            self.free.push(slot);
+            self.inflight -= 1;
+        }
+        self.inflight < before
+    }
+
+    /// Give the file back, and the buffers unless I/Os may still be in flight into them
+    /// (a failed run: then they are never freed).
+    fn close(self, res: Result<(), String>) -> Result<(), String> {
+        let RingJob {
+            ring,
+            bufs,
+            inflight,
+            regfile,
+            ..
+        } = self;
+        // Now, not later: a ring's own teardown runs in the kernel's background, and
+        // until then the registered file stays open, so the next exclusive open of a
+        // block device (the next suite step) would find it busy.
         if regfile {
             let _ = ring.submitter().unregister_files();
         }
         drop(ring);
-        drop(bufs);
-        Ok(())
-    })
+        if res.is_err() && inflight > 0 {
+            std::mem::forget(bufs);
+        }
+        res
+    }
 }
 
-fn build(
-    op: &IoOp,
-    ptr: *mut u8,
-    slot: usize,
-    fd: i32,
-    fixedbufs: bool,
-    regfile: bool,
-) -> squeue::Entry {
-    macro_rules! with_fd {
-        ($mk:expr) => {
-            if regfile {
-                $mk(types::Fixed(0))
-            } else {
-                $mk(types::Fd(fd))
-            }
-        };
+/// Register the slots' buffers with the ring (sparing the kernel a page lookup per
+/// I/O); false, with a note, when the ring refuses (RLIMIT_MEMLOCK for large buffers,
+/// old kernels): plain buffers are used then.
+fn register_buffers(
+    ring: &mut IoUring,
+    bufs: &mut SlotArena,
+    nslots: usize,
+    ctx: &BackendCtx<'_>,
+) -> bool {
+    let stride = bufs.stride;
+    let iov: Vec<libc::iovec> = bufs
+        .base
+        .as_mut_slice()
+        .chunks_mut(stride)
+        .map(|c| libc::iovec {
+            iov_base: c.as_mut_ptr() as *mut libc::c_void,
+            iov_len: stride,
+        })
+        .collect();
+    // SAFETY: the registered memory is the arena's base, which outlives the ring: the
+    // ring is dropped first (`RingJob::close`, or its field order), or the arena leaked.
+    match unsafe { ring.submitter().register_buffers(&iov) } {
+        Ok(()) => true,
+        Err(e) => {
+            ctx.note(format!(
+                "io_uring refused to register {nslots} buffers of {stride} bytes ({e}; RLIMIT_MEMLOCK may be too low): plain buffers were used."
+            ));
+            false
+        }
     }
-    let e = match (op.dir, fixedbufs) {
-        (Dir::Read, false) => {
-            with_fd!(|f| opcode::Read::new(f, ptr, op.len).offset(op.offset).build())
-        }
-        (Dir::Write, false) => {
-            with_fd!(|f| opcode::Write::new(f, ptr as *const u8, op.len)
-                .offset(op.offset)
-                .build())
-        }
-        (Dir::Read, true) => with_fd!(|f| opcode::ReadFixed::new(f, ptr, op.len, slot as u16)
-            .offset(op.offset)
-            .build()),
-        (Dir::Write, true) => {
-            with_fd!(
-                |f| opcode::WriteFixed::new(f, ptr as *const u8, op.len, slot as u16)
-                    .offset(op.offset)
-                    .build()
-            )
+}
+
+/// `$mk` applied to the target: the ring's registered file (`$regfile`) or its
+/// descriptor.
+macro_rules! with_fd {
+    ($regfile:expr, $fd:expr, $mk:expr) => {
+        if $regfile {
+            $mk(types::Fixed(0))
+        } else {
+            $mk(types::Fd($fd))
         }
     };
-    e.user_data(slot as u64)
+}
+
+/// A read or write; `fixed`: the index of its registered buffer.
+fn build_rw(op: &AnyOp, ptr: *mut u8, fixed: Option<u16>, fd: i32, regfile: bool) -> squeue::Entry {
+    let (off, len) = (op.offset_bytes, op.len_bytes as u32);
+    let flags = if op.fua { libc::RWF_DSYNC } else { 0 };
+    match (op.op, fixed) {
+        (Op::Read, None) => with_fd!(regfile, fd, |f| opcode::Read::new(f, ptr, len)
+            .offset(off)
+            .build()),
+        (Op::Read, Some(i)) => {
+            with_fd!(regfile, fd, |f| opcode::ReadFixed::new(f, ptr, len, i)
+                .offset(off)
+                .build())
+        }
+        (_, None) => with_fd!(regfile, fd, |f| opcode::Write::new(
+            f,
+            ptr as *const u8,
+            len
+        )
+        .offset(off)
+        .rw_flags(flags)
+        .build()),
+        (_, Some(i)) => with_fd!(regfile, fd, |f| opcode::WriteFixed::new(
+            f,
+            ptr as *const u8,
+            len,
+            i
+        )
+        .offset(off)
+        .rw_flags(flags)
+        .build()),
+    }
+}
+
+/// A flush (fsync) or a file's discard (a punched hole); a block device's discard is
+/// carried out synchronously instead (`RingJob::refill`).
+fn build_other(op: &AnyOp, fd: i32, regfile: bool) -> squeue::Entry {
+    match op.op {
+        Op::Discard => with_fd!(regfile, fd, |f| opcode::Fallocate::new(f, op.len_bytes)
+            .offset(op.offset_bytes)
+            .mode(libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE)
+            .build()),
+        _ => with_fd!(regfile, fd, |f| opcode::Fsync::new(f).build()),
+    }
 }
 
 /// Slots beyond the queue depth for writes prepared ahead (`prepare_ahead`: writes with
@@ -498,197 +702,30 @@ fn enter_timed(ring: &mut IoUring, wait: usize) -> Result<bool, String> {
     }
 }
 
+/// Hand over what is queued and wait for one completion, at most `ts` (zero: only a
+/// look); a wait that ends without one is no error.
+fn wait_for(ring: &mut IoUring, ts: Timespec) -> Result<(), String> {
+    let args = SubmitArgs::new().timespec(&ts);
+    match ring.submitter().submit_with_args(1, &args) {
+        Ok(_) => Ok(()),
+        Err(e)
+            if matches!(
+                e.raw_os_error(),
+                Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EBUSY)
+            ) =>
+        {
+            Ok(())
+        }
+        Err(e) => Err(format!("io_uring wait failed: {e}")),
+    }
+}
+
 fn enter(ring: &mut IoUring, wait: usize) -> Result<(), String> {
     loop {
         match ring.submit_and_wait(wait) {
             Ok(_) => return Ok(()),
             Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::EBUSY)) => continue,
             Err(e) => return Err(format!("io_uring submit failed: {e}")),
-        }
-    }
-}
-
-pub(crate) struct UringIssuer<'f> {
-    file: &'f File,
-    clock: &'f MonotonicClock,
-    block: bool,
-    /// Per slot; a slot's buffer is untouched while its I/O is in flight.
-    bufs: SlotBuffers,
-    ring: IoUring,
-    content: ContentStream,
-    ready: Vec<(usize, u64, i64)>,
-    inflight: usize,
-    stamps: Stamps,
-}
-
-impl<'f> UringIssuer<'f> {
-    pub(crate) fn new(
-        file: &'f File,
-        clock: &'f MonotonicClock,
-        block: bool,
-        depth: u32,
-    ) -> Result<UringIssuer<'f>, String> {
-        // The ring the jobs use: single issuer, completions run when this thread asks
-        // for them (so a look at the ring must enter the kernel: see `poll`).
-        let ring = new_ring(depth)
-            .map_err(|e| format!("cannot set up an io_uring of depth {depth}: {e}"))?;
-        Ok(UringIssuer {
-            stamps: Stamps::default(),
-            file,
-            block,
-            bufs: SlotBuffers::new(),
-            ring,
-            clock,
-            content: ContentStream::new(),
-            ready: Vec::new(),
-            inflight: 0,
-        })
-    }
-
-    /// Each completion is stamped when it is taken from the ring, one clock reading
-    /// each, so the time a busy reap spends on the others is not in its latency.
-    fn reap(&mut self, out: &mut Vec<(usize, u64, i64)>) {
-        for cqe in self.ring.completion() {
-            let t = self.stamps.next(self.clock);
-            out.push((cqe.user_data() as usize, t, cqe.result() as i64));
-            self.inflight -= 1;
-        }
-    }
-}
-
-impl UringIssuer<'_> {
-    /// Have the kernel post the completions it holds, without waiting.
-    fn poll(&mut self) -> Result<(), String> {
-        let zero = Timespec::new();
-        let args = SubmitArgs::new().timespec(&zero);
-        match self.ring.submitter().submit_with_args(1, &args) {
-            Ok(_) => Ok(()),
-            Err(e)
-                if matches!(
-                    e.raw_os_error(),
-                    Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EBUSY)
-                ) =>
-            {
-                Ok(())
-            }
-            Err(e) => Err(format!("io_uring wait failed: {e}")),
-        }
-    }
-}
-
-impl Issuer for UringIssuer<'_> {
-    fn now(&self) -> u64 {
-        self.clock.now_ns()
-    }
-
-    fn submit(&mut self, io: &AnyOp, slot: usize, _at: u64) -> Result<(), String> {
-        let fd = types::Fd(self.file.as_raw_fd());
-        let (off, len) = (io.offset_bytes, io.len_bytes as usize);
-        let sqe = match io.op {
-            Op::Read => {
-                let b = self.bufs.get(slot, len)?;
-                opcode::Read::new(fd, b.as_mut_ptr(), len as u32)
-                    .offset(off)
-                    .build()
-            }
-            Op::Write => {
-                let b = self.bufs.get(slot, len)?;
-                self.content.fill(b, off);
-                let flags = if io.fua { libc::RWF_DSYNC } else { 0 };
-                opcode::Write::new(fd, b.as_ptr(), len as u32)
-                    .offset(off)
-                    .rw_flags(flags)
-                    .build()
-            }
-            Op::Flush => opcode::Fsync::new(fd).build(),
-            Op::Discard if self.block => {
-                let r = crate::sys::block_discard(self.file, off, len as u64);
-                let res = r.map_or_else(|e| crate::backend::neg_errno(&e), |_| 0);
-                self.ready.push((slot, self.clock.now_ns(), res));
-                return Ok(());
-            }
-            Op::Discard => opcode::Fallocate::new(fd, len as u64)
-                .offset(off)
-                .mode(libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE)
-                .build(),
-        };
-        // SAFETY: the buffer behind a read or write SQE is the slot's, which is neither
-        // touched nor freed until its completion is reaped (Drop waits for them all).
-        unsafe { self.ring.submission().push(&sqe.user_data(slot as u64)) }
-            .map_err(|_| "io_uring submission queue unexpectedly full".to_string())?;
-        self.inflight += 1;
-        loop {
-            match self.ring.submit() {
-                Ok(_) => return Ok(()),
-                Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::EBUSY)) => {}
-                Err(e) => return Err(format!("io_uring submit failed: {e}")),
-            }
-        }
-    }
-
-    fn wait(
-        &mut self,
-        until: Option<u64>,
-        inflight: bool,
-        out: &mut Vec<(usize, u64, i64)>,
-    ) -> Result<(), String> {
-        if !self.ready.is_empty() {
-            out.append(&mut self.ready);
-            return Ok(());
-        }
-        let now = self.clock.now_ns();
-        let t = until
-            .map_or(SLICE_NS, |u| u.saturating_sub(now))
-            .min(SLICE_NS);
-        if !inflight || self.inflight == 0 {
-            crate::clock::sleep_until(self.clock, now + t);
-            return Ok(());
-        }
-        if until.is_some() && t <= SPIN_NS {
-            // Due within µs: spin on the clock, taking completions as they come (each
-            // look enters the kernel, which runs the deferred completions).
-            loop {
-                self.poll()?;
-                if !self.ring.completion().is_empty() || self.clock.now_ns() >= now + t {
-                    break;
-                }
-                std::hint::spin_loop();
-            }
-            self.reap(out);
-            return Ok(());
-        }
-        if t > 0 {
-            // For a due time, wake SPIN_NS early: the rest is spun (above, next time).
-            let t = if until.is_some() { t - SPIN_NS } else { t };
-            let ts = Timespec::new()
-                .sec(t / 1_000_000_000)
-                .nsec((t % 1_000_000_000) as u32);
-            let args = SubmitArgs::new().timespec(&ts);
-            match self.ring.submitter().submit_with_args(1, &args) {
-                Ok(_) => {}
-                Err(e)
-                    if matches!(
-                        e.raw_os_error(),
-                        Some(libc::ETIME) | Some(libc::EINTR) | Some(libc::EBUSY)
-                    ) => {}
-                Err(e) => return Err(format!("io_uring wait failed: {e}")),
-            }
-        }
-        self.reap(out);
-        Ok(())
-    }
-}
-
-impl Drop for UringIssuer<'_> {
-    fn drop(&mut self) {
-        // I/Os still in flight (a failed replay) must finish before their buffers go.
-        let mut sink = Vec::new();
-        while self.inflight > 0 {
-            if self.ring.submit_and_wait(1).is_err() {
-                std::mem::forget(std::mem::take(&mut self.bufs.slots));
-                return;
-            }
-            self.reap(&mut sink);
         }
     }
 }

@@ -70,6 +70,7 @@ impl ReplayIo {
             offset_bytes: self.offset_bytes,
             len_bytes: self.len_bytes,
             fua: self.fua,
+            tag: 0,
         }
     }
 }

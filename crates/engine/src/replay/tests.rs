@@ -4,7 +4,10 @@ use super::*;
 use crate::model::{ModelInfo, SensorReading};
 use crate::op::IoOp;
 use crate::target::{OpenOptions, TargetSpec};
-use drivelab_trace::Record;
+use drivelab_trace::{Op, Record};
+use std::sync::atomic::AtomicBool;
+
+const FLUSH_NS: u64 = 7_000_000;
 
 /// Completes every I/O `lat_ns` after its submission, whatever else is in flight.
 struct Fixed {
@@ -33,6 +36,11 @@ impl DeviceModel for Fixed {
         self.now = at;
         at + self.lat_ns
     }
+    /// A volatile cache that takes 7 ms to flush, whatever is in it.
+    fn flush_cache(&mut self, at: u64) -> u64 {
+        self.now = at;
+        at + FLUSH_NS
+    }
     fn discard(&mut self, _o: u64, _l: u64, at: u64) -> u64 {
         self.now = at;
         at + self.lat_ns
@@ -49,6 +57,7 @@ use crate::model::DeviceModel;
 fn workload() -> Workload {
     let mut w = crate::gen::tests::workload(crate::spec::RwMode::RandRw, 1);
     w.log_interval_ns = 1_000_000_000;
+    w.ioengine = crate::spec::IoEngine::IoUring;
     w
 }
 
@@ -88,29 +97,7 @@ fn replay_at_most(
     timing: Timing,
     max_outstanding: u32,
 ) -> (RunResult, Vec<Logged>) {
-    let p = Placement {
-        start_bytes: 0,
-        size_bytes: target.info.span_bytes(),
-        align_bytes: target.info.logical_sector_bytes as u64,
-    };
-    let mut s = Schedule::new(records.into_iter().map(Ok), timing, p, true);
-    let stop = AtomicBool::new(false);
-    let mut log = Vec::new();
-    let r = run(
-        &workload(),
-        target,
-        &mut s,
-        ReplayOptions {
-            timing,
-            discards: true,
-            max_outstanding,
-            stop: &stop,
-            progress: None,
-            issue_log: Some(&mut log),
-        },
-    )
-    .unwrap();
-    (r, parse_log(&String::from_utf8(log).unwrap()))
+    replay_with(target, &workload(), records, timing, max_outstanding)
 }
 
 fn model(lat_ns: u64) -> Target {
@@ -357,4 +344,156 @@ fn a_replay_held_back_by_its_queue_limit_says_so_with_the_limit() {
         note.contains("the limit of 1 I/Os in flight was reached"),
         "{note}"
     );
+}
+
+#[test]
+fn a_flush_in_the_trace_reaches_the_simulated_drives_cache() {
+    // Virtual time: the flush takes the model's 7 ms (its flush_cache), the write before
+    // it the model's 1 ms.
+    let recs = vec![
+        rec(0, Op::Write, 0, None),
+        rec(2_000_000, Op::Flush, 0, None),
+        rec(20_000_000, Op::Read, 0, None),
+    ];
+    let timing = Timing::Recorded {
+        speed: 1.0,
+        max_idle_ns: None,
+    };
+    let (r, log) = replay(&mut model(1_000_000), recs, timing);
+    let rp = r.measured.replay.as_ref().unwrap();
+    assert_eq!(rp.flush.ios, 1);
+    assert_eq!(rp.flush.latency.max_ns, Some(FLUSH_NS));
+    assert_eq!(
+        (log[1].issue, log[1].done),
+        (2_000_000, 2_000_000 + FLUSH_NS)
+    );
+    assert!(rp.kept_up);
+}
+
+/// A file of `mib` MiB for a replay to write.
+fn file_target(d: &tempfile::TempDir, mib: u64) -> (Target, std::path::PathBuf) {
+    let opts = OpenOptions {
+        write: true,
+        create_size: mib << 20,
+        ..OpenOptions::default()
+    };
+    let path = d.path().join("replay.test");
+    let t = Target::open(TargetSpec::Path(Some(path.clone())), &opts).unwrap();
+    (t, path)
+}
+
+fn replay_with(
+    target: &mut Target,
+    w: &Workload,
+    records: Vec<Record>,
+    timing: Timing,
+    max_outstanding: u32,
+) -> (RunResult, Vec<Logged>) {
+    let p = Placement {
+        start_bytes: 0,
+        size_bytes: target.info.span_bytes(),
+        align_bytes: target.info.logical_sector_bytes as u64,
+    };
+    let mut s = Schedule::new(records.into_iter().map(Ok), timing, p, true);
+    let stop = AtomicBool::new(false);
+    let mut log = Vec::new();
+    let r = run(
+        w,
+        target,
+        &mut s,
+        ReplayOptions {
+            timing,
+            discards: true,
+            max_outstanding,
+            stop: &stop,
+            progress: None,
+            issue_log: Some(&mut log),
+        },
+    )
+    .unwrap();
+    (r, parse_log(&String::from_utf8(log).unwrap()))
+}
+
+/// Writes of 4 KiB to 256 KiB (larger than the slots' buffers at depth 8 need not be),
+/// a flush, a discard, and reads back.
+fn mixed(n: u64) -> Vec<Record> {
+    let mut v: Vec<Record> = (0..n)
+        .map(|i| Record::new(i * 1_000, Op::Write, i * (256 << 10), 4096 << (i % 7)))
+        .collect();
+    v.push(Record::new(n * 1_000, Op::Flush, 0, 0));
+    v.push(Record::new(
+        n * 1_000 + 1,
+        Op::Discard,
+        (n + 1) * (256 << 10),
+        1 << 20,
+    ));
+    v.extend((0..n).map(|i| Record::new(n * 2_000 + i, Op::Read, i * (256 << 10), 4096)));
+    v
+}
+
+/// Every byte the replay wrote carries its own offset (drivelab's content), so each
+/// write went whole where the trace put it.
+fn assert_written(path: &std::path::Path, recs: &[Record]) {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::File::open(path).unwrap();
+    for r in recs.iter().filter(|r| r.op == Op::Write) {
+        let mut buf = vec![0u8; r.len_bytes as usize];
+        f.read_exact_at(&mut buf, r.offset_bytes).unwrap();
+        for (i, sector) in buf.chunks(512).enumerate() {
+            assert_eq!(
+                crate::data::stamped_offset(sector),
+                r.offset_bytes + i as u64 * 512
+            );
+        }
+    }
+}
+
+#[test]
+fn a_replay_runs_on_the_sync_engine_too_one_io_at_a_time() {
+    let d = tempfile::tempdir().unwrap();
+    let (mut t, path) = file_target(&d, 64);
+    let mut w = workload();
+    w.ioengine = crate::spec::IoEngine::Sync;
+    let recs = mixed(40);
+    let (r, log) = replay_with(&mut t, &w, recs.clone(), Timing::Afap, 8);
+    let rp = r.measured.replay.as_ref().unwrap();
+    assert_eq!(r.measured.status, RunStatus::Complete, "{:?}", r.measured);
+    assert_eq!(r.config.ioengine, crate::spec::IoEngine::Sync);
+    assert_eq!(rp.max_outstanding, 1);
+    assert_eq!(
+        (rp.write.ios, rp.flush.ios, rp.discard.ios, rp.read.ios),
+        (40, 1, 1, 40)
+    );
+    assert_eq!(log.len(), recs.len());
+    t.close(true).unwrap();
+    assert_written(&path, &recs);
+}
+
+#[test]
+fn a_replay_on_io_uring_uses_the_engines_registered_buffers() {
+    let d = tempfile::tempdir().unwrap();
+    let (mut t, path) = file_target(&d, 64);
+    let mut w = workload();
+    w.fixedbufs = true;
+    w.registerfiles = true;
+    let recs = mixed(60);
+    let (r, log) = replay_with(&mut t, &w, recs.clone(), Timing::Afap, 8);
+    let rp = r.measured.replay.as_ref().unwrap();
+    assert_eq!(r.measured.status, RunStatus::Complete, "{:?}", r.measured);
+    assert_eq!(r.config.iodepth, 8);
+    assert!(
+        !r.measured
+            .notes
+            .iter()
+            .any(|n| n.contains("refused to register")),
+        "{:?}",
+        r.measured.notes
+    );
+    assert_eq!(
+        (rp.write.ios, rp.flush.ios, rp.discard.ios, rp.read.ios),
+        (60, 1, 1, 60)
+    );
+    assert_eq!(log.len(), recs.len());
+    t.close(true).unwrap();
+    assert_written(&path, &recs);
 }
