@@ -216,10 +216,11 @@ pub fn check_document(w: &Workload, target: &TargetInfo) -> Result<(), String> {
             "config.offset_bytes + config.size_bytes: past 2^64 bytes; an edited document?".into(),
         );
     };
-    if end > target.capacity_bytes {
+    if end > target.span_bytes() {
         return Err(format!(
             "{}: the target has {} bytes, but the run wrote a span ending at byte {end} (config.offset_bytes + config.size_bytes); give the target the run wrote, whole",
-            target.path, target.capacity_bytes
+            target.path,
+            target.span_bytes()
         ));
     }
     let resolved = crate::run::resolve(&request(w), target)

@@ -1051,6 +1051,8 @@ fn after_a_power_cut_a_lost_page_reads_as_the_medium_holds_it() {
             _ => assert!(after > 0 && older == 0 && zeros as u64 == lost_pages.len() as u64),
         }
     }
+}
+
 /// Issue 24: the power limit holds over idle folding too. A drive with an SLC cache
 /// folds it while idle; with `peak_power` it folds no faster than the limit pays for,
 /// and no reading over the fold goes above it.

@@ -377,13 +377,13 @@ impl Medium<'_> {
 /// Make a target ready for the suite: a model keeps its data; the ring must fit.
 pub fn prepare(k: &PowerLoss, target: &mut Target) -> Result<(), String> {
     k.validate()?;
-    if target.info.capacity_bytes < k.ring_bytes() {
+    if target.info.span_bytes() < k.ring_bytes() {
         return Err(format!(
             "--round-blocks: the ring of {} blocks of {} bytes needs {} bytes; the target holds {}",
             k.ring_blocks(),
             k.block_bytes,
             k.ring_bytes(),
-            target.info.capacity_bytes
+            target.info.span_bytes()
         ));
     }
     if let Some(m) = target.model_mut() {

@@ -53,7 +53,11 @@ impl<'a> Drive<'a> {
     fn records(&self) -> impl Iterator<Item = &IntervalRecord> {
         self.steps
             .iter()
-            .flat_map(|st| st.run.iter().flat_map(|r| drivelab_suites::records::workload_records(r).iter()))
+            .flat_map(|st| {
+                st.run
+                    .iter()
+                    .flat_map(|r| drivelab_suites::records::workload_records(r).iter())
+            })
             .filter(|r| !r.ramp)
     }
 

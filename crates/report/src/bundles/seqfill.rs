@@ -56,7 +56,11 @@ fn temperature(f: &Fill) -> Vec<(f64, f64)> {
     let a = &f.a;
     let mut pts = Vec::new();
     for st in &f.steps {
-        for r in st.run.iter().flat_map(|r| drivelab_suites::records::workload_records(r).iter()) {
+        for r in st
+            .run
+            .iter()
+            .flat_map(|r| drivelab_suites::records::workload_records(r).iter())
+        {
             if r.ramp {
                 continue;
             }
