@@ -203,7 +203,19 @@ fn powerloss_refuses_what_it_cannot_test() {
     let jdir = journal_dir();
     let j = jdir.path().join("j");
     let j = j.to_str().unwrap();
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 7] = [
+        (
+            &[
+                "run",
+                "powerloss",
+                "t.bin",
+                "--journal",
+                j,
+                "--db",
+                "r.sqlite",
+            ],
+            "--db",
+        ),
         (&["run", "powerloss", "t.bin"], "--journal FILE: required"),
         (
             &["run", "powerloss", "t.bin", "--journal", "here.j"],
