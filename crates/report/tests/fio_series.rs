@@ -172,6 +172,7 @@ fn imported_series_get_the_series_consistency_and_fill_charts() {
         "{}",
         lat.series[0].name
     );
+    assert!(lat.subtitle.as_deref().unwrap().contains("mean latency"));
     // (Seconds without a completed I/O have no latency.)
     assert_eq!(lat.series[0].points.len(), 317);
     // The fill: MB/s against data written, one point per second.

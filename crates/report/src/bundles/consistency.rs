@@ -12,7 +12,7 @@ use drivelab_suites::plan::StepKind;
 use super::exceedance::{self, Dir};
 use super::{cell, Entry};
 use crate::html::{Column, Row, Section, Table};
-use crate::model::{Axis, Chart, Dash, Mark, Series};
+use crate::model::{Axis, Chart, Dash, Mark, Series, SeriesKind};
 use crate::ticks::fmt_number;
 
 /// One drive's random-write test as the section draws it: a consistency bundle's, or
@@ -436,7 +436,14 @@ fn latency_chart(drives: &[Drive], time: Axis) -> Chart {
     for d in drives {
         band.series.extend(latency_band(d));
     }
-    if band.series.iter().any(|s| s.dash == Some(Dash::Dotted)) {
+    let means = band.series.iter().any(|s| s.dash == Some(Dash::Dotted));
+    if means && !band.series.iter().any(|s| s.kind == SeriesKind::Band) {
+        band.subtitle = Some(
+            "dotted: each second's mean latency (fio's logs hold each window's mean, no \
+             percentiles)"
+                .into(),
+        );
+    } else if means {
         band = band.note(
             "Dotted: each second's mean latency, where the series has no percentiles \
              (fio's logs hold each window's mean).",

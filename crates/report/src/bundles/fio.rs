@@ -6,6 +6,7 @@
 use std::borrow::Cow;
 
 use drivelab_engine::result::DirTotals;
+use drivelab_engine::series::IntervalRecord;
 use drivelab_suites::bundle::StepRecord;
 use drivelab_suites::fio::import::{test_name, FioAnalysis};
 use drivelab_suites::fio::series::{consistency_run, SeriesEntry};
@@ -176,9 +177,26 @@ fn imported(mut s: Section) -> Section {
     )
 }
 
-/// Each series over time at fio's grain: IOPS (random workloads) or MB/s (sequential),
-/// and the mean latency of each window, the windows without a completed I/O ticked.
+/// Each series over time at fio's grain (its charts and its stalls tabulated).
 fn over_time(all: &[Logged]) -> Section {
+    let mut s = Section::new("Imported fio results over time")
+        .text(
+            "Each result with fio's per-window logs, at fio's own window (log_avg_msec): \
+             throughput and each window's mean latency. Ticks along the bottom mark \
+             windows in which no I/O completed.",
+        )
+        .table(stalls_table(all));
+    for c in over_time_charts(all) {
+        if !c.series.is_empty() {
+            s = s.chart(c);
+        }
+    }
+    s
+}
+
+/// IOPS (random workloads) or MB/s (sequential) and the mean latency of each window,
+/// the windows without a completed I/O ticked.
+fn over_time_charts(all: &[Logged]) -> [Chart; 3] {
     let time = || Axis::linear("Time", "s");
     let mut iops = Chart::new(
         "fio-series-iops",
@@ -198,40 +216,25 @@ fn over_time(all: &[Logged]) -> Section {
         time(),
         Axis::log10("Latency", "µs"),
     );
-    let mut table = Table {
-        caption: "Windows without a completed I/O (stalls), each imported series".into(),
-        columns: vec![
-            Column::text("Drive"),
-            Column::number("Window", "s"),
-            Column::number("Windows", "count"),
-            Column::number("Stalls", "count"),
-            Column::number("Windows in stalls", "count"),
-            Column::number("Longest stall", "s"),
-        ],
-        rows: Vec::new(),
-    };
     for l in all {
-        let recs: Vec<_> = l
+        let recs: Vec<&IntervalRecord> = l
             .step
             .run
             .iter()
             .flat_map(|r| r.series.records.iter())
             .filter(|r| !r.ramp)
             .collect();
-        let at = |r: &drivelab_engine::series::IntervalRecord| r.start_ns as f64 / 1e9;
+        let at = |r: &IntervalRecord| r.start_ns as f64 / 1e9;
         let random = l.step.config.rw.is_random();
-        let pts: Vec<(f64, f64)> = recs
-            .iter()
-            .map(|r| {
-                let v = if random {
-                    r.all.ops_per_s
-                } else {
-                    r.all.bytes_per_s / 1e6
-                };
-                (at(r), v)
-            })
-            .collect();
+        let value = |r: &IntervalRecord| {
+            if random {
+                r.all.ops_per_s
+            } else {
+                r.all.bytes_per_s / 1e6
+            }
+        };
         let c = if random { &mut iops } else { &mut mbps };
+        let pts = recs.iter().map(|r| (at(r), value(r))).collect();
         c.series.push(curve(&l.label, l.group, pts));
         let stalls: Vec<f64> = recs
             .iter()
@@ -252,32 +255,41 @@ fn over_time(all: &[Logged]) -> Section {
         if !means.is_empty() {
             lat.series.push(Series::line(&l.label, l.group, means));
         }
-        let e = &l.entry;
-        table.rows.push(Row {
-            group: Some(l.group.to_string()),
-            cells: vec![
-                l.label.clone(),
-                cell(Some(e.interval_s), 3),
-                e.windows.to_string(),
-                e.stalls.to_string(),
-                e.stall_windows.to_string(),
-                cell(Some(e.longest_stall_s), 2),
-            ],
-        });
     }
-    let mut s = Section::new("Imported fio results over time")
-        .text(
-            "Each result with fio's per-window logs, at fio's own window (log_avg_msec): \
-             throughput and each window's mean latency. Ticks along the bottom mark \
-             windows in which no I/O completed.",
-        )
-        .table(table);
-    for c in [iops, mbps, lat] {
-        if !c.series.is_empty() {
-            s = s.chart(c);
-        }
+    [iops, mbps, lat]
+}
+
+/// Each series' windows and stalls.
+fn stalls_table(all: &[Logged]) -> Table {
+    let rows = all
+        .iter()
+        .map(|l| {
+            let e = &l.entry;
+            Row {
+                group: Some(l.group.to_string()),
+                cells: vec![
+                    l.label.clone(),
+                    cell(Some(e.interval_s), 3),
+                    e.windows.to_string(),
+                    e.stalls.to_string(),
+                    e.stall_windows.to_string(),
+                    cell(Some(e.longest_stall_s), 2),
+                ],
+            }
+        })
+        .collect();
+    Table {
+        caption: "Windows without a completed I/O (stalls), each imported series".into(),
+        columns: vec![
+            Column::text("Drive"),
+            Column::number("Window", "s"),
+            Column::number("Windows", "count"),
+            Column::number("Stalls", "count"),
+            Column::number("Windows in stalls", "count"),
+            Column::number("Longest stall", "s"),
+        ],
+        rows,
     }
-    s
 }
 
 pub(crate) fn section(entries: &[Entry]) -> Section {
