@@ -21,8 +21,8 @@ pub use levels::{
     LEVEL_SIGNIFICANCE_Z,
 };
 pub use phases::{
-    describe as describe_phases, phases, Phase, PhaseKind, PHASE_MAX, PHASE_MIN_S, PHASE_SMOOTH_S,
-    PHASE_STEP_RATIO, SECOND_BURST_SHARE,
+    describe as describe_phases, phases, Cache, Phase, PhaseKind, PHASE_MAX, PHASE_MIN_S,
+    PHASE_SMOOTH_S, PHASE_STEP_RATIO, SECOND_BURST_SHARE,
 };
 
 use serde::{Deserialize, Serialize};
