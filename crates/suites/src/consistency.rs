@@ -1,6 +1,7 @@
 //! `consistency`: the performance-consistency test. Precondition the span (discard, then
 //! 128K sequential writes at QD32, `passes` times), then 4K random writes at QD32 with
-//! incompressible data over the whole span for `duration`, per-second series. The test is
+//! incompressible data over the whole span for `duration`, per-second series (the first
+//! 30 s also at 100 ms, where a burst of 2 s is seen). The test is
 //! one continuous run, as the reviews run it; its seconds are cut into rounds only for the
 //! SNIA PTS steady-state judgement. With `--until-steady` the test runs in rounds instead
 //! (one engine run each, back to back, the rule checked between them): there, the I/Os in
@@ -8,7 +9,7 @@
 //!
 //! Scored on the last 400 s: average IOPS and average ÷ standard deviation, min, p1/p99,
 //! zero-IOPS seconds, the performance levels, the end of the initial burst, the phases
-//! of the run (burst, intermediate, second burst, steady) and the PTS verdict over the
+//! of the run (burst, intermediate, second burst or GC level, steady) and the PTS verdict over the
 //! rounds. `--op 25%` tests 75 % of the span after discarding the rest.
 
 use serde::{Deserialize, Serialize};

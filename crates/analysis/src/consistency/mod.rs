@@ -1,8 +1,8 @@
 //! Performance-consistency test (4K random writes at QD32 for an hour on a
 //! full drive): scores over the final window, stalls (seconds with no
 //! completed I/O), the performance levels a drive shifts between, the end
-//! of the initial burst, and the phases of the run in order (burst, intermediate,
-//! second burst, steady).
+//! of the initial burst (also on a finer series over the run's first seconds), and the
+//! phases of the run in order (burst, intermediate, second burst or GC level, steady).
 //!
 //! Input everywhere is IOPS per second: element i is the number of I/Os
 //! completed during second i of the test. NaN, infinite and negative samples
