@@ -1343,3 +1343,62 @@ fn a_cache_burst_of_three_seconds_then_folding_is_a_burst_of_three_seconds() {
         "the folding phase",
     );
 }
+
+#[test]
+fn fast_gc_phases_of_a_drive_without_a_cache_are_gc_levels_not_bursts() {
+    // Issue 24: tiered GC and no SLC cache. After each foreground refill the drive writes
+    // with every die again, at its fresh burst's level: those phases were called "second
+    // burst" and "burst 3". Only the first phase (the fresh drive's spare area) is a
+    // burst; the later fast phases are GC levels, where the model ran its "fast" phase.
+    let (doc, table) = suite_and_table(&[
+        "consistency",
+        "sim:nvme-tlc,capacity=32G,op=25%,dies=4,channels=4,gc=tiered,gc_batch=3000,gc_bg_every=512,thermal=off,slc=0",
+        "--duration",
+        "900s",
+    ]);
+    let a = &doc["summary"]["analysis"];
+    let run = steps(&doc, "4K random write")[0];
+    let gt = &run["run"]["simulator_ground_truth"];
+    let origin = step_origin_ns(run);
+    // The model's "fast" phases after its first: (start s, end s).
+    let gc: Vec<(f64, String)> = gt["gc_phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                (f(&p[0]) - origin) / 1e9,
+                p[1].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let fast: Vec<(f64, f64)> = gc
+        .windows(2)
+        .filter(|w| w[0].1 == "fast" && w[0].0 > 30.0)
+        .map(|w| (w[0].0, w[1].0))
+        .collect();
+    let got = a["phases"].as_array().unwrap();
+    let kinds: Vec<&str> = got.iter().map(|p| p["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds[0], "burst");
+    assert!(!kinds[1..].contains(&"burst"), "{kinds:?}");
+    let gc_levels: Vec<&Value> = got.iter().filter(|p| p["kind"] == "gc_level").collect();
+    assert!(gc_levels.len() >= 2, "{kinds:?}");
+    // Each is one of the model's fast phases, at the first burst's level.
+    for p in gc_levels {
+        let (s, e) = (f(&p["start_s"]), f(&p["end_s"]));
+        assert!(
+            fast.iter().any(|&(a, b)| s >= a - 1.0 && e <= b + 1.0),
+            "{p} in {fast:?}"
+        );
+        within(
+            f(&p["level_iops"]),
+            f(&got[0]["level_iops"]),
+            0.05,
+            "fast level",
+        );
+    }
+    assert!(
+        table.contains(", GC level ") && !table.contains("second burst"),
+        "{table}"
+    );
+}

@@ -1,6 +1,7 @@
 //! `consistency`: the performance-consistency test. Precondition the span (discard, then
 //! 128K sequential writes at QD32, `passes` times), then 4K random writes at QD32 with
-//! incompressible data over the whole span for `duration`, per-second series. The test is
+//! incompressible data over the whole span for `duration`, per-second series (the first
+//! 30 s also at 100 ms, where a burst of 2 s is seen). The test is
 //! one continuous run, as the reviews run it; its seconds are cut into rounds only for the
 //! SNIA PTS steady-state judgement. With `--until-steady` the test runs in rounds instead
 //! (one engine run each, back to back, the rule checked between them): there, the I/Os in
@@ -8,7 +9,7 @@
 //!
 //! Scored on the last 400 s: average IOPS and average ÷ standard deviation, min, p1/p99,
 //! zero-IOPS seconds, the performance levels, the end of the initial burst, the phases
-//! of the run (burst, intermediate, second burst, steady) and the PTS verdict over the
+//! of the run (burst, intermediate, second burst or GC level, steady) and the PTS verdict over the
 //! rounds. `--op 25%` tests 75 % of the span after discarding the rest.
 
 use serde::{Deserialize, Serialize};
@@ -16,7 +17,7 @@ use serde_json::json;
 
 use drivelab_analysis::consistency::{
     burst_transition, burst_transition_fine, describe_phases, performance_levels, phases, score,
-    stalls, REVIEW_WINDOW_S,
+    stalls, Cache, REVIEW_WINDOW_S,
 };
 use drivelab_analysis::steady::{pts_verdict, rounds_from_series};
 use drivelab_engine::size::SizeOrPercent;
@@ -489,6 +490,21 @@ fn stall_iops(steps: &[StepRecord]) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// Whether the precondition's first sequential fill (after the discard: an empty drive)
+/// ran into a write cache: then a later phase back at the burst's level is the cache
+/// again, else the drive between GC phases (see `phases`).
+fn cache_seen(steps: &[StepRecord]) -> Cache {
+    let Some(fill) = steps.iter().find(|s| s.id == "precondition-pass1") else {
+        return Cache::NotSeen;
+    };
+    let a = crate::seqfill::analyze(fill, crate::seqfill::SeqFill::new(false).drop_fraction).fill;
+    if a.cache_bytes.is_some() || a.cache_too_short_to_see {
+        Cache::Seen
+    } else {
+        Cache::NotSeen
+    }
+}
+
 /// Analyse the finished steps of a consistency run.
 pub fn analyze(steps: &[StepRecord], window_s: usize, round_s: usize) -> ConsistencyAnalysis {
     let x = test_series(steps);
@@ -505,7 +521,7 @@ pub fn analyze(steps: &[StepRecord], window_s: usize, round_s: usize) -> Consist
         // A second with no more I/Os than one queue's worth is a stall ending.
         levels: performance_levels(&x[from..], stall_iops(steps)),
         // One verdict: the phases start with the burst the burst line reports.
-        phases: phases(&x, window_s, burst.as_ref()),
+        phases: phases(&x, window_s, burst.as_ref(), cache_seen(steps)),
         burst,
         steady: pts_verdict(&rounds),
         rounds,

@@ -1,8 +1,8 @@
 //! Performance-consistency test (4K random writes at QD32 for an hour on a
 //! full drive): scores over the final window, stalls (seconds with no
 //! completed I/O), the performance levels a drive shifts between, the end
-//! of the initial burst, and the phases of the run in order (burst, intermediate,
-//! second burst, steady).
+//! of the initial burst (also on a finer series over the run's first seconds), and the
+//! phases of the run in order (burst, intermediate, second burst or GC level, steady).
 //!
 //! Input everywhere is IOPS per second: element i is the number of I/Os
 //! completed during second i of the test. NaN, infinite and negative samples
@@ -21,8 +21,8 @@ pub use levels::{
     LEVEL_SIGNIFICANCE_Z,
 };
 pub use phases::{
-    describe as describe_phases, phases, Phase, PhaseKind, PHASE_MAX, PHASE_MIN_S, PHASE_SMOOTH_S,
-    PHASE_STEP_RATIO, SECOND_BURST_SHARE,
+    describe as describe_phases, phases, Cache, Phase, PhaseKind, PHASE_MAX, PHASE_MIN_S,
+    PHASE_SMOOTH_S, PHASE_STEP_RATIO, SECOND_BURST_SHARE,
 };
 
 use serde::{Deserialize, Serialize};

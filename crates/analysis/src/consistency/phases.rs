@@ -21,6 +21,9 @@ pub const PHASE_MAX: usize = 8;
 pub const PHASE_SMOOTH_S: usize = 5;
 /// A later phase at least this share of the first burst's level is a burst again.
 pub const SECOND_BURST_SHARE: f64 = 0.85;
+/// A phase below this share of the first burst's level is the host waiting on garbage
+/// collection (a foreground refill): a full-speed phase right after it is GC's.
+pub const GC_STALL_SHARE: f64 = 0.1;
 /// Levels within this factor of each other are the same level coming back.
 pub const PHASE_SAME_RATIO: f64 = 1.1;
 
@@ -28,8 +31,12 @@ pub const PHASE_SAME_RATIO: f64 = 1.1;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PhaseKind {
-    /// Far above the final level: the first phase, or a later one back at its level.
+    /// Far above the final level: the first phase (a fresh drive's spare area, or a
+    /// cache), or a later one back at its level on a drive with a cache (created again).
     Burst,
+    /// A later phase back at the first burst's level on a drive without a cache: the
+    /// drive writing with every die between garbage-collection phases, no burst.
+    GcLevel,
     /// Between the first phase and the last that is not a burst.
     Intermediate,
     /// The last phase (the only one when the drive never changed level).
@@ -41,6 +48,7 @@ impl PhaseKind {
     pub fn name(self) -> &'static str {
         match self {
             PhaseKind::Burst => "burst",
+            PhaseKind::GcLevel => "GC level",
             PhaseKind::Intermediate => "intermediate",
             PhaseKind::Steady => "steady",
         }
@@ -80,11 +88,20 @@ pub struct Phase {
 /// merged, and from the first phase whose level (within [`PHASE_SAME_RATIO`]) comes
 /// back twice more the rest is one phase: a cycle is a steady state (see
 /// `performance_levels` for its levels). The last phase is `Steady`; the first is a
-/// `Burst` with an initial burst; a phase between is a `Burst` when the first is one
-/// and it comes back to [`SECOND_BURST_SHARE`] of its level, else `Intermediate`. The last phase's level is the mean of the last `window_s` seconds
+/// `Burst` with an initial burst; a phase between that comes back to
+/// [`SECOND_BURST_SHARE`] of the first burst's level is a `GcLevel` when it follows a
+/// phase below [`GC_STALL_SHARE`] of that level on a drive with no cache seen
+/// ([`Cache::NotSeen`]: the drive writing with every die after GC refilled its free pool
+/// while the host waited), else a `Burst` again (a cache created again); other phases
+/// between are `Intermediate`. The last phase's level is the mean of the last `window_s` seconds
 /// (the scoring window, zero seconds included) when the phase starts at or before the
 /// window. Empty for an empty series.
-pub fn phases(iops_per_s: &[f64], window_s: usize, burst: Option<&Transition>) -> Vec<Phase> {
+pub fn phases(
+    iops_per_s: &[f64],
+    window_s: usize,
+    burst: Option<&Transition>,
+    cache: Cache,
+) -> Vec<Phase> {
     let x = clean_series(iops_per_s);
     let n = x.len();
     if n == 0 {
@@ -114,7 +131,17 @@ pub fn phases(iops_per_s: &[f64], window_s: usize, burst: Option<&Transition>) -
             })
             .collect(),
         burst.is_some(),
+        cache,
     )
+}
+
+/// Whether the drive has a write cache its bursts can come from (seen before the test,
+/// in its precondition's sequential fill): a later phase back at the burst's level is
+/// the cache again only where there is one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cache {
+    Seen,
+    NotSeen,
 }
 
 /// The cuts of `x[from..]` into phases (see [`phases`]), from `from` to the end.
@@ -265,9 +292,10 @@ fn ratio(u: f64, v: f64) -> f64 {
 
 /// Kinds for (start, end, level) spans, see [`phases`]; `burst`: the first span is the
 /// initial burst's.
-fn label(spans: Vec<(usize, usize, f64)>, burst: bool) -> Vec<Phase> {
+fn label(spans: Vec<(usize, usize, f64)>, burst: bool, cache: Cache) -> Vec<Phase> {
     let first = spans.first().map_or(0.0, |s| s.2);
     let first_burst = burst && spans.len() > 1;
+    let levels: Vec<f64> = spans.iter().map(|s| s.2).collect();
     let k = spans.len();
     spans
         .into_iter()
@@ -275,8 +303,16 @@ fn label(spans: Vec<(usize, usize, f64)>, burst: bool) -> Vec<Phase> {
         .map(|(i, (start_s, end_s, level_iops))| {
             let kind = if i + 1 == k {
                 PhaseKind::Steady
-            } else if first_burst && (i == 0 || level_iops >= SECOND_BURST_SHARE * first) {
+            } else if first_burst && i == 0 {
                 PhaseKind::Burst
+            } else if first_burst && level_iops >= SECOND_BURST_SHARE * first {
+                // Back at full speed right after a stall, with no cache seen: the
+                // drive's GC refilled its free pool while the host waited.
+                let after_stall = i > 0 && levels[i - 1] < GC_STALL_SHARE * first;
+                match (cache, after_stall) {
+                    (Cache::NotSeen, true) => PhaseKind::GcLevel,
+                    _ => PhaseKind::Burst,
+                }
             } else {
                 PhaseKind::Intermediate
             };
@@ -340,7 +376,7 @@ mod tests {
 
     /// The phases as the suite finds them: with the run's own burst verdict.
     fn with_burst(x: &[f64], window_s: usize) -> Vec<Phase> {
-        phases(x, window_s, burst_transition(x).as_ref())
+        phases(x, window_s, burst_transition(x).as_ref(), Cache::Seen)
     }
 
     #[test]
@@ -412,6 +448,39 @@ mod tests {
                 Some("second")
             );
         }
+    }
+
+    #[test]
+    fn fast_phases_of_a_drive_without_a_cache_are_gc_levels_not_bursts() {
+        use PhaseKind::*;
+        // Burst, GC in the background, a foreground refill (no I/O), every die again.
+        let spans = [
+            (40, 150e3),
+            (150, 60e3),
+            (20, 0.0),
+            (20, 140e3),
+            (370, 45e3),
+        ];
+        let x = series(1, &spans);
+        let got = phases(&x, 300, burst_transition(&x).as_ref(), Cache::NotSeen);
+        assert_phases(
+            &got,
+            &[
+                (0, 40, 150e3, Burst),
+                (40, 190, 60e3, Intermediate),
+                (190, 210, 1.0, Intermediate),
+                (210, 230, 140e3, GcLevel),
+                (230, 600, 45e3, Steady),
+            ],
+        );
+        let text = describe(&got).unwrap();
+        assert!(
+            text.contains(", GC level 1") && !text.contains("second"),
+            "{text}"
+        );
+        // With a cache seen before the test, it is the cache again.
+        let got = phases(&x, 300, burst_transition(&x).as_ref(), Cache::Seen);
+        assert_eq!(got[3].kind, Burst);
     }
 
     #[test]
