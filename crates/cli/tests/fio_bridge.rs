@@ -982,7 +982,11 @@ fn a_result_given_twice_is_imported_once_and_said_once() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let err = stderr(&o);
-    assert_eq!(err.matches("given twice: imported once").count(), 1, "{err}");
+    assert_eq!(
+        err.matches("given twice: imported once").count(),
+        1,
+        "{err}"
+    );
     assert_eq!(err.matches("identical content").count(), 1, "{err}");
     let run: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(d.path().join("b/run.json")).unwrap())
@@ -1021,7 +1025,11 @@ fn one_device_path_on_two_hosts_is_two_drives() {
         )
         .unwrap();
         assert_eq!(run["target"]["kind"], "block_device");
-        assert!(run["target"]["capacity_bytes"].is_null(), "{}", run["target"]);
+        assert!(
+            run["target"]["capacity_bytes"].is_null(),
+            "{}",
+            run["target"]
+        );
         assert_eq!(run["host"]["hostname"], h);
     }
     let o = run_in(
@@ -1086,5 +1094,8 @@ fn compare_rows_of_imports_say_what_the_tests_did() {
     let o = run_in(d.path(), &["compare", "a", "b"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("randread 4K QD16 ×4 jobs (x) read IOPS"), "{out}");
+    assert!(
+        out.contains("randread 4K QD16 ×4 jobs (x) read IOPS"),
+        "{out}"
+    );
 }

@@ -582,7 +582,10 @@ pub fn check_resume(
     if a.kind != b.kind || a.path != b.path || a.capacity_bytes != b.capacity_bytes {
         return Err(format!(
             "--resume: the bundle was made on {} ({} bytes), not on {} ({} bytes)",
-            a.path, a.span_bytes(), b.path, b.span_bytes()
+            a.path,
+            a.span_bytes(),
+            b.path,
+            b.span_bytes()
         ));
     }
     // Identity as far as either side recorded it: a device swapped in at the same path

@@ -109,7 +109,11 @@ fn rw_of(s: Option<&str>) -> Result<RwMode, String> {
 
 /// The workload as drivelab would state it, from fio's options; a value fio would not
 /// have run with is refused (`Err` names the option).
-pub fn workload_of(job: &Job, global: &FioOptions, notes: &mut Vec<String>) -> Result<Workload, String> {
+pub fn workload_of(
+    job: &Job,
+    global: &FioOptions,
+    notes: &mut Vec<String>,
+) -> Result<Workload, String> {
     let o = |k: &str| opt(job, global, k);
     let rw = rw_of(o("rw").or(o("readwrite")))?;
     let bs: Vec<BsShare> = match o("bssplit") {
@@ -190,7 +194,9 @@ pub fn workload_of(job: &Job, global: &FioOptions, notes: &mut Vec<String>) -> R
         random_distribution: o("random_distribution")
             .and_then(|s| Distribution::parse(s).ok())
             .unwrap_or(Distribution::Uniform),
-        randseed: o("randseed").and_then(|s| s.trim().parse().ok()).unwrap_or(0),
+        randseed: o("randseed")
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(0),
         data: if o("zero_buffers").is_some_and(|v| v != "0") {
             DataPattern::Zero
         } else {
@@ -538,8 +544,8 @@ fn read_input(
     let logs = logs_of(&results, global, input, o, notes)?;
     let mut v = Vec::new();
     for ((job, entries), logs) in results.into_iter().zip(logs) {
-        let w = workload_of(&job, global, notes)
-            .map_err(|e| format!("job '{}': {e}", job.jobname))?;
+        let w =
+            workload_of(&job, global, notes).map_err(|e| format!("job '{}': {e}", job.jobname))?;
         let est = Some(convert::start_estimate(out, &job, 0)).filter(|&t| t > 0);
         let m = convert::measured(
             &job,
@@ -664,8 +670,7 @@ pub fn import_set(inputs: &[Input], o: &Options) -> Result<RunDoc, String> {
 /// also given) or two files of the same content are one result, imported once, with a
 /// note naming both.
 pub fn distinct(inputs: &[Input]) -> Result<(Vec<&Input>, Vec<String>), String> {
-    let mut seen: std::collections::HashMap<String, (&str, Option<PathBuf>)> =
-        Default::default();
+    let mut seen: std::collections::HashMap<String, (&str, Option<PathBuf>)> = Default::default();
     let mut out = Vec::new();
     let mut notes = Vec::new();
     for input in inputs {
@@ -678,7 +683,10 @@ pub fn distinct(inputs: &[Input]) -> Result<(Vec<&Input>, Vec<String>), String> 
         };
         match seen.get(&key) {
             Some((first, first_path)) => notes.push(if path.is_some() && *first_path == path {
-                format!("{}: the same file as {first}, given twice: imported once.", input.source)
+                format!(
+                    "{}: the same file as {first}, given twice: imported once.",
+                    input.source
+                )
             } else {
                 format!(
                     "{}: the same result as {first} (identical content): imported once.",

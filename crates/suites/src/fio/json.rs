@@ -138,7 +138,7 @@ impl Job {
 
 impl Dir {
     fn check(&self) -> Result<(), String> {
-        if !(self.iops >= 0.0) {
+        if self.iops < 0.0 {
             return Err(format!("iops {}: a rate is never negative", self.iops));
         }
         for (name, l) in [
@@ -148,7 +148,7 @@ impl Dir {
         ] {
             let Some(l) = l else { continue };
             for (field, v) in [("mean", l.mean), ("stddev", l.stddev)] {
-                if !(v >= 0.0) {
+                if v < 0.0 {
                     return Err(format!(
                         "{name} {field} {v}: a latency is never negative (a result edited by hand?)"
                     ));
