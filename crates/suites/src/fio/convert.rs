@@ -110,11 +110,11 @@ fn fio_percentiles(l: &Lat) -> Vec<(f64, u64)> {
     let mut v: Vec<(f64, u64)> = l
         .percentile
         .iter()
-        .flatten()
-        .filter_map(|(k, v)| Some((k.parse::<f64>().ok()?, *v)))
+        .flat_map(|p| p.0.iter().copied())
         .filter(|&(p, _)| p > 0.0 && p <= 100.0)
         .collect();
     v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    v.dedup_by(|a, b| a.0 == b.0);
     v
 }
 

@@ -138,7 +138,7 @@ impl Job {
 
 impl Dir {
     fn check(&self) -> Result<(), String> {
-        if !(self.iops >= 0.0) {
+        if self.iops < 0.0 {
             return Err(format!("iops {}: a rate is never negative", self.iops));
         }
         for (name, l) in [
@@ -148,7 +148,7 @@ impl Dir {
         ] {
             let Some(l) = l else { continue };
             for (field, v) in [("mean", l.mean), ("stddev", l.stddev)] {
-                if !(v >= 0.0) {
+                if v < 0.0 {
                     return Err(format!(
                         "{name} {field} {v}: a latency is never negative (a result edited by hand?)"
                     ));
@@ -245,9 +245,10 @@ pub struct Lat {
     pub stddev: f64,
     #[serde(rename = "N", default)]
     pub n: u64,
-    /// `"99.000000": ns`.
+    /// `"99.000000": ns`, as `(percentile, ns)` in fio's order (fio 3.1's `"0.00" : 0`
+    /// padding included).
     #[serde(default)]
-    pub percentile: Option<BTreeMap<String, u64>>,
+    pub percentile: Option<Percentiles>,
     /// json+ only: `"<bin value ns>": count`, non-empty bins.
     #[serde(default)]
     pub bins: Option<Bins>,
@@ -419,6 +420,38 @@ impl<'de> Deserialize<'de> for FioOptions {
             }
         }
         d.deserialize_any(V)
+    }
+}
+
+/// fio's percentile list: `(percentile, ns)` pairs as written (a key that is not a
+/// number is passed over, as fio writes none).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Percentiles(pub Vec<(f64, u64)>);
+
+impl<'de> Deserialize<'de> for Percentiles {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Percentiles;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("fio's percentiles: an object of \"<percentile>\": ns")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Percentiles, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = m.next_entry::<std::borrow::Cow<'de, str>, u64>()? {
+                    if out.len() >= MAX_BINS {
+                        return Err(de::Error::custom(format!(
+                            "more than {MAX_BINS} percentiles in one distribution"
+                        )));
+                    }
+                    if let Ok(p) = k.parse::<f64>() {
+                        out.push((p, v));
+                    }
+                }
+                Ok(Percentiles(out))
+            }
+        }
+        d.deserialize_map(V)
     }
 }
 
