@@ -6,7 +6,7 @@
 use crate::hist::Histogram;
 use crate::job::IoErrorRecord;
 use crate::result::*;
-use crate::series::IntervalRecord;
+use crate::series::Records;
 use crate::spec::Workload;
 use crate::target::Target;
 
@@ -23,7 +23,7 @@ pub struct Facts {
     pub end_ns: u64,
     /// The time the totals' rates are over (ramp and drain left out as the run says).
     pub measured_ns: u64,
-    pub records: Vec<IntervalRecord>,
+    pub records: Records,
     /// Read and write latency over the measured time.
     pub hists: [Histogram; 2],
     pub bytes: [u64; 2],
@@ -192,14 +192,16 @@ fn failure_text(errors: &[IoErrorRecord], error_count: u64, nothing: bool) -> St
 /// many, if any.
 fn flag_link_ceiling(
     id: &crate::target::identity::DeviceIdentity,
-    records: &mut [IntervalRecord],
+    records: &mut Records,
 ) -> Option<String> {
     let mut first = None;
     let mut n = 0;
-    for r in records.iter_mut() {
-        r.over_link_ceiling =
+    for i in 0..records.len() {
+        let Some(r) = records.get(i) else { break };
+        let over =
             crate::target::identity::over_link_ceiling(id, r.read.bytes_per_s, r.write.bytes_per_s);
-        if r.over_link_ceiling {
+        records.set_over_link_ceiling(i, over);
+        if over {
             n += 1;
             first.get_or_insert(r.start_ns);
         }

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::hist::{Histogram, HistogramJson};
 use crate::job::IoErrorRecord;
 use crate::replay::schedule::{ScheduleCounts, Timing};
-use crate::series::IntervalRecord;
+use crate::series::{IntervalRecord, Records};
 use crate::spec::Workload;
 use crate::target::TargetInfo;
 
@@ -253,7 +253,8 @@ pub struct Totals {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Series {
     pub interval_ns: u64,
-    pub records: Vec<IntervalRecord>,
+    /// Kept compact; the same JSON array of records as ever.
+    pub records: Records,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,6 +1,6 @@
 //! Reading saved steps back for analysis: per-interval values, totals, parameters.
 
-use drivelab_analysis::telemetry::{self, Interval, Reading, StepTelemetry};
+use drivelab_analysis::telemetry::{self, Interval, StepTelemetry};
 use drivelab_engine::result::{Measured, Totals};
 use drivelab_engine::series::IntervalRecord;
 
@@ -9,6 +9,7 @@ use crate::suite::Report;
 
 /// A run's interval series as the telemetry analysis reads it.
 pub fn telemetry_intervals(m: &Measured) -> Vec<Interval> {
+    let mut names = telemetry::Names::default();
     m.series
         .records
         .iter()
@@ -20,7 +21,7 @@ pub fn telemetry_intervals(m: &Measured) -> Vec<Interval> {
             readings: x
                 .sensors
                 .iter()
-                .map(|r| Reading::new(&r.name, &r.unit, &r.source, r.value))
+                .map(|r| names.reading(&r.name, &r.unit, &r.source, r.value))
                 .collect(),
         })
         .collect()
@@ -161,7 +162,12 @@ pub fn totals(rec: &StepRecord) -> Option<&Totals> {
 /// One value per measured interval (ramp intervals left out).
 pub fn per_interval(rec: &StepRecord, f: impl Fn(&IntervalRecord) -> f64) -> Vec<f64> {
     rec.run.as_ref().map_or_else(Vec::new, |r| {
-        r.series.records.iter().filter(|x| !x.ramp).map(f).collect()
+        r.series
+            .records
+            .iter()
+            .filter(|x| !x.ramp)
+            .map(|x| f(&x))
+            .collect()
     })
 }
 
