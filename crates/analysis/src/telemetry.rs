@@ -10,14 +10,18 @@
 //! (`meter…`), then the simulator's model (`model`), then anything else (hwmon); for
 //! temperature the drive's own log (`nvme-smart…`, `smart…`), then hwmon, then the model.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
-/// One sensor value as filed under an interval.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One sensor value as filed under an interval. The names are shared: a series of an
+/// hour at 10 ms has a million readings of a few sensors, and each must not carry its
+/// own copies of their names (see [`Names`]).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Reading {
-    pub name: String,
-    pub unit: String,
-    pub source: String,
+    pub name: Arc<str>,
+    pub unit: Arc<str>,
+    pub source: Arc<str>,
     pub value: Option<f64>,
 }
 
@@ -27,6 +31,32 @@ impl Reading {
             name: name.into(),
             unit: unit.into(),
             source: source.into(),
+            value,
+        }
+    }
+}
+
+/// The names of a series' readings, each kept once: [`Names::reading`] makes a reading
+/// whose name, unit and source share the strings of the readings before it.
+#[derive(Debug, Default)]
+pub struct Names(Vec<Arc<str>>);
+
+impl Names {
+    fn get(&mut self, s: &str) -> Arc<str> {
+        if let Some(a) = self.0.iter().find(|a| ***a == *s) {
+            return a.clone();
+        }
+        let a: Arc<str> = s.into();
+        self.0.push(a.clone());
+        a
+    }
+
+    /// A reading with shared names.
+    pub fn reading(&mut self, name: &str, unit: &str, source: &str, value: Option<f64>) -> Reading {
+        Reading {
+            name: self.get(name),
+            unit: self.get(unit),
+            source: self.get(source),
             value,
         }
     }
@@ -111,7 +141,7 @@ fn temperature_rank(source: &str) -> u8 {
 pub fn power_channel(intervals: &[Interval]) -> Option<(String, String)> {
     pick(
         intervals,
-        |r| r.unit == "watt" && r.name.starts_with("power"),
+        |r| &*r.unit == "watt" && r.name.starts_with("power"),
         |s, n| (power_rank(s), n != "power"),
     )
 }
@@ -120,7 +150,7 @@ pub fn power_channel(intervals: &[Interval]) -> Option<(String, String)> {
 pub fn temperature_channel(intervals: &[Interval]) -> Option<(String, String)> {
     pick(
         intervals,
-        |r| r.unit == "celsius" && r.name == "temperature",
+        |r| &*r.unit == "celsius" && &*r.name == "temperature",
         |s, _| (temperature_rank(s), false),
     )
 }
@@ -140,7 +170,7 @@ fn pick(
             Some((s, n)) => rank(&r.source, &r.name) < rank(s, n),
         };
         if better {
-            best = Some((&r.source, &r.name));
+            best = Some((&*r.source, &*r.name));
         }
     }
     best.map(|(s, n)| (s.to_string(), n.to_string()))
@@ -151,7 +181,7 @@ pub fn value_of(interval: &Interval, channel: &(String, String)) -> Option<f64> 
     interval
         .readings
         .iter()
-        .find(|r| r.source == channel.0 && r.name == channel.1)
+        .find(|r| *r.source == *channel.0 && *r.name == *channel.1)
         .and_then(|r| finite(r.value))
 }
 
@@ -177,12 +207,12 @@ fn thermal_time(i: &Interval) -> Option<f64> {
     let src = i
         .readings
         .iter()
-        .find(|r| THERMAL_TIME.contains(&r.name.as_str()) && finite(r.value).is_some())?
+        .find(|r| THERMAL_TIME.contains(&&*r.name) && finite(r.value).is_some())?
         .source
-        .as_str();
+        .clone();
     let mut sum = 0.0;
     for r in &i.readings {
-        if r.source == src && THERMAL_TIME.contains(&r.name.as_str()) {
+        if r.source == src && THERMAL_TIME.contains(&&*r.name) {
             sum += finite(r.value)?;
         }
     }
@@ -192,7 +222,7 @@ fn thermal_time(i: &Interval) -> Option<f64> {
 /// The warning temperature a source declares (`temperature_warning`, °C), if any.
 fn warning_c(intervals: &[Interval]) -> Option<f64> {
     intervals.iter().flat_map(|i| &i.readings).find_map(|r| {
-        (r.name == "temperature_warning" && r.unit == "celsius")
+        (&*r.name == "temperature_warning" && &*r.unit == "celsius")
             .then(|| finite(r.value))
             .flatten()
     })
@@ -268,11 +298,11 @@ pub fn step_telemetry(intervals: &[Interval]) -> StepTelemetry {
 /// source gives both counters.
 fn write_amplification(intervals: &[Interval]) -> Option<f64> {
     let both = |i: &Interval| -> Option<(f64, f64)> {
-        let media = i.readings.iter().find(|r| r.name == "media_written")?;
+        let media = i.readings.iter().find(|r| &*r.name == "media_written")?;
         let host = i
             .readings
             .iter()
-            .find(|r| r.name == "data_written" && r.source == media.source)?;
+            .find(|r| &*r.name == "data_written" && r.source == media.source)?;
         Some((finite(host.value)?, finite(media.value)?))
     };
     let pairs: Vec<(f64, f64)> = intervals.iter().filter_map(both).collect();

@@ -6,7 +6,7 @@
 use crate::hist::Histogram;
 use crate::job::IoErrorRecord;
 use crate::result::*;
-use crate::series::IntervalRecord;
+use crate::series::Records;
 use crate::spec::Workload;
 use crate::target::Target;
 
@@ -26,7 +26,7 @@ pub struct Facts {
     /// A verify pass after the writes (`io --verify`; 0 without one): its reads are in
     /// `hists[0]` and `records`, and the read totals are over its time.
     pub verify_pass_ns: u64,
-    pub records: Vec<IntervalRecord>,
+    pub records: Records,
     /// The finer series over the run's start (`Workload::log_head`), when asked for.
     pub head_records: Option<Vec<IntervalRecord>>,
     /// Read and write latency over the measured time.
@@ -213,14 +213,16 @@ fn failure_text(errors: &[IoErrorRecord], error_count: u64, nothing: bool) -> St
 /// many, if any.
 fn flag_link_ceiling(
     id: &crate::target::identity::DeviceIdentity,
-    records: &mut [IntervalRecord],
+    records: &mut Records,
 ) -> Option<String> {
     let mut first = None;
     let mut n = 0;
-    for r in records.iter_mut() {
-        r.over_link_ceiling =
+    for i in 0..records.len() {
+        let Some(r) = records.get(i) else { break };
+        let over =
             crate::target::identity::over_link_ceiling(id, r.read.bytes_per_s, r.write.bytes_per_s);
-        if r.over_link_ceiling {
+        records.set_over_link_ceiling(i, over);
+        if over {
             n += 1;
             first.get_or_insert(r.start_ns);
         }

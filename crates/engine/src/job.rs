@@ -390,8 +390,8 @@ mod tests {
         job.rec.finish();
         drop(job);
         let (recs, totals, _) = agg.finish(1_400, 1_420);
-        assert!(recs[0].ramp);
-        assert_eq!(recs[0].all.ops, 1);
+        assert!(recs.first().unwrap().ramp);
+        assert_eq!(recs.first().unwrap().all.ops, 1);
         assert_eq!(recs.iter().map(|r| r.all.ops).sum::<u64>(), 3);
         assert_eq!(totals[0].count(), 2);
     }

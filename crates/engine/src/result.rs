@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::hist::{Histogram, HistogramJson};
 use crate::job::IoErrorRecord;
 use crate::replay::schedule::{ScheduleCounts, Timing};
-use crate::series::IntervalRecord;
+use crate::series::{IntervalRecord, Records};
 use crate::spec::Workload;
 use crate::target::TargetInfo;
 
@@ -255,7 +255,8 @@ pub struct Totals {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Series {
     pub interval_ns: u64,
-    pub records: Vec<IntervalRecord>,
+    /// Kept compact; the same JSON array of records as ever.
+    pub records: Records,
     /// The run's first seconds again at a finer interval, when the workload asked for
     /// them (`log_head`); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -7,7 +7,12 @@
 //! interval into an [`IntervalRecord`] once every job has moved past it, so memory stays
 //! bounded however long the run. Intervals in which nothing completed are records too.
 //! The post-ramp intervals also add up into the run's total histograms, so the totals
-//! and the series come from the same counts and always agree.
+//! and the series come from the same counts and always agree. Finalised records are kept
+//! compact ([`Records`]: about 200 bytes each and 24 per sensor reading).
+
+mod records;
+
+pub use records::{Iter, Records};
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -47,12 +52,11 @@ impl IntervalDir {
     }
 
     fn from_hist(h: &Histogram, bytes: u64, dur_ns: u64) -> IntervalDir {
-        let secs = dur_ns.max(1) as f64 / 1e9;
         IntervalDir {
             ops: h.count(),
             bytes,
-            ops_per_s: h.count() as f64 / secs,
-            bytes_per_s: bytes as f64 / secs,
+            ops_per_s: per_s(h.count(), dur_ns),
+            bytes_per_s: per_s(bytes, dur_ns),
             lat_mean_ns: h.mean(),
             lat_p50_ns: h.percentile(50.0),
             lat_p99_ns: h.percentile(99.0),
@@ -61,6 +65,12 @@ impl IntervalDir {
             errors: Some(0),
         }
     }
+}
+
+/// `n` over an interval of `dur_ns`, per second: the one formula of the records' rates
+/// (the compact records work them out again by it).
+fn per_s(n: u64, dur_ns: u64) -> f64 {
+    n as f64 / (dur_ns.max(1) as f64 / 1e9)
 }
 
 /// One interval of the series, all jobs summed.
@@ -104,7 +114,7 @@ struct AggInner {
     next_final: u64,
     /// One past the highest interval any job has handed over.
     seen_end: u64,
-    records: Vec<IntervalRecord>,
+    records: Records,
     totals: [Histogram; 2],
     total_bytes: [u64; 2],
     cum_write: u64,
@@ -134,7 +144,7 @@ impl Aggregator {
                 progress: vec![0; jobs],
                 next_final: 0,
                 seen_end: 0,
-                records: Vec::new(),
+                records: Records::new(),
                 totals: [Histogram::new(), Histogram::new()],
                 total_bytes: [0; 2],
                 cum_write: 0,
@@ -168,6 +178,14 @@ impl Aggregator {
     }
     pub fn interval_ns(&self) -> u64 {
         self.interval_ns
+    }
+
+    /// A time-bounded run will have `n` intervals: room for their records is made now.
+    fn expect_intervals(&self, n: u64) {
+        let mut g = self.lock();
+        if g.records.is_empty() {
+            g.records.reserve(usize::try_from(n).unwrap_or(usize::MAX));
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, AggInner> {
@@ -215,8 +233,9 @@ impl Aggregator {
         let idx = rel / self.interval_ns;
         if idx >= g.next_final {
             g.sensors.push(reading);
-        } else if let Some(rec) = g.records.iter_mut().rev().find(|r| r.index == idx) {
-            keep_latest(&mut rec.sensors, reading);
+        } else {
+            // Records are finalised in order from index 0: the index is the position.
+            g.records.add_reading(idx as usize, reading);
         }
     }
 
@@ -307,18 +326,14 @@ impl Aggregator {
 
     /// The latest finalised interval and the run's cumulative ops so far (for progress).
     pub fn latest(&self) -> Option<IntervalRecord> {
-        self.lock().records.last().cloned()
+        self.lock().records.last()
     }
 
     /// Close the series at `end_ns` (the run's last completion or its deadline) and hand
     /// back the records and the post-ramp totals `[read, write]` with their bytes.
     /// `last_ns`, at or after `end_ns` when I/Os drained after the deadline, is when the
     /// last of them came back: the last interval's time runs to it.
-    pub fn finish(
-        &self,
-        end_ns: u64,
-        last_ns: u64,
-    ) -> (Vec<IntervalRecord>, [Histogram; 2], [u64; 2]) {
+    pub fn finish(&self, end_ns: u64, last_ns: u64) -> (Records, [Histogram; 2], [u64; 2]) {
         let mut g = self.lock();
         let end = end_ns.max(self.origin_ns + 1);
         self.finalise(&mut g, Some((end, last_ns.max(end))));
@@ -370,6 +385,9 @@ pub struct Recorder<'a> {
 impl<'a> Recorder<'a> {
     /// `last_idx`: the final interval of a time-bounded run (u64::MAX when unbounded).
     pub fn new(agg: &'a Aggregator, job: usize, last_idx: u64) -> Recorder<'a> {
+        if job == 0 && last_idx != u64::MAX {
+            agg.expect_intervals(last_idx.saturating_add(1));
+        }
         Recorder {
             agg,
             job,
@@ -479,6 +497,7 @@ mod tests {
         a.finish();
         b.finish();
         let (recs, totals, bytes) = agg.finish(1_450, 1_450);
+        let recs: Vec<IntervalRecord> = recs.iter().collect();
         assert_eq!(recs.len(), 5);
         assert!(recs[0].ramp && !recs[1].ramp);
         assert_eq!(recs[1].read.ops, 1);
@@ -542,6 +561,7 @@ mod tests {
         a.finish();
         b.finish();
         let (recs, _, _) = agg.finish(1_400, 1_400);
+        let recs: Vec<IntervalRecord> = recs.iter().collect();
         let errs = |f: fn(&IntervalRecord) -> &IntervalDir| -> Vec<Option<u64>> {
             recs.iter().map(|r| f(r).errors).collect()
         };
@@ -582,6 +602,7 @@ mod tests {
         agg.sensor(SensorReading::new("power", "watt", Some(9.0), 500, "meter"));
         a.finish();
         let (recs, _, _) = agg.finish(1_200, 1_200);
+        let recs: Vec<IntervalRecord> = recs.iter().collect();
         let v: Vec<(&str, Option<f64>)> = recs[0]
             .sensors
             .iter()
@@ -600,6 +621,7 @@ mod tests {
         agg.sensor(r(None, 110));
         agg.sensor(r(Some(6.0), 120));
         let (recs, _, _) = agg.finish(200, 200);
+        let recs: Vec<IntervalRecord> = recs.iter().collect();
         let v: Vec<Option<f64>> = recs.iter().map(|x| x.sensors[0].value).collect();
         assert_eq!(v, [Some(5.0), Some(6.0)]);
     }
@@ -612,6 +634,7 @@ mod tests {
         a.record(Dir::Read, 1, 0, 230); // past the 200 ns deadline
         a.finish();
         let (recs, totals, _) = agg.finish(200, 250);
+        let recs: Vec<IntervalRecord> = recs.iter().collect();
         assert_eq!(recs.len(), 2);
         assert_eq!(recs[1].read.ops, 2);
         assert_eq!(totals[0].count(), 2);

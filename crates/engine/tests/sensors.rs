@@ -224,7 +224,7 @@ fn a_run_faster_than_its_link_says_so() {
         n.contains("intervals ran faster than the link carries"),
         "{n}"
     );
-    let js = serde_json::to_value(&recs[0]).unwrap();
+    let js = serde_json::to_value(recs.first().unwrap()).unwrap();
     assert_eq!(js["over_link_ceiling"], true);
     // Below the ceiling nothing is flagged.
     let link = t.info.device.as_mut().unwrap().link.as_mut().unwrap();
@@ -238,7 +238,7 @@ fn a_run_faster_than_its_link_says_so() {
         .all(|x| !x.over_link_ceiling));
     let n = r.measured.notes.join(" ");
     assert!(!n.contains("faster than the link"), "{n}");
-    let js = serde_json::to_value(&r.measured.series.records[0]).unwrap();
+    let js = serde_json::to_value(r.measured.series.records.first().unwrap()).unwrap();
     assert!(js.get("over_link_ceiling").is_none(), "absent when false");
     // Without a known link there is nothing to compare with.
     t.info.device = None;

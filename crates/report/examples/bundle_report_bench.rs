@@ -67,7 +67,7 @@ fn hour_of(base: &RunDoc, k: usize) -> RunDoc {
     doc.steps.truncate(first + 1);
     let step = &mut doc.steps[first];
     let run = step.run.as_mut().expect("the round ran");
-    let proto = run.series.records[0].clone();
+    let proto = run.series.records.first().expect("a record");
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (k as u64 + 1));
     let burst_s = 300.0 + 90.0 * k as f64;
     let steady = 20_000.0 + 9_000.0 * (k % 5) as f64;

@@ -344,8 +344,10 @@ fn failed_ios_of_a_consistency_run_are_charted_each_second() {
         .unwrap();
     let records = &mut step.run.as_mut().unwrap().series.records;
     for (i, n) in [(2, 5u64), (3, 1)] {
-        records[i].write.errors = Some(n);
-        records[i].all.errors = Some(n);
+        let mut r = records.get(i).unwrap();
+        r.write.errors = Some(n);
+        r.all.errors = Some(n);
+        records.set(i, r);
     }
     let report = bundle_report(&[DriveRun::new(None, failing)]);
     let charts = report.charts();

@@ -1,6 +1,6 @@
 //! Reading saved steps back for analysis: per-interval values, totals, parameters.
 
-use drivelab_analysis::telemetry::{self, Interval, Reading, StepTelemetry};
+use drivelab_analysis::telemetry::{self, Interval, StepTelemetry};
 use drivelab_engine::result::{Measured, Totals};
 use drivelab_engine::series::IntervalRecord;
 
@@ -9,6 +9,7 @@ use crate::suite::Report;
 
 /// A run's interval series as the telemetry analysis reads it.
 pub fn telemetry_intervals(m: &Measured) -> Vec<Interval> {
+    let mut names = telemetry::Names::default();
     m.series
         .records
         .iter()
@@ -20,7 +21,7 @@ pub fn telemetry_intervals(m: &Measured) -> Vec<Interval> {
             readings: x
                 .sensors
                 .iter()
-                .map(|r| Reading::new(&r.name, &r.unit, &r.source, r.value))
+                .map(|r| names.reading(&r.name, &r.unit, &r.source, r.value))
                 .collect(),
         })
         .collect()
@@ -162,21 +163,22 @@ pub fn totals(rec: &StepRecord) -> Option<&Totals> {
 pub fn per_interval(rec: &StepRecord, f: impl Fn(&IntervalRecord) -> f64) -> Vec<f64> {
     rec.run.as_ref().map_or_else(Vec::new, |r| {
         workload_records(r)
-            .iter()
             .filter(|x| !x.ramp)
-            .map(f)
+            .map(|x| f(&x))
             .collect()
     })
 }
 
 /// A step's intervals of its workload: a verifying step's read-back pass (`--verify`),
 /// whose intervals follow in the series, left out.
-pub fn workload_records(r: &drivelab_engine::result::Measured) -> &[IntervalRecord] {
-    let all = &r.series.records;
-    match r.verify.as_ref().and_then(|v| v.pass_first_index) {
-        Some(i) => &all[..all.partition_point(|x| x.index < i)],
-        None => all,
-    }
+pub fn workload_records(
+    r: &drivelab_engine::result::Measured,
+) -> impl Iterator<Item = IntervalRecord> + '_ {
+    let pass_first = r.verify.as_ref().and_then(|v| v.pass_first_index);
+    r.series
+        .records
+        .iter()
+        .take_while(move |x| pass_first.is_none_or(|i| x.index < i))
 }
 
 /// Completed I/Os per second, each interval.

@@ -232,7 +232,7 @@ pub fn run(a: IoArgs) -> Result<i32, Fail> {
         output::stdout::say(&output::summary::render(&res))
     };
     if let Some(r) = json_out {
-        r.write(&output::json::to_bytes(&res)?)?;
+        output::json::write_file(&r, &res)?;
     }
     if let Some(r) = csv_out {
         r.write(output::csv::render(&res.measured.series).as_bytes())?;

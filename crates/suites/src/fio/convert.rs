@@ -353,7 +353,7 @@ pub fn measured(job: &Job, cx: &Context<'_>) -> Result<Measured, String> {
         None => (
             Series {
                 interval_ns: elapsed_ns.max(1),
-                records: Vec::new(),
+                records: Default::default(),
                 head: None,
             },
             None,
@@ -567,7 +567,7 @@ fn series(
         return Ok((
             Series {
                 interval_ns: iv * 1_000_000,
-                records: build(job, cx, iv, elapsed_ms, n, &Grid::empty(n)),
+                records: build(job, cx, iv, elapsed_ms, n, &Grid::empty(n)).into(),
                 head: None,
             },
             None,
@@ -619,7 +619,7 @@ fn series(
     Ok((
         Series {
             interval_ns: iv * 1_000_000,
-            records: build(job, cx, iv, elapsed_ms, n, &g),
+            records: build(job, cx, iv, elapsed_ms, n, &g).into(),
             head: None,
         },
         Some(t0),

@@ -118,7 +118,7 @@ fn series_merge(ms: &[&Measured]) -> Series {
     let col = |f: &dyn Fn(&IntervalRecord) -> u64| -> Vec<u64> {
         let per: Vec<Vec<u64>> = ms
             .iter()
-            .map(|m| m.series.records.iter().map(f).collect())
+            .map(|m| m.series.records.iter().map(|r| f(&r)).collect())
             .collect();
         let refs: Vec<&[u64]> = per.iter().map(|v| v.as_slice()).collect();
         af::sum_on_clock(&refs, &offsets)

@@ -18,6 +18,8 @@ use std::io::BufRead;
 pub(crate) struct Blkparse {
     lines: Lines,
     queued: VecDeque<BlkEvent>,
+    /// The process the last Q line named.
+    last_named: Option<(u32, String)>,
     summary_at: Option<u64>,
     to_unix_ns: Option<i128>,
 }
@@ -31,6 +33,7 @@ pub(crate) fn open(
     let src = Blkparse {
         lines: Lines::new(input, 0),
         queued: VecDeque::new(),
+        last_named: None,
         summary_at: None,
         to_unix_ns,
     };
@@ -109,57 +112,67 @@ fn bracketed(line: &str) -> Option<&str> {
     line[open + 1..].strip_suffix(']')
 }
 
-impl Blkparse {
-    fn parse(&mut self, line: &str) -> Result<(), String> {
-        let mut f: Vec<&str> = line.split_whitespace().collect();
-        // The kernel's own blk tracer (tracefs, `blk_classic`) prints no sequence number.
-        if f.get(2).is_some_and(|t| t.contains('.')) {
-            f.insert(2, "-");
-        }
-        let [dev, _cpu, _seq, time, pid, action, rest @ ..] = &f[..] else {
-            return Err(format!(
-                "{} fields, expected at least 6 (DEV CPU SEQ TIME PID ACTION)",
-                f.len()
-            ));
-        };
-        let dev = device(dev).ok_or_else(|| format!("the device `{dev}` is not MAJOR,MINOR"))?;
-        let time_ns =
-            time_ns(time).ok_or_else(|| format!("the time `{time}` is not SECONDS.NANOSECONDS"))?;
-        let pid: u32 = pid
-            .parse()
-            .map_err(|_| format!("the pid `{pid}` is not a whole number"))?;
-        let (rw, tail) = rest
-            .split_first()
-            .map(|(a, b)| (*a, b))
-            .unwrap_or(("", &[]));
-        let event = |kind, (sector, bytes), error| BlkEvent {
-            time_ns,
-            dev,
-            kind,
-            sector,
-            bytes,
-            pid,
-            error,
-        };
-        match *action {
-            "Q" => {
-                if let Some(name) = bracketed(line) {
-                    self.queued
-                        .push_back(event(Kind::Process(name.into()), (0, 0), false));
-                }
-                let (flags, ext) = (rwbs(rw), extent(tail)?);
-                check_queued(flags, ext.0, ext.1)?;
-                self.queued.push_back(event(Kind::Queue(flags), ext, false));
-            }
-            "C" => {
-                let error = bracketed(line).is_some_and(|e| e != "0");
-                self.queued
-                    .push_back(event(Kind::Complete(rwbs(rw)), extent(tail)?, error));
-            }
-            _ => {}
-        }
-        Ok(())
+/// One line into `queued`: only Q and C lines are read past their action (a request
+/// passes through G, I, D, M and more lines too, which say nothing the import keeps).
+/// The fields are split without copying the line; `last_named` is the process the last
+/// Q line named (the same process naming itself again says nothing new).
+fn parse_into(
+    queued: &mut VecDeque<BlkEvent>,
+    last_named: &mut Option<(u32, String)>,
+    line: &str,
+) -> Result<(), String> {
+    // DEV CPU SEQ TIME PID ACTION RWBS SECTOR + COUNT: ten fields at most are needed.
+    let mut f = [""; 10];
+    let mut n = 0;
+    for (slot, x) in f.iter_mut().zip(line.split_ascii_whitespace()) {
+        (*slot, n) = (x, n + 1);
     }
+    // The kernel's own blk tracer (tracefs, `blk_classic`) prints no sequence number.
+    let s = usize::from(!f[2].contains('.'));
+    if n + 1 - s < 6 {
+        return Err(format!(
+            "{} fields, expected at least 6 (DEV CPU SEQ TIME PID ACTION)",
+            n + 1 - s
+        ));
+    }
+    let (dev, time, pid, action) = (f[0], f[2 + s], f[3 + s], f[4 + s]);
+    if action != "Q" && action != "C" {
+        return Ok(());
+    }
+    let (rw, tail) = (f[5 + s], &f[6 + s..(9 + s).min(n.max(6 + s))]);
+    let dev = device(dev).ok_or_else(|| format!("the device `{dev}` is not MAJOR,MINOR"))?;
+    let time_ns =
+        time_ns(time).ok_or_else(|| format!("the time `{time}` is not SECONDS.NANOSECONDS"))?;
+    let pid: u32 = pid
+        .parse()
+        .map_err(|_| format!("the pid `{pid}` is not a whole number"))?;
+    let event = |kind, (sector, bytes), error| BlkEvent {
+        time_ns,
+        dev,
+        kind,
+        sector,
+        bytes,
+        pid,
+        error,
+    };
+    if action == "Q" {
+        if let Some(name) = bracketed(line) {
+            if last_named
+                .as_ref()
+                .is_none_or(|(p, known)| *p != pid || known != name)
+            {
+                *last_named = Some((pid, name.into()));
+                queued.push_back(event(Kind::Process(name.into()), (0, 0), false));
+            }
+        }
+        let (flags, ext) = (rwbs(rw), extent(tail)?);
+        check_queued(flags, ext.0, ext.1)?;
+        queued.push_back(event(Kind::Queue(flags), ext, false));
+    } else {
+        let error = bracketed(line).is_some_and(|e| e != "0");
+        queued.push_back(event(Kind::Complete(rwbs(rw)), extent(tail)?, error));
+    }
+    Ok(())
 }
 
 impl BlkSource for Blkparse {
@@ -186,8 +199,7 @@ impl BlkSource for Blkparse {
                 self.summary_at = Some(n);
                 continue;
             }
-            let line = line.to_string();
-            self.parse(&line)
+            parse_into(&mut self.queued, &mut self.last_named, line)
                 .map_err(|why| TraceError::malformed(Some(n), why))?;
         }
     }
@@ -354,6 +366,23 @@ Throughput (R/W): 0KiB/s / 0KiB/s
             (r[1].op, r[1].fua, r[1].offset_bytes),
             (Op::Write, true, 64 * 512)
         );
+    }
+
+    #[test]
+    fn lines_other_than_q_and_c_are_passed_over_unread() {
+        // G, I, D and M lines of the same request: their fields are never parsed (a
+        // time that is no time there is no error), and the records are as from Q and C.
+        let text = "8,0 1 1 0.000000000 7 Q W 8 + 8 [fio]\n\
+                    8,0 1 2 0.000000300 7 G W 8 + 8 [fio]\n\
+                    8,0 1 3 x.y 7 I W 8 + 8 [fio]\n\
+                    8,0 1 4 0.000001500 7 D W 8 + 8 [fio]\n\
+                    8,0 1 5 0.000001600 7 M W 16 + 8 [fio]\n\
+                    8,0 1 6 0.000100000 0 C W 8 + 8 [0]\n";
+        let (events, _) = import_text(Format::Blkparse, text, None).unwrap();
+        let r = records(&events);
+        assert_eq!(r.len(), 1);
+        assert_eq!((r[0].offset_bytes, r[0].len_bytes), (8 * 512, 8 * 512));
+        assert_eq!(r[0].service_ns, Some(100_000));
     }
 
     #[test]
