@@ -6,7 +6,7 @@
 use crate::hist::Histogram;
 use crate::job::IoErrorRecord;
 use crate::result::*;
-use crate::series::Records;
+use crate::series::{IntervalRecord, Records};
 use crate::spec::Workload;
 use crate::target::Target;
 

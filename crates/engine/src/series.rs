@@ -170,7 +170,7 @@ impl Aggregator {
     pub fn finish_head(&self, end_ns: u64) -> Option<Vec<IntervalRecord>> {
         let (head, head_end) = self.head.as_ref()?;
         let end = end_ns.min(*head_end);
-        Some(head.finish(end, end).0)
+        Some(head.finish(end, end).0.iter().collect())
     }
 
     pub fn origin_ns(&self) -> u64 {
@@ -531,7 +531,10 @@ mod tests {
         let head = agg.finish_head(1_200).unwrap();
         // The main series is as without a head.
         assert_eq!(recs.len(), 2);
-        assert_eq!((recs[0].all.ops, recs[1].all.ops), (4, 1));
+        assert_eq!(
+            (recs.get(0).unwrap().all.ops, recs.get(1).unwrap().all.ops),
+            (4, 1)
+        );
         assert_eq!(totals[1].count(), 5);
         // The head: ten intervals of 10 ns over the first 100 ns, no more.
         let ops: Vec<u64> = head.iter().map(|r| r.write.ops).collect();

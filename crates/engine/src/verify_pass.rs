@@ -46,7 +46,7 @@ pub fn run(w: &Workload, file: &File, writes_per_job: Vec<u64>) -> Pass {
     let cpu1 = crate::sys::process_cpu_s();
     Pass {
         result,
-        records,
+        records: records.iter().collect(),
         hist,
         bytes,
         elapsed_ns: end - origin,

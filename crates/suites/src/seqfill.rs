@@ -282,7 +282,6 @@ pub fn analyze(rec: &StepRecord, drop_fraction: f64) -> SeqFillAnalysis {
     let mbps = records::per_interval(rec, |x| x.write.bytes_per_s / 1e6);
     let cum: Vec<u64> = rec.run.as_ref().map_or_else(Vec::new, |r| {
         records::workload_records(r)
-            .iter()
             .filter(|x| !x.ramp)
             .map(|x| x.cum_write_bytes)
             .collect()

@@ -50,13 +50,13 @@ impl<'a> Drive<'a> {
     }
 
     /// The test's per-second records, ramp left out, in order.
-    fn records(&self) -> impl Iterator<Item = &IntervalRecord> {
+    fn records(&self) -> impl Iterator<Item = IntervalRecord> + '_ {
         self.steps
             .iter()
             .flat_map(|st| {
                 st.run
                     .iter()
-                    .flat_map(|r| drivelab_suites::records::workload_records(r).iter())
+                    .flat_map(drivelab_suites::records::workload_records)
             })
             .filter(|r| !r.ramp)
     }

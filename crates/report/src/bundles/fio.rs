@@ -217,7 +217,7 @@ fn over_time_charts(all: &[Logged]) -> [Chart; 3] {
         Axis::log10("Latency", "µs"),
     );
     for l in all {
-        let recs: Vec<&IntervalRecord> = l
+        let recs: Vec<IntervalRecord> = l
             .step
             .run
             .iter()
@@ -239,7 +239,7 @@ fn over_time_charts(all: &[Logged]) -> [Chart; 3] {
         let stalls: Vec<f64> = recs
             .iter()
             .filter(|r| r.all.ops == 0)
-            .map(|r| at(r))
+            .map(&at)
             .collect();
         if !stalls.is_empty() {
             c.marks.push(Mark::Ticks {

@@ -59,7 +59,7 @@ fn temperature(f: &Fill) -> Vec<(f64, f64)> {
         for r in st
             .run
             .iter()
-            .flat_map(|r| drivelab_suites::records::workload_records(r).iter())
+            .flat_map(drivelab_suites::records::workload_records)
         {
             if r.ramp {
                 continue;

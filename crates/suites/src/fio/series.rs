@@ -85,7 +85,7 @@ pub fn per_second(s: &StepRecord) -> Cow<'_, StepRecord> {
         return Cow::Borrowed(s);
     }
     let mut out = s.clone();
-    let recs = &run.series.records;
+    let recs: Vec<IntervalRecord> = run.series.records.iter().collect();
     let mut merged: Vec<IntervalRecord> = Vec::new();
     let mut i = 0;
     while i < recs.len() {
@@ -98,7 +98,7 @@ pub fn per_second(s: &StepRecord) -> Cow<'_, StepRecord> {
         i += n;
     }
     if let Some(r) = out.run.as_mut() {
-        r.series.records = merged;
+        r.series.records = merged.into();
         r.series.interval_ns = SECOND_NS;
     }
     out.config.log_interval_ns = SECOND_NS;
