@@ -17,7 +17,7 @@ use std::fmt;
 use std::io::{Read, Seek, SeekFrom, Write};
 
 /// `WRITE_LOG_MAGIC` of the kernel's dm-log-writes.
-pub const MAGIC: u64 = 0x6a73_6677_7368_72;
+pub const MAGIC: u64 = 0x006a_7366_7773_6872;
 /// `WRITE_LOG_VERSION` of the kernel's dm-log-writes.
 pub const VERSION: u64 = 1;
 /// `LOG_FLUSH_FLAG`: the entry is a flush (a cache flush request reached the device).
