@@ -974,3 +974,71 @@ exit 0
         assert!(!usb_said.contains("smartctl:"), "{usb_said}");
     }
 }
+
+/// Offsets of the integrity test's damage: the block dm-flakey corrupts (byte 2049 of
+/// each write to it set to 1) and the block whose writes it acknowledges and drops.
+const CORRUPT_BLOCK: u64 = 100;
+const CORRUPT_NTH_BYTE: u64 = 2049;
+const DROPPED_BLOCK: u64 = 200;
+
+#[test]
+fn silent_corruption_and_dropped_writes_of_dm_flakey_are_found_at_their_offsets() {
+    // A 4 MiB sequential write with --verify through a table of linear segments and two
+    // one-block dm-flakey segments (always down): one corrupting a byte of every write
+    // bio (`corrupt_bio_byte`), one acknowledging writes and dropping them
+    // (`drop_writes`, a lying drive). The disk underneath is read back with dd, so the
+    // test knows independently of drivelab what dm-flakey did.
+    let script = format!(
+        r#"
+. /out/lab.sh
+F=/out/f
+nullb_create nbv 64 || exit 3
+c=$(({cb} * 8)); d=$(({db} * 8)); SZ=$(blockdev --getsz /dev/nbv)
+printf '%s\n' \
+  "0 $c linear /dev/nbv 0" \
+  "$c 8 flakey /dev/nbv $c 0 3600 5 corrupt_bio_byte {nth} w 1 0" \
+  "$((c + 8)) $((d - c - 8)) linear /dev/nbv $((c + 8))" \
+  "$d 8 flakey /dev/nbv $d 0 3600 1 drop_writes" \
+  "$((d + 8)) $((SZ - d - 8)) linear /dev/nbv $((d + 8))" | dmsetup create lie || exit 4
+dmsetup mknodes lie
+drivelab io /dev/mapper/lie --rw write --bs 4k --size 4M --io_size 4M --iodepth 4 \
+    --verify --destructive=/dev/mapper/lie --json /out/v.json > /out/v.txt 2>&1
+echo "io_rc=$?" >> $F
+drivelab verify /dev/nbv --from /out/v.json --json > /out/later.json 2> /out/later.txt
+echo "later_rc=$?" >> $F
+echo "corrupt_byte=$(dd if=/dev/nbv bs=1 skip=$(({cb} * 4096 + {nth} - 1)) count=1 2>/dev/null | od -An -tu1 | tr -d ' ')" >> $F
+echo "dropped_nonzero=$(dd if=/dev/nbv bs=4096 skip={db} count=1 2>/dev/null | tr -d '\000' | wc -c)" >> $F
+dmsetup remove lie
+exit 0
+"#,
+        cb = CORRUPT_BLOCK,
+        db = DROPPED_BLOCK,
+        nth = CORRUPT_NTH_BYTE,
+    );
+    let g = lab::run(&["none"], &script, 300);
+    assert_eq!(g.rc, 0, "{}", g.log());
+    let f = g.facts("f");
+    // What dm-flakey did, seen on the disk underneath: the byte is 1, the block zeros.
+    assert_eq!(f.get("corrupt_byte"), "1", "{}", g.log());
+    assert_eq!(f.get("dropped_nonzero"), "0", "{}", g.log());
+    let at = CORRUPT_BLOCK * 4096 + CORRUPT_NTH_BYTE - 1;
+    let check = |v: &Value| {
+        assert_eq!(v["blocks_bad"], 2, "{v}");
+        assert_eq!(v["classes"]["torn"], 1, "{v}");
+        assert_eq!(v["classes"]["zeros"], 1, "{v}");
+        let m = v["mismatches"].as_array().unwrap();
+        assert_eq!(m[0]["class"], "torn", "{v}");
+        assert_eq!(m[0]["offset_bytes"], CORRUPT_BLOCK * 4096);
+        assert_eq!(m[0]["first_bad_byte_offset_bytes"], at);
+        assert_eq!(m[1]["class"], "zeros", "{v}");
+        assert_eq!(m[1]["offset_bytes"], DROPPED_BLOCK * 4096);
+    };
+    // The run fails (exit 1) and its document says so, with the two blocks in it.
+    assert_eq!(f.get("io_rc"), "1", "{}", g.text("v.txt"));
+    let r = g.json("v.json");
+    assert_eq!(r["status"], "failed", "{r}");
+    check(&r["verify"]);
+    // Checked again later straight off the disk underneath: the same two blocks.
+    assert_eq!(f.get("later_rc"), "1", "{}", g.text("later.txt"));
+    check(&g.json("later.json"));
+}

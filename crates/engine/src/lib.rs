@@ -12,7 +12,8 @@
 //! or a trace), `gen` and `data` (which I/Os, which bytes), `hist` and `series`
 //! (measurement), `run` (putting it together), `replay` (a trace as the I/O source, run
 //! by the same backends), `assemble` (the result of either), `result` (what comes out),
-//! `block_header`, `verify` and `verify_pass` (checking what was written), `sys` (raw system calls).
+//! `block_header`, `verify` and `verify_pass` (checking what was written), `log_writes`
+//! (the kernel's dm-log-writes format and a replayer), `sys` (raw system calls).
 
 pub mod assemble;
 pub mod backend;
@@ -23,6 +24,7 @@ pub mod data;
 pub mod gen;
 pub mod hist;
 pub mod job;
+pub mod log_writes;
 pub mod model;
 pub mod op;
 pub mod prepare;
