@@ -538,6 +538,7 @@ fn check_host(
                 })
             })),
             fio_version: version,
+            own_logs: true,
         },
     )
     .map_err(|e| format!("host {who}: {e}"))

@@ -556,6 +556,7 @@ fn read_input(
                 logs: logs.as_ref(),
                 est_start_ms: est,
                 fio_version: &out.fio_version,
+                own_logs: false,
             },
         )
         .map_err(|e| format!("job '{}': {e}", job.jobname))?;

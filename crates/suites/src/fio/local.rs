@@ -148,6 +148,7 @@ fn read_back(
                 started_ms,
             )),
             fio_version: version,
+            own_logs: true,
         },
     )?;
     if ended.overran {
