@@ -128,6 +128,9 @@ impl VolumeFilter {
 pub(crate) const VOLUME_ALIGN_BYTES: u64 = 1 << 20;
 /// The most volumes `--volume all` maps (each is a name in memory, twice).
 pub(crate) const MAX_VOLUMES_MAPPED: usize = 100_000;
+/// The longest volume name `--volume all` maps (so the names of the most volumes take a
+/// few tens of MB, not a line's 64 KiB each).
+pub(crate) const MAX_NAME_BYTES_MAPPED: usize = 256;
 
 /// `--volume all`, first pass: the highest byte each volume touches.
 #[derive(Default)]
@@ -140,6 +143,12 @@ impl VolumeSurvey {
         if let Some(e) = self.ends.get_mut(v) {
             *e = (*e).max(end_bytes);
             return Ok(());
+        }
+        if v.len() > MAX_NAME_BYTES_MAPPED {
+            return Err(format!(
+                "--volume all: a volume name of {} bytes (at most {MAX_NAME_BYTES_MAPPED}): is the volume column right?",
+                v.len()
+            ));
         }
         if self.ends.len() >= MAX_VOLUMES_MAPPED {
             return Err(format!(
@@ -313,6 +322,23 @@ mod tests {
         assert_eq!(m.total_bytes, 9 << 20);
         assert_eq!(m.offset("10"), Ok(8 << 20));
         assert!(m.offset("3").is_err());
+    }
+
+    #[test]
+    fn too_many_or_too_long_volume_names_are_refused() {
+        let mut s = VolumeSurvey::default();
+        assert!(s
+            .add(&"x".repeat(257), 1)
+            .unwrap_err()
+            .contains("257 bytes"));
+        for i in 0..MAX_VOLUMES_MAPPED {
+            s.add(&i.to_string(), 1).unwrap();
+        }
+        s.add("0", 2).unwrap();
+        assert!(s
+            .add("new", 1)
+            .unwrap_err()
+            .contains("more than 100000 volumes"));
     }
 
     #[test]
