@@ -80,11 +80,7 @@ mod tests {
     fn all_devices_are_mapped_into_one_span() {
         let (ev, h) = import_text(Format::Disksim, TEXT, Some("all")).unwrap();
         const MIB: u64 = 1 << 20;
-        let offsets: Vec<(&str, u64)> = h
-            .volumes
-            .iter()
-            .map(|v| (v.volume.as_str(), v.offset_bytes))
-            .collect();
+        let offsets: Vec<(&str, u64)> = spans(&h).into_iter().map(|s| (s.0, s.1)).collect();
         assert_eq!(offsets, [("0", 0), ("1", 6911 * MIB)]);
         assert_eq!(
             records(&ev)[2],

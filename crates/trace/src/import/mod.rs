@@ -379,6 +379,14 @@ pub(crate) mod testutil {
             .collect()
     }
 
+    /// The header's volumes as (name, offset_bytes, extent_bytes).
+    pub fn spans(h: &Header) -> Vec<(&str, u64, u64)> {
+        h.volumes
+            .iter()
+            .map(|v| (v.volume.as_str(), v.offset_bytes, v.extent_bytes))
+            .collect()
+    }
+
     pub fn line_of(e: TraceError) -> Option<u64> {
         match e {
             TraceError::Malformed { line, .. } => line,

@@ -191,11 +191,7 @@ mod tests {
         let two = format!("{HM0}128166372026382300,hm,1,Read,0,512,10\n");
         let (ev, h) = import_text(Format::Msr, &two, Some("all")).unwrap();
         const MIB: u64 = 1 << 20;
-        let spans: Vec<(&str, u64, u64)> = h
-            .volumes
-            .iter()
-            .map(|v| (v.volume.as_str(), v.offset_bytes, v.extent_bytes))
-            .collect();
+        let spans = spans(&h);
         // Disk 0's highest byte is 7 014 634 496: 6690 MiB rounded up.
         assert_eq!(spans, [("0", 0, 6690 * MIB), ("1", 6690 * MIB, MIB)]);
         let r = records(&ev);

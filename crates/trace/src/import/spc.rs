@@ -89,11 +89,7 @@ mod tests {
         let text = "0,20941264,8192,W,0.551706\n2,3436288,15872,r,0.555365\n1,20939840,8192,w,0.554041\n0,1000,512,r,0.56\n";
         let (ev, h) = import_text(Format::Spc, text, Some("all")).unwrap();
         const MIB: u64 = 1 << 20;
-        let spans: Vec<(&str, u64, u64)> = h
-            .volumes
-            .iter()
-            .map(|v| (v.volume.as_str(), v.offset_bytes, v.extent_bytes))
-            .collect();
+        let spans = spans(&h);
         assert_eq!(
             spans,
             [
