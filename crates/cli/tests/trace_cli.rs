@@ -370,3 +370,135 @@ fn info_stops_quietly_at_a_closed_pipe() {
         );
     }
 }
+
+/// `drivelab run replay TRACE x.bin --size 64M`: the I/Os it issued and their offsets.
+fn replay_on_a_small_file(dir: &std::path::Path, trace: &str) -> Vec<u64> {
+    let o = run_in(
+        dir,
+        &[
+            "run",
+            "--no-db",
+            "--progress",
+            "never",
+            "replay",
+            trace,
+            "x.bin",
+            "--size",
+            "64M",
+            "--issue-log",
+            "--out",
+            "b",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let log = std::fs::read_to_string(dir.join("b/replay-1.issue-log.csv")).unwrap();
+    let offsets = log
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(2).unwrap().parse::<u64>().unwrap())
+        .collect();
+    std::fs::remove_dir_all(dir.join("b")).unwrap();
+    let _ = std::fs::remove_file(dir.join("x.bin"));
+    offsets
+}
+
+#[test]
+fn volume_all_maps_every_volume_and_the_trace_replays() {
+    const MIB: u64 = 1 << 20;
+    let d = tempfile::tempdir().unwrap();
+    // As the UMass Financial1 set is: ASU 0, 1 and 2 interleaved.
+    let spc = "0,20941264,8192,W,0.551706\n2,3436288,15872,r,0.555365\n1,20939840,8192,w,0.554041\n0,1000,512,r,0.56\n";
+    std::fs::write(d.path().join("Financial1.spc"), spc).unwrap();
+    let o = run_in(
+        d.path(),
+        &[
+            "trace",
+            "import",
+            "spc",
+            "Financial1.spc",
+            "-o",
+            "f.dltrace",
+            "--volume",
+            "all",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (h, recs) = read_trace(&d.path().join("f.dltrace"));
+    let spans: Vec<(&str, u64)> = h
+        .volumes
+        .iter()
+        .map(|v| (v.volume.as_str(), v.offset_bytes))
+        .collect();
+    assert_eq!(spans, [("0", 0), ("1", 10_226 * MIB), ("2", 20_451 * MIB)]);
+    assert_eq!(
+        recs.iter().map(|r| r.offset_bytes).collect::<Vec<_>>(),
+        [
+            20_941_264 * 512,
+            10_226 * MIB + 20_939_840 * 512,
+            20_451 * MIB + 3_436_288 * 512,
+            1000 * 512
+        ]
+    );
+    let info = stdout(&run_in(d.path(), &["trace", "info", "f.dltrace"]));
+    assert!(
+        info.contains(&format!("volume       2 at byte {}", 20_451 * MIB)),
+        "{info}"
+    );
+    let o = run_in(d.path(), &["trace", "info", "--json", "f.dltrace"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("strict JSON on stdout");
+    assert_eq!(v["header"]["volumes"][1]["offset_bytes"], 10_226 * MIB);
+    assert_eq!(v["header"]["volumes"][1]["extent_bytes"], 10_225 * MIB);
+    let replayed = replay_on_a_small_file(d.path(), "f.dltrace");
+    assert_eq!(replayed.len(), 4);
+    assert!(replayed.iter().all(|o| *o < 64 * MIB), "{replayed:?}");
+
+    // MSR with two disk numbers.
+    std::fs::write(
+        d.path().join("hm.csv"),
+        format!("{MSR}128166372026382300,hm,1,Read,0,512,10\n"),
+    )
+    .unwrap();
+    let o = run_in(
+        d.path(),
+        &[
+            "trace",
+            "import",
+            "msr",
+            "hm.csv",
+            "-o",
+            "hm.dltrace",
+            "--volume",
+            "all",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (h, recs) = read_trace(&d.path().join("hm.dltrace"));
+    assert_eq!(h.volumes.len(), 2);
+    assert_eq!(recs[2].offset_bytes, h.volumes[1].offset_bytes);
+    assert_eq!(h.volumes[1].offset_bytes, 6690 * MIB);
+    assert_eq!(replay_on_a_small_file(d.path(), "hm.dltrace").len(), 3);
+
+    // blkparse keeps one device at a time.
+    std::fs::write(
+        d.path().join("b.txt"),
+        "  8,0    0        1     0.000000000  1  Q   R 0 + 8 [x]\n",
+    )
+    .unwrap();
+    for f in ["f.dltrace", "hm.dltrace", "Financial1.spc", "hm.csv"] {
+        std::fs::remove_file(d.path().join(f)).unwrap();
+    }
+    refused(
+        d.path(),
+        &[
+            "trace",
+            "import",
+            "blkparse",
+            "b.txt",
+            "-o",
+            "o.dltrace",
+            "--volume",
+            "all",
+        ],
+        "--volume all is not for blkparse traces",
+    );
+}

@@ -116,6 +116,21 @@ pub struct Header {
     /// Free-form notes: what an importer skipped and why, the volume chosen, ….
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The volumes of a multi-volume trace imported whole (`--volume all`), each mapped
+    /// into one span at its offset, in the order of their numbers; empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub volumes: Vec<VolumeSpan>,
+}
+
+/// Where one volume of a multi-volume trace lies in the imported trace's span.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VolumeSpan {
+    /// The volume's name in the source (SPC ASU, MSR DiskNumber, DiskSim device, …).
+    pub volume: String,
+    /// Where its byte 0 is in the imported trace (a multiple of 1 MiB).
+    pub offset_bytes: u64,
+    /// Its highest byte touched, rounded up to 1 MiB.
+    pub extent_bytes: u64,
 }
 
 /// Totals written in the trailer of a native trace.

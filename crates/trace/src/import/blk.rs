@@ -299,6 +299,7 @@ impl<S: BlkSource> Import for BlkImport<S> {
             device_size_bytes: None,
             start_unix_ns: self.sorter.base().and_then(|b| self.src.unix_ns(b)),
             notes,
+            volumes: Vec::new(),
         })
     }
 }

@@ -77,6 +77,18 @@ mod tests {
     }
 
     #[test]
+    fn all_devices_are_mapped_into_one_span() {
+        let (ev, h) = import_text(Format::Disksim, TEXT, Some("all")).unwrap();
+        const MIB: u64 = 1 << 20;
+        let offsets: Vec<(&str, u64)> = spans(&h).into_iter().map(|s| (s.0, s.1)).collect();
+        assert_eq!(offsets, [("0", 0), ("1", 6911 * MIB)]);
+        assert_eq!(
+            records(&ev)[2],
+            Record::new(2900, Op::Read, 6911 * MIB + 999 * 512, 4096)
+        );
+    }
+
+    #[test]
     fn a_short_line_names_its_line_and_the_fields_expected() {
         let e = import_text(Format::Disksim, "0 0 1 8 1\n5 0 1\n", Some("0")).unwrap_err();
         assert_eq!(

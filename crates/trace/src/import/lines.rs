@@ -3,7 +3,7 @@
 //! parsed lines into an [`Import`].
 
 use super::sorted::Sorter;
-use super::volume::VolumeFilter;
+use super::volume::{VolumeFilter, VolumeMap, VolumeSurvey};
 use super::{Event, Import};
 use crate::{Header, Record, TraceError};
 use std::collections::BTreeMap;
@@ -109,11 +109,39 @@ pub(crate) trait LineFormat {
     }
 }
 
+/// How the volumes of a trace are taken.
+enum Spread {
+    /// One volume: the one asked for, or the only one (see [`VolumeFilter`]).
+    One(VolumeFilter),
+    /// `--volume all`, first pass: finding each volume's extent.
+    Survey(VolumeSurvey),
+    /// `--volume all`, second pass: each record moved to its volume's offset.
+    Map(VolumeMap),
+}
+
+impl Spread {
+    /// Where a record of volume `vol` goes (one volume: where it is).
+    fn place(&mut self, mut r: Record, vol: Option<&str>) -> Result<Record, String> {
+        let v = vol.unwrap_or("");
+        match self {
+            Spread::One(_) => {}
+            Spread::Survey(s) => s.add(v, r.offset_bytes.saturating_add(r.len_bytes))?,
+            Spread::Map(m) => {
+                r.offset_bytes = r
+                    .offset_bytes
+                    .checked_add(m.offset(v)?)
+                    .ok_or("--volume all: a record lies past 2^64 bytes")?;
+            }
+        }
+        Ok(r)
+    }
+}
+
 /// A [`LineFormat`] as an [`Import`].
 pub(crate) struct LineImport<F> {
     lines: Lines,
     fmt: F,
-    volumes: VolumeFilter,
+    volumes: Spread,
     skips: Skips,
     sorter: Sorter,
     path: String,
@@ -138,13 +166,33 @@ impl<F: LineFormat> LineImport<F> {
         LineImport {
             lines: Lines::new(input, lines_before),
             fmt,
-            volumes: VolumeFilter::new(volume),
+            volumes: Spread::One(VolumeFilter::new(volume)),
             skips: Skips::default(),
             sorter: Sorter::default(),
             path,
             data_seen: lines_before > 0,
             ended: false,
         }
+    }
+
+    /// `--volume all`: every volume of the input, each moved to its own offset in one
+    /// span. `open` makes an import of the input from its start; it is called twice (the
+    /// first pass finds each volume's highest byte), so the input must be a file.
+    pub fn all_volumes(
+        open: impl Fn() -> Result<LineImport<F>, TraceError>,
+    ) -> Result<LineImport<F>, TraceError> {
+        let mut first = open()?;
+        first.volumes = Spread::Survey(VolumeSurvey::default());
+        while first.next_admitted()?.is_some() {}
+        let Spread::Survey(survey) = first.volumes else {
+            unreachable!("set above")
+        };
+        let map = survey
+            .layout()
+            .map_err(|why| TraceError::malformed(None, why))?;
+        let mut second = open()?;
+        second.volumes = Spread::Map(map);
+        Ok(second)
     }
 
     /// The next record admitted, in input order; `None` at the end.
@@ -173,13 +221,18 @@ impl<F: LineFormat> LineImport<F> {
                 Ok(Parsed::Skip(why)) => self.skips.add(why, n),
                 Ok(Parsed::Nothing) => {}
                 Ok(Parsed::Io(r, vol)) => {
-                    if !vol.is_none_or(|v| self.volumes.admit(v)) {
-                        continue;
+                    if let Spread::One(f) = &mut self.volumes {
+                        if !vol.is_none_or(|v| f.admit(v)) {
+                            continue;
+                        }
                     }
                     match super::check_extent(&r) {
                         Err(why) => return Err(TraceError::malformed(Some(n), why)),
                         Ok(false) => self.skips.add(super::ZERO_LENGTH, n),
-                        Ok(true) => return Ok(Some(r)),
+                        Ok(true) => match self.volumes.place(r, vol) {
+                            Err(why) => return Err(TraceError::malformed(Some(n), why)),
+                            Ok(placed) => return Ok(Some(placed)),
+                        },
                     }
                 }
             }
@@ -204,15 +257,25 @@ impl<F: LineFormat> Import for LineImport<F> {
 
     fn header(&self) -> Result<Header, TraceError> {
         let mut notes = self.fmt.notes();
-        self.volumes.finish(&self.path, &mut notes)?;
+        let (mut volumes, mut device_size_bytes) = (Vec::new(), None);
+        match &self.volumes {
+            Spread::One(f) => f.finish(&self.path, &mut notes)?,
+            Spread::Map(m) => {
+                notes.push(m.note());
+                volumes = m.spans.clone();
+                device_size_bytes = Some(m.total_bytes);
+            }
+            Spread::Survey(_) => {}
+        }
         self.skips.notes(&mut notes);
         self.sorter.notes(&mut notes);
         Ok(Header {
             source_format: self.fmt.name().into(),
             source_path: Some(self.path.clone()),
-            device_size_bytes: None,
+            device_size_bytes,
             start_unix_ns: self.sorter.base().and_then(|b| self.fmt.unix_ns(b)),
             notes,
+            volumes,
         })
     }
 }

@@ -198,6 +198,11 @@ pub struct Options {
     /// id, fio file name, blktrace/blkparse device `maj,min`). Without it a trace of more
     /// than one volume is refused with the list of its volumes.
     pub volume: Option<String>,
+    /// Keep every volume (`--volume all`; `volume` is then ignored): each is mapped into
+    /// one span at its own offset, in the order of their numbers, each taking its highest
+    /// byte touched rounded up to 1 MiB ([`Header::volumes`] says where). The input is
+    /// read twice. Not for blktrace or blkparse traces.
+    pub all_volumes: bool,
     /// blkparse text whose times are on a known clock (the kernel's `mono` clock of a
     /// recording): Unix time minus that clock, in ns, so the header gets its
     /// `start_unix_ns`. blkparse's own times start at 0 and have none.
@@ -213,6 +218,9 @@ pub fn open(format: Format, path: &Path, opts: &Options) -> Result<Box<dyn Impor
     };
     let vol = opts.volume.clone();
     let path_s = path.display().to_string();
+    if opts.all_volumes {
+        return open_all_volumes(format, &file, &path_s);
+    }
     Ok(match format {
         Format::Fio => Box::new(fio::open(file()?, vol, path_s)?),
         Format::Blkparse => Box::new(blkparse::open(
@@ -246,6 +254,40 @@ pub fn open(format: Format, path: &Path, opts: &Options) -> Result<Box<dyn Impor
             path_s,
         )),
     })
+}
+
+/// [`open`] with `--volume all`: a line format read twice (see [`Options::all_volumes`]).
+fn open_all_volumes(
+    format: Format,
+    file: &dyn Fn() -> Result<Box<dyn BufRead>, TraceError>,
+    path: &str,
+) -> Result<Box<dyn Import>, TraceError> {
+    fn all<F: lines::LineFormat + 'static>(
+        file: &dyn Fn() -> Result<Box<dyn BufRead>, TraceError>,
+        path: &str,
+        fmt: impl Fn() -> F,
+    ) -> Result<Box<dyn Import>, TraceError> {
+        Ok(Box::new(lines::LineImport::all_volumes(|| {
+            Ok(lines::LineImport::new(file()?, fmt(), None, path.into()))
+        })?))
+    }
+    match format {
+        Format::Fio => Ok(Box::new(lines::LineImport::all_volumes(|| {
+            fio::open(file()?, None, path.into())
+        })?)),
+        Format::Msr => all(file, path, || msr::Msr),
+        Format::Spc => all(file, path, || spc::Spc),
+        Format::Tencent => all(file, path, || tencent::Tencent),
+        Format::Alibaba => all(file, path, || alibaba::Alibaba),
+        Format::Disksim => all(file, path, || disksim::Disksim),
+        Format::Blkparse | Format::Blktrace => Err(TraceError::malformed(
+            None,
+            format!(
+                "--volume all is not for {} traces (one device is replayed at a time); choose one device with --volume MAJ,MIN",
+                format.name()
+            ),
+        )),
+    }
 }
 
 /// Read every event of `import` into a native trace on `out` (the header written last
@@ -315,7 +357,8 @@ pub(crate) mod testutil {
         volume: Option<&str>,
     ) -> Result<(Vec<Event>, Header), TraceError> {
         let opts = Options {
-            volume: volume.map(str::to_string),
+            volume: volume.filter(|v| *v != "all").map(str::to_string),
+            all_volumes: volume == Some("all"),
             ..Options::default()
         };
         let mut imp = open(format, p, &opts)?;
@@ -333,6 +376,14 @@ pub(crate) mod testutil {
                 Event::Io(r) => Some(*r),
                 _ => None,
             })
+            .collect()
+    }
+
+    /// The header's volumes as (name, offset_bytes, extent_bytes).
+    pub fn spans(h: &Header) -> Vec<(&str, u64, u64)> {
+        h.volumes
+            .iter()
+            .map(|v| (v.volume.as_str(), v.offset_bytes, v.extent_bytes))
             .collect()
     }
 

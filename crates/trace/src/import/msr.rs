@@ -187,6 +187,23 @@ mod tests {
     }
 
     #[test]
+    fn all_disk_numbers_are_mapped_into_one_span() {
+        let two = format!("{HM0}128166372026382300,hm,1,Read,0,512,10\n");
+        let (ev, h) = import_text(Format::Msr, &two, Some("all")).unwrap();
+        const MIB: u64 = 1 << 20;
+        let spans = spans(&h);
+        // Disk 0's highest byte is 7 014 634 496: 6690 MiB rounded up.
+        assert_eq!(spans, [("0", 0, 6690 * MIB), ("1", 6690 * MIB, MIB)]);
+        let r = records(&ev);
+        assert_eq!(r.len(), 4);
+        assert_eq!(
+            r.iter().map(|r| r.offset_bytes).collect::<Vec<_>>(),
+            [7_014_609_920, 1_317_441_536, 2_436_440_064, 6690 * MIB]
+        );
+        assert_eq!(h.device_size_bytes, Some(6691 * MIB));
+    }
+
+    #[test]
     fn out_of_order_lines_come_out_sorted() {
         let text = "200,h,0,Read,0,512,1\n100,h,0,Write,512,512,1\n";
         let (ev, h) = import_text(Format::Msr, text, None).unwrap();

@@ -82,4 +82,38 @@ mod tests {
             "line 2: the Timestamp `-3` is not a time in seconds from 0 to 1.8e10"
         );
     }
+
+    #[test]
+    fn all_asus_are_mapped_into_one_span_in_asu_order() {
+        // Financial1-like: three ASUs, interleaved.
+        let text = "0,20941264,8192,W,0.551706\n2,3436288,15872,r,0.555365\n1,20939840,8192,w,0.554041\n0,1000,512,r,0.56\n";
+        let (ev, h) = import_text(Format::Spc, text, Some("all")).unwrap();
+        const MIB: u64 = 1 << 20;
+        let spans = spans(&h);
+        assert_eq!(
+            spans,
+            [
+                ("0", 0, 10_226 * MIB),
+                ("1", 10_226 * MIB, 10_225 * MIB),
+                ("2", 20_451 * MIB, 1_678 * MIB)
+            ]
+        );
+        assert_eq!(h.device_size_bytes, Some(22_129 * MIB));
+        assert_eq!(
+            records(&ev),
+            [
+                Record::new(0, Op::Write, 20_941_264 * 512, 8192),
+                Record::new(2_335_000, Op::Write, 10_226 * MIB + 20_939_840 * 512, 8192),
+                Record::new(3_659_000, Op::Read, 20_451 * MIB + 3_436_288 * 512, 15_872),
+                Record::new(8_294_000, Op::Read, 1000 * 512, 512),
+            ]
+        );
+        assert!(
+            h.notes
+                .iter()
+                .any(|n| n.starts_with("--volume all: 3 volumes")),
+            "{:?}",
+            h.notes
+        );
+    }
 }

@@ -1,8 +1,8 @@
 //! Choosing one volume of a multi-volume trace (MSR DiskNumber, Tencent and Alibaba
 //! volume ids, fio file names, blktrace devices).
 
-use crate::TraceError;
-use std::collections::BTreeSet;
+use crate::{TraceError, VolumeSpan};
+use std::collections::{BTreeSet, HashMap};
 
 /// Distinct volume names remembered for messages; a trace with more still works (the
 /// rest are counted as records, not kept: 100 000 names must not fill memory).
@@ -123,6 +123,114 @@ impl VolumeFilter {
     }
 }
 
+/// Each volume's span is its highest byte touched rounded up to this (and so starts on
+/// a multiple of it).
+pub(crate) const VOLUME_ALIGN_BYTES: u64 = 1 << 20;
+/// The most volumes `--volume all` maps (each is a name in memory, twice).
+pub(crate) const MAX_VOLUMES_MAPPED: usize = 100_000;
+/// The longest volume name `--volume all` maps (so the names of the most volumes take a
+/// few tens of MB, not a line's 64 KiB each).
+pub(crate) const MAX_NAME_BYTES_MAPPED: usize = 256;
+
+/// `--volume all`, first pass: the highest byte each volume touches.
+#[derive(Default)]
+pub(crate) struct VolumeSurvey {
+    ends: HashMap<String, u64>,
+}
+
+impl VolumeSurvey {
+    pub fn add(&mut self, v: &str, end_bytes: u64) -> Result<(), String> {
+        if let Some(e) = self.ends.get_mut(v) {
+            *e = (*e).max(end_bytes);
+            return Ok(());
+        }
+        if v.len() > MAX_NAME_BYTES_MAPPED {
+            return Err(format!(
+                "--volume all: a volume name of {} bytes (at most {MAX_NAME_BYTES_MAPPED}): is the volume column right?",
+                v.len()
+            ));
+        }
+        if self.ends.len() >= MAX_VOLUMES_MAPPED {
+            return Err(format!(
+                "--volume all: more than {MAX_VOLUMES_MAPPED} volumes; choose one with --volume"
+            ));
+        }
+        self.ends.insert(v.to_string(), end_bytes);
+        Ok(())
+    }
+
+    /// The volumes laid out one after another in the order of their numbers (names
+    /// that are not numbers after those, in text order), each on a 1 MiB boundary.
+    pub fn layout(self) -> Result<VolumeMap, String> {
+        let mut vols: Vec<(String, u64)> = self.ends.into_iter().collect();
+        vols.sort_by(|a, b| volume_order(&a.0, &b.0));
+        let mut spans = Vec::with_capacity(vols.len());
+        let mut at = 0u64;
+        for (volume, end) in vols {
+            let extent = end
+                .div_ceil(VOLUME_ALIGN_BYTES)
+                .max(1)
+                .checked_mul(VOLUME_ALIGN_BYTES);
+            let next = extent.and_then(|e| at.checked_add(e));
+            let (Some(extent_bytes), Some(next)) = (extent, next) else {
+                return Err(
+                    "--volume all: the volumes together span more than 2^64 bytes; choose one with --volume"
+                        .into(),
+                );
+            };
+            spans.push(VolumeSpan {
+                volume,
+                offset_bytes: at,
+                extent_bytes,
+            });
+            at = next;
+        }
+        let offsets = spans
+            .iter()
+            .map(|s| (s.volume.clone(), s.offset_bytes))
+            .collect();
+        Ok(VolumeMap {
+            spans,
+            offsets,
+            total_bytes: at,
+        })
+    }
+}
+
+/// Volume numbers in numeric order; other names after them, in text order.
+fn volume_order(a: &str, b: &str) -> std::cmp::Ordering {
+    match (a.parse::<u64>(), b.parse::<u64>()) {
+        (Ok(x), Ok(y)) => x.cmp(&y),
+        (Ok(_), Err(_)) => std::cmp::Ordering::Less,
+        (Err(_), Ok(_)) => std::cmp::Ordering::Greater,
+        (Err(_), Err(_)) => a.cmp(b),
+    }
+}
+
+/// `--volume all`, second pass: where each volume lies in the one span.
+pub(crate) struct VolumeMap {
+    pub spans: Vec<VolumeSpan>,
+    offsets: HashMap<String, u64>,
+    pub total_bytes: u64,
+}
+
+impl VolumeMap {
+    /// The offset of volume `v` (one the survey saw: the input changed if not).
+    pub fn offset(&self, v: &str) -> Result<u64, String> {
+        self.offsets.get(v).copied().ok_or_else(|| {
+            format!("volume {} was not in the file's first reading (did the file change while it was imported?)", crate::text::shortened(v))
+        })
+    }
+
+    pub fn note(&self) -> String {
+        format!(
+            "--volume all: {} volumes mapped into one span of {} bytes, each at a 1 MiB-aligned offset in the order of their numbers",
+            self.spans.len(),
+            self.total_bytes
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,5 +296,56 @@ mod tests {
             e.contains("--volume 9") && e.ends_with("its volumes: 1"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn volumes_are_laid_out_in_number_order_on_mib_boundaries() {
+        let mut s = VolumeSurvey::default();
+        s.add("10", 1).unwrap();
+        s.add("2", 3 << 20).unwrap();
+        s.add("2", (1 << 20) + 1).unwrap();
+        s.add("0", 5 << 20).unwrap();
+        let m = s.layout().unwrap();
+        let got: Vec<(&str, u64, u64)> = m
+            .spans
+            .iter()
+            .map(|v| (v.volume.as_str(), v.offset_bytes, v.extent_bytes))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("0", 0, 5 << 20),
+                ("2", 5 << 20, 3 << 20),
+                ("10", 8 << 20, 1 << 20)
+            ]
+        );
+        assert_eq!(m.total_bytes, 9 << 20);
+        assert_eq!(m.offset("10"), Ok(8 << 20));
+        assert!(m.offset("3").is_err());
+    }
+
+    #[test]
+    fn too_many_or_too_long_volume_names_are_refused() {
+        let mut s = VolumeSurvey::default();
+        assert!(s
+            .add(&"x".repeat(257), 1)
+            .unwrap_err()
+            .contains("257 bytes"));
+        for i in 0..MAX_VOLUMES_MAPPED {
+            s.add(&i.to_string(), 1).unwrap();
+        }
+        s.add("0", 2).unwrap();
+        assert!(s
+            .add("new", 1)
+            .unwrap_err()
+            .contains("more than 100000 volumes"));
+    }
+
+    #[test]
+    fn volumes_spanning_past_2_64_are_refused() {
+        let mut s = VolumeSurvey::default();
+        s.add("0", u64::MAX - 5).unwrap();
+        s.add("1", u64::MAX - 5).unwrap();
+        assert!(s.layout().err().unwrap().contains("more than 2^64"));
     }
 }

@@ -1,4 +1,4 @@
-//! `drivelab trace import FORMAT FILE -o OUT.dltrace [--volume V]`.
+//! `drivelab trace import FORMAT FILE -o OUT.dltrace [--volume V|all]`.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,9 +25,12 @@ pub struct ImportArgs {
     /// The drivelab trace to write (conventionally NAME.dltrace).
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub output: PathBuf,
-    /// The volume to keep from a trace of several (MSR DiskNumber, Tencent/Alibaba
-    /// volume id, fio file name, blktrace/blkparse device MAJ,MIN).
-    #[arg(long, value_name = "V")]
+    /// The volume to keep from a trace of several (SPC ASU, MSR DiskNumber, DiskSim
+    /// device, Tencent/Alibaba volume id, fio file name, blktrace/blkparse device
+    /// MAJ,MIN). `all` keeps every volume (not for blktrace/blkparse): each is mapped
+    /// into one span at its own offset, in the order of their numbers, each taking its
+    /// highest byte touched rounded up to 1 MiB; `trace info` lists where each lies.
+    #[arg(long, value_name = "V|all")]
     pub volume: Option<String>,
     /// Replace an existing file drivelab did not write (never the trace being imported,
     /// a results database or a bundle's file).
@@ -49,8 +52,10 @@ pub fn run(a: ImportArgs) -> Result<i32, Fail> {
         return Err(Fail::usage(format!("{what}: not a readable file")));
     }
     let start = Instant::now();
+    let all_volumes = a.volume.as_deref() == Some("all");
     let opts = Options {
-        volume: a.volume.clone(),
+        volume: a.volume.clone().filter(|_| !all_volumes),
+        all_volumes,
         ..Options::default()
     };
     let imp = import::open(a.format, &a.file, &opts).map_err(|e| match e {

@@ -74,6 +74,14 @@ fn text(i: &Info) -> String {
     if let Some(b) = h.device_size_bytes {
         t += &format!("device size  {} ({b} bytes)\n", bytes_text(b));
     }
+    for v in &h.volumes {
+        t += &format!(
+            "volume       {} at byte {} ({} long)\n",
+            drivelab_engine::text::printable(&v.volume),
+            v.offset_bytes,
+            bytes_text(v.extent_bytes)
+        );
+    }
     if let Some(ns) = h.start_unix_ns {
         let at = std::time::UNIX_EPOCH + std::time::Duration::from_nanos(ns);
         t += &format!(
