@@ -81,11 +81,13 @@ fn verify_later(dir: &Path, target: &str) -> (Option<i32>, serde_json::Value) {
     (o.status.code(), v)
 }
 
-fn assert_one_torn_at(v: &serde_json::Value, at: u64) {
+fn assert_one_corrupt_at(v: &serde_json::Value, at: u64) {
     assert_eq!(v["blocks_bad"], 1, "{v}");
-    assert_eq!(v["classes"]["torn"], 1, "{v}");
+    // One flipped byte in a block one write stamped throughout: silent corruption.
+    assert_eq!(v["classes"]["corrupt"], 1, "{v}");
+    assert_eq!(v["classes"]["torn"], 0, "{v}");
     let m = &v["mismatches"][0];
-    assert_eq!(m["class"], "torn");
+    assert_eq!(m["class"], "corrupt");
     assert_eq!(m["first_bad_byte_offset_bytes"], at);
     assert_eq!(m["offset_bytes"], at / 4096 * 4096);
     // The block's generation is intact in its header: the sequential pass wrote block n
@@ -131,8 +133,17 @@ fn a_byte_corrupted_in_a_file_is_found_at_its_offset() {
     assert_eq!(m[0]["found_offset_bytes"], 0);
     assert_eq!(m[1]["class"], "zeros");
     assert_eq!(m[1]["offset_bytes"], 80 * 4096);
-    assert_eq!(m[2]["class"], "torn");
+    assert_eq!(m[2]["class"], "corrupt");
     assert_eq!(m[2]["first_bad_byte_offset_bytes"], at);
+    // The terminal names the classes as the JSON does.
+    let o = run_in(dir.path(), &["verify", "t.bin", "--from", "r.json"]);
+    let text = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(text.contains("(misdirected)"), "{text}");
+    assert!(text.contains(": corrupt, generation"), "{text}");
+    assert!(
+        !text.contains("Corrupt") && !text.contains("Zeros"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -145,7 +156,7 @@ fn a_byte_corrupted_on_a_loop_device_is_found_at_its_offset() {
     flip(Path::new(&lo.dev), at);
     let (code, v) = verify_later(dir.path(), &lo.dev);
     assert_eq!(code, Some(1));
-    assert_one_torn_at(&v, at);
+    assert_one_corrupt_at(&v, at);
 }
 
 #[test]
@@ -296,7 +307,7 @@ fn a_seqfill_bundle_verifies_later_and_finds_a_flipped_byte() {
     let (code, v) = verify_bundle(dir.path(), &lo.dev);
     assert_eq!(code, Some(1));
     assert_eq!(v["blocks_bad"], 1, "{v}");
-    assert_eq!(v["mismatches"][0]["class"], "torn");
+    assert_eq!(v["mismatches"][0]["class"], "corrupt");
     assert_eq!(v["mismatches"][0]["first_bad_byte_offset_bytes"], at);
 }
 

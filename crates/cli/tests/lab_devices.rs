@@ -1024,10 +1024,10 @@ exit 0
     let at = CORRUPT_BLOCK * 4096 + CORRUPT_NTH_BYTE - 1;
     let check = |v: &Value| {
         assert_eq!(v["blocks_bad"], 2, "{v}");
-        assert_eq!(v["classes"]["torn"], 1, "{v}");
+        assert_eq!(v["classes"]["corrupt"], 1, "{v}");
         assert_eq!(v["classes"]["zeros"], 1, "{v}");
         let m = v["mismatches"].as_array().unwrap();
-        assert_eq!(m[0]["class"], "torn", "{v}");
+        assert_eq!(m[0]["class"], "corrupt", "{v}");
         assert_eq!(m[0]["offset_bytes"], CORRUPT_BLOCK * 4096);
         assert_eq!(m[0]["first_bad_byte_offset_bytes"], at);
         assert_eq!(m[1]["class"], "zeros", "{v}");

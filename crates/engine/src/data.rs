@@ -19,7 +19,8 @@ use crate::spec::DataPattern;
 
 /// Bytes of random pool shared by all jobs of a run.
 pub const POOL_BYTES: usize = 16 << 20;
-const STAMP_STRIDE: usize = 512;
+/// Bytes between sector stamps (the smallest write).
+pub const STAMP_STRIDE: usize = 512;
 
 /// The shared, read-only pool writes are drawn from.
 pub struct DataPool {
@@ -171,6 +172,11 @@ fn stamp(buf: &mut [u8], target_offset: u64, seq: u64) {
 pub fn stamped_offset(sector: &[u8]) -> u64 {
     let v = u64::from_le_bytes(sector[..8].try_into().expect("8 bytes"));
     (v & ((1 << 40) - 1)) * STAMP_STRIDE as u64
+}
+
+/// The write sequence (low 24 bits of the job's write count) a stamped sector carries.
+pub fn stamped_seq(sector: &[u8]) -> u64 {
+    u64::from_le_bytes(sector[..8].try_into().expect("8 bytes")) >> 40
 }
 
 /// Measure how fast one core prepares write content for `pattern` (bytes per second),

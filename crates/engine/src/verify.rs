@@ -41,10 +41,34 @@ pub enum Class {
     Older,
     /// An intact block of this run meant for another offset (a misdirected write).
     Misdirected,
-    /// The header's checksum does not match the block (a torn or corrupted write).
+    /// Parts of two different writes (by the per-sector stamps: the first sectors of one
+    /// write, the rest of another): a write in flight at a cut.
     Torn,
+    /// Bad checksum, every sector stamped by one write: the header names a write, the
+    /// content differs from it (silent corruption, bit rot, a bridge that flips bytes).
+    Corrupt,
     /// Anything else: no header, another run's block.
     Foreign,
+}
+
+impl Class {
+    /// The class's name, as in JSON (`torn`, `zeros`, ...): the terminal says the same.
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Zeros => "zeros",
+            Class::Older => "older",
+            Class::Misdirected => "misdirected",
+            Class::Torn => "torn",
+            Class::Corrupt => "corrupt",
+            Class::Foreign => "foreign",
+        }
+    }
+}
+
+impl std::fmt::Display for Class {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// One write the run made, as the replay gives it.
@@ -85,7 +109,11 @@ pub fn classify(
     let class = if found.iter().all(|&b| b == 0) {
         Class::Zeros
     } else if h.is_some() && intact.is_none() {
-        Class::Torn
+        if stamped_by_two_writes(offset, found) {
+            Class::Torn
+        } else {
+            Class::Corrupt
+        }
     } else {
         match intact {
             Some(h) if h.seed != seed => Class::Foreign,
@@ -104,6 +132,19 @@ pub fn classify(
     })
 }
 
+/// Whether the sectors of `found` (read at `offset`) that are stamped for their own place
+/// carry two different write sequences: the block holds parts of two writes.
+fn stamped_by_two_writes(offset: u64, found: &[u8]) -> bool {
+    let stride = crate::data::STAMP_STRIDE;
+    let mut seqs = found
+        .chunks_exact(stride)
+        .zip((offset..).step_by(stride))
+        .filter(|(s, at)| crate::data::stamped_offset(s) == *at)
+        .map(|(s, _)| crate::data::stamped_seq(s));
+    let first = seqs.next();
+    seqs.any(|q| Some(q) != first)
+}
+
 /// Blocks found per class.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClassCounts {
@@ -111,6 +152,10 @@ pub struct ClassCounts {
     pub older: u64,
     pub misdirected: u64,
     pub torn: u64,
+    /// Absent from documents made before the class existed (their corrupt blocks are
+    /// counted as torn there).
+    #[serde(default)]
+    pub corrupt: u64,
     pub foreign: u64,
 }
 
@@ -121,6 +166,7 @@ impl ClassCounts {
             Class::Older => &mut self.older,
             Class::Misdirected => &mut self.misdirected,
             Class::Torn => &mut self.torn,
+            Class::Corrupt => &mut self.corrupt,
             Class::Foreign => &mut self.foreign,
         } += 1;
     }
@@ -179,7 +225,7 @@ impl VerifyResult {
         let bad = self.blocks_bad.filter(|&b| b > 0)?;
         let m = &self.mismatches[0];
         Some(format!(
-            "verify: {bad} of {} blocks not as written; first at byte {} ({:?})",
+            "verify: {bad} of {} blocks not as written; first at byte {} ({})",
             self.blocks_checked.unwrap_or(0),
             m.first_bad_byte_offset_bytes,
             m.class
@@ -494,16 +540,27 @@ mod tests {
         // The stamp of the first sector already names the other offset.
         assert_eq!(elsewhere.first_bad_byte_offset_bytes, off);
 
-        let mut torn = good.clone();
-        torn[1000] ^= 0x40;
-        let t = c(&torn);
-        assert_eq!(t.class, Class::Torn);
+        // A flipped byte in a block one write stamped throughout: corrupt, not torn.
+        let mut flipped = good.clone();
+        flipped[1000] ^= 0x40;
+        let t = c(&flipped);
+        assert_eq!(t.class, Class::Corrupt);
         assert_eq!(t.first_bad_byte_offset_bytes, off + 1000);
         assert_eq!(t.found_generation, Some(5));
+        // A few bytes, the header's generation among them: still one write's sectors.
+        let mut few = good.clone();
+        few[40] ^= 1;
+        few[3000] ^= 0xFF;
+        assert_eq!(c(&few).class, Class::Corrupt);
 
+        // The first sectors of generation 5, the rest of generation 4: torn.
         let mut half = good.clone();
         half[2048..].copy_from_slice(&block(&pool, off, 0, 4)[2048..]);
         assert_eq!(c(&half).class, Class::Torn);
+        // The first sector of generation 4 (its header), the rest of 5: torn too.
+        let mut head = good.clone();
+        head[..512].copy_from_slice(&block(&pool, off, 0, 4)[..512]);
+        assert_eq!(c(&head).class, Class::Torn);
 
         let foreign = c(&[0x5Au8; 4096]);
         assert_eq!(
@@ -517,6 +574,21 @@ mod tests {
             b
         };
         assert_eq!(c(&other_run).class, Class::Foreign);
+    }
+
+    #[test]
+    fn class_names_are_the_json_names() {
+        for c in [
+            Class::Zeros,
+            Class::Older,
+            Class::Misdirected,
+            Class::Torn,
+            Class::Corrupt,
+            Class::Foreign,
+        ] {
+            assert_eq!(serde_json::to_value(c).unwrap(), c.name());
+            assert_eq!(c.to_string(), c.name());
+        }
     }
 
     #[test]

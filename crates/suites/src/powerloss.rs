@@ -632,6 +632,7 @@ impl Counts {
         a.older += b.older;
         a.misdirected += b.misdirected;
         a.torn += b.torn;
+        a.corrupt += b.corrupt;
         a.foreign += b.foreign;
         self.unacknowledged_lost_blocks += o.unacknowledged_lost_blocks;
         self.torn_blocks += o.torn_blocks;
@@ -757,7 +758,7 @@ pub fn table(a: &Analysis) -> String {
         "{verdict}\n\
          blocks checked               {}\n\
          durable as acknowledged      {}\n\
-         lost after a completed flush {} (zeros {}, older {}, torn {}, foreign {})\n\
+         lost after a completed flush {} (zeros {}, older {}, torn {}, corrupt {}, foreign {})\n\
          never acknowledged, lost     {} (allowed)\n\
          torn by a write in flight    {}\n\
          misdirected                  {}\n",
@@ -767,6 +768,7 @@ pub fn table(a: &Analysis) -> String {
         f.zeros,
         f.older,
         f.torn,
+        f.corrupt,
         f.foreign,
         t.unacknowledged_lost_blocks,
         t.torn_blocks,

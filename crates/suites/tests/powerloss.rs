@@ -134,20 +134,24 @@ fn a_file_keeps_every_flushed_block_and_damage_is_classed() {
     raw.write_all_at(&[0x55], 6 * 4096 + 700).unwrap();
     raw.sync_all().unwrap();
     // A round announced and never written: its blocks (16..32, with generation 5
-    // flushed) lost the write in flight; one of them torn by it.
+    // flushed) lost the write in flight; one of them torn by it (its first sectors of
+    // the write in flight, the rest of the flushed one).
     records.push(Record::Begin {
         round: 6,
         generation: 6,
         ranges: vec![[16, 16]],
     });
-    raw.write_all_at(&[0x55], 20 * 4096 + 100).unwrap();
+    let mut in_flight = vec![0u8; 4096];
+    k.block_content(&pool, 20, 6, &mut in_flight);
+    raw.write_all_at(&in_flight[..1024], 20 * 4096).unwrap();
     drop(raw);
     let blocks = powerloss::check_blocks(&records, &mut target).unwrap();
     let state = |b: u64| blocks.iter().find(|x| x.0 == b * 4096).unwrap().1;
     assert_eq!(state(3), BlockState::LostAfterFlush(Class::Older));
     assert_eq!(state(4), BlockState::LostAfterFlush(Class::Zeros));
     assert_eq!(state(5), BlockState::Misdirected);
-    assert_eq!(state(6), BlockState::LostAfterFlush(Class::Torn));
+    // A flipped byte in a flushed block is corruption, not a tear.
+    assert_eq!(state(6), BlockState::LostAfterFlush(Class::Corrupt));
     assert_eq!(state(20), BlockState::Torn);
     assert_eq!(state(21), BlockState::UnacknowledgedLost);
     assert_eq!(state(0), BlockState::Durable);

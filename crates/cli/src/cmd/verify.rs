@@ -148,12 +148,12 @@ fn summary(r: &VerifyResult) -> String {
     let c = &r.classes;
     if r.blocks_bad.unwrap_or(0) > 0 {
         s += &format!(
-            "  zeros {}  older {}  misdirected {}  torn {}  foreign {}\n",
-            c.zeros, c.older, c.misdirected, c.torn, c.foreign
+            "  zeros {}  older {}  misdirected {}  torn {}  corrupt {}  foreign {}\n",
+            c.zeros, c.older, c.misdirected, c.torn, c.corrupt, c.foreign
         );
         for m in &r.mismatches {
             s += &format!(
-                "  block at byte {}: {:?}, generation expected {} found {}, first bad byte {}\n",
+                "  block at byte {}: {}, generation expected {} found {}, first bad byte {}\n",
                 m.offset_bytes,
                 m.class,
                 m.expected_generation,
