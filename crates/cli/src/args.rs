@@ -47,6 +47,10 @@ pub enum Command {
     Completions(crate::cmd::completions::CompletionsArgs),
     /// Print the manual page (roff) on stdout, e.g. `drivelab man > drivelab.1`.
     Man,
+    /// The device lab's tool (docs/lab.md): replay a dm-log-writes log onto a fresh
+    /// device up to a mark or a flush.
+    #[command(hide = true)]
+    LabReplayLog(crate::cmd::lab_replay::LabReplayArgs),
 }
 
 pub fn pct(s: &str) -> Result<u32, String> {

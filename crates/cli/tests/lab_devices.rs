@@ -1042,3 +1042,147 @@ exit 0
     assert_eq!(f.get("later_rc"), "1", "{}", g.text("later.txt"));
     check(&g.json("later.json"));
 }
+
+const PL_ROUNDS: u64 = 6;
+const PL_ROUND_BLOCKS: u64 = 16;
+
+#[test]
+fn powerloss_replayed_from_dm_log_writes_finds_no_loss_on_an_honest_stack_and_the_dropped_writes_of_a_lying_one(
+) {
+    // A `powerloss` write phase recorded by dm-log-writes (data on one null_blk disk, the
+    // log on another; the journal on /out). The kernel's log is then replayed with
+    // drivelab's replayer onto a zeroed disk up to each FLUSH entry (the k-th flush is
+    // round k's), and `powerloss --check`, given the journal cut after round k's
+    // `flushed` record, must find every flushed block durable. As a control, the replay
+    // to flush 2 checked against the journal through round 3 must report round 3's
+    // blocks lost after a completed flush. In the same boot, a lying stack (dm-flakey
+    // drop_writes on block 0, above a second log): the check must find that block lost.
+    let script = format!(
+        r#"
+. /out/lab.sh
+F=/out/f
+nullb_create nbw 16 && nullb_create nbl 64 && nullb_create nbr 16 || exit 3
+SZ=$(blockdev --getsz /dev/nbw)
+dm_create lw "0 $SZ log-writes /dev/nbw /dev/nbl" || exit 4
+drivelab run powerloss /dev/mapper/lw --destructive=/dev/mapper/lw --journal /out/j.jsonl \
+    --rounds {rounds} --round-blocks {rb} --out /out/pl > /out/pl.txt 2>&1
+echo "write_rc=$?" >> $F
+# A last mark makes dm-log-writes write its super block with the final entry count.
+dmsetup message lw 0 mark end; dmsetup remove lw
+drivelab lab-replay-log /dev/nbl /dev/nbr --destructive=/dev/nbr --to-mark end > /out/replay-end.json 2> /out/replay-end.txt
+echo "replay_end_rc=$?" >> $F
+# replay_check NAME FLUSH ROUNDS: replay up to flush FLUSH onto the zeroed nbr, check it
+# against the journal through round ROUNDS's flushed record (under the recorded name).
+replay_check() {{
+    dd if=/dev/zero of=/dev/nbr bs=1M count=16 conv=fsync 2>/dev/null
+    drivelab lab-replay-log /dev/nbl /dev/nbr --destructive=/dev/nbr --to-flush $2 > /out/replay-$1.json 2> /out/replay-$1.txt
+    echo "replay_rc_$1=$?" >> $F
+    awk -v n=$3 '{{ print }} /"record":"flushed"/ {{ if (++k == n) exit }}' /out/j.jsonl > /out/j-$1.jsonl
+    dm_create lw "0 $SZ linear /dev/nbr 0"
+    drivelab run powerloss --check /out/j-$1.jsonl /dev/mapper/lw > /out/check-$1.txt 2>&1
+    echo "check_rc_$1=$?" >> $F
+    cp /out/pl/run.json /out/check-$1.json
+    dmsetup remove lw
+}}
+for k in $(seq 1 {rounds}); do replay_check $k $k $k; done
+replay_check control 2 3
+# A lying stack: dm-flakey drop_writes on block 0 above the log (the dropped writes never
+# reach it; the flakey segment drops its empty flushes too, the linear one passes them).
+nullb_create nbw2 16 && nullb_create nbl2 64 || exit 5
+dm_create lw2 "0 $SZ log-writes /dev/nbw2 /dev/nbl2" || exit 6
+printf '%s\n' "0 8 flakey /dev/mapper/lw2 0 0 3600 1 drop_writes" \
+    "8 $((SZ - 8)) linear /dev/mapper/lw2 8" | dmsetup create lie && dmsetup mknodes lie || exit 7
+drivelab run powerloss /dev/mapper/lie --destructive=/dev/mapper/lie --journal /out/jd.jsonl \
+    --rounds {rounds} --round-blocks {rb} --out /out/pld > /out/pld.txt 2>&1
+echo "lie_write_rc=$?" >> $F
+dmsetup remove lie; dmsetup message lw2 0 mark end; dmsetup remove lw2
+for k in 1 {rounds}; do
+    dd if=/dev/zero of=/dev/nbr bs=1M count=16 conv=fsync 2>/dev/null
+    drivelab lab-replay-log /dev/nbl2 /dev/nbr --destructive=/dev/nbr --to-flush $k > /out/replay-lie-$k.json 2> /out/replay-lie-$k.txt
+    echo "replay_rc_lie_$k=$?" >> $F
+    awk -v n=$k '{{ print }} /"record":"flushed"/ {{ if (++k == n) exit }}' /out/jd.jsonl > /out/jd-$k.jsonl
+    dm_create lie "0 $SZ linear /dev/nbr 0"
+    drivelab run powerloss --check /out/jd-$k.jsonl /dev/mapper/lie > /out/check-lie-$k.txt 2>&1
+    echo "check_rc_lie_$k=$?" >> $F
+    cp /out/pld/run.json /out/check-lie-$k.json
+    dmsetup remove lie
+done
+exit 0
+"#,
+        rounds = PL_ROUNDS,
+        rb = PL_ROUND_BLOCKS,
+    );
+    let g = lab::run(&["none"], &script, 600);
+    assert_eq!(g.rc, 0, "{}", g.log());
+    let f = g.facts("f");
+    assert_eq!(f.get("write_rc"), "0", "{}", g.text("pl.txt"));
+    // The whole log as the kernel wrote it: every round's blocks, nothing discarded.
+    assert_eq!(f.get("replay_end_rc"), "0", "{}", g.text("replay-end.txt"));
+    let all = g.json("replay-end.json");
+    assert!(
+        all["bytes_written"].as_u64().unwrap() >= PL_ROUNDS * PL_ROUND_BLOCKS * 4096,
+        "{all}"
+    );
+    assert_eq!(all["discards"], 0, "{all}");
+    let analysis =
+        |name: &str| g.json(&format!("check-{name}.json"))["summary"]["analysis"].clone();
+    for k in 1..=PL_ROUNDS {
+        let r = g.json(&format!("replay-{k}.json"));
+        assert_eq!(
+            f.get(&format!("replay_rc_{k}")),
+            "0",
+            "{}",
+            g.text(&format!("replay-{k}.txt"))
+        );
+        assert!(
+            r["bytes_written"].as_u64().unwrap() >= k * PL_ROUND_BLOCKS * 4096,
+            "flush {k}: {r}"
+        );
+        let check = g.text(&format!("check-{k}.txt"));
+        assert_eq!(f.get(&format!("check_rc_{k}")), "0", "flush {k}: {check}");
+        let a = analysis(&k.to_string());
+        assert_eq!(a["flushes_honoured"], true, "flush {k}: {a}");
+        assert_eq!(a["lost_after_flush_blocks"], 0, "flush {k}: {a}");
+        assert_eq!(a["misdirected_blocks"], 0, "flush {k}: {a}");
+        assert_eq!(a["torn_blocks"], 0, "flush {k}: {a}");
+        assert_eq!(a["durable_blocks"], k * PL_ROUND_BLOCKS, "flush {k}: {a}");
+    }
+    // The control: round 3 was flushed in the journal but is not in the replay.
+    assert_eq!(
+        f.get("check_rc_control"),
+        "1",
+        "{}",
+        g.text("check-control.txt")
+    );
+    let a = analysis("control");
+    assert_eq!(a["flushes_honoured"], false, "{a}");
+    assert_eq!(a["lost_after_flush_blocks"], PL_ROUND_BLOCKS, "{a}");
+    // The lying stack: block 0 (round 0's) acknowledged and dropped, found lost after a
+    // completed flush (as zeros) at the first flush and still at the last.
+    assert_eq!(f.get("lie_write_rc"), "0", "{}", g.text("pld.txt"));
+    for k in [1, PL_ROUNDS] {
+        assert_eq!(
+            f.get(&format!("replay_rc_lie_{k}")),
+            "0",
+            "{}",
+            g.text(&format!("replay-lie-{k}.txt"))
+        );
+        let check = g.text(&format!("check-lie-{k}.txt"));
+        assert_eq!(
+            f.get(&format!("check_rc_lie_{k}")),
+            "1",
+            "flush {k}: {check}"
+        );
+        let a = analysis(&format!("lie-{k}"));
+        assert_eq!(a["flushes_honoured"], false, "flush {k}: {a}");
+        assert_eq!(a["lost_after_flush_blocks"], 1, "flush {k}: {a}");
+        assert_eq!(a["lost_after_flush_found"]["zeros"], 1, "flush {k}: {a}");
+        assert_eq!(
+            a["durable_blocks"],
+            k * PL_ROUND_BLOCKS - 1,
+            "flush {k}: {a}"
+        );
+        let m = &a["cycles"][0]["mismatches"][0];
+        assert_eq!(m["offset_bytes"], 0, "flush {k}: {a}");
+    }
+}

@@ -246,3 +246,83 @@ fn powerloss_refuses_what_it_cannot_test() {
     );
     assert!(!Path::new(j).exists());
 }
+
+/// A dm-log-writes log image (4 KiB sectors): block 1 written, a flush, block 2
+/// written, a flush, a mark "end".
+fn log_writes_image() -> Vec<u8> {
+    use drivelab_engine::log_writes::{FLAG_FLUSH, FLAG_MARK, MAGIC, VERSION};
+    const SS: usize = 4096;
+    let mut img = vec![0u8; SS];
+    let mut entry = |sector: u64, flags: u64, data: &[u8], mark: &str| {
+        let mut b = vec![0u8; SS];
+        let fields = [sector, (data.len() / SS) as u64, flags, mark.len() as u64];
+        for (i, v) in fields.iter().enumerate() {
+            b[i * 8..i * 8 + 8].copy_from_slice(&v.to_le_bytes());
+        }
+        b[32..32 + mark.len()].copy_from_slice(mark.as_bytes());
+        img.extend_from_slice(&b);
+        img.extend_from_slice(data);
+    };
+    entry(1, 0, &[0xaa; SS], "");
+    entry(0, FLAG_FLUSH, &[], "");
+    entry(2, 0, &[0xbb; SS], "");
+    entry(0, FLAG_FLUSH, &[], "");
+    entry(0, FLAG_MARK, &[], "end");
+    img[0..8].copy_from_slice(&MAGIC.to_le_bytes());
+    img[8..16].copy_from_slice(&VERSION.to_le_bytes());
+    img[16..24].copy_from_slice(&5u64.to_le_bytes());
+    img[24..28].copy_from_slice(&(SS as u32).to_le_bytes());
+    img
+}
+
+#[test]
+fn lab_replay_log_replays_to_a_flush_and_refuses_a_missing_one_before_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    std::fs::write(&log, log_writes_image()).unwrap();
+    let lo = Loop::with_sector(1 << 20, false, 4096);
+    let destructive = format!("--destructive={}", lo.dev);
+    let replay = |until: &[&str]| {
+        let mut args = vec![
+            "lab-replay-log",
+            log.to_str().unwrap(),
+            &lo.dev,
+            &destructive,
+        ];
+        args.extend_from_slice(until);
+        run_in(dir.path(), &args)
+    };
+    let block = |n: u64| {
+        let mut b = vec![0u8; 4096];
+        std::fs::File::open(lo.image())
+            .unwrap()
+            .read_exact_at(&mut b, n * 4096)
+            .unwrap();
+        b
+    };
+    // Asked for what the log does not have: exit 2, one line, nothing written.
+    for (until, says) in [
+        (["--to-flush", "3"], "no flush number 3"),
+        (["--to-mark", "nope"], "no mark \"nope\""),
+    ] {
+        let o = replay(&until);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{}", stderr(&o));
+    }
+    assert!(block(1).iter().all(|&b| b == 0), "nothing written");
+    // Up to the first flush: block 1 only.
+    let o = replay(&["--to-flush", "1"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let done: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(
+        (done["writes"].as_u64(), done["bytes_written"].as_u64()),
+        (Some(1), Some(4096))
+    );
+    assert!(block(1).iter().all(|&b| b == 0xaa));
+    assert!(block(2).iter().all(|&b| b == 0));
+    // To the mark: both.
+    let o = replay(&["--to-mark", "end"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(block(2).iter().all(|&b| b == 0xbb));
+}

@@ -81,6 +81,8 @@ pub enum LogError {
     },
     /// No mark of this name in the log.
     NoMark(String),
+    /// The log has fewer FLUSH entries than this (flushes count from 1).
+    NoFlush(u64),
 }
 
 impl fmt::Display for LogError {
@@ -99,6 +101,10 @@ impl fmt::Display for LogError {
                 write!(f, "dm-log-writes log ends inside entry {index}")
             }
             LogError::NoMark(m) => write!(f, "dm-log-writes log has no mark {m:?}"),
+            LogError::NoFlush(n) => write!(
+                f,
+                "dm-log-writes log has no flush number {n} (they count from 1)"
+            ),
         }
     }
 }
@@ -190,15 +196,43 @@ pub enum Until {
     End,
     /// Entries up to and including the mark of this name (its first occurrence).
     Mark(String),
+    /// Entries up to and including the n-th FLUSH entry (from 1): the device as the
+    /// n-th completed flush left it durable.
+    Flush(u64),
 }
 
 /// What a replay did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
 pub struct Replayed {
     pub entries: u64,
     pub writes: u64,
     pub bytes_written: u64,
     pub discards: u64,
+}
+
+/// How many of `entries` a replay up to `until` applies (an error when the log has no
+/// such mark or flush), so that a caller can refuse a bad request before writing.
+pub fn stop_index(entries: &[Entry], until: &Until) -> Result<usize, LogError> {
+    Ok(match until {
+        Until::End => entries.len(),
+        Until::Mark(name) => {
+            entries
+                .iter()
+                .position(|e| e.mark.as_deref() == Some(name))
+                .ok_or_else(|| LogError::NoMark(name.clone()))?
+                + 1
+        }
+        Until::Flush(n) => {
+            entries
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| e.is_flush())
+                .nth(n.checked_sub(1).ok_or(LogError::NoFlush(0))? as usize)
+                .ok_or(LogError::NoFlush(*n))?
+                .0
+                + 1
+        }
+    })
 }
 
 /// Replay the log's writes onto `dev` (a fresh device or file) up to `until`. Discarded
@@ -210,16 +244,7 @@ pub fn replay<R: Read + Seek, W: Write + Seek>(
     until: &Until,
 ) -> Result<Replayed, LogError> {
     let (sup, entries) = read_entries(log)?;
-    let stop = match until {
-        Until::End => entries.len(),
-        Until::Mark(name) => {
-            entries
-                .iter()
-                .position(|e| e.mark.as_deref() == Some(name))
-                .ok_or_else(|| LogError::NoMark(name.clone()))?
-                + 1
-        }
-    };
+    let stop = stop_index(&entries, until)?;
     let ss = u64::from(sup.sectorsize);
     let mut buf = vec![0u8; sup.sectorsize as usize];
     let mut done = Replayed::default();
@@ -352,6 +377,27 @@ mod tests {
             "discarded block zeroed"
         );
         assert!(d[3 * SS..4 * SS].iter().all(|&b| b == 0xbb));
+    }
+
+    #[test]
+    fn replays_up_to_the_nth_flush() {
+        let mut img = Image::new();
+        img.entry(1, 0, &[0xaa; SS], None);
+        img.entry(0, FLAG_FLUSH, &[], None);
+        img.entry(2, 0, &[0xbb; SS], None);
+        img.entry(0, FLAG_FLUSH, &[], None);
+        let log = img.finish();
+        let mut dev = Cursor::new(vec![0u8; 4 * SS]);
+        let r = replay(&mut Cursor::new(&log), &mut dev, &Until::Flush(1)).unwrap();
+        assert_eq!((r.entries, r.writes), (2, 1));
+        assert!(dev.get_ref()[2 * SS..3 * SS].iter().all(|&b| b == 0));
+        let r = replay(&mut Cursor::new(&log), &mut dev, &Until::Flush(2)).unwrap();
+        assert_eq!((r.entries, r.writes), (4, 2));
+        assert!(dev.get_ref()[2 * SS..3 * SS].iter().all(|&b| b == 0xbb));
+        for n in [0, 3] {
+            let e = replay(&mut Cursor::new(&log), &mut dev, &Until::Flush(n));
+            assert!(matches!(e, Err(LogError::NoFlush(m)) if m == n), "{e:?}");
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@ pub mod completions;
 pub mod db;
 pub mod fio;
 mod io;
+pub mod lab_replay;
 mod powerloss;
 pub mod push;
 pub mod report;
@@ -29,6 +30,7 @@ pub fn dispatch(cli: Cli) -> Result<i32, Fail> {
         Command::Trace(a) => trace::run(a),
         Command::Verify(a) => verify::run(a),
         Command::Completions(a) => completions::completions(a),
+        Command::LabReplayLog(a) => lab_replay::run(a),
         Command::Man => completions::man(),
     }
 }
