@@ -10,8 +10,10 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 use crate::conn::{Backend, Conn, Param, Row, SqlValue};
 use crate::error::{io_reason, lower_first, DbError, StoreError};
 
-/// How long a writer waits for another process's lock before giving up.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a connection waits for another's lock before giving up ("database is
+/// locked"): long enough for a server's many uploaders and readers on a loaded machine
+/// to take their turns.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub(crate) struct SqliteConn {
     conn: Connection,
@@ -101,6 +103,12 @@ impl SqliteConn {
         // Reading the schema makes SQLite look at the file now, so that a file
         // that is not a database is reported as an open error.
         conn.execute_batch("PRAGMA foreign_keys = ON; SELECT count(*) FROM sqlite_master;")
+            .map_err(|e| open_error(path, open_reason(path, &e)))?;
+        // Write-ahead logging: readers do not block a writer nor a writer its readers,
+        // so a server's concurrent uploads and pages wait only for one another's
+        // writes (at most BUSY_TIMEOUT), not fail. A setting of the file, kept; on a
+        // file system without the shared memory it needs the mode stays as it was.
+        conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
             .map_err(|e| open_error(path, open_reason(path, &e)))?;
         Ok(SqliteConn { conn })
     }
