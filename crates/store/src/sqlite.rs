@@ -104,13 +104,18 @@ impl SqliteConn {
         // that is not a database is reported as an open error.
         conn.execute_batch("PRAGMA foreign_keys = ON; SELECT count(*) FROM sqlite_master;")
             .map_err(|e| open_error(path, open_reason(path, &e)))?;
-        // Write-ahead logging: readers do not block a writer nor a writer its readers,
-        // so a server's concurrent uploads and pages wait only for one another's
-        // writes (at most BUSY_TIMEOUT), not fail. A setting of the file, kept; on a
-        // file system without the shared memory it needs the mode stays as it was.
-        conn.query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
-            .map_err(|e| open_error(path, open_reason(path, &e)))?;
         Ok(SqliteConn { conn })
+    }
+
+    /// Switches the file (once it is known to be drivelab's: the mode is written into
+    /// it) to write-ahead logging: readers do not block a writer nor a writer its
+    /// readers, so a server's concurrent uploads and pages wait only for one another's
+    /// writes (at most BUSY_TIMEOUT), not fail. On a file system without the shared
+    /// memory it needs the mode stays as it was.
+    pub(crate) fn write_ahead_log(&self, path: &Path) -> Result<(), StoreError> {
+        self.conn
+            .query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
+            .map_err(|e| open_error(path, open_reason(path, &e)))
     }
 }
 
