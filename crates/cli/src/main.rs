@@ -90,6 +90,98 @@ fn one_line(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use clap::Parser;
+    use drivelab_suites::SuiteKind;
+
+    /// The run page's "run it again" command of a bundle of every suite kind is one the
+    /// CLI's own parser takes (no unknown subcommand, no missing argument).
+    #[test]
+    fn the_run_pages_command_parses_for_every_suite() {
+        use drivelab_engine::target::{OpenOptions, Target, TargetSpec};
+        let target = "sim:nvme-tlc,capacity=4G";
+        let d = drivelab_sim::parse(target).unwrap();
+        let t = Target::open(TargetSpec::Model(Box::new(d)), &OpenOptions::default()).unwrap();
+        let q = drivelab_suites::quick::Quick::new(true);
+        let plan = drivelab_suites::Suite::plan(&q, &t.info).unwrap();
+        let base = drivelab_suites::runner::new_doc(&q, &plan, &t, Some(target.into()));
+        for kind in SuiteKind::ALL {
+            let mut doc = base.clone();
+            doc.suite = kind;
+            doc.knobs = match kind {
+                SuiteKind::Replay => {
+                    serde_json::json!({"trace": "/srv/traces/db.dlt", "short": true})
+                }
+                SuiteKind::Fio => serde_json::json!({
+                    "source": ["/home/ana/fio/rand.json", "/home/ana/fio/seq 1m.json"],
+                    "drive": "Samsung T7", "connection": null,
+                }),
+                _ => serde_json::json!({"short": true}),
+            };
+            let cmd = drivelab_server::rerun_command(&doc);
+            let parsed = crate::args::Cli::try_parse_from(shell_words(&cmd))
+                .unwrap_or_else(|e| panic!("{kind}: `{cmd}` does not parse: {e}"));
+            use crate::args::Command;
+            use crate::run_args::SuiteCmd;
+            match (kind, parsed.cmd) {
+                (SuiteKind::Fio, Command::Import(a)) => {
+                    let crate::cmd::fio::ImportCmd::Fio(f) = a.what;
+                    assert_eq!(f.results.len(), 2, "{cmd}");
+                    assert_eq!(f.drive.as_deref(), Some("Samsung T7"), "{cmd}");
+                }
+                (_, Command::Run(r)) => {
+                    let (trace, common) = match r.suite.expect("a suite") {
+                        SuiteCmd::Replay(a) => (Some(a.trace), a.common),
+                        SuiteCmd::Quick(a) => (None, a.common),
+                        SuiteCmd::Peak(a) => (None, a.common),
+                        SuiteCmd::Consistency(a) => (None, a.common),
+                        SuiteCmd::Seqfill(a) => (None, a.common),
+                        SuiteCmd::Iometer(a) => (None, a.common),
+                        SuiteCmd::Mixed(a) => (None, a.common),
+                        SuiteCmd::Powerloss(a) => (None, a.common),
+                    };
+                    let want = (kind == SuiteKind::Replay).then(|| "/srv/traces/db.dlt".into());
+                    assert_eq!(trace, want, "{kind}: `{cmd}`");
+                    assert_eq!(
+                        common.target.target.as_deref(),
+                        Some(target),
+                        "{kind}: `{cmd}`"
+                    );
+                    assert!(common.short, "{kind}: `{cmd}`");
+                }
+                (_, other) => panic!("{kind}: `{cmd}` parses as {other:?}"),
+            }
+        }
+        let mut fio = base.clone();
+        fio.suite = SuiteKind::Fio;
+        fio.knobs = serde_json::json!({});
+        let said = drivelab_server::rerun_command(&fio);
+        assert!(said.contains("re-run fio"), "{said}");
+    }
+
+    /// The words a POSIX shell makes of `cmd` (plain words and '…' quoting only).
+    fn shell_words(cmd: &str) -> Vec<String> {
+        let (mut words, mut w, mut quoted, mut any) = (Vec::new(), String::new(), false, false);
+        for c in cmd.chars() {
+            match c {
+                '\'' => (quoted, any) = (!quoted, true),
+                ' ' if !quoted => {
+                    if any {
+                        words.push(std::mem::take(&mut w));
+                    }
+                    any = false;
+                }
+                c => {
+                    w.push(c);
+                    any = true;
+                }
+            }
+        }
+        if any {
+            words.push(w);
+        }
+        words
+    }
+
     #[test]
     fn a_long_quoted_value_is_cut_and_control_bytes_escaped() {
         let zones = format!("zoned:{}", vec!["1/1"; 15_000].join(":"));

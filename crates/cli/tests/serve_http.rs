@@ -368,6 +368,50 @@ fn bad_requests_are_refused_and_store_nothing() {
     assert_eq!(status, 404);
 }
 
+/// A bundle whose `suite` was changed by hand no longer matches its analysis: the
+/// upload is refused (422 naming the suite), nothing is stored, and `db record` refuses
+/// it with the same check.
+#[test]
+fn a_bundle_whose_suite_and_analysis_disagree_is_refused() {
+    let (dir, db, bundle) = recorded_db();
+    let s = Server::start_on(&db, "127.0.0.1:0", &[]);
+    let good = varied(&bundle, 11, &T7);
+    for suite in ["peak", "powerloss", "replay"] {
+        let mut doc: serde_json::Value = serde_json::from_slice(&good).unwrap();
+        doc["suite"] = suite.into();
+        let (status, body) = s.upload(TOKEN, &serde_json::to_vec(&doc).unwrap());
+        assert_eq!(status, 422, "{suite}: {body}");
+        assert!(
+            body.contains(&format!("not a {suite} suite's analysis")),
+            "{suite}: {body}"
+        );
+    }
+    let (_, runs) = s.get("/runs");
+    let count = runs
+        .split(" runs")
+        .next()
+        .and_then(|t| t.rsplit('>').next());
+    assert_eq!(count, Some("1"), "a refused upload stored something");
+    let (status, body) = s.upload(TOKEN, &good);
+    assert_eq!(status, 201, "the unchanged bundle: {body}");
+
+    let relabelled = dir.path().join("relabelled");
+    std::fs::create_dir(&relabelled).unwrap();
+    let mut doc: serde_json::Value = serde_json::from_slice(&good).unwrap();
+    doc["suite"] = "peak".into();
+    std::fs::write(relabelled.join("run.json"), doc.to_string()).unwrap();
+    let o = run_in(
+        dir.path(),
+        &["db", "record", "--db", &db, relabelled.to_str().unwrap()],
+    );
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("not a peak suite's analysis"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 /// Sends `request` (a whole HTTP/1.1 request) and returns the server's whole answer.
 fn raw(s: &Server, request: &[u8]) -> String {
     use std::io::{Read, Write};

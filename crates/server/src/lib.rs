@@ -32,6 +32,8 @@ use axum::routing::{get, post};
 use axum::Router;
 
 pub use auth::Tokens;
+/// The command a run page shows to make the run again (tested against the CLI's parser).
+pub use pages::run::command as rerun_command;
 
 /// Largest upload body accepted by default (a long suite's run.json is a few MiB).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 64 << 20;

@@ -51,7 +51,12 @@ fn status(s: BundleStatus) -> &'static str {
 
 /// The database record of the bundle whose `run.json` is `doc`; `bundle_path` is where
 /// its directory is on the recording machine (None for an upload).
+/// A bundle whose saved analysis is not of its suite's type is refused (its suite was
+/// changed by hand: it would be stored and shown as an empty section).
 pub fn run_record(doc: &RunDoc, bundle_path: Option<String>) -> Result<RunRecord, String> {
+    if let Some(summary) = &doc.summary {
+        summary.check_analysis(doc.suite)?;
+    }
     let t = &doc.target;
     let mut metrics: Vec<Metric> = Vec::new();
     for m in summary_of(doc).map(|s| s.metrics).unwrap_or_default() {

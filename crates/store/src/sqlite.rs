@@ -10,8 +10,10 @@ use rusqlite::{Connection, ErrorCode, OpenFlags};
 use crate::conn::{Backend, Conn, Param, Row, SqlValue};
 use crate::error::{io_reason, lower_first, DbError, StoreError};
 
-/// How long a writer waits for another process's lock before giving up.
-const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a connection waits for another's lock before giving up ("database is
+/// locked"): long enough for a server's many uploaders and readers on a loaded machine
+/// to take their turns.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 pub(crate) struct SqliteConn {
     conn: Connection,
@@ -103,6 +105,17 @@ impl SqliteConn {
         conn.execute_batch("PRAGMA foreign_keys = ON; SELECT count(*) FROM sqlite_master;")
             .map_err(|e| open_error(path, open_reason(path, &e)))?;
         Ok(SqliteConn { conn })
+    }
+
+    /// Switches the file (once it is known to be drivelab's: the mode is written into
+    /// it) to write-ahead logging: readers do not block a writer nor a writer its
+    /// readers, so a server's concurrent uploads and pages wait only for one another's
+    /// writes (at most BUSY_TIMEOUT), not fail. On a file system without the shared
+    /// memory it needs the mode stays as it was.
+    pub(crate) fn write_ahead_log(&self, path: &Path) -> Result<(), StoreError> {
+        self.conn
+            .query_row("PRAGMA journal_mode = WAL", [], |_| Ok(()))
+            .map_err(|e| open_error(path, open_reason(path, &e)))
     }
 }
 

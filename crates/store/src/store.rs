@@ -332,6 +332,7 @@ impl Store {
         let shown = path.display().to_string();
         let mut conn = SqliteConn::open(path)?;
         migrate(&mut conn, &shown).map_err(|e| as_open_error(&shown, e))?;
+        conn.write_ahead_log(path)?;
         Ok(Store {
             conn: Box::new(conn),
             location: shown,

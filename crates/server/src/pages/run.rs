@@ -50,17 +50,61 @@ fn shell_word(w: &str) -> String {
     }
 }
 
-/// The command that runs this suite again on the same target (`--short` when the run
-/// was one); the other settings it used are listed beside it ([`knobs`]), as the bundle
-/// records them.
+/// The command that makes this run again, as the bundle records it: `drivelab run SUITE`
+/// on the same target (`--short` when the run was one, a replay's trace before it), or
+/// for fio results the import of the same files; the other settings it used are listed
+/// beside it ([`knobs`]).
 pub fn command(doc: &RunDoc) -> String {
+    use drivelab_suites::SuiteKind;
+    match doc.suite {
+        SuiteKind::Fio => import_command(doc),
+        SuiteKind::Replay => run_command(doc, doc.knobs.get("trace").and_then(|v| v.as_str())),
+        SuiteKind::Quick
+        | SuiteKind::Peak
+        | SuiteKind::Consistency
+        | SuiteKind::Seqfill
+        | SuiteKind::Iometer
+        | SuiteKind::Mixed
+        | SuiteKind::Powerloss => run_command(doc, None),
+    }
+}
+
+/// `drivelab run SUITE [--short] [BEFORE_TARGET] TARGET`.
+fn run_command(doc: &RunDoc, before_target: Option<&str>) -> String {
     let mut cmd = format!("drivelab run {}", shell_word(doc.suite.name()));
     if doc.knobs.get("short").and_then(|v| v.as_bool()) == Some(true) {
         cmd += " --short";
     }
+    if let Some(arg) = before_target {
+        cmd += &format!(" {}", shell_word(arg));
+    }
     let target = doc.target_arg.as_deref().unwrap_or(&doc.target.path);
     if !target.is_empty() {
         cmd += &format!(" {}", shell_word(target));
+    }
+    cmd
+}
+
+/// `drivelab import fio FILES… [--drive NAME] [--connection TEXT]` with the files and
+/// names the import recorded; a sentence when it recorded no files (fio itself ran the
+/// job: drivelab cannot run it again).
+fn import_command(doc: &RunDoc) -> String {
+    let sources: Vec<&str> = match doc.knobs.get("source") {
+        Some(serde_json::Value::String(s)) => vec![s.as_str()],
+        Some(serde_json::Value::Array(a)) => a.iter().filter_map(|v| v.as_str()).collect(),
+        _ => Vec::new(),
+    };
+    if sources.is_empty() {
+        return "imported from fio results; re-run fio with the job in run.json".into();
+    }
+    let mut cmd = "drivelab import fio".to_string();
+    for s in sources {
+        cmd += &format!(" {}", shell_word(s));
+    }
+    for (knob, flag) in [("drive", "--drive"), ("connection", "--connection")] {
+        if let Some(v) = doc.knobs.get(knob).and_then(|v| v.as_str()) {
+            cmd += &format!(" {flag} {}", shell_word(v));
+        }
     }
     cmd
 }
@@ -171,7 +215,7 @@ fn draw_page(r: &RunRecord) -> Result<String, Failure> {
             a href={ "/runs/" (r.run_id) "/run.json" } download { "run.json" } " · "
             a href={ "/runs/" (r.run_id) "/report.html" } download { "report.html" }
         }
-        p { "Run the suite again on this target: " code #dl-command { (command(&doc)) } }
+        p { "Run it again: " code #dl-command { (command(&doc)) } }
         (knobs(&doc))
     };
     let html = render_report(&[DriveRun::new(None, doc)])?;
