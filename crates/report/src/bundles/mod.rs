@@ -143,7 +143,8 @@ pub fn disambiguate(runs: &mut [DriveRun]) {
 
 /// Imported fio sets of one drive (its `--drive` name at import, or the reader's
 /// `--label`) are that drive's test sets, not other drives: each is named by the drive
-/// and its tests ("SSD A · 4K random reads"), never "SSD A #2".
+/// and its tests ("SSD A · 4K random reads"), never "SSD A #2"; a drive's only set
+/// keeps its label.
 fn label_test_sets(runs: &mut [DriveRun]) {
     let drive_of = |r: &DriveRun| -> Option<String> {
         if r.named {
@@ -158,14 +159,12 @@ fn label_test_sets(runs: &mut [DriveRun]) {
         let sets = (0..runs.len())
             .filter(|&j| drives[j].as_ref() == Some(d))
             .count();
-        runs[i].label = if sets > 1 {
-            match tests_of(&runs[i].doc) {
+        if sets > 1 {
+            runs[i].label = match tests_of(&runs[i].doc) {
                 Some(t) => format!("{d} · {t}"),
                 None => d.clone(),
-            }
-        } else {
-            d.clone()
-        };
+            };
+        }
     }
 }
 
