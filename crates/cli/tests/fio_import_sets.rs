@@ -361,3 +361,52 @@ fn four_drives_grids_are_four_named_curves_in_one_report_and_four_columns_in_com
         assert!(out.contains(&format!("{col} = {name} [fio]")), "{out}");
     }
 }
+
+/// Runs `drivelab args` in `dir`, killed if it has not ended after 300 s (a hang fails
+/// the test instead of stalling the suite; no assertion depends on the time).
+fn run_or_kill(dir: &Path, args: &[&str]) -> std::process::Output {
+    let child = common::drivelab()
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (done, ended) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        if ended
+            .recv_timeout(std::time::Duration::from_secs(300))
+            .is_err()
+        {
+            common::signal(pid, "KILL");
+        }
+    });
+    let o = child.wait_with_output().unwrap();
+    let _ = done.send(());
+    watchdog.join().unwrap();
+    o
+}
+
+#[test]
+fn a_fifo_is_refused_at_once_and_one_in_a_directory_is_skipped_aloud() {
+    let d = tempfile::tempdir().unwrap();
+    let mkfifo = |p: &Path| assert!(Command::new("mkfifo").arg(p).status().unwrap().success());
+    mkfifo(&d.path().join("f.json"));
+    let o = run_or_kill(d.path(), &["import", "fio", "f.json", "--drive", "X"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(e.contains("f.json is a FIFO, not a regular file"), "{e}");
+    std::fs::create_dir(d.path().join("set")).unwrap();
+    mkfifo(&d.path().join("set/g.json"));
+    let o = run_or_kill(d.path(), &["import", "fio", "set", "--drive", "X"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("g.json is a FIFO, not a regular file: skipped"),
+        "{e}"
+    );
+    assert!(e.contains("a directory without fio results"), "{e}");
+    assert!(!d.path().join("drivelab-results").exists());
+}

@@ -193,3 +193,45 @@ fn imported_series_get_the_series_consistency_and_fill_charts() {
         .any(|t| t.starts_with("Sequential fill") && t.ends_with("imported fio results")));
     report.render().unwrap();
 }
+
+/// Two sets of one drive, imported into two bundles with the same `--drive` (a random
+/// read set and a sequential write set): one drive with two test sets, named by their
+/// tests, never "SSD A #2", no "Not the same test" warning; the same with the reader's
+/// `--label "SSD A"` twice.
+#[test]
+fn two_imported_sets_of_one_drive_are_one_drive() {
+    let import = |name: &str, rw: &str, bs_k: u64| {
+        let input = Input {
+            body: Body::Text(fio31(rw, bs_k, 100_000, 20_000, "/nowhere/x", 1000)),
+            source: name.into(),
+            dir: None,
+        };
+        let o = Options {
+            drive: Some("SSD A"),
+            ..Options::default()
+        };
+        import_set(&[input], &o).unwrap()
+    };
+    let (a, b) = (
+        import("randwrite.json", "randwrite", 4),
+        import("seqwrite.json", "write", 128),
+    );
+    for labels in [(None, None), (Some("SSD A"), Some("SSD A"))] {
+        let runs = [
+            DriveRun::new(labels.0.map(String::from), a.clone()),
+            DriveRun::new(labels.1.map(String::from), b.clone()),
+        ];
+        let report = bundle_report(&runs);
+        let meta = |k: &str| report.meta.iter().find(|m| m.0 == k).unwrap().1.clone();
+        assert_eq!(meta("Drives"), "1", "{labels:?}");
+        assert_eq!(report.groups, ["SSD A"], "{labels:?}");
+        let html = report.render().unwrap();
+        assert!(!html.contains("SSD A #2"), "{labels:?}");
+        assert!(!html.contains("Not the same test"), "{labels:?}");
+        assert!(html.contains("SSD A · 4K random writes"), "{labels:?}");
+        assert!(
+            html.contains("SSD A · 128K sequential writes"),
+            "{labels:?}"
+        );
+    }
+}

@@ -320,8 +320,9 @@ pub struct ImportFioArgs {
 /// Most files one import takes (a typo naming `/` does not read the disk).
 const MAX_FILES: usize = 100_000;
 
-/// The files given: each file, and every `*.json` in each directory (not below it), in
-/// name order.
+/// The files given: each file (a regular file: a FIFO would block the import forever),
+/// and every regular `*.json` in each directory (not below it), in name order; a
+/// `*.json` there that is not a regular file is skipped, said on stderr.
 fn result_files(given: &[PathBuf]) -> Result<Vec<PathBuf>, Fail> {
     let mut out = Vec::new();
     for p in given {
@@ -329,7 +330,14 @@ fn result_files(given: &[PathBuf]) -> Result<Vec<PathBuf>, Fail> {
             let mut v: Vec<PathBuf> = std::fs::read_dir(p)
                 .map_err(|e| Fail::usage(format!("RESULT {}: {e}", p.display())))?
                 .filter_map(|e| Some(e.ok()?.path()))
-                .filter(|f| f.is_file() && f.extension().is_some_and(|x| x == "json"))
+                .filter(|f| f.extension().is_some_and(|x| x == "json"))
+                .filter(|f| match drivelab_trace::input::open_regular(f) {
+                    Ok(_) => true,
+                    Err(e) => {
+                        eprintln!("drivelab: RESULT {e}: skipped");
+                        false
+                    }
+                })
                 .take(MAX_FILES + 1)
                 .collect();
             if v.is_empty() {
@@ -341,6 +349,8 @@ fn result_files(given: &[PathBuf]) -> Result<Vec<PathBuf>, Fail> {
             v.sort();
             out.extend(v);
         } else {
+            drivelab_trace::input::open_regular(p)
+                .map_err(|e| Fail::usage(format!("RESULT {e}")))?;
             out.push(p.clone());
         }
         if out.len() > MAX_FILES {

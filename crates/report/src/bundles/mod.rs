@@ -26,6 +26,8 @@ use drivelab_suites::SuiteKind;
 pub use drivelab_suites::bundle::{connection, drive_label, open_bundle, parse_run_doc};
 pub use drivelab_suites::runner::summary_of;
 
+use drivelab_suites::fio::import::{imported_drive, is_import};
+
 use crate::html::{Block, Column, Report, Row, Section, Table};
 
 pub use exceedance::{exceedance_points, merge_histograms};
@@ -137,6 +139,44 @@ pub fn disambiguate(runs: &mut [DriveRun]) {
             runs[i].label = format!("{base} #{n}");
         }
     }
+}
+
+/// Imported fio sets of one drive (its `--drive` name at import, or the reader's
+/// `--label`) are that drive's test sets, not other drives: each is named by the drive
+/// and its tests ("SSD A · 4K random reads"), never "SSD A #2"; a drive's only set
+/// keeps its label.
+fn label_test_sets(runs: &mut [DriveRun]) {
+    let drive_of = |r: &DriveRun| -> Option<String> {
+        if r.named {
+            is_import(&r.doc).then(|| r.label.clone())
+        } else {
+            imported_drive(&r.doc).map(str::to_string)
+        }
+    };
+    let drives: Vec<Option<String>> = runs.iter().map(drive_of).collect();
+    for i in 0..runs.len() {
+        let Some(d) = &drives[i] else { continue };
+        let sets = (0..runs.len())
+            .filter(|&j| drives[j].as_ref() == Some(d))
+            .count();
+        if sets > 1 {
+            runs[i].label = match tests_of(&runs[i].doc) {
+                Some(t) => format!("{d} · {t}"),
+                None => d.clone(),
+            };
+        }
+    }
+}
+
+/// The kinds of I/O of a bundle's steps ("4K random reads"), joined where they differ.
+fn tests_of(doc: &RunDoc) -> Option<String> {
+    let mut kinds: Vec<String> = Vec::new();
+    for k in doc.steps.iter().map(|s| workload_kind(&s.config)) {
+        if !kinds.contains(&k) {
+            kinds.push(k);
+        }
+    }
+    (!kinds.is_empty()).then(|| kinds.join(" + "))
 }
 
 /// Knobs that make a variant of one drive rather than another test: the reviews compare
@@ -262,6 +302,16 @@ fn fmt_short(v: f64) -> String {
 /// What a step did, in the words of a chart subtitle: "4K random writes, QD32, 8.6 GB
 /// span" (a bssplit reads "mixed-size"; a mix "random I/O (70 % reads)").
 pub(crate) fn workload_phrase(w: &drivelab_engine::spec::Workload) -> String {
+    format!(
+        "{}, QD{}, {} GB span",
+        workload_kind(w),
+        w.queue_depth(),
+        fmt_short((w.size_bytes as f64 / 1e8).round() / 10.0)
+    )
+}
+
+/// What a step's I/O is: "4K random reads", "128K sequential I/O (70 % reads)".
+fn workload_kind(w: &drivelab_engine::spec::Workload) -> String {
     let bs = match w.bs.as_slice() {
         [one] => drivelab_engine::spec::block_size_label(one.bytes),
         _ => "mixed-size".to_string(),
@@ -271,16 +321,11 @@ pub(crate) fn workload_phrase(w: &drivelab_engine::spec::Workload) -> String {
     } else {
         "sequential"
     };
-    let what = match w.read_percent() {
+    match w.read_percent() {
         100 => format!("{bs} {kind} reads"),
         0 => format!("{bs} {kind} writes"),
         p => format!("{bs} {kind} I/O ({p} % reads)"),
-    };
-    format!(
-        "{what}, QD{}, {} GB span",
-        w.queue_depth(),
-        fmt_short((w.size_bytes as f64 / 1e8).round() / 10.0)
-    )
+    }
 }
 
 /// Workload phrases ([`workload_phrase`]) joined where they differ ("…; …"), or None
@@ -319,9 +364,10 @@ pub fn bundle_report_with(runs: &[DriveRun], opts: &ReportOptions) -> Report {
     let mut runs = runs.to_vec();
     label_hosts(&mut runs);
     label_variants(&mut runs);
+    label_test_sets(&mut runs);
     disambiguate(&mut runs);
     for r in runs.iter_mut().filter(|r| !r.named) {
-        r.drive = r.label.clone();
+        r.drive = imported_drive(&r.doc).map_or_else(|| r.label.clone(), str::to_string);
     }
     let mut groups: Vec<String> = Vec::new();
     for r in &runs {
@@ -507,6 +553,8 @@ fn caveats(entries: &[Entry]) -> Vec<String> {
             .iter()
             .filter(|e| e.doc.config_hash != first.doc.config_hash)
             .filter(|e| !variants(e.doc, first.doc))
+            // One drive's imported test sets differ by design.
+            .filter(|e| !(e.group == first.group && is_import(e.doc) && is_import(first.doc)))
             .map(|e| {
                 let diff = knob_differences(&first.doc.knobs, &e.doc.knobs);
                 if !diff.is_empty() {

@@ -5,6 +5,8 @@
 use drivelab_suites::bundle::StepStatus;
 use drivelab_suites::peak::{Analysis, Point, Sweep, SweepEntry};
 
+use drivelab_suites::SuiteKind;
+
 use super::exceedance::{self, Dir};
 use super::{cell, curve, Entry};
 use crate::html::{Column, Row, Section, Table};
@@ -128,7 +130,8 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             }
             thr.notes.extend(skipped_note(e.label, &w.sweep));
             thr.notes.extend(rechecked_note(e.label, &w.sweep));
-            thr.notes.extend(last_qd_note(e.label, &w.sweep));
+            thr.notes
+                .extend(last_qd_note(e.label, e.doc.suite, &w.sweep));
         }
         for c in [thr, lat, exc] {
             if !c.series.is_empty() {
@@ -238,11 +241,25 @@ fn threshold_line(e: &Entry, w: &SweepEntry, several: bool) -> Option<Mark> {
 }
 
 /// A knee at the sweep's highest queue depth: the curve may still be rising there.
-fn last_qd_note(drive: &str, sw: &Sweep) -> Option<String> {
+/// What shows where it levels off depends on who ran the sweep (`suite`): drivelab's
+/// peak suite takes a higher `--max-qd`; fio's results (imported or run by the fio
+/// suite) need fio run at a higher iodepth or numjobs.
+fn last_qd_note(drive: &str, suite: SuiteKind, sw: &Sweep) -> Option<String> {
     let k = sw.knee.as_ref().filter(|k| k.at_last_qd)?;
+    let further = match suite {
+        SuiteKind::Fio => "fio run at a higher iodepth or numjobs shows where it levels off",
+        SuiteKind::Quick
+        | SuiteKind::Peak
+        | SuiteKind::Consistency
+        | SuiteKind::Seqfill
+        | SuiteKind::Iometer
+        | SuiteKind::Mixed
+        | SuiteKind::Replay
+        | SuiteKind::Powerloss => "a higher --max-qd shows where it levels off",
+    };
     Some(format!(
         "{drive}: the knee is the sweep's highest queue depth, QD{}: the curve may \
-         still be rising there (a higher --max-qd shows where it levels off).",
+         still be rising there ({further}).",
         k.qd
     ))
 }
@@ -357,5 +374,32 @@ mod tests {
         // Sweeps that needed no re-measurement (and bundles from before it): no note.
         sw.curve = vec![point(1, 1, false)];
         assert_eq!(rechecked_note("A", &sw), None);
+    }
+
+    /// A knee at the highest QD of a sweep fio ran (imported) is not answered with
+    /// drivelab's --max-qd, which fio does not have; a peak suite's sweep is.
+    #[test]
+    fn a_knee_at_the_last_qd_says_what_extends_the_sweep_of_its_source() {
+        let pt = |qd, throughput| drivelab_analysis::qd::SweepPoint {
+            qd,
+            throughput,
+            stderr: 0.0,
+        };
+        let sw = Sweep {
+            curve: vec![point(1, 1, false), point(32, 1, false)],
+            knee: drivelab_analysis::qd::knee_95(&[pt(1, 1.0), pt(32, 10.0)]),
+            skipped_qds: vec![],
+            state: None,
+            first_pass_knee_qd: None,
+        };
+        assert!(sw.knee.as_ref().unwrap().at_last_qd);
+        let fio = last_qd_note("A", SuiteKind::Fio, &sw).unwrap();
+        assert!(
+            fio.contains("fio run at a higher iodepth or numjobs"),
+            "{fio}"
+        );
+        assert!(!fio.contains("--max-qd"), "{fio}");
+        let peak = last_qd_note("A", SuiteKind::Peak, &sw).unwrap();
+        assert!(peak.contains("a higher --max-qd"), "{peak}");
     }
 }

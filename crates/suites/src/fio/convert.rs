@@ -422,25 +422,25 @@ fn errno_text(e: i64) -> String {
     std::io::Error::from_raw_os_error(e as i32).to_string()
 }
 
-/// Sum of one direction's rows per window, over the job files.
+/// One direction's rows per window, over the job files: each row's rate spread over
+/// the windows its span overlaps ([`logs::spans`]) in proportion to the overlap, so a
+/// window's value times its length is the I/Os (or KiB) the rows put in it. fio's
+/// stamps drift later on a loaded host: placed by stamp alone, a row would skip a
+/// window and double the next (an invented stall).
 fn per_window(files: &[Vec<Row>], ddir: u8, t0: u64, iv: u64, n: usize) -> Vec<u64> {
-    let mut out = vec![0u64; n];
+    let mut out = vec![0f64; n];
     for f in files {
-        let mut seen = vec![false; n];
-        for r in f.iter().filter(|r| r.ddir == ddir) {
-            if let Some(k) = logs::window(r.t_ms, t0, iv).filter(|&k| k < n) {
-                // A lat log's end-of-job flush can close a window a second time.
-                if !seen[k] {
-                    out[k] = out[k].saturating_add(r.value);
-                    seen[k] = true;
-                }
+        for (from, to, r) in logs::spans(f.iter().filter(|r| r.ddir == ddir), iv) {
+            for (k, o) in logs::overlaps(from, to, t0, iv, n) {
+                out[k] += r.value as f64 * o as f64 / iv.max(1) as f64;
             }
         }
     }
-    out
+    out.into_iter().map(|v| v.round() as u64).collect()
 }
 
-/// Mean latency per window, weighted by each job's I/Os in it.
+/// Mean latency per window: each row's mean over the windows its span overlaps,
+/// weighted by the overlap and by the job's I/Os in the window.
 fn lat_per_window(
     l: &JobLogs,
     lat: &[Vec<Row>],
@@ -456,9 +456,9 @@ fn lat_per_window(
         .zip(l.iops.iter().map(Some).chain(std::iter::repeat(None)))
     {
         let ops = iops.map(|i| per_window(std::slice::from_ref(i), ddir, t0, iv, n));
-        for r in f.iter().filter(|r| r.ddir == ddir) {
-            if let Some(k) = logs::window(r.t_ms, t0, iv).filter(|&k| k < n) {
-                let weight = ops.as_ref().map_or(1.0, |o| o[k].max(1) as f64);
+        for (from, to, r) in logs::spans(f.iter().filter(|r| r.ddir == ddir), iv) {
+            for (k, o) in logs::overlaps(from, to, t0, iv, n) {
+                let weight = ops.as_ref().map_or(1.0, |o| o[k].max(1) as f64) * o as f64;
                 sum[k] += r.value as f64 * weight;
                 w[k] += weight;
             }
@@ -500,8 +500,15 @@ fn hist_per_window(
     for c in &chains {
         let rows = logs::repair_chain(c, buggy)?;
         repaired |= rows.iter().zip(c).any(|(a, b)| a.counts != b.counts);
+        // Each row's counts (whole I/Os) go to the window most of its span lies in.
+        let mut prev: Option<u64> = None;
         for r in rows {
-            if let Some(k) = logs::window(r.t_ms, t0, iv).filter(|&k| k < n) {
+            let from = logs::span_from(prev, r.t_ms, iv);
+            prev = Some(r.t_ms);
+            let most = logs::overlaps(from, r.t_ms, t0, iv, n)
+                .into_iter()
+                .max_by_key(|&(k, o)| (o, std::cmp::Reverse(k)));
+            if let Some((k, _)) = most {
                 for (i, v) in r.counts.iter().enumerate() {
                     out[k][i] = out[k][i].saturating_add(*v);
                     logged[i] = logged[i].saturating_add(*v);
@@ -900,5 +907,54 @@ mod tests {
         let mut w = vec![100, 100];
         assert_eq!(settle(&mut w, 250), None);
         assert_eq!(w, vec![100, 150]);
+    }
+
+    /// fio's stamps drift on a loaded host (250, 527, … 1909 ms at log_avg_msec=250):
+    /// by stamp alone window 6 was empty and window 7 doubled (an invented stall);
+    /// by span every window has I/O and the I/Os add up.
+    #[test]
+    fn drifting_stamps_leave_no_empty_window() {
+        let stamps = [250u64, 527, 803, 1072, 1322, 1582, 1909];
+        let job = |vals: [u64; 7]| -> Vec<Row> {
+            stamps
+                .iter()
+                .zip(vals)
+                .map(|(&t_ms, value)| Row {
+                    t_ms,
+                    value,
+                    ddir: 0,
+                })
+                .collect()
+        };
+        let jobs = [
+            job([2147, 2104, 1979, 2004, 2191, 1924, 4474]),
+            job([2147, 2103, 1979, 2004, 2191, 1923, 4474]),
+        ];
+        let (t0, iv, n) = (logs::start_of(250, 250, None), 250, 8);
+        let by_stamp = {
+            let mut v = vec![0u64; n];
+            for r in jobs.iter().flatten() {
+                v[logs::window(r.t_ms, t0, iv).unwrap()] += r.value;
+            }
+            v
+        };
+        assert_eq!(by_stamp, [4294, 4207, 3958, 4008, 4382, 3847, 0, 8948]);
+        let got = per_window(&jobs, 0, t0, iv, n);
+        assert!(got.iter().all(|&v| v > 0), "{got:?}");
+        // The last row's span (1582–1909 ms) is shared by windows 6 and 7.
+        assert!(got[6] > 3000 && got[7] < 8948, "{got:?}");
+        // The I/Os (rate × span) are kept.
+        let ios = |w: &[u64]| {
+            w.iter()
+                .map(|&v| v as f64 * iv as f64 / 1000.0)
+                .sum::<f64>()
+        };
+        let mut want = 0.0;
+        for f in &jobs {
+            for (from, to, r) in logs::spans(f, iv) {
+                want += r.value as f64 * (to - from) as f64 / 1000.0;
+            }
+        }
+        assert!((ios(&got) - want).abs() < 5.0, "{} vs {want}", ios(&got));
     }
 }

@@ -827,6 +827,21 @@ fn finish(
     })
 }
 
+/// Whether a bundle is an import of fio results (its knobs name their `source`, as
+/// [`finish`] writes them).
+pub fn is_import(doc: &RunDoc) -> bool {
+    doc.suite == SUITE && doc.knobs.get("source").is_some()
+}
+
+/// The drive an imported bundle measured, as `--drive` named it at import: bundles of
+/// one name are one drive (its test sets), whatever their files or tests.
+pub fn imported_drive(doc: &RunDoc) -> Option<&str> {
+    is_import(doc)
+        .then(|| doc.knobs.get("drive")?.as_str())
+        .flatten()
+        .filter(|d| !d.trim().is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -153,6 +153,55 @@ pub fn window(t_ms: u64, t0_ms: u64, interval_ms: u64) -> Option<usize> {
         .map(|k| k as usize)
 }
 
+/// The span (ms, `[from, to)`) each row of one direction averages: from the previous
+/// row's stamp to its own. fio's stamps drift later on a loaded host (250, 527, 803, …
+/// ms at 250 ms): a row is placed by the time it covers, not by its stamp alone. The
+/// first row, and a row after a gap (more than one and a half windows `iv` since the
+/// previous: windows without I/O have no row), covers one window up to its stamp.
+pub fn spans<'a>(rows: impl IntoIterator<Item = &'a Row>, iv: u64) -> Vec<(u64, u64, &'a Row)> {
+    let mut prev: Option<u64> = None;
+    rows.into_iter()
+        .map(|r| {
+            let from = span_from(prev, r.t_ms, iv);
+            prev = Some(r.t_ms);
+            (from, r.t_ms, r)
+        })
+        .collect()
+}
+
+/// Where the span of a row stamped `t_ms` starts (see [`spans`]), after a row stamped
+/// `prev`.
+pub fn span_from(prev: Option<u64>, t_ms: u64, iv: u64) -> u64 {
+    let one = t_ms.saturating_sub(iv);
+    match prev {
+        Some(p) if p <= t_ms && t_ms - p <= iv + iv / 2 => p,
+        _ => one,
+    }
+}
+
+/// The windows of a grid (`n` windows of `iv` ms from `t0`; time before `t0` counts in
+/// the first, time after the grid in the last, which takes the rest of the run) that
+/// the span `[from, to)` overlaps, with the overlap in ms.
+pub fn overlaps(from: u64, to: u64, t0: u64, iv: u64, n: usize) -> Vec<(usize, u64)> {
+    if n == 0 || to <= from {
+        return Vec::new();
+    }
+    let last = n - 1;
+    let k = |t: u64| ((t.saturating_sub(t0) / iv.max(1)) as usize).min(last);
+    (k(from)..=k(to - 1))
+        .filter_map(|w| {
+            let lo = if w == 0 { 0 } else { t0 + w as u64 * iv };
+            let hi = if w == last {
+                u64::MAX
+            } else {
+                t0 + (w as u64 + 1) * iv
+            };
+            let o = to.min(hi).saturating_sub(from.max(lo));
+            (o > 0).then_some((w, o))
+        })
+        .collect()
+}
+
 /// Where a run's logs start (epoch ms or ms since start, as the logs have it): the
 /// first row less one window, moved back by whole windows when the first row came later
 /// than `est_start_ms` (leading windows without I/O have no row).
@@ -440,5 +489,16 @@ mod tests {
                 ddir: 1
             }
         );
+    }
+
+    #[test]
+    fn a_row_spans_from_the_previous_stamp_unless_after_a_gap() {
+        let rows = parse_rows("250, 1, 0, 0\n527, 1, 0, 0\n1909, 1, 0, 0\n").unwrap();
+        let s: Vec<(u64, u64)> = spans(&rows, 250).iter().map(|s| (s.0, s.1)).collect();
+        assert_eq!(s, [(0, 250), (250, 527), (1659, 1909)]);
+        // The overlap with each window; the last window takes what lies past the grid.
+        assert_eq!(overlaps(250, 527, 0, 250, 8), [(1, 250), (2, 27)]);
+        assert_eq!(overlaps(1900, 2100, 0, 250, 8), [(7, 200)]);
+        assert_eq!(overlaps(5, 5, 0, 250, 8), []);
     }
 }
