@@ -475,6 +475,9 @@ pub enum BlockState {
     UnacknowledgedLost,
     Torn,
     Misdirected,
+    /// It holds a block of another run (another seed, this offset): a later run over
+    /// the same target wrote it, not the drive's fault, and not tested.
+    OverwrittenByAnotherRun,
 }
 
 /// What the journal says each block should hold: its last flushed generation and the
@@ -580,6 +583,11 @@ fn classify(
     let Some(want) = e.flushed.or(e.pending) else {
         return (BlockState::Durable, None);
     };
+    if drivelab_engine::block_header::header(found)
+        .is_some_and(|h| h.seed != k.seed && h.offset == offset)
+    {
+        return (BlockState::OverwrittenByAnotherRun, None);
+    }
     k.block_content(pool, block, want, &mut exp);
     let Some(m) = verify::classify(offset, found, &exp, k.written(block, want), k.seed) else {
         return (BlockState::Durable, None);
@@ -606,6 +614,10 @@ pub struct Counts {
     pub unacknowledged_lost_blocks: u64,
     pub torn_blocks: u64,
     pub misdirected_blocks: u64,
+    /// Blocks holding another run's writes at their offset (a later powerloss run over
+    /// the same target): not the drive's fault, not tested.
+    #[serde(default)]
+    pub overwritten_by_another_run_blocks: u64,
 }
 
 impl Counts {
@@ -620,6 +632,7 @@ impl Counts {
             BlockState::UnacknowledgedLost => self.unacknowledged_lost_blocks += 1,
             BlockState::Torn => self.torn_blocks += 1,
             BlockState::Misdirected => self.misdirected_blocks += 1,
+            BlockState::OverwrittenByAnotherRun => self.overwritten_by_another_run_blocks += 1,
         }
     }
 
@@ -636,6 +649,7 @@ impl Counts {
         self.unacknowledged_lost_blocks += o.unacknowledged_lost_blocks;
         self.torn_blocks += o.torn_blocks;
         self.misdirected_blocks += o.misdirected_blocks;
+        self.overwritten_by_another_run_blocks += o.overwritten_by_another_run_blocks;
     }
 
     /// Whether every completed flush was honoured and no block landed elsewhere.
@@ -654,13 +668,22 @@ pub struct CycleCheck {
     pub counts: Counts,
     /// The first blocks not durable, by offset (at most 20).
     pub mismatches: Vec<Mismatch>,
+    /// Why this cycle tested nothing (the write phase ended before the cut, or no flush
+    /// completed before it); null when the cut fell inside the write phase.
+    #[serde(default)]
+    pub inconclusive: Option<String>,
 }
 
 /// The suite's analysis (`summary.analysis` in run.json): every cycle and the totals.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Analysis {
-    /// Whether the drive kept every write a completed flush covered, in every cycle.
+    /// Whether the drive kept every write a completed flush covered, in every cycle (and
+    /// every cycle tested something: false when one is inconclusive).
     pub flushes_honoured: bool,
+    /// The verdict: honoured, not honoured (a block lost or misdirected), or
+    /// inconclusive (a cycle whose cut tested nothing, and nothing lost).
+    #[serde(default)]
+    pub verdict: Verdict,
     pub cycles_checked: u64,
     pub flushes_completed: u64,
     #[serde(flatten)]
@@ -668,13 +691,32 @@ pub struct Analysis {
     pub cycles: Vec<CycleCheck>,
 }
 
+/// What the checks show.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Honoured,
+    NotHonoured,
+    /// A cut that tested nothing: after the write phase ended, or before any flush.
+    #[default]
+    Inconclusive,
+}
+
 impl Analysis {
     /// The analysis of `cycles`.
     pub fn of(cycles: Vec<CycleCheck>) -> Analysis {
         let mut totals = Counts::default();
         cycles.iter().for_each(|c| totals.add(&c.counts));
+        let verdict = if !totals.honoured() {
+            Verdict::NotHonoured
+        } else if cycles.is_empty() || cycles.iter().any(|c| c.inconclusive.is_some()) {
+            Verdict::Inconclusive
+        } else {
+            Verdict::Honoured
+        };
         Analysis {
-            flushes_honoured: totals.honoured(),
+            flushes_honoured: verdict == Verdict::Honoured,
+            verdict,
             cycles_checked: cycles.len() as u64,
             flushes_completed: cycles.iter().map(|c| c.flushes_completed).sum(),
             totals,
@@ -724,7 +766,9 @@ pub fn check(records: &[Record], target: &mut Target, cycle: u64) -> Result<Cycl
             .count() as u64,
         counts: Counts::default(),
         mismatches: Vec::new(),
+        inconclusive: None,
     };
+    c.inconclusive = inconclusive(records, c.rounds_started, c.flushes_completed);
     for (_, state, mis) in blocks {
         c.counts.add_state(state);
         if let (false, Some(m)) = (state == BlockState::Durable, mis) {
@@ -733,13 +777,38 @@ pub fn check(records: &[Record], target: &mut Target, cycle: u64) -> Result<Cycl
             }
         }
     }
+    let other = c.counts.overwritten_by_another_run_blocks;
+    if c.inconclusive.is_none() && other > 0 {
+        c.inconclusive = Some(format!(
+            "{other} blocks hold another run's writes (a later powerloss run over the same target?): not the drive's fault, but not tested"
+        ));
+    }
     Ok(c)
+}
+
+/// Why a cycle with `rounds` begun and `flushes` completed tested nothing, if it did:
+/// no flush completed before the cut, or every round of the write phase was written and
+/// flushed (the cut came after it ended, or never came).
+fn inconclusive(records: &[Record], rounds: u64, flushes: u64) -> Option<String> {
+    let planned = match records.first() {
+        Some(Record::Start { knobs, .. }) => knobs.rounds,
+        _ => return None,
+    };
+    if flushes == 0 {
+        return Some("no flush completed before the cut: nothing was tested".into());
+    }
+    (rounds >= planned && flushes >= rounds).then(|| {
+        format!("the write phase ended (all {rounds} rounds written and flushed) before the power was cut: the cut tested nothing")
+    })
 }
 
 /// The printed summary: the verdict in words, then the counts.
 pub fn table(a: &Analysis) -> String {
     let t = &a.totals;
-    let verdict = if a.flushes_honoured {
+    let why = a.cycles.iter().find_map(|c| c.inconclusive.as_deref());
+    let verdict = if a.verdict == Verdict::Inconclusive {
+        format!("Inconclusive: {}.", why.unwrap_or("no cycle was checked"))
+    } else if a.flushes_honoured {
         format!(
             "The drive honoured every flush: all {} completed flushes kept their data over {} power cut{}.",
             a.flushes_completed,
@@ -760,7 +829,8 @@ pub fn table(a: &Analysis) -> String {
          lost after a completed flush {} (zeros {}, older {}, torn {}, foreign {})\n\
          never acknowledged, lost     {} (allowed)\n\
          torn by a write in flight    {}\n\
-         misdirected                  {}\n",
+         misdirected                  {}\n\
+         overwritten by another run   {} (not the drive's fault)\n",
         t.checked_blocks,
         t.durable_blocks,
         t.lost_after_flush_blocks,
@@ -770,7 +840,8 @@ pub fn table(a: &Analysis) -> String {
         f.foreign,
         t.unacknowledged_lost_blocks,
         t.torn_blocks,
-        t.misdirected_blocks
+        t.misdirected_blocks,
+        t.overwritten_by_another_run_blocks
     )
 }
 

@@ -236,11 +236,7 @@ fn over_time_charts(all: &[Logged]) -> [Chart; 3] {
         let c = if random { &mut iops } else { &mut mbps };
         let pts = recs.iter().map(|r| (at(r), value(r))).collect();
         c.series.push(curve(&l.label, l.group, pts));
-        let stalls: Vec<f64> = recs
-            .iter()
-            .filter(|r| r.all.ops == 0)
-            .map(&at)
-            .collect();
+        let stalls: Vec<f64> = recs.iter().filter(|r| r.all.ops == 0).map(&at).collect();
         if !stalls.is_empty() {
             c.marks.push(Mark::Ticks {
                 xs: stalls,
