@@ -340,6 +340,15 @@ fn a_simulated_drive_that_ignores_flushes_fails_and_an_honest_one_passes() {
             code == 1
         );
         assert_eq!(a["cycles_checked"], 1);
+        // The model's truth is in the bundle, and the check's counts equal it.
+        let c = &a["cycles"][0];
+        let t = &c["simulator_truth"];
+        assert_eq!(t["block_bytes"], 4096, "{t}");
+        assert_eq!(c["lost_after_flush_blocks"], t["lost_after_flush_blocks"]);
+        let unack = t["lost_unflushed_blocks"].as_u64().unwrap()
+            + t["lost_unacknowledged_blocks"].as_u64().unwrap();
+        assert_eq!(c["unacknowledged_lost_blocks"], unack, "{c}");
+        assert!(t["power_cut_at_ns"].as_u64().is_some(), "{t}");
     }
     let o = run_in(dir.path(), &["report", "ignored", "honest", "-o", "r.html"]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -672,6 +672,38 @@ pub struct CycleCheck {
     /// completed before it); null when the cut fell inside the write phase.
     #[serde(default)]
     pub inconclusive: Option<String>,
+    /// On a simulated drive, what its model says the cut lost (the check's counts must
+    /// equal it); null on a real one.
+    #[serde(default)]
+    pub simulator_truth: Option<PowerCutTruth>,
+}
+
+/// A simulated drive's ground truth of its power cut, in blocks of `block_bytes`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PowerCutTruth {
+    /// The cut's virtual time; null when it never came.
+    pub power_cut_at_ns: Option<u64>,
+    pub block_bytes: Option<u64>,
+    /// Blocks a completed flush covered that the cut lost.
+    pub lost_after_flush_blocks: Option<u64>,
+    /// Blocks written, not yet flushed, lost.
+    pub lost_unflushed_blocks: Option<u64>,
+    /// Blocks whose write was not yet acknowledged, lost.
+    pub lost_unacknowledged_blocks: Option<u64>,
+}
+
+impl PowerCutTruth {
+    /// The power-cut fields of a model's ground truth (`DeviceModel::ground_truth`).
+    pub fn of(truth: &serde_json::Value) -> PowerCutTruth {
+        let n = |key: &str| truth.get(key).and_then(serde_json::Value::as_u64);
+        PowerCutTruth {
+            power_cut_at_ns: n("power_cut_at_ns"),
+            block_bytes: n("power_cut_block_bytes"),
+            lost_after_flush_blocks: n("power_cut_lost_after_flush_blocks"),
+            lost_unflushed_blocks: n("power_cut_lost_unflushed_blocks"),
+            lost_unacknowledged_blocks: n("power_cut_lost_unacknowledged_blocks"),
+        }
+    }
 }
 
 /// The suite's analysis (`summary.analysis` in run.json): every cycle and the totals.
@@ -767,6 +799,7 @@ pub fn check(records: &[Record], target: &mut Target, cycle: u64) -> Result<Cycl
         counts: Counts::default(),
         mismatches: Vec::new(),
         inconclusive: None,
+        simulator_truth: None,
     };
     c.inconclusive = inconclusive(records, c.rounds_started, c.flushes_completed);
     for (_, state, mis) in blocks {

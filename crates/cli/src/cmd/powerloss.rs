@@ -131,8 +131,12 @@ fn write_cmd(a: &PowerlossArgs) -> Result<i32, Fail> {
                 .map_err(|f| fail_bundle(&mut bundle, f))?;
         }
         let records = powerloss::read_journal(journal).map_err(|e| session.failed(e))?;
-        let c = powerloss::check(&records, session.target_mut(), cycle)
+        let mut c = powerloss::check(&records, session.target_mut(), cycle)
             .map_err(|e| session.failed(e))?;
+        c.simulator_truth = session
+            .target()
+            .model()
+            .map(|m| powerloss::PowerCutTruth::of(&m.ground_truth()));
         j.append(&Record::Checked { cycle })
             .map_err(|e| session.failed(e))?;
         checked.push(c);
