@@ -412,3 +412,26 @@ fn powerloss_refuses_what_it_cannot_test() {
     );
     assert!(!Path::new(j).exists());
 }
+
+/// A journal beside a loop device's backing file shares the loop's drive: refused.
+#[test]
+fn a_journal_beside_a_loop_devices_backing_file_is_refused() {
+    let lo = Loop::new(8 << 20, false);
+    let dir = tempfile::tempdir().unwrap();
+    let j = lo.image().with_file_name("journal");
+    let dest = format!("--destructive={}", lo.dev);
+    let o = run_in(
+        dir.path(),
+        &[
+            "run",
+            "powerloss",
+            &lo.dev,
+            &dest,
+            "--journal",
+            j.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("own disk"), "{}", stderr(&o));
+    assert!(!j.exists());
+}

@@ -250,6 +250,11 @@ pub fn read_journal(path: &Path) -> Result<Vec<Record>, String> {
 /// The device a path's data lives on: a block device's own number, else its
 /// filesystem's; a partition counts as its whole disk (a power cut takes both).
 fn disk_of(path: &Path) -> Option<u64> {
+    disk_at(path, 0)
+}
+
+/// [`disk_of`], `depth` loop devices down.
+fn disk_at(path: &Path, depth: u32) -> Option<u64> {
     use std::os::unix::fs::FileTypeExt;
     // A file not made yet lives where its directory does.
     let m = std::fs::metadata(path)
@@ -268,12 +273,19 @@ fn disk_of(path: &Path) -> Option<u64> {
     };
     let (major, minor) = (rustix::fs::major(dev), rustix::fs::minor(dev));
     let sys = format!("/sys/dev/block/{major}:{minor}");
-    if Path::new(&sys).join("partition").exists() {
+    let whole = if Path::new(&sys).join("partition").exists() {
         let whole = std::fs::read_to_string(format!("{sys}/../dev")).ok()?;
         let (a, b) = whole.trim().split_once(':')?;
-        return Some(rustix::fs::makedev(a.parse().ok()?, b.parse().ok()?));
+        rustix::fs::makedev(a.parse().ok()?, b.parse().ok()?)
+    } else {
+        dev
+    };
+    // A loop device lives where its backing file does: the journal must not be there.
+    let (major, minor) = (rustix::fs::major(whole), rustix::fs::minor(whole));
+    match std::fs::read_to_string(format!("/sys/dev/block/{major}:{minor}/loop/backing_file")) {
+        Ok(backing) if depth < 8 => disk_at(Path::new(backing.trim()), depth + 1),
+        _ => Some(whole),
     }
-    Some(dev)
 }
 
 fn refuse_same_device(journal: &Path, target: &Path) -> Result<(), String> {
