@@ -45,6 +45,7 @@ fn write_damage_check(target: &str, extra: &[&str]) {
     let o = run_in(dir.path(), &args);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("--check"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("on a tmpfs"), "{}", stderr(&o));
     // Every round was written and flushed before any cut: the check tested nothing.
     let o = run_in(dir.path(), &["run", "powerloss", "--check", j, target]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));

@@ -288,6 +288,20 @@ fn disk_at(path: &Path, depth: u32) -> Option<u64> {
     }
 }
 
+/// Whether the journal `path` would be on a tmpfs (memory: pulling the host's plug
+/// loses it).
+pub fn journal_on_tmpfs(path: &Path) -> bool {
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    // f_type's integer type differs between architectures.
+    #[allow(clippy::unnecessary_cast)]
+    let is_tmpfs = |s: rustix::fs::StatFs| s.f_type as i64 == TMPFS_MAGIC;
+    rustix::fs::statfs(dir).is_ok_and(is_tmpfs)
+}
+
 fn refuse_same_device(journal: &Path, target: &Path) -> Result<(), String> {
     let dir = match journal.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
