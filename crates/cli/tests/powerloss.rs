@@ -45,14 +45,14 @@ fn write_damage_check(target: &str, extra: &[&str]) {
     let o = run_in(dir.path(), &args);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("--check"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("on a tmpfs"), "{}", stderr(&o));
+    // Every round was written and flushed before any cut: the check tested nothing.
     let o = run_in(dir.path(), &["run", "powerloss", "--check", j, target]);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(
-        stdout(&o).contains("honoured every flush"),
-        "{}",
-        stdout(&o)
-    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stdout(&o).contains("Inconclusive"), "{}", stdout(&o));
     let a = analysis(&dir.path().join("b"));
+    assert_eq!(a["verdict"], "inconclusive");
+    assert_eq!(a["flushes_honoured"], false);
     assert_eq!(a["flushes_completed"], 16);
     assert_eq!(a["checked_blocks"], 512);
     assert_eq!(a["durable_blocks"], 512);
@@ -135,8 +135,11 @@ fn cycles_accumulate_in_one_bundle() {
     let mut a = a.clone();
     a.extend(["--out", "b"]);
     let o = run_in(dir.path(), &a);
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // A power command that cuts nothing: every round was written before the "cut".
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stdout(&o).contains("Inconclusive"), "{}", stdout(&o));
     let an = analysis(&dir.path().join("b"));
+    assert_eq!(an["verdict"], "inconclusive");
     assert_eq!(an["cycles_checked"], 2);
     assert_eq!(an["flushes_completed"], 16);
     assert_eq!(an["checked_blocks"], 1024);
@@ -146,7 +149,8 @@ fn cycles_accumulate_in_one_bundle() {
 
     let j2 = jdir.path().join("journal2");
     let a = args(j2.to_str().unwrap(), "exit 3");
-    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let mut a: Vec<&str> = a.iter().map(String::as_str).collect();
+    a.extend(["--out", "failed"]);
     let o = run_in(dir.path(), &a);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
@@ -154,6 +158,156 @@ fn cycles_accumulate_in_one_bundle() {
         "{}",
         stderr(&o)
     );
+    // The bundle says the run failed, and why.
+    let doc = run_doc(&dir.path().join("failed"));
+    assert_eq!(doc["status"], "failed");
+    assert!(
+        doc["notes"]
+            .to_string()
+            .contains("--power-cmd: exited with"),
+        "{}",
+        doc["notes"]
+    );
+}
+
+fn run_doc(bundle: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(bundle.join("run.json")).unwrap()).unwrap()
+}
+
+/// Replace the bundle the journal's start record names.
+fn point_journal_at(journal: &Path, bundle: &Path) {
+    let text = std::fs::read_to_string(journal).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let mut start: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
+    let key = start.as_object().unwrap().keys().next().unwrap().clone();
+    let body = if start["bundle"].is_null() && start[&key].is_object() {
+        &mut start[&key]
+    } else {
+        &mut start
+    };
+    body["bundle"] = bundle.display().to_string().into();
+    lines[0] = start.to_string();
+    std::fs::write(journal, lines.join("\n") + "\n").unwrap();
+}
+
+/// A journal whose start record names another run's bundle: the check refuses (exit 2)
+/// and leaves that bundle byte for byte as it was.
+#[test]
+fn check_never_rewrites_another_runs_bundle() {
+    let dir = tempfile::tempdir().unwrap();
+    let jdir = journal_dir();
+    let j = jdir.path().join("j");
+    let j = j.to_str().unwrap();
+    let file = dir.path().join("t.bin");
+    let t = file.to_str().unwrap();
+    let small = ["--rounds", "4", "--round-blocks", "64"];
+    let mut w = vec!["run", "powerloss", t, "--journal", j, "--out", "pl1"];
+    w.extend(small);
+    let o = run_in(dir.path(), &w);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let vj = jdir.path().join("victim.j");
+    let sim = "sim:capacity=1G,block=1M,dies=4,channels=4,thermal=off,write_cache=volatile,write_cache_size=2M,power_cut=20ms";
+    let vjs = vj.to_str().unwrap();
+    let mut v = vec!["run", "powerloss", sim, "--journal", vjs, "--out", "victim"];
+    v.extend(["--round-blocks", "64"]);
+    let o = run_in(dir.path(), &v);
+    assert!(o.status.code().is_some(), "{}", stderr(&o));
+    let victim = dir.path().join("victim");
+    let before = std::fs::read(victim.join("run.json")).unwrap();
+    point_journal_at(Path::new(j), &victim);
+    let o = run_in(dir.path(), &["run", "powerloss", "--check", j, t]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not this run's"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(victim.join("run.json")).unwrap(), before);
+}
+
+/// A second write phase over the same target: the first journal's check does not blame
+/// the drive for the second run's blocks (classed, not lost) and says it is inconclusive.
+#[test]
+fn a_later_run_over_the_same_target_is_not_the_drives_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    let jdir = journal_dir();
+    let file = dir.path().join("t.bin");
+    let t = file.to_str().unwrap();
+    let (j1, j2) = (jdir.path().join("j1"), jdir.path().join("j2"));
+    for (j, out) in [(&j1, "b1"), (&j2, "b2")] {
+        let o = run_in(
+            dir.path(),
+            &[
+                "run",
+                "powerloss",
+                t,
+                "--journal",
+                j.to_str().unwrap(),
+                "--out",
+                out,
+            ]
+            .into_iter()
+            .chain(["--rounds", "16", "--round-blocks", "64", "--keep"])
+            .collect::<Vec<_>>(),
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let o = run_in(
+        dir.path(),
+        &["run", "powerloss", "--check", j1.to_str().unwrap(), t],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(!stdout(&o).contains("did NOT honour"), "{}", stdout(&o));
+    let a = analysis(&dir.path().join("b1"));
+    assert_eq!(a["lost_after_flush_blocks"], 0);
+    assert_eq!(a["overwritten_by_another_run_blocks"], 512);
+    assert_eq!(a["verdict"], "inconclusive");
+}
+
+/// A simulated cut after the write phase ended tests nothing: inconclusive, exit 1.
+#[test]
+fn a_simulated_cut_after_the_writes_is_inconclusive() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = "sim:capacity=1G,block=1M,dies=4,channels=4,thermal=off,write_cache=volatile,write_cache_size=2M,power_cut=3600s";
+    let o = run_in(
+        dir.path(),
+        &[
+            "run",
+            "powerloss",
+            sim,
+            "--journal",
+            "j",
+            "--out",
+            "b",
+            "--round-blocks",
+            "64",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stdout(&o).contains("Inconclusive"), "{}", stdout(&o));
+    assert!(
+        !stdout(&o).contains("honoured every flush"),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(analysis(&dir.path().join("b"))["verdict"], "inconclusive");
+}
+
+/// Standard error closed under the run (`2>&1 | head -1`): no panic, the bundle ends
+/// complete.
+#[test]
+fn a_closed_stderr_does_not_end_the_run() {
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let sim = "sim:capacity=1G,block=1M,dies=4,channels=4,thermal=off,write_cache=volatile,write_cache_size=2M,flush=honest,power_cut=20ms";
+    let mut child = Command::new(env!("CARGO_BIN_EXE_drivelab"))
+        .args(["run", "powerloss", sim, "--journal", "j", "--out", "b"])
+        .args(["--round-blocks", "64"])
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    let st = child.wait().unwrap();
+    assert_ne!(st.code(), Some(101), "panicked");
+    assert_eq!(run_doc(&dir.path().join("b"))["status"], "complete");
 }
 
 /// The simulated drive is cut by its model and checked in the same run: a drive that
@@ -187,6 +341,15 @@ fn a_simulated_drive_that_ignores_flushes_fails_and_an_honest_one_passes() {
             code == 1
         );
         assert_eq!(a["cycles_checked"], 1);
+        // The model's truth is in the bundle, and the check's counts equal it.
+        let c = &a["cycles"][0];
+        let t = &c["simulator_truth"];
+        assert_eq!(t["block_bytes"], 4096, "{t}");
+        assert_eq!(c["lost_after_flush_blocks"], t["lost_after_flush_blocks"]);
+        let unack = t["lost_unflushed_blocks"].as_u64().unwrap()
+            + t["lost_unacknowledged_blocks"].as_u64().unwrap();
+        assert_eq!(c["unacknowledged_lost_blocks"], unack, "{c}");
+        assert!(t["power_cut_at_ns"].as_u64().is_some(), "{t}");
     }
     let o = run_in(dir.path(), &["report", "ignored", "honest", "-o", "r.html"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -203,7 +366,11 @@ fn powerloss_refuses_what_it_cannot_test() {
     let jdir = journal_dir();
     let j = jdir.path().join("j");
     let j = j.to_str().unwrap();
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 8] = [
+        (
+            &["run", "powerloss", "sim:capacity=1G", "--journal", j],
+            "power_cut=",
+        ),
         (
             &[
                 "run",
@@ -325,4 +492,26 @@ fn lab_replay_log_replays_to_a_flush_and_refuses_a_missing_one_before_writing() 
     let o = replay(&["--to-mark", "end"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(block(2).iter().all(|&b| b == 0xbb));
+
+/// A journal beside a loop device's backing file shares the loop's drive: refused.
+#[test]
+fn a_journal_beside_a_loop_devices_backing_file_is_refused() {
+    let lo = Loop::new(8 << 20, false);
+    let dir = tempfile::tempdir().unwrap();
+    let j = lo.image().with_file_name("journal");
+    let dest = format!("--destructive={}", lo.dev);
+    let o = run_in(
+        dir.path(),
+        &[
+            "run",
+            "powerloss",
+            &lo.dev,
+            &dest,
+            "--journal",
+            j.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("own disk"), "{}", stderr(&o));
+    assert!(!j.exists());
 }

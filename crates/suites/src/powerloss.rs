@@ -250,6 +250,11 @@ pub fn read_journal(path: &Path) -> Result<Vec<Record>, String> {
 /// The device a path's data lives on: a block device's own number, else its
 /// filesystem's; a partition counts as its whole disk (a power cut takes both).
 fn disk_of(path: &Path) -> Option<u64> {
+    disk_at(path, 0)
+}
+
+/// [`disk_of`], `depth` loop devices down.
+fn disk_at(path: &Path, depth: u32) -> Option<u64> {
     use std::os::unix::fs::FileTypeExt;
     // A file not made yet lives where its directory does.
     let m = std::fs::metadata(path)
@@ -268,12 +273,33 @@ fn disk_of(path: &Path) -> Option<u64> {
     };
     let (major, minor) = (rustix::fs::major(dev), rustix::fs::minor(dev));
     let sys = format!("/sys/dev/block/{major}:{minor}");
-    if Path::new(&sys).join("partition").exists() {
+    let whole = if Path::new(&sys).join("partition").exists() {
         let whole = std::fs::read_to_string(format!("{sys}/../dev")).ok()?;
         let (a, b) = whole.trim().split_once(':')?;
-        return Some(rustix::fs::makedev(a.parse().ok()?, b.parse().ok()?));
+        rustix::fs::makedev(a.parse().ok()?, b.parse().ok()?)
+    } else {
+        dev
+    };
+    // A loop device lives where its backing file does: the journal must not be there.
+    let (major, minor) = (rustix::fs::major(whole), rustix::fs::minor(whole));
+    match std::fs::read_to_string(format!("/sys/dev/block/{major}:{minor}/loop/backing_file")) {
+        Ok(backing) if depth < 8 => disk_at(Path::new(backing.trim()), depth + 1),
+        _ => Some(whole),
     }
-    Some(dev)
+}
+
+/// Whether the journal `path` would be on a tmpfs (memory: pulling the host's plug
+/// loses it).
+pub fn journal_on_tmpfs(path: &Path) -> bool {
+    const TMPFS_MAGIC: i64 = 0x0102_1994;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    // f_type's integer type differs between architectures.
+    #[allow(clippy::unnecessary_cast)]
+    let is_tmpfs = |s: rustix::fs::StatFs| s.f_type as i64 == TMPFS_MAGIC;
+    rustix::fs::statfs(dir).is_ok_and(is_tmpfs)
 }
 
 fn refuse_same_device(journal: &Path, target: &Path) -> Result<(), String> {
@@ -475,6 +501,9 @@ pub enum BlockState {
     UnacknowledgedLost,
     Torn,
     Misdirected,
+    /// It holds a block of another run (another seed, this offset): a later run over
+    /// the same target wrote it, not the drive's fault, and not tested.
+    OverwrittenByAnotherRun,
 }
 
 /// What the journal says each block should hold: its last flushed generation and the
@@ -580,6 +609,11 @@ fn classify(
     let Some(want) = e.flushed.or(e.pending) else {
         return (BlockState::Durable, None);
     };
+    if drivelab_engine::block_header::header(found)
+        .is_some_and(|h| h.seed != k.seed && h.offset == offset)
+    {
+        return (BlockState::OverwrittenByAnotherRun, None);
+    }
     k.block_content(pool, block, want, &mut exp);
     let Some(m) = verify::classify(offset, found, &exp, k.written(block, want), k.seed) else {
         return (BlockState::Durable, None);
@@ -606,6 +640,10 @@ pub struct Counts {
     pub unacknowledged_lost_blocks: u64,
     pub torn_blocks: u64,
     pub misdirected_blocks: u64,
+    /// Blocks holding another run's writes at their offset (a later powerloss run over
+    /// the same target): not the drive's fault, not tested.
+    #[serde(default)]
+    pub overwritten_by_another_run_blocks: u64,
 }
 
 impl Counts {
@@ -620,6 +658,7 @@ impl Counts {
             BlockState::UnacknowledgedLost => self.unacknowledged_lost_blocks += 1,
             BlockState::Torn => self.torn_blocks += 1,
             BlockState::Misdirected => self.misdirected_blocks += 1,
+            BlockState::OverwrittenByAnotherRun => self.overwritten_by_another_run_blocks += 1,
         }
     }
 
@@ -637,6 +676,7 @@ impl Counts {
         self.unacknowledged_lost_blocks += o.unacknowledged_lost_blocks;
         self.torn_blocks += o.torn_blocks;
         self.misdirected_blocks += o.misdirected_blocks;
+        self.overwritten_by_another_run_blocks += o.overwritten_by_another_run_blocks;
     }
 
     /// Whether every completed flush was honoured and no block landed elsewhere.
@@ -655,13 +695,54 @@ pub struct CycleCheck {
     pub counts: Counts,
     /// The first blocks not durable, by offset (at most 20).
     pub mismatches: Vec<Mismatch>,
+    /// Why this cycle tested nothing (the write phase ended before the cut, or no flush
+    /// completed before it); null when the cut fell inside the write phase.
+    #[serde(default)]
+    pub inconclusive: Option<String>,
+    /// On a simulated drive, what its model says the cut lost (the check's counts must
+    /// equal it); null on a real one.
+    #[serde(default)]
+    pub simulator_truth: Option<PowerCutTruth>,
+}
+
+/// A simulated drive's ground truth of its power cut, in blocks of `block_bytes`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PowerCutTruth {
+    /// The cut's virtual time; null when it never came.
+    pub power_cut_at_ns: Option<u64>,
+    pub block_bytes: Option<u64>,
+    /// Blocks a completed flush covered that the cut lost.
+    pub lost_after_flush_blocks: Option<u64>,
+    /// Blocks written, not yet flushed, lost.
+    pub lost_unflushed_blocks: Option<u64>,
+    /// Blocks whose write was not yet acknowledged, lost.
+    pub lost_unacknowledged_blocks: Option<u64>,
+}
+
+impl PowerCutTruth {
+    /// The power-cut fields of a model's ground truth (`DeviceModel::ground_truth`).
+    pub fn of(truth: &serde_json::Value) -> PowerCutTruth {
+        let n = |key: &str| truth.get(key).and_then(serde_json::Value::as_u64);
+        PowerCutTruth {
+            power_cut_at_ns: n("power_cut_at_ns"),
+            block_bytes: n("power_cut_block_bytes"),
+            lost_after_flush_blocks: n("power_cut_lost_after_flush_blocks"),
+            lost_unflushed_blocks: n("power_cut_lost_unflushed_blocks"),
+            lost_unacknowledged_blocks: n("power_cut_lost_unacknowledged_blocks"),
+        }
+    }
 }
 
 /// The suite's analysis (`summary.analysis` in run.json): every cycle and the totals.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Analysis {
-    /// Whether the drive kept every write a completed flush covered, in every cycle.
+    /// Whether the drive kept every write a completed flush covered, in every cycle (and
+    /// every cycle tested something: false when one is inconclusive).
     pub flushes_honoured: bool,
+    /// The verdict: honoured, not honoured (a block lost or misdirected), or
+    /// inconclusive (a cycle whose cut tested nothing, and nothing lost).
+    #[serde(default)]
+    pub verdict: Verdict,
     pub cycles_checked: u64,
     pub flushes_completed: u64,
     #[serde(flatten)]
@@ -669,13 +750,32 @@ pub struct Analysis {
     pub cycles: Vec<CycleCheck>,
 }
 
+/// What the checks show.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Honoured,
+    NotHonoured,
+    /// A cut that tested nothing: after the write phase ended, or before any flush.
+    #[default]
+    Inconclusive,
+}
+
 impl Analysis {
     /// The analysis of `cycles`.
     pub fn of(cycles: Vec<CycleCheck>) -> Analysis {
         let mut totals = Counts::default();
         cycles.iter().for_each(|c| totals.add(&c.counts));
+        let verdict = if !totals.honoured() {
+            Verdict::NotHonoured
+        } else if cycles.is_empty() || cycles.iter().any(|c| c.inconclusive.is_some()) {
+            Verdict::Inconclusive
+        } else {
+            Verdict::Honoured
+        };
         Analysis {
-            flushes_honoured: totals.honoured(),
+            flushes_honoured: verdict == Verdict::Honoured,
+            verdict,
             cycles_checked: cycles.len() as u64,
             flushes_completed: cycles.iter().map(|c| c.flushes_completed).sum(),
             totals,
@@ -725,7 +825,10 @@ pub fn check(records: &[Record], target: &mut Target, cycle: u64) -> Result<Cycl
             .count() as u64,
         counts: Counts::default(),
         mismatches: Vec::new(),
+        inconclusive: None,
+        simulator_truth: None,
     };
+    c.inconclusive = inconclusive(records, c.rounds_started, c.flushes_completed);
     for (_, state, mis) in blocks {
         c.counts.add_state(state);
         if let (false, Some(m)) = (state == BlockState::Durable, mis) {
@@ -734,13 +837,38 @@ pub fn check(records: &[Record], target: &mut Target, cycle: u64) -> Result<Cycl
             }
         }
     }
+    let other = c.counts.overwritten_by_another_run_blocks;
+    if c.inconclusive.is_none() && other > 0 {
+        c.inconclusive = Some(format!(
+            "{other} blocks hold another run's writes (a later powerloss run over the same target?): not the drive's fault, but not tested"
+        ));
+    }
     Ok(c)
+}
+
+/// Why a cycle with `rounds` begun and `flushes` completed tested nothing, if it did:
+/// no flush completed before the cut, or every round of the write phase was written and
+/// flushed (the cut came after it ended, or never came).
+fn inconclusive(records: &[Record], rounds: u64, flushes: u64) -> Option<String> {
+    let planned = match records.first() {
+        Some(Record::Start { knobs, .. }) => knobs.rounds,
+        _ => return None,
+    };
+    if flushes == 0 {
+        return Some("no flush completed before the cut: nothing was tested".into());
+    }
+    (rounds >= planned && flushes >= rounds).then(|| {
+        format!("the write phase ended (all {rounds} rounds written and flushed) before the power was cut: the cut tested nothing")
+    })
 }
 
 /// The printed summary: the verdict in words, then the counts.
 pub fn table(a: &Analysis) -> String {
     let t = &a.totals;
-    let verdict = if a.flushes_honoured {
+    let why = a.cycles.iter().find_map(|c| c.inconclusive.as_deref());
+    let verdict = if a.verdict == Verdict::Inconclusive {
+        format!("Inconclusive: {}.", why.unwrap_or("no cycle was checked"))
+    } else if a.flushes_honoured {
         format!(
             "The drive honoured every flush: all {} completed flushes kept their data over {} power cut{}.",
             a.flushes_completed,
@@ -761,7 +889,8 @@ pub fn table(a: &Analysis) -> String {
          lost after a completed flush {} (zeros {}, older {}, torn {}, corrupt {}, foreign {})\n\
          never acknowledged, lost     {} (allowed)\n\
          torn by a write in flight    {}\n\
-         misdirected                  {}\n",
+         misdirected                  {}\n\
+         overwritten by another run   {} (not the drive's fault)\n",
         t.checked_blocks,
         t.durable_blocks,
         t.lost_after_flush_blocks,
@@ -772,7 +901,8 @@ pub fn table(a: &Analysis) -> String {
         f.foreign,
         t.unacknowledged_lost_blocks,
         t.torn_blocks,
-        t.misdirected_blocks
+        t.misdirected_blocks,
+        t.overwritten_by_another_run_blocks
     )
 }
 

@@ -14,6 +14,7 @@ use drivelab_suites::powerloss::{
 use drivelab_suites::runner::new_doc;
 
 use crate::fail::{Fail, FAILED, INTERRUPTED};
+use crate::output::{note, note_prompt};
 use crate::run_args::PowerlossArgs;
 use crate::session::Session;
 use crate::target_arg;
@@ -63,6 +64,9 @@ fn write_cmd(a: &PowerlossArgs) -> Result<i32, Fail> {
             "--cycles: cuts a drive's power between checks: give its block device (a simulated drive is cut by its model: sim:…,power_cut=T)",
         ));
     }
+    if sim {
+        refuse_sim_without_cut(&arg)?;
+    }
     let spec = target_arg::parse(Some(&arg))?;
     if matches!(spec, TargetSpec::Null { .. }) {
         return Err(Fail::usage(
@@ -71,6 +75,12 @@ fn write_cmd(a: &PowerlossArgs) -> Result<i32, Fail> {
     }
     let on_disk = (!sim).then(|| PathBuf::from(&arg));
     powerloss::check_journal_path(journal, on_disk.as_deref()).map_err(Fail::usage)?;
+    if !sim && powerloss::journal_on_tmpfs(journal) {
+        note(&format!(
+            "drivelab: warning: --journal {} is on a tmpfs (memory): cutting the host's power loses it; cut only the drive's",
+            journal.display()
+        ));
+    }
     // A real target's blocks must outlive this run: the check reads them.
     let mut session = Session::open(spec, &write_options(a, &k), t.keep || !sim)?;
     powerloss::prepare(&k, session.target_mut()).map_err(|e| session.usage(e))?;
@@ -91,7 +101,7 @@ fn write_cmd(a: &PowerlossArgs) -> Result<i32, Fail> {
         bundle: Some(bundle_dir.display().to_string()),
     })
     .map_err(|e| session.failed(e))?;
-    eprintln!("drivelab: bundle {}", dir.display());
+    note(&format!("drivelab: bundle {}", dir.display()));
     let cycles = a.cycles.map_or(1, u64::from);
     let mut checked: Vec<CycleCheck> = Vec::new();
     let mut next_round = 0;
@@ -100,7 +110,7 @@ fn write_cmd(a: &PowerlossArgs) -> Result<i32, Fail> {
             .cycles
             .map(|_| PowerCut::start(a, cycle, cycles))
             .transpose();
-        let power = power.map_err(|e| session.failed(e))?;
+        let power = power.map_err(|e| fail_bundle(&mut bundle, session.failed(e)))?;
         let stop = session.stop.clone();
         let phase = powerloss::write_rounds(&k, session.target_mut(), &mut j, next_round, &stop)
             .map_err(|e| session.failed(e))?;
@@ -112,22 +122,27 @@ fn write_cmd(a: &PowerlossArgs) -> Result<i32, Fail> {
             return Ok(INTERRUPTED);
         }
         if !sim && power.is_none() {
-            eprintln!(
+            note(&format!(
                 "drivelab: once the power was cut and is back: drivelab run powerloss --check {} {arg}",
                 journal.display()
-            );
+            ));
             session.close()?;
             return Ok(0);
         }
         if let Some(p) = power {
             // The drive went away with its power: open it anew once it is back.
             session.close()?;
-            p.wait()?;
-            session = reopen(&arg, &write_options(a, &k), &session_stop())?;
+            p.wait().map_err(|f| fail_bundle(&mut bundle, f))?;
+            session = reopen(&arg, &write_options(a, &k), &session_stop())
+                .map_err(|f| fail_bundle(&mut bundle, f))?;
         }
         let records = powerloss::read_journal(journal).map_err(|e| session.failed(e))?;
-        let c = powerloss::check(&records, session.target_mut(), cycle)
+        let mut c = powerloss::check(&records, session.target_mut(), cycle)
             .map_err(|e| session.failed(e))?;
+        c.simulator_truth = session
+            .target()
+            .model()
+            .map(|m| powerloss::PowerCutTruth::of(&m.ground_truth()));
         j.append(&Record::Checked { cycle })
             .map_err(|e| session.failed(e))?;
         checked.push(c);
@@ -138,6 +153,33 @@ fn write_cmd(a: &PowerlossArgs) -> Result<i32, Fail> {
     }
     session.close()?;
     finish(&bundle, &checked)
+}
+
+/// A simulated drive whose power is never cut tests nothing: refuse it.
+fn refuse_sim_without_cut(arg: &str) -> Result<(), Fail> {
+    let cfg = drivelab_sim::SimConfig::parse(arg)
+        .map_err(|e| Fail::usage(format!("TARGET {arg}: {e}")))?;
+    match cfg.power_cut_ns {
+        Some(_) => Ok(()),
+        None => Err(Fail::usage(
+            "TARGET: a simulated drive is cut by its model: add power_cut=T (virtual time, e.g. sim:…,write_cache=volatile,power_cut=20ms)",
+        )),
+    }
+}
+
+/// Mark `bundle` failed with the reason `f` gives (kept in its notes), and pass `f` on.
+fn fail_bundle(bundle: &mut Bundle, f: Fail) -> Fail {
+    bundle
+        .doc
+        .notes
+        .push(format!("The run failed: {}", f.message));
+    let status = if f.code == INTERRUPTED {
+        BundleStatus::Interrupted
+    } else {
+        BundleStatus::Failed
+    };
+    let _ = bundle.set_status(status);
+    f
 }
 
 /// The stop flag (the signal handlers are installed once).
@@ -177,18 +219,18 @@ fn is_block_device(p: &Path) -> bool {
 
 fn say_phase(end: &WriteEnd, flushes: u64) {
     match end {
-        WriteEnd::Done => {
-            eprintln!("drivelab: every round written and flushed ({flushes} flushes)")
-        }
-        WriteEnd::PowerCut => eprintln!(
+        WriteEnd::Done => note(&format!(
+            "drivelab: every round written and flushed ({flushes} flushes)"
+        )),
+        WriteEnd::PowerCut => note(&format!(
             "drivelab: the simulated drive's power was cut after {flushes} completed flushes"
-        ),
-        WriteEnd::TargetFailed(e) => eprintln!(
+        )),
+        WriteEnd::TargetFailed(e) => note(&format!(
             "drivelab: the target failed after {flushes} completed flushes (its power cut?): {e}"
-        ),
-        WriteEnd::Interrupted => {
-            eprintln!("drivelab: interrupted after {flushes} completed flushes")
-        }
+        )),
+        WriteEnd::Interrupted => note(&format!(
+            "drivelab: interrupted after {flushes} completed flushes"
+        )),
     }
 }
 
@@ -209,9 +251,9 @@ impl PowerCut {
                 .map(PowerCut::Command)
                 .map_err(|e| format!("--power-cmd: cannot start sh: {e}")),
             None if std::io::stdin().is_terminal() => {
-                eprintln!(
+                note(&format!(
                     "drivelab: cycle {cycle} of {cycles}: writing; cut the drive's power at any moment (pull it, switch it off)"
-                );
+                ));
                 Ok(PowerCut::ByHand)
             }
             None => Err(
@@ -233,7 +275,7 @@ impl PowerCut {
                 Ok(())
             }
             PowerCut::ByHand => {
-                eprint!("drivelab: restore the drive's power, then press Enter: ");
+                note_prompt("drivelab: restore the drive's power, then press Enter: ");
                 let mut line = String::new();
                 std::io::stdin()
                     .read_line(&mut line)
@@ -256,13 +298,44 @@ fn conclude(bundle: &mut Bundle, cycles: &[CycleCheck]) -> Result<(), String> {
 fn finish(bundle: &Bundle, cycles: &[CycleCheck]) -> Result<i32, Fail> {
     let a = Analysis::of(cycles.to_vec());
     crate::output::stdout::say(&powerloss::table(&a))?;
-    eprintln!("drivelab: bundle {}", bundle.dir.display());
+    note(&format!("drivelab: bundle {}", bundle.dir.display()));
     Ok(if a.flushes_honoured { 0 } else { FAILED })
+}
+
+/// Refuse a journal whose start record names a bundle of another run (a powerloss run
+/// on the same target with the same seed): the check never rewrites it. A bundle that is
+/// gone or unreadable is left to the caller (the check goes on without it).
+fn refuse_foreign_bundle(
+    dir: &Path,
+    target: &str,
+    knobs: &PowerLoss,
+    journal: &Path,
+) -> Result<(), Fail> {
+    let Ok(b) = Bundle::open(dir) else {
+        return Ok(());
+    };
+    let d = &b.doc;
+    let same = d.suite == drivelab_suites::suite::SuiteKind::Powerloss
+        && d.target_arg.as_deref() == Some(target)
+        && d.knobs.get("seed") == Some(&serde_json::json!(knobs.seed));
+    if same {
+        return Ok(());
+    }
+    Err(Fail::usage(format!(
+        "--check {}: the bundle it names, {}, is not this run's (another suite, target or seed): left untouched",
+        journal.display(),
+        dir.display()
+    )))
 }
 
 fn check_cmd(a: &PowerlossArgs, journal: &Path) -> Result<i32, Fail> {
     let records = powerloss::read_journal(journal).map_err(Fail::usage)?;
-    let Some(Record::Start { target, bundle, .. }) = records.first() else {
+    let Some(Record::Start {
+        target,
+        bundle,
+        knobs,
+    }) = records.first()
+    else {
         return Err(Fail::usage(format!(
             "--check {}: not a powerloss journal",
             journal.display()
@@ -284,6 +357,10 @@ fn check_cmd(a: &PowerlossArgs, journal: &Path) -> Result<i32, Fail> {
             journal.display()
         )));
     }
+    let dir = bundle.as_deref().map(PathBuf::from);
+    if let Some(d) = &dir {
+        refuse_foreign_bundle(d, target, knobs, journal)?;
+    }
     let opts = OpenOptions {
         write: false,
         direct: true,
@@ -299,7 +376,6 @@ fn check_cmd(a: &PowerlossArgs, journal: &Path) -> Result<i32, Fail> {
             .and_then(|mut j| j.append(&Record::Checked { cycle }))
             .map_err(Fail::failed)?;
     }
-    let dir = bundle.as_deref().map(PathBuf::from);
     let mut cycles = vec![c];
     match dir
         .as_deref()
@@ -324,7 +400,9 @@ fn check_cmd(a: &PowerlossArgs, journal: &Path) -> Result<i32, Fail> {
                 Some((d, Err(e), _)) | Some((d, _, Err(e))) => format!("{}: {e}", d.display()),
                 _ => "the journal names none".into(),
             };
-            eprintln!("drivelab: the run's bundle was not updated ({why})");
+            note(&format!(
+                "drivelab: the run's bundle was not updated ({why})"
+            ));
             let a = Analysis::of(cycles);
             crate::output::stdout::say(&powerloss::table(&a))?;
             Ok(if a.flushes_honoured { 0 } else { FAILED })

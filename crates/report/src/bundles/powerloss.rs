@@ -1,7 +1,7 @@
 //! `powerloss`: whether each drive honoured every flush across its power cuts, said in
 //! one sentence per drive, with the blocks of each class in a table.
 
-use drivelab_suites::powerloss::Analysis;
+use drivelab_suites::powerloss::{Analysis, Verdict};
 
 use super::{cell, Entry};
 use crate::html::{Column, Row, Section, Table};
@@ -13,12 +13,19 @@ fn verdict(label: &str, a: &Analysis) -> String {
         1 => "one power cut".to_string(),
         n => format!("{n} power cuts"),
     };
-    match (a.flushes_honoured, t.lost_after_flush_blocks, t.misdirected_blocks) {
-        (true, _, _) => format!(
+    match (a.verdict, t.lost_after_flush_blocks, t.misdirected_blocks) {
+        (Verdict::Inconclusive, _, _) => format!(
+            "{label}: inconclusive: {}.",
+            a.cycles
+                .iter()
+                .find_map(|c| c.inconclusive.as_deref())
+                .unwrap_or("no cycle was checked")
+        ),
+        (Verdict::Honoured, _, _) => format!(
             "{label} honoured every flush: after {cuts}, every block of the {} completed flushes held what was written.",
             a.flushes_completed
         ),
-        (false, lost, misdirected) => format!(
+        (Verdict::NotHonoured, lost, misdirected) => format!(
             "{label} did NOT honour its flushes: after {cuts}, {lost} blocks were lost after a completed flush and {misdirected} held another block's data."
         ),
     }

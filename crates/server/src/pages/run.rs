@@ -82,7 +82,21 @@ fn run_command(doc: &RunDoc, before_target: Option<&str>) -> String {
     if !target.is_empty() {
         cmd += &format!(" {}", shell_word(target));
     }
-    cmd
+    cmd + &powerloss_flags(doc, target)
+}
+
+/// What `run powerloss` needs besides its target: a new journal on another drive, and a
+/// device's `--destructive` (it writes to it). Empty for every other suite.
+fn powerloss_flags(doc: &RunDoc, target: &str) -> String {
+    use drivelab_engine::target::TargetKind;
+    if doc.suite != drivelab_suites::SuiteKind::Powerloss {
+        return String::new();
+    }
+    let mut flags = String::new();
+    if doc.target.kind == TargetKind::BlockDevice && !target.is_empty() {
+        flags += &format!(" {}", shell_word(&format!("--destructive={target}")));
+    }
+    flags + " --journal NEW-JOURNAL-ON-ANOTHER-DRIVE"
 }
 
 /// `drivelab import fio FILES… [--drive NAME] [--connection TEXT]` with the files and
@@ -348,4 +362,34 @@ pub async fn report_html(
         ),
     );
     Ok(with_source(resp, source))
+}
+
+#[cfg(test)]
+mod tests {
+    use drivelab_engine::target::TargetInfo;
+    use drivelab_suites::powerloss::PowerLoss;
+
+    fn doc(kind: &str, path: &str) -> drivelab_suites::bundle::RunDoc {
+        let info: TargetInfo = serde_json::from_value(serde_json::json!({
+            "kind": kind, "path": path, "capacity_bytes": 1u64 << 30,
+            "logical_sector_bytes": 512, "physical_sector_bytes": 512, "rotational": null,
+            "scheduler": null, "model": null, "serial": null, "firmware": null,
+            "filesystem": null, "in_memory": null, "created_by_drivelab": false,
+            "simulated": null
+        }))
+        .unwrap();
+        drivelab_suites::runner::new_doc_for(&PowerLoss::new(7), &[], &info, Some(path.into()))
+    }
+
+    #[test]
+    fn powerloss_again_has_its_journal_and_a_devices_destructive() {
+        assert_eq!(
+            super::command(&doc("block_device", "/dev/sdx")),
+            "drivelab run powerloss /dev/sdx --destructive=/dev/sdx --journal NEW-JOURNAL-ON-ANOTHER-DRIVE"
+        );
+        assert_eq!(
+            super::command(&doc("file", "/mnt/t.bin")),
+            "drivelab run powerloss /mnt/t.bin --journal NEW-JOURNAL-ON-ANOTHER-DRIVE"
+        );
+    }
 }
