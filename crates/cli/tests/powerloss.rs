@@ -492,6 +492,7 @@ fn lab_replay_log_replays_to_a_flush_and_refuses_a_missing_one_before_writing() 
     let o = replay(&["--to-mark", "end"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(block(2).iter().all(|&b| b == 0xbb));
+}
 
 /// A journal beside a loop device's backing file shares the loop's drive: refused.
 #[test]
