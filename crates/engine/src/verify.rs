@@ -24,9 +24,7 @@ use crate::buf::AlignedBuf;
 use crate::data::DataPool;
 use crate::gen::OpGen;
 use crate::op::Dir;
-use crate::size::SizeOrPercent;
-use crate::spec::{Workload, WorkloadRequest};
-use crate::target::TargetInfo;
+use crate::spec::Workload;
 
 /// Mismatches listed in full; beyond this only counted.
 pub const LISTED_MISMATCHES: usize = 20;
@@ -250,69 +248,6 @@ pub fn check_workload(w: &Workload) -> Result<(), String> {
         return Err("--verify: needs --data random or compress=N (content made per write)".into());
     }
     Ok(())
-}
-
-/// Whether `w`, read from a result document, is a run `drivelab io --verify` makes on
-/// `target`: the target holds the run's span, every rule of `run::resolve` holds, and the
-/// fields `resolve` derives are as it derives them (an edited `align_bytes` of 0 would
-/// divide by zero in the generator). Else one line naming the field and what it takes.
-pub fn check_document(w: &Workload, target: &TargetInfo) -> Result<(), String> {
-    let Some(end) = w.offset_bytes.checked_add(w.size_bytes) else {
-        return Err(
-            "config.offset_bytes + config.size_bytes: past 2^64 bytes; an edited document?".into(),
-        );
-    };
-    if end > target.span_bytes() {
-        return Err(format!(
-            "{}: the target has {} bytes, but the run wrote a span ending at byte {end} (config.offset_bytes + config.size_bytes); give the target the run wrote, whole",
-            target.path,
-            target.span_bytes()
-        ));
-    }
-    let resolved = crate::run::resolve(&request(w), target)
-        .map_err(|e| format!("config: not a run drivelab io makes ({e})"))?;
-    let (a, b) = (serde_json::to_value(w), serde_json::to_value(&resolved));
-    if let (Ok(serde_json::Value::Object(found)), Ok(serde_json::Value::Object(made))) = (a, b) {
-        if let Some((key, v)) = made.iter().find(|(k, v)| found.get(*k) != Some(v)) {
-            let shown = found
-                .get(key)
-                .map_or("absent".to_string(), |f| f.to_string());
-            return Err(format!(
-                "config.{key}: {shown}, but a run of this config records {v}; an edited document?"
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// The request that resolves to `w` (every value given, none left to defaults).
-fn request(w: &Workload) -> WorkloadRequest {
-    WorkloadRequest {
-        rw: w.rw,
-        rwmixread: w.rwmixread,
-        bs: w.bs.clone(),
-        iodepth: w.iodepth,
-        numjobs: w.numjobs,
-        ioengine: Some(w.ioengine),
-        direct: Some(w.direct),
-        offset: SizeOrPercent::Bytes(w.offset_bytes),
-        size: Some(SizeOrPercent::Bytes(w.size_bytes)),
-        runtime_ns: w.runtime_ns,
-        io_size: w.io_size_bytes.map(SizeOrPercent::Bytes),
-        ramp_ns: w.ramp_ns,
-        percentage_random: w.percentage_random,
-        random_distribution: w.random_distribution.clone(),
-        randseed: Some(w.randseed),
-        data: w.data,
-        log_interval_ns: w.log_interval_ns,
-        continue_on_error: w.continue_on_error,
-        fixedbufs: w.fixedbufs,
-        registerfiles: w.registerfiles,
-        iodepth_batch_submit: w.iodepth_batch_submit,
-        invalidate: w.invalidate,
-        end_fsync: w.end_fsync,
-        verify: w.verify,
-    }
 }
 
 /// The last write to each block, replayed from the seeded generators: block offset →

@@ -135,6 +135,9 @@ pub fn run(a: IoArgs) -> Result<i32, Fail> {
     // Found out now, not after the run.
     let target_path =
         std::path::PathBuf::from(a.target.target.as_deref().unwrap_or(target::TEST_FILE_NAME));
+    // Ctrl-C from here on is an interruption (a partial result, exit 130), not the
+    // default action: the handlers go in before the outputs are claimed.
+    crate::signals::stop_flag();
     let claim =
         |p: &std::path::Path, flag| OutFile::claim(p, flag, a.force)?.not_the_target(&target_path);
     let json_out = a.json.as_deref().map(|p| claim(p, "--json")).transpose()?;

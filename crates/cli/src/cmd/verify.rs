@@ -126,7 +126,7 @@ pub fn run(a: VerifyArgs) -> Result<i32, Fail> {
         .file()
         .ok_or_else(|| Fail::usage("verify: the target is not a file or a block device"))?;
     let shown = a.from.display().to_string();
-    verify::check_document(&w, &target.info)
+    drivelab_engine::run::check_document(&w, &target.info)
         .map_err(|e| Fail::usage(format!("--from {shown}: {e}")))?;
     check_writes(&shown, &w, &writes)?;
     let r = verify::check(&w, file, writes);
