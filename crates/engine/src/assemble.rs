@@ -6,7 +6,7 @@
 use crate::hist::Histogram;
 use crate::job::IoErrorRecord;
 use crate::result::*;
-use crate::series::{IntervalRecord, Records};
+use crate::series::Records;
 use crate::spec::Workload;
 use crate::target::Target;
 
@@ -28,7 +28,7 @@ pub struct Facts {
     pub verify_pass_ns: u64,
     pub records: Records,
     /// The finer series over the run's start (`Workload::log_head`), when asked for.
-    pub head_records: Option<Vec<IntervalRecord>>,
+    pub head_records: Option<Records>,
     /// Read and write latency over the measured time.
     pub hists: [Histogram; 2],
     pub bytes: [u64; 2],

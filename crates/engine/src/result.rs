@@ -268,7 +268,7 @@ pub struct Series {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HeadSeries {
     pub interval_ns: u64,
-    pub records: Vec<IntervalRecord>,
+    pub records: Records,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -167,10 +167,10 @@ impl Aggregator {
 
     /// Close the finer series over the start (see [`Aggregator::with_head`]) at `end_ns`
     /// (the head's own end, or the run's if it ended first); `None` without one.
-    pub fn finish_head(&self, end_ns: u64) -> Option<Vec<IntervalRecord>> {
+    pub fn finish_head(&self, end_ns: u64) -> Option<Records> {
         let (head, head_end) = self.head.as_ref()?;
         let end = end_ns.min(*head_end);
-        Some(head.finish(end, end).0.iter().collect())
+        Some(head.finish(end, end).0)
     }
 
     pub fn origin_ns(&self) -> u64 {
@@ -539,8 +539,8 @@ mod tests {
         // The head: ten intervals of 10 ns over the first 100 ns, no more.
         let ops: Vec<u64> = head.iter().map(|r| r.write.ops).collect();
         assert_eq!(ops, [2, 0, 0, 1, 0, 0, 0, 0, 0, 1]);
-        assert_eq!(head[3].start_ns, 30);
-        assert!((head[0].write.ops_per_s - 2.0 / 10e-9).abs() < 1.0);
+        assert_eq!(head.get(3).unwrap().start_ns, 30);
+        assert!((head.get(0).unwrap().write.ops_per_s - 2.0 / 10e-9).abs() < 1.0);
         // A run shorter than its head ends the head where it ended.
         let agg = Aggregator::new(0, 100, 0, 1).with_head(10, 100);
         let mut a = Recorder::new(&agg, 0, u64::MAX);
