@@ -4,9 +4,12 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use drivelab_engine::size::{self, SizeOrPercent};
-use drivelab_engine::spec::{BsShare, CdmSpec, DataPattern, Distribution, IoEngine, RwMode};
+use drivelab_engine::spec::{CdmSpec, DataPattern, Distribution, IoEngine, RwMode};
+
+use crate::target_arg::TargetArgs;
+use crate::values::{bs, bssplit, duration, pct, positive, seed, switch, BsSplit};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -44,7 +47,7 @@ pub enum Command {
     Trace(crate::cmd::trace::TraceArgs),
     /// Print a shell completion script for bash, zsh or fish (e.g. `drivelab completions
     /// bash > /etc/bash_completion.d/drivelab`).
-    Completions(crate::cmd::completions::CompletionsArgs),
+    Completions(CompletionsArgs),
     /// Print the manual page (roff) on stdout, e.g. `drivelab man > drivelab.1`.
     Man,
     /// The device lab's tool (docs/lab.md): replay a dm-log-writes log onto a fresh
@@ -53,118 +56,19 @@ pub enum Command {
     LabReplayLog(crate::cmd::lab_replay::LabReplayArgs),
 }
 
-pub fn pct(s: &str) -> Result<u32, String> {
-    s.trim_end_matches('%')
-        .parse::<u32>()
-        .ok()
-        .filter(|&v| v <= 100)
-        .ok_or_else(|| format!("'{s}' is not a percentage from 0 to 100"))
+/// The shells a completion script is generated for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
 }
 
-pub fn positive(s: &str) -> Result<u32, String> {
-    whole(s, "a whole number of at least 1")
-        .and_then(|v| u32::try_from(v).map_err(|_| too_large(s, u32::MAX.into())))
-        .and_then(|v| {
-            (v > 0)
-                .then_some(v)
-                .ok_or_else(|| format!("'{s}' is not a whole number of at least 1"))
-        })
-}
-
-/// `s` as a whole number (u64); a string of digits beyond 2^64 − 1 is "too large", any
-/// other text "not" `form`.
-fn whole(s: &str, form: &str) -> Result<u64, String> {
-    s.parse::<u64>().map_err(|_| {
-        if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
-            too_large(s, u64::MAX)
-        } else {
-            format!("'{s}' is not {form}")
-        }
-    })
-}
-
-fn too_large(s: &str, max: u64) -> String {
-    format!("'{s}' is too large: at most {max}")
-}
-
-/// `--randseed`: a whole number from 0 to 2^64 − 1.
-pub fn seed(s: &str) -> Result<u64, String> {
-    whole(s, "a seed: a whole number from 0 to 18446744073709551615")
-}
-
-pub fn bs(s: &str) -> Result<u32, String> {
-    let v = size::parse_size(s)?;
-    if v == 0 || v > drivelab_engine::spec::MAX_BS as u64 {
-        return Err(format!("'{s}' is not a block size from 1 byte to 1G"));
-    }
-    Ok(v as u32)
-}
-
-/// A parsed `--bssplit` (a newtype so clap takes it as one value).
-#[derive(Debug, Clone)]
-pub struct BsSplit(pub Vec<BsShare>);
-
-fn bssplit(s: &str) -> Result<BsSplit, String> {
-    drivelab_engine::spec::parse_bssplit(s).map(BsSplit)
-}
-
-pub fn duration(s: &str) -> Result<u64, String> {
-    size::parse_duration_ns(s)
-}
-
-/// An on/off option's value: 1 or 0, as fio writes them (the flag alone is 1). One
-/// form only: `yes`, `true`, `-1` are refused alike.
-pub fn switch(s: &str) -> Result<bool, String> {
-    match s {
-        "1" => Ok(true),
-        "0" => Ok(false),
-        _ => Err(format!("'{s}' is not 0 or 1 (the option alone is 1)")),
-    }
-}
-
-/// Where I/O goes and what drivelab may do to it.
-#[derive(Args, Debug, Clone)]
-pub struct TargetArgs {
-    /// A file, a block device, `null` (no I/O: the engine's own cost) or `sim:…` (a
-    /// simulated SSD; `drivelab io sim:help` lists its keys). Default: ./drivelab.test, a
-    /// 1 GiB test file created and removed.
-    pub target: Option<String>,
-    /// Keep a test file drivelab created instead of removing it at the end.
-    #[arg(long)]
-    pub keep: bool,
-    /// Allow writes to an existing file drivelab did not create (its contents are lost).
-    #[arg(long)]
-    pub overwrite: bool,
-    /// Allow writes to this block device (must name the target itself). Refused anyway
-    /// while the device or a partition of it is mounted, swap or held.
-    #[arg(long, value_name = "DEVICE")]
-    pub destructive: Option<PathBuf>,
-    /// The drive's sensors sampled every interval: auto (all found), none, or a comma
-    /// list of hwmon (temperatures, power), nvme (the SMART / health log) and smartctl
-    /// (SATA, SAS and USB disks without hwmon, when smartmontools is installed).
-    #[arg(long, value_name = "auto|none|hwmon,nvme,smartctl", default_value = "auto", value_parser = sensor_choice)]
-    pub sensors: String,
-    /// An external meter: a command printing one reading per line (watts; volts and
-    /// amps; or name=value unit), read on the side and stamped on arrival, killed at
-    /// the end. E.g. --sensor-cmd 'my-usb-meter --stream'.
-    #[arg(long = "sensor-cmd", value_name = "COMMAND", value_parser = nonblank)]
-    pub sensor_cmd: Option<String>,
-    /// An hwmon device to sample besides the drive's own (a power-measuring riser's
-    /// INA2xx, a PMBus supply): /sys/class/hwmon/hwmonN. Repeatable.
-    #[arg(long = "sensor-hwmon", value_name = "DIR")]
-    pub sensor_hwmon: Vec<PathBuf>,
-}
-
-pub(crate) fn nonblank(s: &str) -> Result<String, String> {
-    if s.trim().is_empty() {
-        Err("expected a command".into())
-    } else {
-        Ok(s.to_string())
-    }
-}
-
-pub(crate) fn sensor_choice(s: &str) -> Result<String, String> {
-    drivelab_engine::sensor::parse_choice(s).map(|_| s.to_string())
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: Shell,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -14,6 +14,7 @@ mod run_args;
 mod session;
 mod signals;
 mod target_arg;
+mod values;
 
 use clap::Parser;
 

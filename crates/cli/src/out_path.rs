@@ -23,6 +23,9 @@ use std::path::{Path, PathBuf};
 
 use crate::fail::Fail;
 
+/// Where bundles go by default, under the current directory.
+pub const RESULTS_DIR: &str = "drivelab-results";
+
 /// Whether a file that starts with `head` is one drivelab wrote: it starts with
 /// drivelab's mark exactly as drivelab writes it (a result document, the database
 /// export, the series CSV, a fio job file, a trace, the HTML report, an SVG or PNG

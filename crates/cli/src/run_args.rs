@@ -8,7 +8,8 @@ use drivelab_engine::size::{self, SizeOrPercent};
 use drivelab_engine::spec::{CdmSpec, DataPattern, IoEngine};
 use drivelab_suites::{consistency, iometer, mixed, peak, quick, replay, seqfill, Suite};
 
-use crate::args::{bs, duration, pct, positive, switch, TargetArgs};
+use crate::target_arg::TargetArgs;
+use crate::values::{bs, duration, pct, positive, switch};
 
 /// Runs per test: CrystalDiskMark offers 1 to 9; a hundred is far beyond any review,
 /// and the plan of a mistyped count must not exhaust memory.
@@ -82,10 +83,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "DEVICE", requires = "resume")]
     pub destructive: Option<PathBuf>,
     /// With --resume: the drive's sensors to sample, as a suite takes them [default: auto].
-    #[arg(long, value_name = "auto|none|hwmon,nvme,smartctl", requires = "resume", value_parser = crate::args::sensor_choice)]
+    #[arg(long, value_name = "auto|none|hwmon,nvme,smartctl", requires = "resume", value_parser = crate::values::sensor_choice)]
     pub sensors: Option<String>,
     /// With --resume: the external meter, as a suite takes it (not saved in the bundle).
-    #[arg(long = "sensor-cmd", value_name = "COMMAND", requires = "resume", value_parser = crate::args::nonblank)]
+    #[arg(long = "sensor-cmd", value_name = "COMMAND", requires = "resume", value_parser = crate::values::nonblank)]
     pub sensor_cmd: Option<String>,
     /// With --resume: an hwmon device to sample, as a suite takes it. Repeatable.
     #[arg(long = "sensor-hwmon", value_name = "DIR", requires = "resume")]
@@ -122,7 +123,29 @@ pub struct CommonArgs {
     #[arg(long)]
     pub short: bool,
     #[command(flatten)]
-    pub fio: crate::cmd::fio::FioArgs,
+    pub fio: FioArgs,
+}
+
+/// The fio options of `drivelab run SUITE`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct FioArgs {
+    /// Write the suite's steps as fio job files into DIR (made if missing) instead of
+    /// running them; run each with `fio --output-format=json+ --output=X.json X.fio` and
+    /// bring it back with `drivelab import fio X.json`.
+    #[arg(long = "emit-fio", value_name = "DIR", conflicts_with_all = ["engine", "hosts", "host"])]
+    pub emit_fio: Option<PathBuf>,
+    /// Who does the I/O: drivelab (its own engine) or fio (each step as a fio job,
+    /// read back into the bundle) [default: drivelab].
+    #[arg(long, value_name = "drivelab|fio", value_parser = ["drivelab", "fio"])]
+    pub engine: Option<String>,
+    /// Run every step on the fio servers listed in FILE (one `HOST[,PORT]` a line, `#`
+    /// comments) at the same time through `fio --client`; the TARGET is the path on
+    /// every host. One bundle per host and a fleet view go into --out.
+    #[arg(long, value_name = "FILE", conflicts_with = "host")]
+    pub hosts: Option<PathBuf>,
+    /// A fio server to run on (`HOST[,PORT]`, port 8765 by default); repeat for more.
+    #[arg(long, value_name = "HOST[,PORT]")]
+    pub host: Vec<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -192,7 +215,7 @@ pub struct PowerlossArgs {
     /// With --cycles: the command that cuts the drive's power and brings it back (a
     /// smart plug's or a USB hub's switch, e.g. 'sleep 5; uhubctl -l 1-1 -p 2 -a cycle'),
     /// started with each write phase and run by sh as given (drivelab adds nothing to it).
-    #[arg(long = "power-cmd", value_name = "COMMAND", requires = "cycles", value_parser = crate::args::nonblank)]
+    #[arg(long = "power-cmd", value_name = "COMMAND", requires = "cycles", value_parser = crate::values::nonblank)]
     pub power_cmd: Option<String>,
     #[command(flatten)]
     pub common: CommonArgs,

@@ -116,7 +116,7 @@ impl Session {
     /// text so that no simulator is built for the one-line error.
     pub fn check_sensor_target(
         target: Option<&str>,
-        t: &crate::args::TargetArgs,
+        t: &crate::target_arg::TargetArgs,
     ) -> Result<(), Fail> {
         if crate::target_arg::is_sim(target)
             && (t.sensor_cmd.is_some() || !t.sensor_hwmon.is_empty())
@@ -130,7 +130,7 @@ impl Session {
 
     /// The sensors the runs sample: the drive's own as `--sensors` chooses, then any
     /// `--sensor-hwmon` device and the `--sensor-cmd` meter; listed on stderr.
-    pub fn choose_sensors(&mut self, t: &crate::args::TargetArgs) -> Result<(), Fail> {
+    pub fn choose_sensors(&mut self, t: &crate::target_arg::TargetArgs) -> Result<(), Fail> {
         use drivelab_engine::sensor::{hwmon::HwmonSource, meter::CommandMeter};
         let chosen = self.target_mut().select_sensors(&t.sensors);
         chosen.map_err(|e| self.usage(e))?;

@@ -2,25 +2,10 @@
 //! manual page, generated from the command-line definition itself (clap_complete and
 //! clap_mangen), so they always know every subcommand and option of this build.
 
-use clap::{Args, CommandFactory, ValueEnum};
+use clap::CommandFactory;
 
-use crate::args::Cli;
+use crate::args::{Cli, CompletionsArgs, Shell};
 use crate::fail::Fail;
-
-/// The shells a completion script is generated for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Shell {
-    Bash,
-    Zsh,
-    Fish,
-}
-
-#[derive(Args, Debug)]
-pub struct CompletionsArgs {
-    /// The shell to complete for.
-    #[arg(value_enum)]
-    pub shell: Shell,
-}
 
 /// The completion script for `shell`.
 pub fn script(shell: Shell) -> String {

@@ -35,20 +35,7 @@ pub enum DbCommand {
     Record(RecordArgs),
     /// Upload bundles (or, without BUNDLE, every run of --db that keeps its run.json)
     /// to a drivelab serve at URL; runs the server has already are not doubled.
-    Push(PushArgs),
-}
-
-#[derive(Args, Debug)]
-pub struct PushArgs {
-    /// The server, http://HOST:PORT.
-    #[arg(value_name = "URL", required = true)]
-    pub url: Option<String>,
-    /// Result bundle directories [default: every run in the database].
-    #[arg(value_name = "BUNDLE")]
-    pub bundles: Vec<PathBuf>,
-    /// The uploader's token, as in the server's --tokens file [default: $DRIVELAB_TOKEN].
-    #[arg(long, value_name = "TOKEN")]
-    pub token: Option<String>,
+    Push(crate::cmd::push::PushArgs),
 }
 
 #[derive(Args, Debug)]
@@ -60,7 +47,7 @@ pub struct ListArgs {
     #[arg(long)]
     pub device: Option<String>,
     /// At most this many runs.
-    #[arg(long, value_parser = crate::args::positive)]
+    #[arg(long, value_parser = crate::values::positive)]
     pub limit: Option<u32>,
     /// Print the listing as JSON.
     #[arg(long)]

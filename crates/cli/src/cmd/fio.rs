@@ -12,34 +12,13 @@ use drivelab_suites::Suite;
 
 use crate::fail::Fail;
 use crate::out_path::OutDir;
-
-/// The fio options of `drivelab run SUITE`.
-#[derive(Args, Debug, Clone, Default)]
-pub struct FioArgs {
-    /// Write the suite's steps as fio job files into DIR (made if missing) instead of
-    /// running them; run each with `fio --output-format=json+ --output=X.json X.fio` and
-    /// bring it back with `drivelab import fio X.json`.
-    #[arg(long = "emit-fio", value_name = "DIR", conflicts_with_all = ["engine", "hosts", "host"])]
-    pub emit_fio: Option<PathBuf>,
-    /// Who does the I/O: drivelab (its own engine) or fio (each step as a fio job,
-    /// read back into the bundle) [default: drivelab].
-    #[arg(long, value_name = "drivelab|fio", value_parser = ["drivelab", "fio"])]
-    pub engine: Option<String>,
-    /// Run every step on the fio servers listed in FILE (one `HOST[,PORT]` a line, `#`
-    /// comments) at the same time through `fio --client`; the TARGET is the path on
-    /// every host. One bundle per host and a fleet view go into --out.
-    #[arg(long, value_name = "FILE", conflicts_with = "host")]
-    pub hosts: Option<PathBuf>,
-    /// A fio server to run on (`HOST[,PORT]`, port 8765 by default); repeat for more.
-    #[arg(long, value_name = "HOST[,PORT]")]
-    pub host: Vec<String>,
-}
+use crate::run_args::FioArgs;
 
 /// The target's description for planning, with the consent a real run would need (a
 /// file drivelab did not make needs --overwrite, a block device --destructive naming it,
 /// and is refused when mounted or in use): the target itself when it exists, else the
 /// test file the suite would create. Its path is absolute.
-fn plan_target(suite: &dyn Suite, t: &crate::args::TargetArgs) -> Result<TargetInfo, Fail> {
+fn plan_target(suite: &dyn Suite, t: &crate::target_arg::TargetArgs) -> Result<TargetInfo, Fail> {
     let spec = crate::target_arg::parse(t.target.as_deref())?;
     let path = match &spec {
         TargetSpec::Path(p) => p.clone().unwrap_or_else(|| target::TEST_FILE_NAME.into()),
@@ -95,7 +74,7 @@ fn result_of_own_job(p: &Path) -> bool {
 /// files of an earlier `--emit-fio` and fio's results of them (run in DIR, as each job
 /// file says; they are left as they are: a fio result carries its own job options, so
 /// its import never depends on the job file beside it).
-pub fn emit(suite: &dyn Suite, t: &crate::args::TargetArgs, dir: &Path) -> Result<i32, Fail> {
+pub fn emit(suite: &dyn Suite, t: &crate::target_arg::TargetArgs, dir: &Path) -> Result<i32, Fail> {
     let info = plan_target(suite, t)?;
     let plan = suite
         .plan(&info)
@@ -531,7 +510,7 @@ pub fn hosts(a: &FioArgs) -> Result<Option<Vec<drivelab_suites::fio::client::Hos
 fn fleet_target(
     suite: &dyn Suite,
     given: Option<&str>,
-    t: &crate::args::TargetArgs,
+    t: &crate::target_arg::TargetArgs,
 ) -> Result<TargetInfo, Fail> {
     let path = given.unwrap_or(target::TEST_FILE_NAME).to_string();
     if path == "null" || path.starts_with("sim") {

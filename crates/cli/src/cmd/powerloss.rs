@@ -14,6 +14,7 @@ use drivelab_suites::powerloss::{
 use drivelab_suites::runner::new_doc;
 
 use crate::fail::{Fail, FAILED, INTERRUPTED};
+use crate::out_path::RESULTS_DIR;
 use crate::output::{note, note_prompt};
 use crate::run_args::PowerlossArgs;
 use crate::session::Session;
@@ -56,7 +57,7 @@ fn write_cmd(a: &PowerlossArgs) -> Result<i32, Fail> {
     if let Some(out) = &a.common.out {
         check_new_dir(out).map_err(Fail::usage)?;
     }
-    let arg = super::run::target_arg(t.target.as_deref())?;
+    let arg = target_arg::recorded(t.target.as_deref())?;
     let sim = target_arg::is_sim(Some(&arg));
     let device = !sim && is_block_device(Path::new(&arg));
     if a.cycles.is_some() && !device {
@@ -88,7 +89,7 @@ fn write_cmd(a: &PowerlossArgs) -> Result<i32, Fail> {
         .common
         .out
         .clone()
-        .unwrap_or_else(|| default_dir(Path::new(super::run::RESULTS_DIR), "powerloss"));
+        .unwrap_or_else(|| default_dir(Path::new(RESULTS_DIR), "powerloss"));
     let doc = new_doc(&k, &[], session.target(), Some(arg.clone()));
     check_new_dir(&dir).map_err(|e| session.usage(e))?;
     let mut bundle = Bundle::create(&dir, doc).map_err(|e| session.failed(e))?;
@@ -343,7 +344,7 @@ fn check_cmd(a: &PowerlossArgs, journal: &Path) -> Result<i32, Fail> {
     };
     let t = &a.common.target;
     let arg = match t.target.as_deref() {
-        Some(given) => super::run::target_arg(Some(given))?,
+        Some(given) => target_arg::recorded(Some(given))?,
         None => target.clone(),
     };
     if target_arg::is_sim(Some(&arg)) {

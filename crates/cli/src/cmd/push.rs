@@ -3,16 +3,29 @@
 
 use std::path::{Path, PathBuf};
 
+use clap::Args;
 use drivelab_report::bundles::parse_run_doc;
 use drivelab_server::client::{self, Pushed};
 use drivelab_store::RunFilter;
 use drivelab_suites::bundle::RUN_JSON;
 
-use crate::cmd::db::PushArgs;
 use crate::fail::Fail;
 
 /// The environment variable that carries the token when `--token` is not given.
 pub const TOKEN_ENV: &str = "DRIVELAB_TOKEN";
+
+#[derive(Args, Debug)]
+pub struct PushArgs {
+    /// The server, http://HOST:PORT.
+    #[arg(value_name = "URL", required = true)]
+    pub url: Option<String>,
+    /// Result bundle directories [default: every run in the database].
+    #[arg(value_name = "BUNDLE")]
+    pub bundles: Vec<PathBuf>,
+    /// The uploader's token, as in the server's --tokens file [default: $DRIVELAB_TOKEN].
+    #[arg(long, value_name = "TOKEN")]
+    pub token: Option<String>,
+}
 
 /// Where and as whom to upload, checked before anything is sent.
 #[derive(Debug, Clone)]

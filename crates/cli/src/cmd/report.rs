@@ -39,7 +39,7 @@ pub struct ReportArgs {
     pub svg: Option<PathBuf>,
     /// Start the consistency zoom at this time into the test, like 1400s (the
     /// reference's); default: a little before the scoring window.
-    #[arg(long = "zoom-from", value_name = "TIME", value_parser = crate::args::duration)]
+    #[arg(long = "zoom-from", value_name = "TIME", value_parser = crate::values::duration)]
     pub zoom_from: Option<u64>,
     /// Replace output files drivelab did not write (a report or chart drivelab wrote is
     /// replaced anyway; a results database or a bundle's file never is).

@@ -13,12 +13,10 @@ use drivelab_suites::{from_saved, Observer, Outcome, Runner, StepRecord, Suite};
 
 use crate::cmd::push::Upload;
 use crate::fail::{Fail, FAILED, INTERRUPTED};
+use crate::out_path::RESULTS_DIR;
 use crate::output::progress::{Bound, Meter, ProgressMode, Style, SuiteClock};
 use crate::run_args::{RunArgs, SuiteCmd};
 use crate::session::Session;
-
-/// Where bundles go by default, under the current directory.
-pub(super) const RESULTS_DIR: &str = "drivelab-results";
 
 /// Step and engine progress on stderr (see `--progress`), with the suite's ETA.
 struct View<'a> {
@@ -93,19 +91,6 @@ impl Observer for View<'_> {
         (s.1, s.2) = (Bound::WriteBytes(bytes), true);
         drop(s);
         self.meter.start("fill ", Bound::WriteBytes(bytes));
-    }
-}
-
-/// The TARGET as recorded for `--resume`: paths made absolute (the default test file too).
-pub(super) fn target_arg(given: Option<&str>) -> Result<String, Fail> {
-    match given {
-        Some(s) if s == "null" || s == "sim" || s.starts_with("sim:") => Ok(s.to_string()),
-        other => {
-            let p = PathBuf::from(other.unwrap_or(target::TEST_FILE_NAME));
-            std::path::absolute(&p)
-                .map(|p| p.display().to_string())
-                .map_err(|e| Fail::usage(format!("TARGET {}: {e}", p.display())))
-        }
     }
 }
 
@@ -209,7 +194,7 @@ fn start(
     if let Some(out) = &common.out {
         drivelab_suites::bundle::check_new_dir(out).map_err(Fail::usage)?;
     }
-    let arg = target_arg(t.target.as_deref())?;
+    let arg = crate::target_arg::recorded(t.target.as_deref())?;
     Session::check_sensor_target(Some(&arg), t)?;
     let spec = crate::target_arg::parse(Some(&arg))?;
     let open = open_options(suite.as_ref(), &spec, t.overwrite, t.destructive.clone());
@@ -249,7 +234,7 @@ fn start(
 
 /// A peak sweep refused on a block device for want of --destructive: it can measure
 /// without writing (the read workloads alone), which the refusal says too.
-fn read_only_hint(cmd: &SuiteCmd, t: &crate::args::TargetArgs, f: Fail) -> Fail {
+fn read_only_hint(cmd: &SuiteCmd, t: &crate::target_arg::TargetArgs, f: Fail) -> Fail {
     let device = t
         .target
         .as_deref()
@@ -295,7 +280,7 @@ fn resume(dir: &Path, a: &RunArgs, db: &DbChoice, upload: Option<&Upload>) -> Re
             dir.display()
         ))
     })?;
-    let targs = crate::args::TargetArgs {
+    let targs = crate::target_arg::TargetArgs {
         target: None,
         keep: a.keep,
         overwrite: a.overwrite,

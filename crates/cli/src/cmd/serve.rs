@@ -29,15 +29,15 @@ pub struct ServeArgs {
     #[arg(long = "read-token", value_name = "TOKEN")]
     pub read_token: Option<String>,
     /// Largest upload accepted, in MiB.
-    #[arg(long = "max-body-mib", value_name = "MIB", value_parser = crate::args::positive, default_value_t = (DEFAULT_MAX_BODY_BYTES >> 20) as u32)]
+    #[arg(long = "max-body-mib", value_name = "MIB", value_parser = crate::values::positive, default_value_t = (DEFAULT_MAX_BODY_BYTES >> 20) as u32)]
     pub max_body_mib: u32,
     /// Rendered run pages kept in memory, in MiB (a page is drawn once per content, then
     /// served from here until it is the least recently used).
-    #[arg(long = "page-cache-mib", value_name = "MIB", value_parser = crate::args::positive, default_value_t = (drivelab_server::render::DEFAULT_CACHE_BYTES >> 20) as u32)]
+    #[arg(long = "page-cache-mib", value_name = "MIB", value_parser = crate::values::positive, default_value_t = (drivelab_server::render::DEFAULT_CACHE_BYTES >> 20) as u32)]
     pub page_cache_mib: u32,
     /// run.json drawn into pages at once, in MiB: more readers wait (drawing costs several
     /// times a bundle's size in memory); a larger bundle is drawn alone.
-    #[arg(long = "render-budget-mib", value_name = "MIB", value_parser = crate::args::positive, default_value_t = (drivelab_server::render::DEFAULT_RENDER_BUDGET_BYTES >> 20) as u32)]
+    #[arg(long = "render-budget-mib", value_name = "MIB", value_parser = crate::values::positive, default_value_t = (drivelab_server::render::DEFAULT_RENDER_BUDGET_BYTES >> 20) as u32)]
     pub render_budget_mib: u32,
 }
 

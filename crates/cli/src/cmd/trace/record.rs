@@ -38,7 +38,7 @@ pub struct RecordArgs {
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub output: PathBuf,
     /// Record for this long, e.g. 30s, 5m (or give a command after `--`).
-    #[arg(long, value_parser = crate::args::duration, value_name = "D")]
+    #[arg(long, value_parser = crate::values::duration, value_name = "D")]
     pub duration: Option<u64>,
     /// Replace an existing file drivelab did not write.
     #[arg(long)]
