@@ -55,7 +55,7 @@ fn status(s: BundleStatus) -> &'static str {
 /// changed by hand: it would be stored and shown as an empty section).
 pub fn run_record(doc: &RunDoc, bundle_path: Option<String>) -> Result<RunRecord, String> {
     if let Some(summary) = &doc.summary {
-        summary.check_analysis(doc.suite)?;
+        drivelab_suites::saved::check_analysis(summary, doc.suite)?;
     }
     let t = &doc.target;
     let mut metrics: Vec<Metric> = Vec::new();

@@ -16,8 +16,8 @@ use drivelab_engine::result::{HostInfo, Measured, RunStatus, Tool};
 use drivelab_engine::spec::Workload;
 use drivelab_engine::target::TargetInfo;
 
+use crate::kind::SuiteKind;
 use crate::plan::StepKind;
-use crate::suite::SuiteKind;
 
 /// Version of the bundle layout; bumped on any change of its shape. 2: each step's
 /// `telemetry`, `idle_before_ns` and `idle_sensors`, and the result schema 2 inside. 3:
@@ -115,33 +115,6 @@ impl Summary {
     /// None when it is not of that shape.
     pub fn analysis_as<A: serde::de::DeserializeOwned>(&self) -> Option<A> {
         A::deserialize(&self.analysis).ok()
-    }
-
-    /// Checks that the analysis has the shape of `kind`'s typed analysis, so that a
-    /// bundle whose `suite` was changed (a powerloss analysis labelled "peak") is
-    /// refused instead of stored and shown as an empty section. The message names the
-    /// suite and why the analysis is not of its shape. No analysis (null: a powerloss
-    /// bundle before its check) fits every suite.
-    pub fn check_analysis(&self, kind: SuiteKind) -> Result<(), String> {
-        if self.analysis.is_null() {
-            return Ok(());
-        }
-        fn fits<A: serde::de::DeserializeOwned>(v: &serde_json::Value) -> Result<(), String> {
-            A::deserialize(v).map(|_| ()).map_err(|e| e.to_string())
-        }
-        let a = &self.analysis;
-        match kind {
-            SuiteKind::Quick => fits::<crate::quick::Analysis>(a),
-            SuiteKind::Peak => fits::<crate::peak::Analysis>(a),
-            SuiteKind::Consistency => fits::<crate::consistency::ConsistencyAnalysis>(a),
-            SuiteKind::Seqfill => fits::<crate::seqfill::SeqFillAnalysis>(a),
-            SuiteKind::Iometer => fits::<crate::iometer::Analysis>(a),
-            SuiteKind::Mixed => fits::<crate::mixed::Analysis>(a),
-            SuiteKind::Replay => fits::<crate::replay::ReplayAnalysis>(a),
-            SuiteKind::Fio => fits::<crate::fio::import::FioAnalysis>(a),
-            SuiteKind::Powerloss => fits::<crate::powerloss::Analysis>(a),
-        }
-        .map_err(|e| format!("summary.analysis is not a {kind} suite's analysis ({e}): the bundle's suite and its analysis disagree"))
     }
 }
 

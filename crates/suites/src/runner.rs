@@ -501,7 +501,7 @@ pub fn summary_of(doc: &RunDoc) -> Option<Summary> {
     if let Some(s) = &doc.summary {
         return Some(s.clone());
     }
-    let suite = crate::suite::from_saved(doc.suite, &doc.knobs).ok()?;
+    let suite = crate::saved::from_saved(doc.suite, &doc.knobs).ok()?;
     Some(analyse(suite.as_ref(), &doc.steps).summary)
 }
 
