@@ -368,8 +368,26 @@ pub fn parse_run_doc(text: &str) -> Result<RunDoc, String> {
             doc.schema_version
         ));
     }
-    doc.fleet |= crate::fio::fleet::made_before_the_fleet_field(&doc);
+    doc.fleet |= made_before_the_fleet_field(&doc);
     Ok(doc)
+}
+
+/// The note in every bundle of a fleet run, telling its reader why it cannot be resumed.
+pub const FLEET_NOTE: &str = "A fleet run (--host, --hosts) cannot be resumed: run it again.";
+
+/// Whether `doc` is a fleet run's bundle made before bundles said so in their `fleet`
+/// field: read once, when the bundle is read ([`parse_run_doc`]), from
+/// the marks those bundles carry (the fleet note and target, the hosts' note).
+fn made_before_the_fleet_field(doc: &RunDoc) -> bool {
+    doc.notes.iter().any(|n| n == FLEET_NOTE)
+        || doc
+            .target_arg
+            .as_deref()
+            .is_some_and(|a| a.starts_with("fleet:"))
+        || doc
+            .notes
+            .iter()
+            .any(|n| n.contains("through fio --client;"))
 }
 
 /// The default name of a bundle's drive: its model and path, e.g.

@@ -247,27 +247,11 @@ fn host_info(h: &Host) -> HostInfo {
     }
 }
 
-/// The note in every bundle of a fleet run, telling its reader why it cannot be resumed.
-pub const FLEET_NOTE: &str = "A fleet run (--host, --hosts) cannot be resumed: run it again.";
+pub use crate::bundle::FLEET_NOTE;
 
 /// Whether `doc` is a bundle of a fleet run: a host's or the fleet view.
 pub fn is_fleet_bundle(doc: &crate::bundle::RunDoc) -> bool {
     doc.fleet
-}
-
-/// Whether `doc` is a fleet run's bundle made before bundles said so in their `fleet`
-/// field: read once, when the bundle is read ([`crate::bundle::parse_run_doc`]), from
-/// the marks those bundles carry (the fleet note and target, the hosts' note).
-pub(crate) fn made_before_the_fleet_field(doc: &crate::bundle::RunDoc) -> bool {
-    doc.notes.iter().any(|n| n == FLEET_NOTE)
-        || doc
-            .target_arg
-            .as_deref()
-            .is_some_and(|a| a.starts_with("fleet:"))
-        || doc
-            .notes
-            .iter()
-            .any(|n| n.contains("through fio --client;"))
 }
 
 /// `addr:port` of a host.
