@@ -158,6 +158,16 @@ pub struct ClassCounts {
 }
 
 impl ClassCounts {
+    /// Add another count's blocks.
+    pub fn add_all(&mut self, o: &ClassCounts) {
+        self.zeros += o.zeros;
+        self.older += o.older;
+        self.misdirected += o.misdirected;
+        self.torn += o.torn;
+        self.corrupt += o.corrupt;
+        self.foreign += o.foreign;
+    }
+
     pub fn add(&mut self, c: Class) {
         *match c {
             Class::Zeros => &mut self.zeros,
@@ -193,6 +203,14 @@ pub struct VerifyResult {
     /// on are the pass's reads, not the workload's); null when no pass ran.
     #[serde(default)]
     pub pass_first_index: Option<u64>,
+    /// `--verify-backlog`: blocks read back and checked during the run (their reads are
+    /// in the series and totals with the workload's); absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backlog_blocks_checked: Option<u64>,
+    /// Of them, blocks not as written (listed in `mismatches`, counted in `classes`; the
+    /// first stops the run); absent without `--verify-backlog`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backlog_blocks_bad: Option<u64>,
 }
 
 impl VerifyResult {
@@ -207,18 +225,47 @@ impl VerifyResult {
             error: None,
             pass_ns: None,
             pass_first_index: None,
+            backlog_blocks_checked: None,
+            backlog_blocks_bad: None,
         }
     }
 
-    /// Whether the pass ran and found every block as written.
+    /// Count what the run's check reads (`--verify-backlog`) found: their mismatches
+    /// come first in the list.
+    pub fn with_backlog(mut self, found: crate::verify_backlog::BacklogFound) -> Self {
+        self.backlog_blocks_checked = Some(found.checked);
+        self.backlog_blocks_bad = Some(found.bad);
+        let pass = std::mem::replace(&mut self.classes, found.classes);
+        self.classes.add_all(&pass);
+        let mut listed = found.mismatches;
+        listed.extend(std::mem::take(&mut self.mismatches));
+        listed.truncate(LISTED_MISMATCHES);
+        self.mismatches = listed;
+        self
+    }
+
+    /// Whether the pass ran and found every block as written (and the run's check
+    /// reads too).
     pub fn passed(&self) -> bool {
-        self.error.is_none() && self.blocks_bad == Some(0)
+        self.error.is_none()
+            && self.blocks_bad == Some(0)
+            && self.backlog_blocks_bad.unwrap_or(0) == 0
     }
 
     /// One line for a failed run.
     pub fn failure(&self) -> Option<String> {
         if let Some(e) = &self.error {
             return Some(format!("verify: {e}"));
+        }
+        if let Some(m) = self
+            .backlog_blocks_bad
+            .filter(|&b| b > 0)
+            .map(|_| &self.mismatches[0])
+        {
+            return Some(format!(
+                "verify: a block read back during the run (--verify-backlog) is not as written: at byte {} ({}, generation {} expected)",
+                m.first_bad_byte_offset_bytes, m.class, m.expected_generation
+            ));
         }
         let bad = self.blocks_bad.filter(|&b| b > 0)?;
         let m = &self.mismatches[0];
@@ -509,6 +556,50 @@ mod tests {
             b
         };
         assert_eq!(c(&other_run).class, Class::Foreign);
+    }
+
+    #[test]
+    fn a_block_bad_during_the_run_fails_it_first_and_is_listed_first() {
+        let m = |offset: u64, class| Mismatch {
+            offset_bytes: offset,
+            class,
+            expected_generation: 3,
+            found_generation: None,
+            found_offset_bytes: None,
+            first_bad_byte_offset_bytes: offset + 9,
+        };
+        let mut found = crate::verify_backlog::BacklogFound {
+            checked: 40,
+            bad: 1,
+            ..Default::default()
+        };
+        found.classes.add(Class::Zeros);
+        found.mismatches.push(m(8192, Class::Zeros));
+        // No pass ran (the run stopped at the block).
+        let v = VerifyResult::unchecked(vec![41]).with_backlog(found.clone());
+        assert_eq!(
+            (v.backlog_blocks_checked, v.backlog_blocks_bad),
+            (Some(40), Some(1))
+        );
+        assert!(!v.passed());
+        let why = v.failure().unwrap();
+        assert!(
+            why.contains("--verify-backlog") && why.contains("8201 (zeros"),
+            "{why}"
+        );
+        // With a pass: both counted, the run's first.
+        let mut pass = VerifyResult::unchecked(vec![41]);
+        pass.blocks_checked = Some(41);
+        pass.blocks_bad = Some(1);
+        pass.classes.add(Class::Corrupt);
+        pass.mismatches.push(m(0, Class::Corrupt));
+        let v = pass.with_backlog(found);
+        assert_eq!((v.classes.zeros, v.classes.corrupt), (1, 1));
+        assert_eq!(v.mismatches[0].offset_bytes, 8192);
+        assert_eq!(v.mismatches.len(), 2);
+        // Without the option the JSON is as before: no backlog keys.
+        let plain = serde_json::to_value(VerifyResult::unchecked(vec![1])).unwrap();
+        assert!(plain.get("backlog_blocks_checked").is_none());
     }
 
     #[test]
