@@ -489,3 +489,51 @@ fn verify_backlog_refuses_bad_values_in_one_line() {
         assert!(!dir.path().join("t.bin").exists(), "nothing made: {args:?}");
     }
 }
+
+#[test]
+fn the_pass_reads_with_every_job_on_the_sync_engine_and_finds_a_flipped_byte() {
+    // Two sequential jobs (each its own half), the sync engine: the pass reads with two
+    // threads, each its share of the runs of adjacent blocks, a MiB at a time.
+    let dir = tempfile::tempdir().unwrap();
+    let o = run_in(
+        dir.path(),
+        &[
+            "io",
+            "t.bin",
+            "--rw",
+            "write",
+            "--bs",
+            "4k",
+            "--size",
+            "4M",
+            "--io_size",
+            "4M",
+            "--ioengine",
+            "sync",
+            "--numjobs",
+            "2",
+            "--verify",
+            "--keep",
+            "--json",
+            "r.json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("r.json")).unwrap()).unwrap();
+    assert_eq!(r["verify"]["writes_per_job"], serde_json::json!([512, 512]));
+    assert_eq!(r["verify"]["blocks_checked"], 1024);
+    assert_eq!(r["verify"]["blocks_bad"], 0);
+    assert_eq!(r["totals"]["read"]["ops"], 4);
+    let at = 3 * (1 << 20) + 4096 + 1000;
+    flip(&dir.path().join("t.bin"), at);
+    let (code, v) = verify_later(dir.path(), "t.bin");
+    assert_eq!(code, Some(1));
+    assert_eq!(v["blocks_checked"], 1024);
+    assert_eq!(v["blocks_bad"], 1);
+    let m = &v["mismatches"][0];
+    assert_eq!(m["class"], "corrupt");
+    assert_eq!(m["first_bad_byte_offset_bytes"], at);
+    // Job 1 wrote the second half from its start: its generation 257 is block 769.
+    assert_eq!(m["expected_generation"], at / 4096 - 512);
+}

@@ -360,7 +360,8 @@ fn verify_pass(
     let ran_whole = facts.failure.is_none() && !facts.aborted && !facts.interrupted;
     match target.file() {
         Some(f) if ran_whole && !stop.load(Ordering::Relaxed) => {
-            let mut pass = crate::verify_pass::run(w, f, writes);
+            let block = target.info.kind == TargetKind::BlockDevice;
+            let mut pass = crate::verify_pass::run(w, f, block, writes);
             pass.count_in(facts, w.log_interval_ns);
             pass.result
         }

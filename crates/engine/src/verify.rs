@@ -11,16 +11,14 @@
 //! What was written where is not stored: the verify pass replays each job's seeded
 //! generator for the number of writes the job made (recorded in the result), which gives
 //! every write's offset, generation and content. A block whose bytes differ from its last
-//! write is classified ([`Class`]) with the first byte that differs.
+//! write is classified ([`Class`]) with the first byte that differs. The pass itself, on
+//! the workload's backend, is [`crate::verify_pass`].
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::os::unix::fs::FileExt;
 
 use serde::{Deserialize, Serialize};
 
 use crate::block_header::*;
-use crate::buf::AlignedBuf;
 use crate::data::DataPool;
 use crate::gen::OpGen;
 use crate::op::Dir;
@@ -341,62 +339,13 @@ pub fn in_flight_together(m: &Mismatch, last: Written, iodepth: u32) -> bool {
             .is_some_and(|g| last.generation - g < u64::from(iodepth.max(1)))
 }
 
-/// Read back every block the run wrote from `file` and compare it with its last write.
-pub fn check(w: &Workload, file: &File, writes_per_job: Vec<u64>) -> VerifyResult {
-    check_reading(w, writes_per_job, &mut |buf, offset| {
-        file.read_exact_at(buf, offset)
-    })
-}
-
-/// [`check`], each block read by `read(buf, offset)` (a run's pass times its reads).
-pub fn check_reading(
-    w: &Workload,
-    writes_per_job: Vec<u64>,
-    read: &mut dyn FnMut(&mut [u8], u64) -> std::io::Result<()>,
-) -> VerifyResult {
-    let mut r = VerifyResult::unchecked(writes_per_job);
-    if let Err(e) = check_workload(w) {
-        r.error = Some(e);
-        return r;
-    }
-    let bs = w.bs[0].bytes as usize;
-    let pool = DataPool::new(w.data, w.max_bs(), w.randseed, true);
-    let mut blocks: Vec<(u64, Vec<Written>)> = plan(w, &r.writes_per_job).into_iter().collect();
-    blocks.sort_unstable_by_key(|b| b.0);
-    let per_read = (READ_BYTES / bs).max(1);
-    let mut found = AlignedBuf::new(bs * per_read);
-    let mut exp = vec![0u8; bs];
-    let (mut checked, mut bad) = (0u64, 0u64);
-    for run in adjacent_runs(&blocks, bs as u64, per_read) {
-        let at = run[0].0;
-        let buf = &mut found.as_mut_slice()[..run.len() * bs];
-        if let Err(e) = read(buf, at) {
-            r.error = Some(read_error(&e, buf.len(), at));
-            break;
-        }
-        for ((offset, writes), got) in run.iter().zip(buf.chunks_exact(bs)) {
-            checked += 1;
-            if let Some(m) = worst_mismatch(w, &pool, *offset, got, writes, &mut exp) {
-                bad += 1;
-                r.classes.add(m.class);
-                if r.mismatches.len() < LISTED_MISMATCHES {
-                    r.mismatches.push(m);
-                }
-            }
-        }
-    }
-    r.blocks_checked = Some(checked);
-    r.blocks_bad = Some(bad);
-    r
-}
-
 /// The most bytes the pass reads at once: blocks written next to each other are read
 /// together (a sequential run's pass makes one read per MiB, not one per block).
 pub const READ_BYTES: usize = 1 << 20;
 
 /// `blocks` (sorted by offset, `bs` bytes each) cut into runs of adjacent blocks of at
 /// most `most` blocks.
-fn adjacent_runs(
+pub(crate) fn adjacent_runs(
     blocks: &[(u64, Vec<Written>)],
     bs: u64,
     most: usize,
@@ -419,7 +368,7 @@ fn adjacent_runs(
 /// What `found` at `offset` is against the last writes of each job there: None when it
 /// is one of them (or an older write in flight with it), else the mismatch that says
 /// most (against the job whose header it carries).
-fn worst_mismatch(
+pub(crate) fn worst_mismatch(
     w: &Workload,
     pool: &DataPool,
     offset: u64,
@@ -461,7 +410,7 @@ fn worst_mismatch(
 }
 
 /// A failed read-back in words: a target that ends before the blocks says so.
-fn read_error(e: &std::io::Error, len: usize, offset: u64) -> String {
+pub(crate) fn read_error(e: &std::io::Error, len: usize, offset: u64) -> String {
     let end = offset + len as u64;
     match e.kind() {
         std::io::ErrorKind::UnexpectedEof => format!(
