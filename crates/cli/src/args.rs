@@ -181,6 +181,12 @@ pub struct IoArgs {
     /// --bs and --data random or compress=N; `drivelab verify` checks again later.
     #[arg(long)]
     pub verify: bool,
+    /// With --verify: also check during the run (fio's verify_backlog). After every N
+    /// writes each job reads back the blocks it wrote since its last check, before it
+    /// writes on; those reads count in the series and totals like any read, and a block
+    /// not as written stops the run (exit 1). Random writes need --numjobs 1.
+    #[arg(long = "verify-backlog", alias = "verify_backlog", value_name = "N", value_parser = positive, allow_hyphen_values = true)]
+    pub verify_backlog: Option<u32>,
     /// io_uring: register the I/O buffers with the ring, sparing the kernel a page
     /// lookup per I/O; `--fixedbufs=0` turns it off [default: true; falls back to
     /// plain buffers, with a note, where registration is refused].

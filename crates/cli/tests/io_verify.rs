@@ -377,3 +377,163 @@ fn a_consistency_bundle_verifies_its_random_writes() {
     assert!(stderr(&o).contains("--verify"), "{}", stderr(&o));
     assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
 }
+
+/// `io --verify --verify-backlog 16` on `t.bin` with `extra`: the document.
+fn write_with_backlog(dir: &Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "io",
+        "t.bin",
+        "--rw",
+        "write",
+        "--bs",
+        "4k",
+        "--size",
+        "4M",
+        "--io_size",
+        "4M",
+        "--verify",
+        "--verify-backlog",
+        "16",
+        "--json",
+        "r.json",
+        "--keep",
+        "--force",
+    ];
+    args.extend(extra);
+    let o = run_in(dir, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_slice(&std::fs::read(dir.join("r.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn the_backlog_reads_back_every_16_writes_on_io_uring_and_sync() {
+    let dir = tempfile::tempdir().unwrap();
+    for (extra, checked) in [
+        // At one I/O in flight the check after the last write is made too.
+        (&["--ioengine", "sync"][..], 1024),
+        // At depth 4 the generator is done (and the backend drains) before the last
+        // write comes back: the last 16 are left to the pass.
+        (&["--ioengine", "io_uring", "--iodepth", "4"][..], 1008),
+    ] {
+        let r = write_with_backlog(dir.path(), extra);
+        assert_eq!(r["status"], "complete", "{extra:?}");
+        let v = &r["verify"];
+        assert_eq!(v["backlog_blocks_checked"], checked, "{extra:?}: {v}");
+        assert_eq!(v["backlog_blocks_bad"], 0);
+        assert_eq!(v["blocks_bad"], 0);
+        assert_eq!(r["config"]["verify_backlog"], 16);
+        // The check reads count like any read: one per block checked, beside the
+        // pass's 4 reads of a MiB.
+        assert_eq!(r["totals"]["write"]["ops"], 1024);
+        assert_eq!(r["totals"]["read"]["ops"], checked + 4, "{extra:?}");
+        let first = v["pass_first_index"].as_u64().unwrap();
+        let run_reads: u64 = r["series"]["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| x["index"].as_u64().unwrap() < first)
+            .map(|x| x["read"]["ops"].as_u64().unwrap())
+            .sum();
+        assert_eq!(run_reads, checked, "{extra:?}: in the run's intervals");
+        // `drivelab verify` reads the document back (the option is part of its config).
+        let (code, later) = verify_later(dir.path(), "t.bin");
+        assert_eq!(code, Some(0), "{later}");
+        assert_eq!(later["blocks_bad"], 0);
+    }
+}
+
+#[test]
+fn verify_backlog_refuses_bad_values_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = ["io", "t.bin", "--size", "1M"];
+    for (extra, says) in [
+        (
+            &["--rw", "write", "--verify-backlog", "8"][..],
+            "--verify-backlog: needs --verify",
+        ),
+        (
+            &["--rw", "write", "--verify", "--verify-backlog", "0"][..],
+            "--verify-backlog",
+        ),
+        (
+            &["--rw", "write", "--verify", "--verify-backlog", "lots"][..],
+            "--verify-backlog",
+        ),
+        (
+            &["--rw", "write", "--verify", "--verify-backlog", "-3"][..],
+            "--verify-backlog",
+        ),
+        (
+            &["--verify", "--verify-backlog", "8", "--rw", "randread"][..],
+            "--verify-backlog: needs a workload that writes",
+        ),
+        (
+            &[
+                "--verify",
+                "--verify-backlog",
+                "8",
+                "--rw",
+                "randwrite",
+                "--numjobs",
+                "2",
+            ][..],
+            "--verify-backlog: random writes need --numjobs 1",
+        ),
+    ] {
+        let mut args = base.to_vec();
+        args.extend(extra);
+        let o = run_in(dir.path(), &args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+        assert!(!dir.path().join("t.bin").exists(), "nothing made: {args:?}");
+    }
+}
+
+#[test]
+fn the_pass_reads_with_every_job_on_the_sync_engine_and_finds_a_flipped_byte() {
+    // Two sequential jobs (each its own half), the sync engine: the pass reads with two
+    // threads, each its share of the runs of adjacent blocks, a MiB at a time.
+    let dir = tempfile::tempdir().unwrap();
+    let o = run_in(
+        dir.path(),
+        &[
+            "io",
+            "t.bin",
+            "--rw",
+            "write",
+            "--bs",
+            "4k",
+            "--size",
+            "4M",
+            "--io_size",
+            "4M",
+            "--ioengine",
+            "sync",
+            "--numjobs",
+            "2",
+            "--verify",
+            "--keep",
+            "--json",
+            "r.json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("r.json")).unwrap()).unwrap();
+    assert_eq!(r["verify"]["writes_per_job"], serde_json::json!([512, 512]));
+    assert_eq!(r["verify"]["blocks_checked"], 1024);
+    assert_eq!(r["verify"]["blocks_bad"], 0);
+    assert_eq!(r["totals"]["read"]["ops"], 4);
+    let at = 3 * (1 << 20) + 4096 + 1000;
+    flip(&dir.path().join("t.bin"), at);
+    let (code, v) = verify_later(dir.path(), "t.bin");
+    assert_eq!(code, Some(1));
+    assert_eq!(v["blocks_checked"], 1024);
+    assert_eq!(v["blocks_bad"], 1);
+    let m = &v["mismatches"][0];
+    assert_eq!(m["class"], "corrupt");
+    assert_eq!(m["first_bad_byte_offset_bytes"], at);
+    // Job 1 wrote the second half from its start: its generation 257 is block 769.
+    assert_eq!(m["expected_generation"], at / 4096 - 512);
+}

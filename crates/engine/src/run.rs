@@ -74,6 +74,31 @@ pub fn check(req: &WorkloadRequest) -> Result<(), String> {
     if req.log_interval_ns < 10_000_000 {
         return Err("--log-interval: must be at least 10ms".into());
     }
+    check_backlog(req)
+}
+
+/// `--verify-backlog N`'s own rules (the rest of `--verify`'s are checked with it).
+fn check_backlog(req: &WorkloadRequest) -> Result<(), String> {
+    let Some(n) = req.verify_backlog else {
+        return Ok(());
+    };
+    if !req.verify {
+        return Err(
+            "--verify-backlog: needs --verify (it checks the blocks --verify marks)".into(),
+        );
+    }
+    if n == 0 {
+        return Err("--verify-backlog: a number of writes, at least 1, like 64".into());
+    }
+    if !req.rw.writes(req.rwmixread) {
+        return Err(
+            "--verify-backlog: needs a workload that writes (--rw write, randwrite, rw or randrw)"
+                .into(),
+        );
+    }
+    if req.numjobs > 1 && req.rw.is_random() {
+        return Err("--verify-backlog: random writes need --numjobs 1 (jobs writing the same blocks would race each other's check reads); sequential jobs write their own regions and may be several".into());
+    }
     Ok(())
 }
 
@@ -236,6 +261,7 @@ pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, S
         invalidate: req.invalidate,
         end_fsync: req.end_fsync,
         verify: req.verify,
+        verify_backlog: req.verify_backlog,
     };
     if w.verify {
         check_verify(&w, target)?;
@@ -300,8 +326,15 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     let prep = prepare(w, target, opts.stop);
     let done = execute(w, target, opts, prep);
     let writes_per_job = w.verify.then(|| done.jobs.writes_per_job.clone());
+    let backlog = done.jobs.backlog.clone();
     let mut facts = facts(w, target, opts, started_at, done);
-    let pass = writes_per_job.map(|writes| verify_pass(&mut facts, w, target, writes, opts.stop));
+    let pass = writes_per_job.map(|writes| {
+        let v = verify_pass(&mut facts, w, target, writes, opts.stop);
+        match backlog {
+            Some(found) => v.with_backlog(found),
+            None => v,
+        }
+    });
     let mut result = crate::assemble::assemble(w, target, facts, None);
     if let Some(v) = pass {
         let m = &mut result.measured;
@@ -327,7 +360,8 @@ fn verify_pass(
     let ran_whole = facts.failure.is_none() && !facts.aborted && !facts.interrupted;
     match target.file() {
         Some(f) if ran_whole && !stop.load(Ordering::Relaxed) => {
-            let mut pass = crate::verify_pass::run(w, f, writes);
+            let block = target.info.kind == TargetKind::BlockDevice;
+            let mut pass = crate::verify_pass::run(w, f, block, writes);
             pass.count_in(facts, w.log_interval_ns);
             pass.result
         }
@@ -416,6 +450,8 @@ struct JobSums {
     last_done_ns: u64,
     /// Writes each job filled (a verifying run's record of what it wrote).
     writes_per_job: Vec<u64>,
+    /// What the jobs' check reads found (`--verify-backlog`).
+    backlog: Option<crate::verify_backlog::BacklogFound>,
 }
 
 impl JobSums {
@@ -425,6 +461,9 @@ impl JobSums {
             s.outside_ns += j.outside_ns as u128;
             s.closing_ns += j.closing_ns as u128;
             s.writes_per_job.push(j.writes_back());
+            if let Some(b) = j.backlog {
+                s.backlog.get_or_insert_with(Default::default).add(b.found);
+            }
             s.errors.extend(j.errors);
             s.error_count += j.error_count;
             s.data_ns_max = s.data_ns_max.max(j.data_ns);
@@ -615,7 +654,10 @@ fn make_jobs<'a>(
                 w.continue_on_error,
             );
             job.set_window_start(origin + w.ramp_ns);
-            job
+            match w.verify_backlog.filter(|_| w.verify) {
+                Some(n) => job.with_backlog(n, w.randseed, w.max_bs()),
+                None => job,
+            }
         })
         .collect()
 }
@@ -1006,6 +1048,7 @@ fn request(w: &Workload) -> WorkloadRequest {
         invalidate: w.invalidate,
         end_fsync: w.end_fsync,
         verify: w.verify,
+        verify_backlog: w.verify_backlog,
     }
 }
 

@@ -11,16 +11,14 @@
 //! What was written where is not stored: the verify pass replays each job's seeded
 //! generator for the number of writes the job made (recorded in the result), which gives
 //! every write's offset, generation and content. A block whose bytes differ from its last
-//! write is classified ([`Class`]) with the first byte that differs.
+//! write is classified ([`Class`]) with the first byte that differs. The pass itself, on
+//! the workload's backend, is [`crate::verify_pass`].
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::os::unix::fs::FileExt;
 
 use serde::{Deserialize, Serialize};
 
 use crate::block_header::*;
-use crate::buf::AlignedBuf;
 use crate::data::DataPool;
 use crate::gen::OpGen;
 use crate::op::Dir;
@@ -158,6 +156,16 @@ pub struct ClassCounts {
 }
 
 impl ClassCounts {
+    /// Add another count's blocks.
+    pub fn add_all(&mut self, o: &ClassCounts) {
+        self.zeros += o.zeros;
+        self.older += o.older;
+        self.misdirected += o.misdirected;
+        self.torn += o.torn;
+        self.corrupt += o.corrupt;
+        self.foreign += o.foreign;
+    }
+
     pub fn add(&mut self, c: Class) {
         *match c {
             Class::Zeros => &mut self.zeros,
@@ -193,6 +201,14 @@ pub struct VerifyResult {
     /// on are the pass's reads, not the workload's); null when no pass ran.
     #[serde(default)]
     pub pass_first_index: Option<u64>,
+    /// `--verify-backlog`: blocks read back and checked during the run (their reads are
+    /// in the series and totals with the workload's); absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backlog_blocks_checked: Option<u64>,
+    /// Of them, blocks not as written (listed in `mismatches`, counted in `classes`; the
+    /// first stops the run); absent without `--verify-backlog`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backlog_blocks_bad: Option<u64>,
 }
 
 impl VerifyResult {
@@ -207,18 +223,47 @@ impl VerifyResult {
             error: None,
             pass_ns: None,
             pass_first_index: None,
+            backlog_blocks_checked: None,
+            backlog_blocks_bad: None,
         }
     }
 
-    /// Whether the pass ran and found every block as written.
+    /// Count what the run's check reads (`--verify-backlog`) found: their mismatches
+    /// come first in the list.
+    pub fn with_backlog(mut self, found: crate::verify_backlog::BacklogFound) -> Self {
+        self.backlog_blocks_checked = Some(found.checked);
+        self.backlog_blocks_bad = Some(found.bad);
+        let pass = std::mem::replace(&mut self.classes, found.classes);
+        self.classes.add_all(&pass);
+        let mut listed = found.mismatches;
+        listed.extend(std::mem::take(&mut self.mismatches));
+        listed.truncate(LISTED_MISMATCHES);
+        self.mismatches = listed;
+        self
+    }
+
+    /// Whether the pass ran and found every block as written (and the run's check
+    /// reads too).
     pub fn passed(&self) -> bool {
-        self.error.is_none() && self.blocks_bad == Some(0)
+        self.error.is_none()
+            && self.blocks_bad == Some(0)
+            && self.backlog_blocks_bad.unwrap_or(0) == 0
     }
 
     /// One line for a failed run.
     pub fn failure(&self) -> Option<String> {
         if let Some(e) = &self.error {
             return Some(format!("verify: {e}"));
+        }
+        if let Some(m) = self
+            .backlog_blocks_bad
+            .filter(|&b| b > 0)
+            .map(|_| &self.mismatches[0])
+        {
+            return Some(format!(
+                "verify: a block read back during the run (--verify-backlog) is not as written: at byte {} ({}, generation {} expected)",
+                m.first_bad_byte_offset_bytes, m.class, m.expected_generation
+            ));
         }
         let bad = self.blocks_bad.filter(|&b| b > 0)?;
         let m = &self.mismatches[0];
@@ -294,62 +339,13 @@ pub fn in_flight_together(m: &Mismatch, last: Written, iodepth: u32) -> bool {
             .is_some_and(|g| last.generation - g < u64::from(iodepth.max(1)))
 }
 
-/// Read back every block the run wrote from `file` and compare it with its last write.
-pub fn check(w: &Workload, file: &File, writes_per_job: Vec<u64>) -> VerifyResult {
-    check_reading(w, writes_per_job, &mut |buf, offset| {
-        file.read_exact_at(buf, offset)
-    })
-}
-
-/// [`check`], each block read by `read(buf, offset)` (a run's pass times its reads).
-pub fn check_reading(
-    w: &Workload,
-    writes_per_job: Vec<u64>,
-    read: &mut dyn FnMut(&mut [u8], u64) -> std::io::Result<()>,
-) -> VerifyResult {
-    let mut r = VerifyResult::unchecked(writes_per_job);
-    if let Err(e) = check_workload(w) {
-        r.error = Some(e);
-        return r;
-    }
-    let bs = w.bs[0].bytes as usize;
-    let pool = DataPool::new(w.data, w.max_bs(), w.randseed, true);
-    let mut blocks: Vec<(u64, Vec<Written>)> = plan(w, &r.writes_per_job).into_iter().collect();
-    blocks.sort_unstable_by_key(|b| b.0);
-    let per_read = (READ_BYTES / bs).max(1);
-    let mut found = AlignedBuf::new(bs * per_read);
-    let mut exp = vec![0u8; bs];
-    let (mut checked, mut bad) = (0u64, 0u64);
-    for run in adjacent_runs(&blocks, bs as u64, per_read) {
-        let at = run[0].0;
-        let buf = &mut found.as_mut_slice()[..run.len() * bs];
-        if let Err(e) = read(buf, at) {
-            r.error = Some(read_error(&e, buf.len(), at));
-            break;
-        }
-        for ((offset, writes), got) in run.iter().zip(buf.chunks_exact(bs)) {
-            checked += 1;
-            if let Some(m) = worst_mismatch(w, &pool, *offset, got, writes, &mut exp) {
-                bad += 1;
-                r.classes.add(m.class);
-                if r.mismatches.len() < LISTED_MISMATCHES {
-                    r.mismatches.push(m);
-                }
-            }
-        }
-    }
-    r.blocks_checked = Some(checked);
-    r.blocks_bad = Some(bad);
-    r
-}
-
 /// The most bytes the pass reads at once: blocks written next to each other are read
 /// together (a sequential run's pass makes one read per MiB, not one per block).
 pub const READ_BYTES: usize = 1 << 20;
 
 /// `blocks` (sorted by offset, `bs` bytes each) cut into runs of adjacent blocks of at
 /// most `most` blocks.
-fn adjacent_runs(
+pub(crate) fn adjacent_runs(
     blocks: &[(u64, Vec<Written>)],
     bs: u64,
     most: usize,
@@ -372,7 +368,7 @@ fn adjacent_runs(
 /// What `found` at `offset` is against the last writes of each job there: None when it
 /// is one of them (or an older write in flight with it), else the mismatch that says
 /// most (against the job whose header it carries).
-fn worst_mismatch(
+pub(crate) fn worst_mismatch(
     w: &Workload,
     pool: &DataPool,
     offset: u64,
@@ -414,7 +410,7 @@ fn worst_mismatch(
 }
 
 /// A failed read-back in words: a target that ends before the blocks says so.
-fn read_error(e: &std::io::Error, len: usize, offset: u64) -> String {
+pub(crate) fn read_error(e: &std::io::Error, len: usize, offset: u64) -> String {
     let end = offset + len as u64;
     match e.kind() {
         std::io::ErrorKind::UnexpectedEof => format!(
@@ -509,6 +505,50 @@ mod tests {
             b
         };
         assert_eq!(c(&other_run).class, Class::Foreign);
+    }
+
+    #[test]
+    fn a_block_bad_during_the_run_fails_it_first_and_is_listed_first() {
+        let m = |offset: u64, class| Mismatch {
+            offset_bytes: offset,
+            class,
+            expected_generation: 3,
+            found_generation: None,
+            found_offset_bytes: None,
+            first_bad_byte_offset_bytes: offset + 9,
+        };
+        let mut found = crate::verify_backlog::BacklogFound {
+            checked: 40,
+            bad: 1,
+            ..Default::default()
+        };
+        found.classes.add(Class::Zeros);
+        found.mismatches.push(m(8192, Class::Zeros));
+        // No pass ran (the run stopped at the block).
+        let v = VerifyResult::unchecked(vec![41]).with_backlog(found.clone());
+        assert_eq!(
+            (v.backlog_blocks_checked, v.backlog_blocks_bad),
+            (Some(40), Some(1))
+        );
+        assert!(!v.passed());
+        let why = v.failure().unwrap();
+        assert!(
+            why.contains("--verify-backlog") && why.contains("8201 (zeros"),
+            "{why}"
+        );
+        // With a pass: both counted, the run's first.
+        let mut pass = VerifyResult::unchecked(vec![41]);
+        pass.blocks_checked = Some(41);
+        pass.blocks_bad = Some(1);
+        pass.classes.add(Class::Corrupt);
+        pass.mismatches.push(m(0, Class::Corrupt));
+        let v = pass.with_backlog(found);
+        assert_eq!((v.classes.zeros, v.classes.corrupt), (1, 1));
+        assert_eq!(v.mismatches[0].offset_bytes, 8192);
+        assert_eq!(v.mismatches.len(), 2);
+        // Without the option the JSON is as before: no backlog keys.
+        let plain = serde_json::to_value(VerifyResult::unchecked(vec![1])).unwrap();
+        assert!(plain.get("backlog_blocks_checked").is_none());
     }
 
     #[test]

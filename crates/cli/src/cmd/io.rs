@@ -101,6 +101,7 @@ fn request(a: &IoArgs) -> WorkloadRequest {
     }
     r.continue_on_error = a.continue_on_error;
     r.verify = a.verify;
+    r.verify_backlog = a.verify_backlog.map(u64::from);
     if let Some(v) = a.fixedbufs {
         r.fixedbufs = v;
     }

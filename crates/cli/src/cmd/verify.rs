@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use clap::Args;
 use drivelab_engine::result::RunResult;
 use drivelab_engine::target::{OpenOptions, Target, TargetSpec};
-use drivelab_engine::verify::{self, VerifyResult};
+use drivelab_engine::verify::VerifyResult;
 
 use crate::fail::{Fail, FAILED};
 
@@ -129,7 +129,8 @@ pub fn run(a: VerifyArgs) -> Result<i32, Fail> {
     drivelab_engine::run::check_document(&w, &target.info)
         .map_err(|e| Fail::usage(format!("--from {shown}: {e}")))?;
     check_writes(&shown, &w, &writes)?;
-    let r = verify::check(&w, file, writes);
+    let block = target.info.kind == drivelab_engine::target::TargetKind::BlockDevice;
+    let r = drivelab_engine::verify_pass::check(&w, file, block, writes);
     if a.json {
         crate::output::json::write_stdout(&r).map_err(Fail::failed)?;
     } else {

@@ -50,7 +50,7 @@ use io_uring::{opcode, squeue, types, IoUring};
 
 use std::collections::VecDeque;
 
-use super::{blocking_io, per_job_threads, Backend, BackendCtx, Stamps, SLICE_NS};
+use super::{blocking_io, per_job_threads, read_checked, Backend, BackendCtx, Stamps, SLICE_NS};
 use crate::buf::SlotArena;
 use crate::clock::{Clock, SPIN_NS};
 use crate::op::{AnyOp, Dir, IoOp};
@@ -200,6 +200,8 @@ struct RingJob<'f> {
     sqe_flags: squeue::Flags,
     workers: bool,
     stamps: Stamps,
+    /// The source checks what reads find ([`IoSource::check_read`]).
+    check: bool,
 }
 
 impl<'f> RingJob<'f> {
@@ -291,6 +293,7 @@ impl<'f> RingJob<'f> {
             sqe_flags,
             workers: matches!(mode, Mode::Workers { .. }),
             stamps: Stamps::default(),
+            check: job.wants_read_check(),
         })
     }
 
@@ -501,7 +504,13 @@ impl<'f> RingJob<'f> {
             let slot = cqe.user_data() as usize;
             let (op, submitted) = self.slots[slot];
             let t = self.stamps.next(clock);
-            if !job.complete(&op, submitted, t, cqe.result() as i64) {
+            let res = cqe.result() as i64;
+            let go = !self.check
+                || self
+                    .bufs
+                    .get(slot, op.len_bytes as usize)
+                    .is_ok_and(|(b, _)| read_checked(job, true, &op, res, b));
+            if !job.complete(&op, submitted, t, res) || !go {
                 self.draining = true;
             }
             self.free.push(slot);

@@ -213,6 +213,7 @@ pub fn workload_of(
         invalidate: o("invalidate").is_none_or(|v| v != "0"),
         end_fsync: o("end_fsync").is_some_and(|v| v != "0"),
         verify: false,
+        verify_backlog: None,
     })
 }
 
