@@ -410,3 +410,61 @@ fn a_fifo_is_refused_at_once_and_one_in_a_directory_is_skipped_aloud() {
     assert!(e.contains("a directory without fio results"), "{e}");
     assert!(!d.path().join("drivelab-results").exists());
 }
+
+/// One fio job file run on two hosts (its result's `hostname` says which, as fio's
+/// client mode writes it), imported as two drives: the host is the run's identity, not
+/// the test's, so `compare` takes the two and names both.
+#[test]
+fn two_hosts_imports_of_one_job_file_compare_under_their_drives() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    fio(
+        p,
+        "[global]\nioengine=null\nsize=1g\nrw=randread\nbs=4k\ntime_based=1\nruntime=100ms\n\
+         group_reporting=1\nstonewall\n[q1]\niodepth=1\n[q8]\niodepth=8\n",
+        "one.json",
+    );
+    let one = read_json(&p.join("one.json"));
+    for (host, drive) in [("host-a", "A"), ("host-b", "B")] {
+        let mut doc = one.clone();
+        for j in doc["jobs"].as_array_mut().unwrap() {
+            j["hostname"] = host.into();
+        }
+        std::fs::write(
+            p.join(format!("{host}.json")),
+            serde_json::to_string(&doc).unwrap(),
+        )
+        .unwrap();
+        let o = run_in(
+            p,
+            &[
+                "import",
+                "fio",
+                &format!("{host}.json"),
+                "--drive",
+                drive,
+                "--out",
+                drive,
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let run = read_json(&p.join(drive).join("run.json"));
+        assert_eq!(run["host"]["hostname"], host);
+        for s in run["steps"].as_array().unwrap() {
+            let name = s["name"].as_str().unwrap();
+            assert!(!name.contains("host-"), "the host names the step: {name}");
+        }
+    }
+    let o = run_in(p, &["compare", "A", "B"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = common::stdout(&o);
+    assert!(
+        out.contains("A = A [fio]") && out.contains("B = B [fio]"),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.contains("QD8") && l.contains("1.00x")),
+        "{out}"
+    );
+}

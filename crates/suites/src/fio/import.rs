@@ -466,13 +466,26 @@ fn unnamed_logs(dir: &Path, results: usize) -> Result<Vec<Option<JobLogs>>, Stri
         .collect()
 }
 
-/// A result's name: what it ran ([`test_name`]) and fio's job name, on its host.
+/// A result's name: what it ran ([`test_name`]) and fio's job name. Not its host: the
+/// host is the run's (and the drive's) identity, not the test's, so one job file run on
+/// two hosts gives the same steps and the two imports compare.
 fn result_name(job: &Job, w: &Workload) -> String {
-    let mut name = format!("{} ({})", test_name(w), job.jobname);
-    if let Some(h) = &job.hostname {
-        name = format!("{name} on {h}");
+    format!("{} ({})", test_name(w), job.jobname)
+}
+
+/// Names that several results of different hosts share (one client/server result of
+/// many hosts) say each one's host: `hosts[i]` is result `i`'s.
+fn by_host(names: &mut [String], hosts: &[Option<String>]) {
+    let shared: Vec<bool> = names
+        .iter()
+        .zip(hosts)
+        .map(|(n, h)| names.iter().zip(hosts).any(|(m, g)| m == n && g != h))
+        .collect();
+    for ((n, h), shared) in names.iter_mut().zip(hosts).zip(shared) {
+        if let (true, Some(h)) = (shared, h) {
+            *n = format!("{n} on {h}");
+        }
     }
-    name
 }
 
 /// What a job did, in the words of its settings: "randread 4K QD16 ×4 jobs", "randrw
@@ -614,6 +627,11 @@ pub fn import_set(inputs: &[Input], o: &Options) -> Result<RunDoc, String> {
         .iter()
         .map(|((r, _, _), _)| result_name(&r.job, &r.workload))
         .collect();
+    let result_hosts: Vec<Option<String>> = all
+        .iter()
+        .map(|((r, _, _), _)| r.job.hostname.clone())
+        .collect();
+    by_host(&mut names, &result_hosts);
     let sources: Vec<&str> = all.iter().map(|(_, s)| s.as_str()).collect();
     unique(&mut names, &sources);
     let mut target = None;
