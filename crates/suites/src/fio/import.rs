@@ -425,6 +425,7 @@ fn logs_of(
                         .as_ref()
                         .or(p.bw.as_ref())
                         .or(p.lat.as_ref())
+                        .or(p.hist.as_ref())
                         .map_or("", |s| s),
                     if dirs.is_empty() {
                         "its own path".to_string()
@@ -558,9 +559,38 @@ fn read_input(
     }
     let logs = logs_of(&results, global, input, o, notes)?;
     let mut v = Vec::new();
-    for ((job, entries), logs) in results.into_iter().zip(logs) {
-        let w =
-            workload_of(&job, global, notes).map_err(|e| format!("job '{}': {e}", job.jobname))?;
+    for ((job, entries), mut logs) in results.into_iter().zip(logs) {
+        let named = |e: String| format!("job '{}': {e}", job.jobname);
+        let mut w = workload_of(&job, global, notes).map_err(named)?;
+        let hist_ms = Some(
+            whole(
+                opt(&job, global, "log_hist_msec"),
+                "log_hist_msec",
+                0,
+                (0, 86_400_000),
+            )
+            .map_err(named)?,
+        )
+        .filter(|&h| h > 0);
+        if logs.as_ref().is_some_and(JobLogs::hist_only) {
+            match (hist_ms, w.bs.len()) {
+                // The series is the histogram logs', on their windows.
+                (Some(h), 1) => w.log_interval_ns = h * 1_000_000,
+                _ => {
+                    notes.push(format!(
+                        "{}: job '{}' wrote only histogram logs (no iops or bw logs) {}: it has no series.",
+                        input.source,
+                        job.jobname,
+                        if hist_ms.is_none() {
+                            "and names no log_hist_msec (their interval)"
+                        } else {
+                            "and ran several block sizes (the bytes of a window are not known)"
+                        }
+                    ));
+                    logs = None;
+                }
+            }
+        }
         let est = Some(convert::start_estimate(out, &job, 0)).filter(|&t| t > 0);
         let m = convert::measured(
             &job,
@@ -570,6 +600,7 @@ fn read_input(
                 est_start_ms: est,
                 fio_version: &out.fio_version,
                 own_logs: false,
+                hist_interval_ms: hist_ms,
             },
         )
         .map_err(|e| format!("job '{}': {e}", job.jobname))?;
