@@ -426,6 +426,7 @@ fn logs_of(
                         .as_ref()
                         .or(p.bw.as_ref())
                         .or(p.lat.as_ref())
+                        .or(p.hist.as_ref())
                         .map_or("", |s| s),
                     if dirs.is_empty() {
                         "its own path".to_string()
@@ -467,13 +468,26 @@ fn unnamed_logs(dir: &Path, results: usize) -> Result<Vec<Option<JobLogs>>, Stri
         .collect()
 }
 
-/// A result's name: what it ran ([`test_name`]) and fio's job name, on its host.
+/// A result's name: what it ran ([`test_name`]) and fio's job name. Not its host: the
+/// host is the run's (and the drive's) identity, not the test's, so one job file run on
+/// two hosts gives the same steps and the two imports compare.
 fn result_name(job: &Job, w: &Workload) -> String {
-    let mut name = format!("{} ({})", test_name(w), job.jobname);
-    if let Some(h) = &job.hostname {
-        name = format!("{name} on {h}");
+    format!("{} ({})", test_name(w), job.jobname)
+}
+
+/// Names that several results of different hosts share (one client/server result of
+/// many hosts) say each one's host: `hosts[i]` is result `i`'s.
+fn by_host(names: &mut [String], hosts: &[Option<String>]) {
+    let shared: Vec<bool> = names
+        .iter()
+        .zip(hosts)
+        .map(|(n, h)| names.iter().zip(hosts).any(|(m, g)| m == n && g != h))
+        .collect();
+    for ((n, h), shared) in names.iter_mut().zip(hosts).zip(shared) {
+        if let (true, Some(h)) = (shared, h) {
+            *n = format!("{n} on {h}");
+        }
     }
-    name
 }
 
 /// What a job did, in the words of its settings: "randread 4K QD16 ×4 jobs", "randrw
@@ -546,9 +560,38 @@ fn read_input(
     }
     let logs = logs_of(&results, global, input, o, notes)?;
     let mut v = Vec::new();
-    for ((job, entries), logs) in results.into_iter().zip(logs) {
-        let w =
-            workload_of(&job, global, notes).map_err(|e| format!("job '{}': {e}", job.jobname))?;
+    for ((job, entries), mut logs) in results.into_iter().zip(logs) {
+        let named = |e: String| format!("job '{}': {e}", job.jobname);
+        let mut w = workload_of(&job, global, notes).map_err(named)?;
+        let hist_ms = Some(
+            whole(
+                opt(&job, global, "log_hist_msec"),
+                "log_hist_msec",
+                0,
+                (0, 86_400_000),
+            )
+            .map_err(named)?,
+        )
+        .filter(|&h| h > 0);
+        if logs.as_ref().is_some_and(JobLogs::hist_only) {
+            match (hist_ms, w.bs.len()) {
+                // The series is the histogram logs', on their windows.
+                (Some(h), 1) => w.log_interval_ns = h * 1_000_000,
+                _ => {
+                    notes.push(format!(
+                        "{}: job '{}' wrote only histogram logs (no iops or bw logs) {}: it has no series.",
+                        input.source,
+                        job.jobname,
+                        if hist_ms.is_none() {
+                            "and names no log_hist_msec (their interval)"
+                        } else {
+                            "and ran several block sizes (the bytes of a window are not known)"
+                        }
+                    ));
+                    logs = None;
+                }
+            }
+        }
         let est = Some(convert::start_estimate(out, &job, 0)).filter(|&t| t > 0);
         let m = convert::measured(
             &job,
@@ -558,6 +601,7 @@ fn read_input(
                 est_start_ms: est,
                 fio_version: &out.fio_version,
                 own_logs: false,
+                hist_interval_ms: hist_ms,
             },
         )
         .map_err(|e| format!("job '{}': {e}", job.jobname))?;
@@ -615,6 +659,11 @@ pub fn import_set(inputs: &[Input], o: &Options) -> Result<RunDoc, String> {
         .iter()
         .map(|((r, _, _), _)| result_name(&r.job, &r.workload))
         .collect();
+    let result_hosts: Vec<Option<String>> = all
+        .iter()
+        .map(|((r, _, _), _)| r.job.hostname.clone())
+        .collect();
+    by_host(&mut names, &result_hosts);
     let sources: Vec<&str> = all.iter().map(|(_, s)| s.as_str()).collect();
     unique(&mut names, &sources);
     let mut target = None;
