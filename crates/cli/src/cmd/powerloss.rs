@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use drivelab_engine::target::{OpenOptions, TargetSpec};
 use drivelab_suites::bundle::{check_new_dir, default_dir, Bundle, BundleStatus};
 use drivelab_suites::powerloss::{
-    self, Analysis, CycleCheck, Journal, PowerLoss, Record, WriteEnd,
+    self, Analysis, CycleCheck, DriveId, Journal, PowerLoss, PowerState, Record, WriteEnd,
 };
 use drivelab_suites::runner::new_doc;
 
@@ -107,6 +107,16 @@ fn write_cmd(a: &PowerlossArgs) -> Result<i32, Fail> {
     let mut checked: Vec<CycleCheck> = Vec::new();
     let mut next_round = 0;
     for cycle in 1..=cycles {
+        if !sim {
+            // Before the power command starts: what shows its cut at the check.
+            let t = session.target();
+            let armed = Record::Cycle {
+                cycle,
+                drive: DriveId::of(&t.info),
+                power: PowerState::now(t),
+            };
+            j.append(&armed).map_err(|e| session.failed(e))?;
+        }
         let power = a
             .cycles
             .map(|_| PowerCut::start(a, cycle, cycles))
@@ -138,8 +148,12 @@ fn write_cmd(a: &PowerlossArgs) -> Result<i32, Fail> {
                 .map_err(|f| fail_bundle(&mut bundle, f))?;
         }
         let records = powerloss::read_journal(journal).map_err(|e| session.failed(e))?;
+        powerloss::refuse_other_drive(&records, session.target())
+            .map_err(|e| fail_bundle(&mut bundle, session.failed(e)))?;
         let mut c = powerloss::check(&records, session.target_mut(), cycle)
             .map_err(|e| session.failed(e))?;
+        let (evidence, now) = powerloss::cut_evidence(&records, session.target());
+        c.set_evidence(evidence, powerloss::power_before(&records), now);
         c.simulator_truth = session
             .target()
             .model()
@@ -368,9 +382,12 @@ fn check_cmd(a: &PowerlossArgs, journal: &Path) -> Result<i32, Fail> {
         ..OpenOptions::default()
     };
     let mut session = Session::open(TargetSpec::Path(Some(PathBuf::from(&arg))), &opts, true)?;
+    powerloss::refuse_other_drive(&records, session.target()).map_err(|e| session.usage(e))?;
     let (cycle, checked_before) = powerloss::last_cycle(&records);
-    let c =
+    let mut c =
         powerloss::check(&records, session.target_mut(), cycle).map_err(|e| session.failed(e))?;
+    let (evidence, now) = powerloss::cut_evidence(&records, session.target());
+    c.set_evidence(evidence, powerloss::power_before(&records), now);
     session.close()?;
     if !checked_before {
         Journal::append_to(journal)
