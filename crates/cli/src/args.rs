@@ -176,7 +176,8 @@ pub struct IoArgs {
     #[arg(long = "continue-on-error", alias = "continue_on_error")]
     pub continue_on_error: bool,
     /// Check every block written: each carries a header (offset, generation, the run's
-    /// seed, CRC-32C) and a pass after the writes reads each block back; a block not as
+    /// seed, CRC-32C) and a pass after the writes reads each block back (on the run's
+    /// engine, at its queue depth); a block not as
     /// written fails the run (exit 1) and is listed in the result's `verify`. Needs one
     /// --bs and --data random or compress=N; `drivelab verify` checks again later.
     #[arg(long)]

@@ -537,3 +537,61 @@ fn the_pass_reads_with_every_job_on_the_sync_engine_and_finds_a_flipped_byte() {
     // Job 1 wrote the second half from its start: its generation 257 is block 769.
     assert_eq!(m["expected_generation"], at / 4096 - 512);
 }
+
+#[test]
+fn the_pass_at_depth_lists_the_first_20_bad_blocks_by_offset_from_every_job() {
+    // Two sequential jobs on io_uring at depth 4: each job's share of the pass comes
+    // back in any order, and the list is still the first 20 bad blocks by offset.
+    let dir = tempfile::tempdir().unwrap();
+    let o = run_in(
+        dir.path(),
+        &[
+            "io",
+            "t.bin",
+            "--rw",
+            "write",
+            "--bs",
+            "4k",
+            "--size",
+            "4M",
+            "--io_size",
+            "4M",
+            "--ioengine",
+            "io_uring",
+            "--iodepth",
+            "4",
+            "--numjobs",
+            "2",
+            "--verify",
+            "--keep",
+            "--json",
+            "r.json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.path().join("t.bin"))
+        .unwrap();
+    // 30 blocks zeroed, every 33rd block from the end down: both jobs' halves.
+    let zeroed: Vec<u64> = (0..30).map(|i| (1023 - 33 * i) * 4096).collect();
+    for &at in &zeroed {
+        f.write_all_at(&[0u8; 4096], at).unwrap();
+    }
+    drop(f);
+    let (code, v) = verify_later(dir.path(), "t.bin");
+    assert_eq!(code, Some(1));
+    assert_eq!(v["blocks_checked"], 1024);
+    assert_eq!(v["blocks_bad"], 30);
+    assert_eq!(v["classes"]["zeros"], 30);
+    let mut first: Vec<u64> = zeroed.clone();
+    first.sort_unstable();
+    first.truncate(20);
+    let listed: Vec<u64> = v["mismatches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["offset_bytes"].as_u64().unwrap())
+        .collect();
+    assert_eq!(listed, first);
+}

@@ -4,7 +4,8 @@
 //!
 //! The run's document holds its resolved workload (seed included) and the writes each
 //! job made: the engine's `verify` replays the generators from those, so no block map is
-//! stored.
+//! stored. The blocks are read as the run's own pass reads them (`verify_pass`: on the
+//! run's engine, at its queue depth).
 
 use std::path::PathBuf;
 
