@@ -17,7 +17,7 @@ use drivelab_engine::spec::{BsShare, DataPattern, Distribution, IoEngine, RwMode
 use drivelab_engine::target::{TargetInfo, TargetKind};
 
 use super::convert::{self, Context, JobLogs};
-use super::json::{self, FioOptions, Job, Output};
+use super::json::{self, FioOptions, Job, Output, FIO_MAX_JOBS};
 use super::logs::{Files, Prefixes};
 use crate::bundle::{
     now_rfc3339, BundleStatus, Metric, RunDoc, StepRecord, StepStatus, Summary,
@@ -61,11 +61,8 @@ fn fio_time_ns(s: &str) -> Option<u64> {
 
 /// Option `k` of the job, else of the global section.
 fn opt<'a>(job: &'a Job, global: &'a FioOptions, k: &str) -> Option<&'a str> {
-    job.job_options.get(k).or_else(|| global.get(k))
+    job.option(global, k)
 }
-
-/// Most jobs fio runs in one job section (its `MAX_JOBS`, drivelab's too).
-const FIO_MAX_JOBS: u64 = drivelab_engine::run::MAX_JOBS as u64;
 
 /// Most I/Os in flight per job drivelab takes from an asynchronous engine (more than
 /// io_uring's 32768-entry ring or libaio's default `aio-max-nr` of 65536 holds).
@@ -344,34 +341,21 @@ fn prefixes(job: &Job, global: &FioOptions) -> Prefixes {
 
 /// The job's `numjobs` (checked by [`workload_of`] before a result is put together).
 fn numjobs(job: &Job, global: &FioOptions) -> u32 {
-    whole(opt(job, global, "numjobs"), "numjobs", 1, (1, FIO_MAX_JOBS)).unwrap_or(1) as u32
+    json::numjobs(job, global) as u32
 }
 
-/// The file's results: its entries, those of one job section reported one by one (no
-/// group_reporting: `numjobs` entries in a row with one name and one set of options)
-/// added up into one.
-fn results_of(out: &Output, global: &FioOptions, notes: &mut Vec<String>) -> Vec<(Job, usize)> {
-    let jobs: Vec<&Job> = out.all_jobs().collect();
-    let mut v = Vec::new();
-    let mut i = 0;
-    while i < jobs.len() {
-        let j = jobs[i];
-        let n = numjobs(j, global) as usize;
-        let same = |k: &&&Job| {
-            k.jobname == j.jobname
-                && k.hostname == j.hostname
-                && k.groupid == j.groupid
-                && k.job_options == j.job_options
-        };
-        let run = jobs[i..].iter().take(n).take_while(same).count();
-        if n > 1 && run == n {
-            v.push((Job::merge(&jobs[i..i + n]), n));
-            i += n;
-        } else {
-            v.push((j.clone(), 1));
-            i += 1;
-        }
-    }
+/// The file's results: its entries, those of one job section reported one by one
+/// added up as the file was read ([`json::Grouper`]), each with the number of entries
+/// it adds up.
+fn results_of(out: &mut Output, notes: &mut Vec<String>) -> Vec<(Job, usize)> {
+    let v: Vec<(Job, usize)> = out
+        .take_jobs()
+        .into_iter()
+        .map(|j| {
+            let n = j.entries.max(1);
+            (j, n)
+        })
+        .collect();
     if v.iter().any(|r| r.1 > 1) {
         notes.push("fio reported jobs one by one (no group_reporting): drivelab added each job section's jobs up into one result, as group_reporting does (plain JSON's percentiles do not add up: those results have none; json+ bins do).".into());
     }
@@ -539,19 +523,23 @@ fn read_input(
     notes: &mut Vec<String>,
     versions: &mut Vec<String>,
 ) -> Result<Vec<(Result1, drivelab_engine::result::Measured, Option<String>)>, String> {
-    let parsed = match &input.body {
+    let mut parsed = match &input.body {
         Body::Text(t) => json::parse(t)?,
         Body::File(p) => json::parse_file(p)?,
     };
+    let results = results_of(&mut parsed.output, notes);
     let out: &Output = &parsed.output;
     let global = &out.global_options;
-    // Every entry's options and numbers as fio would have them, before any is used.
-    for job in out.all_jobs() {
-        let named = |e: String| format!("job '{}': {e}", job.jobname);
-        workload_of(job, global, &mut Vec::new()).map_err(named)?;
-        job.check().map_err(named)?;
+    // Every result's options (its entries share them) and every entry's numbers as fio
+    // would have them, before any is used.
+    for (job, _) in &results {
+        workload_of(job, global, &mut Vec::new())
+            .map_err(|e| format!("job '{}': {e}", job.jobname))?;
     }
-    let results = results_of(out, global, notes);
+    if let Some(e) = &out.invalid {
+        return Err(e.clone());
+    }
+
     if results.is_empty() {
         return Err("the fio result holds no jobs".into());
     }
@@ -1104,6 +1092,28 @@ mod tests {
 
     /// Found by fuzzing: a size whose unit is not ASCII (`1В`, a Cyrillic letter) was
     /// cut inside the letter and panicked; it is no size.
+    /// The host names a step only where one import holds the same test from several
+    /// hosts; one host's steps are named by their tests alone.
+    #[test]
+    fn the_host_names_a_step_only_among_several_hosts() {
+        let h = |s: &str| Some(s.to_string());
+        let mut names = vec!["randread 4K QD1 (a)".to_string(); 3];
+        names.push("randread 4K QD8 (b)".into());
+        by_host(&mut names, &[h("x"), h("y"), h("x"), h("y")]);
+        assert_eq!(
+            names,
+            [
+                "randread 4K QD1 (a) on x",
+                "randread 4K QD1 (a) on y",
+                "randread 4K QD1 (a) on x",
+                "randread 4K QD8 (b)",
+            ]
+        );
+        let mut one = vec!["randread 4K QD1 (a)".to_string(); 2];
+        by_host(&mut one, &[h("x"), h("x")]);
+        assert_eq!(one, ["randread 4K QD1 (a)"; 2]);
+    }
+
     #[test]
     fn a_size_with_a_unit_that_is_not_ascii_is_no_size_not_a_panic() {
         assert_eq!(fio_size("1В"), None);
