@@ -583,6 +583,11 @@ fn a_check_without_a_cut_on_a_loop_device_says_the_cut_is_unconfirmed() {
     args.extend(["--out", "b", "--rounds", "8", "--round-blocks", "64"]);
     let o = run_in(dir.path(), &args);
     assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("power-cycle count cannot be read"),
+        "{}",
+        stderr(&o)
+    );
     let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
     let text = std::fs::read_to_string(&journal).unwrap();
     let cycle: serde_json::Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();

@@ -110,12 +110,17 @@ fn write_cmd(a: &PowerlossArgs) -> Result<i32, Fail> {
         if !sim {
             // Before the power command starts: what shows its cut at the check.
             let t = session.target();
-            let armed = Record::Cycle {
+            let power = PowerState::now(t);
+            if cycle == 1 && power.power_cycles.is_none() {
+                note("drivelab: note: this target's power-cycle count cannot be read (a file, a loop device, or no SMART: root and smartctl are needed): the check can show the cut only if the host's boot id changes (docs/powerloss.md)");
+            }
+            let drive = DriveId::of(&t.info);
+            j.append(&Record::Cycle {
                 cycle,
-                drive: DriveId::of(&t.info),
-                power: PowerState::now(t),
-            };
-            j.append(&armed).map_err(|e| session.failed(e))?;
+                drive,
+                power,
+            })
+            .map_err(|e| session.failed(e))?;
         }
         let power = a
             .cycles
