@@ -168,8 +168,9 @@ pub struct IoArgs {
     /// left out).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
-    /// Let --json and --csv replace a file drivelab did not write (a file drivelab
-    /// wrote is replaced anyway; a results database or a bundle's file never is).
+    /// Let --json and --csv replace a file drivelab did not write, or one of another
+    /// kind (a trace, a report…; a result document, or series CSV, drivelab wrote is
+    /// replaced anyway; a results database or a bundle's file never is).
     #[arg(long)]
     pub force: bool,
     /// Keep going after I/O errors (counted and recorded) instead of stopping.

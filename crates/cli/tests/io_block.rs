@@ -419,3 +419,74 @@ fn a_file_behind_a_mounted_loop_device_is_not_written_even_with_overwrite() {
         .count();
     assert_eq!(stamped, 0, "the image was written");
 }
+
+/// A child process that holds `dev` open for reading and writing (as `exec 3<>DEV` in
+/// a shell does) until killed; returned once it holds it.
+fn hold_open(dev: &str) -> std::process::Child {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new("sh")
+        .args([
+            "-c",
+            "exec 3<>\"$1\" && echo held && exec sleep 3600",
+            "sh",
+            dev,
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    let out = child.stdout.take().unwrap();
+    std::io::BufReader::new(out).read_line(&mut line).unwrap();
+    assert_eq!(line, "held\n");
+    child
+}
+
+#[test]
+fn a_device_held_open_by_another_process_is_not_written() {
+    // Over a file in memory: the journal (in the test's directory) is on another drive.
+    let lo = Loop::in_memory(16 << 20);
+    let pattern: Vec<u8> = (0..16u32 << 20).map(|i| (i % 251) as u8).collect();
+    std::fs::write(lo.image(), &pattern).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut holder = hold_open(&lo.dev);
+    let io = [
+        "io",
+        &lo.dev,
+        "--rw",
+        "write",
+        "--destructive",
+        &lo.dev,
+        "--runtime",
+        "0.2",
+    ];
+    let powerloss = [
+        "run",
+        "powerloss",
+        &lo.dev,
+        "--destructive",
+        &lo.dev,
+        "--journal",
+        "j",
+        "--out",
+        "b",
+        "--rounds",
+        "4",
+        "--round-blocks",
+        "64",
+    ];
+    let refusals = [run_in(dir.path(), &io), run_in(dir.path(), &powerloss)];
+    let _ = holder.kill();
+    let _ = holder.wait();
+    for o in &refusals {
+        let e = stderr(o);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+        let want = format!("is in use by process {} (sleep 3600)", holder.id());
+        assert!(e.contains(&want), "{e}");
+    }
+    assert!(std::fs::read(lo.image()).unwrap() == pattern, "written");
+    assert!(!dir.path().join("j").exists() && !dir.path().join("b").exists());
+    // Once the other process let go, the same write goes ahead.
+    let o = run_in(dir.path(), &io);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

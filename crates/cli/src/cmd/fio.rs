@@ -92,6 +92,7 @@ pub fn emit(suite: &dyn Suite, t: &crate::target_arg::TargetArgs, dir: &Path) ->
     let out = OutDir::claim_own(
         dir,
         "--emit-fio",
+        crate::out_path::Kind::FioJob,
         "fio job files or fio's results of them",
         own,
     )?;

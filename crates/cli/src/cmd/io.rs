@@ -11,7 +11,7 @@ use drivelab_engine::target::{self, OpenOptions, TargetSpec};
 
 use crate::args::IoArgs;
 use crate::fail::{Fail, FAILED, INTERRUPTED};
-use crate::out_path::{self, OutFile};
+use crate::out_path::{self, Kind, OutFile};
 use crate::output;
 use crate::output::progress::{Bound, Meter};
 use crate::session::Session;
@@ -139,10 +139,14 @@ pub fn run(a: IoArgs) -> Result<i32, Fail> {
     // Ctrl-C from here on is an interruption (a partial result, exit 130), not the
     // default action: the handlers go in before the outputs are claimed.
     crate::signals::stop_flag();
-    let claim =
-        |p: &std::path::Path, flag| OutFile::claim(p, flag, a.force)?.not_the_target(&target_path);
-    let json_out = a.json.as_deref().map(|p| claim(p, "--json")).transpose()?;
-    let csv_out = a.csv.as_deref().map(|p| claim(p, "--csv")).transpose()?;
+    let claim = |p: &std::path::Path, flag, kind| {
+        OutFile::claim(p, flag, kind, a.force)?.not_the_target(&target_path)
+    };
+    let json_out = a.json.as_deref();
+    let json_out = json_out.map(|p| claim(p, "--json", Kind::Result));
+    let csv_out = a.csv.as_deref();
+    let csv_out = csv_out.map(|p| claim(p, "--csv", Kind::SeriesCsv));
+    let (json_out, csv_out) = (json_out.transpose()?, csv_out.transpose()?);
     out_path::distinct(&[json_out.as_ref(), csv_out.as_ref()])?;
     // `--json -` is `--output-format json`: the result alone on standard output.
     let json_stdout =

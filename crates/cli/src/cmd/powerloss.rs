@@ -48,6 +48,25 @@ fn write_options(a: &PowerlossArgs, k: &PowerLoss) -> OpenOptions {
     }
 }
 
+/// Refuse a journal where no output may go (in a result bundle, see
+/// [`crate::out_path::check_place`]), nor in the bundle this run is about to make.
+fn journal_place(journal: &Path, out: Option<&Path>) -> Result<(), Fail> {
+    crate::out_path::check_place(journal, "--journal")?;
+    let parent = |p: &Path| {
+        std::path::absolute(p)
+            .ok()
+            .and_then(|a| a.parent().map(Path::to_path_buf))
+    };
+    let out = out.and_then(|o| std::path::absolute(o).ok());
+    if out.is_some() && parent(journal) == out {
+        return Err(Fail::usage(format!(
+            "--journal {}: is inside the result bundle --out makes, drivelab's record of the run; give a file name outside it (on another drive)",
+            journal.display()
+        )));
+    }
+    Ok(())
+}
+
 fn write_cmd(a: &PowerlossArgs) -> Result<i32, Fail> {
     let journal = a.journal.as_deref().ok_or_else(|| {
         Fail::usage("--journal FILE: required: a new file on another drive, where each completed flush is recorded (after the cut: --check FILE)")
@@ -75,6 +94,7 @@ fn write_cmd(a: &PowerlossArgs) -> Result<i32, Fail> {
         ));
     }
     let on_disk = (!sim).then(|| PathBuf::from(&arg));
+    journal_place(journal, a.common.out.as_deref())?;
     powerloss::check_journal_path(journal, on_disk.as_deref()).map_err(Fail::usage)?;
     if !sim && powerloss::journal_on_tmpfs(journal) {
         note(&format!(

@@ -195,6 +195,7 @@ fn start(
         drivelab_suites::bundle::check_new_dir(out).map_err(Fail::usage)?;
     }
     let arg = crate::target_arg::recorded(t.target.as_deref())?;
+    not_an_input(cmd, &arg)?;
     Session::check_sensor_target(Some(&arg), t)?;
     let spec = crate::target_arg::parse(Some(&arg))?;
     let open = open_options(suite.as_ref(), &spec, t.overwrite, t.destructive.clone());
@@ -230,6 +231,20 @@ fn start(
         progress,
         fio,
     )
+}
+
+/// Refuse a target that is the suite's own input (a trace replayed onto itself), before
+/// anything is opened or written.
+fn not_an_input(cmd: &SuiteCmd, target: &str) -> Result<(), Fail> {
+    match cmd {
+        SuiteCmd::Replay(r) => crate::out_path::target_not_input(
+            Path::new(target),
+            &r.trace,
+            "TRACE",
+            "the trace being replayed",
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// A peak sweep refused on a block device for want of --destructive: it can measure

@@ -11,7 +11,7 @@ use drivelab_trace::{Header, TraceError};
 
 use super::{bytes_text, trace_fail};
 use crate::fail::{Fail, INTERRUPTED};
-use crate::out_path::OutFile;
+use crate::out_path::{Kind, OutFile};
 
 #[derive(Args, Debug)]
 pub struct ImportArgs {
@@ -32,8 +32,9 @@ pub struct ImportArgs {
     /// highest byte touched rounded up to 1 MiB; `trace info` lists where each lies.
     #[arg(long, value_name = "V|all")]
     pub volume: Option<String>,
-    /// Replace an existing file drivelab did not write (never the trace being imported,
-    /// a results database or a bundle's file).
+    /// Replace an existing file drivelab did not write, or one of another kind (a
+    /// result document, a report…; a trace is replaced anyway; never the trace being
+    /// imported, a results database or a bundle's file).
     #[arg(long)]
     pub force: bool,
 }
@@ -43,7 +44,13 @@ fn format_arg(s: &str) -> Result<Format, String> {
 }
 
 pub fn run(a: ImportArgs) -> Result<i32, Fail> {
-    let mut out = OutFile::claim_file(&a.output, "-o/--output", a.force, super::TRACE_FILES_ONLY)?;
+    let mut out = OutFile::claim_file(
+        &a.output,
+        "-o/--output",
+        Kind::Trace,
+        a.force,
+        super::TRACE_FILES_ONLY,
+    )?;
     for input in input_files(a.format, &a.file) {
         out = out.not_the(&input, "the trace being imported")?;
     }
