@@ -140,10 +140,12 @@ fn write_cmd(a: &PowerlossArgs) -> Result<i32, Fail> {
         let records = powerloss::read_journal(journal).map_err(|e| session.failed(e))?;
         let mut c = powerloss::check(&records, session.target_mut(), cycle)
             .map_err(|e| session.failed(e))?;
-        c.simulator_truth = session
-            .target()
-            .model()
-            .map(|m| powerloss::PowerCutTruth::of(&m.ground_truth()));
+        if let Some(m) = session.target().model() {
+            c.set_truth(
+                powerloss::PowerCutTruth::of(&m.ground_truth()),
+                u64::from(k.block_bytes),
+            );
+        }
         j.append(&Record::Checked { cycle })
             .map_err(|e| session.failed(e))?;
         checked.push(c);
