@@ -1001,7 +1001,7 @@ impl DeviceModel for SimDevice {
     fn flush_cache(&mut self, at_ns: u64) -> u64 {
         let t = self.command_start(at_ns);
         let done = match &mut self.cache {
-            Some(c) => c.flush(t),
+            Some(c) => c.flush(t, self.c.latency),
             None => t,
         };
         self.command_end(done + self.c.latency)

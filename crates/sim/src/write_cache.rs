@@ -12,8 +12,10 @@
 //! goes idle. An honest FLUSH completes when every entry before it is durable; a delayed
 //! or ignored one at once. A cut at `T` loses every entry not durable at `T`:
 //! `unacknowledged` (its write had not completed), `after_flush` (a FLUSH submitted after
-//! its acknowledgement had completed by `T`: the defect a power-loss test looks for) or
-//! `unflushed` (acknowledged, never flushed: allowed for a volatile cache). A page is
+//! its acknowledgement had returned to the host by `T`: the defect a power-loss test
+//! looks for; a FLUSH completed in the drive whose completion the cut kept from the host
+//! promised nothing) or `unflushed` (acknowledged, never flushed: allowed for a volatile
+//! cache). A page is
 //! classed by what the medium holds after the cut, its newest durable write: lost after a
 //! flush when that is older than the latest write a completed flush covered.
 //!
@@ -53,8 +55,8 @@ pub struct CacheTracker {
     fifo: VecDeque<Entry>,
     /// Entries out of the FIFO whose durability comes after a pending cut.
     limbo: Vec<Entry>,
-    /// The latest submission of a FLUSH that completed by the pending cut: writes
-    /// acknowledged by then were covered by it.
+    /// The latest submission of a FLUSH that returned to the host by the pending cut:
+    /// writes acknowledged by then were covered by it.
     flushed_before_cut: Option<u64>,
     cut_at: Option<u64>,
     lost: Option<Lost>,
@@ -148,8 +150,9 @@ impl CacheTracker {
         self.next_seq
     }
 
-    /// A FLUSH submitted at `t`: returns when it completes (before the command latency).
-    pub fn flush(&mut self, t: u64) -> u64 {
+    /// A FLUSH submitted at `t`: returns when it completes (before the command latency,
+    /// `latency_ns`: it covers writes for the host only once it returned to the host).
+    pub fn flush(&mut self, t: u64, latency_ns: u64) -> u64 {
         self.retire_ended(t);
         let done = match self.flush {
             FlushMode::Honest if self.volatile => {
@@ -162,7 +165,10 @@ impl CacheTracker {
             }
             _ => t,
         };
-        if self.cut_at.is_some_and(|c| done <= c) {
+        if self
+            .cut_at
+            .is_some_and(|c| done.saturating_add(latency_ns) < c)
+        {
             self.flushed_before_cut = Some(t);
         }
         done

@@ -36,6 +36,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 
+use drivelab_engine::block_header;
 use drivelab_engine::buf::AlignedBuf;
 use drivelab_engine::data::DataPool;
 use drivelab_engine::spec::DataPattern;
@@ -81,6 +82,19 @@ pub enum Record {
     },
     /// The round's flush completed (or its FUA writes all returned): it is durable.
     Flushed { round: u64 },
+    /// With `--fua`: the round's first `blocks` blocks (in the order of its ranges) were
+    /// written and each write returned: each a FUA write, durable. Appended and fsynced
+    /// after the write returned, before the next one is issued.
+    Acknowledged { round: u64, blocks: u64 },
+    /// The write phase ended (`end` says how) with the first `issued_blocks` blocks of
+    /// its last round, `round`, issued (their writes sent, returned or not); the round's
+    /// other blocks were never written. Absent when the process itself died (the host's
+    /// power cut): then every block of the round in flight may have been written.
+    Ended {
+        round: u64,
+        issued_blocks: u64,
+        end: WriteEnd,
+    },
     /// A check ran: the next cycle's blocks are checked apart from this one's.
     Checked { cycle: u64 },
     /// A cycle's write phase starts (before its first round, after the start record for
@@ -438,7 +452,8 @@ pub fn prepare(k: &PowerLoss, target: &mut Target) -> Result<(), String> {
 }
 
 /// Write rounds from generation `first_round` on until `k.rounds` are done, the power
-/// goes, a write fails or `stop` is set, journalling each round.
+/// goes, a write fails or `stop` is set, journalling each round (with `--fua` each
+/// write that returned), then how the phase ended.
 pub fn write_rounds(
     k: &PowerLoss,
     target: &mut Target,
@@ -446,8 +461,6 @@ pub fn write_rounds(
     first_round: u64,
     stop: &AtomicBool,
 ) -> Result<WritePhase, String> {
-    let pool = k.pool();
-    let mut buf = AlignedBuf::new(k.block_bytes as usize);
     let mut m = Medium {
         target,
         now_ns: 0,
@@ -461,49 +474,68 @@ pub fn write_rounds(
         flushes_completed: 0,
         end: WriteEnd::Done,
     };
-    let failed = |e: std::io::Error| WriteEnd::TargetFailed(e.to_string());
-    'rounds: for round in first_round..first_round + k.rounds {
-        let ranges = k.ranges(round);
-        journal.append(&Record::Begin {
-            round,
-            generation: round,
-            ranges: ranges.clone(),
-        })?;
+    let pool = k.pool();
+    let mut buf = AlignedBuf::new(k.block_bytes as usize);
+    let mut last = (first_round, 0);
+    for round in first_round..first_round + k.rounds {
         phase.rounds_started += 1;
-        for block in ranges.iter().flat_map(|r| r[0]..r[0] + r[1]) {
-            if stop.load(Ordering::Relaxed) {
-                phase.end = WriteEnd::Interrupted;
-                break 'rounds;
-            }
-            let offset = block * k.block_bytes as u64;
-            k.block_content(&pool, block, round, buf.as_mut_slice());
-            match m.write(offset, buf.as_slice()) {
-                Ok(true) => {}
-                Ok(false) => {
-                    phase.end = WriteEnd::PowerCut;
-                    break 'rounds;
-                }
-                Err(e) => {
-                    phase.end = failed(e);
-                    break 'rounds;
-                }
-            }
+        let (issued, end) = write_round(k, (&pool, &mut buf), &mut m, journal, round, stop)?;
+        last = (round, issued);
+        if let Some(end) = end {
+            phase.end = end;
+            break;
         }
-        match if k.fua { Ok(true) } else { m.flush() } {
-            Ok(true) => {}
-            Ok(false) => {
-                phase.end = WriteEnd::PowerCut;
-                break;
-            }
-            Err(e) => {
-                phase.end = failed(e);
-                break;
-            }
-        }
-        journal.append(&Record::Flushed { round })?;
         phase.flushes_completed += 1;
     }
+    journal.append(&Record::Ended {
+        round: last.0,
+        issued_blocks: last.1,
+        end: phase.end.clone(),
+    })?;
     Ok(phase)
+}
+
+/// Write and flush one round, journalled: the blocks issued, and why the phase ends
+/// here (None when the round's flush completed and was journalled).
+fn write_round(
+    k: &PowerLoss,
+    (pool, buf): (&DataPool, &mut AlignedBuf),
+    m: &mut Medium,
+    journal: &mut Journal,
+    round: u64,
+    stop: &AtomicBool,
+) -> Result<(u64, Option<WriteEnd>), String> {
+    let failed = |e: std::io::Error| Some(WriteEnd::TargetFailed(e.to_string()));
+    let ranges = k.ranges(round);
+    journal.append(&Record::Begin {
+        round,
+        generation: round,
+        ranges: ranges.clone(),
+    })?;
+    let mut issued = 0;
+    for block in ranges.iter().flat_map(|r| r[0]..r[0] + r[1]) {
+        if stop.load(Ordering::Relaxed) {
+            return Ok((issued, Some(WriteEnd::Interrupted)));
+        }
+        k.block_content(pool, block, round, buf.as_mut_slice());
+        issued += 1;
+        match m.write(block * k.block_bytes as u64, buf.as_slice()) {
+            Ok(true) if k.fua => journal.append(&Record::Acknowledged {
+                round,
+                blocks: issued,
+            })?,
+            Ok(true) => {}
+            Ok(false) => return Ok((issued, Some(WriteEnd::PowerCut))),
+            Err(e) => return Ok((issued, failed(e))),
+        }
+    }
+    match if k.fua { Ok(true) } else { m.flush() } {
+        Ok(true) => {}
+        Ok(false) => return Ok((issued, Some(WriteEnd::PowerCut))),
+        Err(e) => return Ok((issued, failed(e))),
+    }
+    journal.append(&Record::Flushed { round })?;
+    Ok((issued, None))
 }
 
 /// A journalled block's state after the cut.
@@ -545,7 +577,7 @@ fn expectations(records: &[Record]) -> Result<(PowerLoss, BTreeMap<u64, Expect>)
                 generation,
                 ranges,
             } => {
-                for b in ranges.iter().flat_map(|r| r[0]..r[0].saturating_add(r[1])) {
+                for b in blocks_of(ranges) {
                     if b >= knobs.ring_blocks() {
                         return Err(format!("round {round} names block {b}, outside the ring"));
                     }
@@ -554,21 +586,68 @@ fn expectations(records: &[Record]) -> Result<(PowerLoss, BTreeMap<u64, Expect>)
                 begun.insert(*round, (*generation, ranges.clone()));
             }
             Record::Flushed { round } => {
-                let Some((generation, ranges)) = begun.remove(round) else {
-                    continue;
-                };
-                for b in ranges.iter().flat_map(|r| r[0]..r[0] + r[1]) {
-                    let e = blocks.entry(b).or_default();
-                    e.flushed = Some(generation);
-                    if e.pending == Some(generation) {
-                        e.pending = None;
-                    }
+                if let Some((generation, ranges)) = begun.remove(round) {
+                    made_durable(&mut blocks, generation, blocks_of(&ranges));
+                }
+            }
+            Record::Acknowledged { round, blocks: n } => {
+                if let Some((generation, ranges)) = begun.get(round) {
+                    let acked = blocks_of(ranges).take(usize::try_from(*n).unwrap_or(usize::MAX));
+                    made_durable(&mut blocks, *generation, acked);
+                }
+            }
+            Record::Ended {
+                round,
+                issued_blocks,
+                ..
+            } => {
+                if let Some((generation, ranges)) = begun.get(round) {
+                    let skip = usize::try_from(*issued_blocks).unwrap_or(usize::MAX);
+                    never_issued(&mut blocks, *generation, blocks_of(ranges).skip(skip));
                 }
             }
             Record::Start { .. } | Record::Checked { .. } | Record::Cycle { .. } => {}
         }
     }
     Ok((knobs.clone(), blocks))
+}
+
+/// The blocks of `[first, count]` ranges, in order.
+fn blocks_of(ranges: &[[u64; 2]]) -> impl Iterator<Item = u64> + '_ {
+    ranges.iter().flat_map(|r| r[0]..r[0].saturating_add(r[1]))
+}
+
+/// `blocks` now hold `generation` durably (a completed flush, or FUA writes returned).
+fn made_durable(
+    expect: &mut BTreeMap<u64, Expect>,
+    generation: u64,
+    blocks: impl Iterator<Item = u64>,
+) {
+    for b in blocks {
+        let e = expect.entry(b).or_default();
+        e.flushed = Some(generation);
+        if e.pending == Some(generation) {
+            e.pending = None;
+        }
+    }
+}
+
+/// `generation` was never written to `blocks` (the write phase ended before): they are
+/// checked for what they held before, or not at all when that is nothing.
+fn never_issued(
+    expect: &mut BTreeMap<u64, Expect>,
+    generation: u64,
+    blocks: impl Iterator<Item = u64>,
+) {
+    for b in blocks {
+        let Some(e) = expect.get_mut(&b).filter(|e| e.pending == Some(generation)) else {
+            continue;
+        };
+        e.pending = None;
+        if e.flushed.is_none() {
+            expect.remove(&b);
+        }
+    }
 }
 
 /// Where the journal's last cycle starts: after the check mark before its last round
@@ -654,13 +733,41 @@ pub fn cut_evidence(records: &[Record], target: &Target) -> (Evidence, Option<Po
     )
 }
 
-/// The state of one block read as `found`.
+/// Whether `found`, read at `offset` and holding none of this run's writes there, holds
+/// another run's write (one of drivelab's, since this run's): a header of another run
+/// (`seed`) for this offset; or, with no header of this run, a block inside a larger
+/// write of another run — one whose header an earlier block holds and whose length
+/// reaches here (`covered`), or whose sectors are all stamped for their own place by one
+/// write (this run's blocks each start with their header). Such a block is not the
+/// drive's to answer for, and is not tested.
+fn another_runs(seed: u64, offset: u64, found: &[u8], covered: bool) -> bool {
+    match block_header::header(found) {
+        Some(h) if h.seed == seed => false,
+        Some(h) => h.offset == offset || covered,
+        None => covered || stamped_by_one_write(offset, found),
+    }
+}
+
+/// Whether every sector of `found` (read at `offset`) is stamped for its own place, all
+/// by the same write.
+fn stamped_by_one_write(offset: u64, found: &[u8]) -> bool {
+    let stride = drivelab_engine::data::STAMP_STRIDE;
+    let mut sectors = found.chunks_exact(stride).zip((offset..).step_by(stride));
+    let seq = drivelab_engine::data::stamped_seq(found);
+    sectors.all(|(s, at)| {
+        drivelab_engine::data::stamped_offset(s) == at
+            && drivelab_engine::data::stamped_seq(s) == seq
+    })
+}
+
+/// The state of one block read as `found`, `covered` by a larger write of another run
+/// whose header an earlier block holds.
 fn classify(
     k: &PowerLoss,
     pool: &DataPool,
     block: u64,
     e: Expect,
-    found: &[u8],
+    (found, covered): (&[u8], bool),
 ) -> (BlockState, Option<Mismatch>) {
     let offset = block * k.block_bytes as u64;
     let mut exp = vec![0u8; found.len()];
@@ -681,9 +788,7 @@ fn classify(
     let Some(want) = e.flushed.or(e.pending) else {
         return (BlockState::Durable, None);
     };
-    if drivelab_engine::block_header::header(found)
-        .is_some_and(|h| h.seed != k.seed && h.offset == offset)
-    {
+    if another_runs(k.seed, offset, found, covered) {
         return (BlockState::OverwrittenByAnotherRun, None);
     }
     k.block_content(pool, block, want, &mut exp);
@@ -786,6 +891,10 @@ pub struct CycleCheck {
     pub power_at_write: Option<PowerState>,
     #[serde(default)]
     pub power_at_check: Option<PowerState>,
+    /// On a simulated drive, whether the counts equal its truth (false: drivelab's check
+    /// is wrong, and the verdict is inconclusive); null on a real one.
+    #[serde(default)]
+    pub agrees_with_truth: Option<bool>,
 }
 
 impl CycleCheck {
@@ -805,6 +914,27 @@ impl CycleCheck {
         self.power_at_write = before;
         self.power_at_check = now;
     }
+
+    /// Keep a simulated drive's truth of its cut beside the counts (of blocks of
+    /// `block_bytes`): a check that disagrees with it concludes nothing.
+    pub fn set_truth(&mut self, truth: PowerCutTruth, block_bytes: u64) {
+        let agrees = truth.agrees(&self.counts, block_bytes);
+        if !agrees {
+            self.inconclusive = Some(format!(
+                "the check disagrees with the simulator's truth (lost after a completed flush: {} found, {} in truth; never acknowledged, lost: {} found, {} in truth): drivelab's defect, nothing concluded",
+                self.counts.lost_after_flush_blocks,
+                opt(truth.lost_after_flush_blocks),
+                self.counts.unacknowledged_lost_blocks,
+                opt(truth.lost_unflushed_blocks.zip(truth.lost_unacknowledged_blocks).map(|(a, b)| a + b)),
+            ));
+        }
+        self.agrees_with_truth = Some(agrees);
+        self.simulator_truth = Some(truth);
+    }
+}
+
+fn opt(n: Option<u64>) -> String {
+    n.map_or("none".into(), |n| n.to_string())
 }
 
 /// A simulated drive's ground truth of its power cut, in blocks of `block_bytes`.
@@ -822,6 +952,20 @@ pub struct PowerCutTruth {
 }
 
 impl PowerCutTruth {
+    /// Whether `c` (blocks of `block_bytes`) counts what the truth lists: the blocks
+    /// lost after a completed flush, and the never-acknowledged lost ones as its
+    /// unflushed and unacknowledged ones (with blocks of another size than the truth's,
+    /// only whether any was lost after a flush). A cut that never came lost nothing.
+    pub fn agrees(&self, c: &Counts, block_bytes: u64) -> bool {
+        let lost_after = self.lost_after_flush_blocks.unwrap_or(0);
+        let unack =
+            self.lost_unflushed_blocks.unwrap_or(0) + self.lost_unacknowledged_blocks.unwrap_or(0);
+        if self.block_bytes.is_some_and(|b| b != block_bytes) {
+            return (lost_after == 0) == (c.lost_after_flush_blocks == 0);
+        }
+        c.lost_after_flush_blocks == lost_after && c.unacknowledged_lost_blocks == unack
+    }
+
     /// The power-cut fields of a model's ground truth (`DeviceModel::ground_truth`).
     pub fn of(truth: &serde_json::Value) -> PowerCutTruth {
         let n = |key: &str| truth.get(key).and_then(serde_json::Value::as_u64);
@@ -878,7 +1022,9 @@ impl Analysis {
             .iter()
             .filter(|c| c.cut_evidence != CutEvidence::NoCut)
             .for_each(|c| tested.add(&c.counts));
-        let verdict = if !tested.honoured() {
+        let verdict = if cycles.iter().any(|c| c.agrees_with_truth == Some(false)) {
+            Verdict::Inconclusive
+        } else if !tested.honoured() {
             Verdict::NotHonoured
         } else if cycles.is_empty() || cycles.iter().any(|c| c.inconclusive.is_some()) {
             Verdict::Inconclusive
@@ -912,11 +1058,19 @@ pub fn check_blocks(
         fua: false,
     };
     let mut out = Vec::with_capacity(blocks.len());
+    // Where the last write of another run whose header was read ends.
+    let mut other_write_end = 0;
     for (block, e) in blocks {
         let offset = block * k.block_bytes as u64;
         m.read(offset, buf.as_mut_slice())
             .map_err(|e| format!("reading back {} bytes at byte {offset}: {e}", k.block_bytes))?;
-        let (state, mis) = classify(&k, &pool, block, e, buf.as_slice());
+        let found = buf.as_slice();
+        let (state, mis) = classify(&k, &pool, block, e, (found, offset < other_write_end));
+        if let Some(h) =
+            block_header::header(found).filter(|h| h.seed != k.seed && h.offset == offset)
+        {
+            other_write_end = offset.saturating_add(u64::from(h.len));
+        }
         out.push((offset, state, mis));
     }
     Ok(out)
@@ -944,8 +1098,9 @@ pub fn check(records: &[Record], target: &mut Target, cycle: u64) -> Result<Cycl
         cut_evidence_note: None,
         power_at_write: None,
         power_at_check: None,
+        agrees_with_truth: None,
     };
-    c.inconclusive = inconclusive(records, c.rounds_started, c.flushes_completed);
+    c.inconclusive = inconclusive(records, tail, c.rounds_started, c.flushes_completed);
     for (_, state, mis) in blocks {
         c.counts.add_state(state);
         if let (false, Some(m)) = (state == BlockState::Durable, mis) {
@@ -957,21 +1112,37 @@ pub fn check(records: &[Record], target: &mut Target, cycle: u64) -> Result<Cycl
     let other = c.counts.overwritten_by_another_run_blocks;
     if c.inconclusive.is_none() && other > 0 {
         c.inconclusive = Some(format!(
-            "{other} blocks hold another run's writes (a later powerloss run over the same target?): not the drive's fault, but not tested"
+            "{other} blocks hold another run's writes (a later run over the same target?): not the drive's fault, but not tested"
         ));
     }
     Ok(c)
 }
 
-/// Why a cycle with `rounds` begun and `flushes` completed tested nothing, if it did:
-/// no flush completed before the cut, or every round of the write phase was written and
-/// flushed (the cut came after it ended, or never came).
-fn inconclusive(records: &[Record], rounds: u64, flushes: u64) -> Option<String> {
+/// Why a cycle (its records `tail`) with `rounds` begun and `flushes` completed tested
+/// nothing, if it did: a signal stopped its write phase (no power cut), nothing was made
+/// durable before the cut, or every round of the write phase was written and flushed
+/// (the cut came after it ended, or never came).
+fn inconclusive(records: &[Record], tail: &[Record], rounds: u64, flushes: u64) -> Option<String> {
     let planned = match records.first() {
         Some(Record::Start { knobs, .. }) => knobs.rounds,
         _ => return None,
     };
-    if flushes == 0 {
+    let interrupted = tail.iter().any(|r| {
+        matches!(
+            r,
+            Record::Ended {
+                end: WriteEnd::Interrupted,
+                ..
+            }
+        )
+    });
+    if interrupted {
+        return Some("the write phase was interrupted by a signal, not ended by a power cut: nothing was tested".into());
+    }
+    let acknowledged = tail
+        .iter()
+        .any(|r| matches!(r, Record::Acknowledged { .. }));
+    if flushes == 0 && !acknowledged {
         return Some("no flush completed before the cut: nothing was tested".into());
     }
     (rounds >= planned && flushes >= rounds).then(|| {

@@ -179,10 +179,12 @@ fn write_cmd(a: &PowerlossArgs) -> Result<i32, Fail> {
             .map_err(|e| session.failed(e))?;
         let (evidence, now) = powerloss::cut_evidence(&records, session.target());
         c.set_evidence(evidence, powerloss::power_before(&records), now);
-        c.simulator_truth = session
-            .target()
-            .model()
-            .map(|m| powerloss::PowerCutTruth::of(&m.ground_truth()));
+        if let Some(m) = session.target().model() {
+            c.set_truth(
+                powerloss::PowerCutTruth::of(&m.ground_truth()),
+                u64::from(k.block_bytes),
+            );
+        }
         j.append(&Record::Checked { cycle })
             .map_err(|e| session.failed(e))?;
         checked.push(c);
