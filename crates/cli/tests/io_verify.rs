@@ -146,6 +146,35 @@ fn a_byte_corrupted_in_a_file_is_found_at_its_offset() {
     );
 }
 
+/// Another run's data, written with a larger block size, checked against this run's
+/// document: every block is foreign (another run's writes), none "corrupt", though the
+/// blocks on the other run's boundaries hold its headers.
+#[test]
+fn another_runs_larger_blocks_are_foreign_not_corrupt() {
+    let dir = tempfile::tempdir().unwrap();
+    for (target, bs, json) in [("fa.bin", "4k", "fa.json"), ("fb.bin", "128k", "fb.json")] {
+        let o = run_in(
+            dir.path(),
+            &[
+                "io", target, "--size", "2M", "--rw", "write", "--bs", bs, "--verify", "--keep",
+                "--json", json,
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let o = run_in(dir.path(), &["verify", "fb.bin", "--from", "fa.json", "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["blocks_checked"], 512, "{v}");
+    assert_eq!(v["blocks_bad"], 512, "{v}");
+    assert_eq!(v["classes"]["foreign"], 512, "{v}");
+    assert_eq!(v["classes"]["corrupt"], 0, "{v}");
+    // The first block holds the other run's header: its generation is still shown.
+    assert_eq!(v["mismatches"][0]["class"], "foreign");
+    assert!(v["mismatches"][0]["found_generation"].is_u64(), "{v}");
+    assert_eq!(v["mismatches"][1]["found_generation"], serde_json::Value::Null);
+}
+
 #[test]
 fn a_byte_corrupted_on_a_loop_device_is_found_at_its_offset() {
     let lo = Loop::new(8 << 20, false);

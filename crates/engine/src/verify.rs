@@ -104,6 +104,13 @@ pub fn classify(
     let intact = h.filter(|h| h.len as usize == found.len() && h.crc == block_crc(found));
     let class = if found.iter().all(|&b| b == 0) {
         Class::Zeros
+    } else if h.is_some_and(|h| !of_this_run(h, seed, found.len()))
+        && found[HEADER_BYTES..] != expected[HEADER_BYTES..]
+    {
+        // Another run's header (its seed, or a write length this run never made) over
+        // content that is not this write's: another run's block. The same content under
+        // a damaged header is this write, corrupted (below).
+        Class::Foreign
     } else if h.is_some() && intact.is_none() {
         if stamped_by_two_writes(offset, found) {
             Class::Torn
@@ -126,6 +133,13 @@ pub fn classify(
         found_offset_bytes: intact.map(|h| h.offset).filter(|&o| o != offset),
         first_bad_byte_offset_bytes: offset + first as u64,
     })
+}
+
+/// Whether header `h` can be one this run wrote into a block of `len` bytes: the run's
+/// seed and its (one) block size. Another run's block, read at this run's block size,
+/// carries its own seed and length (its CRC-32C covers bytes this block does not hold).
+fn of_this_run(h: Header, seed: u64, len: usize) -> bool {
+    h.seed == seed && h.len as usize == len
 }
 
 /// Whether the sectors of `found` (read at `offset`) that are stamped for their own place
@@ -505,6 +519,46 @@ mod tests {
             b
         };
         assert_eq!(c(&other_run).class, Class::Foreign);
+    }
+
+    /// The first 4 KiB of a `len`-byte write made by a run seeded `seed` at `off`.
+    fn head_of_write(seed: u64, len: usize, off: u64, generation: u64) -> Vec<u8> {
+        let pool = DataPool::new(DataPattern::Random, len as u32, seed, true);
+        let mut b = vec![0u8; len];
+        pool.fill_write(&mut b, off, generation.wrapping_mul(31), generation);
+        seal(&mut b, off, seed, 0, generation);
+        b.truncate(4096);
+        b
+    }
+
+    #[test]
+    fn another_runs_larger_blocks_are_foreign_not_corrupt() {
+        let pool = DataPool::new(DataPattern::Random, 4096, SEED, true);
+        let off = 128 << 10;
+        let good = block(&pool, off, 0, 32);
+        let c = |found: &[u8]| classify(off, found, &good, wr(32), SEED).unwrap();
+        // Another run (its seed) wrote 128 KiB blocks: the 4 KiB at a 128 KiB boundary
+        // holds its header, whose CRC covers bytes this block does not hold.
+        let theirs = c(&head_of_write(SEED + 7, 128 << 10, off, 1));
+        assert_eq!(theirs.class, Class::Foreign);
+        assert_eq!(theirs.found_generation, Some(1));
+        // The same seed (a fixed --randseed) and another block size: a write this run,
+        // whose blocks are all 4 KiB, never made.
+        assert_eq!(c(&head_of_write(SEED, 8192, off, 16)).class, Class::Foreign);
+        // A smaller block of another run, intact, at this block's start: foreign too.
+        let mut small = head_of_write(SEED + 7, 4096, off, 3);
+        small.truncate(512);
+        small.resize(4096, 0x33);
+        assert_eq!(c(&small).class, Class::Foreign);
+        // This run's own write with its header's seed or length damaged: the content is
+        // the write's, so it is corrupt, not foreign.
+        for at in [24, 32] {
+            let mut hurt = good.clone();
+            hurt[at] ^= 0x01;
+            let m = c(&hurt);
+            assert_eq!(m.class, Class::Corrupt, "byte {at}");
+            assert_eq!(m.first_bad_byte_offset_bytes, off + at as u64);
+        }
     }
 
     #[test]
