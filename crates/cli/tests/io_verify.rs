@@ -517,6 +517,28 @@ fn verify_backlog_refuses_bad_values_in_one_line() {
         assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
         assert!(!dir.path().join("t.bin").exists(), "nothing made: {args:?}");
     }
+    // A simulated drive keeps no data: nothing to read back, during the run or after.
+    let o = run_in(
+        dir.path(),
+        &[
+            "io",
+            "sim:nvme-tlc",
+            "--rw",
+            "write",
+            "--size",
+            "1M",
+            "--verify",
+            "--verify-backlog",
+            "8",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("needs a file or a block device"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
 }
 
 #[test]

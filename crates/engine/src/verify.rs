@@ -170,14 +170,22 @@ pub struct ClassCounts {
 }
 
 impl ClassCounts {
-    /// Add another count's blocks.
+    /// Add another count's blocks (every field named: a new class must be summed here).
     pub fn add_all(&mut self, o: &ClassCounts) {
-        self.zeros += o.zeros;
-        self.older += o.older;
-        self.misdirected += o.misdirected;
-        self.torn += o.torn;
-        self.corrupt += o.corrupt;
-        self.foreign += o.foreign;
+        let ClassCounts {
+            zeros,
+            older,
+            misdirected,
+            torn,
+            corrupt,
+            foreign,
+        } = o;
+        self.zeros += zeros;
+        self.older += older;
+        self.misdirected += misdirected;
+        self.torn += torn;
+        self.corrupt += corrupt;
+        self.foreign += foreign;
     }
 
     pub fn add(&mut self, c: Class) {
