@@ -328,6 +328,25 @@ fn sibling_loop_in_use(rdev: u64) -> Option<String> {
 pub(super) fn open(path: &Path, opts: &OpenOptions) -> Result<Target, TargetError> {
     let md = std::fs::metadata(path).map_err(|e| open_error(path, &e, false))?;
     let rdev = md.rdev();
+    check_consent(path, opts, rdev)?;
+    let f = open_checked(path, opts, rdev)?;
+    let (mut info, canon, name) = describe(path, &f, rdev)?;
+    identify(&mut info, &canon, &name, rdev);
+    Ok(Target {
+        info,
+        handle: Handle::File(f),
+        created_path: None,
+        adopted: false,
+        filled: false,
+        sensors: Vec::new(),
+        sensor_notes: Vec::new(),
+        lock: None,
+    })
+}
+
+/// The user's consent for what `opts` asks of the device `path` (`rdev`): a
+/// `--destructive` naming it, and for writes a device nothing else holds.
+fn check_consent(path: &Path, opts: &OpenOptions, rdev: u64) -> Result<(), TargetError> {
     if let Some(allowed) = &opts.destructive {
         // Checked for reads too: a confirmation naming another device is a mistake.
         let same = std::fs::metadata(allowed)
@@ -356,6 +375,12 @@ pub(super) fn open(path: &Path, opts: &OpenOptions) -> Result<Target, TargetErro
             )));
         }
     }
+    Ok(())
+}
+
+/// The device opened as `opts` asks (exclusively for writes), and made sure to be the
+/// device `rdev` that was checked.
+fn open_checked(path: &Path, opts: &OpenOptions, rdev: u64) -> Result<std::fs::File, TargetError> {
     let mut o = FsOpen::new();
     o.read(true).write(opts.write);
     let mut flags = 0;
@@ -387,13 +412,23 @@ pub(super) fn open(path: &Path, opts: &OpenOptions) -> Result<Target, TargetErro
             path.display()
         )));
     }
-    let capacity = crate::sys::block_capacity(&f).map_err(|e| {
+    Ok(f)
+}
+
+/// The opened device's size, sectors and queue (rotational, scheduler); with its sysfs
+/// directory and kernel name.
+fn describe(
+    path: &Path,
+    f: &std::fs::File,
+    rdev: u64,
+) -> Result<(TargetInfo, PathBuf, String), TargetError> {
+    let capacity = crate::sys::block_capacity(f).map_err(|e| {
         TargetError(format!(
             "target {}: cannot read its capacity: {e}",
             path.display()
         ))
     })?;
-    let (logical, physical) = crate::sys::block_sectors(&f).unwrap_or((512, 512));
+    let (logical, physical) = crate::sys::block_sectors(f).unwrap_or((512, 512));
     let sys = sysfs_dir(rdev);
     let canon = sys.canonicalize().unwrap_or_else(|_| sys.clone());
     // Queue attributes live on the whole disk: for a partition, one level up.
@@ -420,6 +455,12 @@ pub(super) fn open(path: &Path, opts: &OpenOptions) -> Result<Target, TargetErro
             .map(|w| w.trim_matches(['[', ']']).to_string())
             .unwrap_or(s)
     });
+    Ok((info, canon, name))
+}
+
+/// Which drive the device is: model, serial, firmware (a loop device's backing file,
+/// a USB disk's descriptor), the hardware behind it, and whether it lives in memory.
+fn identify(info: &mut TargetInfo, canon: &Path, name: &str, rdev: u64) {
     let dev = if canon.join("device").exists() {
         canon.join("device")
     } else {
@@ -467,14 +508,4 @@ pub(super) fn open(path: &Path, opts: &OpenOptions) -> Result<Target, TargetErro
     } else {
         memory_backing(&name, &canon)
     };
-    Ok(Target {
-        info,
-        handle: Handle::File(f),
-        created_path: None,
-        adopted: false,
-        filled: false,
-        sensors: Vec::new(),
-        sensor_notes: Vec::new(),
-        lock: None,
-    })
 }
