@@ -504,8 +504,11 @@ fn hist_rows(p: &Path) -> Vec<(u64, Vec<u64>)> {
         .collect()
 }
 
-/// The step's series: (window length ms, per window: read I/Os, p50, p99).
-fn windows(run: &Value) -> (u64, Vec<(u64, Option<u64>, Option<u64>)>) {
+/// One window of a series: read I/Os, p50 and p99 (ns).
+type Window = (u64, Option<u64>, Option<u64>);
+
+/// The step's series: (window length ms, its windows).
+fn windows(run: &Value) -> (u64, Vec<Window>) {
     let s = &run["steps"][0]["run"]["series"];
     let recs = s["records"].as_array().unwrap();
     let w = recs
