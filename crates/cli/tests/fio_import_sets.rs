@@ -541,7 +541,11 @@ fn rows_per_window(rows: &[(u64, Vec<u64>)], h: u64, t0: u64, iv: u64, n: usize)
         // the grid counts in the first window, after it in the last.
         let overlap = |k: u64| {
             let lo = if k == 0 { 0 } else { t0 + k * iv };
-            let hi = if k + 1 == n as u64 { u64::MAX } else { t0 + (k + 1) * iv };
+            let hi = if k + 1 == n as u64 {
+                u64::MAX
+            } else {
+                t0 + (k + 1) * iv
+            };
             t.min(&hi).saturating_sub(from.max(lo))
         };
         let k = (0..n as u64)
