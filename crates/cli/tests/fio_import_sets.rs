@@ -504,8 +504,11 @@ fn hist_rows(p: &Path) -> Vec<(u64, Vec<u64>)> {
         .collect()
 }
 
-/// The step's series: (window length ms, per window: read I/Os, p50, p99).
-fn windows(run: &Value) -> (u64, Vec<(u64, Option<u64>, Option<u64>)>) {
+/// One window of a series: read I/Os, p50 and p99 (ns).
+type Window = (u64, Option<u64>, Option<u64>);
+
+/// The step's series: (window length ms, its windows).
+fn windows(run: &Value) -> (u64, Vec<Window>) {
     let s = &run["steps"][0]["run"]["series"];
     let recs = s["records"].as_array().unwrap();
     let w = recs
@@ -523,7 +526,8 @@ fn windows(run: &Value) -> (u64, Vec<(u64, Option<u64>, Option<u64>)>) {
 }
 
 /// Each histogram row's counts added into the window of `iv` ms its span (from the
-/// previous row's stamp, `h` ms for the first) mostly lies in, from `t0`.
+/// previous row's stamp, `h` ms for the first and after a gap) mostly lies in, from
+/// `t0`.
 fn rows_per_window(rows: &[(u64, Vec<u64>)], h: u64, t0: u64, iv: u64, n: usize) -> Vec<Vec<u64>> {
     let mut out = vec![vec![0u64; rows[0].1.len()]; n];
     let mut prev = None;
@@ -533,8 +537,20 @@ fn rows_per_window(rows: &[(u64, Vec<u64>)], h: u64, t0: u64, iv: u64, n: usize)
             _ => t.saturating_sub(h),
         };
         prev = Some(*t);
-        let mid = (from + t) / 2;
-        let k = ((mid.saturating_sub(t0)) / iv).min(n as u64 - 1) as usize;
+        // The window with the most of the span (the earlier on a tie); time before
+        // the grid counts in the first window, after it in the last.
+        let overlap = |k: u64| {
+            let lo = if k == 0 { 0 } else { t0 + k * iv };
+            let hi = if k + 1 == n as u64 {
+                u64::MAX
+            } else {
+                t0 + (k + 1) * iv
+            };
+            t.min(&hi).saturating_sub(from.max(lo))
+        };
+        let k = (0..n as u64)
+            .max_by_key(|&k| (overlap(k), std::cmp::Reverse(k)))
+            .unwrap() as usize;
         for (o, v) in out[k].iter_mut().zip(c) {
             *o += v;
         }

@@ -526,7 +526,7 @@ fn hist_files(l: &JobLogs) -> String {
 /// percentiles are then exact). Else a row spans several windows or straddles two, and
 /// no window's percentiles are known.
 fn hist_fits(hist_ms: u64, iv: u64) -> bool {
-    hist_ms > 0 && hist_ms <= iv && iv % hist_ms == 0
+    hist_ms > 0 && hist_ms <= iv && iv.is_multiple_of(hist_ms)
 }
 
 /// The job's per-window histograms of one direction (repaired when corrupted), plus the
