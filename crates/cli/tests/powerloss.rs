@@ -651,6 +651,21 @@ fn a_check_without_a_cut_on_a_loop_device_says_the_cut_is_unconfirmed() {
         html.contains("the host&#39;s boot id changed")
             || html.contains("the host's boot id changed")
     );
+
+    // A journal from before the cycle record (an older drivelab's): still checked, the
+    // cut unknown.
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let old: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.contains("\"record\":\"cycle\""))
+        .collect();
+    std::fs::write(&journal, old.join("\n") + "\n").unwrap();
+    let o = run_in(dir.path(), &["run", "powerloss", "--check", j, &lo.dev]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let a = analysis(&dir.path().join("b"));
+    assert_eq!(a["cut_evidence"], "unknown");
+    let note = a["cycles"][0]["cut_evidence_note"].as_str().unwrap();
+    assert!(note.contains("older drivelab"), "{note}");
 }
 
 /// A journal written to another drive (its serial edited here): the check refuses in
