@@ -148,6 +148,13 @@ fn cycles_accumulate_in_one_bundle() {
     assert_eq!(an["durable_blocks"], 1024);
     let text = std::fs::read_to_string(&j).unwrap();
     assert_eq!(text.matches("\"checked\"").count(), 2);
+    // Each cycle recorded its power state before its rounds, and has its own evidence
+    // (a loop device, the same boot: unknown).
+    assert_eq!(text.matches("\"record\":\"cycle\"").count(), 2);
+    for c in an["cycles"].as_array().unwrap() {
+        assert_eq!(c["cut_evidence"], "unknown", "{c}");
+        assert!(c["power_at_write"]["boot_id"].is_string(), "{c}");
+    }
 
     let j2 = jdir.path().join("journal2");
     let a = args(j2.to_str().unwrap(), "exit 3");
