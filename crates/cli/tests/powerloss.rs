@@ -148,6 +148,13 @@ fn cycles_accumulate_in_one_bundle() {
     assert_eq!(an["durable_blocks"], 1024);
     let text = std::fs::read_to_string(&j).unwrap();
     assert_eq!(text.matches("\"checked\"").count(), 2);
+    // Each cycle recorded its power state before its rounds, and has its own evidence
+    // (a loop device, the same boot: unknown).
+    assert_eq!(text.matches("\"record\":\"cycle\"").count(), 2);
+    for c in an["cycles"].as_array().unwrap() {
+        assert_eq!(c["cut_evidence"], "unknown", "{c}");
+        assert!(c["power_at_write"]["boot_id"].is_string(), "{c}");
+    }
 
     let j2 = jdir.path().join("journal2");
     let a = args(j2.to_str().unwrap(), "exit 3");
@@ -565,24 +572,40 @@ fn rewrite_journal(journal: &Path, last: Option<u64>, edit: impl Fn(&mut serde_j
     std::fs::write(journal, out.join("\n") + "\n").unwrap();
 }
 
+/// A write phase of `rounds` rounds of 64 blocks on a new loop device, into bundle `b`
+/// of a new folder, its journal on a tmpfs.
+fn write_on_a_loop_device(
+    rounds: &str,
+) -> (
+    Loop,
+    tempfile::TempDir,
+    tempfile::TempDir,
+    std::path::PathBuf,
+    std::process::Output,
+) {
+    let lo = Loop::new(8 << 20, false);
+    let dir = tempfile::tempdir().unwrap();
+    let jdir = journal_dir();
+    let journal = jdir.path().join("journal");
+    let dest = format!("--destructive={}", lo.dev);
+    let j = journal.to_str().unwrap();
+    let mut args = vec!["run", "powerloss", &lo.dev, &dest, "--journal", j];
+    args.extend(["--out", "b", "--rounds", rounds, "--round-blocks", "64"]);
+    let o = run_in(dir.path(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    (lo, dir, jdir, journal, o)
+}
+
 /// A write phase stopped after round 5 (it died, or Ctrl-C) and checked with no power
 /// cut, on a loop device (no power cycles to read, the same boot): every block is there,
 /// the verdict stands but says the cut could not be confirmed; the journal recorded the
 /// boot id and the device. The same journal with another boot id: the cut is shown.
 #[test]
 fn a_check_without_a_cut_on_a_loop_device_says_the_cut_is_unconfirmed() {
-    let lo = Loop::new(8 << 20, false);
-    let dir = tempfile::tempdir().unwrap();
-    let jdir = journal_dir();
-    let journal = jdir.path().join("journal");
-    let j = journal.to_str().unwrap();
-    let dest = format!("--destructive={}", lo.dev);
-    let mut args = vec!["run", "powerloss", &lo.dev, &dest, "--journal", j];
     // 8 rounds fill the ring once: the blocks of the rounds after the cut journal's last
     // are not checked.
-    args.extend(["--out", "b", "--rounds", "8", "--round-blocks", "64"]);
-    let o = run_in(dir.path(), &args);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let (lo, dir, _jdir, journal, o) = write_on_a_loop_device("8");
+    let j = journal.to_str().unwrap();
     assert!(
         stderr(&o).contains("power-cycle count cannot be read"),
         "{}",
@@ -635,22 +658,29 @@ fn a_check_without_a_cut_on_a_loop_device_says_the_cut_is_unconfirmed() {
         html.contains("the host&#39;s boot id changed")
             || html.contains("the host's boot id changed")
     );
+
+    // A journal from before the cycle record (an older drivelab's): still checked, the
+    // cut unknown.
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let old: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.contains("\"record\":\"cycle\""))
+        .collect();
+    std::fs::write(&journal, old.join("\n") + "\n").unwrap();
+    let o = run_in(dir.path(), &["run", "powerloss", "--check", j, &lo.dev]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let a = analysis(&dir.path().join("b"));
+    assert_eq!(a["cut_evidence"], "unknown");
+    let note = a["cycles"][0]["cut_evidence_note"].as_str().unwrap();
+    assert!(note.contains("older drivelab"), "{note}");
 }
 
 /// A journal written to another drive (its serial edited here): the check refuses in
 /// one line, exit 2, and writes nothing (the journal and the bundle stay as they were).
 #[test]
 fn a_check_on_another_drive_is_refused() {
-    let lo = Loop::new(8 << 20, false);
-    let dir = tempfile::tempdir().unwrap();
-    let jdir = journal_dir();
-    let journal = jdir.path().join("journal");
+    let (lo, dir, _jdir, journal, _) = write_on_a_loop_device("4");
     let j = journal.to_str().unwrap();
-    let dest = format!("--destructive={}", lo.dev);
-    let mut args = vec!["run", "powerloss", &lo.dev, &dest, "--journal", j];
-    args.extend(["--out", "b", "--rounds", "4", "--round-blocks", "64"]);
-    let o = run_in(dir.path(), &args);
-    assert!(o.status.success(), "{}", stderr(&o));
     rewrite_journal(&journal, None, |r| {
         r["drive"]["serial"] = "S4EVNX0N123456".into()
     });
