@@ -490,3 +490,22 @@ fn a_device_held_open_by_another_process_is_not_written() {
     let o = run_in(dir.path(), &io);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+#[test]
+fn a_log_is_never_replayed_onto_itself() {
+    let lo = Loop::in_memory(1 << 20);
+    let pattern: Vec<u8> = (0..1u32 << 20).map(|i| (i % 251) as u8).collect();
+    std::fs::write(lo.image(), &pattern).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("log-link");
+    std::os::unix::fs::symlink(&lo.dev, &link).unwrap();
+    let link = link.to_str().unwrap();
+    for log in [lo.dev.as_str(), link] {
+        let args = ["lab-replay-log", log, &lo.dev, "--destructive", &lo.dev];
+        let o = run_in(dir.path(), &args);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert!(e.contains("is the log being replayed (LOG "), "{e}");
+    }
+    assert!(std::fs::read(lo.image()).unwrap() == pattern, "written");
+}
