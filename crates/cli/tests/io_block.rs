@@ -490,3 +490,65 @@ fn a_device_held_open_by_another_process_is_not_written() {
     let o = run_in(dir.path(), &io);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+#[test]
+fn a_log_is_never_replayed_onto_itself() {
+    let lo = Loop::in_memory(1 << 20);
+    let pattern: Vec<u8> = (0..1u32 << 20).map(|i| (i % 251) as u8).collect();
+    std::fs::write(lo.image(), &pattern).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("log-link");
+    std::os::unix::fs::symlink(&lo.dev, &link).unwrap();
+    let link = link.to_str().unwrap();
+    for log in [lo.dev.as_str(), link] {
+        let args = ["lab-replay-log", log, &lo.dev, "--destructive", &lo.dev];
+        let o = run_in(dir.path(), &args);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert!(e.contains("is the log being replayed (LOG "), "{e}");
+    }
+    assert!(std::fs::read(lo.image()).unwrap() == pattern, "written");
+}
+
+/// Whether the process `pid` has the device node `dev` open.
+fn holds(pid: u32, dev: &str) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
+        fds.flatten()
+            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == std::path::Path::new(dev)))
+    })
+}
+
+#[test]
+fn a_device_another_drivelab_run_writes_is_said_to_be_in_its_use() {
+    let lo = Loop::in_memory(16 << 20);
+    let dir = tempfile::tempdir().unwrap();
+    let write = [
+        "io",
+        &lo.dev,
+        "--rw",
+        "write",
+        "--destructive",
+        &lo.dev,
+        "--runtime",
+        "600",
+    ];
+    let mut first = drivelab()
+        .args(write)
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until("the first run to open the device", || {
+        holds(first.id(), &lo.dev)
+    });
+    let o = run_in(dir.path(), &write);
+    signal(first.id(), "INT");
+    let _ = first.wait();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    let want = format!("is in use by process {} (", first.id());
+    assert!(e.contains(&want) && e.contains("drivelab io "), "{e}");
+    assert!(!e.contains("by the kernel"), "{e}");
+}

@@ -237,14 +237,15 @@ fn start(
 /// anything is opened or written.
 fn not_an_input(cmd: &SuiteCmd, target: &str) -> Result<(), Fail> {
     match cmd {
-        SuiteCmd::Replay(r) => crate::out_path::target_not_input(
-            Path::new(target),
-            &r.trace,
-            "TRACE",
-            "the trace being replayed",
-        ),
+        SuiteCmd::Replay(r) => not_the_trace(target, &r.trace),
         _ => Ok(()),
     }
+}
+
+/// Refuse a replay's target that is its trace.
+fn not_the_trace(target: &str, trace: &Path) -> Result<(), Fail> {
+    let what = "the trace being replayed";
+    crate::out_path::target_not_input(Path::new(target), trace, "TRACE", what)
 }
 
 /// A peak sweep refused on a block device for want of --destructive: it can measure
@@ -306,6 +307,12 @@ fn resume(dir: &Path, a: &RunArgs, db: &DbChoice, upload: Option<&Upload>) -> Re
     };
     if bundle.doc.target.kind != TargetKind::File {
         Session::check_sensor_target(Some(&arg), &targs)?;
+    }
+    if bundle.doc.suite == drivelab_suites::SuiteKind::Replay {
+        let k = serde_json::from_value::<drivelab_suites::replay::Replay>(bundle.doc.knobs.clone());
+        if let Ok(k) = k {
+            not_the_trace(&arg, &k.trace)?;
+        }
     }
     let spec = if bundle.doc.target.kind == TargetKind::File {
         TargetSpec::Path(Some(PathBuf::from(&arg)))
