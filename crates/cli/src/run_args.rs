@@ -178,10 +178,16 @@ pub enum SuiteCmd {
         mut_arg("emit_fio", |a| a.hide(true)),
         mut_arg("engine", |a| a.hide(true)),
         mut_arg("hosts", |a| a.hide(true)),
-        mut_arg("host", |a| a.hide(true))
+        mut_arg("host", |a| a.hide(true)),
+        mut_arg("target", |a| a.help(POWERLOSS_TARGET)),
+        mut_arg("keep", |a| a.hide(true)),
+        after_help = "--db, --no-db and --upload do not apply: the verdict exists only after the check; record or upload a checked bundle with drivelab db record BUNDLE and drivelab db push URL BUNDLE."
     )]
     Powerloss(PowerlossArgs),
 }
+
+/// The TARGET of `run powerloss` (no `null`: it keeps no data; a file made is kept).
+const POWERLOSS_TARGET: &str = "A block device, a file or `sim:…` (a simulated SSD cut by its model: sim:…,power_cut=T). Default: ./drivelab.test, a test file created and kept for the check (remove it yourself afterwards)";
 
 /// A count of power-cut cycles, 1 to 10 000.
 fn cycles(s: &str) -> Result<u32, String> {
@@ -220,6 +226,14 @@ pub struct PowerlossArgs {
     /// started with each write phase and run by sh as given (drivelab adds nothing to it).
     #[arg(long = "power-cmd", value_name = "COMMAND", requires = "cycles", value_parser = crate::values::nonblank)]
     pub power_cmd: Option<String>,
+    /// `run`'s --db, --no-db and --upload, taken here so that the help does not offer
+    /// them: --db and --upload are refused (the verdict exists only after the check).
+    #[arg(long, hide = true, value_name = "PATH|URL")]
+    pub db: Option<String>,
+    #[arg(long = "no-db", hide = true)]
+    pub no_db: bool,
+    #[arg(long, hide = true, value_name = "URL")]
+    pub upload: Option<String>,
     #[command(flatten)]
     pub common: CommonArgs,
 }

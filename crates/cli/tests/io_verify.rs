@@ -162,7 +162,10 @@ fn another_runs_larger_blocks_are_foreign_not_corrupt() {
         );
         assert!(o.status.success(), "{}", stderr(&o));
     }
-    let o = run_in(dir.path(), &["verify", "fb.bin", "--from", "fa.json", "--json"]);
+    let o = run_in(
+        dir.path(),
+        &["verify", "fb.bin", "--from", "fa.json", "--json"],
+    );
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["blocks_checked"], 512, "{v}");
@@ -172,7 +175,10 @@ fn another_runs_larger_blocks_are_foreign_not_corrupt() {
     // The first block holds the other run's header: its generation is still shown.
     assert_eq!(v["mismatches"][0]["class"], "foreign");
     assert!(v["mismatches"][0]["found_generation"].is_u64(), "{v}");
-    assert_eq!(v["mismatches"][1]["found_generation"], serde_json::Value::Null);
+    assert_eq!(
+        v["mismatches"][1]["found_generation"],
+        serde_json::Value::Null
+    );
 }
 
 #[test]

@@ -7,7 +7,7 @@ mod common;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use common::{run_in, stderr, stdout, Loop};
+use common::{run_in, signal, stderr, stdout, wait_until, Loop};
 use drivelab_suites::powerloss::{PowerLoss, Record};
 
 /// A directory on another filesystem than the targets (tmpfs), for the journal.
@@ -306,26 +306,6 @@ fn a_simulated_cut_after_the_writes_is_inconclusive() {
     );
 }
 
-/// A simulated drive's cut is the model's own: shown, whatever the host.
-#[test]
-fn a_simulated_cut_is_its_own_evidence() {
-    let dir = tempfile::tempdir().unwrap();
-    let sim = "sim:capacity=1G,block=1M,dies=4,channels=4,thermal=off,write_cache=volatile,write_cache_size=2M,flush=honest,power_cut=20ms";
-    let args = ["run", "powerloss", sim, "--journal", "j", "--out", "b"];
-    let o = run_in(dir.path(), &[&args[..], &["--round-blocks", "64"]].concat());
-    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    let a = analysis(&dir.path().join("b"));
-    assert_eq!(
-        (&a["verdict"], &a["cut_evidence"]),
-        (&"honoured".into(), &"simulated_cut".into())
-    );
-    assert!(stdout(&o).contains("Power cut: shown"), "{}", stdout(&o));
-    // No cycle record: a simulated drive has no boot or drive of its own.
-    assert!(!std::fs::read_to_string(dir.path().join("j"))
-        .unwrap()
-        .contains("\"record\":\"cycle\""));
-}
-
 /// Standard error closed under the run (`2>&1 | head -1`): no panic, the bundle ends
 /// complete.
 #[test]
@@ -552,6 +532,299 @@ fn a_journal_beside_a_loop_devices_backing_file_is_refused() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("own disk"), "{}", stderr(&o));
     assert!(!j.exists());
+}
+
+fn bundle_status(bundle: &Path) -> serde_json::Value {
+    run_doc(bundle)["status"].clone()
+}
+
+/// A write phase stopped by a signal (Ctrl-C, SIGTERM), with no power cut, tested
+/// nothing: the journal says so, the run exits 130 with its bundle interrupted, and the
+/// check is inconclusive (exit 1) and leaves the bundle interrupted, never "honoured".
+#[test]
+fn a_write_phase_stopped_by_a_signal_is_inconclusive() {
+    for sig in ["INT", "TERM"] {
+        let dir = tempfile::tempdir().unwrap();
+        let jdir = journal_dir();
+        let journal = jdir.path().join("journal");
+        let j = journal.to_str().unwrap();
+        let mut child = common::drivelab()
+            .args(["run", "powerloss", "f.bin", "--journal", j, "--out", "b"])
+            .args(["--rounds", "4000000", "--round-blocks", "16"])
+            .current_dir(dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // A round flushed and journalled: the phase has tested something by then.
+        wait_until("a flushed round in the journal", || {
+            std::fs::read_to_string(&journal).is_ok_and(|t| t.contains(r#""record":"flushed""#))
+        });
+        signal(child.id(), sig);
+        assert_eq!(child.wait().unwrap().code(), Some(130), "{sig}");
+        let last = std::fs::read_to_string(&journal).unwrap();
+        let last: Record = serde_json::from_str(last.lines().last().unwrap()).unwrap();
+        assert!(
+            matches!(
+                last,
+                Record::Ended {
+                    end: drivelab_suites::powerloss::WriteEnd::Interrupted,
+                    ..
+                }
+            ),
+            "{sig}: {last:?}"
+        );
+        let b = dir.path().join("b");
+        assert_eq!(bundle_status(&b), "interrupted", "{sig}");
+        let o = run_in(dir.path(), &["run", "powerloss", "--check", j, "f.bin"]);
+        assert_eq!(o.status.code(), Some(1), "{sig}: {}", stderr(&o));
+        assert!(
+            stdout(&o).contains("interrupted by a signal, not ended by a power cut"),
+            "{sig}: {}",
+            stdout(&o)
+        );
+        let a = analysis(&b);
+        assert_eq!(a["verdict"], "inconclusive", "{sig}");
+        assert_eq!(a["cycles"][0]["write_end"], "interrupted", "{sig}");
+        assert_eq!(bundle_status(&b), "interrupted", "{sig}");
+    }
+}
+
+/// Write a short powerloss phase on `target`, then let `drivelab io` write its first
+/// MiB with `--verify` in blocks of `bs` (each write's header only at its start): the
+/// check classes every block of it as overwritten by another run, blames nothing on the
+/// drive and is inconclusive.
+fn another_drivelab_run_over(target: &str, dest: &[&str]) {
+    for bs in ["128k", "4k"] {
+        let dir = tempfile::tempdir().unwrap();
+        let jdir = journal_dir();
+        let j = jdir.path().join("j");
+        let j = j.to_str().unwrap();
+        let mut args = vec!["run", "powerloss", target, "--short", "--journal", j];
+        args.extend(["--out", "b", "--keep"]);
+        args.extend(dest);
+        let o = run_in(dir.path(), &args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let mut args = vec!["io", target, "--rw", "write", "--bs", bs, "--size", "1M"];
+        args.extend(["--verify", "--overwrite", "--keep"]);
+        args.extend(dest);
+        let o = run_in(dir.path(), &args);
+        assert!(o.status.success(), "{bs}: {}", stderr(&o));
+        let o = run_in(dir.path(), &["run", "powerloss", "--check", j, target]);
+        assert_eq!(o.status.code(), Some(1), "{bs}: {}", stderr(&o));
+        assert!(
+            !stdout(&o).contains("did NOT honour"),
+            "{bs}: {}",
+            stdout(&o)
+        );
+        let a = analysis(&dir.path().join("b"));
+        assert_eq!(a["lost_after_flush_blocks"], 0, "{bs}");
+        assert_eq!(a["overwritten_by_another_run_blocks"], 256, "{bs}");
+        assert_eq!(a["durable_blocks"], 512 - 256, "{bs}");
+        assert_eq!(a["verdict"], "inconclusive", "{bs}");
+    }
+}
+
+#[test]
+fn blocks_inside_a_larger_write_of_another_run_are_not_the_drives_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.bin");
+    another_drivelab_run_over(file.to_str().unwrap(), &[]);
+}
+
+#[test]
+fn on_a_loop_device_another_runs_larger_writes_are_not_the_drives_fault() {
+    let lo = Loop::new(8 << 20, false);
+    let dest = format!("--destructive={}", lo.dev);
+    another_drivelab_run_over(&lo.dev, &[&dest]);
+}
+
+/// A target formatted and mounted since the write phase holds a filesystem's writes:
+/// the check refuses it (one line, exit 2) rather than blame the drive.
+#[test]
+fn a_mounted_target_is_refused_by_the_check() {
+    let lo = Loop::new(8 << 20, false);
+    let dir = tempfile::tempdir().unwrap();
+    let jdir = journal_dir();
+    let j = jdir.path().join("j");
+    let j = j.to_str().unwrap();
+    let dest = format!("--destructive={}", lo.dev);
+    let o = run_in(
+        dir.path(),
+        &[
+            "run",
+            "powerloss",
+            &lo.dev,
+            "--short",
+            "--journal",
+            j,
+            "--out",
+            "b",
+            &dest,
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let before = std::fs::read(dir.path().join("b/run.json")).unwrap();
+    let m = common::Mount::new(&lo.dev);
+    let o = run_in(dir.path(), &["run", "powerloss", "--check", j, &lo.dev]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(e.contains("is mounted on") && e.contains("unmount"), "{e}");
+    assert!(stdout(&o).is_empty());
+    assert_eq!(
+        std::fs::read(dir.path().join("b/run.json")).unwrap(),
+        before
+    );
+    drop(m);
+}
+
+/// A corrupt journal is bad input: one line naming it, exit 2, nothing written.
+#[test]
+fn a_corrupt_journal_is_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let jdir = journal_dir();
+    let j = jdir.path().join("j");
+    let o = run_in(
+        dir.path(),
+        &[
+            "run",
+            "powerloss",
+            "t.bin",
+            "--short",
+            "--journal",
+            j.to_str().unwrap(),
+            "--out",
+            "b",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&j).unwrap();
+    let before = std::fs::read(dir.path().join("b/run.json")).unwrap();
+    let outside = text.replacen(r#""ranges":[[0,64]]"#, r#""ranges":[[100000,64]]"#, 1);
+    let too_many = text.replacen(r#""ranges":[[0,64]]"#, r#""ranges":[[0,100000000000]]"#, 1);
+    let bad_knobs = text.replacen(r#""round_blocks":64"#, r#""round_blocks":0"#, 1);
+    for (what, bad) in [
+        ("outside", outside),
+        ("more than a round", too_many),
+        ("--round-blocks", bad_knobs),
+    ] {
+        let bad_j = jdir.path().join("bad");
+        std::fs::write(&bad_j, bad).unwrap();
+        let o = run_in(
+            dir.path(),
+            &[
+                "run",
+                "powerloss",
+                "--check",
+                bad_j.to_str().unwrap(),
+                "t.bin",
+            ],
+        );
+        assert_eq!(o.status.code(), Some(2), "{what}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        assert!(
+            e.starts_with("drivelab: --check ") && e.contains(what),
+            "{e}"
+        );
+        std::fs::remove_file(&bad_j).unwrap();
+    }
+    assert_eq!(
+        std::fs::read(dir.path().join("b/run.json")).unwrap(),
+        before
+    );
+}
+
+/// The help says what powerloss takes: no `null` target, a test file kept for the
+/// check, and no --db (refused: a run is recorded after its check).
+#[test]
+fn powerloss_help_says_what_it_takes() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run_in(dir.path(), &["run", "powerloss", "--help"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let h = stdout(&o);
+    assert!(
+        !h.contains("`null`") && !h.contains("created and removed"),
+        "{h}"
+    );
+    assert!(h.contains("kept for the check"), "{h}");
+    assert!(
+        !h.contains("Record the finished run in this results database"),
+        "{h}"
+    );
+}
+
+/// A target formatted (not mounted) since the write phase: its blocks are the new
+/// filesystem's, not what the drive kept: inconclusive, nothing blamed on the drive.
+#[test]
+fn a_target_formatted_since_the_write_phase_is_inconclusive() {
+    let lo = Loop::new(8 << 20, false);
+    let dir = tempfile::tempdir().unwrap();
+    let jdir = journal_dir();
+    let j = jdir.path().join("j");
+    let dest = format!("--destructive={}", lo.dev);
+    let js = j.to_str().unwrap();
+    let o = run_in(
+        dir.path(),
+        &[
+            "run",
+            "powerloss",
+            &lo.dev,
+            "--short",
+            "--journal",
+            js,
+            "--out",
+            "b",
+            &dest,
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The superblock's times have whole seconds: format in a later second than the
+    // journal's (an event of the clock, not a pause for another process).
+    let made = std::fs::metadata(&j).unwrap();
+    let made = made.created().or_else(|_| made.modified()).unwrap();
+    let secs =
+        |t: std::time::SystemTime| t.duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    wait_until("the next second", || {
+        secs(std::time::SystemTime::now()) > secs(made)
+    });
+    let mk = std::process::Command::new("mkfs.ext4")
+        .args(["-q", "-F", &lo.dev])
+        .output()
+        .unwrap();
+    assert!(mk.status.success(), "{}", stderr(&mk));
+    let o = run_in(dir.path(), &["run", "powerloss", "--check", js, &lo.dev]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(!stdout(&o).contains("did NOT honour"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("formatted since the write phase"),
+        "{}",
+        stdout(&o)
+    );
+    let a = analysis(&dir.path().join("b"));
+    assert_eq!(a["verdict"], "inconclusive");
+    assert_eq!(a["cycles"][0]["target_rewritten"], true);
+}
+
+/// A simulated drive's cut is the model's own: shown, whatever the host.
+#[test]
+fn a_simulated_cut_is_its_own_evidence() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = "sim:capacity=1G,block=1M,dies=4,channels=4,thermal=off,write_cache=volatile,write_cache_size=2M,flush=honest,power_cut=20ms";
+    let args = ["run", "powerloss", sim, "--journal", "j", "--out", "b"];
+    let o = run_in(dir.path(), &[&args[..], &["--round-blocks", "64"]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let a = analysis(&dir.path().join("b"));
+    assert_eq!(
+        (&a["verdict"], &a["cut_evidence"]),
+        (&"honoured".into(), &"simulated_cut".into())
+    );
+    assert!(stdout(&o).contains("Power cut: shown"), "{}", stdout(&o));
+    // No cycle record: a simulated drive has no boot or drive of its own.
+    assert!(!std::fs::read_to_string(dir.path().join("j"))
+        .unwrap()
+        .contains("\"record\":\"cycle\""));
 }
 
 /// Rewrite the journal: keep its records up to the `flushed` record of round `last`

@@ -5,8 +5,10 @@
 //! offset, the run's seed, its generation — the round — and a CRC-32C). A round is
 //! announced in a journal on another filesystem before its writes (`begin`: its
 //! generation and block ranges) and, once its flush (fsync / FLUSH) completed or its FUA
-//! writes all returned, marked durable (`flushed`); every record is fsynced before the
-//! next write. The user cuts the power at any moment; the check reads every journalled
+//! writes all returned, marked durable (`flushed`; with FUA writes each one that
+//! returned, `acknowledged`); every record is fsynced before the next write, and the
+//! phase's end is recorded (`ended`: how, and which blocks of its last round were
+//! issued). The user cuts the power at any moment; the check reads every journalled
 //! block back and classes it:
 //!
 //! - durable: it holds its last flushed write, or the newer write of the round in flight;
@@ -16,7 +18,12 @@
 //! - unacknowledged lost: the round in flight at the cut never reached it (allowed);
 //! - torn: a write in flight at the cut left it half written (header and checksum
 //!   disagree);
-//! - misdirected: it holds an intact block of this run meant for another offset.
+//! - misdirected: it holds an intact block of this run meant for another offset;
+//! - overwritten by another run: another drivelab run's write (not tested).
+//!
+//! A cycle tests nothing (inconclusive) when a signal, not a cut, ended its write phase,
+//! when the target was formatted since, or, on a simulated drive, when the counts differ
+//! from the model's truth.
 //!
 //! A simulated drive (`sim:…,write_cache=volatile,flush=ignored,power_cut=T`) is cut by
 //! its model at virtual time T: the run writes until then and checks at once, in one
@@ -131,8 +138,14 @@ impl PowerLoss {
         if self.round_blocks == 0 || self.round_blocks > 1 << 20 {
             return Err("--round-blocks: expected a count from 1 to 1048576, like 256".into());
         }
-        if self.block_bytes < 4096 || !self.block_bytes.is_multiple_of(4096) {
-            return Err("--bs: expected a multiple of 4096 bytes, like 4k".into());
+        if self.block_bytes < 4096
+            || self.block_bytes > 1 << 20
+            || !self.block_bytes.is_multiple_of(4096)
+        {
+            return Err("--bs: expected a multiple of 4096 bytes up to 1 MiB, like 4k".into());
+        }
+        if self.ring_rounds == 0 || self.ring_rounds > 1 << 16 {
+            return Err("ring_rounds: expected a count from 1 to 65536, like 8".into());
         }
         Ok(())
     }
@@ -269,11 +282,12 @@ pub fn read_journal(path: &Path) -> Result<Vec<Record>, String> {
         }
     }
     match out.first() {
-        Some(Record::Start { .. }) => Ok(out),
-        _ => Err(format!(
-            "--check {name}: not a powerloss journal (no start record)"
-        )),
+        Some(Record::Start { knobs, .. }) => knobs.validate(),
+        _ => Err("not a powerloss journal (no start record)".into()),
     }
+    .and_then(|_| expectations(&out))
+    .map_err(|e| format!("--check {name}: {e}"))?;
+    Ok(out)
 }
 
 /// The device a path's data lives on: a block device's own number, else its
@@ -577,6 +591,13 @@ fn expectations(records: &[Record]) -> Result<(PowerLoss, BTreeMap<u64, Expect>)
                 generation,
                 ranges,
             } => {
+                let n = ranges.iter().map(|r| r[1]).fold(0u64, u64::saturating_add);
+                if n > knobs.round_blocks {
+                    return Err(format!(
+                        "round {round} names {n} blocks, more than a round's {}",
+                        knobs.round_blocks
+                    ));
+                }
                 for b in blocks_of(ranges) {
                     if b >= knobs.ring_blocks() {
                         return Err(format!("round {round} names block {b}, outside the ring"));
@@ -891,6 +912,15 @@ pub struct CycleCheck {
     pub power_at_write: Option<PowerState>,
     #[serde(default)]
     pub power_at_check: Option<PowerState>,
+    /// How the cycle's write phase ended, as its journal says (null when the journal
+    /// does not: the process died with the host's power, or an older journal).
+    #[serde(default)]
+    pub write_end: Option<WriteEnd>,
+    /// Whether the target was rewritten since the write phase (a filesystem made on it
+    /// after the run began): the counts say nothing of the drive, the verdict is
+    /// inconclusive.
+    #[serde(default)]
+    pub target_rewritten: bool,
     /// On a simulated drive, whether the counts equal its truth (false: drivelab's check
     /// is wrong, and the verdict is inconclusive); null on a real one.
     #[serde(default)]
@@ -931,6 +961,48 @@ impl CycleCheck {
         self.agrees_with_truth = Some(agrees);
         self.simulator_truth = Some(truth);
     }
+}
+
+impl CycleCheck {
+    /// Mark the cycle inconclusive when `target` holds an ext2/3/4 filesystem made or
+    /// written after `since` (when the run's journal was made): formatted since the
+    /// write phase, so its blocks say nothing of what the drive kept. Sound: a drive
+    /// that lost writes shows older content, never a filesystem newer than the run (an
+    /// older one, there before the run, is not taken for this).
+    pub fn note_rewritten(
+        &mut self,
+        target: &mut Target,
+        since: std::time::SystemTime,
+    ) -> Result<(), String> {
+        let mut buf = AlignedBuf::new(4096);
+        let mut m = Medium {
+            target,
+            now_ns: 0,
+            fua: false,
+        };
+        m.read(0, buf.as_mut_slice())
+            .map_err(|e| format!("reading back 4096 bytes at byte 0: {e}"))?;
+        let since = since
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        if let Some(t) = ext_written_at(buf.as_slice()).filter(|&t| t > since) {
+            self.target_rewritten = true;
+            self.inconclusive = Some(format!(
+                "the target holds an ext2/3/4 filesystem made or written at {t} s (Unix time), after this run began: it was formatted since the write phase, so its blocks say nothing of the drive"
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The later of an ext2/3/4 superblock's creation and last write time (Unix seconds),
+/// when the first 4 KiB of a device hold one (its magic at byte 1080).
+fn ext_written_at(first: &[u8]) -> Option<u64> {
+    let sb = first.get(1024..2048)?;
+    let le32 = |at: usize| u32::from_le_bytes([sb[at], sb[at + 1], sb[at + 2], sb[at + 3]]);
+    let magic = u16::from_le_bytes([sb[56], sb[57]]);
+    // s_wtime at 48, s_mkfs_time at 264.
+    (magic == 0xEF53).then(|| u64::from(le32(48).max(le32(264))))
 }
 
 fn opt(n: Option<u64>) -> String {
@@ -1022,7 +1094,14 @@ impl Analysis {
             .iter()
             .filter(|c| c.cut_evidence != CutEvidence::NoCut)
             .for_each(|c| tested.add(&c.counts));
-        let verdict = if cycles.iter().any(|c| c.agrees_with_truth == Some(false)) {
+        // Whatever was found: a check against the wrong truth, a target rewritten since,
+        // or a write phase no power cut ended tested nothing of the drive.
+        let untested = |c: &CycleCheck| {
+            c.agrees_with_truth == Some(false)
+                || c.target_rewritten
+                || c.write_end == Some(WriteEnd::Interrupted)
+        };
+        let verdict = if cycles.iter().any(untested) {
             Verdict::Inconclusive
         } else if !tested.honoured() {
             Verdict::NotHonoured
@@ -1098,9 +1177,14 @@ pub fn check(records: &[Record], target: &mut Target, cycle: u64) -> Result<Cycl
         cut_evidence_note: None,
         power_at_write: None,
         power_at_check: None,
+        write_end: tail.iter().rev().find_map(|r| match r {
+            Record::Ended { end, .. } => Some(end.clone()),
+            _ => None,
+        }),
         agrees_with_truth: None,
+        target_rewritten: false,
     };
-    c.inconclusive = inconclusive(records, tail, c.rounds_started, c.flushes_completed);
+    c.inconclusive = inconclusive(records, &c);
     for (_, state, mis) in blocks {
         c.counts.add_state(state);
         if let (false, Some(m)) = (state == BlockState::Durable, mis) {
@@ -1118,30 +1202,22 @@ pub fn check(records: &[Record], target: &mut Target, cycle: u64) -> Result<Cycl
     Ok(c)
 }
 
-/// Why a cycle (its records `tail`) with `rounds` begun and `flushes` completed tested
-/// nothing, if it did: a signal stopped its write phase (no power cut), nothing was made
-/// durable before the cut, or every round of the write phase was written and flushed
-/// (the cut came after it ended, or never came).
-fn inconclusive(records: &[Record], tail: &[Record], rounds: u64, flushes: u64) -> Option<String> {
+/// Why cycle `c` tested nothing, if it did: a signal stopped its write phase (no power
+/// cut), nothing was made durable before the cut, or every round of the write phase was
+/// written and flushed (the cut came after it ended, or never came).
+fn inconclusive(records: &[Record], c: &CycleCheck) -> Option<String> {
     let planned = match records.first() {
         Some(Record::Start { knobs, .. }) => knobs.rounds,
         _ => return None,
     };
-    let interrupted = tail.iter().any(|r| {
-        matches!(
-            r,
-            Record::Ended {
-                end: WriteEnd::Interrupted,
-                ..
-            }
-        )
-    });
-    if interrupted {
+    if c.write_end == Some(WriteEnd::Interrupted) {
         return Some("the write phase was interrupted by a signal, not ended by a power cut: nothing was tested".into());
     }
+    let tail = &records[cycle_start(records)..];
     let acknowledged = tail
         .iter()
         .any(|r| matches!(r, Record::Acknowledged { .. }));
+    let (rounds, flushes) = (c.rounds_started, c.flushes_completed);
     if flushes == 0 && !acknowledged {
         return Some("no flush completed before the cut: nothing was tested".into());
     }

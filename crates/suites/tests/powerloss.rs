@@ -210,6 +210,8 @@ fn the_verdict_follows_the_evidence_of_the_cut() {
             inconclusive: None,
             simulator_truth: None,
             agrees_with_truth: None,
+            write_end: None,
+            target_rewritten: false,
             cut_evidence: Unknown,
             cut_evidence_note: None,
             power_at_write: None,

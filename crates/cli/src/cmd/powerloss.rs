@@ -23,7 +23,13 @@ use crate::target_arg;
 /// How long a device may take to come back after its power returns.
 const BACK_TRIES: u32 = 300;
 
+/// Why --db and --upload are refused on a powerloss run.
+pub const NOT_RECORDED: &str = "powerloss: not recorded in a database or uploaded yet; drop --db and --upload (push the bundle later with drivelab db push URL BUNDLE)";
+
 pub fn run(a: &PowerlossArgs) -> Result<i32, Fail> {
+    if a.db.is_some() || a.upload.is_some() {
+        return Err(Fail::usage(NOT_RECORDED));
+    }
     let f = &a.common.fio;
     if f.emit_fio.is_some() || f.engine.is_some() || f.hosts.is_some() || !f.host.is_empty() {
         return Err(Fail::usage(
@@ -328,11 +334,19 @@ impl PowerCut {
     }
 }
 
-/// Save the analysis of the cycles checked so far in the bundle.
+/// Save the analysis of the cycles checked so far in the bundle: complete, unless a
+/// signal stopped a cycle's write phase (it stays interrupted).
 fn conclude(bundle: &mut Bundle, cycles: &[CycleCheck]) -> Result<(), String> {
     let a = Analysis::of(cycles.to_vec());
     bundle.doc.summary = Some(a.summary());
-    bundle.set_status(BundleStatus::Complete)?;
+    let interrupted = cycles
+        .iter()
+        .any(|c| c.write_end == Some(WriteEnd::Interrupted));
+    bundle.set_status(if interrupted {
+        BundleStatus::Interrupted
+    } else {
+        BundleStatus::Complete
+    })?;
     bundle.write_table(&powerloss::table(&a))
 }
 
@@ -399,6 +413,13 @@ fn check_cmd(a: &PowerlossArgs, journal: &Path) -> Result<i32, Fail> {
             journal.display()
         )));
     }
+    // A filesystem on it has written to it since the write phase: what it holds is no
+    // longer what the drive kept.
+    if let Some(why) = drivelab_engine::target::in_use_now(Path::new(&arg)) {
+        return Err(Fail::usage(format!(
+            "TARGET {arg}: {why}, so it was written since the write phase; unmount it and check again (its blocks may no longer say what the drive kept)"
+        )));
+    }
     let dir = bundle.as_deref().map(PathBuf::from);
     if let Some(d) = &dir {
         refuse_foreign_bundle(d, target, knobs, journal)?;
@@ -415,6 +436,12 @@ fn check_cmd(a: &PowerlossArgs, journal: &Path) -> Result<i32, Fail> {
         powerloss::check(&records, session.target_mut(), cycle).map_err(|e| session.failed(e))?;
     let (evidence, now) = powerloss::cut_evidence(&records, session.target());
     c.set_evidence(evidence, powerloss::power_before(&records), now);
+    // When the journal was made (else last written: later, so never a false alarm).
+    let made = std::fs::metadata(journal).and_then(|m| m.created().or_else(|_| m.modified()));
+    if let Ok(made) = made {
+        c.note_rewritten(session.target_mut(), made)
+            .map_err(|e| session.failed(e))?;
+    }
     session.close()?;
     if !checked_before {
         Journal::append_to(journal)

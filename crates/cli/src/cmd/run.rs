@@ -144,9 +144,7 @@ pub fn run(a: RunArgs) -> Result<i32, Fail> {
         // A write phase and a check of its own, not engine steps: not recorded in the
         // database or uploaded (yet).
         (Some(SuiteCmd::Powerloss(_)), None) if a.db.is_some() || upload.is_some() => {
-            Err(Fail::usage(
-                "powerloss: not recorded in a database or uploaded yet; drop --db and --upload (push the bundle later with drivelab db push URL BUNDLE)",
-            ))
+            Err(Fail::usage(crate::cmd::powerloss::NOT_RECORDED))
         }
         (Some(SuiteCmd::Powerloss(p)), None) => crate::cmd::powerloss::run(p),
         (Some(cmd), None) => start(cmd, &db, a.progress, upload),

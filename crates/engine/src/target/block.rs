@@ -254,6 +254,18 @@ fn in_use(path: &Path, rdev: u64) -> Option<String> {
     open_in_another_process(&devs)
 }
 
+/// Why `path` is in use now, if it is: a block device (or a partition of it) mounted,
+/// swap or held, or a regular file backing such a loop device. For a command that only
+/// reads it (a check) and must know nothing writes under it.
+pub fn in_use_now(path: &Path) -> Option<String> {
+    let md = std::fs::metadata(path).ok()?;
+    if md.file_type().is_block_device() {
+        in_use(path, md.rdev()).or_else(|| sibling_loop_in_use(md.rdev()))
+    } else {
+        backed_device_in_use(&md)
+    }
+}
+
 /// Why writing to the regular file `file` must be refused: it backs a loop device that
 /// is in use (mounted, swap, held), so writing it writes under that device's users.
 pub(super) fn backed_device_in_use(file: &std::fs::Metadata) -> Option<String> {

@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{DeviceModel, ModelInfo};
 use crate::sensor::{SensorReading, SensorSource};
+pub use block::in_use_now;
 pub use file::{marker_path, random_token, CreatedFile, TEST_FILE_NAME, TEST_FILE_SIZE};
 
 /// What kind of thing a target is.
