@@ -648,6 +648,16 @@ impl SuiteCmd {
         }
     }
 
+    /// The `--ioengine` given that picks the backend alone: replay's (on a file or block
+    /// device). Peak's also sets the sweep's shape (threads or depth), which applies on
+    /// every target.
+    pub fn backend_engine(&self) -> Option<IoEngine> {
+        match self {
+            SuiteCmd::Replay(a) => a.ioengine,
+            _ => None,
+        }
+    }
+
     /// The suite with its knobs: defaults (or `--short` ones), then the flags given.
     /// Errors name the flag.
     pub fn build(&self) -> Result<Box<dyn Suite>, String> {

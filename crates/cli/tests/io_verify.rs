@@ -139,10 +139,88 @@ fn a_byte_corrupted_in_a_file_is_found_at_its_offset() {
     let o = run_in(dir.path(), &["verify", "t.bin", "--from", "r.json"]);
     let text = format!("{}{}", stdout(&o), stderr(&o));
     assert!(text.contains("(misdirected)"), "{text}");
+    // Where the misdirected block's data was meant to go, as the JSON's found_offset_bytes.
+    assert!(
+        text.contains(&format!(
+            "block at byte {}: misdirected, written for byte 0,",
+            40 * 4096
+        )),
+        "{text}"
+    );
     assert!(text.contains(": corrupt, generation"), "{text}");
     assert!(
         !text.contains("Corrupt") && !text.contains("Zeros"),
         "{text}"
+    );
+}
+
+/// A verify pass that finds every block as written says so on the terminal (never on a
+/// JSON stream), and its reads have their own line, apart from the workload's.
+#[test]
+fn a_passed_verify_says_so_and_its_reads_have_their_own_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "io",
+        "t.bin",
+        "--size",
+        "4M",
+        "--io_size",
+        "4M",
+        "--rw",
+        "write",
+        "--bs",
+        "4k",
+        "--verify",
+    ];
+    let o = run_in(dir.path(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("  verified 1024 blocks (4 MiB): all as written\n"),
+        "{text}"
+    );
+    // A write-only workload has no read line: the reads are the pass's.
+    assert!(text.contains("  verify read "), "{text}");
+    assert!(!text.contains("  read "), "{text}");
+
+    // A workload that reads too: its reads on the read line, the pass's apart.
+    let mixed = [
+        "io",
+        "m.bin",
+        "--size",
+        "4M",
+        "--io_size",
+        "8M",
+        "--rw",
+        "randrw",
+        "--bs",
+        "4k",
+        "--verify",
+    ];
+    let o = run_in(dir.path(), &mixed);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} line: {text}"))
+            .to_string()
+    };
+    assert!(line("read ").contains("IOPS"), "{text}");
+    assert!(line("verify read ").contains("IOPS"), "{text}");
+    assert!(line("verified ").contains("all as written"), "{text}");
+
+    // The JSON on stdout alone; the line on stderr.
+    let mut json = args.to_vec();
+    json.extend(["--json", "-"]);
+    let o = run_in(dir.path(), &json);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["verify"]["blocks_bad"], 0);
+    assert!(
+        stderr(&o).contains("drivelab: verified 1024 blocks (4 MiB): all as written"),
+        "{}",
+        stderr(&o)
     );
 }
 
@@ -334,6 +412,23 @@ fn a_seqfill_bundle_verifies_later_and_finds_a_flipped_byte() {
         first,
         "one value per interval of the fill"
     );
+
+    // The terminal says the check passed; the HTML report has the step's check, typed
+    // from its record.
+    let said = stdout(&o);
+    let line = said
+        .lines()
+        .find(|l| l.contains(&format!("verified {blocks} blocks (")))
+        .unwrap_or_else(|| panic!("no verified line: {said}"));
+    assert!(line.ends_with(" MiB): all as written"), "{line}");
+    let r = run_in(dir.path(), &["report", "b", "-o", "r.html"]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+    assert!(
+        html.contains("Data verification (--verify)"),
+        "no verify table"
+    );
+    assert!(html.contains("all as written"), "no verify result");
 
     let (code, _) = verify_bundle(dir.path(), &lo.dev);
     assert_eq!(code, Some(0));

@@ -642,6 +642,11 @@ fn bad_input_is_one_line_and_exit_2() {
         (vec!["huge.dltrace", "null"], "64 MiB"),
         (vec![t, "null", "--speed", "1e-300"], "--speed"),
         (vec!["day.dltrace", "null", "--speed", "0.001"], "366"),
+        // The null target does no I/O: a backend asked for would be ignored.
+        (
+            vec![t, "null", "--ioengine", "sync"],
+            "--ioengine sync: the null target does no I/O",
+        ),
     ];
     for (args, what) in cases {
         let mut a = vec!["run", "--no-db", "replay"];

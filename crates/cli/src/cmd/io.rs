@@ -164,13 +164,8 @@ pub fn run(a: IoArgs) -> Result<i32, Fail> {
     let spec = crate::target_arg::parse(a.target.target.as_deref())?;
     // null and sim: targets bring their own engine; another one asked for would be
     // replaced without a word.
+    crate::target_arg::refuse_engine_on_null(&spec, req.ioengine)?;
     match (&spec, req.ioengine) {
-        (TargetSpec::Null { .. }, Some(e)) if e != IoEngine::Null => {
-            return Err(Fail::usage(format!(
-                "--ioengine {}: the null target does no I/O and runs on the null engine; leave --ioengine out",
-                e.name()
-            )))
-        }
         (TargetSpec::Model(_), Some(e)) if e != IoEngine::Sim => {
             return Err(Fail::usage(format!(
                 "--ioengine {}: a sim: target runs in virtual time on its own engine; leave --ioengine out",
@@ -232,10 +227,21 @@ pub fn run(a: IoArgs) -> Result<i32, Fail> {
     // The measurement is shown first, so that a file that cannot be written after all
     // (a full disk) does not take it with it.
     // A stdout that cannot be written still lets the files be written first.
-    let shown = if json_stdout {
-        output::json::write_stdout(&res).map_err(Fail::failed)
-    } else if csv_stdout {
-        Ok(())
+    let verified = res
+        .measured
+        .verify
+        .as_ref()
+        .and_then(|v| output::summary::verified_line(v, &res.config));
+    let shown = if json_stdout || csv_stdout {
+        // The check's outcome goes to the terminal, never into the document's stream.
+        if let Some(line) = verified {
+            eprintln!("drivelab: {line}");
+        }
+        if json_stdout {
+            output::json::write_stdout(&res).map_err(Fail::failed)
+        } else {
+            Ok(())
+        }
     } else {
         output::stdout::say(&output::summary::render(&res))
     };

@@ -196,6 +196,7 @@ fn start(
     not_an_input(cmd, &arg)?;
     Session::check_sensor_target(Some(&arg), t)?;
     let spec = crate::target_arg::parse(Some(&arg))?;
+    crate::target_arg::refuse_engine_on_null(&spec, cmd.backend_engine())?;
     let open = open_options(suite.as_ref(), &spec, t.overwrite, t.destructive.clone());
     let mut session = Session::open(spec, &open, t.keep).map_err(|f| read_only_hint(cmd, t, f))?;
     session.choose_sensors(t)?;
@@ -521,6 +522,14 @@ fn summary_text(bundle: &Bundle, table: &str) -> String {
         crate::output::summary::target_description(t)
     );
     text.push_str(table);
+    for step in &d.steps {
+        let verified = step.run.as_ref().and_then(|r| r.verify.as_ref());
+        if let Some(line) =
+            verified.and_then(|v| crate::output::summary::verified_line(v, &step.config))
+        {
+            text.push_str(&format!("{}: {line}\n", step.name));
+        }
+    }
     for n in caveats(bundle) {
         text.push_str(&format!("note: {n}\n"));
     }

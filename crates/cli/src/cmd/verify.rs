@@ -154,8 +154,12 @@ fn summary(r: &VerifyResult) -> String {
             c.zeros, c.older, c.misdirected, c.torn, c.corrupt, c.foreign
         );
         for m in &r.mismatches {
+            // A misdirected block says where its data was meant to go.
+            let from = m
+                .found_offset_bytes
+                .map_or(String::new(), |o| format!(", written for byte {o}"));
             s += &format!(
-                "  block at byte {}: {}, generation expected {} found {}, first bad byte {}\n",
+                "  block at byte {}: {}{from}, generation expected {} found {}, first bad byte {}\n",
                 m.offset_bytes,
                 m.class,
                 m.expected_generation,
