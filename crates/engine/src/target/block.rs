@@ -518,6 +518,6 @@ fn identify(info: &mut TargetInfo, canon: &Path, name: &str, rdev: u64) {
             memory_backing(&n, disk)
         })
     } else {
-        memory_backing(&name, &canon)
+        memory_backing(name, canon)
     };
 }
