@@ -88,19 +88,7 @@ fn block_device_refusals_and_a_confirmed_write() {
     }
     // Mounted: refused even with --destructive, naming the mount point.
     let m = Mount::new(&lo.dev);
-    let o = run_in(
-        dir.path(),
-        &[
-            "io",
-            &lo.dev,
-            "--rw",
-            "write",
-            "--destructive",
-            &lo.dev,
-            "--runtime",
-            "1",
-        ],
-    );
+    let o = run_in(dir.path(), &confirmed_write(&lo.dev, "1"));
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
     assert!(
@@ -420,6 +408,21 @@ fn a_file_behind_a_mounted_loop_device_is_not_written_even_with_overwrite() {
     assert_eq!(stamped, 0, "the image was written");
 }
 
+/// `drivelab io` writing to the device `dev` for `runtime`, confirmed.
+fn confirmed_write<'a>(dev: &'a str, runtime: &'a str) -> [&'a str; 8] {
+    let w = "write";
+    [
+        "io",
+        dev,
+        "--rw",
+        w,
+        "--destructive",
+        dev,
+        "--runtime",
+        runtime,
+    ]
+}
+
 /// A child process that holds `dev` open for reading and writing (as `exec 3<>DEV` in
 /// a shell does) until killed; returned once it holds it.
 fn hold_open(dev: &str) -> std::process::Child {
@@ -449,16 +452,7 @@ fn a_device_held_open_by_another_process_is_not_written() {
     std::fs::write(lo.image(), &pattern).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut holder = hold_open(&lo.dev);
-    let io = [
-        "io",
-        &lo.dev,
-        "--rw",
-        "write",
-        "--destructive",
-        &lo.dev,
-        "--runtime",
-        "0.2",
-    ];
+    let io = confirmed_write(&lo.dev, "0.2");
     let powerloss = [
         "run",
         "powerloss",
@@ -522,16 +516,7 @@ fn holds(pid: u32, dev: &str) -> bool {
 fn a_device_another_drivelab_run_writes_is_said_to_be_in_its_use() {
     let lo = Loop::in_memory(16 << 20);
     let dir = tempfile::tempdir().unwrap();
-    let write = [
-        "io",
-        &lo.dev,
-        "--rw",
-        "write",
-        "--destructive",
-        &lo.dev,
-        "--runtime",
-        "600",
-    ];
+    let write = confirmed_write(&lo.dev, "600");
     let mut first = drivelab()
         .args(write)
         .current_dir(dir.path())
