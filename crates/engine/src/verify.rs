@@ -252,7 +252,7 @@ impl VerifyResult {
 
     /// Count what the run's check reads (`--verify-backlog`) found: their mismatches
     /// come first in the list.
-    pub fn with_backlog(mut self, found: crate::verify_backlog::BacklogFound) -> Self {
+    pub fn with_backlog(mut self, found: BacklogFound) -> Self {
         self.backlog_blocks_checked = Some(found.checked);
         self.backlog_blocks_bad = Some(found.bad);
         let pass = std::mem::replace(&mut self.classes, found.classes);
@@ -442,6 +442,32 @@ pub(crate) fn read_error(e: &std::io::Error, len: usize, offset: u64) -> String 
     }
 }
 
+/// What a job's backlog found (`--verify-backlog`, [`crate::verify_backlog`]; summed over jobs in the run's verify result).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BacklogFound {
+    /// Blocks read back and compared.
+    pub checked: u64,
+    /// Blocks not as written.
+    pub bad: u64,
+    pub classes: ClassCounts,
+    /// The first mismatches (at most [`LISTED_MISMATCHES`]).
+    pub mismatches: Vec<Mismatch>,
+}
+
+impl BacklogFound {
+    /// Add another job's findings.
+    pub fn add(&mut self, o: BacklogFound) {
+        self.checked += o.checked;
+        self.bad += o.bad;
+        self.classes.add_all(&o.classes);
+        for m in o.mismatches {
+            if self.mismatches.len() < LISTED_MISMATCHES {
+                self.mismatches.push(m);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -579,7 +605,7 @@ mod tests {
             found_offset_bytes: None,
             first_bad_byte_offset_bytes: offset + 9,
         };
-        let mut found = crate::verify_backlog::BacklogFound {
+        let mut found = BacklogFound {
             checked: 40,
             bad: 1,
             ..Default::default()

@@ -27,7 +27,8 @@ use std::collections::{HashMap, VecDeque};
 
 use crate::block_header::{block_crc, header};
 use crate::data::DataPool;
-use crate::verify::{classify, expected, ClassCounts, Mismatch, Written, LISTED_MISMATCHES};
+pub use crate::verify::BacklogFound;
+use crate::verify::{classify, expected, Written, LISTED_MISMATCHES};
 
 /// The tag ([`crate::op::AnyOp::tag`]) of a backlog's read; the generator's I/Os carry 0.
 pub const CHECK_TAG: u32 = 1;
@@ -51,32 +52,6 @@ struct Block {
     reading: bool,
     /// Written again while its read was in flight: the read is not checked.
     spoiled: bool,
-}
-
-/// What a job's backlog found (summed over jobs in the run's verify result).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct BacklogFound {
-    /// Blocks read back and compared.
-    pub checked: u64,
-    /// Blocks not as written.
-    pub bad: u64,
-    pub classes: ClassCounts,
-    /// The first mismatches (at most [`LISTED_MISMATCHES`]).
-    pub mismatches: Vec<Mismatch>,
-}
-
-impl BacklogFound {
-    /// Add another job's findings.
-    pub fn add(&mut self, o: BacklogFound) {
-        self.checked += o.checked;
-        self.bad += o.bad;
-        self.classes.add_all(&o.classes);
-        for m in o.mismatches {
-            if self.mismatches.len() < LISTED_MISMATCHES {
-                self.mismatches.push(m);
-            }
-        }
-    }
 }
 
 /// One job's backlog (see the module documentation).
