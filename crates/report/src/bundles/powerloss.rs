@@ -37,7 +37,7 @@ fn verdict_only(label: &str, a: &Analysis) -> String {
 
 pub(crate) fn section(entries: &[Entry]) -> Section {
     let mut s = Section::new("Flush honesty (power cut)").text(
-        "Numbered blocks written in rounds, each ended by a flush (or made of FUA writes) and journalled on another drive once the flush completed; after the power was cut, every journalled block was read back. A block lost after a completed flush is the defect; a block the round in flight at the cut never reached is allowed. Whether the power was cut at all is shown by the drive's power-cycle count (it rose) or the host's boot id (it changed); a check with neither changed cut nothing and is inconclusive, and one that cannot tell says so.",
+        "Numbered blocks written in rounds, each ended by a flush (or made of FUA writes) and journalled on another drive once the flush completed; after the power was cut, every journalled block was read back. A block lost after a completed flush is the defect; a block the round in flight at the cut never reached is allowed. Whether the power was cut at all is shown by the drive's power-cycle count (it rose) or, where no count can be read, the host's boot id (it changed); an unchanged count means the drive kept its power and the check is inconclusive; a check that can tell neither says the cut is unconfirmed.",
     );
     let mut table = Table {
         caption: "Blocks after the power cuts".into(),
