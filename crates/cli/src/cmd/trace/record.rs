@@ -125,11 +125,21 @@ pub fn run(a: RecordArgs) -> Result<i32, Fail> {
             Ending::Interrupted => " (interrupted)".into(),
             Ending::Done => String::new(),
         };
-        return Err(Fail::failed(format!(
+        let message = format!(
             "no I/O reached {} while recording{why}: nothing written to {}",
             a.device.display(),
             out.path().display()
-        )));
+        );
+        // Interrupted is interrupted (130) whatever was recorded by then: two signals
+        // that arrive together are one to the process, so the first's end must be the
+        // second's too.
+        return Err(match rec.ending {
+            Ending::Interrupted => Fail {
+                code: INTERRUPTED,
+                message,
+            },
+            _ => Fail::failed(message),
+        });
     }
     pending
         .commit()
