@@ -414,13 +414,20 @@ pub struct LateCauses {
 }
 
 impl LateCauses {
-    /// The cause that made the most I/Os late, in words, with its count.
-    pub fn main_cause(&self, max_outstanding: u32) -> Option<String> {
+    /// The cause that made the most I/Os late, in words, with its count. The limit on
+    /// I/Os in flight is `--max-outstanding`'s, or under `--ioengine sync` the engine's
+    /// own one at a time (which raising `--max-outstanding` does not change).
+    pub fn main_cause(
+        &self,
+        max_outstanding: u32,
+        engine: crate::spec::IoEngine,
+    ) -> Option<String> {
+        let limit = match engine {
+            crate::spec::IoEngine::Sync => "the sync engine carries one I/O at a time (--ioengine io_uring keeps more in flight)".to_string(),
+            _ => format!("the limit of {max_outstanding} I/Os in flight was reached (--max-outstanding)"),
+        };
         let all = [
-            (
-                self.queue_limit_ios,
-                format!("the limit of {max_outstanding} I/Os in flight was reached (--max-outstanding)"),
-            ),
+            (self.queue_limit_ios, limit),
             (
                 self.discard_ios,
                 "discards, which the kernel carries out synchronously on a block device, held up the I/Os behind them".into(),
@@ -436,6 +443,30 @@ impl LateCauses {
         ];
         let (n, why) = all.into_iter().max_by_key(|(n, _)| *n)?;
         (n > 0).then(|| format!("{why}, for {n} of them"))
+    }
+}
+
+#[cfg(test)]
+mod late_cause_tests {
+    use super::LateCauses;
+    use crate::spec::IoEngine;
+
+    #[test]
+    fn the_queue_limit_is_named_as_the_engine_sets_it() {
+        let c = LateCauses {
+            queue_limit_ios: 5,
+            ..LateCauses::default()
+        };
+        let uring = c.main_cause(64, IoEngine::IoUring).unwrap();
+        assert!(
+            uring.contains("limit of 64 I/Os in flight") && uring.contains("--max-outstanding")
+        );
+        let sync = c.main_cause(64, IoEngine::Sync).unwrap();
+        assert!(
+            sync.contains("the sync engine carries one I/O at a time"),
+            "{sync}"
+        );
+        assert!(!sync.contains("--max-outstanding"), "{sync}");
     }
 }
 

@@ -212,10 +212,7 @@ impl Suite for SeqFill {
                     fmt(a.mbps_per_s.first().copied(), 1),
                     fmt(f.drop_reference_mbps, 1)
                 ),
-                None => format!(
-                    "no cache seen (initial {} MB/s held)",
-                    fmt(f.initial_mbps, 1)
-                ),
+                None => no_cache_seen(f.initial_mbps),
             };
             table += &format!(
                 "  wrote {} in {} s: {cache}, overall {} MB/s\n",
@@ -303,5 +300,23 @@ pub fn analyze(rec: &StepRecord, drop_fraction: f64) -> SeqFillAnalysis {
         temperature_available: start.is_some() || end.is_some(),
         temperature_start_celsius: start,
         temperature_end_celsius: end,
+    }
+}
+
+/// "no cache seen (initial 512.0 MB/s held)", or without a rate when the fill was too
+/// short to measure one (never "initial - MB/s").
+fn no_cache_seen(initial_mbps: Option<f64>) -> String {
+    match initial_mbps {
+        Some(v) => format!("no cache seen (initial {} MB/s held)", fmt(Some(v), 1)),
+        None => "no cache seen".into(),
+    }
+}
+
+#[cfg(test)]
+mod phrase_tests {
+    #[test]
+    fn no_cache_seen_names_no_missing_number() {
+        assert_eq!(super::no_cache_seen(None), "no cache seen");
+        assert!(super::no_cache_seen(Some(512.0)).starts_with("no cache seen (initial 512"));
     }
 }

@@ -179,7 +179,14 @@ pub fn run(
     let mut all_h = totals_h[0].clone();
     all_h.merge(&totals_h[1]);
     let mut measured = m.measured(opts.timing, opts.discards, setup_ns, elapsed);
-    let mut notes_out = replay_notes(&opts.timing, opts.discards, &m, &measured, &target.info);
+    let mut notes_out = replay_notes(
+        w.ioengine,
+        &opts.timing,
+        opts.discards,
+        &m,
+        &measured,
+        &target.info,
+    );
     notes_out.extend(sensor_notes);
     notes_out.extend(notes.into_inner().unwrap_or_else(|e| e.into_inner()));
     if let Some(e) = m.log_failed() {
@@ -225,6 +232,7 @@ pub fn run(
 
 /// The replay's caveats in plain words.
 fn replay_notes(
+    engine: IoEngine,
     timing: &Timing,
     discards: bool,
     m: &TraceSource<'_, '_>,
@@ -251,7 +259,7 @@ fn replay_notes(
         let lag = m.lag_p99_ns();
         let cause = r
             .late_causes
-            .main_cause(m.max_out())
+            .main_cause(m.max_out(), engine)
             .map_or(String::new(), |c| format!(" Mostly because {c}."));
         n.push(format!(
             "The replay could not keep up with the trace: {} of {} I/Os were issued more than 1 ms late (99th percentile lag {:.3} ms); its timing is not the trace's.{cause}",
