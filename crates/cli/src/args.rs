@@ -168,19 +168,27 @@ pub struct IoArgs {
     /// left out).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
-    /// Let --json and --csv replace a file drivelab did not write (a file drivelab
-    /// wrote is replaced anyway; a results database or a bundle's file never is).
+    /// Let --json and --csv replace a file drivelab did not write, or one of another
+    /// kind (a trace, a report…; a result document, or series CSV, drivelab wrote is
+    /// replaced anyway; a results database or a bundle's file never is).
     #[arg(long)]
     pub force: bool,
     /// Keep going after I/O errors (counted and recorded) instead of stopping.
     #[arg(long = "continue-on-error", alias = "continue_on_error")]
     pub continue_on_error: bool,
     /// Check every block written: each carries a header (offset, generation, the run's
-    /// seed, CRC-32C) and a pass after the writes reads each block back; a block not as
+    /// seed, CRC-32C) and a pass after the writes reads each block back (on the run's
+    /// engine, at its queue depth); a block not as
     /// written fails the run (exit 1) and is listed in the result's `verify`. Needs one
     /// --bs and --data random or compress=N; `drivelab verify` checks again later.
     #[arg(long)]
     pub verify: bool,
+    /// With --verify: also check during the run (fio's verify_backlog). After every N
+    /// writes each job reads back the blocks it wrote since its last check, before it
+    /// writes on; those reads count in the series and totals like any read, and a block
+    /// not as written stops the run (exit 1). Random writes need --numjobs 1.
+    #[arg(long = "verify-backlog", alias = "verify_backlog", value_name = "N", value_parser = positive, allow_hyphen_values = true)]
+    pub verify_backlog: Option<u32>,
     /// io_uring: register the I/O buffers with the ring, sparing the kernel a page
     /// lookup per I/O; `--fixedbufs=0` turns it off [default: true; falls back to
     /// plain buffers, with a note, where registration is refused].

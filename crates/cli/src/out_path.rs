@@ -2,9 +2,10 @@
 //! writing would destroy something, is found out in the first millisecond, not after a
 //! run of an hour.
 //!
-//! What an output may replace: nothing, or a file drivelab itself wrote (a result
-//! document, a series CSV, a report, a database export, a chart, a trace). Refused unless
-//! the user says `--force`: any other file. Refused always, `--force` or not: a results
+//! What an output may replace: nothing, or a file drivelab itself wrote of the same
+//! [`Kind`] (a result document, a series CSV, a report, a database export, a chart, a
+//! trace). Refused unless the user says `--force`: any other file, drivelab's of another
+//! kind too (a report never replaces a recorded trace). Refused always, `--force` or not: a results
 //! database (any SQLite file, or its journal or write-ahead log: drivelab never replaces
 //! one with a document), a file in a result bundle's directory (the bundle is drivelab's
 //! record of a run, not an output folder), something that is not a regular file (a FIFO
@@ -26,20 +27,84 @@ use crate::fail::Fail;
 /// Where bundles go by default, under the current directory.
 pub const RESULTS_DIR: &str = "drivelab-results";
 
-/// Whether a file that starts with `head` is one drivelab wrote: it starts with
-/// drivelab's mark exactly as drivelab writes it (a result document, the database
-/// export, the series CSV, a fio job file, a trace, the HTML report, an SVG or PNG
-/// chart). A mark anywhere else (a `package.json` naming "drivelab") does not count.
-pub fn is_own_output(head: &[u8]) -> bool {
-    let csv = format!("{},", crate::output::csv::HEADER_START);
-    let text_starts = [csv.as_bytes(), drivelab_trace::native::MAGIC.as_bytes()];
-    is_result_document(head)
-        || is_export(head)
-        || text_starts.iter().any(|m| head.starts_with(m))
-        || drivelab_suites::fio::is_own_job(head)
-        || head.starts_with(drivelab_report::html_start().as_bytes())
-        || head.starts_with(drivelab_report::svg_start().as_bytes())
-        || drivelab_report::is_own_png(head)
+/// What an output of drivelab holds, told from a file's first bytes: an output
+/// replaces only an earlier output of its own kind (a report never replaces a recorded
+/// trace, which cannot be captured again, nor a result document that `verify --from`
+/// needs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A result document (`io --json`, also `io --verify`'s).
+    Result,
+    /// The interval series CSV (`io --csv`).
+    SeriesCsv,
+    /// The HTML report (`report -o`).
+    Report,
+    /// The database export (`db export -o`).
+    Export,
+    /// A block I/O trace (`trace import -o`, `trace record -o`).
+    Trace,
+    /// A fio job file (`--emit-fio`).
+    FioJob,
+    /// An SVG chart (`report --svg`).
+    Svg,
+    /// A PNG chart (`report --png`).
+    Png,
+}
+
+impl Kind {
+    /// The kind of drivelab output a file that starts with `head` is, if it is one: it
+    /// starts with drivelab's mark exactly as drivelab writes it. A mark anywhere else
+    /// (a `package.json` naming "drivelab") does not count.
+    pub fn of(head: &[u8]) -> Option<Kind> {
+        let csv = format!("{},", crate::output::csv::HEADER_START);
+        if is_result_document(head) {
+            Some(Kind::Result)
+        } else if is_export(head) {
+            Some(Kind::Export)
+        } else if head.starts_with(csv.as_bytes()) {
+            Some(Kind::SeriesCsv)
+        } else if head.starts_with(drivelab_trace::native::MAGIC.as_bytes()) {
+            Some(Kind::Trace)
+        } else if drivelab_suites::fio::is_own_job(head) {
+            Some(Kind::FioJob)
+        } else if head.starts_with(drivelab_report::html_start().as_bytes()) {
+            Some(Kind::Report)
+        } else if head.starts_with(drivelab_report::svg_start().as_bytes()) {
+            Some(Kind::Svg)
+        } else if drivelab_report::is_own_png(head) {
+            Some(Kind::Png)
+        } else {
+            None
+        }
+    }
+
+    /// What a file of this kind holds, for messages.
+    pub fn what(self) -> &'static str {
+        match self {
+            Kind::Result => "a drivelab result document",
+            Kind::SeriesCsv => "a drivelab series CSV",
+            Kind::Report => "a drivelab HTML report",
+            Kind::Export => "a drivelab database export",
+            Kind::Trace => "a drivelab trace (a recording cannot be made again)",
+            Kind::FioJob => "a drivelab fio job file",
+            Kind::Svg => "a drivelab SVG chart",
+            Kind::Png => "a drivelab PNG chart",
+        }
+    }
+
+    /// What this output is, for messages (the thing that would replace the file).
+    fn output(self) -> &'static str {
+        match self {
+            Kind::Result => "a result document",
+            Kind::SeriesCsv => "a series CSV",
+            Kind::Report => "a report",
+            Kind::Export => "a database export",
+            Kind::Trace => "a trace",
+            Kind::FioJob => "a fio job file",
+            Kind::Svg => "an SVG chart",
+            Kind::Png => "a PNG chart",
+        }
+    }
 }
 
 /// Whether `head` starts as `db export` writes (pretty-printed, keys in order):
@@ -111,8 +176,20 @@ enum Replace {
     Never(String),
 }
 
-/// Whether the output file `p` may be written (it need not exist).
-fn replace(p: &Path) -> Replace {
+/// Refuse an output path (`flag` names it) that no output may take, whatever it holds
+/// and `--force` or not: a file in a result bundle's directory, a SQLite database's
+/// journal or write-ahead log. Every output passes it: the documents (`--json`,
+/// `--csv`, `-o`) through [`OutFile::claim`], and the outputs that are no document
+/// (`--db`, `--journal`) directly.
+pub fn check_place(p: &Path, flag: &str) -> Result<(), Fail> {
+    match off_limits(p) {
+        Some(why) => Err(Fail::usage(format!("{flag} {}: {why}", p.display()))),
+        None => Ok(()),
+    }
+}
+
+/// Why no output may be written at `p` (see [`check_place`]), if so.
+fn off_limits(p: &Path) -> Option<String> {
     if let Some(b) = bundle_of(p) {
         let what = if p.exists() {
             "is a file of"
@@ -128,16 +205,21 @@ fn replace(p: &Path) -> Replace {
             Ok(g) if g == b => given.to_path_buf(),
             _ => b,
         };
-        return Replace::Never(format!(
+        return Some(format!(
             "{what} the result bundle {}, drivelab's record of a run; give a file name outside it",
             shown.display()
         ));
     }
-    if let Some(db) = sqlite_companion_of(p) {
-        return Replace::Never(format!(
-            "is part of the SQLite database {} (its journal or write-ahead log), which drivelab never replaces; give a new file name",
-            db.display()
-        ));
+    sqlite_companion_of(p).map(|db| format!(
+        "is part of the SQLite database {} (its journal or write-ahead log), which drivelab never replaces; give a new file name",
+        db.display()
+    ))
+}
+
+/// Whether the output file `p`, of `kind`, may be written (it need not exist).
+fn replace(p: &Path, kind: Kind) -> Replace {
+    if let Some(why) = off_limits(p) {
+        return Replace::Never(why);
     }
     if !p.exists() {
         return Replace::Yes;
@@ -149,10 +231,12 @@ fn replace(p: &Path) -> Replace {
                 .into(),
         );
     }
-    if head.is_empty() || is_own_output(&head) {
-        return Replace::Yes;
+    match Kind::of(&head) {
+        _ if head.is_empty() => Replace::Yes,
+        Some(k) if k == kind => Replace::Yes,
+        Some(k) => Replace::WithForce(format!("holds {}, not {}", k.what(), kind.output())),
+        None => Replace::WithForce("exists and was not written by drivelab".into()),
     }
-    Replace::WithForce("exists and was not written by drivelab".into())
 }
 
 /// The SQLite database whose journal, write-ahead log or shared-memory file `p` is
@@ -213,10 +297,11 @@ impl OutFile {
     /// Claim `p` for a result document (`-`: standard output): refused (exit 2) unless
     /// it may be written (see the module's rules; `force` lets a foreign regular file be
     /// replaced).
-    pub fn claim(p: &Path, flag: &'static str, force: bool) -> Result<OutFile, Fail> {
+    pub fn claim(p: &Path, flag: &'static str, kind: Kind, force: bool) -> Result<OutFile, Fail> {
         Self::claim_doc(
             p,
             flag,
+            kind,
             force,
             "results are written to regular files only (- as the file name, or --output-format json, puts the result on standard output)",
         )
@@ -227,6 +312,7 @@ impl OutFile {
     pub fn claim_doc(
         p: &Path,
         flag: &'static str,
+        kind: Kind,
         force: bool,
         only_files: &str,
     ) -> Result<OutFile, Fail> {
@@ -238,7 +324,7 @@ impl OutFile {
                 pending: Default::default(),
             });
         }
-        Self::claim_file(p, flag, force, only_files)
+        Self::claim_file(p, flag, kind, force, only_files)
     }
 
     /// Claim `p` for an output that only a regular file can hold (a binary trace):
@@ -246,6 +332,7 @@ impl OutFile {
     pub fn claim_file(
         p: &Path,
         flag: &'static str,
+        kind: Kind,
         force: bool,
         only_files: &str,
     ) -> Result<OutFile, Fail> {
@@ -261,7 +348,7 @@ impl OutFile {
                 return Err(bad(format!("directory {} does not exist", d.display())));
             }
         }
-        match replace(p) {
+        match replace(p, kind) {
             Replace::Yes => {}
             Replace::WithForce(_) if force => {}
             Replace::WithForce(why) => {
@@ -377,9 +464,32 @@ pub fn distinct(outs: &[Option<&OutFile>]) -> Result<(), Fail> {
     Ok(())
 }
 
-/// The same file: the same inode when both exist, else the same absolute path.
+/// Refuse a target to be written that is one of the command's inputs (`input`, given
+/// as `flag`; `what` it is, e.g. "the trace being replayed"): the same file or device,
+/// also through a symbolic or hard link. Refused `--overwrite` or not: the input would
+/// be destroyed by the very run that reads it.
+pub fn target_not_input(target: &Path, input: &Path, flag: &str, what: &str) -> Result<(), Fail> {
+    if same_file(target, input) {
+        return Err(Fail::usage(format!(
+            "TARGET {}: is {what} ({flag} {}), which this command reads; a command's input is never its target, --overwrite or not; give another target",
+            target.display(),
+            input.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The same file: the same inode when both exist (or the same block device, also
+/// through two device nodes), else the same absolute path.
 fn same_file(a: &Path, b: &Path) -> bool {
-    let id = |p: &Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    let id = |p: &Path| {
+        std::fs::metadata(p)
+            .ok()
+            .map(|m| match m.file_type().is_block_device() {
+                true => (0, 0, m.rdev()),
+                false => (m.dev(), m.ino(), 0),
+            })
+    };
     match (id(a), id(b)) {
         (Some(x), Some(y)) => x == y,
         _ => absolute(a) == absolute(b),
@@ -413,13 +523,15 @@ pub struct OutDir {
     path: PathBuf,
     made: bool,
     flag: &'static str,
+    /// What the directory's files hold.
+    kind: Kind,
     force: bool,
 }
 
 impl OutDir {
     /// Claim the directory `p` for files: made if missing; never standard output (`-`)
     /// nor a result bundle's directory.
-    pub fn claim(p: &Path, flag: &'static str, force: bool) -> Result<OutDir, Fail> {
+    pub fn claim(p: &Path, flag: &'static str, kind: Kind, force: bool) -> Result<OutDir, Fail> {
         if is_stdout(p) {
             return Err(Fail::usage(format!(
                 "{flag} -: names a directory for files, not standard output; give a directory"
@@ -457,6 +569,7 @@ impl OutDir {
             path: p.to_path_buf(),
             made,
             flag,
+            kind,
             force,
         })
     }
@@ -467,6 +580,7 @@ impl OutDir {
     pub fn claim_own(
         p: &Path,
         flag: &'static str,
+        kind: Kind,
         what: &str,
         own: impl Fn(&Path) -> bool,
     ) -> Result<OutDir, Fail> {
@@ -485,7 +599,7 @@ impl OutDir {
                 }
             }
         }
-        OutDir::claim(p, flag, false)
+        OutDir::claim(p, flag, kind, false)
     }
 
     pub fn path(&self) -> &Path {
@@ -516,6 +630,7 @@ impl OutDir {
             OutFile::claim_file(
                 &f,
                 self.flag,
+                self.kind,
                 self.force,
                 "the directory's files are written as regular files only; remove what has the name, or give another directory",
             )?;
@@ -543,7 +658,7 @@ mod tests {
     use super::*;
 
     fn refused(p: &Path, force: bool) -> String {
-        match OutFile::claim(p, "--json", force) {
+        match OutFile::claim(p, "--json", Kind::Result, force) {
             Ok(_) => panic!("{} was claimed", p.display()),
             Err(f) => {
                 assert_eq!(f.code, crate::fail::USAGE);
@@ -555,20 +670,20 @@ mod tests {
     #[test]
     fn a_new_file_or_drivelab_output_may_be_written() {
         let d = tempfile::tempdir().unwrap();
-        assert!(OutFile::claim(&d.path().join("new.json"), "--json", false).is_ok());
+        assert!(OutFile::claim(&d.path().join("new.json"), "--json", Kind::Result, false).is_ok());
         let own = d.path().join("r.json");
         std::fs::write(
             &own,
             "{\n  \"schema_version\": 1,\n  \"tool\": {\n    \"name\": \"drivelab\",\n",
         )
         .unwrap();
-        assert!(OutFile::claim(&own, "--json", false).is_ok());
+        assert!(OutFile::claim(&own, "--json", Kind::Result, false).is_ok());
         let csv = d.path().join("s.csv");
         std::fs::write(&csv, "index,start_s,duration_s,ramp,read_ops\n").unwrap();
-        assert!(OutFile::claim(&csv, "--csv", false).is_ok());
+        assert!(OutFile::claim(&csv, "--csv", Kind::SeriesCsv, false).is_ok());
         let empty = d.path().join("empty");
         std::fs::write(&empty, "").unwrap();
-        assert!(OutFile::claim(&empty, "--csv", false).is_ok());
+        assert!(OutFile::claim(&empty, "--csv", Kind::SeriesCsv, false).is_ok());
         // Nothing was left behind by the checks.
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 3);
     }
@@ -596,13 +711,17 @@ mod tests {
         let html = drivelab_report::html_start() + "<title>x</title>";
         let job = "; WARNING: this job WRITES to /dev/x: whatever it holds is lost\n; drivelab-fio-job: drivelab 0.1.0\n";
         let export = "{\n  \"exported_by\": \"drivelab-store 0.1.0\",\n  \"format\": \"drivelab-db-export\",\n";
-        for (i, text) in [html.as_str(), job, export, "drivelab-trace 1\n"]
-            .iter()
-            .enumerate()
-        {
+        let own = [
+            (html.as_str(), Kind::Report),
+            (job, Kind::FioJob),
+            (export, Kind::Export),
+            ("drivelab-trace 1\n", Kind::Trace),
+        ];
+        for (i, (text, kind)) in own.iter().enumerate() {
             let p = d.path().join(format!("own{i}"));
             std::fs::write(&p, text).unwrap();
-            assert!(OutFile::claim(&p, "--json", false).is_ok(), "{text}");
+            assert_eq!(Kind::of(text.as_bytes()), Some(*kind), "{text}");
+            assert!(OutFile::claim(&p, "-o", *kind, false).is_ok(), "{text}");
         }
     }
 
@@ -612,7 +731,7 @@ mod tests {
         let user = d.path().join("notes.txt");
         std::fs::write(&user, "my notes").unwrap();
         assert!(refused(&user, false).contains("not written by drivelab"));
-        assert!(OutFile::claim(&user, "--json", true).is_ok());
+        assert!(OutFile::claim(&user, "--json", Kind::Result, true).is_ok());
         let db = d.path().join("results.sqlite");
         std::fs::write(&db, b"SQLite format 3\0rest").unwrap();
         for force in [false, true] {
@@ -649,21 +768,23 @@ mod tests {
 
     #[test]
     fn standard_output_is_a_document_s_not_a_file_s() {
-        let out = OutFile::claim(Path::new("-"), "--json", false).unwrap();
+        let out = OutFile::claim(Path::new("-"), "--json", Kind::Result, false).unwrap();
         assert!(out.is_stdout());
-        let csv = OutFile::claim(Path::new("-"), "--csv", false).unwrap();
+        let csv = OutFile::claim(Path::new("-"), "--csv", Kind::SeriesCsv, false).unwrap();
         let e = distinct(&[Some(&out), Some(&csv)]).unwrap_err();
         assert!(
             e.message.starts_with("--csv -: standard output"),
             "{}",
             e.message
         );
-        let e = OutFile::claim_file(Path::new("-"), "-o/--output", false, "a trace").err();
+        let e = OutFile::claim_file(Path::new("-"), "-o/--output", Kind::Trace, false, "a trace");
+        let e = e.err();
         assert_eq!(
             e.unwrap().message,
             "-o/--output -: standard output cannot take it: a trace"
         );
-        let e = OutDir::claim(Path::new("-"), "--png", false).err().unwrap();
+        let e = OutDir::claim(Path::new("-"), "--png", Kind::Png, false);
+        let e = e.err().unwrap();
         assert!(
             e.message.starts_with("--png -: names a directory"),
             "{}",
@@ -686,15 +807,42 @@ mod tests {
     fn two_outputs_of_one_command_must_differ() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("a");
-        let a = OutFile::claim(&p, "--json", false).unwrap();
-        let b = OutFile::claim(&p, "--csv", false).unwrap();
+        let a = OutFile::claim(&p, "--json", Kind::Result, false).unwrap();
+        let b = OutFile::claim(&p, "--csv", Kind::SeriesCsv, false).unwrap();
         let e = distinct(&[Some(&a), Some(&b)]).unwrap_err();
         assert!(
             e.message.contains("also the file of --json"),
             "{}",
             e.message
         );
-        let c = OutFile::claim(&d.path().join("c"), "--csv", false).unwrap();
+        let c = OutFile::claim(&d.path().join("c"), "--csv", Kind::SeriesCsv, false).unwrap();
         assert!(distinct(&[Some(&a), Some(&c), None]).is_ok());
+    }
+
+    #[test]
+    fn an_output_replaces_only_drivelab_s_file_of_its_own_kind() {
+        let d = tempfile::tempdir().unwrap();
+        let trace = d.path().join("app.dltrace");
+        std::fs::write(&trace, "drivelab-trace 1\nrecords").unwrap();
+        for (flag, kind) in [
+            ("-o", Kind::Report),
+            ("--json", Kind::Result),
+            ("--csv", Kind::SeriesCsv),
+            ("-o", Kind::Export),
+        ] {
+            let m = match OutFile::claim(&trace, flag, kind, false) {
+                Ok(_) => panic!("{kind:?} may replace a trace"),
+                Err(f) => f.message,
+            };
+            assert!(m.starts_with(&format!("{flag} ")), "{m}");
+            assert!(m.contains("holds a drivelab trace"), "{m}");
+            assert!(m.contains("--force"), "{m}");
+            assert!(OutFile::claim(&trace, flag, kind, true).is_ok());
+        }
+        assert!(OutFile::claim(&trace, "-o", Kind::Trace, false).is_ok());
+        assert_eq!(
+            std::fs::read_to_string(&trace).unwrap(),
+            "drivelab-trace 1\nrecords"
+        );
     }
 }

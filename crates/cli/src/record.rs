@@ -96,6 +96,9 @@ pub fn check_location(db: Option<&str>) -> Result<(), Fail> {
     if p.is_dir() {
         return bad("is a directory; give a SQLite file path");
     }
+    // The check every output passes: never in a result bundle, never a database's
+    // journal.
+    crate::out_path::check_place(p, "--db")?;
     // Empty (a new database) or starting as SQLite does.
     let head = crate::out_path::head(p, crate::out_path::SQLITE_HEADER.len());
     if !crate::out_path::SQLITE_HEADER.starts_with(&head) {

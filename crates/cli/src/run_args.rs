@@ -201,7 +201,10 @@ pub struct PowerlossArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "check")]
     pub journal: Option<PathBuf>,
     /// After the power cut: read back every block this journal recorded on TARGET and
-    /// say whether the drive honoured every flush (exit 1 when it did not).
+    /// say whether the drive honoured every flush (exit 1 when it did not), and whether
+    /// a cut is shown (the drive's power-cycle count rose, or the host's boot id
+    /// changed); a check that shows none is inconclusive (exit 1); another drive than
+    /// the journal's is refused.
     #[arg(long, value_name = "JOURNAL")]
     pub check: Option<PathBuf>,
     /// Rounds to write; the write phase ends sooner when the drive goes away
@@ -642,6 +645,16 @@ impl SuiteCmd {
             SuiteCmd::Mixed(a) => &a.common,
             SuiteCmd::Replay(a) => &a.common,
             SuiteCmd::Powerloss(a) => &a.common,
+        }
+    }
+
+    /// The `--ioengine` given that picks the backend alone: replay's (on a file or block
+    /// device). Peak's also sets the sweep's shape (threads or depth), which applies on
+    /// every target.
+    pub fn backend_engine(&self) -> Option<IoEngine> {
+        match self {
+            SuiteCmd::Replay(a) => a.ioengine,
+            _ => None,
         }
     }
 

@@ -35,6 +35,23 @@ pub fn parse(target: Option<&str>) -> Result<TargetSpec, Fail> {
     }
 }
 
+/// `--ioengine E` on the null target: refused (it does no I/O and always runs on the
+/// null engine; the engine asked for would be replaced without a word).
+pub fn refuse_engine_on_null(
+    spec: &TargetSpec,
+    engine: Option<drivelab_engine::spec::IoEngine>,
+) -> Result<(), Fail> {
+    match (spec, engine) {
+        (TargetSpec::Null { .. }, Some(e)) if e != drivelab_engine::spec::IoEngine::Null => {
+            Err(Fail::usage(format!(
+                "--ioengine {}: the null target does no I/O and runs on the null engine; leave --ioengine out",
+                e.name()
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The TARGET as recorded for `--resume`: paths made absolute (the default test file too).
 pub fn recorded(given: Option<&str>) -> Result<String, Fail> {
     match given {

@@ -1,32 +1,60 @@
 //! Helpers shared by the command-line tests.
 #![allow(dead_code)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU64, Ordering};
 
-/// drivelab, with the results database of the default location kept inside the test's
-/// own data directory (never the user's).
+/// drivelab, with the results database of the default location kept inside the calling
+/// test's own data directory (never the user's), removed when that test ends.
 pub fn drivelab() -> Command {
     static SWEPT: std::sync::Once = std::sync::Once::new();
     SWEPT.call_once(remove_data_of_finished_test_processes);
     let mut c = Command::new(env!("CARGO_BIN_EXE_drivelab"));
-    let data = std::env::temp_dir().join(format!("drivelab-test-data-{}", std::process::id()));
-    c.env("XDG_DATA_HOME", data);
+    c.env("XDG_DATA_HOME", TEST_DATA.with(|d| d.0.clone()));
     c
 }
 
-/// The data directories of test processes that have ended (a test binary cannot remove
-/// its own at exit): removed by the next one, so `cargo test` run by hand does not fill
-/// the temporary directory (scripts/test removes its whole TMPDIR anyway).
+thread_local! {
+    /// The data directory of the test running on this thread (libtest runs each test
+    /// on a thread of its own): made by drivelab when it first writes there (the
+    /// default results database), removed as the thread ends, whether the test passed
+    /// or panicked.
+    static TEST_DATA: DataDir = DataDir::new();
+}
+
+/// `drivelab-test-data-PID-N` in the temporary directory: N counts this process's
+/// tests, so two tests never share a default database. Removed on drop.
+struct DataDir(PathBuf);
+
+impl DataDir {
+    fn new() -> DataDir {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let name = format!("drivelab-test-data-{}-{n}", std::process::id());
+        DataDir(std::env::temp_dir().join(name))
+    }
+}
+
+impl Drop for DataDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The data directories of test processes that ended without removing them (killed in
+/// the middle of a test): removed by the next one, so `cargo test` run by hand does not
+/// fill the temporary directory (scripts/test removes its whole TMPDIR anyway).
 fn remove_data_of_finished_test_processes() {
     let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
         return;
     };
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        let Some(pid) = name.strip_prefix("drivelab-test-data-") else {
+        let Some(rest) = name.strip_prefix("drivelab-test-data-") else {
             continue;
         };
+        let pid = rest.split('-').next().unwrap_or_default();
         if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
             let _ = std::fs::remove_dir_all(e.path());
         }

@@ -410,3 +410,244 @@ fn a_fifo_is_refused_at_once_and_one_in_a_directory_is_skipped_aloud() {
     assert!(e.contains("a directory without fio results"), "{e}");
     assert!(!d.path().join("drivelab-results").exists());
 }
+
+/// One fio job file run on two hosts (its result's `hostname` says which, as fio's
+/// client mode writes it), imported as two drives: the host is the run's identity, not
+/// the test's, so `compare` takes the two and names both.
+#[test]
+fn two_hosts_imports_of_one_job_file_compare_under_their_drives() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    fio(
+        p,
+        "[global]\nioengine=null\nsize=1g\nrw=randread\nbs=4k\ntime_based=1\nruntime=100ms\n\
+         group_reporting=1\nstonewall\n[q1]\niodepth=1\n[q8]\niodepth=8\n",
+        "one.json",
+    );
+    let one = read_json(&p.join("one.json"));
+    for (host, drive) in [("host-a", "A"), ("host-b", "B")] {
+        let mut doc = one.clone();
+        for j in doc["jobs"].as_array_mut().unwrap() {
+            j["hostname"] = host.into();
+        }
+        std::fs::write(
+            p.join(format!("{host}.json")),
+            serde_json::to_string(&doc).unwrap(),
+        )
+        .unwrap();
+        let o = run_in(
+            p,
+            &[
+                "import",
+                "fio",
+                &format!("{host}.json"),
+                "--drive",
+                drive,
+                "--out",
+                drive,
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+        let run = read_json(&p.join(drive).join("run.json"));
+        assert_eq!(run["host"]["hostname"], host);
+        for s in run["steps"].as_array().unwrap() {
+            let name = s["name"].as_str().unwrap();
+            assert!(!name.contains("host-"), "the host names the step: {name}");
+        }
+    }
+    let o = run_in(p, &["compare", "A", "B"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = common::stdout(&o);
+    assert!(
+        out.contains("A = A [fio]") && out.contains("B = B [fio]"),
+        "{out}"
+    );
+    assert!(
+        out.lines()
+            .any(|l| l.contains("QD8") && l.contains("1.00x")),
+        "{out}"
+    );
+}
+
+/// Runs one psync job of `secs` seconds on a 16 MiB file in `dir` with `logs` (fio's
+/// log options), json+ into `a.json`.
+fn fio_logged(dir: &Path, secs: u32, logs: &str) -> Value {
+    std::fs::create_dir_all(dir).unwrap();
+    let job = format!(
+        "[global]\nioengine=psync\nfilename=data\nsize=16m\nrw=randread\nbs=4k\n\
+         time_based=1\nruntime={secs}s\n[a]\n{logs}"
+    );
+    std::fs::write(dir.join("job.fio"), job).unwrap();
+    let o = Command::new("fio")
+        .args(["--output-format=json+", "--output=a.json", "job.fio"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "fio: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    read_json(&dir.join("a.json"))
+}
+
+/// The rows of fio's histogram log `p`: (stamp ms, the 1856 counts).
+fn hist_rows(p: &Path) -> Vec<(u64, Vec<u64>)> {
+    std::fs::read_to_string(p)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<u64> = l.split(',').map(|x| x.trim().parse().unwrap()).collect();
+            (f[0], f[3..].to_vec())
+        })
+        .collect()
+}
+
+/// One window of a series: read I/Os, p50 and p99 (ns).
+type Window = (u64, Option<u64>, Option<u64>);
+
+/// The step's series: (window length ms, its windows).
+fn windows(run: &Value) -> (u64, Vec<Window>) {
+    let s = &run["steps"][0]["run"]["series"];
+    let recs = s["records"].as_array().unwrap();
+    let w = recs
+        .iter()
+        .map(|r| {
+            let d = &r["read"];
+            (
+                d["ops"].as_u64().unwrap(),
+                d["lat_p50_ns"].as_u64(),
+                d["lat_p99_ns"].as_u64(),
+            )
+        })
+        .collect();
+    (s["interval_ns"].as_u64().unwrap() / 1_000_000, w)
+}
+
+/// Each histogram row's counts added into the window of `iv` ms its span (from the
+/// previous row's stamp, `h` ms for the first and after a gap) mostly lies in, from
+/// `t0`.
+fn rows_per_window(rows: &[(u64, Vec<u64>)], h: u64, t0: u64, iv: u64, n: usize) -> Vec<Vec<u64>> {
+    let mut out = vec![vec![0u64; rows[0].1.len()]; n];
+    let mut prev = None;
+    for (t, c) in rows {
+        let from = match prev {
+            Some(p) if t - p <= h + h / 2 => p,
+            _ => t.saturating_sub(h),
+        };
+        prev = Some(*t);
+        // The window with the most of the span (the earlier on a tie); time before
+        // the grid counts in the first window, after it in the last.
+        let overlap = |k: u64| {
+            let lo = if k == 0 { 0 } else { t0 + k * iv };
+            let hi = if k + 1 == n as u64 {
+                u64::MAX
+            } else {
+                t0 + (k + 1) * iv
+            };
+            t.min(&hi).saturating_sub(from.max(lo))
+        };
+        let k = (0..n as u64)
+            .max_by_key(|&k| (overlap(k), std::cmp::Reverse(k)))
+            .unwrap() as usize;
+        for (o, v) in out[k].iter_mut().zip(c) {
+            *o += v;
+        }
+    }
+    out
+}
+
+/// fio's histogram logs at their own interval (`log_hist_msec`), not the series'
+/// (`log_avg_msec`), real fio 3.33 runs: rows every 250 ms under 1 s windows are each
+/// window's exact histogram; rows every 1 s under 250 ms windows are no window's (no
+/// window gets a second's percentiles: a note names the log); a job with histogram
+/// logs alone has their series.
+#[test]
+fn histogram_logs_are_placed_by_their_own_interval() {
+    use drivelab_suites::fio::bins;
+    let d = tempfile::tempdir().unwrap();
+    // Histograms finer than the series: 4 rows per window.
+    let p = d.path().join("fine");
+    fio_logged(
+        &p,
+        3,
+        "write_iops_log=a\nwrite_bw_log=a\nlog_avg_msec=1000\nwrite_hist_log=a\nlog_hist_msec=250\n",
+    );
+    let o = run_in(&p, &["import", "fio", "a.json", "--out", "b"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = read_json(&p.join("b/run.json"));
+    let (iv, w) = windows(&run);
+    assert_eq!(iv, 1000);
+    let first_iops: u64 = std::fs::read_to_string(p.join("a_iops.1.log"))
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .split(',')
+        .next()
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let rows = hist_rows(&p.join("a_clat_hist.1.log"));
+    let want = rows_per_window(&rows, 250, first_iops.saturating_sub(1000), 1000, w.len());
+    // Every window but the last (which also takes the unlogged tail) holds its rows.
+    for k in 0..w.len() - 1 {
+        assert_eq!(w[k].1, bins::percentile(&want[k], 50.0), "window {k}");
+        assert_eq!(w[k].2, bins::percentile(&want[k], 99.0), "window {k}");
+        assert!(w[k].2.is_some(), "window {k} has no p99");
+    }
+    // Histograms coarser than the series: no window has a second's percentiles.
+    let p = d.path().join("coarse");
+    fio_logged(
+        &p,
+        3,
+        "write_iops_log=a\nwrite_bw_log=a\nlog_avg_msec=250\nwrite_hist_log=a\nlog_hist_msec=1000\n",
+    );
+    let o = run_in(&p, &["import", "fio", "a.json", "--out", "b"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = read_json(&p.join("b/run.json"));
+    let (iv, w) = windows(&run);
+    assert_eq!(iv, 250);
+    assert!(w.len() >= 10, "{w:?}");
+    assert!(w.iter().all(|x| x.1.is_none() && x.2.is_none()), "{w:?}");
+    assert!(w.iter().all(|x| x.0 > 0), "{w:?}");
+    let notes = run["steps"][0]["run"]["notes"].to_string();
+    assert!(
+        notes.contains("a_clat_hist.1.log: fio's histogram rows cover 1000 ms each (log_hist_msec) and the series' windows 250 ms"),
+        "{notes}"
+    );
+    // Histogram logs alone: the series is theirs, on their interval, each window's
+    // I/Os its row's counts.
+    let p = d.path().join("alone");
+    let fio_doc = fio_logged(&p, 3, "write_hist_log=a\nlog_hist_msec=500\n");
+    let o = run_in(&p, &["import", "fio", "a.json", "--out", "b"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = read_json(&p.join("b/run.json"));
+    let (iv, w) = windows(&run);
+    assert_eq!(iv, 500);
+    assert_eq!(run["steps"][0]["config"]["log_interval_ns"], 500_000_000);
+    let rows = hist_rows(&p.join("a_clat_hist.1.log"));
+    let want = rows_per_window(&rows, 500, rows[0].0.saturating_sub(500), 500, w.len());
+    for k in 0..w.len() - 1 {
+        assert_eq!(w[k].0, want[k].iter().sum::<u64>(), "window {k}: {w:?}");
+        assert_eq!(w[k].2, bins::percentile(&want[k], 99.0), "window {k}");
+    }
+    let total = fio_doc["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
+    assert_eq!(w.iter().map(|x| x.0).sum::<u64>(), total);
+    // Rows of another run (twice the I/Os) are refused in one line naming the log,
+    // beside rate logs and alone.
+    for case in ["fine", "alone"] {
+        let p = d.path().join(case);
+        let log = p.join("a_clat_hist.1.log");
+        let doubled = std::fs::read_to_string(&log).unwrap().repeat(2);
+        std::fs::write(&log, doubled).unwrap();
+        let o = run_in(&p, &["import", "fio", "a.json", "--out", "c"]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        let e = stderr(&o);
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        assert!(e.contains("a_clat_hist.1.log: "), "{case}: {e}");
+        assert!(!p.join("c").exists());
+    }
+}

@@ -88,19 +88,7 @@ fn block_device_refusals_and_a_confirmed_write() {
     }
     // Mounted: refused even with --destructive, naming the mount point.
     let m = Mount::new(&lo.dev);
-    let o = run_in(
-        dir.path(),
-        &[
-            "io",
-            &lo.dev,
-            "--rw",
-            "write",
-            "--destructive",
-            &lo.dev,
-            "--runtime",
-            "1",
-        ],
-    );
+    let o = run_in(dir.path(), &confirmed_write(&lo.dev, "1"));
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
     assert!(
@@ -418,4 +406,134 @@ fn a_file_behind_a_mounted_loop_device_is_not_written_even_with_overwrite() {
         .filter(|(i, s)| *i > 0 && stamp(s).0 == *i as u64 * 512)
         .count();
     assert_eq!(stamped, 0, "the image was written");
+}
+
+/// `drivelab io` writing to the device `dev` for `runtime`, confirmed.
+fn confirmed_write<'a>(dev: &'a str, runtime: &'a str) -> [&'a str; 8] {
+    let w = "write";
+    [
+        "io",
+        dev,
+        "--rw",
+        w,
+        "--destructive",
+        dev,
+        "--runtime",
+        runtime,
+    ]
+}
+
+/// A child process that holds `dev` open for reading and writing (as `exec 3<>DEV` in
+/// a shell does) until killed; returned once it holds it.
+fn hold_open(dev: &str) -> std::process::Child {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new("sh")
+        .args([
+            "-c",
+            "exec 3<>\"$1\" && echo held && exec sleep 3600",
+            "sh",
+            dev,
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    let out = child.stdout.take().unwrap();
+    std::io::BufReader::new(out).read_line(&mut line).unwrap();
+    assert_eq!(line, "held\n");
+    child
+}
+
+#[test]
+fn a_device_held_open_by_another_process_is_not_written() {
+    // Over a file in memory: the journal (in the test's directory) is on another drive.
+    let lo = Loop::in_memory(16 << 20);
+    let pattern: Vec<u8> = (0..16u32 << 20).map(|i| (i % 251) as u8).collect();
+    std::fs::write(lo.image(), &pattern).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut holder = hold_open(&lo.dev);
+    let io = confirmed_write(&lo.dev, "0.2");
+    let powerloss = [
+        "run",
+        "powerloss",
+        &lo.dev,
+        "--destructive",
+        &lo.dev,
+        "--journal",
+        "j",
+        "--out",
+        "b",
+        "--rounds",
+        "4",
+        "--round-blocks",
+        "64",
+    ];
+    let refusals = [run_in(dir.path(), &io), run_in(dir.path(), &powerloss)];
+    let _ = holder.kill();
+    let _ = holder.wait();
+    for o in &refusals {
+        let e = stderr(o);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+        let want = format!("is in use by process {} (sleep 3600)", holder.id());
+        assert!(e.contains(&want), "{e}");
+    }
+    assert!(std::fs::read(lo.image()).unwrap() == pattern, "written");
+    assert!(!dir.path().join("j").exists() && !dir.path().join("b").exists());
+    // Once the other process let go, the same write goes ahead.
+    let o = run_in(dir.path(), &io);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+#[test]
+fn a_log_is_never_replayed_onto_itself() {
+    let lo = Loop::in_memory(1 << 20);
+    let pattern: Vec<u8> = (0..1u32 << 20).map(|i| (i % 251) as u8).collect();
+    std::fs::write(lo.image(), &pattern).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("log-link");
+    std::os::unix::fs::symlink(&lo.dev, &link).unwrap();
+    let link = link.to_str().unwrap();
+    for log in [lo.dev.as_str(), link] {
+        let args = ["lab-replay-log", log, &lo.dev, "--destructive", &lo.dev];
+        let o = run_in(dir.path(), &args);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{e}");
+        assert!(e.contains("is the log being replayed (LOG "), "{e}");
+    }
+    assert!(std::fs::read(lo.image()).unwrap() == pattern, "written");
+}
+
+/// Whether the process `pid` has the device node `dev` open.
+fn holds(pid: u32, dev: &str) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
+        fds.flatten()
+            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == std::path::Path::new(dev)))
+    })
+}
+
+#[test]
+fn a_device_another_drivelab_run_writes_is_said_to_be_in_its_use() {
+    let lo = Loop::in_memory(16 << 20);
+    let dir = tempfile::tempdir().unwrap();
+    let write = confirmed_write(&lo.dev, "600");
+    let mut first = drivelab()
+        .args(write)
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until("the first run to open the device", || {
+        holds(first.id(), &lo.dev)
+    });
+    let o = run_in(dir.path(), &write);
+    signal(first.id(), "INT");
+    let _ = first.wait();
+    let e = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{e}");
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    let want = format!("is in use by process {} (", first.id());
+    assert!(e.contains(&want) && e.contains("drivelab io "), "{e}");
+    assert!(!e.contains("by the kernel"), "{e}");
 }

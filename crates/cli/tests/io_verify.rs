@@ -139,10 +139,123 @@ fn a_byte_corrupted_in_a_file_is_found_at_its_offset() {
     let o = run_in(dir.path(), &["verify", "t.bin", "--from", "r.json"]);
     let text = format!("{}{}", stdout(&o), stderr(&o));
     assert!(text.contains("(misdirected)"), "{text}");
+    // Where the misdirected block's data was meant to go, as the JSON's found_offset_bytes.
+    assert!(
+        text.contains(&format!(
+            "block at byte {}: misdirected, written for byte 0,",
+            40 * 4096
+        )),
+        "{text}"
+    );
     assert!(text.contains(": corrupt, generation"), "{text}");
     assert!(
         !text.contains("Corrupt") && !text.contains("Zeros"),
         "{text}"
+    );
+}
+
+/// A verify pass that finds every block as written says so on the terminal (never on a
+/// JSON stream), and its reads have their own line, apart from the workload's.
+#[test]
+fn a_passed_verify_says_so_and_its_reads_have_their_own_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "io",
+        "t.bin",
+        "--size",
+        "4M",
+        "--io_size",
+        "4M",
+        "--rw",
+        "write",
+        "--bs",
+        "4k",
+        "--verify",
+    ];
+    let o = run_in(dir.path(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("  verified 1024 blocks (4 MiB): all as written\n"),
+        "{text}"
+    );
+    // A write-only workload has no read line: the reads are the pass's.
+    assert!(text.contains("  verify read "), "{text}");
+    assert!(!text.contains("  read "), "{text}");
+
+    // A workload that reads too: its reads on the read line, the pass's apart.
+    let mixed = [
+        "io",
+        "m.bin",
+        "--size",
+        "4M",
+        "--io_size",
+        "8M",
+        "--rw",
+        "randrw",
+        "--bs",
+        "4k",
+        "--verify",
+    ];
+    let o = run_in(dir.path(), &mixed);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} line: {text}"))
+            .to_string()
+    };
+    assert!(line("read ").contains("IOPS"), "{text}");
+    assert!(line("verify read ").contains("IOPS"), "{text}");
+    assert!(line("verified ").contains("all as written"), "{text}");
+
+    // The JSON on stdout alone; the line on stderr.
+    let mut json = args.to_vec();
+    json.extend(["--json", "-"]);
+    let o = run_in(dir.path(), &json);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["verify"]["blocks_bad"], 0);
+    assert!(
+        stderr(&o).contains("drivelab: verified 1024 blocks (4 MiB): all as written"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// Another run's data, written with a larger block size, checked against this run's
+/// document: every block is foreign (another run's writes), none "corrupt", though the
+/// blocks on the other run's boundaries hold its headers.
+#[test]
+fn another_runs_larger_blocks_are_foreign_not_corrupt() {
+    let dir = tempfile::tempdir().unwrap();
+    for (target, bs, json) in [("fa.bin", "4k", "fa.json"), ("fb.bin", "128k", "fb.json")] {
+        let o = run_in(
+            dir.path(),
+            &[
+                "io", target, "--size", "2M", "--rw", "write", "--bs", bs, "--verify", "--keep",
+                "--json", json,
+            ],
+        );
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let o = run_in(
+        dir.path(),
+        &["verify", "fb.bin", "--from", "fa.json", "--json"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["blocks_checked"], 512, "{v}");
+    assert_eq!(v["blocks_bad"], 512, "{v}");
+    assert_eq!(v["classes"]["foreign"], 512, "{v}");
+    assert_eq!(v["classes"]["corrupt"], 0, "{v}");
+    // The first block holds the other run's header: its generation is still shown.
+    assert_eq!(v["mismatches"][0]["class"], "foreign");
+    assert!(v["mismatches"][0]["found_generation"].is_u64(), "{v}");
+    assert_eq!(
+        v["mismatches"][1]["found_generation"],
+        serde_json::Value::Null
     );
 }
 
@@ -300,6 +413,23 @@ fn a_seqfill_bundle_verifies_later_and_finds_a_flipped_byte() {
         "one value per interval of the fill"
     );
 
+    // The terminal says the check passed; the HTML report has the step's check, typed
+    // from its record.
+    let said = stdout(&o);
+    let line = said
+        .lines()
+        .find(|l| l.contains(&format!("verified {blocks} blocks (")))
+        .unwrap_or_else(|| panic!("no verified line: {said}"));
+    assert!(line.ends_with(" MiB): all as written"), "{line}");
+    let r = run_in(dir.path(), &["report", "b", "-o", "r.html"]);
+    assert!(r.status.success(), "{}", stderr(&r));
+    let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+    assert!(
+        html.contains("Data verification (--verify)"),
+        "no verify table"
+    );
+    assert!(html.contains("all as written"), "no verify result");
+
     let (code, _) = verify_bundle(dir.path(), &lo.dev);
     assert_eq!(code, Some(0));
     let at = 5_000_000;
@@ -376,4 +506,244 @@ fn a_consistency_bundle_verifies_its_random_writes() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--verify"), "{}", stderr(&o));
     assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+}
+
+/// `io --verify --verify-backlog 16` on `t.bin` with `extra`: the document.
+fn write_with_backlog(dir: &Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "io",
+        "t.bin",
+        "--rw",
+        "write",
+        "--bs",
+        "4k",
+        "--size",
+        "4M",
+        "--io_size",
+        "4M",
+        "--verify",
+        "--verify-backlog",
+        "16",
+        "--json",
+        "r.json",
+        "--keep",
+        "--force",
+    ];
+    args.extend(extra);
+    let o = run_in(dir, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    serde_json::from_slice(&std::fs::read(dir.join("r.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn the_backlog_reads_back_every_16_writes_on_io_uring_and_sync() {
+    let dir = tempfile::tempdir().unwrap();
+    for (extra, checked) in [
+        // At one I/O in flight the check after the last write is made too.
+        (&["--ioengine", "sync"][..], 1024),
+        // At depth 4 the generator is done (and the backend drains) before the last
+        // write comes back: the last 16 are left to the pass.
+        (&["--ioengine", "io_uring", "--iodepth", "4"][..], 1008),
+    ] {
+        let r = write_with_backlog(dir.path(), extra);
+        assert_eq!(r["status"], "complete", "{extra:?}");
+        let v = &r["verify"];
+        assert_eq!(v["backlog_blocks_checked"], checked, "{extra:?}: {v}");
+        assert_eq!(v["backlog_blocks_bad"], 0);
+        assert_eq!(v["blocks_bad"], 0);
+        assert_eq!(r["config"]["verify_backlog"], 16);
+        // The check reads count like any read: one per block checked, beside the
+        // pass's 4 reads of a MiB.
+        assert_eq!(r["totals"]["write"]["ops"], 1024);
+        assert_eq!(r["totals"]["read"]["ops"], checked + 4, "{extra:?}");
+        let first = v["pass_first_index"].as_u64().unwrap();
+        let run_reads: u64 = r["series"]["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| x["index"].as_u64().unwrap() < first)
+            .map(|x| x["read"]["ops"].as_u64().unwrap())
+            .sum();
+        assert_eq!(run_reads, checked, "{extra:?}: in the run's intervals");
+        // `drivelab verify` reads the document back (the option is part of its config).
+        let (code, later) = verify_later(dir.path(), "t.bin");
+        assert_eq!(code, Some(0), "{later}");
+        assert_eq!(later["blocks_bad"], 0);
+    }
+}
+
+#[test]
+fn verify_backlog_refuses_bad_values_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = ["io", "t.bin", "--size", "1M"];
+    for (extra, says) in [
+        (
+            &["--rw", "write", "--verify-backlog", "8"][..],
+            "--verify-backlog: needs --verify",
+        ),
+        (
+            &["--rw", "write", "--verify", "--verify-backlog", "0"][..],
+            "--verify-backlog",
+        ),
+        (
+            &["--rw", "write", "--verify", "--verify-backlog", "lots"][..],
+            "--verify-backlog",
+        ),
+        (
+            &["--rw", "write", "--verify", "--verify-backlog", "-3"][..],
+            "--verify-backlog",
+        ),
+        (
+            &["--verify", "--verify-backlog", "8", "--rw", "randread"][..],
+            "--verify-backlog: needs a workload that writes",
+        ),
+        (
+            &[
+                "--verify",
+                "--verify-backlog",
+                "8",
+                "--rw",
+                "randwrite",
+                "--numjobs",
+                "2",
+            ][..],
+            "--verify-backlog: random writes need --numjobs 1",
+        ),
+    ] {
+        let mut args = base.to_vec();
+        args.extend(extra);
+        let o = run_in(dir.path(), &args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(says), "{args:?}: {}", stderr(&o));
+        assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+        assert!(!dir.path().join("t.bin").exists(), "nothing made: {args:?}");
+    }
+    // A simulated drive keeps no data: nothing to read back, during the run or after.
+    let o = run_in(
+        dir.path(),
+        &[
+            "io",
+            "sim:nvme-tlc",
+            "--rw",
+            "write",
+            "--size",
+            "1M",
+            "--verify",
+            "--verify-backlog",
+            "8",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("needs a file or a block device"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
+}
+
+#[test]
+fn the_pass_reads_with_every_job_on_the_sync_engine_and_finds_a_flipped_byte() {
+    // Two sequential jobs (each its own half), the sync engine: the pass reads with two
+    // threads, each its share of the runs of adjacent blocks, a MiB at a time.
+    let dir = tempfile::tempdir().unwrap();
+    let o = run_in(
+        dir.path(),
+        &[
+            "io",
+            "t.bin",
+            "--rw",
+            "write",
+            "--bs",
+            "4k",
+            "--size",
+            "4M",
+            "--io_size",
+            "4M",
+            "--ioengine",
+            "sync",
+            "--numjobs",
+            "2",
+            "--verify",
+            "--keep",
+            "--json",
+            "r.json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("r.json")).unwrap()).unwrap();
+    assert_eq!(r["verify"]["writes_per_job"], serde_json::json!([512, 512]));
+    assert_eq!(r["verify"]["blocks_checked"], 1024);
+    assert_eq!(r["verify"]["blocks_bad"], 0);
+    assert_eq!(r["totals"]["read"]["ops"], 4);
+    let at = 3 * (1 << 20) + 4096 + 1000;
+    flip(&dir.path().join("t.bin"), at);
+    let (code, v) = verify_later(dir.path(), "t.bin");
+    assert_eq!(code, Some(1));
+    assert_eq!(v["blocks_checked"], 1024);
+    assert_eq!(v["blocks_bad"], 1);
+    let m = &v["mismatches"][0];
+    assert_eq!(m["class"], "corrupt");
+    assert_eq!(m["first_bad_byte_offset_bytes"], at);
+    // Job 1 wrote the second half from its start: its generation 257 is block 769.
+    assert_eq!(m["expected_generation"], at / 4096 - 512);
+}
+
+#[test]
+fn the_pass_at_depth_lists_the_first_20_bad_blocks_by_offset_from_every_job() {
+    // Two sequential jobs on io_uring at depth 4: each job's share of the pass comes
+    // back in any order, and the list is still the first 20 bad blocks by offset.
+    let dir = tempfile::tempdir().unwrap();
+    let o = run_in(
+        dir.path(),
+        &[
+            "io",
+            "t.bin",
+            "--rw",
+            "write",
+            "--bs",
+            "4k",
+            "--size",
+            "4M",
+            "--io_size",
+            "4M",
+            "--ioengine",
+            "io_uring",
+            "--iodepth",
+            "4",
+            "--numjobs",
+            "2",
+            "--verify",
+            "--keep",
+            "--json",
+            "r.json",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(dir.path().join("t.bin"))
+        .unwrap();
+    // 30 blocks zeroed, every 33rd block from the end down: both jobs' halves.
+    let zeroed: Vec<u64> = (0..30).map(|i| (1023 - 33 * i) * 4096).collect();
+    for &at in &zeroed {
+        f.write_all_at(&[0u8; 4096], at).unwrap();
+    }
+    drop(f);
+    let (code, v) = verify_later(dir.path(), "t.bin");
+    assert_eq!(code, Some(1));
+    assert_eq!(v["blocks_checked"], 1024);
+    assert_eq!(v["blocks_bad"], 30);
+    assert_eq!(v["classes"]["zeros"], 30);
+    let mut first: Vec<u64> = zeroed.clone();
+    first.sort_unstable();
+    first.truncate(20);
+    let listed: Vec<u64> = v["mismatches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["offset_bytes"].as_u64().unwrap())
+        .collect();
+    assert_eq!(listed, first);
 }

@@ -842,3 +842,120 @@ fn names_in(d: &Path) -> Vec<String> {
     v.sort();
     v
 }
+
+#[test]
+fn a_trace_is_never_replayed_onto_itself() {
+    use std::fmt::Write as _;
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    // Small writes, and enough of them that the trace file could take them all.
+    let mut csv = String::new();
+    for i in 0..3000u64 {
+        let t = 128_166_372_003_061_629u64 + i * 1000;
+        let _ = writeln!(csv, "{t},hm,0,Write,{},512,1", (i * 512) % 8192);
+    }
+    std::fs::write(p.join("in.csv"), csv).unwrap();
+    ok(&run_in(
+        p,
+        &["trace", "import", "msr", "in.csv", "-o", "s.dltrace"],
+    ));
+    std::os::unix::fs::symlink("s.dltrace", p.join("link.dltrace")).unwrap();
+    std::fs::hard_link(p.join("s.dltrace"), p.join("hard.dltrace")).unwrap();
+    for (trace, target) in [
+        ("s.dltrace", "s.dltrace"),
+        ("s.dltrace", "./s.dltrace"),
+        ("s.dltrace", "link.dltrace"),
+        ("link.dltrace", "s.dltrace"),
+        ("hard.dltrace", "s.dltrace"),
+    ] {
+        let m = refused_untouched(
+            p,
+            &["run", "replay", trace, target, "--overwrite", "--no-db"],
+            "is the trace being replayed",
+        );
+        assert!(m.starts_with("drivelab: TARGET "), "{m}");
+    }
+}
+
+#[test]
+fn an_output_never_replaces_a_drivelab_file_of_another_kind_without_force() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    bundle(p, "b");
+    ok(&run_in(p, &["db", "record", "b", "--db", "x.sqlite"]));
+    std::fs::write(p.join("in.csv"), MSR_LINES).unwrap();
+    ok(&run_in(
+        p,
+        &["trace", "import", "msr", "in.csv", "-o", "app.dltrace"],
+    ));
+    ok(&io_with(p, &["--json", "r.json"]));
+    let trace = "app.dltrace";
+    let over_trace: [&[&str]; 4] = [
+        &["report", "b", "-o", trace],
+        &["io", "null", "--runtime", "50ms", "--json", trace],
+        &["io", "null", "--runtime", "50ms", "--csv", trace],
+        &["db", "export", "--db", "x.sqlite", "-o", trace],
+    ];
+    for args in over_trace {
+        let m = refused_untouched(p, args, "app.dltrace: holds a drivelab trace");
+        assert!(m.contains("--force"), "{m}");
+    }
+    let over_result: [&[&str]; 3] = [
+        &["report", "b", "-o", "r.json"],
+        &["trace", "import", "msr", "in.csv", "-o", "r.json"],
+        &["io", "null", "--runtime", "50ms", "--csv", "r.json"],
+    ];
+    for args in over_result {
+        refused_untouched(p, args, "r.json: holds a drivelab result document");
+    }
+    // Its own kind is replaced as before; another kind with --force.
+    ok(&io_with(p, &["--json", "r.json"]));
+    ok(&run_in(
+        p,
+        &["trace", "import", "msr", "in.csv", "-o", trace],
+    ));
+    ok(&run_in(p, &["report", "b", "-o", "r.json", "--force"]));
+    assert!(std::fs::read_to_string(p.join("r.json"))
+        .unwrap()
+        .starts_with("<!"));
+}
+
+#[test]
+fn a_journal_or_a_database_is_never_made_inside_a_result_bundle() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    bundle(p, "bsf");
+    let sim = "sim:capacity=1G,block=1M,dies=4,channels=4,thermal=off,write_cache=volatile,write_cache_size=2M,power_cut=20ms";
+    let small = ["--rounds", "4", "--round-blocks", "64"];
+    let mut pl = vec!["run", "powerloss", sim, "--journal", "bsf/j", "--out", "n"];
+    pl.extend(small);
+    refused_untouched(p, &pl, "--journal bsf/j: is inside the result bundle bsf");
+    // Nor in the bundle the run itself is about to make.
+    let mut pl = vec!["run", "powerloss", sim, "--journal", "n/j", "--out", "n"];
+    pl.extend(small);
+    refused_untouched(
+        p,
+        &pl,
+        "--journal n/j: is inside the result bundle --out makes",
+    );
+    let quick = [
+        "run",
+        "quick",
+        "--short",
+        "sim:nvme-tlc,capacity=4G",
+        "--out",
+        "c",
+        "--db",
+        "bsf/x.sqlite",
+    ];
+    refused_untouched(
+        p,
+        &quick,
+        "--db bsf/x.sqlite: is inside the result bundle bsf",
+    );
+    refused_untouched(
+        p,
+        &["db", "record", "bsf", "--db", "bsf/x.sqlite"],
+        "--db bsf/x.sqlite: is inside the result bundle bsf",
+    );
+}

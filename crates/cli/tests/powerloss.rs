@@ -56,6 +56,8 @@ fn write_damage_check(target: &str, extra: &[&str]) {
     assert_eq!(a["flushes_completed"], 16);
     assert_eq!(a["checked_blocks"], 512);
     assert_eq!(a["durable_blocks"], 512);
+    // The same boot and no power cycles to read (a file, a loop device): unknown.
+    assert_eq!(a["cut_evidence"], "unknown");
 
     let k = knobs_of(&journal);
     let f = std::fs::OpenOptions::new()
@@ -146,6 +148,13 @@ fn cycles_accumulate_in_one_bundle() {
     assert_eq!(an["durable_blocks"], 1024);
     let text = std::fs::read_to_string(&j).unwrap();
     assert_eq!(text.matches("\"checked\"").count(), 2);
+    // Each cycle recorded its power state before its rounds, and has its own evidence
+    // (a loop device, the same boot: unknown).
+    assert_eq!(text.matches("\"record\":\"cycle\"").count(), 2);
+    for c in an["cycles"].as_array().unwrap() {
+        assert_eq!(c["cut_evidence"], "unknown", "{c}");
+        assert!(c["power_at_write"]["boot_id"].is_string(), "{c}");
+    }
 
     let j2 = jdir.path().join("journal2");
     let a = args(j2.to_str().unwrap(), "exit 3");
@@ -286,7 +295,15 @@ fn a_simulated_cut_after_the_writes_is_inconclusive() {
         "{}",
         stdout(&o)
     );
-    assert_eq!(analysis(&dir.path().join("b"))["verdict"], "inconclusive");
+    let a = analysis(&dir.path().join("b"));
+    assert_eq!(a["verdict"], "inconclusive");
+    // The model's cut never came: no cut, and the sentence says so.
+    assert_eq!(a["cut_evidence"], "none");
+    assert!(
+        stdout(&o).contains("Inconclusive: no power cut"),
+        "{}",
+        stdout(&o)
+    );
 }
 
 /// Standard error closed under the run (`2>&1 | head -1`): no panic, the bundle ends
@@ -788,4 +805,174 @@ fn a_target_formatted_since_the_write_phase_is_inconclusive() {
     let a = analysis(&dir.path().join("b"));
     assert_eq!(a["verdict"], "inconclusive");
     assert_eq!(a["cycles"][0]["target_rewritten"], true);
+}
+
+/// A simulated drive's cut is the model's own: shown, whatever the host.
+#[test]
+fn a_simulated_cut_is_its_own_evidence() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = "sim:capacity=1G,block=1M,dies=4,channels=4,thermal=off,write_cache=volatile,write_cache_size=2M,flush=honest,power_cut=20ms";
+    let args = ["run", "powerloss", sim, "--journal", "j", "--out", "b"];
+    let o = run_in(dir.path(), &[&args[..], &["--round-blocks", "64"]].concat());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let a = analysis(&dir.path().join("b"));
+    assert_eq!(
+        (&a["verdict"], &a["cut_evidence"]),
+        (&"honoured".into(), &"simulated_cut".into())
+    );
+    assert!(stdout(&o).contains("Power cut: shown"), "{}", stdout(&o));
+    // No cycle record: a simulated drive has no boot or drive of its own.
+    assert!(!std::fs::read_to_string(dir.path().join("j"))
+        .unwrap()
+        .contains("\"record\":\"cycle\""));
+}
+
+/// Rewrite the journal: keep its records up to the `flushed` record of round `last`
+/// (a write phase that died there), and let `edit` change its `cycle` record.
+fn rewrite_journal(journal: &Path, last: Option<u64>, edit: impl Fn(&mut serde_json::Value)) {
+    let text = std::fs::read_to_string(journal).unwrap();
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let mut r: serde_json::Value = serde_json::from_str(line).unwrap();
+        if r["record"] == "cycle" {
+            edit(&mut r);
+        }
+        out.push(r.to_string());
+        if last.is_some_and(|n| r["record"] == "flushed" && r["round"] == n) {
+            break;
+        }
+    }
+    std::fs::write(journal, out.join("\n") + "\n").unwrap();
+}
+
+/// A write phase of `rounds` rounds of 64 blocks on a new loop device, into bundle `b`
+/// of a new folder, its journal on a tmpfs.
+fn write_on_a_loop_device(
+    rounds: &str,
+) -> (
+    Loop,
+    tempfile::TempDir,
+    tempfile::TempDir,
+    std::path::PathBuf,
+    std::process::Output,
+) {
+    let lo = Loop::new(8 << 20, false);
+    let dir = tempfile::tempdir().unwrap();
+    let jdir = journal_dir();
+    let journal = jdir.path().join("journal");
+    let dest = format!("--destructive={}", lo.dev);
+    let j = journal.to_str().unwrap();
+    let mut args = vec!["run", "powerloss", &lo.dev, &dest, "--journal", j];
+    args.extend(["--out", "b", "--rounds", rounds, "--round-blocks", "64"]);
+    let o = run_in(dir.path(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    (lo, dir, jdir, journal, o)
+}
+
+/// A write phase stopped after round 5 (it died, or Ctrl-C) and checked with no power
+/// cut, on a loop device (no power cycles to read, the same boot): every block is there,
+/// the verdict stands but says the cut could not be confirmed; the journal recorded the
+/// boot id and the device. The same journal with another boot id: the cut is shown.
+#[test]
+fn a_check_without_a_cut_on_a_loop_device_says_the_cut_is_unconfirmed() {
+    // 8 rounds fill the ring once: the blocks of the rounds after the cut journal's last
+    // are not checked.
+    let (lo, dir, _jdir, journal, o) = write_on_a_loop_device("8");
+    let j = journal.to_str().unwrap();
+    assert!(
+        stderr(&o).contains("power-cycle count cannot be read"),
+        "{}",
+        stderr(&o)
+    );
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap();
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let cycle: serde_json::Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
+    assert_eq!(cycle["record"], "cycle", "{cycle}");
+    assert_eq!(cycle["power"]["boot_id"], boot.trim(), "{cycle}");
+    assert_eq!(cycle["power"]["power_cycles"], serde_json::Value::Null);
+    assert_eq!(cycle["drive"]["model"], "Linux loop device", "{cycle}");
+
+    rewrite_journal(&journal, Some(5), |_| {});
+    let o = run_in(dir.path(), &["run", "powerloss", "--check", j, &lo.dev]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o).contains("Power cut: could not be confirmed (same boot"),
+        "{}",
+        stdout(&o)
+    );
+    let a = analysis(&dir.path().join("b"));
+    assert_eq!(a["verdict"], "honoured");
+    assert_eq!(a["cut_evidence"], "unknown");
+    let c = &a["cycles"][0];
+    assert_eq!(c["cut_evidence"], "unknown");
+    assert!(c["cut_evidence_note"]
+        .as_str()
+        .unwrap()
+        .contains("loop device"));
+    assert_eq!(c["power_at_check"]["boot_id"], boot.trim());
+    assert_eq!(a["checked_blocks"], 384);
+
+    // The host restarted since the write phase (its boot id in the journal is another).
+    rewrite_journal(&journal, None, |r| {
+        r["power"]["boot_id"] = "00000000-0000-0000-0000-000000000000".into()
+    });
+    let o = run_in(dir.path(), &["run", "powerloss", "--check", j, &lo.dev]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stdout(&o).contains("Power cut: shown"), "{}", stdout(&o));
+    let a = analysis(&dir.path().join("b"));
+    assert_eq!(a["cut_evidence"], "boot_changed");
+    assert_eq!(a["verdict"], "honoured");
+    assert_eq!(a["cycles_checked"], 1);
+    let o = run_in(dir.path(), &["report", "b", "-o", "r.html"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+    assert!(html.contains("Power cut evidence"), "no column");
+    assert!(
+        html.contains("the host&#39;s boot id changed")
+            || html.contains("the host's boot id changed")
+    );
+
+    // A journal from before the cycle record (an older drivelab's): still checked, the
+    // cut unknown.
+    let text = std::fs::read_to_string(&journal).unwrap();
+    let old: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.contains("\"record\":\"cycle\""))
+        .collect();
+    std::fs::write(&journal, old.join("\n") + "\n").unwrap();
+    let o = run_in(dir.path(), &["run", "powerloss", "--check", j, &lo.dev]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let a = analysis(&dir.path().join("b"));
+    assert_eq!(a["cut_evidence"], "unknown");
+    let note = a["cycles"][0]["cut_evidence_note"].as_str().unwrap();
+    assert!(note.contains("older drivelab"), "{note}");
+}
+
+/// A journal written to another drive (its serial edited here): the check refuses in
+/// one line, exit 2, and writes nothing (the journal and the bundle stay as they were).
+#[test]
+fn a_check_on_another_drive_is_refused() {
+    let (lo, dir, _jdir, journal, _) = write_on_a_loop_device("4");
+    let j = journal.to_str().unwrap();
+    rewrite_journal(&journal, None, |r| {
+        r["drive"]["serial"] = "S4EVNX0N123456".into()
+    });
+    let (journal_before, doc_before) = (
+        std::fs::read(&journal).unwrap(),
+        std::fs::read(dir.path().join("b/run.json")).unwrap(),
+    );
+    let o = run_in(dir.path(), &["run", "powerloss", "--check", j, &lo.dev]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert_eq!(e.trim_end().lines().count(), 1, "{e}");
+    assert!(
+        e.contains("not the drive the journal was written to"),
+        "{e}"
+    );
+    assert!(e.contains("serial S4EVNX0N123456"), "{e}");
+    assert_eq!(std::fs::read(&journal).unwrap(), journal_before);
+    assert_eq!(
+        std::fs::read(dir.path().join("b/run.json")).unwrap(),
+        doc_before
+    );
 }

@@ -388,6 +388,56 @@ fn a_loop_device_receives_the_traces_ios_in_order_with_their_offsets_and_sizes()
     assert_eq!(seen, want, "what the loop device received, in order");
 }
 
+/// A target that takes no non-blocking I/O (zram) is found without a read of the
+/// replay's own (io_uring's probe reads without blocking at the device's end, where
+/// nothing is read): its I/Os go straight to the kernel's workers, and the device
+/// receives the trace's I/Os and nothing else.
+#[test]
+fn a_target_without_non_blocking_io_is_found_without_reading_it() {
+    let z = Zram::new(32 << 20);
+    let dir = tempfile::tempdir().unwrap();
+    let recs: Vec<Record> = (0..40u64)
+        .map(|i| {
+            let op = if i % 3 == 0 { Op::Write } else { Op::Read };
+            rec(i * 1000, op, (i * 7919 % 2000) * 4096, 4096 << (i % 3))
+        })
+        .collect();
+    let trace = write_trace(dir.path(), "zram.dltrace", &recs);
+    let tracer = BlockTrace::start();
+    let destructive = format!("--destructive={}", z.dev);
+    let (doc, _) = replay_ok(
+        dir.path(),
+        &[
+            trace.to_str().unwrap(),
+            &z.dev,
+            &destructive,
+            "--afap",
+            "--no-fill",
+            "--out",
+            "b",
+        ],
+    );
+    assert_eq!(doc["status"], "complete");
+    let seen: Vec<(char, u64, u64)> = tracer
+        .bios(&dev_numbers(&z.dev))
+        .into_iter()
+        .map(|(rwbs, o, l)| (rwbs.chars().next().unwrap(), o, l))
+        .collect();
+    let want: Vec<(char, u64, u64)> = recs
+        .iter()
+        .map(|r| {
+            let kind = if r.op == Op::Write { 'W' } else { 'R' };
+            (kind, r.offset_bytes, r.len_bytes)
+        })
+        .collect();
+    assert_eq!(seen, want, "what the zram device received, in order");
+    let notes = doc["steps"][0]["run"]["notes"].to_string();
+    assert!(
+        notes.contains("handed every I/O to its kernel workers"),
+        "{notes}"
+    );
+}
+
 #[test]
 fn a_simulated_drive_is_written_once_before_a_trace_that_reads_unless_no_fill() {
     let dir = tempfile::tempdir().unwrap();
@@ -592,6 +642,11 @@ fn bad_input_is_one_line_and_exit_2() {
         (vec!["huge.dltrace", "null"], "64 MiB"),
         (vec![t, "null", "--speed", "1e-300"], "--speed"),
         (vec!["day.dltrace", "null", "--speed", "0.001"], "366"),
+        // The null target does no I/O: a backend asked for would be ignored.
+        (
+            vec![t, "null", "--ioengine", "sync"],
+            "--ioengine sync: the null target does no I/O",
+        ),
     ];
     for (args, what) in cases {
         let mut a = vec!["run", "--no-db", "replay"];

@@ -502,3 +502,95 @@ fn volume_all_maps_every_volume_and_the_trace_replays() {
         "--volume all is not for blkparse traces",
     );
 }
+
+/// DiskSim's own ASCII traces (times in ms with fractions) and MQSim's (whole ns) both
+/// import as `disksim`; `trace info` says which unit was taken; `--time-unit` overrides
+/// it and is refused for other formats.
+#[test]
+fn disksim_and_mqsim_ascii_traces_import_in_their_units() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    std::fs::write(
+        p.join("ds.txt"),
+        "0.000000 0 24536 8 1\n2.500000 0 1024 16 0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p.join("mq.txt"),
+        "0\t0\t24536\t8\t1\n2500\t0\t1024\t16\t0\n",
+    )
+    .unwrap();
+    let o = run_in(
+        p,
+        &["trace", "import", "disksim", "ds.txt", "-o", "ds.dltrace"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (_, recs) = read_trace(&p.join("ds.dltrace"));
+    assert_eq!(recs[1].issue_ns, 2_500_000);
+    assert_eq!((recs[1].op, recs[1].len_bytes), (Op::Write, 16 * 512));
+    let o = run_in(p, &["trace", "info", "ds.dltrace"]);
+    assert!(
+        stdout(&o).contains("DiskSim ASCII: arrival time in ms"),
+        "{}",
+        stdout(&o)
+    );
+
+    let o = run_in(
+        p,
+        &["trace", "import", "disksim", "mq.txt", "-o", "mq.dltrace"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(read_trace(&p.join("mq.dltrace")).1[1].issue_ns, 2500);
+    let o = run_in(p, &["trace", "info", "mq.dltrace"]);
+    assert!(
+        stdout(&o).contains("MQSim ASCII: arrival time in ns"),
+        "{}",
+        stdout(&o)
+    );
+    let o = run_in(
+        p,
+        &[
+            "trace",
+            "import",
+            "disksim",
+            "mq.txt",
+            "-o",
+            "mq.dltrace",
+            "--time-unit",
+            "us",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(read_trace(&p.join("mq.dltrace")).1[1].issue_ns, 2_500_000);
+
+    std::fs::remove_file(p.join("ds.dltrace")).unwrap();
+    std::fs::remove_file(p.join("mq.dltrace")).unwrap();
+    refused(
+        p,
+        &[
+            "trace",
+            "import",
+            "msr",
+            "mq.txt",
+            "-o",
+            "x.dltrace",
+            "--time-unit",
+            "ms",
+        ],
+        "--time-unit: only for disksim traces",
+    );
+    refused(
+        p,
+        &[
+            "trace",
+            "import",
+            "disksim",
+            "mq.txt",
+            "-o",
+            "x.dltrace",
+            "--time-unit",
+            "s",
+        ],
+        "is not a time unit: ns, us or ms",
+    );
+}

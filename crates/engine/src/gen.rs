@@ -287,6 +287,7 @@ pub(crate) mod tests {
             invalidate: true,
             end_fsync: false,
             verify: false,
+            verify_backlog: None,
         }
     }
 

@@ -11,6 +11,7 @@ use crate::gen::OpGen;
 use crate::op::{AnyOp, Dir, IoOp};
 use crate::series::Recorder;
 use crate::source::{Content, IoSource, Next, Pacing, Plan};
+use crate::verify_backlog::{Backlog, CHECK_TAG};
 
 /// An I/O that failed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -80,6 +81,8 @@ pub struct Job<'a> {
     /// depth were in flight (at the sync engine, with none), not ahead of time.
     pub data_held_ns: u64,
     pub data_bytes: u64,
+    /// `--verify-backlog`: the writes to read back and check during the run.
+    pub backlog: Option<Box<Backlog>>,
 }
 
 impl<'a> Job<'a> {
@@ -120,7 +123,35 @@ impl<'a> Job<'a> {
             data_ns: 0,
             data_held_ns: 0,
             data_bytes: 0,
+            backlog: None,
         }
+    }
+
+    /// Read back and check the blocks written after every `every` writes
+    /// (`--verify-backlog`, see [`crate::verify_backlog`]); `seed`: the run's, `bs` its
+    /// one block size.
+    pub fn with_backlog(mut self, every: u64, seed: u64, bs: u32) -> Self {
+        self.backlog = Some(Box::new(Backlog::new(every, seed, self.id, bs)));
+        self
+    }
+
+    /// The backlog's next read, when a check is due and the job may still issue.
+    #[cold]
+    fn backlog_read(&mut self, now_ns: u64) -> Option<AnyOp> {
+        if !Job::may_issue(self, now_ns) {
+            return None;
+        }
+        let b = self.backlog.as_mut()?;
+        let offset = b.next_read()?;
+        let len = b.block_bytes();
+        self.issued += 1;
+        let mut op = AnyOp::from(IoOp {
+            dir: Dir::Read,
+            offset,
+            len,
+        });
+        op.tag = CHECK_TAG;
+        Some(op)
     }
 
     /// The next I/O to issue at time `now_ns`, or None when the job is done (deadline
@@ -198,6 +229,9 @@ impl<'a> Job<'a> {
         let seq = self.writes;
         self.writes += 1;
         self.data_bytes += op.len as u64;
+        if let Some(b) = self.backlog.as_mut() {
+            b.planned(op.offset, seq, pick);
+        }
         Some((pick, seq))
     }
 
@@ -222,6 +256,9 @@ impl<'a> Job<'a> {
     pub fn complete(&mut self, op: &IoOp, submit_ns: u64, done_ns: u64, result: i64) -> bool {
         self.last_done_ns = self.last_done_ns.max(done_ns);
         self.writes_back += u64::from(op.dir == Dir::Write);
+        if let Some(b) = self.backlog.as_mut().filter(|_| op.dir == Dir::Write) {
+            b.written(op.offset, result == op.len as i64);
+        }
         if result == op.len as i64 {
             if submit_ns < self.window_start_ns && done_ns >= self.window_start_ns {
                 self.close_ramp(done_ns);
@@ -293,6 +330,11 @@ impl IoSource for Job<'_> {
     }
     #[inline(always)]
     fn next(&mut self, now_ns: u64) -> Next {
+        if self.backlog.as_ref().is_some_and(|b| b.due()) {
+            if let Some(op) = self.backlog_read(now_ns) {
+                return Next::Io(op);
+            }
+        }
         match self.next_op(now_ns) {
             Some(op) => Next::Io(op.into()),
             None => Next::Done,
@@ -315,13 +357,37 @@ impl IoSource for Job<'_> {
     }
     #[inline(always)]
     fn complete(&mut self, op: &AnyOp, submit_ns: u64, done_ns: u64, result: i64) -> bool {
-        match op.rw() {
-            Some(rw) => Job::complete(self, &rw, submit_ns, done_ns, result),
-            None => true,
+        let Some(rw) = op.rw() else {
+            return true;
+        };
+        let go = Job::complete(self, &rw, submit_ns, done_ns, result);
+        if op.tag == CHECK_TAG {
+            if let Some(b) = self.backlog.as_mut() {
+                b.read_done(op.offset_bytes);
+            }
         }
+        go
     }
     fn finish(&mut self) {
         self.rec.finish();
+    }
+    fn wants_read_check(&self) -> bool {
+        self.backlog.is_some()
+    }
+    /// A backlog read's bytes: checked against what was written (a mismatch stops every
+    /// job, as an I/O error does).
+    fn check_read(&mut self, op: &AnyOp, buf: &[u8]) -> bool {
+        if op.tag != CHECK_TAG {
+            return true;
+        }
+        let Some(b) = self.backlog.as_mut() else {
+            return true;
+        };
+        if b.check(&self.content.pool, op.offset_bytes, buf) {
+            return true;
+        }
+        self.stop.abort.store(true, Ordering::Relaxed);
+        false
     }
 }
 

@@ -39,5 +39,6 @@ pub mod spec;
 pub mod sys;
 pub mod target;
 pub mod verify;
+pub mod verify_backlog;
 pub mod verify_pass;
 pub use drivelab_trace::text;

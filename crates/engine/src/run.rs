@@ -74,6 +74,31 @@ pub fn check(req: &WorkloadRequest) -> Result<(), String> {
     if req.log_interval_ns < 10_000_000 {
         return Err("--log-interval: must be at least 10ms".into());
     }
+    check_backlog(req)
+}
+
+/// `--verify-backlog N`'s own rules (the rest of `--verify`'s are checked with it).
+fn check_backlog(req: &WorkloadRequest) -> Result<(), String> {
+    let Some(n) = req.verify_backlog else {
+        return Ok(());
+    };
+    if !req.verify {
+        return Err(
+            "--verify-backlog: needs --verify (it checks the blocks --verify marks)".into(),
+        );
+    }
+    if n == 0 {
+        return Err("--verify-backlog: a number of writes, at least 1, like 64".into());
+    }
+    if !req.rw.writes(req.rwmixread) {
+        return Err(
+            "--verify-backlog: needs a workload that writes (--rw write, randwrite, rw or randrw)"
+                .into(),
+        );
+    }
+    if req.numjobs > 1 && req.rw.is_random() {
+        return Err("--verify-backlog: random writes need --numjobs 1 (jobs writing the same blocks would race each other's check reads); sequential jobs write their own regions and may be several".into());
+    }
     Ok(())
 }
 
@@ -88,15 +113,7 @@ pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, S
         )
     })?;
     let sector = target.logical_sector_bytes.max(1);
-    let ioengine = match target.kind {
-        TargetKind::Simulated => IoEngine::Sim,
-        TargetKind::Null => IoEngine::Null,
-        _ => req.ioengine.unwrap_or(if req.iodepth > 1 {
-            IoEngine::IoUring
-        } else {
-            IoEngine::Sync
-        }),
-    };
+    let ioengine = engine_for(req, target);
     let direct = req.direct.unwrap_or(matches!(
         target.kind,
         TargetKind::File | TargetKind::BlockDevice
@@ -113,92 +130,15 @@ pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, S
         }
     }
     let min_bs = req.bs.iter().map(|b| b.bytes).min().unwrap_or(4096);
-    // A percentage offset lands on a block boundary, as fio aligns it to the minimum
-    // block size; an offset in bytes is taken as given (and checked below).
-    let offset = match req.offset {
-        SizeOrPercent::Percent(_) => {
-            let unit = (min_bs as u64).next_multiple_of(sector as u64);
-            req.offset.resolve(cap) / unit * unit
-        }
-        SizeOrPercent::Bytes(b) => b,
-    };
-    let size = match req.size {
-        Some(s) => s.resolve(cap),
-        None => cap.saturating_sub(offset),
-    };
-    if offset.checked_add(size).is_none_or(|end| end > cap) || offset >= cap {
-        return Err(format!(
-            "--size/--offset: the span of {size} bytes at offset {offset} reaches past the end of {} ({cap} bytes)",
-            target.path
-        ));
-    }
-    if needs_sector && !offset.is_multiple_of(sector as u64) {
-        return Err(format!(
-            "--offset: {offset} is not a multiple of the {sector}-byte logical sector"
-        ));
-    }
+    let (offset, size) = span(req, target, cap, min_bs, needs_sector.then_some(sector))?;
     let max_bs = req.bs.iter().map(|b| b.bytes).max().unwrap_or(4096) as u64;
-    // Sequential I/O (all of it, or the share percentage_random leaves) runs in each
-    // job's own region of the span.
-    let per_job_span = if req.rw.is_random() && req.percentage_random == 100 {
-        size
-    } else {
-        // As `OpGen` cuts it: whole alignment units.
-        let unit = (min_bs as u64).next_multiple_of(if needs_sector { sector as u64 } else { 1 });
-        size / req.numjobs as u64 / unit * unit
-    };
-    if per_job_span < max_bs {
-        return Err(format!(
-            "--size: the span of {size} bytes is too small for {} job(s) of {max_bs}-byte blocks",
-            req.numjobs
-        ));
-    }
-    if real_io || ioengine == IoEngine::Null {
-        // Each job holds a buffer of the largest block per I/O it keeps in flight.
-        let per_job = if ioengine == IoEngine::IoUring {
-            req.iodepth as u64
-        } else {
-            1
-        };
-        let buffers = req.numjobs as u64 * per_job * max_bs.next_multiple_of(4096);
-        if let Some(avail) = crate::sys::meminfo_bytes("MemAvailable") {
-            if buffers > avail / 2 {
-                return Err(format!(
-                    "--bs/--iodepth/--numjobs: {} job(s) × {per_job} I/O(s) in flight × {} blocks need {} of buffers, more than half of the {} of memory available",
-                    req.numjobs,
-                    crate::size::human_bytes(max_bs),
-                    crate::size::human_bytes(buffers),
-                    crate::size::human_bytes(avail)
-                ));
-            }
-        }
-    }
-    let io_size = req.io_size.map(|s| s.resolve(size));
-    if req.runtime_ns.is_none() && io_size.is_none() {
-        return Err("--runtime or --io_size: one of them must bound the run".into());
-    }
-    if io_size == Some(0) {
-        return Err("--io_size: must be more than 0".into());
-    }
-    if let Some(b) = io_size {
-        let least = req.numjobs as u64 * max_bs;
-        if b < least {
-            return Err(format!(
-                "--io_size: {b} bytes is less than one block per job ({} job(s) of {max_bs}-byte blocks: at least {least})",
-                req.numjobs
-            ));
-        }
-    }
     let align = min_bs.next_multiple_of(if needs_sector { sector } else { 1 });
-    if let Distribution::Zoned { zones } = &req.random_distribution {
-        if let Some((i, width)) = crate::gen::narrow_zone(zones, size, align as u64, max_bs) {
-            return Err(format!(
-                "--random_distribution: zone {} ({} % of the span) is {width} bytes wide, less than one {max_bs}-byte block; widen it or use a larger --size",
-                i + 1,
-                zones[i].span_percent
-            ));
-        }
+    check_job_span(req, size, align as u64, max_bs)?;
+    if real_io || ioengine == IoEngine::Null {
+        check_buffers(req, ioengine, max_bs)?;
     }
+    let io_size = resolve_io_size(req, size, max_bs)?;
+    check_zones(req, size, align as u64, max_bs)?;
     let ramp_ns = req.ramp_ns.div_ceil(req.log_interval_ns) * req.log_interval_ns;
     let randseed = req.randseed.unwrap_or_else(|| {
         std::time::SystemTime::now()
@@ -236,11 +176,142 @@ pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, S
         invalidate: req.invalidate,
         end_fsync: req.end_fsync,
         verify: req.verify,
+        verify_backlog: req.verify_backlog,
     };
     if w.verify {
         check_verify(&w, target)?;
     }
     Ok(w)
+}
+
+/// The engine a request runs on: a simulated or null target's own, else the one asked
+/// for [default: io_uring when iodepth > 1, else sync].
+fn engine_for(req: &WorkloadRequest, target: &TargetInfo) -> IoEngine {
+    match target.kind {
+        TargetKind::Simulated => IoEngine::Sim,
+        TargetKind::Null => IoEngine::Null,
+        _ => req.ioengine.unwrap_or(if req.iodepth > 1 {
+            IoEngine::IoUring
+        } else {
+            IoEngine::Sync
+        }),
+    }
+}
+
+/// The span (offset, size) in bytes on a target of `cap` bytes; `sector`: the logical
+/// sector its offset must be a multiple of, when I/O is direct.
+fn span(
+    req: &WorkloadRequest,
+    target: &TargetInfo,
+    cap: u64,
+    min_bs: u32,
+    sector: Option<u32>,
+) -> Result<(u64, u64), String> {
+    // A percentage offset lands on a block boundary, as fio aligns it to the minimum
+    // block size; an offset in bytes is taken as given (and checked below).
+    let offset = match req.offset {
+        SizeOrPercent::Percent(_) => {
+            let logical = target.logical_sector_bytes.max(1);
+            let unit = (min_bs as u64).next_multiple_of(logical as u64);
+            req.offset.resolve(cap) / unit * unit
+        }
+        SizeOrPercent::Bytes(b) => b,
+    };
+    let size = match req.size {
+        Some(s) => s.resolve(cap),
+        None => cap.saturating_sub(offset),
+    };
+    if offset.checked_add(size).is_none_or(|end| end > cap) || offset >= cap {
+        return Err(format!(
+            "--size/--offset: the span of {size} bytes at offset {offset} reaches past the end of {} ({cap} bytes)",
+            target.path
+        ));
+    }
+    if let Some(sector) = sector.filter(|&s| !offset.is_multiple_of(s as u64)) {
+        return Err(format!(
+            "--offset: {offset} is not a multiple of the {sector}-byte logical sector"
+        ));
+    }
+    Ok((offset, size))
+}
+
+/// Each job's share of a span of `size` bytes holds a block of `max_bs` bytes (`align`:
+/// the alignment unit).
+fn check_job_span(req: &WorkloadRequest, size: u64, align: u64, max_bs: u64) -> Result<(), String> {
+    // Sequential I/O (all of it, or the share percentage_random leaves) runs in each
+    // job's own region of the span.
+    let per_job_span = if req.rw.is_random() && req.percentage_random == 100 {
+        size
+    } else {
+        // As `OpGen` cuts it: whole alignment units.
+        size / req.numjobs as u64 / align * align
+    };
+    if per_job_span < max_bs {
+        return Err(format!(
+            "--size: the span of {size} bytes is too small for {} job(s) of {max_bs}-byte blocks",
+            req.numjobs
+        ));
+    }
+    Ok(())
+}
+
+/// The jobs' I/O buffers fit in half of the memory available: each job holds a buffer
+/// of the largest block per I/O it keeps in flight.
+fn check_buffers(req: &WorkloadRequest, ioengine: IoEngine, max_bs: u64) -> Result<(), String> {
+    let per_job = if ioengine == IoEngine::IoUring {
+        req.iodepth as u64
+    } else {
+        1
+    };
+    let buffers = req.numjobs as u64 * per_job * max_bs.next_multiple_of(4096);
+    if let Some(avail) = crate::sys::meminfo_bytes("MemAvailable") {
+        if buffers > avail / 2 {
+            return Err(format!(
+                "--bs/--iodepth/--numjobs: {} job(s) × {per_job} I/O(s) in flight × {} blocks need {} of buffers, more than half of the {} of memory available",
+                req.numjobs,
+                crate::size::human_bytes(max_bs),
+                crate::size::human_bytes(buffers),
+                crate::size::human_bytes(avail)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `--io_size` in bytes of a span of `size` bytes: at least a block per job, and the run
+/// bounded by it or by `--runtime`.
+fn resolve_io_size(req: &WorkloadRequest, size: u64, max_bs: u64) -> Result<Option<u64>, String> {
+    let io_size = req.io_size.map(|s| s.resolve(size));
+    if req.runtime_ns.is_none() && io_size.is_none() {
+        return Err("--runtime or --io_size: one of them must bound the run".into());
+    }
+    if io_size == Some(0) {
+        return Err("--io_size: must be more than 0".into());
+    }
+    if let Some(b) = io_size {
+        let least = req.numjobs as u64 * max_bs;
+        if b < least {
+            return Err(format!(
+                "--io_size: {b} bytes is less than one block per job ({} job(s) of {max_bs}-byte blocks: at least {least})",
+                req.numjobs
+            ));
+        }
+    }
+    Ok(io_size)
+}
+
+/// Every zone of a zoned distribution holds a block.
+fn check_zones(req: &WorkloadRequest, size: u64, align: u64, max_bs: u64) -> Result<(), String> {
+    if let Distribution::Zoned { zones } = &req.random_distribution {
+        if let Some((i, width)) = crate::gen::narrow_zone(zones, size, align, max_bs) {
+            return Err(format!(
+                "--random_distribution: zone {} ({} % of the span) is {width} bytes wide, less than one {max_bs}-byte block; widen it or use a larger --size",
+                i + 1,
+                zones[i].span_percent
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Whether `w` can verify on `target` (`--verify`): the workload's rules and a target
@@ -300,8 +371,15 @@ pub fn run(w: &Workload, target: &mut Target, opts: &RunOptions<'_>) -> Result<R
     let prep = prepare(w, target, opts.stop);
     let done = execute(w, target, opts, prep);
     let writes_per_job = w.verify.then(|| done.jobs.writes_per_job.clone());
+    let backlog = done.jobs.backlog.clone();
     let mut facts = facts(w, target, opts, started_at, done);
-    let pass = writes_per_job.map(|writes| verify_pass(&mut facts, w, target, writes, opts.stop));
+    let pass = writes_per_job.map(|writes| {
+        let v = verify_pass(&mut facts, w, target, writes, opts.stop);
+        match backlog {
+            Some(found) => v.with_backlog(found),
+            None => v,
+        }
+    });
     let mut result = crate::assemble::assemble(w, target, facts, None);
     if let Some(v) = pass {
         let m = &mut result.measured;
@@ -327,7 +405,8 @@ fn verify_pass(
     let ran_whole = facts.failure.is_none() && !facts.aborted && !facts.interrupted;
     match target.file() {
         Some(f) if ran_whole && !stop.load(Ordering::Relaxed) => {
-            let mut pass = crate::verify_pass::run(w, f, writes);
+            let block = target.info.kind == TargetKind::BlockDevice;
+            let mut pass = crate::verify_pass::run(w, f, block, writes);
             pass.count_in(facts, w.log_interval_ns);
             pass.result
         }
@@ -416,6 +495,8 @@ struct JobSums {
     last_done_ns: u64,
     /// Writes each job filled (a verifying run's record of what it wrote).
     writes_per_job: Vec<u64>,
+    /// What the jobs' check reads found (`--verify-backlog`).
+    backlog: Option<crate::verify_backlog::BacklogFound>,
 }
 
 impl JobSums {
@@ -425,6 +506,9 @@ impl JobSums {
             s.outside_ns += j.outside_ns as u128;
             s.closing_ns += j.closing_ns as u128;
             s.writes_per_job.push(j.writes_back());
+            if let Some(b) = j.backlog {
+                s.backlog.get_or_insert_with(Default::default).add(b.found);
+            }
             s.errors.extend(j.errors);
             s.error_count += j.error_count;
             s.data_ns_max = s.data_ns_max.max(j.data_ns);
@@ -615,7 +699,10 @@ fn make_jobs<'a>(
                 w.continue_on_error,
             );
             job.set_window_start(origin + w.ramp_ns);
-            job
+            match w.verify_backlog.filter(|_| w.verify) {
+                Some(n) => job.with_backlog(n, w.randseed, w.max_bs()),
+                None => job,
+            }
         })
         .collect()
 }
@@ -1006,6 +1093,7 @@ fn request(w: &Workload) -> WorkloadRequest {
         invalidate: w.invalidate,
         end_fsync: w.end_fsync,
         verify: w.verify,
+        verify_backlog: w.verify_backlog,
     }
 }
 

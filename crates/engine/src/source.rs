@@ -105,6 +105,17 @@ pub trait IoSource: Send {
     fn init_buffer(&self, buf: &mut [u8]) {
         self.content().pool.init_buffer(buf);
     }
+    /// Whether the source checks what its reads find ([`IoSource::check_read`]); a
+    /// backend asks once, so a source that does not costs nothing per I/O.
+    fn wants_read_check(&self) -> bool {
+        false
+    }
+    /// A read that came back whole, with the bytes it found (`buf`), handed over while
+    /// the backend still holds them and before [`IoSource::complete`]: false when the
+    /// source must stop (they are not what was written: `--verify-backlog`).
+    fn check_read(&mut self, _op: &AnyOp, _buf: &[u8]) -> bool {
+        true
+    }
     /// Put write `op`'s content in `buf` (`buf.len() == op.len_bytes`).
     #[inline(always)]
     fn fill(&mut self, op: &AnyOp, buf: &mut [u8]) {

@@ -313,6 +313,11 @@ pub struct Workload {
     /// block back (`verify`).
     #[serde(default)]
     pub verify: bool,
+    /// With `verify`: after every this many writes, each job reads back and checks the
+    /// blocks it wrote since the last check, during the run (fio's `verify_backlog`).
+    /// Absent: no checks during the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify_backlog: Option<u64>,
 }
 
 fn yes() -> bool {
@@ -381,6 +386,8 @@ pub struct WorkloadRequest {
     pub invalidate: bool,
     pub end_fsync: bool,
     pub verify: bool,
+    /// `--verify-backlog N` (needs `verify`).
+    pub verify_backlog: Option<u64>,
 }
 
 impl Default for WorkloadRequest {
@@ -413,6 +420,7 @@ impl Default for WorkloadRequest {
             invalidate: true,
             end_fsync: false,
             verify: false,
+            verify_backlog: None,
         }
     }
 }

@@ -11,16 +11,14 @@
 //! What was written where is not stored: the verify pass replays each job's seeded
 //! generator for the number of writes the job made (recorded in the result), which gives
 //! every write's offset, generation and content. A block whose bytes differ from its last
-//! write is classified ([`Class`]) with the first byte that differs.
+//! write is classified ([`Class`]) with the first byte that differs. The pass itself, on
+//! the workload's backend, is [`crate::verify_pass`].
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::os::unix::fs::FileExt;
 
 use serde::{Deserialize, Serialize};
 
 use crate::block_header::*;
-use crate::buf::AlignedBuf;
 use crate::data::DataPool;
 use crate::gen::OpGen;
 use crate::op::Dir;
@@ -106,6 +104,13 @@ pub fn classify(
     let intact = h.filter(|h| h.len as usize == found.len() && h.crc == block_crc(found));
     let class = if found.iter().all(|&b| b == 0) {
         Class::Zeros
+    } else if h.is_some_and(|h| !of_this_run(h, seed, found.len()))
+        && found[HEADER_BYTES..] != expected[HEADER_BYTES..]
+    {
+        // Another run's header (its seed, or a write length this run never made) over
+        // content that is not this write's: another run's block. The same content under
+        // a damaged header is this write, corrupted (below).
+        Class::Foreign
     } else if h.is_some() && intact.is_none() {
         if stamped_by_two_writes(offset, found) {
             Class::Torn
@@ -128,6 +133,13 @@ pub fn classify(
         found_offset_bytes: intact.map(|h| h.offset).filter(|&o| o != offset),
         first_bad_byte_offset_bytes: offset + first as u64,
     })
+}
+
+/// Whether header `h` can be one this run wrote into a block of `len` bytes: the run's
+/// seed and its (one) block size. Another run's block, read at this run's block size,
+/// carries its own seed and length (its CRC-32C covers bytes this block does not hold).
+fn of_this_run(h: Header, seed: u64, len: usize) -> bool {
+    h.seed == seed && h.len as usize == len
 }
 
 /// Whether the sectors of `found` (read at `offset`) that are stamped for their own place
@@ -158,6 +170,24 @@ pub struct ClassCounts {
 }
 
 impl ClassCounts {
+    /// Add another count's blocks (every field named: a new class must be summed here).
+    pub fn add_all(&mut self, o: &ClassCounts) {
+        let ClassCounts {
+            zeros,
+            older,
+            misdirected,
+            torn,
+            corrupt,
+            foreign,
+        } = o;
+        self.zeros += zeros;
+        self.older += older;
+        self.misdirected += misdirected;
+        self.torn += torn;
+        self.corrupt += corrupt;
+        self.foreign += foreign;
+    }
+
     pub fn add(&mut self, c: Class) {
         *match c {
             Class::Zeros => &mut self.zeros,
@@ -193,6 +223,14 @@ pub struct VerifyResult {
     /// on are the pass's reads, not the workload's); null when no pass ran.
     #[serde(default)]
     pub pass_first_index: Option<u64>,
+    /// `--verify-backlog`: blocks read back and checked during the run (their reads are
+    /// in the series and totals with the workload's); absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backlog_blocks_checked: Option<u64>,
+    /// Of them, blocks not as written (listed in `mismatches`, counted in `classes`; the
+    /// first stops the run); absent without `--verify-backlog`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backlog_blocks_bad: Option<u64>,
 }
 
 impl VerifyResult {
@@ -207,18 +245,47 @@ impl VerifyResult {
             error: None,
             pass_ns: None,
             pass_first_index: None,
+            backlog_blocks_checked: None,
+            backlog_blocks_bad: None,
         }
     }
 
-    /// Whether the pass ran and found every block as written.
+    /// Count what the run's check reads (`--verify-backlog`) found: their mismatches
+    /// come first in the list.
+    pub fn with_backlog(mut self, found: BacklogFound) -> Self {
+        self.backlog_blocks_checked = Some(found.checked);
+        self.backlog_blocks_bad = Some(found.bad);
+        let pass = std::mem::replace(&mut self.classes, found.classes);
+        self.classes.add_all(&pass);
+        let mut listed = found.mismatches;
+        listed.extend(std::mem::take(&mut self.mismatches));
+        listed.truncate(LISTED_MISMATCHES);
+        self.mismatches = listed;
+        self
+    }
+
+    /// Whether the pass ran and found every block as written (and the run's check
+    /// reads too).
     pub fn passed(&self) -> bool {
-        self.error.is_none() && self.blocks_bad == Some(0)
+        self.error.is_none()
+            && self.blocks_bad == Some(0)
+            && self.backlog_blocks_bad.unwrap_or(0) == 0
     }
 
     /// One line for a failed run.
     pub fn failure(&self) -> Option<String> {
         if let Some(e) = &self.error {
             return Some(format!("verify: {e}"));
+        }
+        if let Some(m) = self
+            .backlog_blocks_bad
+            .filter(|&b| b > 0)
+            .map(|_| &self.mismatches[0])
+        {
+            return Some(format!(
+                "verify: a block read back during the run (--verify-backlog) is not as written: at byte {} ({}, generation {} expected)",
+                m.first_bad_byte_offset_bytes, m.class, m.expected_generation
+            ));
         }
         let bad = self.blocks_bad.filter(|&b| b > 0)?;
         let m = &self.mismatches[0];
@@ -294,62 +361,13 @@ pub fn in_flight_together(m: &Mismatch, last: Written, iodepth: u32) -> bool {
             .is_some_and(|g| last.generation - g < u64::from(iodepth.max(1)))
 }
 
-/// Read back every block the run wrote from `file` and compare it with its last write.
-pub fn check(w: &Workload, file: &File, writes_per_job: Vec<u64>) -> VerifyResult {
-    check_reading(w, writes_per_job, &mut |buf, offset| {
-        file.read_exact_at(buf, offset)
-    })
-}
-
-/// [`check`], each block read by `read(buf, offset)` (a run's pass times its reads).
-pub fn check_reading(
-    w: &Workload,
-    writes_per_job: Vec<u64>,
-    read: &mut dyn FnMut(&mut [u8], u64) -> std::io::Result<()>,
-) -> VerifyResult {
-    let mut r = VerifyResult::unchecked(writes_per_job);
-    if let Err(e) = check_workload(w) {
-        r.error = Some(e);
-        return r;
-    }
-    let bs = w.bs[0].bytes as usize;
-    let pool = DataPool::new(w.data, w.max_bs(), w.randseed, true);
-    let mut blocks: Vec<(u64, Vec<Written>)> = plan(w, &r.writes_per_job).into_iter().collect();
-    blocks.sort_unstable_by_key(|b| b.0);
-    let per_read = (READ_BYTES / bs).max(1);
-    let mut found = AlignedBuf::new(bs * per_read);
-    let mut exp = vec![0u8; bs];
-    let (mut checked, mut bad) = (0u64, 0u64);
-    for run in adjacent_runs(&blocks, bs as u64, per_read) {
-        let at = run[0].0;
-        let buf = &mut found.as_mut_slice()[..run.len() * bs];
-        if let Err(e) = read(buf, at) {
-            r.error = Some(read_error(&e, buf.len(), at));
-            break;
-        }
-        for ((offset, writes), got) in run.iter().zip(buf.chunks_exact(bs)) {
-            checked += 1;
-            if let Some(m) = worst_mismatch(w, &pool, *offset, got, writes, &mut exp) {
-                bad += 1;
-                r.classes.add(m.class);
-                if r.mismatches.len() < LISTED_MISMATCHES {
-                    r.mismatches.push(m);
-                }
-            }
-        }
-    }
-    r.blocks_checked = Some(checked);
-    r.blocks_bad = Some(bad);
-    r
-}
-
 /// The most bytes the pass reads at once: blocks written next to each other are read
 /// together (a sequential run's pass makes one read per MiB, not one per block).
 pub const READ_BYTES: usize = 1 << 20;
 
 /// `blocks` (sorted by offset, `bs` bytes each) cut into runs of adjacent blocks of at
 /// most `most` blocks.
-fn adjacent_runs(
+pub(crate) fn adjacent_runs(
     blocks: &[(u64, Vec<Written>)],
     bs: u64,
     most: usize,
@@ -372,7 +390,7 @@ fn adjacent_runs(
 /// What `found` at `offset` is against the last writes of each job there: None when it
 /// is one of them (or an older write in flight with it), else the mismatch that says
 /// most (against the job whose header it carries).
-fn worst_mismatch(
+pub(crate) fn worst_mismatch(
     w: &Workload,
     pool: &DataPool,
     offset: u64,
@@ -414,13 +432,39 @@ fn worst_mismatch(
 }
 
 /// A failed read-back in words: a target that ends before the blocks says so.
-fn read_error(e: &std::io::Error, len: usize, offset: u64) -> String {
+pub(crate) fn read_error(e: &std::io::Error, len: usize, offset: u64) -> String {
     let end = offset + len as u64;
     match e.kind() {
         std::io::ErrorKind::UnexpectedEof => format!(
             "the target ends before byte {end}, the end of the {len} bytes written from byte {offset} (cut shorter since the run?)"
         ),
         _ => format!("reading back the {len} bytes written from byte {offset} failed ({e})"),
+    }
+}
+
+/// What a job's backlog found (`--verify-backlog`, [`crate::verify_backlog`]; summed over jobs in the run's verify result).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BacklogFound {
+    /// Blocks read back and compared.
+    pub checked: u64,
+    /// Blocks not as written.
+    pub bad: u64,
+    pub classes: ClassCounts,
+    /// The first mismatches (at most [`LISTED_MISMATCHES`]).
+    pub mismatches: Vec<Mismatch>,
+}
+
+impl BacklogFound {
+    /// Add another job's findings.
+    pub fn add(&mut self, o: BacklogFound) {
+        self.checked += o.checked;
+        self.bad += o.bad;
+        self.classes.add_all(&o.classes);
+        for m in o.mismatches {
+            if self.mismatches.len() < LISTED_MISMATCHES {
+                self.mismatches.push(m);
+            }
+        }
     }
 }
 
@@ -509,6 +553,90 @@ mod tests {
             b
         };
         assert_eq!(c(&other_run).class, Class::Foreign);
+    }
+
+    /// The first 4 KiB of a `len`-byte write made by a run seeded `seed` at `off`.
+    fn head_of_write(seed: u64, len: usize, off: u64, generation: u64) -> Vec<u8> {
+        let pool = DataPool::new(DataPattern::Random, len as u32, seed, true);
+        let mut b = vec![0u8; len];
+        pool.fill_write(&mut b, off, generation.wrapping_mul(31), generation);
+        seal(&mut b, off, seed, 0, generation);
+        b.truncate(4096);
+        b
+    }
+
+    #[test]
+    fn another_runs_larger_blocks_are_foreign_not_corrupt() {
+        let pool = DataPool::new(DataPattern::Random, 4096, SEED, true);
+        let off = 128 << 10;
+        let good = block(&pool, off, 0, 32);
+        let c = |found: &[u8]| classify(off, found, &good, wr(32), SEED).unwrap();
+        // Another run (its seed) wrote 128 KiB blocks: the 4 KiB at a 128 KiB boundary
+        // holds its header, whose CRC covers bytes this block does not hold.
+        let theirs = c(&head_of_write(SEED + 7, 128 << 10, off, 1));
+        assert_eq!(theirs.class, Class::Foreign);
+        assert_eq!(theirs.found_generation, Some(1));
+        // The same seed (a fixed --randseed) and another block size: a write this run,
+        // whose blocks are all 4 KiB, never made.
+        assert_eq!(c(&head_of_write(SEED, 8192, off, 16)).class, Class::Foreign);
+        // A smaller block of another run, intact, at this block's start: foreign too.
+        let mut small = head_of_write(SEED + 7, 4096, off, 3);
+        small.truncate(512);
+        small.resize(4096, 0x33);
+        assert_eq!(c(&small).class, Class::Foreign);
+        // This run's own write with its header's seed or length damaged: the content is
+        // the write's, so it is corrupt, not foreign.
+        for at in [24, 32] {
+            let mut hurt = good.clone();
+            hurt[at] ^= 0x01;
+            let m = c(&hurt);
+            assert_eq!(m.class, Class::Corrupt, "byte {at}");
+            assert_eq!(m.first_bad_byte_offset_bytes, off + at as u64);
+        }
+    }
+
+    #[test]
+    fn a_block_bad_during_the_run_fails_it_first_and_is_listed_first() {
+        let m = |offset: u64, class| Mismatch {
+            offset_bytes: offset,
+            class,
+            expected_generation: 3,
+            found_generation: None,
+            found_offset_bytes: None,
+            first_bad_byte_offset_bytes: offset + 9,
+        };
+        let mut found = BacklogFound {
+            checked: 40,
+            bad: 1,
+            ..Default::default()
+        };
+        found.classes.add(Class::Zeros);
+        found.mismatches.push(m(8192, Class::Zeros));
+        // No pass ran (the run stopped at the block).
+        let v = VerifyResult::unchecked(vec![41]).with_backlog(found.clone());
+        assert_eq!(
+            (v.backlog_blocks_checked, v.backlog_blocks_bad),
+            (Some(40), Some(1))
+        );
+        assert!(!v.passed());
+        let why = v.failure().unwrap();
+        assert!(
+            why.contains("--verify-backlog") && why.contains("8201 (zeros"),
+            "{why}"
+        );
+        // With a pass: both counted, the run's first.
+        let mut pass = VerifyResult::unchecked(vec![41]);
+        pass.blocks_checked = Some(41);
+        pass.blocks_bad = Some(1);
+        pass.classes.add(Class::Corrupt);
+        pass.mismatches.push(m(0, Class::Corrupt));
+        let v = pass.with_backlog(found);
+        assert_eq!((v.classes.zeros, v.classes.corrupt), (1, 1));
+        assert_eq!(v.mismatches[0].offset_bytes, 8192);
+        assert_eq!(v.mismatches.len(), 2);
+        // Without the option the JSON is as before: no backlog keys.
+        let plain = serde_json::to_value(VerifyResult::unchecked(vec![1])).unwrap();
+        assert!(plain.get("backlog_blocks_checked").is_none());
     }
 
     #[test]

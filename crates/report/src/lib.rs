@@ -25,4 +25,4 @@ pub use model::{Axis, Chart, Dash, Mark, Scale, Series, SeriesKind};
 pub use palette::{GroupPalette, Shape, COLORS};
 pub use png::{render_png, svg_to_png, SHIPPED_FONT_FAMILY};
 pub use svg::{escape, fit_legend_texts, render_svg, resolve, Resolved, FONT_STACK};
-pub use ticks::fmt_number;
+pub use ticks::{fmt_bytes, fmt_number};

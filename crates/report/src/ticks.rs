@@ -294,6 +294,31 @@ pub fn format_pow2(k: i32) -> String {
     }
 }
 
+/// A size in decimal units with three significant digits, the unit chosen to fit: "512 B",
+/// "16.8 MB", "512 GB", "1.00 TB" (the report's throughput is in MB/s and its axes in
+/// GB, as drives are sold). A small target never shows as "0.0 GB".
+pub fn fmt_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 6] = ["kB", "MB", "GB", "TB", "PB", "EB"];
+    if bytes < 1000 {
+        return format!("{bytes} B");
+    }
+    let mut v = bytes as f64 / 1e3;
+    let mut u = 0;
+    // 999.95 kB would print as "1000 kB": the next unit then.
+    while v >= 999.5 && u < UNITS.len() - 1 {
+        v /= 1e3;
+        u += 1;
+    }
+    let decimals = if v >= 99.95 {
+        0
+    } else if v >= 9.995 {
+        1
+    } else {
+        2
+    };
+    format!("{v:.decimals$} {}", UNITS[u])
+}
+
 /// Formats a number with `decimals` decimals and thin-space thousands separators; "–" if not finite.
 pub fn fmt_number(v: f64, decimals: usize) -> String {
     if !v.is_finite() {
@@ -324,6 +349,21 @@ pub fn fmt_number(v: f64, decimals: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn sizes_take_a_unit_that_fits() {
+        use super::fmt_bytes;
+        assert_eq!(fmt_bytes(0), "0 B");
+        assert_eq!(fmt_bytes(512), "512 B");
+        assert_eq!(fmt_bytes(4096), "4.10 kB");
+        assert_eq!(fmt_bytes(16 << 20), "16.8 MB");
+        assert_eq!(fmt_bytes(96 << 20), "101 MB");
+        assert_eq!(fmt_bytes(999_999), "1.00 MB");
+        assert_eq!(fmt_bytes(8_600_000_000), "8.60 GB");
+        assert_eq!(fmt_bytes(512_110_190_592), "512 GB");
+        assert_eq!(fmt_bytes(1_000_204_886_016), "1.00 TB");
+        assert_eq!(fmt_bytes(u64::MAX), "18.4 EB");
+    }
+
     use super::*;
 
     #[test]

@@ -28,6 +28,11 @@
 //! A simulated drive (`sim:…,write_cache=volatile,flush=ignored,power_cut=T`) is cut by
 //! its model at virtual time T: the run writes until then and checks at once, in one
 //! process (the model's medium lives only in it), against the model's truth.
+//!
+//! Whether the power was cut at all is [`evidence`]'s: a cycle that shows no cut tested
+//! nothing, whatever its blocks say.
+
+pub mod evidence;
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -44,6 +49,8 @@ use drivelab_engine::data::DataPool;
 use drivelab_engine::spec::DataPattern;
 use drivelab_engine::target::Target;
 use drivelab_engine::verify::{self, Class, ClassCounts, Mismatch, Written};
+
+pub use evidence::{CutEvidence, DriveId, Evidence, PowerState};
 
 /// The suite's knobs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -97,6 +104,14 @@ pub enum Record {
     },
     /// A check ran: the next cycle's blocks are checked apart from this one's.
     Checked { cycle: u64 },
+    /// A cycle's write phase starts (before its first round, after the start record for
+    /// the first): what can show its power cut later, and the drive written to (a block
+    /// device's; null for a file). Journals without it are read as "unknown".
+    Cycle {
+        cycle: u64,
+        drive: Option<DriveId>,
+        power: PowerState,
+    },
 }
 
 /// Journals larger than this are refused (a million rounds' records).
@@ -612,7 +627,7 @@ fn expectations(records: &[Record]) -> Result<(PowerLoss, BTreeMap<u64, Expect>)
                     never_issued(&mut blocks, *generation, blocks_of(ranges).skip(skip));
                 }
             }
-            Record::Start { .. } | Record::Checked { .. } => {}
+            Record::Start { .. } | Record::Checked { .. } | Record::Cycle { .. } => {}
         }
     }
     Ok((knobs.clone(), blocks))
@@ -680,6 +695,63 @@ pub fn last_cycle(records: &[Record]) -> (u64, bool) {
         .iter()
         .any(|r| matches!(r, Record::Checked { .. }));
     (before + 1, checked)
+}
+
+/// What the journal's last cycle recorded before its rounds of what can show its cut;
+/// None when it recorded nothing (an older drivelab's journal).
+pub fn power_before(records: &[Record]) -> Option<PowerState> {
+    records[cycle_start(records)..]
+        .iter()
+        .find_map(|r| match r {
+            Record::Cycle { power, .. } => Some(power.clone()),
+            _ => None,
+        })
+}
+
+/// The drive the journal's first cycle wrote to (None for a file, a simulated drive or
+/// an older drivelab's journal).
+pub fn journal_drive(records: &[Record]) -> Option<DriveId> {
+    records.iter().find_map(|r| match r {
+        Record::Cycle { drive, .. } => Some(drive.clone()),
+        _ => None,
+    })?
+}
+
+/// Refuse a target that is not the drive the journal was written to (one line).
+pub fn refuse_other_drive(records: &[Record], target: &Target) -> Result<(), String> {
+    let (Some(was), Some(now)) = (journal_drive(records), DriveId::of(&target.info)) else {
+        return Ok(());
+    };
+    match was.mismatch(&now) {
+        Some(how) => Err(format!(
+            "TARGET {}: not the drive the journal was written to: {how}",
+            target.info.path
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Whether the power was cut between the journal's last cycle's write phase and now:
+/// a simulated drive's model says; a real one's recorded state is compared with now's.
+pub fn cut_evidence(records: &[Record], target: &Target) -> (Evidence, Option<PowerState>) {
+    if let Some(m) = target.model() {
+        let e = match m.power_was_cut() {
+            true => Evidence {
+                evidence: CutEvidence::SimulatedCut,
+                note: "the simulated drive's model cut its power".into(),
+            },
+            false => Evidence {
+                evidence: CutEvidence::NoCut,
+                note: "no power cut: the simulated drive's power_cut time never came in the write phase".into(),
+            },
+        };
+        return (e, None);
+    }
+    let now = PowerState::now(target);
+    (
+        evidence::decide(power_before(records).as_ref(), &now),
+        Some(now),
+    )
 }
 
 /// Whether `found`, read at `offset` and holding none of this run's writes there, holds
@@ -835,6 +907,17 @@ pub struct CycleCheck {
     /// equal it); null on a real one.
     #[serde(default)]
     pub simulator_truth: Option<PowerCutTruth>,
+    /// Whether the power was cut at all (a bundle from before: unknown).
+    #[serde(default)]
+    pub cut_evidence: CutEvidence,
+    /// Why, in a sentence.
+    #[serde(default)]
+    pub cut_evidence_note: Option<String>,
+    /// What the journal recorded before the write phase, and what the check read.
+    #[serde(default)]
+    pub power_at_write: Option<PowerState>,
+    #[serde(default)]
+    pub power_at_check: Option<PowerState>,
     /// How the cycle's write phase ended, as its journal says (null when the journal
     /// does not: the process died with the host's power, or an older journal).
     #[serde(default)]
@@ -851,6 +934,23 @@ pub struct CycleCheck {
 }
 
 impl CycleCheck {
+    /// Add the cut's evidence: a cycle that shows no cut tested nothing (inconclusive,
+    /// for that reason first).
+    pub fn set_evidence(
+        &mut self,
+        e: Evidence,
+        before: Option<PowerState>,
+        now: Option<PowerState>,
+    ) {
+        if e.evidence == CutEvidence::NoCut {
+            self.inconclusive = Some(e.note.clone());
+        }
+        self.cut_evidence = e.evidence;
+        self.cut_evidence_note = Some(e.note);
+        self.power_at_write = before;
+        self.power_at_check = now;
+    }
+
     /// Keep a simulated drive's truth of its cut beside the counts (of blocks of
     /// `block_bytes`): a check that disagrees with it concludes nothing.
     pub fn set_truth(&mut self, truth: PowerCutTruth, block_bytes: u64) {
@@ -969,6 +1069,10 @@ pub struct Analysis {
     pub verdict: Verdict,
     pub cycles_checked: u64,
     pub flushes_completed: u64,
+    /// The weakest evidence of a power cut over the cycles (`none`: one cycle cut
+    /// nothing; `unknown`: one could not be confirmed).
+    #[serde(default)]
+    pub cut_evidence: CutEvidence,
     #[serde(flatten)]
     pub totals: Counts,
     pub cycles: Vec<CycleCheck>,
@@ -990,6 +1094,12 @@ impl Analysis {
     pub fn of(cycles: Vec<CycleCheck>) -> Analysis {
         let mut totals = Counts::default();
         cycles.iter().for_each(|c| totals.add(&c.counts));
+        // A cycle that cut nothing blames nothing on the drive.
+        let mut tested = Counts::default();
+        cycles
+            .iter()
+            .filter(|c| c.cut_evidence != CutEvidence::NoCut)
+            .for_each(|c| tested.add(&c.counts));
         // Whatever was found: a check against the wrong truth, a target rewritten since,
         // or a write phase no power cut ended tested nothing of the drive.
         let untested = |c: &CycleCheck| {
@@ -999,7 +1109,7 @@ impl Analysis {
         };
         let verdict = if cycles.iter().any(untested) {
             Verdict::Inconclusive
-        } else if !totals.honoured() {
+        } else if !tested.honoured() {
             Verdict::NotHonoured
         } else if cycles.is_empty() || cycles.iter().any(|c| c.inconclusive.is_some()) {
             Verdict::Inconclusive
@@ -1011,6 +1121,7 @@ impl Analysis {
             verdict,
             cycles_checked: cycles.len() as u64,
             flushes_completed: cycles.iter().map(|c| c.flushes_completed).sum(),
+            cut_evidence: CutEvidence::weakest(cycles.iter().map(|c| c.cut_evidence)),
             totals,
             cycles,
         }
@@ -1068,6 +1179,10 @@ pub fn check(records: &[Record], target: &mut Target, cycle: u64) -> Result<Cycl
         mismatches: Vec::new(),
         inconclusive: None,
         simulator_truth: None,
+        cut_evidence: CutEvidence::Unknown,
+        cut_evidence_note: None,
+        power_at_write: None,
+        power_at_check: None,
         write_end: tail.iter().rev().find_map(|r| match r {
             Record::Ended { end, .. } => Some(end.clone()),
             _ => None,
@@ -1117,6 +1232,21 @@ fn inconclusive(records: &[Record], c: &CycleCheck) -> Option<String> {
     })
 }
 
+/// The sentence on the power cut's evidence (of the cycle that shows it least).
+pub fn cut_sentence(a: &Analysis) -> String {
+    let weakest = a.cycles.iter().find(|c| c.cut_evidence == a.cut_evidence);
+    let note = weakest
+        .and_then(|c| c.cut_evidence_note.as_deref())
+        .unwrap_or("no evidence was recorded (a check by an older drivelab)");
+    match a.cut_evidence {
+        CutEvidence::NoCut => format!("Power cut: none ({note})."),
+        CutEvidence::Unknown => format!(
+            "Power cut: could not be confirmed ({note}); the verdict assumes the power was cut."
+        ),
+        e => format!("Power cut: shown ({}: {note}).", e.words()),
+    }
+}
+
 /// The printed summary: the verdict in words, then the counts.
 pub fn table(a: &Analysis) -> String {
     let t = &a.totals;
@@ -1137,8 +1267,9 @@ pub fn table(a: &Analysis) -> String {
         )
     };
     let f = &t.lost_after_flush_found;
+    let cut = cut_sentence(a);
     format!(
-        "{verdict}\n\
+        "{verdict}\n{cut}\n\
          blocks checked               {}\n\
          durable as acknowledged      {}\n\
          lost after a completed flush {} (zeros {}, older {}, torn {}, corrupt {}, foreign {})\n\

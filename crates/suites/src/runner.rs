@@ -2,6 +2,7 @@
 //! step in the bundle the moment it finishes, skipping steps a resumed bundle already
 //! holds, and asking the suite for its analysis at the end.
 
+use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use drivelab_engine::model::SensorReading;
@@ -217,22 +218,8 @@ pub fn execute_with(
             if rec.status.finished() {
                 let fill = matches!(step.action, Action::Precondition { .. });
                 if replay_prepares && (fill || simulated) && rec.status == StepStatus::Complete {
-                    let step = &adapted(suite, step, records_before(&bundle.doc.steps, i));
-                    if simulated && step.idle_before_ns > 0 {
-                        idle(target, step.idle_before_ns, opts.stop);
-                    }
-                    if let Some(o) = opts.observer {
-                        o.message(&format!(
-                            "replaying '{}' ({})",
-                            step.name,
-                            if simulated {
-                                "a simulated device does not keep its state between runs"
-                            } else {
-                                "the test file was made anew"
-                            }
-                        ));
-                    }
-                    engine.run_step(step, target, opts, None)?;
+                    let done = records_before(&bundle.doc.steps, i);
+                    redo_finished(suite, step, done, target, opts, engine, simulated)?;
                 }
                 continue;
             }
@@ -241,56 +228,13 @@ pub fn execute_with(
             bundle.set_status(BundleStatus::Interrupted)?;
             return Ok(Outcome::Interrupted);
         }
-        let interrupted = bundle
-            .step(i)
-            .is_some_and(|r| r.status == StepStatus::Interrupted);
-        if interrupted && keeps_writes(target) {
-            match suite.after_interrupt(step) {
-                AfterInterrupt::Again => {}
-                // (check_resume refuses it before anything runs; this is the same rule.)
-                AfterInterrupt::Refuse(reason) => {
-                    bundle.set_status(BundleStatus::Interrupted)?;
-                    return Err(reason);
-                }
-                AfterInterrupt::Reprecondition => {
-                    match reprecondition(suite, plan, i, target, bundle, opts, engine)? {
-                        RunStatus::Complete => {}
-                        RunStatus::Interrupted => {
-                            bundle.set_status(BundleStatus::Interrupted)?;
-                            return Ok(Outcome::Interrupted);
-                        }
-                        RunStatus::Failed => {
-                            bundle.set_status(BundleStatus::Failed)?;
-                            return Ok(Outcome::Failed(
-                                "preconditioning again before the interrupted step failed".into(),
-                            ));
-                        }
-                    }
-                    ran_before = true;
-                }
-            }
+        match resume_interrupted(suite, plan, i, target, bundle, opts, engine)? {
+            ControlFlow::Break(outcome) => return Ok(outcome),
+            ControlFlow::Continue(prepared) => ran_before |= prepared,
         }
         let done = records_before(&bundle.doc.steps, i);
         if let Some(reason) = suite.skip(step, done) {
-            let now = now_rfc3339();
-            bundle.put_step(StepRecord {
-                index: i,
-                id: step.id.clone(),
-                name: step.name.clone(),
-                kind: step.kind,
-                params: step.params.clone(),
-                status: StepStatus::Skipped,
-                skip_reason: Some(reason),
-                started_at: Some(now.clone()),
-                finished_at: Some(now),
-                config: step.workload.clone(),
-                sensors_start: Vec::new(),
-                sensors_end: Vec::new(),
-                idle_before_ns: 0,
-                idle_sensors: Vec::new(),
-                run: None,
-                telemetry: None,
-            })?;
+            bundle.put_step(skipped(i, step, reason))?;
             continue;
         }
         let step = &adapted(suite, step, done);
@@ -298,45 +242,14 @@ pub fn execute_with(
             o.step_started(i, total, &step.name);
         }
         let started_at = now_rfc3339();
-        let (idle_before_ns, idle_sensors) = if ran_before && step.idle_before_ns > 0 {
+        let idle = if ran_before && step.idle_before_ns > 0 {
             idle(target, step.idle_before_ns, opts.stop)
         } else {
             (0, Vec::new())
         };
-        // A fresh test file is written once before the first step of a plan that reads
-        // it at some point, not only before the first read: a write step before it (mixed's
-        // 0 % reads) would otherwise measure allocating writes into unwritten extents.
-        let reads_later = plan[i..].iter().any(|s| s.workload.read_percent() > 0);
-        // (A precondition writes its span itself, and marks a whole test file filled.)
-        let fills = matches!(step.action, Action::Precondition { .. });
-        if reads_later && !fills && !target.is_filled() {
-            if let (Some(o), true) = (opts.observer, target.info.created_by_drivelab) {
-                o.message(&format!(
-                    "writing {} once so that reads hit data…",
-                    target.info.path
-                ));
-                o.filling(target.info.span_bytes());
-            }
-            let progress = |p: &Progress<'_>| {
-                if let Some(o) = opts.observer {
-                    o.progress(p)
-                }
-            };
-            match prepare::ensure_filled(&step.workload, target, opts.stop, Some(&progress))? {
-                RunStatus::Complete => {}
-                RunStatus::Interrupted => {
-                    bundle.set_status(BundleStatus::Interrupted)?;
-                    return Ok(Outcome::Interrupted);
-                }
-                RunStatus::Failed => {
-                    bundle.set_status(BundleStatus::Failed)?;
-                    return Ok(Outcome::Failed("filling the test file failed".into()));
-                }
-            }
-            // The step itself starts now (its progress is no longer the fill's).
-            if let Some(o) = opts.observer {
-                o.step_started(i, total, &step.name);
-            }
+        if let ControlFlow::Break(outcome) = fill_before_reads(plan, i, step, target, bundle, opts)?
+        {
+            return Ok(outcome);
         }
         let sensors_start = target.sensors();
         let dir = bundle.dir.clone();
@@ -354,52 +267,232 @@ pub fn execute_with(
             }
         };
         ran_before = true;
-        let status = StepStatus::from(res.measured.status);
         let failure = res.measured.failure.clone();
-        let telemetry = Some(crate::records::telemetry_of(&res.measured));
-        let sensors_end = target.sensors();
-        let mut measured = res.measured;
-        measured.notes.extend(target.take_sensor_notes());
-        let rec = StepRecord {
-            index: i,
-            id: step.id.clone(),
-            name: step.name.clone(),
-            kind: step.kind,
-            params: step.params.clone(),
-            status,
-            skip_reason: None,
-            started_at: Some(started_at),
-            finished_at: Some(now_rfc3339()),
-            config: res.config.clone(),
-            sensors_start,
-            sensors_end,
-            idle_before_ns,
-            idle_sensors,
-            run: Some(measured),
-            telemetry,
-        };
+        let rec = step_record(i, step, res, started_at, sensors_start, idle, target);
+        let status = rec.status;
         bundle.put_step(rec)?;
         if let Some(o) = opts.observer {
             if let Some(r) = bundle.step(i) {
                 o.step_finished(r);
             }
         }
-        match status {
-            StepStatus::Complete | StepStatus::Skipped => {}
-            StepStatus::Interrupted => {
-                bundle.set_status(BundleStatus::Interrupted)?;
-                return Ok(Outcome::Interrupted);
-            }
-            StepStatus::Failed => {
-                bundle.set_status(BundleStatus::Failed)?;
-                return Ok(Outcome::Failed(format!(
-                    "step '{}' failed: {}",
-                    step.name,
-                    failure.unwrap_or_else(|| "I/O error".into())
-                )));
-            }
+        if let ControlFlow::Break(outcome) = after_step(bundle, status, &step.name, failure)? {
+            return Ok(outcome);
         }
     }
+    finish(suite, bundle)
+}
+
+/// Runs a finished step again, unsaved, on a drive that did not keep its state (a
+/// simulated drive, or a test file made anew: see [`execute_with`]).
+fn redo_finished(
+    suite: &dyn Suite,
+    step: &PlannedStep,
+    done: &[StepRecord],
+    target: &mut Target,
+    opts: &Runner<'_>,
+    engine: &dyn StepEngine,
+    simulated: bool,
+) -> Result<(), String> {
+    let step = &adapted(suite, step, done);
+    if simulated && step.idle_before_ns > 0 {
+        idle(target, step.idle_before_ns, opts.stop);
+    }
+    if let Some(o) = opts.observer {
+        o.message(&format!(
+            "replaying '{}' ({})",
+            step.name,
+            if simulated {
+                "a simulated device does not keep its state between runs"
+            } else {
+                "the test file was made anew"
+            }
+        ));
+    }
+    engine.run_step(step, target, opts, None)?;
+    Ok(())
+}
+
+/// What `--resume` does before step `i` when its earlier run was interrupted on a drive
+/// that kept what it wrote ([`Suite::after_interrupt`]): nothing, its preparation again
+/// (Continue(true): the drive was written just now), or a stop.
+fn resume_interrupted(
+    suite: &dyn Suite,
+    plan: &[PlannedStep],
+    i: usize,
+    target: &mut Target,
+    bundle: &mut Bundle,
+    opts: &Runner<'_>,
+    engine: &dyn StepEngine,
+) -> Result<ControlFlow<Outcome, bool>, String> {
+    let interrupted = bundle
+        .step(i)
+        .is_some_and(|r| r.status == StepStatus::Interrupted);
+    if !(interrupted && keeps_writes(target)) {
+        return Ok(ControlFlow::Continue(false));
+    }
+    match suite.after_interrupt(&plan[i]) {
+        AfterInterrupt::Again => Ok(ControlFlow::Continue(false)),
+        // (check_resume refuses it before anything runs; this is the same rule.)
+        AfterInterrupt::Refuse(reason) => {
+            bundle.set_status(BundleStatus::Interrupted)?;
+            Err(reason)
+        }
+        AfterInterrupt::Reprecondition => {
+            let status = reprecondition(suite, plan, i, target, bundle, opts, engine)?;
+            let failure = "preconditioning again before the interrupted step failed";
+            Ok(match stopped(bundle, status, failure)? {
+                ControlFlow::Break(outcome) => ControlFlow::Break(outcome),
+                ControlFlow::Continue(()) => ControlFlow::Continue(true),
+            })
+        }
+    }
+}
+
+/// Continue when `status` is complete; else the bundle marked interrupted or failed
+/// (`failure`: why), and the run's outcome.
+fn stopped(
+    bundle: &mut Bundle,
+    status: RunStatus,
+    failure: &str,
+) -> Result<ControlFlow<Outcome>, String> {
+    match status {
+        RunStatus::Complete => Ok(ControlFlow::Continue(())),
+        RunStatus::Interrupted => {
+            bundle.set_status(BundleStatus::Interrupted)?;
+            Ok(ControlFlow::Break(Outcome::Interrupted))
+        }
+        RunStatus::Failed => {
+            bundle.set_status(BundleStatus::Failed)?;
+            Ok(ControlFlow::Break(Outcome::Failed(failure.into())))
+        }
+    }
+}
+
+/// The record of step `i`, skipped by the suite's rule for `reason`.
+fn skipped(i: usize, step: &PlannedStep, reason: String) -> StepRecord {
+    let now = now_rfc3339();
+    StepRecord {
+        index: i,
+        id: step.id.clone(),
+        name: step.name.clone(),
+        kind: step.kind,
+        params: step.params.clone(),
+        status: StepStatus::Skipped,
+        skip_reason: Some(reason),
+        started_at: Some(now.clone()),
+        finished_at: Some(now),
+        config: step.workload.clone(),
+        sensors_start: Vec::new(),
+        sensors_end: Vec::new(),
+        idle_before_ns: 0,
+        idle_sensors: Vec::new(),
+        run: None,
+        telemetry: None,
+    }
+}
+
+/// Writes a fresh test file once before step `i` (`step`, as adapted) when a step from
+/// it on reads, not only before the first read: a write step before it (mixed's 0 %
+/// reads) would otherwise measure allocating writes into unwritten extents.
+fn fill_before_reads(
+    plan: &[PlannedStep],
+    i: usize,
+    step: &PlannedStep,
+    target: &mut Target,
+    bundle: &mut Bundle,
+    opts: &Runner<'_>,
+) -> Result<ControlFlow<Outcome>, String> {
+    let reads_later = plan[i..].iter().any(|s| s.workload.read_percent() > 0);
+    // (A precondition writes its span itself, and marks a whole test file filled.)
+    let fills = matches!(step.action, Action::Precondition { .. });
+    if !reads_later || fills || target.is_filled() {
+        return Ok(ControlFlow::Continue(()));
+    }
+    if let (Some(o), true) = (opts.observer, target.info.created_by_drivelab) {
+        o.message(&format!(
+            "writing {} once so that reads hit data…",
+            target.info.path
+        ));
+        o.filling(target.info.span_bytes());
+    }
+    let progress = |p: &Progress<'_>| {
+        if let Some(o) = opts.observer {
+            o.progress(p)
+        }
+    };
+    let status = prepare::ensure_filled(&step.workload, target, opts.stop, Some(&progress))?;
+    let flow = stopped(bundle, status, "filling the test file failed")?;
+    // The step itself starts now (its progress is no longer the fill's).
+    if let (ControlFlow::Continue(()), Some(o)) = (&flow, opts.observer) {
+        o.step_started(i, plan.len(), &step.name);
+    }
+    Ok(flow)
+}
+
+/// The record of step `i` run: what the engine measured, with the sensors read around
+/// it (`sensors_start` before, the target's now after), the idle before it, and the
+/// target's notes on its sensors.
+fn step_record(
+    i: usize,
+    step: &PlannedStep,
+    res: RunResult,
+    started_at: String,
+    sensors_start: Vec<SensorReading>,
+    (idle_before_ns, idle_sensors): (u64, Vec<SensorReading>),
+    target: &mut Target,
+) -> StepRecord {
+    let status = StepStatus::from(res.measured.status);
+    let telemetry = Some(crate::records::telemetry_of(&res.measured));
+    let sensors_end = target.sensors();
+    let mut measured = res.measured;
+    measured.notes.extend(target.take_sensor_notes());
+    StepRecord {
+        index: i,
+        id: step.id.clone(),
+        name: step.name.clone(),
+        kind: step.kind,
+        params: step.params.clone(),
+        status,
+        skip_reason: None,
+        started_at: Some(started_at),
+        finished_at: Some(now_rfc3339()),
+        config: res.config.clone(),
+        sensors_start,
+        sensors_end,
+        idle_before_ns,
+        idle_sensors,
+        run: Some(measured),
+        telemetry,
+    }
+}
+
+/// Continue after a step that finished; else the bundle marked interrupted or failed,
+/// and the run's outcome (`failure`: the engine's reason).
+fn after_step(
+    bundle: &mut Bundle,
+    status: StepStatus,
+    name: &str,
+    failure: Option<String>,
+) -> Result<ControlFlow<Outcome>, String> {
+    match status {
+        StepStatus::Complete | StepStatus::Skipped => Ok(ControlFlow::Continue(())),
+        StepStatus::Interrupted => {
+            bundle.set_status(BundleStatus::Interrupted)?;
+            Ok(ControlFlow::Break(Outcome::Interrupted))
+        }
+        StepStatus::Failed => {
+            bundle.set_status(BundleStatus::Failed)?;
+            Ok(ControlFlow::Break(Outcome::Failed(format!(
+                "step '{name}' failed: {}",
+                failure.unwrap_or_else(|| "I/O error".into())
+            ))))
+        }
+    }
+}
+
+/// Every step done: the suite's analysis and table saved, the bundle complete.
+fn finish(suite: &dyn Suite, bundle: &mut Bundle) -> Result<Outcome, String> {
     let report = analyse(suite, &bundle.doc.steps);
     bundle.doc.summary = Some(report.summary.clone());
     // Caveats of the steps that concern the whole run go with the bundle's own notes.

@@ -189,6 +189,87 @@ fn the_journal_must_survive_the_cut() {
     assert_eq!(std::fs::read(&j).unwrap(), b"mine");
 }
 
+/// A cycle whose check shows no power cut tested nothing: inconclusive whatever its
+/// blocks say; one whose cut is unknown keeps its verdict and says so; the analysis
+/// carries the weakest evidence of its cycles.
+#[test]
+fn the_verdict_follows_the_evidence_of_the_cut() {
+    use powerloss::{Analysis, Counts, CutEvidence::*, CycleCheck, Evidence, Verdict};
+    let cycle = |n: u64, lost: u64, evidence| {
+        let mut c = CycleCheck {
+            cycle: n,
+            rounds_started: 4,
+            flushes_completed: 3,
+            counts: Counts {
+                checked_blocks: 10,
+                durable_blocks: 10 - lost,
+                lost_after_flush_blocks: lost,
+                ..Counts::default()
+            },
+            mismatches: Vec::new(),
+            inconclusive: None,
+            simulator_truth: None,
+            agrees_with_truth: None,
+            write_end: None,
+            target_rewritten: false,
+            cut_evidence: Unknown,
+            cut_evidence_note: None,
+            power_at_write: None,
+            power_at_check: None,
+        };
+        let note = format!("note {n}");
+        c.set_evidence(Evidence { evidence, note }, None, None);
+        c
+    };
+    let cases = [
+        (vec![cycle(1, 2, NoCut)], Verdict::Inconclusive, NoCut),
+        (vec![cycle(1, 0, NoCut)], Verdict::Inconclusive, NoCut),
+        (
+            vec![cycle(1, 0, NoCut), cycle(2, 2, PowerCyclesRose)],
+            Verdict::NotHonoured,
+            NoCut,
+        ),
+        (vec![cycle(1, 0, Unknown)], Verdict::Honoured, Unknown),
+        (vec![cycle(1, 2, Unknown)], Verdict::NotHonoured, Unknown),
+        (
+            vec![cycle(1, 0, BootChanged), cycle(2, 0, PowerCyclesRose)],
+            Verdict::Honoured,
+            BootChanged,
+        ),
+    ];
+    for (cycles, verdict, weakest) in cases {
+        let a = Analysis::of(cycles);
+        assert_eq!((a.verdict, a.cut_evidence), (verdict, weakest), "{a:?}");
+        assert_eq!(a.flushes_honoured, verdict == Verdict::Honoured);
+        let t = powerloss::table(&a);
+        let says = match weakest {
+            NoCut => "Power cut: none (note 1).",
+            Unknown => "Power cut: could not be confirmed (note 1)",
+            _ => "Power cut: shown (the host's boot id changed: note 1).",
+        };
+        assert!(t.contains(says), "{t}");
+        if weakest == NoCut && verdict == Verdict::Inconclusive {
+            assert!(t.starts_with("Inconclusive: note 1."), "{t}");
+        }
+    }
+    // A bundle written before the evidence was recorded reads as unknown.
+    let mut v = serde_json::to_value(Analysis::of(vec![cycle(1, 0, Unknown)])).unwrap();
+    v.as_object_mut().unwrap().remove("cut_evidence");
+    for f in [
+        "cut_evidence",
+        "cut_evidence_note",
+        "power_at_write",
+        "power_at_check",
+    ] {
+        v["cycles"][0].as_object_mut().unwrap().remove(f);
+    }
+    let a: Analysis = serde_json::from_value(v).unwrap();
+    assert_eq!(
+        (a.cut_evidence, a.cycles[0].cut_evidence),
+        (Unknown, Unknown)
+    );
+}
+
 /// Issue 27, review: on the simulator, where the truth is known, the check's counts
 /// equal the model's truth for every flush mode, with and without FUA writes, at cuts
 /// in the first rounds and later: the blocks lost after a completed flush (a FUA write

@@ -75,8 +75,9 @@ pub struct ExportArgs {
     /// Only runs whose device model, serial or path contains this text.
     #[arg(long)]
     pub device: Option<String>,
-    /// Replace an output file drivelab did not write (an export drivelab wrote is
-    /// replaced anyway; a database or a bundle's file only with this).
+    /// Replace an output file drivelab did not write, or one of another kind (a trace,
+    /// a result document…; an export drivelab wrote is replaced anyway; a database or a
+    /// bundle's file never is).
     #[arg(long)]
     pub force: bool,
 }
@@ -302,6 +303,7 @@ fn export(db: Option<&str>, a: ExportArgs) -> Result<i32, Fail> {
             OutFile::claim_doc(
                 p,
                 "-o/--output",
+                crate::out_path::Kind::Export,
                 a.force,
                 "an export is written to a regular file only (without -o, or with -o -, it goes to standard output)",
             )

@@ -92,6 +92,7 @@ pub fn emit(suite: &dyn Suite, t: &crate::target_arg::TargetArgs, dir: &Path) ->
     let out = OutDir::claim_own(
         dir,
         "--emit-fio",
+        crate::out_path::Kind::FioJob,
         "fio job files or fio's results of them",
         own,
     )?;
@@ -286,9 +287,9 @@ pub struct ImportFioArgs {
     #[arg(long, value_name = "TEXT")]
     pub connection: Option<String>,
     /// Where fio's per-job logs are (write_iops_log, write_bw_log, write_lat_log,
-    /// write_hist_log; any log_avg_msec): each result's logs are found by the prefixes
-    /// its own options name, so all runs' logs may share DIR [default: beside each
-    /// result].
+    /// write_hist_log; any log_avg_msec, histograms at their own log_hist_msec): each
+    /// result's logs are found by the prefixes its own options name, so all runs' logs
+    /// may share DIR [default: beside each result].
     #[arg(long, value_name = "DIR")]
     pub logs: Option<PathBuf>,
     /// Bundle directory [default: a new drivelab-results/fio-<UTC time>/ here].

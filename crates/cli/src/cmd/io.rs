@@ -11,7 +11,7 @@ use drivelab_engine::target::{self, OpenOptions, TargetSpec};
 
 use crate::args::IoArgs;
 use crate::fail::{Fail, FAILED, INTERRUPTED};
-use crate::out_path::{self, OutFile};
+use crate::out_path::{self, Kind, OutFile};
 use crate::output;
 use crate::output::progress::{Bound, Meter};
 use crate::session::Session;
@@ -101,6 +101,7 @@ fn request(a: &IoArgs) -> WorkloadRequest {
     }
     r.continue_on_error = a.continue_on_error;
     r.verify = a.verify;
+    r.verify_backlog = a.verify_backlog.map(u64::from);
     if let Some(v) = a.fixedbufs {
         r.fixedbufs = v;
     }
@@ -138,10 +139,14 @@ pub fn run(a: IoArgs) -> Result<i32, Fail> {
     // Ctrl-C from here on is an interruption (a partial result, exit 130), not the
     // default action: the handlers go in before the outputs are claimed.
     crate::signals::stop_flag();
-    let claim =
-        |p: &std::path::Path, flag| OutFile::claim(p, flag, a.force)?.not_the_target(&target_path);
-    let json_out = a.json.as_deref().map(|p| claim(p, "--json")).transpose()?;
-    let csv_out = a.csv.as_deref().map(|p| claim(p, "--csv")).transpose()?;
+    let claim = |p: &std::path::Path, flag, kind| {
+        OutFile::claim(p, flag, kind, a.force)?.not_the_target(&target_path)
+    };
+    let json_out = a.json.as_deref();
+    let json_out = json_out.map(|p| claim(p, "--json", Kind::Result));
+    let csv_out = a.csv.as_deref();
+    let csv_out = csv_out.map(|p| claim(p, "--csv", Kind::SeriesCsv));
+    let (json_out, csv_out) = (json_out.transpose()?, csv_out.transpose()?);
     out_path::distinct(&[json_out.as_ref(), csv_out.as_ref()])?;
     // `--json -` is `--output-format json`: the result alone on standard output.
     let json_stdout =
@@ -159,13 +164,8 @@ pub fn run(a: IoArgs) -> Result<i32, Fail> {
     let spec = crate::target_arg::parse(a.target.target.as_deref())?;
     // null and sim: targets bring their own engine; another one asked for would be
     // replaced without a word.
+    crate::target_arg::refuse_engine_on_null(&spec, req.ioengine)?;
     match (&spec, req.ioengine) {
-        (TargetSpec::Null { .. }, Some(e)) if e != IoEngine::Null => {
-            return Err(Fail::usage(format!(
-                "--ioengine {}: the null target does no I/O and runs on the null engine; leave --ioengine out",
-                e.name()
-            )))
-        }
         (TargetSpec::Model(_), Some(e)) if e != IoEngine::Sim => {
             return Err(Fail::usage(format!(
                 "--ioengine {}: a sim: target runs in virtual time on its own engine; leave --ioengine out",
@@ -227,10 +227,21 @@ pub fn run(a: IoArgs) -> Result<i32, Fail> {
     // The measurement is shown first, so that a file that cannot be written after all
     // (a full disk) does not take it with it.
     // A stdout that cannot be written still lets the files be written first.
-    let shown = if json_stdout {
-        output::json::write_stdout(&res).map_err(Fail::failed)
-    } else if csv_stdout {
-        Ok(())
+    let verified = res
+        .measured
+        .verify
+        .as_ref()
+        .and_then(|v| output::summary::verified_line(v, &res.config));
+    let shown = if json_stdout || csv_stdout {
+        // The check's outcome goes to the terminal, never into the document's stream.
+        if let Some(line) = verified {
+            eprintln!("drivelab: {line}");
+        }
+        if json_stdout {
+            output::json::write_stdout(&res).map_err(Fail::failed)
+        } else {
+            Ok(())
+        }
     } else {
         output::stdout::say(&output::summary::render(&res))
     };

@@ -40,6 +40,7 @@ pub fn run(a: LabReplayArgs) -> Result<i32, Fail> {
             ))
         }
     };
+    crate::out_path::target_not_input(&a.target, &a.log, "LOG", "the log being replayed")?;
     let mut log = File::open(&a.log)
         .map_err(|e| Fail::usage(format!("LOG {}: cannot be read ({e})", a.log.display())))?;
     // The log and the request checked before the target is opened: nothing is written

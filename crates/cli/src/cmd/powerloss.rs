@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use drivelab_engine::target::{OpenOptions, TargetSpec};
 use drivelab_suites::bundle::{check_new_dir, default_dir, Bundle, BundleStatus};
 use drivelab_suites::powerloss::{
-    self, Analysis, CycleCheck, Journal, PowerLoss, Record, WriteEnd,
+    self, Analysis, CycleCheck, DriveId, Journal, PowerLoss, PowerState, Record, WriteEnd,
 };
 use drivelab_suites::runner::new_doc;
 
@@ -54,6 +54,25 @@ fn write_options(a: &PowerlossArgs, k: &PowerLoss) -> OpenOptions {
     }
 }
 
+/// Refuse a journal where no output may go (in a result bundle, see
+/// [`crate::out_path::check_place`]), nor in the bundle this run is about to make.
+fn journal_place(journal: &Path, out: Option<&Path>) -> Result<(), Fail> {
+    crate::out_path::check_place(journal, "--journal")?;
+    let parent = |p: &Path| {
+        std::path::absolute(p)
+            .ok()
+            .and_then(|a| a.parent().map(Path::to_path_buf))
+    };
+    let out = out.and_then(|o| std::path::absolute(o).ok());
+    if out.is_some() && parent(journal) == out {
+        return Err(Fail::usage(format!(
+            "--journal {}: is inside the result bundle --out makes, drivelab's record of the run; give a file name outside it (on another drive)",
+            journal.display()
+        )));
+    }
+    Ok(())
+}
+
 fn write_cmd(a: &PowerlossArgs) -> Result<i32, Fail> {
     let journal = a.journal.as_deref().ok_or_else(|| {
         Fail::usage("--journal FILE: required: a new file on another drive, where each completed flush is recorded (after the cut: --check FILE)")
@@ -81,6 +100,7 @@ fn write_cmd(a: &PowerlossArgs) -> Result<i32, Fail> {
         ));
     }
     let on_disk = (!sim).then(|| PathBuf::from(&arg));
+    journal_place(journal, a.common.out.as_deref())?;
     powerloss::check_journal_path(journal, on_disk.as_deref()).map_err(Fail::usage)?;
     if !sim && powerloss::journal_on_tmpfs(journal) {
         note(&format!(
@@ -113,6 +133,21 @@ fn write_cmd(a: &PowerlossArgs) -> Result<i32, Fail> {
     let mut checked: Vec<CycleCheck> = Vec::new();
     let mut next_round = 0;
     for cycle in 1..=cycles {
+        if !sim {
+            // Before the power command starts: what shows its cut at the check.
+            let t = session.target();
+            let power = PowerState::now(t);
+            if cycle == 1 && power.power_cycles.is_none() {
+                note("drivelab: note: this target's power-cycle count cannot be read (a file, a loop device, or no SMART: root and smartctl are needed): the check can show the cut only if the host's boot id changes (docs/powerloss.md)");
+            }
+            let drive = DriveId::of(&t.info);
+            j.append(&Record::Cycle {
+                cycle,
+                drive,
+                power,
+            })
+            .map_err(|e| session.failed(e))?;
+        }
         let power = a
             .cycles
             .map(|_| PowerCut::start(a, cycle, cycles))
@@ -144,8 +179,12 @@ fn write_cmd(a: &PowerlossArgs) -> Result<i32, Fail> {
                 .map_err(|f| fail_bundle(&mut bundle, f))?;
         }
         let records = powerloss::read_journal(journal).map_err(|e| session.failed(e))?;
+        powerloss::refuse_other_drive(&records, session.target())
+            .map_err(|e| fail_bundle(&mut bundle, session.failed(e)))?;
         let mut c = powerloss::check(&records, session.target_mut(), cycle)
             .map_err(|e| session.failed(e))?;
+        let (evidence, now) = powerloss::cut_evidence(&records, session.target());
+        c.set_evidence(evidence, powerloss::power_before(&records), now);
         if let Some(m) = session.target().model() {
             c.set_truth(
                 powerloss::PowerCutTruth::of(&m.ground_truth()),
@@ -391,9 +430,12 @@ fn check_cmd(a: &PowerlossArgs, journal: &Path) -> Result<i32, Fail> {
         ..OpenOptions::default()
     };
     let mut session = Session::open(TargetSpec::Path(Some(PathBuf::from(&arg))), &opts, true)?;
+    powerloss::refuse_other_drive(&records, session.target()).map_err(|e| session.usage(e))?;
     let (cycle, checked_before) = powerloss::last_cycle(&records);
     let mut c =
         powerloss::check(&records, session.target_mut(), cycle).map_err(|e| session.failed(e))?;
+    let (evidence, now) = powerloss::cut_evidence(&records, session.target());
+    c.set_evidence(evidence, powerloss::power_before(&records), now);
     // When the journal was made (else last written: later, so never a false alarm).
     let made = std::fs::metadata(journal).and_then(|m| m.created().or_else(|_| m.modified()));
     if let Ok(made) = made {

@@ -12,7 +12,7 @@ use drivelab_suites::consistency::ConsistencyAnalysis;
 use drivelab_suites::SuiteKind;
 
 use crate::fail::Fail;
-use crate::out_path::{OutDir, OutFile};
+use crate::out_path::{Kind, OutDir, OutFile};
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
@@ -41,8 +41,9 @@ pub struct ReportArgs {
     /// reference's); default: a little before the scoring window.
     #[arg(long = "zoom-from", value_name = "TIME", value_parser = crate::values::duration)]
     pub zoom_from: Option<u64>,
-    /// Replace output files drivelab did not write (a report or chart drivelab wrote is
-    /// replaced anyway; a results database or a bundle's file never is).
+    /// Replace output files drivelab did not write, or of another kind (a trace, a
+    /// result document…; a report or chart drivelab wrote is replaced anyway; a results
+    /// database or a bundle's file never is).
     #[arg(long)]
     pub force: bool,
 }
@@ -74,18 +75,19 @@ pub fn run(a: ReportArgs) -> Result<i32, Fail> {
     let out = OutFile::claim_doc(
         &a.output,
         "-o/--output",
+        Kind::Report,
         a.force,
         "the report is written to a regular file only (- puts it on standard output)",
     )?;
     let png = a
         .png
         .as_deref()
-        .map(|d| OutDir::claim(d, "--png", a.force))
+        .map(|d| OutDir::claim(d, "--png", Kind::Png, a.force))
         .transpose()?;
     let svg = a
         .svg
         .as_deref()
-        .map(|d| OutDir::claim(d, "--svg", a.force))
+        .map(|d| OutDir::claim(d, "--svg", Kind::Svg, a.force))
         .transpose()?;
     let mut runs = Vec::new();
     for (i, b) in a.bundles.iter().enumerate() {

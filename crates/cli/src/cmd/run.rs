@@ -193,8 +193,10 @@ fn start(
         drivelab_suites::bundle::check_new_dir(out).map_err(Fail::usage)?;
     }
     let arg = crate::target_arg::recorded(t.target.as_deref())?;
+    not_an_input(cmd, &arg)?;
     Session::check_sensor_target(Some(&arg), t)?;
     let spec = crate::target_arg::parse(Some(&arg))?;
+    crate::target_arg::refuse_engine_on_null(&spec, cmd.backend_engine())?;
     let open = open_options(suite.as_ref(), &spec, t.overwrite, t.destructive.clone());
     let mut session = Session::open(spec, &open, t.keep).map_err(|f| read_only_hint(cmd, t, f))?;
     session.choose_sensors(t)?;
@@ -228,6 +230,21 @@ fn start(
         progress,
         fio,
     )
+}
+
+/// Refuse a target that is the suite's own input (a trace replayed onto itself), before
+/// anything is opened or written.
+fn not_an_input(cmd: &SuiteCmd, target: &str) -> Result<(), Fail> {
+    match cmd {
+        SuiteCmd::Replay(r) => not_the_trace(target, &r.trace),
+        _ => Ok(()),
+    }
+}
+
+/// Refuse a replay's target that is its trace.
+fn not_the_trace(target: &str, trace: &Path) -> Result<(), Fail> {
+    let what = "the trace being replayed";
+    crate::out_path::target_not_input(Path::new(target), trace, "TRACE", what)
 }
 
 /// A peak sweep refused on a block device for want of --destructive: it can measure
@@ -289,6 +306,12 @@ fn resume(dir: &Path, a: &RunArgs, db: &DbChoice, upload: Option<&Upload>) -> Re
     };
     if bundle.doc.target.kind != TargetKind::File {
         Session::check_sensor_target(Some(&arg), &targs)?;
+    }
+    if bundle.doc.suite == drivelab_suites::SuiteKind::Replay {
+        let k = serde_json::from_value::<drivelab_suites::replay::Replay>(bundle.doc.knobs.clone());
+        if let Ok(k) = k {
+            not_the_trace(&arg, &k.trace)?;
+        }
     }
     let spec = if bundle.doc.target.kind == TargetKind::File {
         TargetSpec::Path(Some(PathBuf::from(&arg)))
@@ -499,6 +522,14 @@ fn summary_text(bundle: &Bundle, table: &str) -> String {
         crate::output::summary::target_description(t)
     );
     text.push_str(table);
+    for step in &d.steps {
+        let verified = step.run.as_ref().and_then(|r| r.verify.as_ref());
+        if let Some(line) =
+            verified.and_then(|v| crate::output::summary::verified_line(v, &step.config))
+        {
+            text.push_str(&format!("{}: {line}\n", step.name));
+        }
+    }
     for n in caveats(bundle) {
         text.push_str(&format!("note: {n}\n"));
     }

@@ -4,14 +4,15 @@
 //!
 //! The run's document holds its resolved workload (seed included) and the writes each
 //! job made: the engine's `verify` replays the generators from those, so no block map is
-//! stored.
+//! stored. The blocks are read as the run's own pass reads them (`verify_pass`: on the
+//! run's engine, at its queue depth).
 
 use std::path::PathBuf;
 
 use clap::Args;
 use drivelab_engine::result::RunResult;
 use drivelab_engine::target::{OpenOptions, Target, TargetSpec};
-use drivelab_engine::verify::{self, VerifyResult};
+use drivelab_engine::verify::VerifyResult;
 
 use crate::fail::{Fail, FAILED};
 
@@ -129,7 +130,8 @@ pub fn run(a: VerifyArgs) -> Result<i32, Fail> {
     drivelab_engine::run::check_document(&w, &target.info)
         .map_err(|e| Fail::usage(format!("--from {shown}: {e}")))?;
     check_writes(&shown, &w, &writes)?;
-    let r = verify::check(&w, file, writes);
+    let block = target.info.kind == drivelab_engine::target::TargetKind::BlockDevice;
+    let r = drivelab_engine::verify_pass::check(&w, file, block, writes);
     if a.json {
         crate::output::json::write_stdout(&r).map_err(Fail::failed)?;
     } else {
@@ -152,8 +154,12 @@ fn summary(r: &VerifyResult) -> String {
             c.zeros, c.older, c.misdirected, c.torn, c.corrupt, c.foreign
         );
         for m in &r.mismatches {
+            // A misdirected block says where its data was meant to go.
+            let from = m
+                .found_offset_bytes
+                .map_or(String::new(), |o| format!(", written for byte {o}"));
             s += &format!(
-                "  block at byte {}: {}, generation expected {} found {}, first bad byte {}\n",
+                "  block at byte {}: {}{from}, generation expected {} found {}, first bad byte {}\n",
                 m.offset_bytes,
                 m.class,
                 m.expected_generation,

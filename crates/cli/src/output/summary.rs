@@ -2,10 +2,11 @@
 
 use std::fmt::Write as _;
 
-use drivelab_engine::result::{DirTotals, RunResult, RunStatus};
+use drivelab_engine::result::{DirTotals, Measured, RunResult, RunStatus};
 use drivelab_engine::size::human_bytes;
 use drivelab_engine::spec::Workload;
 use drivelab_engine::target::TargetKind;
+use drivelab_engine::verify::VerifyResult;
 
 /// A latency in the unit that reads best.
 pub fn lat(ns: f64) -> String {
@@ -94,7 +95,7 @@ pub fn render(r: &RunResult) -> String {
         if w.direct { ", direct" } else { ", buffered" },
         t.path,
     );
-    dir_line("read", &m.totals.read, &mut out);
+    read_lines(m, &mut out);
     dir_line("write", &m.totals.write, &mut out);
     let c = &m.totals.cpu;
     let _ = writeln!(
@@ -122,10 +123,86 @@ pub fn render(r: &RunResult) -> String {
             );
         }
     }
+    if let Some(line) = m.verify.as_ref().and_then(|v| verified_line(v, w)) {
+        let _ = writeln!(out, "  {line}");
+    }
     for n in &m.notes {
         let _ = writeln!(out, "  note  {n}");
     }
     out
+}
+
+/// "verified N blocks (X MiB): all as written" for a verify pass that found every block
+/// as written (a failed one is the run's failure line).
+pub fn verified_line(v: &VerifyResult, w: &Workload) -> Option<String> {
+    let blocks = v.blocks_checked.filter(|_| v.passed())?;
+    let bs = w.bs.first().map_or(0, |b| b.bytes as u64);
+    Some(format!(
+        "verified {blocks} blocks ({}): all as written",
+        human_bytes(blocks * bs)
+    ))
+}
+
+/// Reads summed over some of a run's intervals (the series keeps a mean and a maximum
+/// latency per interval, so those two are exact; percentiles are not kept per part).
+#[derive(Default)]
+struct Reads {
+    ops: u64,
+    bytes: u64,
+    lat_ns_sum: f64,
+    lat_max_ns: Option<u64>,
+}
+
+impl Reads {
+    fn of(m: &Measured, part: impl Fn(u64) -> bool) -> Reads {
+        let mut r = Reads::default();
+        for rec in m.series.records.iter().filter(|x| !x.ramp && part(x.index)) {
+            let d = &rec.read;
+            r.ops += d.ops;
+            r.bytes += d.bytes;
+            r.lat_ns_sum += d.lat_mean_ns.unwrap_or(0.0) * d.ops as f64;
+            r.lat_max_ns = r.lat_max_ns.max(d.lat_max_ns);
+        }
+        r
+    }
+
+    fn line(&self, name: &str, ns: u64, out: &mut String) {
+        if self.ops == 0 {
+            return;
+        }
+        let s = ns.max(1) as f64 / 1e9;
+        let _ = writeln!(
+            out,
+            "  {name:<5} {:>11.0} IOPS  {:>9.1} MB/s ({:.1} MiB/s)  lat mean {}  max {}",
+            self.ops as f64 / s,
+            self.bytes as f64 / s / 1e6,
+            self.bytes as f64 / s / (1u64 << 20) as f64,
+            lat(self.lat_ns_sum / self.ops as f64),
+            self.lat_max_ns.map_or("-".into(), |v| lat(v as f64)),
+        );
+    }
+}
+
+/// The read line, the workload's alone; a verify pass's reads (which the totals count
+/// with the workload's) on their own line, "verify read".
+fn read_lines(m: &Measured, out: &mut String) {
+    let pass = m
+        .verify
+        .as_ref()
+        .and_then(|v| Some((v.pass_first_index?, v.pass_ns?)));
+    let Some((first, pass_ns)) = pass else {
+        dir_line("read", &m.totals.read, out);
+        return;
+    };
+    let verify = Reads::of(m, |i| i >= first);
+    if verify.ops == m.totals.read.ops {
+        // The workload did not read: the read totals are the pass's (over its time),
+        // histogram and all.
+        dir_line("verify read", &m.totals.read, out);
+    } else {
+        Reads::of(m, |i| i < first).line("read", m.totals.elapsed_ns, out);
+        verify.line("verify read", pass_ns, out);
+    }
 }
 
 /// The drive's temperature and power over the run, when a sensor read them.

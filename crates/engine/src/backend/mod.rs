@@ -107,6 +107,20 @@ pub(crate) fn neg_errno(e: &std::io::Error) -> i64 {
     -(e.raw_os_error().unwrap_or(libc::EIO) as i64)
 }
 
+/// Hand a read that came back whole to a source that checks what reads find
+/// (`check`: its [`IoSource::wants_read_check`]), with its bytes: false when the source
+/// must stop.
+#[inline(always)]
+pub(crate) fn read_checked<S: IoSource>(
+    job: &mut S,
+    check: bool,
+    op: &AnyOp,
+    res: i64,
+    buf: &[u8],
+) -> bool {
+    !check || op.op != Op::Read || res != op.len_bytes as i64 || job.check_read(op, buf)
+}
+
 /// Longest single wait of a backend for an open-loop source's due time, so that a stop
 /// request is seen within it.
 pub(crate) const SLICE_NS: u64 = 100_000_000;

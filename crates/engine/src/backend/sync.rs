@@ -14,7 +14,7 @@
 use std::fs::File;
 use std::sync::mpsc;
 
-use super::{blocking_io, per_job_threads, Backend, BackendCtx, Stamps, SLICE_NS};
+use super::{blocking_io, per_job_threads, read_checked, Backend, BackendCtx, Stamps, SLICE_NS};
 use crate::buf::{AlignedBuf, SlotArena};
 use crate::clock::Clock;
 use crate::op::AnyOp;
@@ -47,6 +47,7 @@ impl<S: IoSource> Backend<S> for SyncBackend {
             let mut bufs = SlotArena::new(1, job.slot_bytes(1, max_bs))?;
             job.init_buffer(bufs.base.as_mut_slice());
             let per_write = job.per_write_data();
+            let check = job.wants_read_check();
             let mut stamps = Stamps::default();
             let mut now = clock.now_ns();
             loop {
@@ -71,7 +72,8 @@ impl<S: IoSource> Backend<S> for SyncBackend {
                 }
                 let res = blocking_io(file, &op, b, ctx.block);
                 now = stamps.next(clock);
-                if !job.complete(&op, t0, now, res) {
+                let go = read_checked(job, check, &op, res, b);
+                if !job.complete(&op, t0, now, res) || !go {
                     break;
                 }
             }
@@ -99,6 +101,7 @@ fn run_ahead<S: IoSource>(
     block: bool,
 ) -> Result<(), String> {
     let content = job.content().clone();
+    let check = job.wants_read_check();
     let mut bufs = [AlignedBuf::try_new(max_bs)?, AlignedBuf::try_new(max_bs)?];
     for b in &mut bufs {
         job.init_buffer(b.as_mut_slice());
@@ -153,8 +156,9 @@ fn run_ahead<S: IoSource>(
             let b = &mut buf.as_mut_slice()[..op.len_bytes as usize];
             let res = blocking_io(file, &op, b, block);
             now = stamps.next(clock);
+            let go = read_checked(job, check, &op, res, b);
             spare = Some(buf);
-            if !job.complete(&op, t0, now, res) || next.is_none() || !job.may_issue(now) {
+            if !job.complete(&op, t0, now, res) || !go || next.is_none() || !job.may_issue(now) {
                 break;
             }
         }

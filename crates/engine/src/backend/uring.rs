@@ -50,7 +50,7 @@ use io_uring::{opcode, squeue, types, IoUring};
 
 use std::collections::VecDeque;
 
-use super::{blocking_io, per_job_threads, Backend, BackendCtx, Stamps, SLICE_NS};
+use super::{blocking_io, per_job_threads, read_checked, Backend, BackendCtx, Stamps, SLICE_NS};
 use crate::buf::SlotArena;
 use crate::clock::{Clock, SPIN_NS};
 use crate::op::{AnyOp, Dir, IoOp};
@@ -70,13 +70,26 @@ impl UringBackend {
     /// Probe the target now (see the module documentation).
     pub fn prepare(file: &File, w: &Workload) -> UringBackend {
         UringBackend {
-            mode: Some(probe(file, w)),
+            mode: Some(probe(file, w, Probe::SpanStart)),
         }
     }
 
-    /// Without the probe: every I/O submitted inline. For a replay, whose target must
-    /// receive the trace's I/Os and nothing else (the probe reads the span's first
-    /// block twice).
+    /// Probe the target without reading any of its data: for a replay, whose target
+    /// must receive the trace's I/Os and nothing else. The read without blocking goes
+    /// to `end_bytes`, the target's end, where the kernel answers "nothing there"
+    /// without reaching the device, and refuses it first on a target that takes no
+    /// non-blocking I/O at all (zram, FUSE): those still go straight to the kernel's
+    /// workers, sparing each I/O a failed inline try. (Not seen this way: a target
+    /// that takes non-blocking reads but blocks on some, which the read at the
+    /// span's start finds.)
+    pub fn prepare_without_reads(file: &File, w: &Workload, end_bytes: u64) -> UringBackend {
+        UringBackend {
+            mode: Some(probe(file, w, Probe::End(end_bytes))),
+        }
+    }
+
+    /// Without a probe: every I/O submitted inline (where [`Self::prepare_without_reads`]
+    /// cannot ask: a target of unknown size).
     pub fn inline() -> UringBackend {
         UringBackend {
             mode: Some(Mode::Inline),
@@ -94,7 +107,9 @@ impl<S: IoSource> Backend<S> for UringBackend {
             .file
             .ok_or("the io_uring engine needs an opened target")?;
         let w = ctx.workload;
-        let mode = self.mode.unwrap_or_else(|| probe(file, w));
+        let mode = self
+            .mode
+            .unwrap_or_else(|| probe(file, w, Probe::SpanStart));
         let Mode::Workers { per_ring } = mode else {
             return run_jobs(jobs, ctx, file, mode);
         };
@@ -200,6 +215,10 @@ struct RingJob<'f> {
     sqe_flags: squeue::Flags,
     workers: bool,
     stamps: Stamps,
+    /// The source checks what reads find ([`IoSource::check_read`]).
+    check: bool,
+    /// System calls into the ring (`io_uring_enter`), for the tests' count per I/O.
+    enters: u64,
 }
 
 impl<'f> RingJob<'f> {
@@ -258,7 +277,8 @@ impl<'f> RingJob<'f> {
         // Automatic (0): the whole refill goes in with the wait, one call per look, so
         // no prepared I/O waits in user space while the kernel works on others. An
         // open-loop source's I/Os go in one by one as they are due: each submission is
-        // its own, and one that blocks is seen.
+        // its own, and one that blocks is seen; but the one that fills the queue goes
+        // in with the wait, as any batch does (`refill`).
         let batch_submit = match (pacing, w.iodepth_batch_submit as usize) {
             (Pacing::Open, _) => 1,
             (_, 0) => qd,
@@ -291,6 +311,8 @@ impl<'f> RingJob<'f> {
             sqe_flags,
             workers: matches!(mode, Mode::Workers { .. }),
             stamps: Stamps::default(),
+            check: job.wants_read_check(),
+            enters: 0,
         })
     }
 
@@ -323,7 +345,7 @@ impl<'f> RingJob<'f> {
             if self.spare > 0 && !self.draining && self.ready.len() < self.spare {
                 // Hand the refill over first, then prepare the next writes while the
                 // device works on a full queue.
-                enter(&mut self.ring, 0)?;
+                self.enter(0)?;
                 self.prepare_ahead(job, clock)?;
             }
             let timed_out = self.wait(clock)?;
@@ -400,9 +422,11 @@ impl<'f> RingJob<'f> {
                 (slot, op)
             };
             self.push(slot, &op)?;
-            if self.batch.len() >= self.batch_submit {
+            if self.batch.len() >= self.batch_submit && self.inflight < self.qd {
                 // Hand this batch to the kernel now, without waiting: the device gets
-                // its work soonest (one kick per I/O at batch size 1).
+                // its work soonest (one kick per I/O at batch size 1). Not when the
+                // queue is full: then nothing comes between this and the wait, and the
+                // batch goes in with it (one system call per I/O at depth 1).
                 let t = clock.now_ns();
                 if wrote && job.per_write_data() {
                     job.data_time(t - mark, t - mark);
@@ -411,7 +435,7 @@ impl<'f> RingJob<'f> {
                     self.slots[s].1 = t;
                 }
                 self.batch.clear();
-                enter(&mut self.ring, 0)?;
+                self.enter(0)?;
                 // The system call is the kernel's time, not content preparation.
                 mark = clock.now_ns();
             }
@@ -466,8 +490,11 @@ impl<'f> RingJob<'f> {
     fn wait(&mut self, clock: &dyn Clock) -> Result<bool, String> {
         match self.wake.take() {
             Some(due) => self.wait_until(clock, due).map(|()| false),
-            None if self.workers => enter_timed(&mut self.ring, 1),
-            None => enter(&mut self.ring, 1).map(|()| false),
+            None if self.workers => {
+                self.enters += 1;
+                enter_timed(&mut self.ring, 1)
+            }
+            None => self.enter(1).map(|()| false),
         }
     }
 
@@ -479,6 +506,7 @@ impl<'f> RingJob<'f> {
         let t = due.saturating_sub(now).min(SLICE_NS);
         if t <= SPIN_NS {
             loop {
+                self.enters += 1;
                 wait_for(&mut self.ring, Timespec::new())?;
                 if !self.ring.completion().is_empty() || clock.now_ns() >= now + t {
                     return Ok(());
@@ -490,7 +518,14 @@ impl<'f> RingJob<'f> {
         let ts = Timespec::new()
             .sec(t / 1_000_000_000)
             .nsec((t % 1_000_000_000) as u32);
+        self.enters += 1;
         wait_for(&mut self.ring, ts)
+    }
+
+    /// [`enter`], counted.
+    fn enter(&mut self, wait: usize) -> Result<(), String> {
+        self.enters += 1;
+        enter(&mut self.ring, wait)
     }
 
     /// Hand every completion to the source, each stamped on its own (so the time a
@@ -501,7 +536,13 @@ impl<'f> RingJob<'f> {
             let slot = cqe.user_data() as usize;
             let (op, submitted) = self.slots[slot];
             let t = self.stamps.next(clock);
-            if !job.complete(&op, submitted, t, cqe.result() as i64) {
+            let res = cqe.result() as i64;
+            let go = !self.check
+                || self
+                    .bufs
+                    .get(slot, op.len_bytes as usize)
+                    .is_ok_and(|(b, _)| read_checked(job, true, &op, res, b));
+            if !job.complete(&op, submitted, t, res) || !go {
                 self.draining = true;
             }
             self.free.push(slot);
@@ -645,18 +686,35 @@ enum Mode {
     },
 }
 
+/// Where [`probe`] reads.
+#[derive(Clone, Copy)]
+enum Probe {
+    /// The span's first block, read the usual way first.
+    SpanStart,
+    /// Only without blocking, at the target's end (this many bytes): no data is read.
+    End(u64),
+}
+
 /// Read the span's first block the usual way (so what a non-blocking read may need is
-/// cached), then once more without blocking. A target that still cannot answer without
-/// blocking sends every io_uring I/O to the kernel's workers. A target that cannot be
-/// read at all (opened for writing only) is taken as inline.
-fn probe(file: &File, w: &Workload) -> Mode {
+/// cached), then once more without blocking; or ([`Probe::End`]) only the read without
+/// blocking, at the target's end. A target that still cannot answer without blocking
+/// sends every io_uring I/O to the kernel's workers. A target that cannot be read at
+/// all (opened for writing only) is taken as inline.
+fn probe(file: &File, w: &Workload, at: Probe) -> Mode {
     let len = w.min_bs() as usize;
     let mut buf = crate::buf::AlignedBuf::new(len);
     let b = buf.as_mut_slice();
-    if file.read_exact_at(b, w.offset_bytes).is_err() {
-        return Mode::Inline;
-    }
-    match crate::sys::read_would_block(file, b, w.offset_bytes) {
+    let offset = match at {
+        Probe::SpanStart => {
+            if file.read_exact_at(b, w.offset_bytes).is_err() {
+                return Mode::Inline;
+            }
+            w.offset_bytes
+        }
+        // On a block boundary, as direct I/O needs.
+        Probe::End(end) => end.next_multiple_of(crate::buf::BUF_ALIGN as u64),
+    };
+    match crate::sys::read_would_block(file, b, offset) {
         Ok(true) => {
             let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
             Mode::Workers {
@@ -732,7 +790,92 @@ fn enter(ring: &mut IoUring, wait: usize) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::spare_slots;
+    use super::*;
+    use crate::clock::MonotonicClock;
+    use crate::data::DataPool;
+    use crate::gen::{tests::workload, OpGen};
+    use crate::job::{Job, StopFlags};
+    use crate::replay::{Placement, Schedule, Timing, TraceSource};
+    use crate::series::{Aggregator, Recorder};
+    use crate::spec::{IoEngine, RwMode};
+    use drivelab_trace::Record;
+    use std::sync::Mutex;
+
+    /// Run `job` to its end on one ring of `w`'s depth over `file`: the system calls
+    /// into the ring it took.
+    fn ring_enters<S: IoSource>(job: &mut S, w: &Workload, file: &File) -> u64 {
+        let clock = MonotonicClock::new();
+        let (notes, busy) = (Mutex::new(Vec::new()), Mutex::new(None));
+        let ctx = BackendCtx {
+            workload: w,
+            clock: &clock,
+            file: Some(file),
+            block: false,
+            notes: &notes,
+            workers_busy: &busy,
+        };
+        let mut r = RingJob::new(job, &ctx, file, Mode::Inline).unwrap();
+        let res = r.run(job, &clock);
+        job.finish();
+        let n = r.enters;
+        r.close(res).unwrap();
+        n
+    }
+
+    /// At depth 1 nothing comes between handing an I/O over and waiting for it, so both
+    /// go in one `io_uring_enter`: a trace replayed as fast as possible at one I/O in
+    /// flight and the generator at QD1 alike (the count, not a time).
+    #[test]
+    fn at_depth_one_each_io_is_submitted_and_waited_for_in_one_system_call() {
+        const N: u64 = 200;
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("ring.test");
+        std::fs::write(&path, vec![0u8; 16 << 20]).unwrap();
+        let file = File::options().read(true).write(true).open(&path).unwrap();
+        let mut w = workload(RwMode::RandRead, 1);
+        w.ioengine = IoEngine::IoUring;
+        (w.offset_bytes, w.size_bytes) = (0, 16 << 20);
+
+        // A trace of reads at distinct times without service times: one at a time.
+        let recs: Vec<Record> = (0..N)
+            .map(|i| Record::new(i * 10, Op::Read, (i * 7919 % 4000) * 4096, 4096))
+            .collect();
+        let place = Placement {
+            start_bytes: 0,
+            size_bytes: 16 << 20,
+            align_bytes: 4096,
+        };
+        let mut sched = Schedule::new(recs.into_iter().map(Ok), Timing::Afap, place, true);
+        let first = sched.next_io().unwrap();
+        let agg = Aggregator::new(0, 1_000_000_000, 0, 1);
+        let stop = AtomicBool::new(false);
+        let mut src = TraceSource::new(&mut sched, first, &agg, Timing::Afap, &stop, 1, None);
+        assert_eq!(ring_enters(&mut src, &w, &file), N);
+        let m = src.measured(Timing::Afap, true, 0, 1);
+        assert_eq!((m.ios_completed, m.max_outstanding), (N, 1));
+
+        // The generator: N reads by a byte budget.
+        let user = AtomicBool::new(false);
+        let stop = StopFlags {
+            user: &user,
+            abort: AtomicBool::new(false),
+        };
+        let agg = Aggregator::new(0, 1_000_000_000, 0, 1);
+        let pool = DataPool::new(w.data, 4096, 7, false);
+        let rec = Recorder::new(&agg, 0, u64::MAX);
+        let mut job = Job::new(
+            0,
+            OpGen::new(&w, 0),
+            pool,
+            rec,
+            &stop,
+            0,
+            None,
+            Some(N * 4096),
+            false,
+        );
+        assert_eq!(ring_enters(&mut job, &w, &file), N);
+    }
 
     #[test]
     fn writes_prepared_ahead_get_a_slot_each_within_64_mib_and_the_ring_limit() {

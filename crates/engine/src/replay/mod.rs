@@ -107,11 +107,17 @@ pub fn run(
         .issue_log
         .take()
         .map(|l| Box::new(l) as Box<dyn Write + Send>);
-    // Made before the replay's clock starts: the trace's first I/O (due at 0). The
-    // target gets the trace's I/Os and nothing else: io_uring submits inline, without
-    // first probing the target with reads of its own.
+    // Made before the replay's clock starts: the trace's first I/O (due at 0), and
+    // io_uring's probe of how the target takes I/O. The target gets the trace's I/Os
+    // and nothing else: the probe reads none of its data (a target of unknown size is
+    // not probed: its I/Os are submitted inline).
     let first = src.next_io()?;
-    let uring = Some(crate::backend::uring::UringBackend::inline());
+    let uring = match (w.ioengine, target.file(), target.info.capacity_bytes) {
+        (IoEngine::IoUring, Some(f), Some(end)) if target.model().is_none() => Some(
+            crate::backend::uring::UringBackend::prepare_without_reads(f, w, end),
+        ),
+        _ => Some(crate::backend::uring::UringBackend::inline()),
+    };
     // Marked as a run marks a file it writes: a replay killed now leaves a test file
     // that the next run (a --resume) still knows as drivelab's.
     target.refresh_marker(true);

@@ -11,6 +11,7 @@
 pub mod hwmon;
 pub mod meter;
 pub mod nvme;
+pub mod power_counts;
 pub mod sampler;
 pub mod smartctl;
 
@@ -97,6 +98,9 @@ pub const PLAUSIBLE: &str = "power, voltage and current are 0 to 10 kW, 1 kV, 1 
 /// The kinds `--sensors` can name besides `auto` and `none`.
 pub const SENSOR_KINDS: [&str; 3] = ["hwmon", "nvme", "smartctl"];
 
+/// The transports whose disks smartctl reads (SAT passthrough behind a USB bridge).
+pub(crate) const SMARTCTL_TRANSPORTS: [&str; 5] = ["sata", "sas", "scsi", "usb-uas", "usb-bot"];
+
 /// The source kinds `choice` keeps: None for all (`auto`), else the listed ones (`none`:
 /// none); an unknown word is an error naming what is accepted.
 pub fn parse_choice(choice: &str) -> Result<Option<Vec<String>>, String> {
@@ -134,7 +138,6 @@ pub fn discover(
     }
     // smartctl is the fallback for disks with no hwmon device of their own (no
     // drivetemp, or behind a USB bridge).
-    const SMARTCTL_TRANSPORTS: [&str; 5] = ["sata", "sas", "scsi", "usb-uas", "usb-bot"];
     if found.is_empty() && SMARTCTL_TRANSPORTS.contains(&id.transport.as_str()) {
         let usb = id.transport.starts_with("usb");
         let dev = dev_root.join(&id.disk);

@@ -32,6 +32,11 @@ pub struct SmartLog {
     /// Thermal management temperature 1 and 2: transitions, and seconds spent there.
     pub thermal_transitions: [u32; 2],
     pub thermal_seconds: [u32; 2],
+    /// Power cycles, power-on hours and unsafe shutdowns (not sampled: read once, as
+    /// evidence of a power cut, by [`super::power_counts`]).
+    pub power_cycles: u128,
+    pub power_on_hours: u128,
+    pub unsafe_shutdowns: u128,
 }
 
 fn u16_at(b: &[u8], off: usize) -> u16 {
@@ -68,6 +73,9 @@ impl SmartLog {
             sensors_kelvin,
             thermal_transitions: [u32_at(b, 216), u32_at(b, 220)],
             thermal_seconds: [u32_at(b, 224), u32_at(b, 228)],
+            power_cycles: u128_at(b, 112),
+            power_on_hours: u128_at(b, 128),
+            unsafe_shutdowns: u128_at(b, 144),
         }
     }
 
@@ -157,6 +165,17 @@ pub struct SmartSource {
     ocp: bool,
 }
 
+/// The character device of controller `ctrl` ("nvme0") under `dev_root`, when it is
+/// the one sysfs (under `sys_root`) names (a stale or planted node is not opened).
+pub(crate) fn open_controller(sys_root: &Path, dev_root: &Path, ctrl: &str) -> Option<File> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let want = std::fs::read_to_string(sys_root.join(format!("class/nvme/{ctrl}/dev"))).ok()?;
+    let file = File::open(dev_root.join(ctrl)).ok()?;
+    let m = file.metadata().ok()?;
+    let have = format!("{}:{}", libc::major(m.rdev()), libc::minor(m.rdev()));
+    (m.file_type().is_char_device() && want.trim() == have).then_some(file)
+}
+
 /// Read the SMART log of the controller open as `f`.
 pub fn read_smart(f: &File) -> std::io::Result<SmartLog> {
     let mut buf = [0u8; 512];
@@ -169,15 +188,7 @@ impl SmartSource {
     /// against the device number sysfs (under `sys_root`) gives it. None when it cannot
     /// be opened or read (not root, not a PCIe or fabrics controller drivelab can ask).
     pub fn open(sys_root: &Path, dev_root: &Path, ctrl: &str) -> Option<SmartSource> {
-        use std::os::unix::fs::{FileTypeExt, MetadataExt};
-        let want = std::fs::read_to_string(sys_root.join(format!("class/nvme/{ctrl}/dev"))).ok()?;
-        let path = dev_root.join(ctrl);
-        let file = File::open(&path).ok()?;
-        let m = file.metadata().ok()?;
-        let have = format!("{}:{}", libc::major(m.rdev()), libc::minor(m.rdev()));
-        if !m.file_type().is_char_device() || want.trim() != have {
-            return None;
-        }
+        let file = open_controller(sys_root, dev_root, ctrl)?;
         let log = read_smart(&file).ok()?;
         let mut s = SmartSource::with(file, &format!("nvme-smart:{ctrl}"), &log);
         let mut id = [0u8; 4096];
@@ -272,6 +283,9 @@ mod tests {
         b[204..206].copy_from_slice(&300u16.to_le_bytes());
         b[216..220].copy_from_slice(&5u32.to_le_bytes());
         b[228..232].copy_from_slice(&90u32.to_le_bytes());
+        b[112..128].copy_from_slice(&1517u128.to_le_bytes());
+        b[128..144].copy_from_slice(&20_411u128.to_le_bytes());
+        b[144..160].copy_from_slice(&61u128.to_le_bytes());
         b
     }
 
@@ -289,6 +303,10 @@ mod tests {
         assert_eq!(log.critical_warning, 2);
         assert_eq!(log.composite_kelvin, 323);
         assert_eq!(log.sensors_kelvin, [310, 0, 300, 0, 0, 0, 0, 0]);
+        assert_eq!(
+            (log.power_cycles, log.power_on_hours, log.unsafe_shutdowns),
+            (1517, 20_411, 61)
+        );
         let v = log.values();
         let (u, t) = get(&v, "temperature");
         assert_eq!(u, "celsius");

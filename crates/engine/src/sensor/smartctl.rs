@@ -49,7 +49,8 @@ pub fn find_program() -> Option<PathBuf> {
         .find(|p| p.exists())
 }
 
-fn run(program: &Path, device: &Path) -> Option<Value> {
+/// smartctl's `-A` document for `device`; None when it could not read the device.
+pub(crate) fn run(program: &Path, device: &Path) -> Option<Value> {
     let out = Command::new(program)
         .args(["--json=c", "--nocheck=standby", "-A"])
         .arg(device)

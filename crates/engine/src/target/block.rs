@@ -122,8 +122,8 @@ fn partitions(sys: &Path) -> Vec<(String, String)> {
     out
 }
 
-/// Why writing to this device must be refused (mounted, swap, held), if anything.
-fn in_use(path: &Path, rdev: u64) -> Option<String> {
+/// The device `rdev` and its partitions: (name, "major:minor") each.
+fn with_partitions(rdev: u64) -> Vec<(String, String)> {
     let sys = sysfs_dir(rdev);
     let own = format!("{}:{}", libc::major(rdev), libc::minor(rdev));
     let name = sys
@@ -131,8 +131,72 @@ fn in_use(path: &Path, rdev: u64) -> Option<String> {
         .ok()
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_default();
-    let mut devs = vec![(name.clone(), own)];
+    let mut devs = vec![(name, own)];
     devs.extend(partitions(&sys));
+    devs
+}
+
+/// A process other than this one that holds one of `devs` (name, "major:minor") open,
+/// as `/proc/PID/fd` shows: said as "/dev/NAME is in use by process PID (COMMAND)".
+/// Only descriptors whose link names a node under /dev are looked at (where block
+/// devices live): following every descriptor of every process could block on a dead
+/// network or FUSE file system.
+fn open_in_another_process(devs: &[(String, String)]) -> Option<String> {
+    let me = std::process::id();
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        let Ok(fds) = std::fs::read_dir(e.path().join("fd")) else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        for fd in fds.flatten() {
+            let under_dev = std::fs::read_link(fd.path()).is_ok_and(|l| l.starts_with("/dev/"));
+            let Some(m) = under_dev
+                .then(|| std::fs::metadata(fd.path()).ok())
+                .flatten()
+            else {
+                continue;
+            };
+            let d = format!("{}:{}", libc::major(m.rdev()), libc::minor(m.rdev()));
+            let found = devs.iter().find(|(_, x)| *x == d);
+            if let Some((n, _)) = found.filter(|_| m.file_type().is_block_device()) {
+                return Some(format!(
+                    "/dev/{n} is in use by process {pid} ({})",
+                    command_of(&e.path())
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// The command line of the process whose /proc directory is `proc` (shortened), for
+/// messages.
+fn command_of(proc: &Path) -> String {
+    const MAX: usize = 60;
+    let cmdline = std::fs::read(proc.join("cmdline")).unwrap_or_default();
+    let mut cmd: String = String::from_utf8_lossy(&cmdline)
+        .split('\0')
+        .filter(|a| !a.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    if cmd.is_empty() {
+        cmd = read_trim(proc.join("comm")).unwrap_or_else(|| "?".into());
+    }
+    if cmd.chars().count() > MAX {
+        cmd = cmd.chars().take(MAX).collect::<String>() + " …";
+    }
+    cmd
+}
+
+/// Why writing to this device must be refused (mounted, swap, held, open in another
+/// process), if anything.
+fn in_use(path: &Path, rdev: u64) -> Option<String> {
+    let devs = with_partitions(rdev);
     if let Ok(mi) = std::fs::read_to_string("/proc/self/mountinfo") {
         for line in mi.lines() {
             let f: Vec<&str> = line.split_whitespace().collect();
@@ -187,7 +251,7 @@ fn in_use(path: &Path, rdev: u64) -> Option<String> {
         }
     }
     let _ = path;
-    None
+    open_in_another_process(&devs)
 }
 
 /// Why `path` is in use now, if it is: a block device (or a partition of it) mounted,
@@ -276,6 +340,25 @@ fn sibling_loop_in_use(rdev: u64) -> Option<String> {
 pub(super) fn open(path: &Path, opts: &OpenOptions) -> Result<Target, TargetError> {
     let md = std::fs::metadata(path).map_err(|e| open_error(path, &e, false))?;
     let rdev = md.rdev();
+    check_consent(path, opts, rdev)?;
+    let f = open_checked(path, opts, rdev)?;
+    let (mut info, canon, name) = describe(path, &f, rdev)?;
+    identify(&mut info, &canon, &name, rdev);
+    Ok(Target {
+        info,
+        handle: Handle::File(f),
+        created_path: None,
+        adopted: false,
+        filled: false,
+        sensors: Vec::new(),
+        sensor_notes: Vec::new(),
+        lock: None,
+    })
+}
+
+/// The user's consent for what `opts` asks of the device `path` (`rdev`): a
+/// `--destructive` naming it, and for writes a device nothing else holds.
+fn check_consent(path: &Path, opts: &OpenOptions, rdev: u64) -> Result<(), TargetError> {
     if let Some(allowed) = &opts.destructive {
         // Checked for reads too: a confirmation naming another device is a mistake.
         let same = std::fs::metadata(allowed)
@@ -304,6 +387,12 @@ pub(super) fn open(path: &Path, opts: &OpenOptions) -> Result<Target, TargetErro
             )));
         }
     }
+    Ok(())
+}
+
+/// The device opened as `opts` asks (exclusively for writes), and made sure to be the
+/// device `rdev` that was checked.
+fn open_checked(path: &Path, opts: &OpenOptions, rdev: u64) -> Result<std::fs::File, TargetError> {
     let mut o = FsOpen::new();
     o.read(true).write(opts.write);
     let mut flags = 0;
@@ -317,10 +406,11 @@ pub(super) fn open(path: &Path, opts: &OpenOptions) -> Result<Target, TargetErro
     o.custom_flags(flags);
     let f = o.open(path).map_err(|e| {
         if e.raw_os_error() == Some(libc::EBUSY) {
-            TargetError(format!(
-                "refusing to write to {}: the device is busy (in use by the kernel)",
-                path.display()
-            ))
+            // Claimed since the checks: by a process (another drivelab run), said so,
+            // or by the kernel.
+            let why = open_in_another_process(&with_partitions(rdev))
+                .unwrap_or_else(|| "the device is busy (in use by the kernel)".into());
+            TargetError(format!("refusing to write to {}: {why}", path.display()))
         } else {
             open_error(path, &e, opts.direct)
         }
@@ -334,13 +424,23 @@ pub(super) fn open(path: &Path, opts: &OpenOptions) -> Result<Target, TargetErro
             path.display()
         )));
     }
-    let capacity = crate::sys::block_capacity(&f).map_err(|e| {
+    Ok(f)
+}
+
+/// The opened device's size, sectors and queue (rotational, scheduler); with its sysfs
+/// directory and kernel name.
+fn describe(
+    path: &Path,
+    f: &std::fs::File,
+    rdev: u64,
+) -> Result<(TargetInfo, PathBuf, String), TargetError> {
+    let capacity = crate::sys::block_capacity(f).map_err(|e| {
         TargetError(format!(
             "target {}: cannot read its capacity: {e}",
             path.display()
         ))
     })?;
-    let (logical, physical) = crate::sys::block_sectors(&f).unwrap_or((512, 512));
+    let (logical, physical) = crate::sys::block_sectors(f).unwrap_or((512, 512));
     let sys = sysfs_dir(rdev);
     let canon = sys.canonicalize().unwrap_or_else(|_| sys.clone());
     // Queue attributes live on the whole disk: for a partition, one level up.
@@ -367,6 +467,12 @@ pub(super) fn open(path: &Path, opts: &OpenOptions) -> Result<Target, TargetErro
             .map(|w| w.trim_matches(['[', ']']).to_string())
             .unwrap_or(s)
     });
+    Ok((info, canon, name))
+}
+
+/// Which drive the device is: model, serial, firmware (a loop device's backing file,
+/// a USB disk's descriptor), the hardware behind it, and whether it lives in memory.
+fn identify(info: &mut TargetInfo, canon: &Path, name: &str, rdev: u64) {
     let dev = if canon.join("device").exists() {
         canon.join("device")
     } else {
@@ -412,16 +518,6 @@ pub(super) fn open(path: &Path, opts: &OpenOptions) -> Result<Target, TargetErro
             memory_backing(&n, disk)
         })
     } else {
-        memory_backing(&name, &canon)
+        memory_backing(name, canon)
     };
-    Ok(Target {
-        info,
-        handle: Handle::File(f),
-        created_path: None,
-        adopted: false,
-        filled: false,
-        sensors: Vec::new(),
-        sensor_notes: Vec::new(),
-        lock: None,
-    })
 }

@@ -24,7 +24,7 @@ pub(crate) struct Drive<'a> {
     pub a: ConsistencyAnalysis,
     /// The steps of the test, in order, each logged once a second.
     pub steps: Vec<std::borrow::Cow<'a, StepRecord>>,
-    /// What the test did ("4K random writes, QD32, 8.6 GB span").
+    /// What the test did ("4K random writes, QD32, 8.60 GB span").
     pub workload: Option<String>,
 }
 

@@ -17,6 +17,7 @@ mod quick;
 mod replay;
 mod seqfill;
 mod telemetry;
+mod verify;
 
 use drivelab_engine::result::Histograms;
 use drivelab_suites::bundle::{drive_key, BundleStatus, RunDoc, StepRecord, StepStatus, Summary};
@@ -299,14 +300,15 @@ fn fmt_short(v: f64) -> String {
     }
 }
 
-/// What a step did, in the words of a chart subtitle: "4K random writes, QD32, 8.6 GB
-/// span" (a bssplit reads "mixed-size"; a mix "random I/O (70 % reads)").
+/// What a step did, in the words of a chart subtitle: "4K random writes, QD32, 8.60 GB
+/// span", "…, 16.8 MB span" (a bssplit reads "mixed-size"; a mix "random I/O (70 %
+/// reads)").
 pub(crate) fn workload_phrase(w: &drivelab_engine::spec::Workload) -> String {
     format!(
-        "{}, QD{}, {} GB span",
+        "{}, QD{}, {} span",
         workload_kind(w),
         w.queue_depth(),
-        fmt_short((w.size_bytes as f64 / 1e8).round() / 10.0)
+        crate::fmt_bytes(w.size_bytes)
     )
 }
 
@@ -420,6 +422,9 @@ pub fn bundle_report_with(runs: &[DriveRun], opts: &ReportOptions) -> Report {
         }
         if let Some(c) = telemetry::over_time(suite, &entries) {
             section = section.chart(c);
+        }
+        if let Some(t) = verify::table(&entries) {
+            section = section.table(t);
         }
         let section = match variant_note(&entries) {
             Some(t) => section.text_first(t),
@@ -633,7 +638,7 @@ fn runs_section(runs: &[DriveRun]) -> Section {
                 connection(d).unwrap_or_else(|| "–".into()),
                 d.target
                     .capacity_bytes
-                    .map_or("unknown".into(), |c| format!("{:.1} GB", c as f64 / 1e9)),
+                    .map_or("unknown".into(), crate::fmt_bytes),
                 d.host.hostname.clone(),
                 match &d.tool.commit {
                     Some(c) => format!("{} ({c})", d.tool.version),

@@ -1,13 +1,17 @@
 //! `powerloss`: whether each drive honoured every flush across its power cuts, said in
 //! one sentence per drive, with the blocks of each class in a table.
 
-use drivelab_suites::powerloss::{Analysis, Verdict};
+use drivelab_suites::powerloss::{cut_sentence, Analysis, Verdict};
 
 use super::{cell, Entry};
 use crate::html::{Column, Row, Section, Table};
 
-/// The sentence for one drive's checks.
+/// The sentences for one drive's checks: the verdict, then whether a power cut is shown.
 fn verdict(label: &str, a: &Analysis) -> String {
+    format!("{} {}", verdict_only(label, a), cut_sentence(a))
+}
+
+fn verdict_only(label: &str, a: &Analysis) -> String {
     let t = &a.totals;
     let cuts = match a.cycles_checked {
         1 => "one power cut".to_string(),
@@ -33,13 +37,14 @@ fn verdict(label: &str, a: &Analysis) -> String {
 
 pub(crate) fn section(entries: &[Entry]) -> Section {
     let mut s = Section::new("Flush honesty (power cut)").text(
-        "Numbered blocks written in rounds, each ended by a flush (or made of FUA writes) and journalled on another drive once the flush completed; after the power was cut, every journalled block was read back. A block lost after a completed flush is the defect; a block the round in flight at the cut never reached is allowed.",
+        "Numbered blocks written in rounds, each ended by a flush (or made of FUA writes) and journalled on another drive once the flush completed; after the power was cut, every journalled block was read back. A block lost after a completed flush is the defect; a block the round in flight at the cut never reached is allowed. Whether the power was cut at all is shown by the drive's power-cycle count (it rose) or, where no count can be read, the host's boot id (it changed); an unchanged count means the drive kept its power and the check is inconclusive; a check that can tell neither says the cut is unconfirmed.",
     );
     let mut table = Table {
         caption: "Blocks after the power cuts".into(),
         columns: vec![
             Column::text("Drive"),
             Column::number("Power cuts", "#"),
+            Column::text("Power cut evidence"),
             Column::number("Flushes completed", "#"),
             Column::number("Blocks checked", "#"),
             Column::number("Lost after flush", "blocks"),
@@ -61,6 +66,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             cells: vec![
                 e.label.to_string(),
                 n(a.cycles_checked),
+                a.cut_evidence.words().to_string(),
                 n(a.flushes_completed),
                 n(t.checked_blocks),
                 n(t.lost_after_flush_blocks),

@@ -28,7 +28,7 @@ pub(crate) struct Fill<'a> {
     pub a: SeqFillAnalysis,
     /// The fill's steps.
     pub steps: Vec<Cow<'a, StepRecord>>,
-    /// What the fill did ("128K sequential writes, QD32, 8.6 GB span").
+    /// What the fill did ("128K sequential writes, QD32, 8.60 GB span").
     pub workload: Option<String>,
 }
 

@@ -127,81 +127,185 @@ fn resolve_axis(axis: &Axis, ext: &Extent, has_bars: bool, is_x: bool, target: u
     }
 }
 
-impl Layout {
-    pub fn compute(chart: &Chart, palette: &GroupPalette) -> Layout {
-        let w = chart.width as f64;
-        let h = chart.height as f64;
+/// The data's extents on the three axes, and what they ask of them.
+#[derive(Default)]
+struct Extents {
+    x: Extent,
+    y: Extent,
+    y2: Extent,
+    /// Points a log axis cannot show (at or below 0).
+    dropped: usize,
+    /// Whether bars stand on the y (y2) axis, which then starts at zero.
+    bars_y: bool,
+    bars_y2: bool,
+}
 
-        // Data extents.
-        let mut ex = Extent::default();
-        let mut ey = Extent::default();
-        let mut ey2 = Extent::default();
-        let mut dropped = 0usize;
-        let mut bars_y = false;
-        let mut bars_y2 = false;
+impl Extents {
+    fn of(chart: &Chart) -> Extents {
+        let mut e = Extents::default();
+        e.add_series(chart);
+        e.add_marks(chart);
+        e
+    }
+
+    fn add_series(&mut self, chart: &Chart) {
         let xs = chart.x.scale;
         for s in &chart.series {
             let (ye, ys) = if s.on_y2 {
                 (
-                    &mut ey2,
+                    &mut self.y2,
                     chart.y2.as_ref().map_or(Scale::Linear, |a| a.scale),
                 )
             } else {
-                (&mut ey, chart.y.scale)
+                (&mut self.y, chart.y.scale)
             };
             for (i, &(x, y)) in s.points.iter().enumerate() {
-                let mut ok = ex.add(x, xs);
+                let mut ok = self.x.add(x, xs);
                 ok &= ye.add(y, ys);
                 if s.kind == SeriesKind::Band {
                     ok &= ye.add(s.upper[i], ys);
                 }
                 if !ok {
-                    dropped += 1;
+                    self.dropped += 1;
                 }
             }
             if s.kind == SeriesKind::Bars {
                 ye.add(0.0, ys);
                 if s.on_y2 {
-                    bars_y2 = true;
+                    self.bars_y2 = true;
                 } else {
-                    bars_y = true;
+                    self.bars_y = true;
                 }
                 if chart.x.categories.is_none() {
                     let half = bar_slot(s) / 2.0;
-                    if let Some((lo, hi)) = ex.range {
-                        ex.add(lo - half, xs);
-                        ex.add(hi + half, xs);
+                    if let Some((lo, hi)) = self.x.range {
+                        self.x.add(lo - half, xs);
+                        self.x.add(hi + half, xs);
                     }
                 }
             }
         }
+    }
+
+    fn add_marks(&mut self, chart: &Chart) {
+        let xs = chart.x.scale;
         for m in &chart.marks {
             match m {
                 Mark::Point { x, y, on_y2, .. } => {
-                    ex.add(*x, xs);
+                    self.x.add(*x, xs);
                     if *on_y2 {
-                        ey2.add(*y, chart.y2.as_ref().map_or(Scale::Linear, |a| a.scale));
+                        let scale = chart.y2.as_ref().map_or(Scale::Linear, |a| a.scale);
+                        self.y2.add(*y, scale);
                     } else {
-                        ey.add(*y, chart.y.scale);
+                        self.y.add(*y, chart.y.scale);
                     }
                 }
                 Mark::VLine { x, .. } => {
-                    ex.add(*x, xs);
+                    self.x.add(*x, xs);
                 }
                 Mark::HLine { y, .. } => {
-                    ey.add(*y, chart.y.scale);
+                    self.y.add(*y, chart.y.scale);
                 }
                 Mark::Ticks { xs: v, .. } => {
                     for x in v {
-                        ex.add(*x, xs);
+                        self.x.add(*x, xs);
                     }
                 }
                 Mark::XRange { x0, x1, .. } => {
-                    ex.add(*x0, xs);
-                    ex.add(*x1, xs);
+                    self.x.add(*x0, xs);
+                    self.x.add(*x1, xs);
                 }
             }
         }
+    }
+
+    /// The y axis and the right one, each with about `target` ticks.
+    fn y_axes(&self, chart: &Chart, target: usize) -> (AxisTicks, Option<AxisTicks>) {
+        let y = resolve_axis(&chart.y, &self.y, self.bars_y, false, target);
+        let y2 = chart
+            .y2
+            .as_ref()
+            .map(|a| resolve_axis(a, &self.y2, self.bars_y2, false, target));
+        (y, y2)
+    }
+}
+
+/// The legend placed in rows from `top`, each entry's text fitted to the width `w`;
+/// and the height its rows take (0 without a legend).
+fn place_legend(
+    chart: &Chart,
+    palette: &GroupPalette,
+    w: f64,
+    top: f64,
+) -> (Vec<LegendEntry>, f64) {
+    let mut legend_entries = legend_entries(chart, palette);
+    // Each entry fits on one row: what the names share gives way to what differs.
+    let room = ((w - 2.0 * PAD - 39.0) / text_width("m", 11.0)).max(12.0) as usize;
+    let mut texts: Vec<String> = legend_entries.iter().map(|e| e.2.clone()).collect();
+    fit_legend_texts(&mut texts, room);
+    for (e, t) in legend_entries.iter_mut().zip(texts) {
+        e.2 = t;
+    }
+    let mut legend = Vec::new();
+    let mut lx = PAD;
+    let mut row = 0usize;
+    for (kind, color, text, group) in legend_entries {
+        let ew = 23.0 + text_width(&text, 11.0) + 16.0;
+        if lx > PAD && lx + ew > w - PAD {
+            row += 1;
+            lx = PAD;
+        }
+        legend.push(LegendEntry {
+            x: lx,
+            y: top + 12.0 + row as f64 * LEGEND_ROW,
+            kind,
+            color,
+            group_index: palette.index(&group),
+            text,
+            group,
+        });
+        lx += ew;
+    }
+    let height = if legend.is_empty() {
+        0.0
+    } else {
+        (row + 1) as f64 * LEGEND_ROW
+    };
+    (legend, height)
+}
+
+/// The notes the chart gets by itself: a linear axis that does not start at 0, points a
+/// log axis cannot show.
+fn auto_notes(chart: &Chart, y: &AxisTicks, y2: Option<&AxisTicks>, dropped: usize) -> Vec<String> {
+    let mut auto_notes = Vec::new();
+    if misses_zero(y) {
+        let which = if chart.y2.is_some() { "left" } else { "y" };
+        auto_notes.push(format!(
+            "Note: the {which} axis ({}) does not start at 0.",
+            chart.y.label
+        ));
+    }
+    if let (Some(a), Some(t)) = (&chart.y2, y2) {
+        if misses_zero(t) {
+            auto_notes.push(format!(
+                "Note: the right axis ({}) does not start at 0.",
+                a.label
+            ));
+        }
+    }
+    if dropped > 0 {
+        auto_notes.push(format!(
+            "Note: {dropped} point(s) at or below 0 cannot be drawn on a log axis and are not shown."
+        ));
+    }
+    auto_notes
+}
+
+impl Layout {
+    pub fn compute(chart: &Chart, palette: &GroupPalette) -> Layout {
+        let w = chart.width as f64;
+        let h = chart.height as f64;
+        let ext = Extents::of(chart);
 
         // Vertical layout.
         let title_y = PAD + 13.0;
@@ -211,37 +315,8 @@ impl Layout {
             top += 18.0;
             y
         });
-        let mut legend_entries = legend_entries(chart, palette);
-        // Each entry fits on one row: what the names share gives way to what differs.
-        let room = ((w - 2.0 * PAD - 39.0) / text_width("m", 11.0)).max(12.0) as usize;
-        let mut texts: Vec<String> = legend_entries.iter().map(|e| e.2.clone()).collect();
-        fit_legend_texts(&mut texts, room);
-        for (e, t) in legend_entries.iter_mut().zip(texts) {
-            e.2 = t;
-        }
-        let mut legend = Vec::new();
-        let mut lx = PAD;
-        let mut row = 0usize;
-        for (kind, color, text, group) in legend_entries {
-            let ew = 23.0 + text_width(&text, 11.0) + 16.0;
-            if lx > PAD && lx + ew > w - PAD {
-                row += 1;
-                lx = PAD;
-            }
-            legend.push(LegendEntry {
-                x: lx,
-                y: top + 12.0 + row as f64 * LEGEND_ROW,
-                kind,
-                color,
-                group_index: palette.index(&group),
-                text,
-                group,
-            });
-            lx += ew;
-        }
-        if !legend.is_empty() {
-            top += (row + 1) as f64 * LEGEND_ROW;
-        }
+        let (legend, legend_height) = place_legend(chart, palette, w, top);
+        top += legend_height;
         // Callouts get their own band above the plot, so they never cover data.
         let callout_y = (!chart.callouts.is_empty()).then(|| {
             let y = top + 6.0;
@@ -251,7 +326,6 @@ impl Layout {
         let plot_top = top + 10.0;
 
         // Automatic notes, then the chart's own, wrapped to the width.
-        let mut auto_notes = Vec::new();
         let max_chars = ((w - 2.0 * PAD) / (10.5 * 0.6)).max(20.0) as usize;
 
         // The y axes need only the plot height.
@@ -266,53 +340,14 @@ impl Layout {
             .collect();
         let bottom_for = |n: usize| h - PAD - n as f64 * NOTE_LINE - 40.0;
         let mut plot_bottom = bottom_for(note_lines.len());
-        let mut y = resolve_axis(
-            &chart.y,
-            &ey,
-            bars_y,
-            false,
-            y_target(plot_bottom - plot_top),
-        );
-        let mut y2 = chart
-            .y2
-            .as_ref()
-            .map(|a| resolve_axis(a, &ey2, bars_y2, false, y_target(plot_bottom - plot_top)));
-        if misses_zero(&y) {
-            let which = if chart.y2.is_some() { "left" } else { "y" };
-            auto_notes.push(format!(
-                "Note: the {which} axis ({}) does not start at 0.",
-                chart.y.label
-            ));
-        }
-        if let (Some(a), Some(t)) = (&chart.y2, &y2) {
-            if misses_zero(t) {
-                auto_notes.push(format!(
-                    "Note: the right axis ({}) does not start at 0.",
-                    a.label
-                ));
-            }
-        }
-        if dropped > 0 {
-            auto_notes.push(format!(
-                "Note: {dropped} point(s) at or below 0 cannot be drawn on a log axis and are not shown."
-            ));
-        }
+        let (mut y, mut y2) = ext.y_axes(chart, y_target(plot_bottom - plot_top));
+        let auto_notes = auto_notes(chart, &y, y2.as_ref(), ext.dropped);
         if !auto_notes.is_empty() {
             for n in &auto_notes {
                 note_lines.extend(wrap(n, max_chars).into_iter().map(|l| (l, true)));
             }
             plot_bottom = bottom_for(note_lines.len());
-            y = resolve_axis(
-                &chart.y,
-                &ey,
-                bars_y,
-                false,
-                y_target(plot_bottom - plot_top),
-            );
-            y2 = chart
-                .y2
-                .as_ref()
-                .map(|a| resolve_axis(a, &ey2, bars_y2, false, y_target(plot_bottom - plot_top)));
+            (y, y2) = ext.y_axes(chart, y_target(plot_bottom - plot_top));
         }
         let plot_bottom = plot_bottom.max(plot_top + 40.0);
         let notes_y = plot_bottom + 52.0;
@@ -332,7 +367,7 @@ impl Layout {
         };
         let pw = (right - left).max(40.0);
         let x_target = ((pw / 90.0).round() as usize).clamp(2, 12);
-        let x = resolve_axis(&chart.x, &ex, false, true, x_target);
+        let x = resolve_axis(&chart.x, &ext.x, false, true, x_target);
         Layout {
             frame: Frame {
                 left,

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
-use crate::model::{Chart, Dash, Scale, SeriesKind};
+use crate::model::{Chart, Dash, Scale, Series, SeriesKind};
 use crate::palette::{GroupPalette, Shape};
 
 use super::layout::{bar_slot, effective_dash, Layout};
@@ -96,72 +96,8 @@ pub fn draw(out: &mut String, chart: &Chart, lay: &Layout, palette: &GroupPalett
             format!(r#"fill="{color}" stroke="none""#)
         }
         SeriesKind::Bars => {
-            let bars: Vec<usize> = chart
-                .series
-                .iter()
-                .enumerate()
-                .filter(|(_, o)| o.kind == SeriesKind::Bars)
-                .map(|(i, _)| i)
-                .collect();
-            let nb = bars.len().max(1) as f64;
-            let bi = bars.iter().position(|&i| i == idx).unwrap_or(0) as f64;
-            let total = if chart.x.categories.is_some() {
-                0.8
-            } else {
-                0.9 * bar_slot(s)
-            };
-            let bw = total / nb;
-            let f = lay.frame;
-            let base = py(0.0).clamp(f.top, f.bottom);
-            for &(x, y) in &s.points {
-                if !(x.is_finite() && y.is_finite()) {
-                    continue;
-                }
-                shown += 1;
-                if y == 0.0 {
-                    continue; // nothing to draw, but the value was shown as zero
-                }
-                // On a category axis a category's bars share its slot among the series
-                // that have a value there: no gaps for drives that did not run a test.
-                let (bw, bi) = if chart.x.categories.is_some() {
-                    let here: Vec<usize> = bars
-                        .iter()
-                        .copied()
-                        .filter(|&i| {
-                            chart.series[i]
-                                .points
-                                .iter()
-                                .any(|&(px, py)| px == x && py.is_finite())
-                        })
-                        .collect();
-                    let n = here.len().max(1) as f64;
-                    let pos = here.iter().position(|&i| i == idx).unwrap_or(0) as f64;
-                    (total / n, pos)
-                } else {
-                    (bw, bi)
-                };
-                let x0 = lay.px_x(x - total / 2.0 + bi * bw);
-                let mut x1 = lay.px_x(x - total / 2.0 + (bi + 1.0) * bw);
-                if x1 - x0 < 1.0 {
-                    x1 = x0 + 1.0;
-                }
-                // A bar of a few pixels stays visible (its label says how small it is).
-                let top = py(y).clamp(f.top - 2.0, f.bottom + 2.0).min(base - 2.0);
-                if s.value_labels {
-                    labels.push(((x0 + x1) / 2.0, top, y));
-                }
-                d.push('M');
-                push_num(&mut d, x0);
-                d.push(' ');
-                push_num(&mut d, base);
-                d.push('V');
-                push_num(&mut d, top);
-                d.push('H');
-                push_num(&mut d, x1);
-                d.push('V');
-                push_num(&mut d, base);
-                d.push('Z');
-            }
+            let (n, value_labels) = bars(&mut d, chart, lay, idx, &py);
+            (shown, labels) = (n, value_labels);
             format!(r#"fill="{color}" fill-opacity="0.85" stroke="none""#)
         }
         SeriesKind::Band => {
@@ -209,6 +145,100 @@ pub fn draw(out: &mut String, chart: &Chart, lay: &Layout, palette: &GroupPalett
             escape(&s.name),
         );
     }
+    value_labels(out, s, lay, palette, color, labels);
+}
+
+/// The path of bar series `idx` into `d` (`py`: its y axis's pixel), beside the other
+/// bar series; returns the bars shown (a zero is shown, not drawn) and the (centre x,
+/// top y, value) of each bar that carries its value.
+fn bars(
+    d: &mut String,
+    chart: &Chart,
+    lay: &Layout,
+    idx: usize,
+    py: &dyn Fn(f64) -> f64,
+) -> (usize, Vec<(f64, f64, f64)>) {
+    let s = &chart.series[idx];
+    let mut shown = 0usize;
+    let mut labels: Vec<(f64, f64, f64)> = Vec::new();
+    let bars: Vec<usize> = chart
+        .series
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| o.kind == SeriesKind::Bars)
+        .map(|(i, _)| i)
+        .collect();
+    let nb = bars.len().max(1) as f64;
+    let bi = bars.iter().position(|&i| i == idx).unwrap_or(0) as f64;
+    let total = if chart.x.categories.is_some() {
+        0.8
+    } else {
+        0.9 * bar_slot(s)
+    };
+    let bw = total / nb;
+    let f = lay.frame;
+    let base = py(0.0).clamp(f.top, f.bottom);
+    for &(x, y) in &s.points {
+        if !(x.is_finite() && y.is_finite()) {
+            continue;
+        }
+        shown += 1;
+        if y == 0.0 {
+            continue; // nothing to draw, but the value was shown as zero
+        }
+        // On a category axis a category's bars share its slot among the series
+        // that have a value there: no gaps for drives that did not run a test.
+        let (bw, bi) = if chart.x.categories.is_some() {
+            let here: Vec<usize> = bars
+                .iter()
+                .copied()
+                .filter(|&i| {
+                    chart.series[i]
+                        .points
+                        .iter()
+                        .any(|&(px, py)| px == x && py.is_finite())
+                })
+                .collect();
+            let n = here.len().max(1) as f64;
+            let pos = here.iter().position(|&i| i == idx).unwrap_or(0) as f64;
+            (total / n, pos)
+        } else {
+            (bw, bi)
+        };
+        let x0 = lay.px_x(x - total / 2.0 + bi * bw);
+        let mut x1 = lay.px_x(x - total / 2.0 + (bi + 1.0) * bw);
+        if x1 - x0 < 1.0 {
+            x1 = x0 + 1.0;
+        }
+        // A bar of a few pixels stays visible (its label says how small it is).
+        let top = py(y).clamp(f.top - 2.0, f.bottom + 2.0).min(base - 2.0);
+        if s.value_labels {
+            labels.push(((x0 + x1) / 2.0, top, y));
+        }
+        d.push('M');
+        push_num(d, x0);
+        d.push(' ');
+        push_num(d, base);
+        d.push('V');
+        push_num(d, top);
+        d.push('H');
+        push_num(d, x1);
+        d.push('V');
+        push_num(d, base);
+        d.push('Z');
+    }
+    (shown, labels)
+}
+
+/// Each bar's value, above the bar, or inside its top when that would leave the plot.
+fn value_labels(
+    out: &mut String,
+    s: &Series,
+    lay: &Layout,
+    palette: &GroupPalette,
+    color: &str,
+    labels: Vec<(f64, f64, f64)>,
+) {
     for (x, top, v) in labels {
         // Above the bar, or inside its top when that would leave the plot.
         let (y, fill) = if top - 16.0 < lay.frame.top {

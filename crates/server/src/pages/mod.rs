@@ -73,15 +73,8 @@ pub fn query_string(pairs: &[(&str, &str)]) -> String {
     serde_urlencoded::to_string(pairs).unwrap_or_default()
 }
 
-/// A capacity as people read it: "1.00 TB", "512 GB" (decimal units, as drives are sold).
+/// A capacity as people read it: "1.00 TB", "512 GB", "16.8 MB" (decimal units, as
+/// drives are sold; the report's own form).
 pub fn capacity(bytes: Option<u64>) -> String {
-    let Some(b) = bytes else { return "–".into() };
-    let b = b as f64;
-    if b >= 1e12 {
-        format!("{:.2} TB", b / 1e12)
-    } else if b >= 1e9 {
-        format!("{:.0} GB", b / 1e9)
-    } else {
-        format!("{:.0} MB", b / 1e6)
-    }
+    bytes.map_or_else(|| "–".into(), drivelab_report::fmt_bytes)
 }

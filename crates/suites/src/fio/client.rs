@@ -539,6 +539,7 @@ fn check_host(
             })),
             fio_version: version,
             own_logs: true,
+            hist_interval_ms: Some(super::jobfile::log_msec(&step.workload)),
         },
     )
     .map_err(|e| format!("host {who}: {e}"))

@@ -186,6 +186,8 @@ pub struct JobLogs {
     /// Completion-latency logs (`_clat`).
     pub clat: Vec<Vec<Row>>,
     pub hist: Vec<Vec<HistRow>>,
+    /// The histogram logs' files (one per job), to name them.
+    pub hist_files: Vec<std::path::PathBuf>,
 }
 
 impl JobLogs {
@@ -196,8 +198,44 @@ impl JobLogs {
             lat: logs::read_rows(&f.lat)?,
             clat: logs::read_rows(&f.clat)?,
             hist: logs::read_hist(&f.hist)?,
+            hist_files: f.hist.clone(),
         })
     }
+    /// Only histogram logs (no iops or bw logs): the series is theirs.
+    pub fn hist_only(&self) -> bool {
+        self.iops.is_empty() && self.bw.is_empty() && self.hist.iter().any(|f| !f.is_empty())
+    }
+
+    /// The logs of a job that wrote only histogram logs, with each histogram row's
+    /// I/Os (its counts added up: the I/Os completed in its `hist_ms`) as an iops row
+    /// (I/Os per second, as fio's iops log has it) and, with one block size `bs`, a bw
+    /// row (KiB/s): the series is then made as from fio's own rate logs, on the rows'
+    /// interval. None with several block sizes (the bytes of a row are not known).
+    fn rates_from_hist(&self, hist_ms: u64, bs: Option<u32>) -> Option<JobLogs> {
+        let bs = u64::from(bs?);
+        let h = hist_ms.max(1) as f64;
+        let rows = |per_io: f64| -> Vec<Vec<Row>> {
+            self.hist
+                .iter()
+                .map(|f| {
+                    f.iter()
+                        .map(|r| Row {
+                            t_ms: r.t_ms,
+                            value: (r.counts.iter().sum::<u64>() as f64 * per_io * 1000.0 / h)
+                                .round() as u64,
+                            ddir: r.ddir,
+                        })
+                        .collect()
+                })
+                .collect()
+        };
+        Some(JobLogs {
+            iops: rows(1.0),
+            bw: rows(bs as f64 / 1024.0),
+            ..self.clone()
+        })
+    }
+
     fn first_row_ms(&self) -> Option<u64> {
         self.iops
             .iter()
@@ -224,6 +262,10 @@ pub struct Context<'a> {
     /// then fio's (a fio thread that got no CPU before the job ended never logs that
     /// window), said in a note, not a sign of another run's logs.
     pub own_logs: bool,
+    /// fio's `log_hist_msec`: the interval of the histogram logs' rows, which need not
+    /// be the series' (`log_avg_msec`); None when the job names none (fio then writes
+    /// its histogram logs empty).
+    pub hist_interval_ms: Option<u64>,
 }
 
 /// When a job's measured time began, epoch ms: fio's own `job_start` (3.36+), else the
@@ -470,12 +512,36 @@ fn lat_per_window(
         .collect()
 }
 
+/// The histogram logs' files, named in a message: the one, or the first … the last.
+fn hist_files(l: &JobLogs) -> String {
+    match l.hist_files.as_slice() {
+        [] => "the histogram logs".into(),
+        [one] => one.display().to_string(),
+        [first, .., last] => format!("{} … {}", first.display(), last.display()),
+    }
+}
+
+/// Whether histogram rows every `hist_ms` sit each inside one of the series' windows of
+/// `iv` ms: the series' interval is a whole number of the rows' (a window's
+/// percentiles are then exact). Else a row spans several windows or straddles two, and
+/// no window's percentiles are known.
+fn hist_fits(hist_ms: u64, iv: u64) -> bool {
+    hist_ms > 0 && hist_ms <= iv && iv.is_multiple_of(hist_ms)
+}
+
 /// The job's per-window histograms of one direction (repaired when corrupted), plus the
-/// unlogged tail in the last window; None without histogram logs.
+/// unlogged tail in the last window; None without histogram rows, or when the rows'
+/// interval (`hist_ms`, fio's `log_hist_msec`) does not divide the series' windows
+/// (`iv`, `log_avg_msec`; [`hist_fits`]): a note says so, and the rows are checked
+/// against the job's histogram all the same. Each row covers its own interval (from
+/// the previous row's stamp, as [`logs::span_from`] places rows, with `hist_ms` as the
+/// window), not the series'.
+#[allow(clippy::too_many_arguments)]
 fn hist_per_window(
     l: &JobLogs,
     ddir: u8,
     final_counts: Option<&Vec<u64>>,
+    hist_ms: Option<u64>,
     t0: u64,
     iv: u64,
     n: usize,
@@ -484,34 +550,43 @@ fn hist_per_window(
     let Some(fin) = final_counts else {
         return Ok(None);
     };
-    if l.hist.is_empty() {
-        return Ok(None);
-    }
     let chains: Vec<Vec<HistRow>> = l
         .hist
         .iter()
         .map(|f| f.iter().filter(|r| r.ddir == ddir).cloned().collect())
         .collect();
+    if chains.iter().all(Vec::is_empty) {
+        return Ok(None);
+    }
+    let Some(h) = hist_ms.filter(|&h| h > 0) else {
+        return Err(format!(
+            "{}: histogram rows, but the job names no log_hist_msec: their interval is not known",
+            hist_files(l)
+        ));
+    };
     let refs: Vec<&[HistRow]> = chains.iter().map(|c| c.as_slice()).collect();
     let buggy = logs::is_corrupted(&refs, fin);
-    let mut out = vec![vec![0u64; bins::NR]; n];
+    let fits = hist_fits(h, iv);
+    let mut out = vec![vec![0u64; bins::NR]; if fits { n } else { 0 }];
     let mut logged = vec![0u64; bins::NR];
     let mut repaired = false;
     for c in &chains {
-        let rows = logs::repair_chain(c, buggy)?;
+        let rows = logs::repair_chain(c, buggy).map_err(|e| format!("{}: {e}", hist_files(l)))?;
         repaired |= rows.iter().zip(c).any(|(a, b)| a.counts != b.counts);
         // Each row's counts (whole I/Os) go to the window most of its span lies in.
         let mut prev: Option<u64> = None;
         for r in rows {
-            let from = logs::span_from(prev, r.t_ms, iv);
+            let from = logs::span_from(prev, r.t_ms, h);
             prev = Some(r.t_ms);
+            for (a, v) in logged.iter_mut().zip(&r.counts) {
+                *a = a.saturating_add(*v);
+            }
             let most = logs::overlaps(from, r.t_ms, t0, iv, n)
                 .into_iter()
                 .max_by_key(|&(k, o)| (o, std::cmp::Reverse(k)));
-            if let Some((k, _)) = most {
-                for (i, v) in r.counts.iter().enumerate() {
-                    out[k][i] = out[k][i].saturating_add(*v);
-                    logged[i] = logged[i].saturating_add(*v);
+            if let Some((k, _)) = most.filter(|_| fits) {
+                for (o, v) in out[k].iter_mut().zip(&r.counts) {
+                    *o = o.saturating_add(*v);
                 }
             }
         }
@@ -520,19 +595,35 @@ fn hist_per_window(
     // what they lack is the last, unlogged window.
     if let Some(i) = (0..bins::NR).find(|&i| logged[i] > fin[i]) {
         return Err(format!(
-            "fio's histogram logs hold {} of {} ns where its result holds {}: they do not add up",
+            "{}: fio's histogram logs hold {} of {} ns where its result holds {}: they do not add up",
+            hist_files(l),
             ios(logged[i]),
             bins::val(i),
             fin[i]
         ));
     }
+    if repaired && !notes.iter().any(|n| n.contains("repaired")) {
+        notes.push("fio's client/server histogram logs were repaired (each row held C_k − s_{k−1}; see docs/fio.md).".into());
+    }
+    if !fits {
+        let note = format!(
+            "{}: fio's histogram rows cover {h} ms each (log_hist_msec) and the series' windows {iv} ms (log_avg_msec), {}: the windows have no percentiles (the step's come from its json+ bins); the rows were checked against them.",
+            hist_files(l),
+            if h > iv {
+                "each row spanning several windows"
+            } else {
+                "rows straddling two windows"
+            }
+        );
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+        return Ok(None);
+    }
     if let Some(last) = out.last_mut() {
         for i in 0..bins::NR {
             last[i] += fin[i] - logged[i];
         }
-    }
-    if repaired && !notes.iter().any(|n| n.contains("repaired")) {
-        notes.push("fio's client/server histogram logs were repaired (each row held C_k − s_{k−1}; see docs/fio.md).".into());
     }
     Ok(Some(out))
 }
@@ -560,7 +651,9 @@ fn interval_dir(
     }
 }
 
-/// The series on the grid of the workload's interval (fio's `log_avg_msec`).
+/// The series on the grid of the workload's interval (fio's `log_avg_msec`; for a job
+/// that wrote histogram logs alone, their `log_hist_msec`: the series is made from
+/// their rows, [`JobLogs::rates_from_hist`]).
 fn series(
     job: &Job,
     l: &JobLogs,
@@ -571,6 +664,52 @@ fn series(
     notes: &mut Vec<String>,
 ) -> Result<(Series, Option<u64>), String> {
     let iv = (cx.workload.log_interval_ns / 1_000_000).max(1);
+    if !l.hist_only() {
+        return series_on(job, l, iv, elapsed_ms, cx, (rl, wl), notes);
+    }
+    let bs = match cx.workload.bs.as_slice() {
+        [one] => Some(one.bytes),
+        _ => None,
+    };
+    let h = cx.hist_interval_ms.filter(|&h| h == iv).ok_or_else(|| {
+        format!(
+            "{}: the job logged only histograms, every {} ms, but its series is on {iv} ms windows",
+            hist_files(l),
+            cx.hist_interval_ms.unwrap_or(0)
+        )
+    })?;
+    let from_hist = l.rates_from_hist(h, bs).ok_or_else(|| {
+        format!(
+            "{}: the job logged only histograms (no iops or bw logs) and ran several block sizes: the bytes of its windows are not known",
+            hist_files(l)
+        )
+    })?;
+    notes.push(format!(
+        "The series is fio's histogram logs' ({h} ms windows; the job wrote no iops or bw logs): each window's I/Os are its rows' counts, its bytes those times the block size."
+    ));
+    // A refusal names the logs it is about.
+    series_on(job, &from_hist, iv, elapsed_ms, cx, (rl, wl), notes).map_err(|e| {
+        let e = e.trim_start_matches("--logs: ");
+        let files = hist_files(l);
+        if e.starts_with(&files) {
+            e.to_string()
+        } else {
+            format!("{files}: {e}")
+        }
+    })
+}
+
+/// [`series`] from logs with rates (fio's, or made from its histogram rows), on
+/// windows of `iv` ms.
+fn series_on(
+    job: &Job,
+    l: &JobLogs,
+    iv: u64,
+    elapsed_ms: u64,
+    cx: &Context<'_>,
+    (rl, wl): (&DirLat, &DirLat),
+    notes: &mut Vec<String>,
+) -> Result<(Series, Option<u64>), String> {
     // Whole windows, the last one taking the rest (fio never logs the last, partial
     // window: a run of 3001 ms has windows [0,1), [1,2) and [2,3.001) s).
     let n = ((elapsed_ms + iv / 2) / iv).max(1) as usize;
@@ -632,7 +771,7 @@ fn series(
             &wl.clat_counts
         };
         let fin = fin.as_ref();
-        g.hist[d_ix] = hist_per_window(l, d, fin, t0, iv, n, notes)?;
+        g.hist[d_ix] = hist_per_window(l, d, fin, cx.hist_interval_ms, t0, iv, n, notes)?;
     }
     lat_kinds.dedup();
     notes.extend(lat_kinds.into_iter().map(LatKind::note));

@@ -17,7 +17,7 @@ use drivelab_engine::spec::{BsShare, DataPattern, Distribution, IoEngine, RwMode
 use drivelab_engine::target::{TargetInfo, TargetKind};
 
 use super::convert::{self, Context, JobLogs};
-use super::json::{self, FioOptions, Job, Output};
+use super::json::{self, FioOptions, Job, Output, FIO_MAX_JOBS};
 use super::logs::{Files, Prefixes};
 use crate::bundle::{
     now_rfc3339, BundleStatus, Metric, RunDoc, StepRecord, StepStatus, Summary,
@@ -61,11 +61,8 @@ fn fio_time_ns(s: &str) -> Option<u64> {
 
 /// Option `k` of the job, else of the global section.
 fn opt<'a>(job: &'a Job, global: &'a FioOptions, k: &str) -> Option<&'a str> {
-    job.job_options.get(k).or_else(|| global.get(k))
+    job.option(global, k)
 }
-
-/// Most jobs fio runs in one job section (its `MAX_JOBS`, drivelab's too).
-const FIO_MAX_JOBS: u64 = drivelab_engine::run::MAX_JOBS as u64;
 
 /// Most I/Os in flight per job drivelab takes from an asynchronous engine (more than
 /// io_uring's 32768-entry ring or libaio's default `aio-max-nr` of 65536 holds).
@@ -213,6 +210,7 @@ pub fn workload_of(
         invalidate: o("invalidate").is_none_or(|v| v != "0"),
         end_fsync: o("end_fsync").is_some_and(|v| v != "0"),
         verify: false,
+        verify_backlog: None,
     })
 }
 
@@ -343,34 +341,21 @@ fn prefixes(job: &Job, global: &FioOptions) -> Prefixes {
 
 /// The job's `numjobs` (checked by [`workload_of`] before a result is put together).
 fn numjobs(job: &Job, global: &FioOptions) -> u32 {
-    whole(opt(job, global, "numjobs"), "numjobs", 1, (1, FIO_MAX_JOBS)).unwrap_or(1) as u32
+    json::numjobs(job, global) as u32
 }
 
-/// The file's results: its entries, those of one job section reported one by one (no
-/// group_reporting: `numjobs` entries in a row with one name and one set of options)
-/// added up into one.
-fn results_of(out: &Output, global: &FioOptions, notes: &mut Vec<String>) -> Vec<(Job, usize)> {
-    let jobs: Vec<&Job> = out.all_jobs().collect();
-    let mut v = Vec::new();
-    let mut i = 0;
-    while i < jobs.len() {
-        let j = jobs[i];
-        let n = numjobs(j, global) as usize;
-        let same = |k: &&&Job| {
-            k.jobname == j.jobname
-                && k.hostname == j.hostname
-                && k.groupid == j.groupid
-                && k.job_options == j.job_options
-        };
-        let run = jobs[i..].iter().take(n).take_while(same).count();
-        if n > 1 && run == n {
-            v.push((Job::merge(&jobs[i..i + n]), n));
-            i += n;
-        } else {
-            v.push((j.clone(), 1));
-            i += 1;
-        }
-    }
+/// The file's results: its entries, those of one job section reported one by one
+/// added up as the file was read ([`json::Grouper`]), each with the number of entries
+/// it adds up.
+fn results_of(out: &mut Output, notes: &mut Vec<String>) -> Vec<(Job, usize)> {
+    let v: Vec<(Job, usize)> = out
+        .take_jobs()
+        .into_iter()
+        .map(|j| {
+            let n = j.entries.max(1);
+            (j, n)
+        })
+        .collect();
     if v.iter().any(|r| r.1 > 1) {
         notes.push("fio reported jobs one by one (no group_reporting): drivelab added each job section's jobs up into one result, as group_reporting does (plain JSON's percentiles do not add up: those results have none; json+ bins do).".into());
     }
@@ -425,6 +410,7 @@ fn logs_of(
                         .as_ref()
                         .or(p.bw.as_ref())
                         .or(p.lat.as_ref())
+                        .or(p.hist.as_ref())
                         .map_or("", |s| s),
                     if dirs.is_empty() {
                         "its own path".to_string()
@@ -466,13 +452,26 @@ fn unnamed_logs(dir: &Path, results: usize) -> Result<Vec<Option<JobLogs>>, Stri
         .collect()
 }
 
-/// A result's name: what it ran ([`test_name`]) and fio's job name, on its host.
+/// A result's name: what it ran ([`test_name`]) and fio's job name. Not its host: the
+/// host is the run's (and the drive's) identity, not the test's, so one job file run on
+/// two hosts gives the same steps and the two imports compare.
 fn result_name(job: &Job, w: &Workload) -> String {
-    let mut name = format!("{} ({})", test_name(w), job.jobname);
-    if let Some(h) = &job.hostname {
-        name = format!("{name} on {h}");
+    format!("{} ({})", test_name(w), job.jobname)
+}
+
+/// Names that several results of different hosts share (one client/server result of
+/// many hosts) say each one's host: `hosts[i]` is result `i`'s.
+fn by_host(names: &mut [String], hosts: &[Option<String>]) {
+    let shared: Vec<bool> = names
+        .iter()
+        .zip(hosts)
+        .map(|(n, h)| names.iter().zip(hosts).any(|(m, g)| m == n && g != h))
+        .collect();
+    for ((n, h), shared) in names.iter_mut().zip(hosts).zip(shared) {
+        if let (true, Some(h)) = (shared, h) {
+            *n = format!("{n} on {h}");
+        }
     }
-    name
 }
 
 /// What a job did, in the words of its settings: "randread 4K QD16 ×4 jobs", "randrw
@@ -524,19 +523,23 @@ fn read_input(
     notes: &mut Vec<String>,
     versions: &mut Vec<String>,
 ) -> Result<Vec<(Result1, drivelab_engine::result::Measured, Option<String>)>, String> {
-    let parsed = match &input.body {
+    let mut parsed = match &input.body {
         Body::Text(t) => json::parse(t)?,
         Body::File(p) => json::parse_file(p)?,
     };
+    let results = results_of(&mut parsed.output, notes);
     let out: &Output = &parsed.output;
     let global = &out.global_options;
-    // Every entry's options and numbers as fio would have them, before any is used.
-    for job in out.all_jobs() {
-        let named = |e: String| format!("job '{}': {e}", job.jobname);
-        workload_of(job, global, &mut Vec::new()).map_err(named)?;
-        job.check().map_err(named)?;
+    // Every result's options (its entries share them) and every entry's numbers as fio
+    // would have them, before any is used.
+    for (job, _) in &results {
+        workload_of(job, global, &mut Vec::new())
+            .map_err(|e| format!("job '{}': {e}", job.jobname))?;
     }
-    let results = results_of(out, global, notes);
+    if let Some(e) = &out.invalid {
+        return Err(e.clone());
+    }
+
     if results.is_empty() {
         return Err("the fio result holds no jobs".into());
     }
@@ -545,9 +548,38 @@ fn read_input(
     }
     let logs = logs_of(&results, global, input, o, notes)?;
     let mut v = Vec::new();
-    for ((job, entries), logs) in results.into_iter().zip(logs) {
-        let w =
-            workload_of(&job, global, notes).map_err(|e| format!("job '{}': {e}", job.jobname))?;
+    for ((job, entries), mut logs) in results.into_iter().zip(logs) {
+        let named = |e: String| format!("job '{}': {e}", job.jobname);
+        let mut w = workload_of(&job, global, notes).map_err(named)?;
+        let hist_ms = Some(
+            whole(
+                opt(&job, global, "log_hist_msec"),
+                "log_hist_msec",
+                0,
+                (0, 86_400_000),
+            )
+            .map_err(named)?,
+        )
+        .filter(|&h| h > 0);
+        if logs.as_ref().is_some_and(JobLogs::hist_only) {
+            match (hist_ms, w.bs.len()) {
+                // The series is the histogram logs', on their windows.
+                (Some(h), 1) => w.log_interval_ns = h * 1_000_000,
+                _ => {
+                    notes.push(format!(
+                        "{}: job '{}' wrote only histogram logs (no iops or bw logs) {}: it has no series.",
+                        input.source,
+                        job.jobname,
+                        if hist_ms.is_none() {
+                            "and names no log_hist_msec (their interval)"
+                        } else {
+                            "and ran several block sizes (the bytes of a window are not known)"
+                        }
+                    ));
+                    logs = None;
+                }
+            }
+        }
         let est = Some(convert::start_estimate(out, &job, 0)).filter(|&t| t > 0);
         let m = convert::measured(
             &job,
@@ -557,6 +589,7 @@ fn read_input(
                 est_start_ms: est,
                 fio_version: &out.fio_version,
                 own_logs: false,
+                hist_interval_ms: hist_ms,
             },
         )
         .map_err(|e| format!("job '{}': {e}", job.jobname))?;
@@ -614,6 +647,11 @@ pub fn import_set(inputs: &[Input], o: &Options) -> Result<RunDoc, String> {
         .iter()
         .map(|((r, _, _), _)| result_name(&r.job, &r.workload))
         .collect();
+    let result_hosts: Vec<Option<String>> = all
+        .iter()
+        .map(|((r, _, _), _)| r.job.hostname.clone())
+        .collect();
+    by_host(&mut names, &result_hosts);
     let sources: Vec<&str> = all.iter().map(|(_, s)| s.as_str()).collect();
     unique(&mut names, &sources);
     let mut target = None;
@@ -1054,6 +1092,28 @@ mod tests {
 
     /// Found by fuzzing: a size whose unit is not ASCII (`1В`, a Cyrillic letter) was
     /// cut inside the letter and panicked; it is no size.
+    /// The host names a step only where one import holds the same test from several
+    /// hosts; one host's steps are named by their tests alone.
+    #[test]
+    fn the_host_names_a_step_only_among_several_hosts() {
+        let h = |s: &str| Some(s.to_string());
+        let mut names = vec!["randread 4K QD1 (a)".to_string(); 3];
+        names.push("randread 4K QD8 (b)".into());
+        by_host(&mut names, &[h("x"), h("y"), h("x"), h("y")]);
+        assert_eq!(
+            names,
+            [
+                "randread 4K QD1 (a) on x",
+                "randread 4K QD1 (a) on y",
+                "randread 4K QD1 (a) on x",
+                "randread 4K QD8 (b)",
+            ]
+        );
+        let mut one = vec!["randread 4K QD1 (a)".to_string(); 2];
+        by_host(&mut one, &[h("x"), h("x")]);
+        assert_eq!(one, ["randread 4K QD1 (a)"; 2]);
+    }
+
     #[test]
     fn a_size_with_a_unit_that_is_not_ascii_is_no_size_not_a_panic() {
         assert_eq!(fio_size("1В"), None);

@@ -189,17 +189,15 @@ pub fn render(step: &PlannedStep, o: &JobOptions<'_>) -> Result<String, String> 
     kv("clat_percentiles", "1".into());
     kv("group_reporting", "1".into());
     if let Some(l) = &o.logs {
-        kv(
-            "log_avg_msec",
-            (w.log_interval_ns / 1_000_000).max(1).to_string(),
-        );
+        kv("log_avg_msec", log_msec(w).to_string());
         kv("log_unix_epoch", "1".into());
         kv("per_job_logs", "1".into());
         for k in ["write_iops_log", "write_bw_log", "write_lat_log"] {
             kv(k, l.prefix.clone());
         }
         if l.hist {
-            kv("log_hist_msec", "1000".into());
+            // On the series' own windows: each histogram row is then one window's.
+            kv("log_hist_msec", log_msec(w).to_string());
             kv("write_hist_log", l.prefix.clone());
         }
     }
@@ -316,6 +314,12 @@ fn content(kv: &mut impl FnMut(&str, String), d: DataPattern) {
 /// A file name for step `index` of a plan: `03-seq1m-q8t1-read-run1.fio`.
 pub fn file_name(index: usize, step: &PlannedStep) -> String {
     format!("{:02}-{}.fio", index + 1, job_name(&step.id))
+}
+
+/// The interval of the logs drivelab asks fio for (`log_avg_msec`, and
+/// `log_hist_msec` alike), ms: the workload's.
+pub fn log_msec(w: &Workload) -> u64 {
+    (w.log_interval_ns / 1_000_000).max(1)
 }
 
 #[cfg(test)]

@@ -19,27 +19,231 @@ use std::path::Path;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 
-/// The whole document.
-#[derive(Debug, Clone, Deserialize)]
+/// The whole document. Its job entries are read one at a time and a job section's
+/// jobs reported one by one are added up as they come ([`Grouper`]): a file of any
+/// number of entries holds its results, never all its entries, in memory.
+#[derive(Debug, Clone)]
 pub struct Output {
-    #[serde(rename = "fio version")]
+    /// `fio version`.
     pub fio_version: String,
     /// The end of the run, epoch ms (controller's clock).
-    #[serde(default)]
     pub timestamp_ms: Option<u64>,
     /// The same in whole seconds (every fio 3.x writes it).
-    #[serde(default)]
     pub timestamp: Option<u64>,
-    /// A local run's jobs.
-    #[serde(default)]
+    /// A local run's results (`jobs`).
     pub jobs: Vec<Job>,
-    /// A client's jobs, per host.
-    #[serde(default)]
+    /// A client's results, per host (`client_stats`).
     pub client_stats: Vec<Job>,
-    /// Options of the `[global]` section (an object; since fio 3.39 in client mode an
-    /// array, one per server).
-    #[serde(rename = "global options", default)]
+    /// Options of the `[global]` section (`global options`: an object; since fio 3.39
+    /// in client mode an array, one per server).
     pub global_options: FioOptions,
+    /// The first entry whose numbers fio would not write ([`Job::check`]), as
+    /// "job 'NAME': why".
+    pub invalid: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for Output {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Output;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("fio's JSON output: an object with \"fio version\" and \"jobs\"")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Output, A::Error> {
+                let mut version = None;
+                let (mut timestamp_ms, mut timestamp) = (None, None);
+                let mut global: Option<FioOptions> = None;
+                let mut lists: [Option<Entries>; 2] = [None, None];
+                let mut invalid = None;
+                while let Some(k) = m.next_key::<std::borrow::Cow<'de, str>>()? {
+                    let list = match k.as_ref() {
+                        "fio version" => {
+                            version = Some(m.next_value::<String>()?);
+                            continue;
+                        }
+                        "timestamp_ms" => {
+                            timestamp_ms = m.next_value()?;
+                            continue;
+                        }
+                        "timestamp" => {
+                            timestamp = m.next_value()?;
+                            continue;
+                        }
+                        "global options" => {
+                            global = Some(m.next_value()?);
+                            continue;
+                        }
+                        "jobs" => 0,
+                        "client_stats" => 1,
+                        _ => {
+                            m.next_value::<de::IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    let e = m.next_value_seed(EntriesSeed(global.as_ref()))?;
+                    invalid = invalid.or(e.invalid.clone());
+                    lists[list] = Some(e);
+                }
+                let global = global.unwrap_or_default();
+                // Entries read before the global options (fio writes those first) are
+                // added up now that `numjobs` is known.
+                let [jobs, client_stats] = lists.map(|e| match e {
+                    Some(e) if e.grouped => e.jobs,
+                    Some(e) => {
+                        let mut g = Grouper::new(&global);
+                        e.jobs.into_iter().for_each(|j| g.push(j));
+                        g.finish().jobs
+                    }
+                    None => Vec::new(),
+                });
+                Ok(Output {
+                    fio_version: version.ok_or_else(|| de::Error::missing_field("fio version"))?,
+                    timestamp_ms,
+                    timestamp,
+                    jobs,
+                    client_stats,
+                    global_options: global,
+                    invalid,
+                })
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// A list of job entries as read: grouped ([`Grouper`]) when the global options came
+/// before it, else one by one.
+struct Entries {
+    jobs: Vec<Job>,
+    grouped: bool,
+    invalid: Option<String>,
+}
+
+/// Reads a list of job entries one at a time, adding up each job section's jobs
+/// reported one by one when the global options (`numjobs` may be one) are known.
+struct EntriesSeed<'a>(Option<&'a FioOptions>);
+
+impl<'de> de::DeserializeSeed<'de> for EntriesSeed<'_> {
+    type Value = Entries;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Entries, D::Error> {
+        struct V<'a>(Option<&'a FioOptions>);
+        impl<'de> Visitor<'de> for V<'_> {
+            type Value = Entries;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an array of fio's job entries")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Entries, A::Error> {
+                let none = FioOptions::default();
+                let mut g = Grouper::new(self.0.unwrap_or(&none));
+                g.hold = self.0.is_none();
+                while let Some(j) = s.next_element::<Job>()? {
+                    g.push(j);
+                }
+                let mut e = g.finish();
+                e.grouped = self.0.is_some();
+                Ok(e)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Entries, E> {
+                Ok(Entries {
+                    jobs: Vec::new(),
+                    grouped: true,
+                    invalid: None,
+                })
+            }
+        }
+        d.deserialize_any(V(self.0))
+    }
+}
+
+/// Job entries added up as they are read: a job section's `numjobs` jobs reported one
+/// by one (no `group_reporting`: that many entries in a row with one name, host, group
+/// and set of options) become one result ([`Job::merge`], `entries` = numjobs); any
+/// other entry is a result of its own. At most `numjobs` entries are held at once.
+pub struct Grouper<'a> {
+    global: &'a FioOptions,
+    out: Vec<Job>,
+    /// The entries of the section being read, not yet all there.
+    run: Vec<Job>,
+    /// Keep every entry as it is (the global options are not known yet).
+    hold: bool,
+    invalid: Option<String>,
+}
+
+impl<'a> Grouper<'a> {
+    pub fn new(global: &'a FioOptions) -> Self {
+        Grouper {
+            global,
+            out: Vec::new(),
+            run: Vec::new(),
+            hold: false,
+            invalid: None,
+        }
+    }
+
+    /// One more entry, in the document's order.
+    pub fn push(&mut self, j: Job) {
+        if let Err(e) = j.check() {
+            self.invalid
+                .get_or_insert_with(|| format!("job '{}': {e}", j.jobname));
+        }
+        if self.hold {
+            self.out.push(j);
+            return;
+        }
+        if self.run.first().is_some_and(|f| !f.same_section(&j)) {
+            self.flush();
+        }
+        self.run.push(j);
+        if self.run.len() >= numjobs(&self.run[0], self.global) {
+            self.flush();
+        }
+    }
+
+    /// Entries held now (at most the section's `numjobs`).
+    pub fn held(&self) -> usize {
+        self.run.len()
+    }
+
+    /// The results so far.
+    pub fn results(&self) -> &[Job] {
+        &self.out
+    }
+
+    fn flush(&mut self) {
+        let run = std::mem::take(&mut self.run);
+        let n = run.len();
+        if n > 1 && n == numjobs(&run[0], self.global) {
+            let refs: Vec<&Job> = run.iter().collect();
+            self.out.push(Job {
+                entries: n,
+                ..Job::merge(&refs)
+            });
+        } else {
+            self.out.extend(run);
+        }
+    }
+
+    fn finish(mut self) -> Entries {
+        self.flush();
+        Entries {
+            jobs: self.out,
+            grouped: !self.hold,
+            invalid: self.invalid,
+        }
+    }
+}
+
+/// Most jobs fio runs in one job section (its `MAX_JOBS`, drivelab's too).
+pub const FIO_MAX_JOBS: u64 = drivelab_engine::run::MAX_JOBS as u64;
+
+/// A job's `numjobs` (its own option, else the global one), 1 when it names none or
+/// one fio would not run (refused with its name when the result is converted).
+pub fn numjobs(job: &Job, global: &FioOptions) -> usize {
+    job.option(global, "numjobs")
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|n| (1..=FIO_MAX_JOBS).contains(n))
+        .unwrap_or(1) as usize
 }
 
 impl Output {
@@ -56,6 +260,14 @@ impl Output {
             .iter()
             .chain(self.client_stats.iter())
             .filter(|j| j.jobname != "All clients")
+    }
+
+    /// The jobs as [`Output::all_jobs`] has them, moved out of the document.
+    pub fn take_jobs(&mut self) -> Vec<Job> {
+        let mut v = std::mem::take(&mut self.jobs);
+        v.append(&mut self.client_stats);
+        v.retain(|j| j.jobname != "All clients");
+        v
     }
 }
 
@@ -91,9 +303,27 @@ pub struct Job {
     /// The job's own options (a local run's jobs).
     #[serde(rename = "job options", default)]
     pub job_options: FioOptions,
+    /// How many of fio's entries this result adds up (0 or 1: one; a job section's
+    /// jobs reported one by one: its numjobs).
+    #[serde(skip)]
+    pub entries: usize,
 }
 
 impl Job {
+    /// Option `k` of the job, else of the global section.
+    pub fn option<'a>(&'a self, global: &'a FioOptions, k: &str) -> Option<&'a str> {
+        self.job_options.get(k).or_else(|| global.get(k))
+    }
+
+    /// Whether `other` is another job of the same section reported on its own: one
+    /// name, host, group and set of options.
+    fn same_section(&self, other: &Job) -> bool {
+        self.jobname == other.jobname
+            && self.hostname == other.hostname
+            && self.groupid == other.groupid
+            && self.job_options == other.job_options
+    }
+
     /// The jobs of one fio job section reported one by one (no `group_reporting`) as
     /// one result, as `group_reporting` would give it: counts, bytes and rates added,
     /// runtime the longest, latency scalars combined and json+ bins added (plain JSON's
@@ -522,6 +752,72 @@ mod tests {
         let bins = |l: &Lat| l.bins.as_ref().unwrap().0.iter().map(|b| b.1).sum::<u64>();
         assert_eq!(bins(&c), 2 * bins(&ca));
         assert!(c.percentile.is_none(), "percentiles do not add up");
+    }
+
+    /// A document of many job entries reported one by one (no group_reporting) holds
+    /// its results, not its entries, once read: each section's jobs are added up as
+    /// they come, and no more than one section's entries are held at once. Before
+    /// and after the global options alike (fio writes them first; a hand-made file
+    /// may not).
+    #[test]
+    fn entries_are_added_up_as_they_are_read_holding_one_section_at_most() {
+        let v: serde_json::Value = serde_json::from_str(RESULT).unwrap();
+        let job = &v["jobs"][0];
+        let (sections, per) = (500usize, 8usize);
+        let mut jobs = Vec::new();
+        for k in 0..sections {
+            for _ in 0..per {
+                let mut j = job.clone();
+                j["jobname"] = format!("s{k}").into();
+                jobs.push(j);
+            }
+        }
+        // numjobs in the global section only, written before the jobs or after them.
+        let jobs = format!(r#""jobs": {}"#, serde_json::Value::from(jobs));
+        let global = format!(r#""global options": {{"numjobs": "{per}"}}"#);
+        for global_last in [false, true] {
+            let (a, b) = if global_last {
+                (&jobs, &global)
+            } else {
+                (&global, &jobs)
+            };
+            let text = format!(r#"{{"fio version": "fio-3.33", {a}, {b}}}"#);
+            let out = parse(&text).unwrap().output;
+            assert_eq!(out.jobs.len(), sections);
+            let one = job["read"]["total_ios"].as_u64().unwrap();
+            for (k, j) in out.jobs.iter().enumerate() {
+                assert_eq!(j.entries, per);
+                assert_eq!(j.jobname, format!("s{k}"));
+                assert_eq!(j.read.total_ios, per as u64 * one);
+            }
+        }
+        // The grouper holds at most one section's entries.
+        let parsed: Vec<Job> = (0..3 * per + 2)
+            .map(|i| {
+                let mut j: Job = serde_json::from_value(job.clone()).unwrap();
+                j.jobname = format!("s{}", i / per);
+                j.job_options =
+                    serde_json::from_value(serde_json::json!({"numjobs": per.to_string()}))
+                        .unwrap();
+                j
+            })
+            .collect();
+        let none = FioOptions::default();
+        let mut g = Grouper::new(&none);
+        let mut most = 0;
+        for j in parsed {
+            g.push(j);
+            most = most.max(g.held());
+        }
+        assert!(most < per, "{most}");
+        assert_eq!(g.results().len(), 3);
+        let e = g.finish();
+        // The last, incomplete section: its two entries each a result of its own.
+        assert_eq!(e.jobs.len(), 5);
+        assert_eq!(
+            e.jobs.iter().map(|j| j.entries.max(1)).collect::<Vec<_>>(),
+            [8, 8, 8, 1, 1]
+        );
     }
 
     #[test]

@@ -149,6 +149,7 @@ fn read_back(
             )),
             fio_version: version,
             own_logs: true,
+            hist_interval_ms: Some(super::jobfile::log_msec(&step.workload)),
         },
     )?;
     if ended.overran {

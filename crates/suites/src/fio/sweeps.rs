@@ -132,11 +132,14 @@ pub fn find(steps: &[StepRecord], hosts: &[Option<String>]) -> Sets {
                 .push(i);
         }
     }
+    // The host names a sweep only among several hosts' (one client/server result): it
+    // is the run's identity, and two hosts' imports of one job file compare.
+    let many_hosts = hosts.iter().any(|h| h != &hosts[0]);
     let mut sets = Sets::default();
     for (kind, ix) in groups {
         let w = &steps[ix[0]].config;
         let mut label = workload_label(w);
-        if let Some(h) = &kind.host {
+        if let Some(h) = kind.host.as_ref().filter(|_| many_hosts) {
             label = format!("{label} on {h}");
         }
         let random = w.rw.is_random();

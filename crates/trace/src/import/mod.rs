@@ -27,6 +27,7 @@ mod tencent;
 mod volume;
 
 pub use blktrace::{per_cpu_files, BlktraceImport};
+pub use disksim::TimeUnit;
 pub use lines::MAX_LINE_BYTES;
 pub use sorted::REORDER_WINDOW;
 
@@ -173,7 +174,7 @@ impl Format {
             n > 0
         };
         let candidates: [(Format, Box<dyn lines::LineFormat>); 5] = [
-            (Format::Disksim, Box::new(disksim::Disksim)),
+            (Format::Disksim, Box::new(disksim::Disksim::default())),
             (Format::Spc, Box::new(spc::Spc)),
             (Format::Msr, Box::new(msr::Msr)),
             (Format::Alibaba, Box::new(alibaba::Alibaba)),
@@ -207,6 +208,9 @@ pub struct Options {
     /// recording): Unix time minus that clock, in ns, so the header gets its
     /// `start_unix_ns`. blkparse's own times start at 0 and have none.
     pub blkparse_clock_to_unix_ns: Option<i128>,
+    /// The arrival time's unit in a DiskSim/MQSim ASCII trace (`--time-unit`); None:
+    /// told from the first line (a fraction: DiskSim's ms; a whole number: MQSim's ns).
+    pub time_unit: Option<TimeUnit>,
 }
 
 /// Open `path` as a trace of `format`. For blktrace, `path` is one per-CPU file or the
@@ -219,7 +223,7 @@ pub fn open(format: Format, path: &Path, opts: &Options) -> Result<Box<dyn Impor
     let vol = opts.volume.clone();
     let path_s = path.display().to_string();
     if opts.all_volumes {
-        return open_all_volumes(format, &file, &path_s);
+        return open_all_volumes(format, &file, &path_s, opts);
     }
     Ok(match format {
         Format::Fio => Box::new(fio::open(file()?, vol, path_s)?),
@@ -249,7 +253,7 @@ pub fn open(format: Format, path: &Path, opts: &Options) -> Result<Box<dyn Impor
         )),
         Format::Disksim => Box::new(lines::LineImport::new(
             file()?,
-            disksim::Disksim,
+            disksim::Disksim::new(opts.time_unit),
             vol,
             path_s,
         )),
@@ -261,6 +265,7 @@ fn open_all_volumes(
     format: Format,
     file: &dyn Fn() -> Result<Box<dyn BufRead>, TraceError>,
     path: &str,
+    opts: &Options,
 ) -> Result<Box<dyn Import>, TraceError> {
     fn all<F: lines::LineFormat + 'static>(
         file: &dyn Fn() -> Result<Box<dyn BufRead>, TraceError>,
@@ -279,7 +284,7 @@ fn open_all_volumes(
         Format::Spc => all(file, path, || spc::Spc),
         Format::Tencent => all(file, path, || tencent::Tencent),
         Format::Alibaba => all(file, path, || alibaba::Alibaba),
-        Format::Disksim => all(file, path, || disksim::Disksim),
+        Format::Disksim => all(file, path, || disksim::Disksim::new(opts.time_unit)),
         Format::Blkparse | Format::Blktrace => Err(TraceError::malformed(
             None,
             format!(

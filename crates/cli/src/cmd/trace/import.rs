@@ -6,17 +6,18 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use clap::Args;
-use drivelab_trace::import::{self, Event, Format, Import, Options};
+use drivelab_trace::import::{self, Event, Format, Import, Options, TimeUnit};
 use drivelab_trace::{Header, TraceError};
 
 use super::{bytes_text, trace_fail};
 use crate::fail::{Fail, INTERRUPTED};
-use crate::out_path::OutFile;
+use crate::out_path::{Kind, OutFile};
 
 #[derive(Args, Debug)]
 pub struct ImportArgs {
     /// The trace's format: fio (iolog v2 or v3), blkparse (default text), blktrace
-    /// (binary per-CPU files: give one of them or their NAME), msr, spc, tencent, alibaba.
+    /// (binary per-CPU files: give one of them or their NAME), msr, spc, tencent, alibaba,
+    /// disksim (DiskSim or MQSim ASCII).
     #[arg(value_name = "FORMAT", value_parser = format_arg)]
     pub format: Format,
     /// The trace file.
@@ -32,10 +33,20 @@ pub struct ImportArgs {
     /// highest byte touched rounded up to 1 MiB; `trace info` lists where each lies.
     #[arg(long, value_name = "V|all")]
     pub volume: Option<String>,
-    /// Replace an existing file drivelab did not write (never the trace being imported,
-    /// a results database or a bundle's file).
+    /// disksim only: the arrival time's unit (ns, us or ms). Without it, times with a
+    /// fraction are DiskSim's milliseconds and whole numbers MQSim's nanoseconds; `trace
+    /// info` says which was taken.
+    #[arg(long, value_name = "UNIT", value_parser = time_unit_arg)]
+    pub time_unit: Option<TimeUnit>,
+    /// Replace an existing file drivelab did not write, or one of another kind (a
+    /// result document, a report…; a trace is replaced anyway; never the trace being
+    /// imported, a results database or a bundle's file).
     #[arg(long)]
     pub force: bool,
+}
+
+fn time_unit_arg(s: &str) -> Result<TimeUnit, String> {
+    TimeUnit::from_name(s).ok_or_else(|| format!("'{s}' is not a time unit: {}", TimeUnit::NAMES))
 }
 
 fn format_arg(s: &str) -> Result<Format, String> {
@@ -43,7 +54,13 @@ fn format_arg(s: &str) -> Result<Format, String> {
 }
 
 pub fn run(a: ImportArgs) -> Result<i32, Fail> {
-    let mut out = OutFile::claim_file(&a.output, "-o/--output", a.force, super::TRACE_FILES_ONLY)?;
+    let mut out = OutFile::claim_file(
+        &a.output,
+        "-o/--output",
+        Kind::Trace,
+        a.force,
+        super::TRACE_FILES_ONLY,
+    )?;
     for input in input_files(a.format, &a.file) {
         out = out.not_the(&input, "the trace being imported")?;
     }
@@ -51,11 +68,18 @@ pub fn run(a: ImportArgs) -> Result<i32, Fail> {
     if a.format != Format::Blktrace && !a.file.is_file() {
         return Err(Fail::usage(format!("{what}: not a readable file")));
     }
+    if a.time_unit.is_some() && a.format != Format::Disksim {
+        return Err(Fail::usage(format!(
+            "--time-unit: only for disksim traces ({} traces say their own unit)",
+            a.format.name()
+        )));
+    }
     let start = Instant::now();
     let all_volumes = a.volume.as_deref() == Some("all");
     let opts = Options {
         volume: a.volume.clone().filter(|_| !all_volumes),
         all_volumes,
+        time_unit: a.time_unit,
         ..Options::default()
     };
     let imp = import::open(a.format, &a.file, &opts).map_err(|e| match e {

@@ -27,7 +27,7 @@ use drivelab_trace::{Header, TraceError};
 use super::leftovers::{set_back, unmount, Ledger};
 use super::{bytes_text, trace_fail};
 use crate::fail::{Fail, INTERRUPTED};
-use crate::out_path::OutFile;
+use crate::out_path::{Kind, OutFile};
 
 #[derive(Args, Debug)]
 pub struct RecordArgs {
@@ -40,7 +40,8 @@ pub struct RecordArgs {
     /// Record for this long, e.g. 30s, 5m (or give a command after `--`).
     #[arg(long, value_parser = crate::values::duration, value_name = "D")]
     pub duration: Option<u64>,
-    /// Replace an existing file drivelab did not write.
+    /// Replace an existing file drivelab did not write, or one of another kind (a
+    /// result document, a report…; a trace is replaced anyway).
     #[arg(long)]
     pub force: bool,
     /// The command to record while it runs (after `--`).
@@ -61,7 +62,13 @@ pub fn run(a: RecordArgs) -> Result<i32, Fail> {
     if a.duration == Some(0) {
         return Err(Fail::usage("--duration: must be more than 0, like 30s"));
     }
-    let out = OutFile::claim_file(&a.output, "-o/--output", a.force, super::TRACE_FILES_ONLY)?;
+    let out = OutFile::claim_file(
+        &a.output,
+        "-o/--output",
+        Kind::Trace,
+        a.force,
+        super::TRACE_FILES_ONLY,
+    )?;
     let dev = Device::of(&a.device)?;
     let out = out.not_the_target(&a.device)?;
     let out_dir = dir_of(out.path()).to_path_buf();
