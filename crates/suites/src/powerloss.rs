@@ -765,7 +765,13 @@ fn another_runs(seed: u64, offset: u64, found: &[u8], covered: bool) -> bool {
     match block_header::header(found) {
         Some(h) if h.seed == seed => false,
         Some(h) => h.offset == offset || covered,
-        None => covered || stamped_by_one_write(offset, found),
+        // (A header whose magic alone was damaged still names this run's seed.)
+        None => {
+            let seed_field = found
+                .get(32..40)
+                .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")));
+            seed_field != Some(seed) && (covered || stamped_by_one_write(offset, found))
+        }
     }
 }
 
@@ -1331,5 +1337,126 @@ impl Analysis {
             .flatten()
             .collect(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn start(k: &PowerLoss) -> Record {
+        Record::Start {
+            knobs: k.clone(),
+            target: "t".into(),
+            bundle: None,
+        }
+    }
+
+    /// With FUA writes the blocks of the round in flight whose writes returned are
+    /// durable, the one in flight is pending, and those never issued hold their last
+    /// flushed write (or are not checked, having none).
+    #[test]
+    fn fua_acknowledgements_and_the_end_record_set_what_each_block_must_hold() {
+        let k = PowerLoss {
+            rounds: 10,
+            round_blocks: 4,
+            ring_rounds: 2,
+            fua: true,
+            ..PowerLoss::new(1)
+        };
+        let begin = |round: u64, first: u64| Record::Begin {
+            round,
+            generation: round,
+            ranges: vec![[first, 4]],
+        };
+        let records = vec![
+            start(&k),
+            begin(0, 0),
+            Record::Flushed { round: 0 },
+            begin(1, 4),
+            Record::Flushed { round: 1 },
+            begin(2, 0),
+            Record::Acknowledged {
+                round: 2,
+                blocks: 1,
+            },
+            Record::Acknowledged {
+                round: 2,
+                blocks: 2,
+            },
+            Record::Ended {
+                round: 2,
+                issued_blocks: 3,
+                end: WriteEnd::PowerCut,
+            },
+        ];
+        let (_, e) = expectations(&records).unwrap();
+        let x = |flushed, pending| Expect { flushed, pending };
+        assert_eq!(e[&0], x(Some(2), None));
+        assert_eq!(e[&1], x(Some(2), None));
+        assert_eq!(e[&2], x(Some(0), Some(2)), "in flight at the cut");
+        assert_eq!(e[&3], x(Some(0), None), "never issued: its flushed write");
+        // Round 3 begun, nothing issued: its blocks, never written before, not checked.
+        let mut more = records[..records.len() - 1].to_vec();
+        more.push(Record::Flushed { round: 2 });
+        more[0] = start(&PowerLoss {
+            ring_rounds: 4,
+            ..k.clone()
+        });
+        more.push(Record::Begin {
+            round: 3,
+            generation: 3,
+            ranges: vec![[8, 4]],
+        });
+        more.push(Record::Ended {
+            round: 3,
+            issued_blocks: 0,
+            end: WriteEnd::Interrupted,
+        });
+        let (_, e) = expectations(&more).unwrap();
+        assert!((8..12).all(|b| !e.contains_key(&b)), "{e:?}");
+    }
+
+    /// Another run's write is told by its header for this offset, by a header of it at
+    /// an earlier block covering this one, or by sectors stamped throughout by one write
+    /// with no header of this run; this run's own damaged block never is.
+    #[test]
+    fn another_runs_write_is_told_by_its_header_or_its_stamps() {
+        let k = PowerLoss::new(1);
+        let other = DataPool::new(DataPattern::Random, 128 << 10, 2, true);
+        let mut w = AlignedBuf::new(128 << 10);
+        let wr = Written {
+            job: 0,
+            generation: 5,
+            pick: 9,
+        };
+        verify::expected(&other, 2, 0, wr, w.as_mut_slice());
+        let w = w.as_slice();
+        assert!(another_runs(1, 0, &w[..4096], false), "its header");
+        assert!(another_runs(1, 8192, &w[8192..12288], false), "its stamps");
+        let mut own = vec![0u8; 4096];
+        k.block_content(&k.pool(), 2, 3, &mut own);
+        assert!(!another_runs(1, 8192, &own, true));
+        own[100] ^= 1;
+        assert!(!another_runs(1, 8192, &own, false), "a byte changed");
+        own[9] ^= 1;
+        assert!(!another_runs(1, 8192, &own, false), "its magic damaged too");
+        let zeros = [0u8; 4096];
+        assert!(!another_runs(1, 8192, &zeros, false));
+        assert!(
+            another_runs(1, 8192, &zeros, true),
+            "inside a covering write"
+        );
+    }
+
+    /// An ext2/3/4 superblock gives the later of its creation and last write times.
+    #[test]
+    fn an_ext_superblock_gives_its_latest_time() {
+        let mut b = vec![0u8; 4096];
+        assert_eq!(ext_written_at(&b), None);
+        b[1080..1082].copy_from_slice(&0xEF53u16.to_le_bytes());
+        b[1024 + 48..1024 + 52].copy_from_slice(&1_700_000_100u32.to_le_bytes());
+        b[1024 + 264..1024 + 268].copy_from_slice(&1_700_000_000u32.to_le_bytes());
+        assert_eq!(ext_written_at(&b), Some(1_700_000_100));
     }
 }
