@@ -136,12 +136,38 @@ fn with_partitions(rdev: u64) -> Vec<(String, String)> {
     devs
 }
 
-/// A process other than this one that holds one of `devs` (name, "major:minor") open,
-/// as `/proc/PID/fd` shows: said as "/dev/NAME is in use by process PID (COMMAND)".
-/// Only descriptors whose link names a node under /dev are looked at (where block
-/// devices live): following every descriptor of every process could block on a dead
-/// network or FUSE file system.
+/// Scans of `/proc` one holder must be seen in, one after another, to be named.
+const HOLD_SCANS: u32 = 5;
+/// The pause between two scans.
+const HOLD_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
+/// Scans at most, before a stream of passing openers is taken for no holder.
+const MAX_SCANS: u32 = 20;
+
+/// A process other than this one that keeps one of `devs` (name, "major:minor") open:
+/// said as "/dev/NAME is in use by process PID (COMMAND)". Tools open a new device for
+/// a moment (udev's blkid probe, `losetup -f` looking for a free one, a test's
+/// neighbour): a process seen holding it is named only when it is seen in
+/// [`HOLD_SCANS`] scans in a row, [`HOLD_PAUSE`] apart.
 fn open_in_another_process(devs: &[(String, String)]) -> Option<String> {
+    let (mut pid, mut why) = opener(devs)?;
+    let mut seen = 1;
+    for _ in 1..MAX_SCANS {
+        if seen == HOLD_SCANS {
+            return Some(why);
+        }
+        std::thread::sleep(HOLD_PAUSE);
+        let (p, w) = opener(devs)?;
+        seen = if p == pid { seen + 1 } else { 1 };
+        (pid, why) = (p, w);
+    }
+    (seen == HOLD_SCANS).then_some(why)
+}
+
+/// A process other than this one that has one of `devs` open now, as `/proc/PID/fd`
+/// shows: its pid and the sentence naming it. Only descriptors whose link names a node
+/// under /dev are looked at (where block devices live): following every descriptor of
+/// every process could block on a dead network or FUSE file system.
+fn opener(devs: &[(String, String)]) -> Option<(u32, String)> {
     let me = std::process::id();
     for e in std::fs::read_dir("/proc").ok()?.flatten() {
         let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
@@ -164,9 +190,12 @@ fn open_in_another_process(devs: &[(String, String)]) -> Option<String> {
             let d = format!("{}:{}", libc::major(m.rdev()), libc::minor(m.rdev()));
             let found = devs.iter().find(|(_, x)| *x == d);
             if let Some((n, _)) = found.filter(|_| m.file_type().is_block_device()) {
-                return Some(format!(
-                    "/dev/{n} is in use by process {pid} ({})",
-                    command_of(&e.path())
+                return Some((
+                    pid,
+                    format!(
+                        "/dev/{n} is in use by process {pid} ({})",
+                        command_of(&e.path())
+                    ),
                 ));
             }
         }
