@@ -556,6 +556,16 @@ fn the_backlog_reads_back_every_16_writes_on_io_uring_and_sync() {
         // pass's 4 reads of a MiB.
         assert_eq!(r["totals"]["write"]["ops"], 1024);
         assert_eq!(r["totals"]["read"]["ops"], checked + 4, "{extra:?}");
+        // Made during the run and the pass: their rate is over both times, not the
+        // pass's alone (a write-only workload read back during the run).
+        let secs =
+            (r["totals"]["elapsed_ns"].as_f64().unwrap() + v["pass_ns"].as_f64().unwrap()) / 1e9;
+        let want = (checked + 4) as f64 / secs;
+        let rate = r["totals"]["read"]["ops_per_s"].as_f64().unwrap();
+        assert!(
+            (rate - want).abs() <= want * 1e-3,
+            "{extra:?}: read rate {rate}, want {want}"
+        );
         let first = v["pass_first_index"].as_u64().unwrap();
         let run_reads: u64 = r["series"]["records"]
             .as_array()

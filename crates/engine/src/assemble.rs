@@ -82,15 +82,13 @@ pub fn assemble(
     });
     let cpu_used = f.cpu_s.0 + f.cpu_s.1;
     let m = f.measured_ns;
-    // Reads are over the time they were made in: the run's (when it read), then its
-    // verify pass's; writes over the run's; both over the whole. The elapsed time stays
-    // the workload's (the pass's is `verify.pass_ns`).
+    // Reads are over the time they were made in: the run's (when it read: its workload
+    // reads, or `--verify-backlog` read back during it), then its verify pass's; writes
+    // over the run's; both over the whole. The elapsed time stays the workload's (the
+    // pass's is `verify.pass_ns`).
     let v = f.verify_pass_ns;
-    let m_read = if v > 0 && w.read_percent() == 0 {
-        v
-    } else {
-        m + v
-    };
+    let run_read = w.read_percent() > 0 || w.verify_backlog.is_some();
+    let m_read = if v > 0 && !run_read { v } else { m + v };
     let totals = Totals {
         elapsed_ns: m,
         read: DirTotals::new(&f.hists[0], f.bytes[0], m_read),
