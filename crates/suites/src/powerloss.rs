@@ -991,10 +991,15 @@ impl CycleCheck {
         let since = since
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        if let Some(t) = ext_written_at(buf.as_slice()).filter(|&t| t > since) {
+        // The superblock's times are whole seconds: one in the run's first second counts
+        // (a filesystem made before the run would have been written over by it).
+        if let Some(t) = ext_written_at(buf.as_slice()).filter(|&t| t >= since) {
             self.target_rewritten = true;
+            let at = humantime::format_rfc3339_seconds(
+                std::time::UNIX_EPOCH + std::time::Duration::from_secs(t),
+            );
             self.inconclusive = Some(format!(
-                "the target holds an ext2/3/4 filesystem made or written at {t} s (Unix time), after this run began: it was formatted since the write phase, so its blocks say nothing of the drive"
+                "the target holds an ext2/3/4 filesystem made or written at {at}, after this run began: it was formatted since the write phase, so its blocks say nothing of the drive"
             ));
         }
         Ok(())
