@@ -976,3 +976,41 @@ fn a_check_on_another_drive_is_refused() {
         doc_before
     );
 }
+
+/// `db record` of a powerloss bundle before its check is refused in one line (exit 2,
+/// nothing written); after the check the bundle is recorded with its result.
+#[test]
+fn an_unchecked_bundle_is_not_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let jdir = journal_dir();
+    let journal = jdir.path().join("journal");
+    let j = journal.to_str().unwrap();
+    let target = dir.path().join("target.bin");
+    let t = target.to_str().unwrap();
+    let o = run_in(
+        dir.path(),
+        &["run", "powerloss", t, "--journal", j, "--out", "b"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let record = ["db", "--db", "t.sqlite", "record", "b"];
+    let o = run_in(dir.path(), &record);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("check it first: drivelab run powerloss --check JOURNAL TARGET"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.path().join("t.sqlite").exists());
+
+    let o = run_in(dir.path(), &["run", "powerloss", "--check", j, t]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    for _ in 0..2 {
+        let o = run_in(dir.path(), &record);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let o = run_in(dir.path(), &["db", "--db", "t.sqlite", "list"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("complete"), "{}", stdout(&o));
+    assert_eq!(stdout(&o).matches("powerloss").count(), 1, "{}", stdout(&o));
+}

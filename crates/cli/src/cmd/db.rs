@@ -373,7 +373,11 @@ fn record(db: Option<&str>, a: RecordArgs) -> Result<i32, Fail> {
     }
     // Every bundle must open before anything is written.
     for b in &a.bundles {
-        drivelab_suites::bundle::open_bundle(b).map_err(|e| Fail::usage(format!("BUNDLE {e}")))?;
+        let doc = drivelab_suites::bundle::open_bundle(b)
+            .map_err(|e| Fail::usage(format!("BUNDLE {e}")))?;
+        if let Some(why) = crate::record::not_recordable(&doc) {
+            return Err(Fail::usage(format!("BUNDLE {}: {why}", b.display())));
+        }
     }
     for b in &a.bundles {
         let id = record_bundle(b, db)?;
