@@ -1014,3 +1014,27 @@ fn an_unchecked_bundle_is_not_recorded() {
     assert!(stdout(&o).contains("complete"), "{}", stdout(&o));
     assert_eq!(stdout(&o).matches("powerloss").count(), 1, "{}", stdout(&o));
 }
+
+/// Two runs with the same settings are one test: the seed drivelab picks per run is not
+/// a setting, so `compare` compares them and `report` does not call them different tests.
+#[test]
+fn two_runs_with_the_same_settings_compare() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = "sim:capacity=1G,block=1M,dies=4,channels=4,thermal=off,write_cache=volatile,write_cache_size=2M,flush=ignored,power_cut=20ms";
+    for b in ["b1", "b2"] {
+        let journal = format!("{b}.journal");
+        let args = ["run", "powerloss", sim, "--journal", &journal, "--out", b];
+        let o = run_in(dir.path(), &args);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    }
+    assert_ne!(
+        run_doc(&dir.path().join("b1"))["knobs"]["seed"],
+        run_doc(&dir.path().join("b2"))["knobs"]["seed"]
+    );
+    let o = run_in(dir.path(), &["compare", "b1", "b2"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let o = run_in(dir.path(), &["report", "b1", "b2", "-o", "r.html"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+    assert!(!html.contains("Not the same test"));
+}
