@@ -138,7 +138,8 @@ pub fn record_bundle(bundle_dir: &Path, db: Option<&str>) -> Result<String, Fail
 /// Why a bundle may not be recorded yet: a powerloss run has its result only after its
 /// check (`summary.analysis` is the check's).
 pub fn not_recordable(doc: &RunDoc) -> Option<&'static str> {
-    let checked = doc.summary.as_ref().is_some_and(|s| !s.analysis.is_null());
-    (doc.suite == drivelab_suites::SuiteKind::Powerloss && !checked)
+    use drivelab_suites::powerloss::Outcome;
+    let unchecked = Outcome::of(doc.summary.as_ref()) == Outcome::NotChecked;
+    (doc.suite == drivelab_suites::SuiteKind::Powerloss && unchecked)
         .then_some("check it first: drivelab run powerloss --check JOURNAL TARGET")
 }

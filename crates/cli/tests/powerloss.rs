@@ -1002,17 +1002,34 @@ fn an_unchecked_bundle_is_not_recorded() {
         stderr(&o)
     );
     assert!(!dir.path().join("t.sqlite").exists());
+    // The report says where the verdict is still to come.
+    let o = run_in(dir.path(), &["report", "b", "-o", "r.html"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+    assert!(html.contains("not checked yet"), "no 'not checked yet'");
 
     let o = run_in(dir.path(), &["run", "powerloss", "--check", j, t]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let mut id = String::new();
     for _ in 0..2 {
         let o = run_in(dir.path(), &record);
         assert!(o.status.success(), "{}", stderr(&o));
+        id = stdout(&o).split_whitespace().next().unwrap().to_string();
     }
     let o = run_in(dir.path(), &["db", "--db", "t.sqlite", "list"]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("complete"), "{}", stdout(&o));
     assert_eq!(stdout(&o).matches("powerloss").count(), 1, "{}", stdout(&o));
+    // db show has the check's verdict.
+    let o = run_in(dir.path(), &["db", "--db", "t.sqlite", "show", &id]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o)
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["verdict", "inconclusive"]),
+        "{}",
+        stdout(&o)
+    );
 }
 
 /// Two runs with the same settings are one test: the seed drivelab picks per run is not
