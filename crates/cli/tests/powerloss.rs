@@ -1050,6 +1050,21 @@ fn two_runs_with_the_same_settings_compare() {
     );
     let o = run_in(dir.path(), &["compare", "b1", "b2"]);
     assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    // The verdict is a row of its own, beside the block counts.
+    let row = stdout(&o)
+        .lines()
+        .find(|l| l.starts_with("verdict"))
+        .map(str::to_string);
+    assert_eq!(
+        row.as_deref().map(|l| l
+            .split("  ")
+            .filter(|c| !c.trim().is_empty())
+            .map(str::trim)
+            .collect::<Vec<_>>()),
+        Some(vec!["verdict", "not honoured", "not honoured"]),
+        "{}",
+        stdout(&o)
+    );
     let o = run_in(dir.path(), &["report", "b1", "b2", "-o", "r.html"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
