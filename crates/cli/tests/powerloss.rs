@@ -1070,3 +1070,25 @@ fn two_runs_with_the_same_settings_compare() {
     let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
     assert!(!html.contains("Not the same test"));
 }
+
+/// A refusal after the journal's checks is not preceded by the tmpfs warning: one line.
+#[test]
+fn the_tmpfs_warning_does_not_precede_a_refusal() {
+    let dir = tempfile::tempdir().unwrap();
+    let jdir = journal_dir();
+    let j = jdir.path().join("journal");
+    let target = dir.path().join("nodir").join("x");
+    let args = [
+        "run",
+        "powerloss",
+        target.to_str().unwrap(),
+        "--journal",
+        j.to_str().unwrap(),
+        "--out",
+        "b",
+    ];
+    let o = run_in(dir.path(), &args);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(!stderr(&o).contains("tmpfs"), "{}", stderr(&o));
+}
