@@ -123,13 +123,23 @@ pub fn run_record(dir: &Path, doc: &RunDoc) -> Result<RunRecord, String> {
 
 /// Records the bundle in `bundle_dir` in the database `db` (`--db`; None = the default
 /// SQLite file) and returns its run id. A bundle recorded before is not stored twice:
-/// its existing id is returned.
+/// its existing id is returned, and its stored record is replaced (whole, in one
+/// transaction) when the bundle changed since (a powerloss bundle checked since).
 pub fn record_bundle(bundle_dir: &Path, db: Option<&str>) -> Result<String, Fail> {
     let doc = open_bundle(bundle_dir).map_err(Fail::failed)?;
     let rec = run_record(bundle_dir, &doc).map_err(Fail::failed)?;
     let mut store = open_store(db)?;
-    match store.insert_run(&rec) {
-        Ok(()) | Err(StoreError::DuplicateRun(_)) => Ok(rec.run_id),
-        Err(e) => Err(Fail::failed(e.to_string())),
-    }
+    store
+        .record_run(&rec)
+        .map(|_| rec.run_id)
+        .map_err(|e| Fail::failed(e.to_string()))
+}
+
+/// Why a bundle may not be recorded yet: a powerloss run has its result only after its
+/// check (`summary.analysis` is the check's).
+pub fn not_recordable(doc: &RunDoc) -> Option<&'static str> {
+    use drivelab_suites::powerloss::Outcome;
+    let unchecked = Outcome::of(doc.summary.as_ref()) == Outcome::NotChecked;
+    (doc.suite == drivelab_suites::SuiteKind::Powerloss && unchecked)
+        .then_some("check it first: drivelab run powerloss --check JOURNAL TARGET")
 }

@@ -969,3 +969,119 @@ fn a_check_on_another_drive_is_refused() {
         doc_before
     );
 }
+
+/// `db record` of a powerloss bundle before its check is refused in one line (exit 2,
+/// nothing written); after the check the bundle is recorded with its result.
+#[test]
+fn an_unchecked_bundle_is_not_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let jdir = journal_dir();
+    let journal = jdir.path().join("journal");
+    let j = journal.to_str().unwrap();
+    let target = dir.path().join("target.bin");
+    let t = target.to_str().unwrap();
+    let o = run_in(
+        dir.path(),
+        &["run", "powerloss", t, "--journal", j, "--out", "b"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let record = ["db", "--db", "t.sqlite", "record", "b"];
+    let o = run_in(dir.path(), &record);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("check it first: drivelab run powerloss --check JOURNAL TARGET"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.path().join("t.sqlite").exists());
+    // The report says where the verdict is still to come.
+    let o = run_in(dir.path(), &["report", "b", "-o", "r.html"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+    assert!(html.contains("not checked yet"), "no 'not checked yet'");
+
+    let o = run_in(dir.path(), &["run", "powerloss", "--check", j, t]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let mut id = String::new();
+    for _ in 0..2 {
+        let o = run_in(dir.path(), &record);
+        assert!(o.status.success(), "{}", stderr(&o));
+        id = stdout(&o).split_whitespace().next().unwrap().to_string();
+    }
+    let o = run_in(dir.path(), &["db", "--db", "t.sqlite", "list"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("complete"), "{}", stdout(&o));
+    assert_eq!(stdout(&o).matches("powerloss").count(), 1, "{}", stdout(&o));
+    // db show has the check's verdict.
+    let o = run_in(dir.path(), &["db", "--db", "t.sqlite", "show", &id]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o)
+            .lines()
+            .any(|l| l.split_whitespace().collect::<Vec<_>>() == ["verdict", "inconclusive"]),
+        "{}",
+        stdout(&o)
+    );
+}
+
+/// Two runs with the same settings are one test: the seed drivelab picks per run is not
+/// a setting, so `compare` compares them and `report` does not call them different tests.
+#[test]
+fn two_runs_with_the_same_settings_compare() {
+    let dir = tempfile::tempdir().unwrap();
+    let sim = "sim:capacity=1G,block=1M,dies=4,channels=4,thermal=off,write_cache=volatile,write_cache_size=2M,flush=ignored,power_cut=20ms";
+    for b in ["b1", "b2"] {
+        let journal = format!("{b}.journal");
+        let args = ["run", "powerloss", sim, "--journal", &journal, "--out", b];
+        let o = run_in(dir.path(), &args);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    }
+    assert_ne!(
+        run_doc(&dir.path().join("b1"))["knobs"]["seed"],
+        run_doc(&dir.path().join("b2"))["knobs"]["seed"]
+    );
+    let o = run_in(dir.path(), &["compare", "b1", "b2"]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    // The verdict is a row of its own, beside the block counts.
+    let row = stdout(&o)
+        .lines()
+        .find(|l| l.starts_with("verdict"))
+        .map(str::to_string);
+    assert_eq!(
+        row.as_deref().map(|l| l
+            .split("  ")
+            .filter(|c| !c.trim().is_empty())
+            .map(str::trim)
+            .collect::<Vec<_>>()),
+        Some(vec!["verdict", "not honoured", "not honoured"]),
+        "{}",
+        stdout(&o)
+    );
+    let o = run_in(dir.path(), &["report", "b1", "b2", "-o", "r.html"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+    assert!(!html.contains("Not the same test"));
+}
+
+/// A refusal after the journal's checks is not preceded by the tmpfs warning: one line.
+#[test]
+fn the_tmpfs_warning_does_not_precede_a_refusal() {
+    let dir = tempfile::tempdir().unwrap();
+    let jdir = journal_dir();
+    let j = jdir.path().join("journal");
+    let target = dir.path().join("nodir").join("x");
+    let args = [
+        "run",
+        "powerloss",
+        target.to_str().unwrap(),
+        "--journal",
+        j.to_str().unwrap(),
+        "--out",
+        "b",
+    ];
+    let o = run_in(dir.path(), &args);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(!stderr(&o).contains("tmpfs"), "{}", stderr(&o));
+}

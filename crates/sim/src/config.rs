@@ -447,7 +447,7 @@ pub const KEYS: &[KeyDoc] = &[
     KeyDoc { key: "write_cache", form: "none, volatile", default: "none", meaning: "volatile DRAM write cache: writes complete when cached; a power cut loses them" },
     KeyDoc { key: "write_cache_size", form: "size, at least 4K", default: "64M", meaning: "volatile write cache size" },
     KeyDoc { key: "flush", form: "honest, delayed, ignored", default: "honest", meaning: "how a FLUSH is answered with a volatile cache" },
-    KeyDoc { key: "power_cut", form: "duration (30s, virtual time since the drive was made)", default: "none", meaning: "power cut: the volatile cache is lost (listed in the truth), the drive is back at once" },
+    KeyDoc { key: "power_cut", form: "duration (20ms, 30s, 2min, 1h: virtual time since the drive was made)", default: "none", meaning: "power cut: the volatile cache is lost (listed in the truth), the drive is back at once" },
     KeyDoc { key: "seed", form: "whole number", default: "1", meaning: "seed of the NAND timing jitter" },
 ];
 
@@ -837,9 +837,17 @@ impl SimConfig {
                         FlushMode::parse(value).ok_or_else(|| bad("honest, delayed or ignored"))?
                 }
                 "power_cut" => {
+                    // Read as --runtime is (one duration parser): 20ms, 90s, 2min, 1h.
                     cfg.power_cut_ns = Some(
-                        parse_duration_ns(value)
-                            .ok_or_else(|| bad("a virtual time like 30s or 1500ms"))?,
+                        drivelab_engine::size::parse_duration_ns(value)
+                            .ok()
+                            .filter(|&ns| ns > 0)
+                            .ok_or_else(|| {
+                                bad(&format!(
+                                    "a virtual time above 0: {}",
+                                    drivelab_engine::size::DURATION_FORM
+                                ))
+                            })?,
                     )
                 }
                 "seed" => cfg.seed = value.parse().map_err(|_| bad("a whole number like 42"))?,
@@ -1036,6 +1044,37 @@ fn parse_count(s: &str, lo: u32, hi: u32) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// power_cut= reads a duration as --runtime does (minutes and hours too), and
+    /// round-trips through the spec.
+    #[test]
+    fn power_cut_takes_every_duration_form() {
+        for (text, ns) in [
+            ("20ms", 20_000_000),
+            ("90s", 90_000_000_000),
+            ("90m", 5_400_000_000_000),
+            ("2min", 120_000_000_000),
+            ("1h", 3_600_000_000_000),
+        ] {
+            let c =
+                SimConfig::parse(&format!("sim:write_cache=volatile,power_cut={text}")).unwrap();
+            assert_eq!(c.power_cut_ns, Some(ns), "{text}");
+            assert_eq!(
+                SimConfig::parse(&c.to_spec()).unwrap(),
+                c,
+                "{}",
+                c.to_spec()
+            );
+        }
+        for bad in ["0", "1x", "-1s"] {
+            let e =
+                SimConfig::parse(&format!("sim:write_cache=volatile,power_cut={bad}")).unwrap_err();
+            assert_eq!(
+                e,
+                format!("sim: bad power_cut '{bad}': expected a virtual time above 0: a duration like 30 (seconds), 500ms, 10s, 5m or 1h")
+            );
+        }
+    }
 
     #[test]
     fn explicit_keys_override_generic_defaults() {

@@ -46,4 +46,4 @@ pub use record::{
     BundleInfo, ImportReport, Metric, RunFilter, RunRecord, RunSummary, DEVICE_KINDS,
     MAX_RUN_ID_LEN, STATUSES,
 };
-pub use store::Store;
+pub use store::{Recorded, Store};

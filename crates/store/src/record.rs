@@ -138,7 +138,8 @@ pub struct BundleInfo {
     /// Its size in bytes as stored (None: not recorded).
     pub bytes: Option<u64>,
     /// The SHA-256 of the stored text, lowercase hex (None for runs stored before schema
-    /// version 4; a stored run is never rewritten, so its id alone then names its content).
+    /// version 4; such a run is replaced only by a record with another run.json, which
+    /// stores its hash).
     pub sha256: Option<String>,
 }
 

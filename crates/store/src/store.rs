@@ -18,6 +18,17 @@ use crate::record::{
 use crate::sqlite::SqliteConn;
 
 /// Columns of `runs` in the order [`record_from_row`] reads them.
+/// What [`Store::record_run`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recorded {
+    /// The run was not stored before.
+    Added,
+    /// The same run.json was stored already: nothing changed.
+    Unchanged,
+    /// The run was stored with another run.json, now replaced.
+    Replaced,
+}
+
 const RUN_COLUMNS: &str = "run_id, suite, started_at, finished_at, tool_version, schema_version, \
      host_name, host_json, device_path, device_model, device_serial, device_firmware, \
      device_capacity_bytes, device_kind, config_hash, config_json, status, bundle_path, bundle_json, \
@@ -307,6 +318,32 @@ fn insert_in(conn: &mut dyn Conn, r: &RunRecord) -> Result<(), StoreError> {
     Ok(())
 }
 
+/// The stored run.json text of `run_id`: None when the run is not stored, Some(None) when
+/// it is stored without its run.json.
+fn stored_bundle_text(
+    conn: &mut dyn Conn,
+    run_id: &str,
+) -> Result<Option<Option<String>>, StoreError> {
+    let rows = conn
+        .query(
+            "SELECT bundle_json FROM runs WHERE run_id = ?",
+            &[Param::from(run_id)],
+        )
+        .map_err(|e| e.query(&format!("looking up run {run_id}")))?;
+    rows.first().map(|row| row.opt_text(0)).transpose()
+}
+
+/// Replaces a stored run by `r`; the caller holds a transaction.
+fn replace_in(conn: &mut dyn Conn, r: &RunRecord) -> Result<(), StoreError> {
+    let action = format!("recording run {}", r.run_id);
+    let id = [Param::from(&r.run_id)];
+    conn.execute("DELETE FROM metrics WHERE run_id = ?", &id)
+        .map_err(|e| e.query(&action))?;
+    conn.execute("DELETE FROM runs WHERE run_id = ?", &id)
+        .map_err(|e| e.query(&action))?;
+    insert_in(conn, r)
+}
+
 impl Store {
     /// Opens the results database at `location` and brings its schema up to date.
     ///
@@ -387,6 +424,26 @@ impl Store {
         record.validate()?;
         let action = format!("recording run {}", record.run_id);
         in_transaction(self.conn.as_mut(), &action, |conn| insert_in(conn, record))
+    }
+
+    /// Records a run, or replaces the stored run of the same bundle identity (run id) when
+    /// its run.json differs from the stored one (a bundle completed since, e.g. a
+    /// powerloss run checked after it was first recorded). A record without a run.json
+    /// never replaces a stored run. All in one transaction: the old run stays whole, or
+    /// the new one is stored whole.
+    pub fn record_run(&mut self, record: &RunRecord) -> Result<Recorded, StoreError> {
+        record.validate()?;
+        let action = format!("recording run {}", record.run_id);
+        let text = record.bundle_json.as_ref().map(to_json_text);
+        in_transaction(
+            self.conn.as_mut(),
+            &action,
+            |conn| match stored_bundle_text(conn, &record.run_id)? {
+                None => insert_in(conn, record).map(|()| Recorded::Added),
+                Some(stored) if text.is_none() || stored == text => Ok(Recorded::Unchanged),
+                Some(_) => replace_in(conn, record).map(|()| Recorded::Replaced),
+            },
+        )
     }
 
     /// Runs matching `filter`, newest first, with their headline metrics.

@@ -326,3 +326,8 @@ fn a_version_1_schema_is_upgraded_keeping_its_runs() {
     // A run with no model sorts last either way.
     assert_eq!(ids, ["old-run-1", "new-run-2"]);
 }
+
+#[test]
+fn rerecord_replaces_a_changed_bundle() {
+    behaviour::rerecord_replaces_a_changed_bundle(&mut pg_store("rerecord"));
+}

@@ -276,3 +276,9 @@ fn a_version_1_database_is_upgraded_keeping_its_runs() {
     assert_eq!(listed.len(), 2);
     assert_eq!(listed[0].uploaded_by.as_deref(), Some("rig1"));
 }
+
+#[test]
+fn rerecord_replaces_a_changed_bundle() {
+    let (_dir, mut store) = sqlite_store();
+    behaviour::rerecord_replaces_a_changed_bundle(&mut store);
+}

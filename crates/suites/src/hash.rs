@@ -1,5 +1,6 @@
 //! The config hash of a suite run: sha256 of the canonical JSON of the suite name, its
-//! resolved knobs (less those that only choose an extra output, [`OUTPUT_ONLY_KNOBS`]) and every planned measurement's workload without its random seed and
+//! resolved knobs (less those that only choose an extra output, [`OUTPUT_ONLY_KNOBS`], and
+//! those drivelab picks afresh per run, such as powerloss's seed: [`hashed_knobs`]) and every planned measurement's workload without its random seed and
 //! without its byte spans. Two runs with equal hashes measured the same steps with the
 //! same settings, so their numbers compare. The spans (`offset_bytes`, `size_bytes`,
 //! `io_size_bytes`) follow from the knobs and the target's capacity: a whole-drive test
@@ -79,13 +80,29 @@ pub fn measured_knobs(knobs: &Value) -> Value {
     k
 }
 
+/// The knobs of a suite's test: its [`measured_knobs`] without those drivelab chooses
+/// per run ([`SuiteKind::per_run_knobs`](crate::suite::SuiteKind::per_run_knobs)).
+/// A suite name drivelab does not know keeps every measured knob.
+pub fn hashed_knobs(suite: &str, knobs: &Value) -> Value {
+    let mut k = measured_knobs(knobs);
+    let per_run = suite
+        .parse::<crate::suite::SuiteKind>()
+        .map_or(&[][..], |kind| kind.per_run_knobs());
+    if let Value::Object(m) = &mut k {
+        for o in per_run {
+            m.remove(*o);
+        }
+    }
+    k
+}
+
 /// The knobs that define a bundle's test, for saying how two tests differ: an import's
 /// knobs only name where its results came from (its hash is over its steps alone), so it
-/// has none; every suite's are its [`measured_knobs`].
+/// has none; every suite's are its [`hashed_knobs`].
 pub fn test_knobs(kind: crate::suite::SuiteKind, knobs: &Value) -> Value {
     match kind {
         crate::suite::SuiteKind::Fio => Value::Object(Default::default()),
-        _ => measured_knobs(knobs),
+        _ => hashed_knobs(kind.name(), knobs),
     }
 }
 
@@ -113,7 +130,8 @@ fn hash_of<'a>(suite: &str, knobs: &Value, steps: impl Iterator<Item = &'a Plann
             serde_json::json!({ "id": s.id, "workload": w })
         })
         .collect();
-    let doc = serde_json::json!({ "suite": suite, "knobs": measured_knobs(knobs), "steps": steps });
+    let doc =
+        serde_json::json!({ "suite": suite, "knobs": hashed_knobs(suite, knobs), "steps": steps });
     sha256_hex(&canonical_json(&doc))
 }
 
@@ -125,6 +143,23 @@ mod tests {
     fn canonical_form_sorts_keys_at_every_level() {
         let a: Value = serde_json::from_str(r#"{"b":1,"a":{"d":[1,2],"c":"x"}}"#).unwrap();
         assert_eq!(canonical_json(&a), r#"{"a":{"c":"x","d":[1,2]},"b":1}"#);
+    }
+
+    #[test]
+    fn a_per_run_seed_is_not_a_setting() {
+        let k = |seed: u64| serde_json::json!({"seed": seed, "round_blocks": 64});
+        // Powerloss picks its seed per run: two runs with the same settings are one test.
+        assert_eq!(
+            config_hash("powerloss", &k(1), &[]),
+            config_hash("powerloss", &k(2), &[])
+        );
+        let kind = crate::suite::SuiteKind::Powerloss;
+        assert_eq!(test_knobs(kind, &k(1)), test_knobs(kind, &k(2)));
+        // Elsewhere a seed the user gave is a setting.
+        assert_ne!(
+            config_hash("quick", &k(1), &[]),
+            config_hash("quick", &k(2), &[])
+        );
     }
 
     #[test]

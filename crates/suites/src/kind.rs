@@ -51,6 +51,23 @@ impl SuiteKind {
         }
     }
 
+    /// Knobs drivelab chooses afresh for every run (not a setting of the test): left out
+    /// of the config hash and of "settings differ", so two runs with the same settings
+    /// compare. Powerloss picks its seed per run (it tells its blocks from another run's).
+    pub const fn per_run_knobs(self) -> &'static [&'static str] {
+        match self {
+            SuiteKind::Powerloss => &["seed"],
+            SuiteKind::Quick
+            | SuiteKind::Peak
+            | SuiteKind::Consistency
+            | SuiteKind::Seqfill
+            | SuiteKind::Iometer
+            | SuiteKind::Mixed
+            | SuiteKind::Replay
+            | SuiteKind::Fio => &[],
+        }
+    }
+
     /// Whether `drivelab run` runs it (an import is not run).
     pub const fn runnable(self) -> bool {
         !matches!(self, SuiteKind::Fio)

@@ -1094,6 +1094,34 @@ pub enum Verdict {
     Inconclusive,
 }
 
+/// What a powerloss bundle says of its flushes: the check's verdict, or not checked yet
+/// (the write phase saves no analysis; the check does).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Checked(Verdict),
+    NotChecked,
+}
+
+impl Outcome {
+    /// The outcome a bundle's summary holds.
+    pub fn of(summary: Option<&crate::bundle::Summary>) -> Outcome {
+        match summary.and_then(|s| s.analysis_as::<Analysis>()) {
+            Some(a) => Outcome::Checked(a.verdict),
+            None => Outcome::NotChecked,
+        }
+    }
+
+    /// In words, for tables: honoured, not honoured, inconclusive, not checked.
+    pub fn words(self) -> &'static str {
+        match self {
+            Outcome::Checked(Verdict::Honoured) => "honoured",
+            Outcome::Checked(Verdict::NotHonoured) => "not honoured",
+            Outcome::Checked(Verdict::Inconclusive) => "inconclusive",
+            Outcome::NotChecked => "not checked",
+        }
+    }
+}
+
 impl Analysis {
     /// The analysis of `cycles`.
     pub fn of(cycles: Vec<CycleCheck>) -> Analysis {

@@ -10,6 +10,7 @@ use clap::Args;
 use drivelab_suites::bundle::{connection, drive_label, open_bundle};
 use drivelab_suites::hash::SPAN_AND_SEED;
 use drivelab_suites::plan::StepKind;
+use drivelab_suites::powerloss::Outcome;
 use drivelab_suites::runner::summary_of;
 use drivelab_suites::{SuiteKind, Summary};
 use serde_json::Value;
@@ -64,6 +65,13 @@ pub struct Side {
     pub spread: Vec<(String, f64)>,
     /// Named by the reader (`--label`): kept as given.
     pub named: bool,
+    /// A powerloss run's verdict (None: another suite).
+    pub verdict: Option<Outcome>,
+}
+
+/// A powerloss run's verdict from its bundle (None: another suite).
+fn verdict_of(doc: &drivelab_suites::RunDoc) -> Option<Outcome> {
+    (doc.suite == SuiteKind::Powerloss).then(|| Outcome::of(doc.summary.as_ref()))
 }
 
 impl Side {
@@ -95,6 +103,7 @@ fn from_bundle(dir: &Path) -> Result<Side, String> {
     let doc = open_bundle(dir)?;
     let summary = summary_of(&doc);
     let spread = spreads(&doc, summary.as_ref());
+    let verdict = verdict_of(&doc);
     let metrics = summary
         .map(|s| {
             s.metrics
@@ -133,6 +142,7 @@ fn from_bundle(dir: &Path) -> Result<Side, String> {
         suite: doc.suite.to_string(),
         spread,
         named: false,
+        verdict,
         config_hash: doc.config_hash,
         knobs: doc.knobs,
         steps,
@@ -317,6 +327,17 @@ pub fn table(sides: &[Side]) -> String {
     }
     out += head.trim_end();
     out.push('\n');
+    if sides.iter().any(|s| s.verdict.is_some()) {
+        let mut line = format!("{:<w$}  {:<6}", "verdict", "");
+        for (i, s) in sides.iter().enumerate() {
+            line += &format!("  {:>12}", s.verdict.map_or("-", Outcome::words));
+            if i > 0 {
+                line += &format!("  {:>8}", "");
+            }
+        }
+        out += line.trim_end();
+        out.push('\n');
+    }
     let mut within = false;
     for ((name, unit), label) in names.iter().zip(&shown) {
         let val = |s: &Side| s.metrics.iter().find(|m| &m.0 == name).map(|m| m.1);
@@ -417,6 +438,10 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
                     st.location()
                 ))
             })?;
+        let doc = rec
+            .bundle_json
+            .as_ref()
+            .and_then(|v| serde_json::from_value::<drivelab_suites::RunDoc>(v.clone()).ok());
         sides.push(Side {
             source: format!("db:{}", rec.run_id),
             drive: match &rec.device_model {
@@ -434,12 +459,11 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
                 .collect(),
             connection: None,
             drive_key: None,
-            spread: rec
-                .bundle_json
+            spread: doc
                 .as_ref()
-                .and_then(|v| serde_json::from_value::<drivelab_suites::RunDoc>(v.clone()).ok())
-                .map(|doc| spreads(&doc, summary_of(&doc).as_ref()))
+                .map(|doc| spreads(doc, summary_of(doc).as_ref()))
                 .unwrap_or_default(),
+            verdict: doc.as_ref().and_then(verdict_of),
             named: false,
             caveats: if rec.status == "complete" {
                 Vec::new()
@@ -512,6 +536,7 @@ mod tests {
             caveats: Vec::new(),
             spread: Vec::new(),
             named: false,
+            verdict: None,
         }
     }
 

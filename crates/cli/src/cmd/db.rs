@@ -213,12 +213,29 @@ fn list(db: Option<&str>, a: ListArgs) -> Result<i32, Fail> {
 }
 
 /// The human form of one record.
+/// A powerloss run's verdict, from its stored run.json's analysis (None: another suite,
+/// or no run.json stored).
+fn powerloss_outcome(r: &RunRecord) -> Option<drivelab_suites::powerloss::Outcome> {
+    use drivelab_suites::bundle::Summary;
+    if r.suite.parse::<drivelab_suites::SuiteKind>() != Ok(drivelab_suites::SuiteKind::Powerloss) {
+        return None;
+    }
+    let doc = r.bundle_json.as_ref()?;
+    let summary = doc
+        .get("summary")
+        .and_then(|s| serde_json::from_value::<Summary>(s.clone()).ok());
+    Some(drivelab_suites::powerloss::Outcome::of(summary.as_ref()))
+}
+
 pub fn show_text(r: &RunRecord) -> String {
     let mut out = String::new();
     let mut kv = |k: &str, v: &str| out += &format!("{k:<16} {v}\n");
     kv("run id", &r.run_id);
     kv("suite", &r.suite);
     kv("status", &r.status);
+    if let Some(outcome) = powerloss_outcome(r) {
+        kv("verdict", outcome.words());
+    }
     kv("started", &r.started_at);
     kv("finished", r.finished_at.as_deref().unwrap_or("-"));
     kv("device", &r.device_path);
@@ -373,7 +390,11 @@ fn record(db: Option<&str>, a: RecordArgs) -> Result<i32, Fail> {
     }
     // Every bundle must open before anything is written.
     for b in &a.bundles {
-        drivelab_suites::bundle::open_bundle(b).map_err(|e| Fail::usage(format!("BUNDLE {e}")))?;
+        let doc = drivelab_suites::bundle::open_bundle(b)
+            .map_err(|e| Fail::usage(format!("BUNDLE {e}")))?;
+        if let Some(why) = crate::record::not_recordable(&doc) {
+            return Err(Fail::usage(format!("BUNDLE {}: {why}", b.display())));
+        }
     }
     for b in &a.bundles {
         let id = record_bundle(b, db)?;

@@ -102,12 +102,6 @@ fn write_cmd(a: &PowerlossArgs) -> Result<i32, Fail> {
     let on_disk = (!sim).then(|| PathBuf::from(&arg));
     journal_place(journal, a.common.out.as_deref())?;
     powerloss::check_journal_path(journal, on_disk.as_deref()).map_err(Fail::usage)?;
-    if !sim && powerloss::journal_on_tmpfs(journal) {
-        note(&format!(
-            "drivelab: warning: --journal {} is on a tmpfs (memory): cutting the host's power loses it; cut only the drive's",
-            journal.display()
-        ));
-    }
     // A real target's blocks must outlive this run: the check reads them.
     let mut session = Session::open(spec, &write_options(a, &k), t.keep || !sim)?;
     powerloss::prepare(&k, session.target_mut()).map_err(|e| session.usage(e))?;
@@ -128,6 +122,13 @@ fn write_cmd(a: &PowerlossArgs) -> Result<i32, Fail> {
         bundle: Some(bundle_dir.display().to_string()),
     })
     .map_err(|e| session.failed(e))?;
+    // Warned only once every check passed: never before an unrelated refusal.
+    if !sim && powerloss::journal_on_tmpfs(journal) {
+        note(&format!(
+            "drivelab: warning: --journal {} is on a tmpfs (memory): cutting the host's power loses it; cut only the drive's",
+            journal.display()
+        ));
+    }
     note(&format!("drivelab: bundle {}", dir.display()));
     let cycles = a.cycles.map_or(1, u64::from);
     let mut checked: Vec<CycleCheck> = Vec::new();

@@ -393,7 +393,13 @@ pub fn bundle_report_with(runs: &[DriveRun], opts: &ReportOptions) -> Report {
             .iter()
             .filter(|r| r.doc.suite == suite)
             .filter_map(|r| {
-                summary_of(&r.doc).map(|summary| Entry {
+                // A powerloss write phase has no summary until its check: its section
+                // says so rather than leaving the bundle out.
+                let unchecked = (suite == SuiteKind::Powerloss).then(|| Summary {
+                    analysis: serde_json::Value::Null,
+                    metrics: Vec::new(),
+                });
+                summary_of(&r.doc).or(unchecked).map(|summary| Entry {
                     label: &r.label,
                     group: &r.drive,
                     doc: &r.doc,

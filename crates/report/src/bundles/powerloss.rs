@@ -1,7 +1,7 @@
 //! `powerloss`: whether each drive honoured every flush across its power cuts, said in
 //! one sentence per drive, with the blocks of each class in a table.
 
-use drivelab_suites::powerloss::{cut_sentence, Analysis, Verdict};
+use drivelab_suites::powerloss::{cut_sentence, Analysis, Outcome, Verdict};
 
 use super::{cell, Entry};
 use crate::html::{Column, Row, Section, Table};
@@ -44,6 +44,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         columns: vec![
             Column::text("Drive"),
             Column::number("Power cuts", "#"),
+            Column::text("Verdict"),
             Column::text("Power cut evidence"),
             Column::number("Flushes completed", "#"),
             Column::number("Blocks checked", "#"),
@@ -56,6 +57,12 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
     };
     for e in entries {
         let Some(a) = e.analysis::<Analysis>() else {
+            // The write phase's bundle: its verdict comes with the check.
+            s = s.text(format!(
+                "{}: {} yet: run drivelab run powerloss --check JOURNAL TARGET.",
+                e.label,
+                Outcome::NotChecked.words()
+            ));
             continue;
         };
         s = s.text(verdict(e.label, &a));
@@ -66,6 +73,7 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
             cells: vec![
                 e.label.to_string(),
                 n(a.cycles_checked),
+                Outcome::Checked(a.verdict).words().to_string(),
                 a.cut_evidence.words().to_string(),
                 n(a.flushes_completed),
                 n(t.checked_blocks),

@@ -340,3 +340,59 @@ pub fn pages_are_filtered_sorted_and_counted(store: &mut Store) {
         "LIKE wildcards in a filter are literal"
     );
 }
+
+/// A bundle recorded before it was complete (a powerloss run before its check) and
+/// recorded again after: the second record replaces the first, whole; recording the same
+/// content again changes nothing.
+pub fn rerecord_replaces_a_changed_bundle(store: &mut Store) {
+    use drivelab_store::{Metric, Recorded};
+    let runs = fill(store);
+    let mut first = sample_runs().remove(2);
+    first.run_id = "0b6f2c1e-aaaa-4d2a-9a77-0000000000ff".into();
+    first.bundle_json = Some(serde_json::json!({"status": "running", "summary": null}));
+    assert_eq!(store.record_run(&first).unwrap(), Recorded::Added);
+    assert_eq!(store.record_run(&first).unwrap(), Recorded::Unchanged);
+
+    let mut checked = first.clone();
+    checked.status = "complete".into();
+    checked.finished_at = Some("2025-01-31T14:00:00Z".into());
+    checked.metrics = vec![Metric::new("checked", 4096.0, "blocks")];
+    checked.bundle_json =
+        Some(serde_json::json!({"status": "complete", "summary": {"verdict": "honoured"}}));
+    assert_eq!(store.record_run(&checked).unwrap(), Recorded::Replaced);
+    assert_eq!(store.get_run(&first.run_id).unwrap().unwrap(), checked);
+    let info = store.bundle_info(&first.run_id).unwrap().unwrap();
+    let text = serde_json::to_string(checked.bundle_json.as_ref().unwrap()).unwrap();
+    assert_eq!(info.bytes, Some(text.len() as u64));
+    let summary = store
+        .list_runs(&RunFilter::default())
+        .unwrap()
+        .into_iter()
+        .find(|r| r.run_id == first.run_id)
+        .unwrap();
+    assert_eq!(summary.status, "complete");
+    assert_eq!(summary.metrics, checked.metrics);
+    assert_eq!(
+        store.list_runs(&RunFilter::default()).unwrap().len(),
+        runs.len() + 1
+    );
+    // The export holds the new document only.
+    let export = store
+        .export_runs(&RunFilter::default())
+        .unwrap()
+        .to_string();
+    assert!(!export.contains("\"running\""), "{export}");
+
+    // A record that fails its checks replaces nothing.
+    let mut bad = checked.clone();
+    bad.status = "done".into();
+    bad.bundle_json = Some(serde_json::json!({"status": "other"}));
+    assert!(store.record_run(&bad).is_err());
+    assert_eq!(store.get_run(&first.run_id).unwrap().unwrap(), checked);
+    // A record without a run.json never replaces a stored one.
+    let mut bare = checked.clone();
+    bare.bundle_json = None;
+    bare.status = "failed".into();
+    assert_eq!(store.record_run(&bare).unwrap(), Recorded::Unchanged);
+    assert_eq!(store.get_run(&first.run_id).unwrap().unwrap(), checked);
+}
