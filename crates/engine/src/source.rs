@@ -79,6 +79,13 @@ pub trait IoSource: Send {
     fn next(&mut self, now_ns: u64) -> Next;
     /// Whether an I/O prepared earlier may still be issued at `now_ns`.
     fn may_issue(&self, now_ns: u64) -> bool;
+    /// Open pacing: the I/O [`IoSource::next`] will hand out next, before its time has
+    /// come (None when not known), so that a backend can make a write's content while
+    /// other I/Os are in flight. [`IoSource::fill`] for it counts as that write's: the
+    /// source hands out exactly this I/O next, unless it stops.
+    fn upcoming(&self) -> Option<AnyOp> {
+        None
+    }
     /// Where write content comes from.
     fn content(&self) -> &Content;
     /// What write `op` gets of the content (counted now), None when it needs none.

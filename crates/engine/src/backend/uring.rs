@@ -14,7 +14,11 @@
 //! per I/O (`--data random`, the default, and the other per-write patterns) are
 //! prepared ahead, in spare slots, while the queue is full: the refill is handed over,
 //! the next writes are prepared, then the job waits. Preparing a 1 MiB write in the
-//! gap between a completion and the next submission held 7.2 of 8 on the disk. `--iodepth_batch_submit N`
+//! gap between a completion and the next submission held 7.2 of 8 on the disk. A
+//! trace's next write, which may go out only when its time comes, gets its content in
+//! one spare slot while the I/Os before it are in flight ([`IoSource::upcoming`]).
+//! The I/O that fills the queue goes in with the wait: at depth 1, one `io_uring_enter`
+//! per I/O (two when a trace's next write is made in between). `--iodepth_batch_submit N`
 //! (fio's option) instead hands I/Os over in chunks of N as they are prepared, trading
 //! queue depth for an earlier start of the first ones. Optional registered buffers
 //! (`fixedbufs`) and files (`registerfiles`).
@@ -27,7 +31,8 @@
 //! limit, depth wins.
 //!
 //! Before the jobs start, one read without blocking (RWF_NOWAIT) asks how the target
-//! takes I/O:
+//! takes I/O (a replay's at the target's end, where no data is read, so the target
+//! receives the trace's I/Os and nothing else: [`UringBackend::prepare_without_reads`]):
 //!
 //! - **Inline** (NVMe, SATA, virtio, loop, files on them, the page cache): the submitting
 //!   thread starts each I/O itself.
@@ -197,6 +202,9 @@ struct RingJob<'f> {
     /// Writes prepared (content and all) while the queue is full, handed over the moment
     /// a slot frees up.
     ready: VecDeque<usize>,
+    /// Open pacing: a spare slot holding the content of the write the source will hand
+    /// out next ([`IoSource::upcoming`]).
+    early: Option<(usize, AnyOp)>,
     /// Slots pushed to the ring and not yet handed to the kernel.
     batch: Vec<usize>,
     inflight: usize,
@@ -234,8 +242,11 @@ impl<'f> RingJob<'f> {
         let stride = job
             .slot_bytes(qd, w.max_bs() as usize)
             .next_multiple_of(crate::buf::BUF_ALIGN);
-        let ahead = pacing == Pacing::Closed && job.per_write_data() && w.writes();
-        let spare = spare_slots(qd, stride, ahead);
+        let spare = match pacing {
+            Pacing::Closed => spare_slots(qd, stride, job.per_write_data() && w.writes()),
+            // One, for the content of the source's next write (`make_upcoming`).
+            Pacing::Open => job.per_write_data() as usize,
+        };
         let nslots = qd + spare;
         let mut bufs = SlotArena::new(nslots, stride)?;
         let mut ring = new_ring(qd as u32).map_err(|e| {
@@ -295,6 +306,7 @@ impl<'f> RingJob<'f> {
             slots: vec![(idle, 0); nslots],
             free: (0..nslots).rev().collect(),
             ready: VecDeque::new(),
+            early: None,
             batch: Vec::with_capacity(qd),
             inflight: 0,
             draining: false,
@@ -323,6 +335,9 @@ impl<'f> RingJob<'f> {
         let mut last_progress = now;
         loop {
             let mark = self.refill(job, clock, now)?;
+            if self.pacing == Pacing::Open {
+                self.make_upcoming(job, clock)?;
+            }
             if self.inflight == 0 {
                 if self.draining {
                     return Ok(());
@@ -342,7 +357,11 @@ impl<'f> RingJob<'f> {
             for &s in &self.batch {
                 self.slots[s].1 = t_submit;
             }
-            if self.spare > 0 && !self.draining && self.ready.len() < self.spare {
+            if self.pacing == Pacing::Closed
+                && self.spare > 0
+                && !self.draining
+                && self.ready.len() < self.spare
+            {
                 // Hand the refill over first, then prepare the next writes while the
                 // device works on a full queue.
                 self.enter(0)?;
@@ -402,6 +421,7 @@ impl<'f> RingJob<'f> {
                     Next::Completion => break,
                     Next::Done => {
                         self.draining = true;
+                        self.free.extend(self.early.take().map(|(s, _)| s));
                         break;
                     }
                 };
@@ -413,8 +433,19 @@ impl<'f> RingJob<'f> {
                     self.draining |= !job.complete(&op, t0, t1, res);
                     continue;
                 }
-                let slot = self.free.pop().expect("a free slot when inflight < qd");
-                if op.rw().is_some() {
+                // The upcoming write whose content is made already, or a free slot.
+                let made = match self.early.take() {
+                    Some((s, e)) if e == AnyOp { tag: 0, ..op } => Some(s),
+                    other => {
+                        self.free.extend(other.map(|(s, _)| s));
+                        None
+                    }
+                };
+                let slot = match made {
+                    Some(s) => s,
+                    None => self.free.pop().expect("a free slot when inflight < qd"),
+                };
+                if op.rw().is_some() && made.is_none() {
                     let (b, _) = self.bufs.get(slot, op.len_bytes as usize)?;
                     job.fill(&op, b);
                     wrote |= op.op == Op::Write;
@@ -427,20 +458,51 @@ impl<'f> RingJob<'f> {
                 // its work soonest (one kick per I/O at batch size 1). Not when the
                 // queue is full: then nothing comes between this and the wait, and the
                 // batch goes in with it (one system call per I/O at depth 1).
-                let t = clock.now_ns();
                 if wrote && job.per_write_data() {
+                    let t = clock.now_ns();
                     job.data_time(t - mark, t - mark);
                 }
-                for &s in &self.batch {
-                    self.slots[s].1 = t;
-                }
-                self.batch.clear();
-                self.enter(0)?;
+                self.hand_over(clock)?;
                 // The system call is the kernel's time, not content preparation.
                 mark = clock.now_ns();
             }
         }
         Ok(wrote.then_some(mark))
+    }
+
+    /// Hand the queued batch to the kernel now, without waiting for a completion, its
+    /// submission time stamped.
+    fn hand_over(&mut self, clock: &dyn Clock) -> Result<(), String> {
+        let t = clock.now_ns();
+        for &s in &self.batch {
+            self.slots[s].1 = t;
+        }
+        self.batch.clear();
+        self.enter(0)
+    }
+
+    /// Open pacing: make the content of the source's next write in the spare slot now,
+    /// while the I/Os handed over are in flight or the write's time has not come (what
+    /// is queued is handed over first, so no I/O waits for it): the write then goes out
+    /// the moment it may, not after its content is made. At depth 1 that takes the
+    /// content off the path from one completion to the next submission.
+    fn make_upcoming<S: IoSource>(&mut self, job: &mut S, clock: &dyn Clock) -> Result<(), String> {
+        if self.spare == 0 || self.early.is_some() || self.draining {
+            return Ok(());
+        }
+        let Some(op) = job.upcoming().filter(|o| o.op == Op::Write) else {
+            return Ok(());
+        };
+        if !self.batch.is_empty() {
+            self.hand_over(clock)?;
+        }
+        let t0 = clock.now_ns();
+        let slot = self.free.pop().expect("the spare slot is free");
+        let (b, _) = self.bufs.get(slot, op.len_bytes as usize)?;
+        job.fill(&op, b);
+        job.data_time(clock.now_ns() - t0, 0);
+        self.early = Some((slot, op));
+        Ok(())
     }
 
     /// Put `op` in slot `slot` on the ring (not yet handed to the kernel).
@@ -822,23 +884,14 @@ mod tests {
         n
     }
 
-    /// At depth 1 nothing comes between handing an I/O over and waiting for it, so both
-    /// go in one `io_uring_enter`: a trace replayed as fast as possible at one I/O in
-    /// flight and the generator at QD1 alike (the count, not a time).
-    #[test]
-    fn at_depth_one_each_io_is_submitted_and_waited_for_in_one_system_call() {
-        const N: u64 = 200;
-        let d = tempfile::tempdir().unwrap();
-        let path = d.path().join("ring.test");
-        std::fs::write(&path, vec![0u8; 16 << 20]).unwrap();
-        let file = File::options().read(true).write(true).open(&path).unwrap();
-        let mut w = workload(RwMode::RandRead, 1);
-        w.ioengine = IoEngine::IoUring;
-        (w.offset_bytes, w.size_bytes) = (0, 16 << 20);
-
-        // A trace of reads at distinct times without service times: one at a time.
-        let recs: Vec<Record> = (0..N)
-            .map(|i| Record::new(i * 10, Op::Read, (i * 7919 % 4000) * 4096, 4096))
+    /// A trace of `n` I/Os, writes among reads as `write` says, one at a time, as fast
+    /// as possible, on a 16 MiB file: the ring enters its replay took.
+    fn replay_enters(n: u64, write: impl Fn(u64) -> bool, file: &File, w: &Workload) -> u64 {
+        let recs: Vec<Record> = (0..n)
+            .map(|i| {
+                let op = if write(i) { Op::Write } else { Op::Read };
+                Record::new(i * 10, op, (i * 7919 % 4000) * 4096, 4096 << (i % 3))
+            })
             .collect();
         let place = Placement {
             start_bytes: 0,
@@ -850,9 +903,33 @@ mod tests {
         let agg = Aggregator::new(0, 1_000_000_000, 0, 1);
         let stop = AtomicBool::new(false);
         let mut src = TraceSource::new(&mut sched, first, &agg, Timing::Afap, &stop, 1, None);
-        assert_eq!(ring_enters(&mut src, &w, &file), N);
+        let enters = ring_enters(&mut src, w, file);
         let m = src.measured(Timing::Afap, true, 0, 1);
-        assert_eq!((m.ios_completed, m.max_outstanding), (N, 1));
+        assert_eq!((m.ios_completed, m.max_outstanding), (n, 1));
+        enters
+    }
+
+    /// A 16 MiB file and a workload of depth 1 on io_uring over it.
+    fn ring_file(d: &tempfile::TempDir) -> (File, Workload) {
+        let path = d.path().join("ring.test");
+        std::fs::write(&path, vec![0u8; 16 << 20]).unwrap();
+        let file = File::options().read(true).write(true).open(&path).unwrap();
+        let mut w = workload(RwMode::RandRead, 1);
+        w.ioengine = IoEngine::IoUring;
+        (w.offset_bytes, w.size_bytes) = (0, 16 << 20);
+        (file, w)
+    }
+
+    /// At depth 1 nothing comes between handing an I/O over and waiting for it, so both
+    /// go in one `io_uring_enter`: a trace replayed as fast as possible at one I/O in
+    /// flight and the generator at QD1 alike (the count, not a time).
+    #[test]
+    fn at_depth_one_each_io_is_submitted_and_waited_for_in_one_system_call() {
+        const N: u64 = 200;
+        let d = tempfile::tempdir().unwrap();
+        let (file, w) = ring_file(&d);
+        // A trace of reads at distinct times without service times: one at a time.
+        assert_eq!(replay_enters(N, |_| false, &file, &w), N);
 
         // The generator: N reads by a byte budget.
         let user = AtomicBool::new(false);
@@ -875,6 +952,32 @@ mod tests {
             false,
         );
         assert_eq!(ring_enters(&mut job, &w, &file), N);
+    }
+
+    /// A trace's next write gets its content while the I/O before it is in flight: that
+    /// I/O is handed over on its own first (one more system call per such write, none
+    /// per read), and every write still lands whole with its own content.
+    #[test]
+    fn a_traces_next_write_is_made_while_the_io_before_it_is_in_flight() {
+        const N: u64 = 300;
+        let d = tempfile::tempdir().unwrap();
+        let (file, w) = ring_file(&d);
+        let write = |i: u64| i % 3 == 1;
+        let early = (1..N).filter(|&i| write(i)).count() as u64;
+        assert_eq!(replay_enters(N, write, &file, &w), N + early);
+        // Every sector written holds its own offset (whichever write came last).
+        let mut written = std::collections::BTreeSet::new();
+        for i in (0..N).filter(|&i| write(i)) {
+            let off = (i * 7919 % 4000) * 4096;
+            for s in (off..off + (4096 << (i % 3))).step_by(512) {
+                written.insert(s);
+            }
+        }
+        let mut sector = [0u8; 512];
+        for &s in &written {
+            file.read_exact_at(&mut sector, s).unwrap();
+            assert_eq!(crate::data::stamped_offset(&sector), s, "sector at {s}");
+        }
     }
 
     #[test]

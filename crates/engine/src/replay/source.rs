@@ -435,6 +435,12 @@ impl IoSource for TraceSource<'_, '_> {
         !self.stopping()
     }
 
+    fn upcoming(&self) -> Option<AnyOp> {
+        self.pending
+            .filter(|_| !self.stopping())
+            .map(|io| io.any_op())
+    }
+
     /// Buffers for 16 MiB of I/O in flight, from 4 KiB to 1 MiB each (a larger I/O of
     /// the trace gets its own).
     fn slot_bytes(&self, slots: usize, max_bs: usize) -> usize {
