@@ -135,15 +135,15 @@ pub fn run(a: VerifyArgs) -> Result<i32, Fail> {
     if a.json {
         crate::output::json::write_stdout(&r).map_err(Fail::failed)?;
     } else {
-        crate::output::stdout::say(&summary(&r))?;
+        crate::output::stdout::say(&summary(&r, &w))?;
     }
     Ok(if r.passed() { 0 } else { FAILED })
 }
 
 /// A few lines for the terminal.
-fn summary(r: &VerifyResult) -> String {
-    let mut s = match (r.failure(), r.blocks_checked) {
-        (None, Some(n)) => format!("verify: all {n} blocks written are as written.\n"),
+fn summary(r: &VerifyResult, w: &drivelab_engine::spec::Workload) -> String {
+    let mut s = match (r.failure(), crate::output::summary::verified_line(r, w)) {
+        (None, Some(line)) => format!("{line}\n"),
         (Some(f), _) => format!("{f}\n"),
         (None, None) => "verify: no pass ran.\n".into(),
     };
