@@ -135,11 +135,5 @@ pub fn record_bundle(bundle_dir: &Path, db: Option<&str>) -> Result<String, Fail
         .map_err(|e| Fail::failed(e.to_string()))
 }
 
-/// Why a bundle may not be recorded yet: a powerloss run has its result only after its
-/// check (`summary.analysis` is the check's).
-pub fn not_recordable(doc: &RunDoc) -> Option<&'static str> {
-    use drivelab_suites::powerloss::Outcome;
-    let unchecked = Outcome::of(doc.summary.as_ref()) == Outcome::NotChecked;
-    (doc.suite == drivelab_suites::SuiteKind::Powerloss && unchecked)
-        .then_some("check it first: drivelab run powerloss --check JOURNAL TARGET")
-}
+/// Why a bundle may not be recorded yet (the server's rule, which its uploads keep too).
+pub use drivelab_server::record::not_recordable;

@@ -995,6 +995,12 @@ fn an_unchecked_bundle_is_not_recorded() {
         stderr(&o)
     );
     assert!(!dir.path().join("t.sqlite").exists());
+    // Nor pushed to a server (refused before anything is sent: no server listens there).
+    let push = ["db", "push", "http://127.0.0.9:9/", "b", "--token", "t"];
+    let o = run_in(dir.path(), &push);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("check it first"), "{}", stderr(&o));
     // The report says where the verdict is still to come.
     let o = run_in(dir.path(), &["report", "b", "-o", "r.html"]);
     assert!(o.status.success(), "{}", stderr(&o));

@@ -664,3 +664,34 @@ fn a_read_token_makes_the_results_private() {
     let (status, answer) = s.upload(TOKEN, &varied(&bundle, 3, &T7));
     assert_eq!(status, 201, "{answer}");
 }
+
+/// A powerloss bundle before its check has no result yet: the server refuses its upload
+/// (422, saying to check it first) and stores nothing, as `db record` and `db push` do.
+#[test]
+fn an_unchecked_powerloss_bundle_is_not_taken() {
+    let (dir, db, _) = recorded_db();
+    let jdir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let journal = jdir.path().join("journal");
+    let target = dir.path().join("target.bin");
+    let o = run_in(
+        dir.path(),
+        &[
+            "run",
+            "powerloss",
+            target.to_str().unwrap(),
+            "--journal",
+            journal.to_str().unwrap(),
+            "--out",
+            "pl",
+            "--short",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let body = std::fs::read(dir.path().join("pl/run.json")).unwrap();
+    let s = Server::start(&db);
+    let (status, answer) = s.upload(TOKEN, &body);
+    assert_eq!(status, 422, "{answer}");
+    assert!(answer.contains("check it first"), "{answer}");
+    let (_, runs) = s.get("/runs");
+    assert!(!runs.contains("powerloss"), "stored: {runs}");
+}

@@ -49,6 +49,24 @@ fn status(s: BundleStatus) -> &'static str {
     }
 }
 
+/// Why a bundle may not be recorded (or uploaded) yet: a powerloss run has its result
+/// only after its check (`summary.analysis` is the check's).
+/// (An analysis that is not its suite's is no unchecked run: the record's own check
+/// refuses it for what it is.)
+pub fn not_recordable(doc: &RunDoc) -> Option<&'static str> {
+    use drivelab_suites::powerloss::Outcome;
+    if doc.suite != drivelab_suites::SuiteKind::Powerloss {
+        return None;
+    }
+    let foreign = doc
+        .summary
+        .as_ref()
+        .is_some_and(|s| drivelab_suites::saved::check_analysis(s, doc.suite).is_err());
+    let unchecked = Outcome::of(doc.summary.as_ref()) == Outcome::NotChecked;
+    (unchecked && !foreign)
+        .then_some("check it first: drivelab run powerloss --check JOURNAL TARGET")
+}
+
 /// The database record of the bundle whose `run.json` is `doc`; `bundle_path` is where
 /// its directory is on the recording machine (None for an upload).
 /// A bundle whose saved analysis is not of its suite's type is refused (its suite was

@@ -100,7 +100,11 @@ fn bundle_record(body: &[u8]) -> Result<drivelab_store::RunRecord, Failure> {
         Failure::bad_request("the body is not UTF-8 text: send a bundle's run.json")
     })?;
     let doc = parse_run_doc(text).map_err(bad)?;
+    // Checked first: an analysis that is not its suite's is said as that.
     let record = crate::record::run_record(&doc, None).map_err(bad)?;
+    if let Some(why) = crate::record::not_recordable(&doc) {
+        return Err(bad(why.into()));
+    }
     record.validate().map_err(|e| bad(e.to_string()))?;
     Ok(record)
 }

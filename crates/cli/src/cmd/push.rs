@@ -80,7 +80,11 @@ fn read_bundle(dir: &Path) -> Result<Vec<u8>, Fail> {
                 dir.display()
             ))
         })?;
-    parse_run_doc(&text).map_err(|e| Fail::usage(format!("BUNDLE {}: {e}", dir.display())))?;
+    let doc =
+        parse_run_doc(&text).map_err(|e| Fail::usage(format!("BUNDLE {}: {e}", dir.display())))?;
+    if let Some(why) = crate::record::not_recordable(&doc) {
+        return Err(Fail::usage(format!("BUNDLE {}: {why}", dir.display())));
+    }
     Ok(text.into_bytes())
 }
 
