@@ -35,15 +35,13 @@ fn main() {
             }
         }
     };
-    let code = match cmd::dispatch(cli) {
-        Ok(code) => code,
+    match cmd::dispatch(cli) {
+        Ok(code) => signals::exit(code, || ()),
+        // One line whatever it quotes (a newline in a --host, a meter's escape bytes).
         Err(Fail { code, message }) => {
-            // One line whatever it quotes (a newline in a --host, a meter's escape bytes).
-            eprintln!("drivelab: {}", fit(&message));
-            code
+            signals::exit(code, || eprintln!("drivelab: {}", fit(&message)))
         }
-    };
-    std::process::exit(code);
+    }
 }
 
 /// An error line as the terminal gets it: control bytes escaped; in a line too long to

@@ -64,7 +64,22 @@ pub fn undo_on_exit(undo: Option<Undo>) {
     *UNDO_ON_EXIT.lock().unwrap_or_else(|e| e.into_inner()) = undo;
 }
 
+/// Held by whichever ends the process first: the main thread with its own exit code, or
+/// a second signal with 130 (after undoing what it must). Never released: the holder
+/// ends the process. So a second signal's undo (the tracer set back under the main
+/// thread's feet) never turns the main thread's teardown into a different exit code.
+static ENDING: Mutex<()> = Mutex::new(());
+
+/// End the process with `code` as the main thread's own ending, after `last_words` (its
+/// error line); if a second signal is already ending it, wait for that (exit 130).
+pub fn exit(code: i32, last_words: impl FnOnce()) -> ! {
+    std::mem::forget(ENDING.lock().unwrap_or_else(|e| e.into_inner()));
+    last_words();
+    std::process::exit(code)
+}
+
 fn second_signal() -> ! {
+    std::mem::forget(ENDING.lock().unwrap_or_else(|e| e.into_inner()));
     if let Some(undo) = UNDO_ON_EXIT
         .lock()
         .unwrap_or_else(|e| e.into_inner())

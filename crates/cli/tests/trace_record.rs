@@ -360,11 +360,14 @@ fn a_second_signal_ends_at_once_and_still_leaves_no_tracing_behind() {
     let _turn = TRACER.lock().unwrap_or_else(|e| e.into_inner());
     let lo = Loop::new(64 << 20, false);
     let d = tempfile::tempdir().unwrap();
-    let (mut child, _err) = start_recording(&lo.dev, d.path(), "t.dltrace");
+    let (mut child, mut err) = start_recording(&lo.dev, d.path(), "t.dltrace");
     // Whether the second comes before the first is handled or after, the same end.
     common::signal(child.id(), "TERM");
     common::signal(child.id(), "TERM");
-    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let code = child.wait().unwrap().code();
+    let mut said = String::new();
+    std::io::Read::read_to_string(&mut err, &mut said).unwrap();
+    assert_eq!(code, Some(130), "{said}");
     nothing_left(&lo.dev);
     assert!(scratch_files(d.path()).is_empty());
     assert!(!Path::new("/run/drivelab-trace-record.json").exists());

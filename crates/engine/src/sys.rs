@@ -493,6 +493,18 @@ pub fn kill_process_group(pgid: u32, sig: libc::c_int) -> io::Result<()> {
     check(unsafe { libc::kill(-pgid, sig) })
 }
 
+/// Send `sig` to the process `pid` (without forking a `kill`: a forked child holds a
+/// copy of every descriptor until it execs, e.g. a trace pipe its parent must close).
+pub fn kill_process(pid: u32, sig: libc::c_int) -> io::Result<()> {
+    let pid = libc::pid_t::try_from(pid)
+        .ok()
+        .filter(|&p| p > 1)
+        .ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: kill(2) takes plain integers; `pid > 1` names one process, never a group,
+    // every process (-1) or init.
+    check(unsafe { libc::kill(pid, sig) })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

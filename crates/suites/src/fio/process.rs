@@ -79,10 +79,7 @@ fn running() -> std::sync::MutexGuard<'static, Vec<u32>> {
 /// waiting, e.g. on a second Ctrl-C).
 pub fn kill_all() {
     for pgid in running().drain(..) {
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{pgid}")])
-            .stderr(Stdio::null())
-            .status();
+        let _ = drivelab_engine::sys::kill_process_group(pgid, libc::SIGKILL);
     }
 }
 
@@ -102,11 +99,9 @@ pub fn spawn(prog: &str, args: &[String], dir: &Path) -> Result<Child, String> {
     Ok(child)
 }
 
-/// Send SIGINT to `pid` (through kill(1): the suites hold no unsafe code).
+/// Send SIGINT to `pid` (through the engine's syscall layer: no `kill` forked).
 pub fn interrupt(pid: u32) {
-    let _ = Command::new("kill")
-        .args(["-INT", &pid.to_string()])
-        .status();
+    let _ = drivelab_engine::sys::kill_process(pid, libc::SIGINT);
 }
 
 /// Whether process `pid` catches SIGINT now (its `SigCgt` mask in /proc); true when

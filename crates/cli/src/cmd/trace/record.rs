@@ -428,8 +428,16 @@ impl<'a> Tracer<'a> {
         let scratch = ledger.scratch_path().map(Path::to_path_buf);
         crate::signals::undo_on_exit(Some(Box::new(move || {
             drop(lock(&pipe).take());
-            for (file, value) in undo.iter().rev() {
-                let _ = std::fs::write(file, value);
+            // The kernel keeps the tracer busy while any copy of the pipe is open (a
+            // child forked by another thread holds one until it execs): a few tries.
+            for _ in 0..50 {
+                for (file, value) in undo.iter().rev() {
+                    let _ = std::fs::write(file, value);
+                }
+                if set_back(&undo) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
             }
             if set_back(&undo) {
                 let _ = std::fs::remove_file(&state);
@@ -537,7 +545,7 @@ impl<'a> Tracer<'a> {
             }
             if stop.load(Ordering::SeqCst) && !signalled {
                 // Ctrl-C reached the command too; a SIGTERM to drivelab is passed on.
-                signal(child.id(), "TERM");
+                let _ = drivelab_engine::sys::kill_process(child.id(), libc::SIGTERM);
                 signalled = true;
             }
             if !self.copy(out)? {
@@ -654,13 +662,6 @@ fn lost_events(line: &[u8]) -> Option<u64> {
     let s = std::str::from_utf8(line).ok()?;
     let rest = s.split_once("[LOST ")?.1;
     rest.split_whitespace().next()?.parse().ok()
-}
-
-fn signal(pid: u32, sig: &str) {
-    let _ = Command::new("kill")
-        .args([&format!("-{sig}"), &pid.to_string()])
-        .stderr(Stdio::null())
-        .status();
 }
 
 /// The import of the recording, with the recording's header.
