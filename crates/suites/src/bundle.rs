@@ -17,7 +17,7 @@ use drivelab_engine::spec::Workload;
 use drivelab_engine::target::TargetInfo;
 
 use crate::kind::SuiteKind;
-use crate::plan::StepKind;
+use crate::plan::{PlannedStep, StepKind};
 
 /// Version of the bundle layout; bumped on any change of its shape. 2: each step's
 /// `telemetry`, `idle_before_ns` and `idle_sensors`, and the result schema 2 inside. 3:
@@ -163,6 +163,29 @@ fn is_zero(v: &u64) -> bool {
 pub type StepRun = Measured;
 
 impl StepRecord {
+    /// The record of planned step `i` with `status` and nothing else yet: no times, no
+    /// sensors, no idle, no run (each caller sets what it has, the rest from this).
+    pub fn of_planned(i: usize, step: &PlannedStep, status: StepStatus) -> StepRecord {
+        StepRecord {
+            index: i,
+            id: step.id.clone(),
+            name: step.name.clone(),
+            kind: step.kind,
+            params: step.params.clone(),
+            status,
+            skip_reason: None,
+            started_at: None,
+            finished_at: None,
+            config: step.workload.clone(),
+            sensors_start: Vec::new(),
+            sensors_end: Vec::new(),
+            idle_before_ns: 0,
+            idle_sensors: Vec::new(),
+            run: None,
+            telemetry: None,
+        }
+    }
+
     /// The read and write histograms, if the step ran.
     pub fn histograms(&self) -> Option<(&HistogramJson, &HistogramJson)> {
         self.run

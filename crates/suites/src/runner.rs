@@ -373,22 +373,10 @@ fn stopped(
 fn skipped(i: usize, step: &PlannedStep, reason: String) -> StepRecord {
     let now = now_rfc3339();
     StepRecord {
-        index: i,
-        id: step.id.clone(),
-        name: step.name.clone(),
-        kind: step.kind,
-        params: step.params.clone(),
-        status: StepStatus::Skipped,
         skip_reason: Some(reason),
         started_at: Some(now.clone()),
         finished_at: Some(now),
-        config: step.workload.clone(),
-        sensors_start: Vec::new(),
-        sensors_end: Vec::new(),
-        idle_before_ns: 0,
-        idle_sensors: Vec::new(),
-        run: None,
-        telemetry: None,
+        ..StepRecord::of_planned(i, step, StepStatus::Skipped)
     }
 }
 
@@ -448,13 +436,6 @@ fn step_record(
     let mut measured = res.measured;
     measured.notes.extend(target.take_sensor_notes());
     StepRecord {
-        index: i,
-        id: step.id.clone(),
-        name: step.name.clone(),
-        kind: step.kind,
-        params: step.params.clone(),
-        status,
-        skip_reason: None,
         started_at: Some(started_at),
         finished_at: Some(now_rfc3339()),
         config: res.config.clone(),
@@ -464,6 +445,7 @@ fn step_record(
         idle_sensors,
         run: Some(measured),
         telemetry,
+        ..StepRecord::of_planned(i, step, status)
     }
 }
 

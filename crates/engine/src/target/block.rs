@@ -373,16 +373,7 @@ pub(super) fn open(path: &Path, opts: &OpenOptions) -> Result<Target, TargetErro
     let f = open_checked(path, opts, rdev)?;
     let (mut info, canon, name) = describe(path, &f, rdev)?;
     identify(&mut info, &canon, &name, rdev);
-    Ok(Target {
-        info,
-        handle: Handle::File(f),
-        created_path: None,
-        adopted: false,
-        filled: false,
-        sensors: Vec::new(),
-        sensor_notes: Vec::new(),
-        lock: None,
-    })
+    Ok(Target::new(info, Handle::File(f)))
 }
 
 /// The user's consent for what `opts` asks of the device `path` (`rdev`): a

@@ -327,14 +327,9 @@ pub(super) fn create(path: &Path, opts: &OpenOptions) -> Result<Target, TargetEr
     })?;
     let info = info_for(path, &f, true);
     Ok(Target {
-        info,
-        handle: Handle::File(f),
         created_path: Some(path.to_path_buf()),
-        adopted: false,
-        filled: false,
-        sensors: Vec::new(),
-        sensor_notes: Vec::new(),
         lock,
+        ..Target::new(info, Handle::File(f))
     })
 }
 
@@ -409,14 +404,11 @@ pub(super) fn open_existing(path: &Path, opts: &OpenOptions) -> Result<Target, T
     }
     let left_by_a_killed_run = left_by_a_killed_run && ours;
     Ok(Target {
-        info,
-        handle: Handle::File(f),
         created_path: left_by_a_killed_run.then(|| path.to_path_buf()),
         adopted: left_by_a_killed_run,
         filled: mark.is_some_and(|m| m.filled),
-        sensors: Vec::new(),
-        sensor_notes: Vec::new(),
         lock: Some(probe),
+        ..Target::new(info, Handle::File(f))
     })
 }
 

@@ -158,6 +158,21 @@ enum Handle {
 }
 
 impl Target {
+    /// An opened target as nothing but `info` and `handle`: no test file of this run to
+    /// remove, not known to be filled, no sensors yet, no lock (openers set what applies).
+    fn new(info: TargetInfo, handle: Handle) -> Target {
+        Target {
+            info,
+            handle,
+            created_path: None,
+            adopted: false,
+            filled: false,
+            sensors: Vec::new(),
+            sensor_notes: Vec::new(),
+            lock: None,
+        }
+    }
+
     /// Open (or create) the target named by `spec`, enforcing the safety rules.
     pub fn open(spec: TargetSpec, opts: &OpenOptions) -> Result<Target, TargetError> {
         if let Some(allowed) = &opts.destructive {
@@ -176,16 +191,10 @@ impl Target {
             }
         }
         match spec {
-            TargetSpec::Null { capacity } => Ok(Target {
-                info: TargetInfo::bare(TargetKind::Null, "null".into(), capacity, 512),
-                handle: Handle::Null,
-                created_path: None,
-                adopted: false,
-                filled: false,
-                sensors: Vec::new(),
-                sensor_notes: Vec::new(),
-                lock: None,
-            }),
+            TargetSpec::Null { capacity } => Ok(Target::new(
+                TargetInfo::bare(TargetKind::Null, "null".into(), capacity, 512),
+                Handle::Null,
+            )),
             TargetSpec::Model(model) => {
                 let mi = model.info();
                 let mut info = TargetInfo::bare(
@@ -197,16 +206,7 @@ impl Target {
                 info.physical_sector_bytes = mi.physical_sector_bytes;
                 info.model = Some(mi.model.clone());
                 info.simulated = Some(mi);
-                Ok(Target {
-                    info,
-                    handle: Handle::Model(model),
-                    created_path: None,
-                    adopted: false,
-                    filled: false,
-                    sensors: Vec::new(),
-                    sensor_notes: Vec::new(),
-                    lock: None,
-                })
+                Ok(Target::new(info, Handle::Model(model)))
             }
             TargetSpec::Path(p) => {
                 let path = p.unwrap_or_else(|| PathBuf::from(TEST_FILE_NAME));

@@ -218,22 +218,11 @@ fn record(step: &PlannedStep, i: usize, started: String, run: Option<Measured>) 
         .as_ref()
         .map_or(StepStatus::Failed, |m| StepStatus::from(m.status));
     StepRecord {
-        index: i,
-        id: step.id.clone(),
-        name: step.name.clone(),
-        kind: step.kind,
-        params: step.params.clone(),
-        status,
-        skip_reason: None,
         started_at: Some(started),
         finished_at: Some(now_rfc3339()),
-        config: step.workload.clone(),
-        sensors_start: Vec::new(),
-        sensors_end: Vec::new(),
-        idle_before_ns: 0,
-        idle_sensors: Vec::new(),
         telemetry: run.as_ref().map(crate::records::telemetry_of),
         run,
+        ..StepRecord::of_planned(i, step, status)
     }
 }
 
