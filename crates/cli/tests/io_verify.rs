@@ -429,6 +429,18 @@ fn a_seqfill_bundle_verifies_later_and_finds_a_flipped_byte() {
         "no verify table"
     );
     assert!(html.contains("all as written"), "no verify result");
+    // One unit family, the report's decimal one: the step as a workload phrase and the
+    // data checked in MB, never the step name's MiB beside them.
+    let table = html.split("Data verification (--verify)").nth(1).unwrap();
+    let table = table.split("</table>").next().unwrap();
+    assert!(
+        !table.contains("iB"),
+        "binary units in the verify table: {table}"
+    );
+    let checked = drivelab_report::fmt_bytes(blocks * (128 << 10));
+    assert!(checked.ends_with(" MB"), "{checked}");
+    assert!(table.contains(&checked), "{checked}: {table}");
+    assert!(table.contains("128K sequential writes, QD"), "{table}");
 
     let (code, _) = verify_bundle(dir.path(), &lo.dev);
     assert_eq!(code, Some(0));
