@@ -1301,4 +1301,98 @@ mod tests {
         let u10 = Iface::Usb { gbps: 10 }.payload_bytes_per_s();
         assert!((0.9e9..1.25e9).contains(&u10), "{u10}");
     }
+    /// Every refusal of `parse`, word for word: one line naming the key (or the preset,
+    /// or the part that is not key=value) and the form it takes. (The unknown key's,
+    /// which lists every key, is checked against the table above.)
+    #[test]
+    fn every_refusal_names_its_key_and_form_in_one_line() {
+        for (spec, refusal) in [
+            ("sim:hdd", "sim: unknown preset 'hdd': expected one of sata-mlc, nvme-tlc, dramless (or key=value settings)"),
+            ("sim:capacity=1G,nvme-tlc", "sim: 'nvme-tlc' is not key=value (a preset name may only come first)"),
+            ("sim:capacity=12X", "sim: bad capacity '12X': expected a size like 512M, 64G, 64GB or 1T (k/Ki/KiB = 1024, KB = 1000)"),
+            ("sim:capacity=32M", "sim: bad capacity '32M': expected a size from 64M to 2T"),
+            ("sim:op=seven", "sim: bad op 'seven': expected a percentage like 7% or a fraction from 0 to 1 like 0.07 (a bare 3 is not taken for 300%)"),
+            ("sim:op=500%", "sim: bad op '500%': expected a percentage from 0% to 400%"),
+            ("sim:slc=150%", "sim: bad slc '150%': expected a size like 8G or a share of capacity like 10%"),
+            ("sim:slc=lots", "sim: bad slc 'lots': expected a size like 8G (0 for none), a share of capacity like 10%, or dynamic"),
+            ("sim:channels=0", "sim: bad channels '0': expected a whole number from 1 to 64"),
+            ("sim:dies=2000", "sim: bad dies '2000': expected a whole number from 1 to 1024"),
+            ("sim:iface=scsi", "sim: bad iface 'scsi': expected sata, pcie<gen>x<lanes> (e.g. pcie3x4, pcie4x4), usb10, usb20 (UAS) or usb-bot (bulk-only)"),
+            ("sim:cell=slc", "sim: bad cell 'slc': expected mlc, tlc or qlc"),
+            ("sim:tread=fast", "sim: bad tread 'fast': expected a duration like 60us, 2.4ms or 500ns"),
+            ("sim:tprog=x", "sim: bad tprog 'x': expected a duration like 60us, 2.4ms or 500ns"),
+            ("sim:tprog_slc=x", "sim: bad tprog_slc 'x': expected a duration like 60us, 2.4ms or 500ns"),
+            ("sim:terase=x", "sim: bad terase 'x': expected a duration like 60us, 2.4ms or 500ns"),
+            ("sim:block=3M", "sim: bad block '3M': expected a power of two from 64K to 1G, like 4M"),
+            ("sim:dram=maybe", "sim: bad dram 'maybe': expected on or off"),
+            ("sim:gc=sometimes", "sim: bad gc 'sometimes': expected incremental, batch or tiered"),
+            ("sim:gc_bg_every=-1", "sim: bad gc_bg_every '-1': expected a number of host pages from 0 to 1073741824 (0: one erase block)"),
+            ("sim:gc_tiers=9", "sim: bad gc_tiers '9': expected a number of background GC tiers from 1 to 8"),
+            ("sim:gc_batch=0", "sim: bad gc_batch '0': expected a number of blocks from 1 to 1048576"),
+            ("sim:fold=sometimes", "sim: bad fold 'sometimes': expected idle or load"),
+            ("sim:fold_batch=1K", "sim: bad fold_batch '1K': expected a size of at least 4K, like 4G"),
+            ("sim:slc_min=0", "sim: bad slc_min '0': expected a size of at least 4K, like 1G"),
+            ("sim:fold_every=0", "sim: bad fold_every '0': expected host pages per folded page from 0.25 to 64, like 1.5"),
+            ("sim:slc_bypass=big", "sim: bad slc_bypass 'big': expected a write size like 128K (0: none)"),
+            ("sim:thermal=maybe", "sim: bad thermal 'maybe': expected on or off"),
+            ("sim:ambient=hot", "sim: bad ambient 'hot': expected a temperature in °C from -40 to 150, like 35"),
+            ("sim:start_temp=200", "sim: bad start_temp '200': expected a temperature in °C from -40 to 150, like 35"),
+            ("sim:throttle_temp=x", "sim: bad throttle_temp 'x': expected a temperature in °C from -40 to 150, like 35"),
+            ("sim:release_temp=x", "sim: bad release_temp 'x': expected a temperature in °C from -40 to 150, like 35"),
+            ("sim:thermal_r=0", "sim: bad thermal_r '0': expected a thermal resistance in °C per W from above 0 to 1000, like 12"),
+            ("sim:thermal_tau=0s", "sim: bad thermal_tau '0s': expected a time constant like 4s or 90s"),
+            ("sim:idle_power=0", "sim: bad idle_power '0': expected an idle power in W from above 0 to 100, like 0.4"),
+            ("sim:link=10KB/s", "sim: bad link '10KB/s': expected a rate from 1MB/s to 1TB/s, like 850MB/s (MB = 10^6 bytes)"),
+            ("sim:link=850MB", "sim: bad link '850MB': expected a rate from 1MB/s to 1TB/s, like 850MB/s (MB = 10^6 bytes)"),
+            ("sim:throttle_factor=1", "sim: bad throttle_factor '1': expected a slowdown from 2 to 1000"),
+            ("sim:read_power=0", "sim: bad read_power '0': expected a power in W from above 0 to 100, like 5.5"),
+            ("sim:peak_power=200", "sim: bad peak_power '200': expected a power in W from above 0 to 100, like 8.25"),
+            ("sim:write_power=x", "sim: bad write_power 'x': expected a power in W from above 0 to 100, like 7.2"),
+            ("sim:write_cache=big", "sim: bad write_cache 'big': expected none or volatile"),
+            ("sim:write_cache_size=2T", "sim: bad write_cache_size '2T': expected a size from 4K to 1T, like 64M"),
+            ("sim:flush=never", "sim: bad flush 'never': expected honest, delayed or ignored"),
+            ("sim:power_cut=0", "sim: bad power_cut '0': expected a virtual time above 0: a duration like 30 (seconds), 500ms, 10s, 5m or 1h"),
+            ("sim:seed=x", "sim: bad seed 'x': expected a whole number like 42"),
+            ("sim:read_power=0.3", "sim: bad read_power '0.3': expected a power above idle_power (0.4 W)"),
+            ("sim:write_power=0.4", "sim: bad write_power '0.4': expected a power above idle_power (0.4 W)"),
+            ("sim:peak_power=0.2", "sim: bad peak_power '0.2': expected a power above idle_power (0.4 W)"),
+            ("sim:release_temp=80", "sim: bad release_temp '80': expected a temperature below throttle_temp (75)"),
+            ("sim:nvme-tlc,capacity=8G,op=x", "sim: bad op 'x': expected a percentage like 7% or a fraction from 0 to 1 like 0.07 (a bare 3 is not taken for 300%)"),
+        ] {
+            assert_eq!(SimConfig::parse(spec).unwrap_err(), refusal, "{spec}");
+            assert!(!refusal.contains('\n'));
+        }
+    }
+
+    /// NAND timings given explicitly win over a cell's defaults whether they come before
+    /// or after `cell=`; without `op=` a drive too small for 7 % gets the least that
+    /// holds its GC reserve, with it exactly what was asked.
+    #[test]
+    fn timings_win_over_the_cell_either_way_and_op_defaults_to_what_fits() {
+        for spec in ["sim:tprog=3ms,cell=qlc", "sim:cell=qlc,tprog=3ms"] {
+            let c = SimConfig::parse(spec).unwrap();
+            let (tr, _, te) = Cell::Qlc.default_times_ns();
+            assert_eq!(
+                (c.tread_ns, c.tprog_ns, c.terase_ns),
+                (tr, 3_000_000, te),
+                "{spec}"
+            );
+        }
+        let c = SimConfig::parse("sim:capacity=64M").unwrap();
+        assert_eq!(c.op_percent, c.least_op_percent());
+        assert!(c.op_percent > 7.0, "{}", c.op_percent);
+        assert_eq!(
+            SimConfig::parse("sim:capacity=64M,op=7%")
+                .unwrap()
+                .op_percent,
+            7.0
+        );
+        assert_eq!(
+            SimConfig::parse("sim:op=7%,capacity=64M")
+                .unwrap()
+                .op_percent,
+            7.0
+        );
+        assert_eq!(SimConfig::parse(" sim: , ").unwrap(), SimConfig::generic());
+    }
 }
