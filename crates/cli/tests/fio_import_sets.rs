@@ -666,3 +666,51 @@ fn histogram_logs_are_placed_by_their_own_interval() {
         assert!(!p.join("c").exists());
     }
 }
+
+/// A fio job file with `verify=crc32c` and `verify_backlog=16` (fio's read-back during
+/// the writes) imports as drivelab's `--verify --verify-backlog 16`, said in a note;
+/// one with a `verify_backlog_batch` drivelab's option cannot state is refused in one
+/// line naming it (exit 2, no bundle), never imported as if it were not there.
+#[test]
+fn fio_verify_backlog_imports_as_drivelabs_option_and_another_batch_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    let job = "[global]\nfilename=t.bin\nsize=1M\nbs=4k\nrw=write\nioengine=psync\n\
+               verify=crc32c\n[vb]\nverify_backlog=16\n";
+    fio(p, job, "vb.json");
+    let o = run_in(p, &["import", "fio", "vb.json", "--out", "b"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = read_json(&p.join("b/run.json"));
+    let c = &doc["steps"][0]["config"];
+    assert_eq!(
+        (&c["verify"], &c["verify_backlog"]),
+        (&Value::Bool(true), &16.into())
+    );
+    let notes = doc["notes"].to_string();
+    assert!(notes.contains("verify_backlog=16"), "{notes}");
+    // fio read back every block it wrote: its reads are the step's.
+    let s = &doc["steps"][0]["run"]["totals"];
+    assert_eq!(s["write"]["ops"], 256, "{s}");
+    assert_eq!(s["read"]["ops"], 256, "{s}");
+
+    // Without a verify method fio reads nothing back: no backlog either.
+    fio(p, &job.replace("verify=crc32c\n", ""), "plain.json");
+    let o = run_in(p, &["import", "fio", "plain.json", "--out", "plain"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let c = &read_json(&p.join("plain/run.json"))["steps"][0]["config"];
+    assert_eq!(c["verify"], false);
+    assert!(c.get("verify_backlog").is_none(), "{c}");
+
+    // A batch of 4 per check of 16: not drivelab's option, refused in one line.
+    fio(p, &format!("{job}verify_backlog_batch=4\n"), "batch.json");
+    let o = run_in(p, &["import", "fio", "batch.json", "--out", "batch"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(e.contains("verify_backlog_batch=4"), "{e}");
+    assert!(!p.join("batch").exists(), "nothing written");
+    // The batch equal to verify_backlog is fio's default: imported.
+    fio(p, &format!("{job}verify_backlog_batch=16\n"), "same.json");
+    let o = run_in(p, &["import", "fio", "same.json", "--out", "same"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}

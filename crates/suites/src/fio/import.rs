@@ -164,6 +164,7 @@ pub fn workload_of(
     };
     let time_based = o("time_based").is_some_and(|v| v != "0");
     let runtime_ns = o("runtime").and_then(fio_time_ns);
+    let (verify, verify_backlog) = verify_of(&o, notes)?;
     Ok(Workload {
         rw,
         rwmixread: pct("rwmixread", 50)?,
@@ -209,9 +210,47 @@ pub fn workload_of(
         iodepth_batch_submit: num("iodepth_batch_submit", 0, (0, MAX_IMPORT_IODEPTH))? as u32,
         invalidate: o("invalidate").is_none_or(|v| v != "0"),
         end_fsync: o("end_fsync").is_some_and(|v| v != "0"),
-        verify: false,
-        verify_backlog: None,
+        verify,
+        verify_backlog,
     })
+}
+
+/// fio's `verify` and `verify_backlog` as drivelab's `verify` and `--verify-backlog N`:
+/// fio checked its writes (a `verify` method and `do_verify` not 0), after every N
+/// writes too with `verify_backlog=N` (fio reads nothing back without both). fio's
+/// `verify_backlog_batch` other than N (or 0, its default: N) reads back another number
+/// of blocks per check than were written, which drivelab's option cannot state: refused.
+fn verify_of<'a>(
+    o: &impl Fn(&str) -> Option<&'a str>,
+    notes: &mut Vec<String>,
+) -> Result<(bool, Option<u64>), String> {
+    let method = o("verify").map(str::trim).filter(|v| !v.is_empty());
+    let checked = method.is_some_and(|v| v != "0" && v != "none")
+        && o("do_verify").is_none_or(|v| v.trim() != "0");
+    let count = |k: &str| match o(k) {
+        None => Ok(0),
+        Some(s) => fio_size(s).ok_or_else(|| format!("{k}={s}: not a count of blocks fio takes")),
+    };
+    let backlog = count("verify_backlog")?;
+    let batch = count("verify_backlog_batch")?;
+    if !checked {
+        return Ok((false, None));
+    }
+    if backlog > 0 && batch != 0 && batch != backlog {
+        return Err(format!(
+            "verify_backlog_batch={batch}: fio read back {batch} blocks per check of verify_backlog={backlog} writes, which drivelab's --verify-backlog N (every block written since the last check: fio's batch equal to verify_backlog, its default) cannot state; import results of jobs with verify_backlog_batch unset or equal to verify_backlog"
+        ));
+    }
+    notes.push(format!(
+        "fio checked its writes (verify={}{}) with its own block header: its read-back reads are this step's reads; drivelab verify cannot check the target against this result.",
+        method.unwrap_or_default(),
+        if backlog > 0 {
+            format!(", verify_backlog={backlog}")
+        } else {
+            String::new()
+        }
+    ));
+    Ok((true, (backlog > 0).then_some(backlog)))
 }
 
 /// The target as fio's options name it: a block device when it is one here or its
