@@ -246,45 +246,7 @@ impl Suite for Consistency {
     }
     fn report(&self, steps: &[StepRecord]) -> Report {
         let a = analyze(steps, self.window_s, self.round_s());
-        let mut metrics = Vec::new();
-        let w = format!("last {} s", a.scores.window_len_s);
-        metrics.extend(Metric::new(
-            format!("average IOPS ({w})"),
-            a.scores.avg_iops,
-            "IOPS",
-        ));
-        metrics.extend(Metric::new(
-            format!("average / standard deviation ({w})"),
-            a.scores.avg_over_stddev,
-            "ratio",
-        ));
-        metrics.extend(Metric::new(
-            format!("minimum IOPS ({w})"),
-            a.scores.min_iops,
-            "IOPS",
-        ));
-        metrics.extend(Metric::new(
-            "seconds with no completed I/O",
-            Some(a.scores.series_zero_seconds as f64),
-            "s",
-        ));
-        metrics.extend(Metric::new(
-            "end of the initial burst",
-            a.burst
-                .as_ref()
-                .map(|b| b.length_s.unwrap_or(b.at_s as f64)),
-            "s",
-        ));
-        metrics.extend(Metric::new(
-            "performance levels",
-            Some(a.levels.len() as f64),
-            "levels",
-        ));
-        metrics.extend(Metric::new(
-            "PTS steady state reached",
-            Some(if a.steady.reached { 1.0 } else { 0.0 }),
-            "bool",
-        ));
+        let metrics = headline_metrics(&a);
         let s = &a.scores;
         let mut table = format!(
             "drivelab consistency: 4K random writes QD{} over {}{} after {} fill pass(es), {}\n",
@@ -349,6 +311,51 @@ impl Suite for Consistency {
 }
 
 /// The finer series over the first [`HEAD_NS`] of a test of `len_ns`.
+/// The analysis' headline metrics, as the suite's summary carries them (a fio import
+/// of such a run carries the same, by the same names).
+pub fn headline_metrics(a: &ConsistencyAnalysis) -> Vec<Metric> {
+    let mut metrics = Vec::new();
+    let w = format!("last {} s", a.scores.window_len_s);
+    metrics.extend(Metric::new(
+        format!("average IOPS ({w})"),
+        a.scores.avg_iops,
+        "IOPS",
+    ));
+    metrics.extend(Metric::new(
+        format!("average / standard deviation ({w})"),
+        a.scores.avg_over_stddev,
+        "ratio",
+    ));
+    metrics.extend(Metric::new(
+        format!("minimum IOPS ({w})"),
+        a.scores.min_iops,
+        "IOPS",
+    ));
+    metrics.extend(Metric::new(
+        "seconds with no completed I/O",
+        Some(a.scores.series_zero_seconds as f64),
+        "s",
+    ));
+    metrics.extend(Metric::new(
+        "end of the initial burst",
+        a.burst
+            .as_ref()
+            .map(|b| b.length_s.unwrap_or(b.at_s as f64)),
+        "s",
+    ));
+    metrics.extend(Metric::new(
+        "performance levels",
+        Some(a.levels.len() as f64),
+        "levels",
+    ));
+    metrics.extend(Metric::new(
+        "PTS steady state reached",
+        Some(if a.steady.reached { 1.0 } else { 0.0 }),
+        "bool",
+    ));
+    metrics
+}
+
 fn head(len_ns: u64) -> Option<LogHead> {
     let len_ns = HEAD_NS.min(len_ns) / HEAD_INTERVAL_NS * HEAD_INTERVAL_NS;
     (len_ns > 0).then_some(LogHead {

@@ -1095,6 +1095,27 @@ mod tests {
         assert!(s["consistency"]["stalls"].is_array(), "{s}");
         assert!(s["fill"].is_null());
         assert_eq!(doc.target.kind, TargetKind::File);
+        // The analysis' headline metrics are the import's, by the consistency suite's
+        // names (one series analysed: no step name before them).
+        let a: FioAnalysis = doc.summary.as_ref().unwrap().analysis_as().unwrap();
+        let want = crate::consistency::headline_metrics(a.series[0].consistency.as_ref().unwrap());
+        let names: Vec<&str> = doc
+            .summary
+            .as_ref()
+            .unwrap()
+            .metrics
+            .iter()
+            .map(|m| m.name.as_str())
+            .collect();
+        assert!(want.len() >= 5, "{want:?}");
+        for m in &want {
+            assert!(
+                names.contains(&m.name.as_str()),
+                "{} not in {names:?}",
+                m.name
+            );
+        }
+        assert!(names.contains(&"PTS steady state reached"), "{names:?}");
     }
 
     /// The same run logged at 250 ms (as the published grids are): the series keeps its
