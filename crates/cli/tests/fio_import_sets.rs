@@ -713,6 +713,8 @@ fn fio_verify_backlog_imports_as_drivelabs_option_and_another_batch_is_refused()
     fio(p, &format!("{job}verify_backlog_batch=16\n"), "same.json");
     let o = run_in(p, &["import", "fio", "same.json", "--out", "same"]);
     assert!(o.status.success(), "{}", stderr(&o));
+}
+
 /// fio's own percentile `p` (ns) of the first job's read latency in a json+ result.
 fn fio_percentile(doc: &Value, p: &str) -> u64 {
     doc["jobs"][0]["read"]["clat_ns"]["percentile"][p]
