@@ -900,29 +900,21 @@ fn rewrite_journal(journal: &Path, last: Option<u64>, edit: impl Fn(&mut serde_j
 
 /// A write phase of `rounds` rounds of 64 blocks on a new loop device, into bundle `b`
 /// of a new folder, its journal on a tmpfs.
-fn write_on_a_loop_device(
-    rounds: &str,
-) -> (
-    Loop,
-    tempfile::TempDir,
-    tempfile::TempDir,
-    std::path::PathBuf,
-    std::process::Output,
-) {
+fn write_on_a_loop_device(rounds: &str) -> LoopWrite {
     write_on_a_loop_device_of(8 << 20, rounds)
 }
 
-/// [`write_on_a_loop_device`] on a loop device of `size` bytes.
-fn write_on_a_loop_device_of(
-    size: u64,
-    rounds: &str,
-) -> (
+/// A write phase's loop device, folder, journal's folder, journal and output.
+type LoopWrite = (
     Loop,
     tempfile::TempDir,
     tempfile::TempDir,
     std::path::PathBuf,
     std::process::Output,
-) {
+);
+
+/// [`write_on_a_loop_device`] on a loop device of `size` bytes.
+fn write_on_a_loop_device_of(size: u64, rounds: &str) -> LoopWrite {
     let lo = Loop::new(size, false);
     let dir = tempfile::tempdir().unwrap();
     let jdir = journal_dir();

@@ -143,7 +143,11 @@ fn write_cmd(a: &PowerlossArgs) -> Result<i32, Fail> {
             }
             let drive = DriveId::of(&t.info);
             // What its start holds before the rounds: a format made later shows at the check.
-            let signature = Some(powerloss::Probe::of(Path::new(&arg)));
+            let probe = powerloss::Probe::of(Path::new(&arg));
+            if let (1, powerloss::Probe::Unknown(why)) = (cycle, &probe) {
+                note(&format!("drivelab: note: the target's start cannot be probed ({why}): the check will find a filesystem made on it since only if it is ext2/3/4 (docs/powerloss.md)"));
+            }
+            let signature = Some(probe);
             j.append(&Record::Cycle {
                 cycle,
                 drive,
