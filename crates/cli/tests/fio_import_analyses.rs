@@ -166,3 +166,66 @@ fn a_logged_sequential_write_has_the_fill_suites_metrics() {
     assert_eq!(metric(&doc, "drop episodes"), Some(1.0), "{f}");
     assert_eq!(f["drop_count"], 1);
 }
+
+/// fio's iodepth sweep of 4K random reads (the null engine, one job, iodepth 1 to 32)
+/// has the metric names a `run peak` of that workload has, so `compare --force` puts
+/// the two knees on one row each (a fio import is not a peak run: without --force the
+/// refusal says so).
+#[test]
+fn a_fio_iodepth_sweep_lines_up_with_a_peak_run_in_compare() {
+    let d = tempfile::tempdir().unwrap();
+    let res = d.path().join("res");
+    std::fs::create_dir(&res).unwrap();
+    for q in [1, 2, 4, 8, 16, 32] {
+        fio(
+            &res,
+            &format!(
+                "[global]\nioengine=null\nsize=16m\nrw=randread\nbs=4k\ntime_based=1\n\
+                 runtime=1s\n[q{q}]\niodepth={q}\n"
+            ),
+            &format!("q{q}.json"),
+        );
+    }
+    std::fs::remove_file(res.join("job.fio")).unwrap();
+    let doc = imported(d.path());
+    assert!(
+        metric(&doc, "4K random read knee QD").is_some(),
+        "{}",
+        doc["summary"]
+    );
+    let p = d.path();
+    let o = run_in(
+        p,
+        &[
+            "run",
+            "peak",
+            "null",
+            "--short",
+            "--workloads",
+            "4k-randread",
+            "--max-qd",
+            "32",
+            "--no-db",
+            "--out",
+            "p",
+        ],
+    );
+    assert!(o.status.success(), "peak: {}", stderr(&o));
+    let o = run_in(p, &["compare", "p", "b"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("another suite: fio vs peak"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run_in(p, &["compare", "p", "b", "--force"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let table = common::stdout(&o);
+    for name in ["4K random read knee QD", "4K random read at knee"] {
+        let row = table
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("{name}: {table}"));
+        assert!(!row.trim_end().ends_with(" -"), "a ratio: {row}");
+    }
+}
