@@ -542,7 +542,7 @@ fn consistency_finds_the_end_of_the_burst_and_counts_the_levels_after_it() {
     assert_eq!(
         line.trim(),
         format!(
-            "performance levels: {} IOPS (% of the {counted} s after the initial burst's {at} s with more than 32 I/Os)",
+            "performance levels: {} IOPS (% of the {counted} s after the initial burst, from {at} s on, with more than 32 I/Os)",
             shares.join(", ")
         ),
         "{table}"

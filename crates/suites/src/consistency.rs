@@ -482,8 +482,8 @@ pub struct ConsistencyAnalysis {
 }
 
 /// The performance levels with their shares and what the shares are of: "27765 (60 %),
-/// 79922 (40 %) IOPS (% of the 1180 s after the initial burst's 20 s with more than 32
-/// I/Os)"; "-" without a level. The text summary's line.
+/// 79922 (40 %) IOPS (% of the 1180 s after the initial burst, from 20 s on, with more
+/// than 32 I/Os)"; "-" without a level. The text summary's line.
 pub fn levels_text(a: &ConsistencyAnalysis) -> String {
     levels_text_with(a, |iops| format!("{iops:.0}")).unwrap_or_else(|| "-".into())
 }

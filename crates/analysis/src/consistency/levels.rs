@@ -58,11 +58,12 @@ pub struct LevelScope {
 
 impl LevelScope {
     /// The seconds counted, in words, for "% of …": "the 107 s after the initial
-    /// burst's 13 s with more than 32 I/Os"; "the 120 s with I/O" for a run without
-    /// a burst, counted with no stall threshold.
+    /// burst, from 13 s on, with more than 32 I/Os" (`from_s`: the first whole second
+    /// after it, as the per-second series is cut); "the 120 s with I/O" for a run
+    /// without a burst, counted with no stall threshold.
     pub fn describe(&self) -> String {
         let after = if self.from_s > 0 {
-            format!(" after the initial burst's {} s", self.from_s)
+            format!(" after the initial burst, from {} s on,", self.from_s)
         } else {
             String::new()
         };
@@ -531,7 +532,7 @@ mod tests {
         assert_eq!(levels[0].seconds, scope.seconds);
         assert_eq!(
             scope.describe(),
-            "the 518 s after the initial burst's 60 s with more than 32 I/Os"
+            "the 518 s after the initial burst, from 60 s on, with more than 32 I/Os"
         );
     }
 

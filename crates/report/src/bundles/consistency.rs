@@ -406,7 +406,7 @@ fn phase_texts(drives: &[Drive]) -> Vec<String> {
 
 /// The performance levels with their shares and the seconds they are shares of, as the
 /// text summary says them: "12 000 (80 %), 3 000 (20 %) IOPS (% of the 3 540 s after the
-/// initial burst's 60 s with more than 32 I/Os)"; "–" without a level.
+/// initial burst, from 60 s on, with more than 32 I/Os)"; "–" without a level.
 fn levels_cell(d: &Drive) -> String {
     levels_text_with(&d.a, |iops| fmt_number(iops, 0)).unwrap_or_else(|| "–".into())
 }
