@@ -57,15 +57,25 @@ fn lengthen(p: &Path, n: u64, step_ms: u64, scale: impl Fn(u64, f64) -> f64) {
     std::fs::write(p, out).unwrap();
 }
 
-/// fio's result `p` as if its one job ran `ms` milliseconds (`dir`'s totals scaled).
-fn lengthen_result(p: &Path, dir: &str, ms: u64) {
+/// The sum of the values of fio's log `p` (after [`lengthen`]).
+fn log_sum(p: &Path) -> f64 {
+    std::fs::read_to_string(p)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split(", ").nth(1)?.parse::<f64>().ok())
+        .sum()
+}
+
+/// fio's result `p` as if its one job ran `ms` milliseconds and did `ios` I/Os of `bs`
+/// bytes in direction `dir` (the totals its lengthened logs add up to: scaling the short
+/// run's totals by time alone differs from the repeated rows by the short run's own
+/// partial windows, and the import rightly refuses logs that are not the job's).
+fn lengthen_result(p: &Path, dir: &str, ms: u64, ios: u64, bs: u64) {
     let mut v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
     let job = &mut v["jobs"][0];
-    let k = ms as f64 / job[dir]["runtime"].as_f64().unwrap().max(1.0);
-    for f in ["total_ios", "io_bytes", "io_kbytes"] {
-        let n = job[dir][f].as_f64().unwrap();
-        job[dir][f] = ((n * k).round() as u64).into();
-    }
+    job[dir]["total_ios"] = ios.into();
+    job[dir]["io_bytes"] = (ios * bs).into();
+    job[dir]["io_kbytes"] = (ios * bs / 1024).into();
     job[dir]["runtime"] = ms.into();
     job["job_runtime"] = ms.into();
     job["elapsed"] = (ms / 1000).into();
@@ -109,7 +119,9 @@ fn a_long_logged_random_write_has_the_consistency_suites_metrics() {
     ] {
         lengthen(&res.join(log), 600, 1000, |_, v| v);
     }
-    lengthen_result(&res.join("rw.json"), "write", 600_000);
+    // One-second windows of IOPS: each row's value is its window's I/Os.
+    let ios = log_sum(&res.join("rw_iops.1.log")).round() as u64;
+    lengthen_result(&res.join("rw.json"), "write", 600_000, ios, 4096);
     let doc = imported(d.path());
     let c = &doc["summary"]["analysis"]["series"][0]["consistency"];
     let w = c["scores"]["window_len_s"].as_u64().unwrap();
@@ -155,7 +167,10 @@ fn a_logged_sequential_write_has_the_fill_suites_metrics() {
     );
     let drop = |i: u64, v: f64| if (20..35).contains(&i) { v / 4.0 } else { v };
     lengthen(&res.join("fill_bw.1.log"), 40, 100, drop);
-    lengthen_result(&res.join("fill.json"), "write", 4000);
+    // 100 ms windows of KiB/s: a tenth of each row's value is its window's KiB.
+    let kib = log_sum(&res.join("fill_bw.1.log")) / 10.0;
+    let ios = (kib * 1024.0 / 131072.0).round() as u64;
+    lengthen_result(&res.join("fill.json"), "write", 4000, ios, 131072);
     let doc = imported(d.path());
     let f = &doc["summary"]["analysis"]["series"][0]["fill"]["fill"];
     assert!(f["overall_avg_mbps"].as_f64().unwrap() > 0.0, "{f}");
