@@ -13,6 +13,15 @@ fn parse(svg: &str) -> roxmltree::Document<'_> {
     roxmltree::Document::parse(svg).unwrap_or_else(|e| panic!("SVG is not well-formed XML: {e}"))
 }
 
+/// The chart's width, px.
+fn svg_width(doc: &roxmltree::Document<'_>) -> f64 {
+    doc.root_element()
+        .attribute("width")
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
 fn data_paths<'a>(doc: &'a roxmltree::Document<'a>) -> Vec<roxmltree::Node<'a, 'a>> {
     doc.descendants()
         .filter(|n| {
@@ -534,12 +543,7 @@ fn an_unlabelled_pair_of_one_drive_gets_distinct_legends_that_fit() {
     );
     assert!(texts[1].ends_with("… · 25 % OP"), "{texts:?}");
     // Each fits the chart's width (DejaVu Sans at 11 px, 0.6 em a glyph).
-    let width: f64 = doc
-        .root_element()
-        .attribute("width")
-        .unwrap()
-        .parse()
-        .unwrap();
+    let width = svg_width(&doc);
     for t in &texts {
         assert!(
             35.0 + t.chars().count() as f64 * 6.6 <= width,
@@ -584,12 +588,7 @@ fn vertical_line_labels_never_cover_each_other_or_leave_the_plot() {
     }
     let svg = render_svg(&c, &GroupPalette::for_charts([&c])).unwrap();
     let doc = parse(&svg);
-    let width: f64 = doc
-        .root_element()
-        .attribute("width")
-        .unwrap()
-        .parse()
-        .unwrap();
+    let width = svg_width(&doc);
     let mut spans: Vec<(f64, f64, f64, String)> = Vec::new();
     for t in doc.descendants().filter(|n| n.has_tag_name("text")) {
         let text = t.text().unwrap_or_default().to_string();
