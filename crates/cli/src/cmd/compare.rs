@@ -495,14 +495,14 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
         )));
     }
     if !differ.is_empty() {
-        let warn = format!(
-            "WARNING: {} of {} runs have a different configuration from the first (config hash \
-             differs): the ratios compare unlike tests (--force)",
+        // Said once, with the table it qualifies (on the terminal, a copy on stderr
+        // showed it twice).
+        crate::output::stdout::say_line(&format!(
+            "!!! WARNING: {} of {} runs have a different configuration from the first \
+             (config hash differs): the ratios compare unlike tests (--force)",
             differ.len(),
             sides.len()
-        );
-        eprintln!("{warn}");
-        crate::output::stdout::say_line(&format!("!!! {warn}"))?;
+        ))?;
     }
     for (side, name) in sides.iter_mut().zip(&a.label) {
         side.drive = name.clone();

@@ -716,8 +716,8 @@ pub fn import_set(inputs: &[Input], o: &Options) -> Result<RunDoc, String> {
             }),
             status: StepStatus::from(m.status),
             skip_reason: None,
-            started_at: Some(m.started_at.clone()),
-            finished_at: None,
+            started_at: fio_time(&m.started_at, 0),
+            finished_at: fio_time(&m.started_at, m.duration_ns),
             config: r.workload,
             sensors_start: Vec::new(),
             sensors_end: Vec::new(),
@@ -744,6 +744,16 @@ pub fn import_set(inputs: &[Input], o: &Options) -> Result<RunDoc, String> {
     }
     let series = super::series::analyse(&steps, &logged);
     finish(steps, (sets, series), notes, versions, inputs, o, target)
+}
+
+/// A job's time from fio's result: its start (`started_at`, RFC 3339) plus `after_ns`
+/// (its runtime, for its end); None when the result does not say when it ran (its start
+/// was read as 1970, the converter's "unknown").
+fn fio_time(started_at: &str, after_ns: u64) -> Option<String> {
+    let t = humantime::parse_rfc3339_weak(started_at).ok()?;
+    (t > std::time::UNIX_EPOCH).then(|| {
+        humantime::format_rfc3339_millis(t + std::time::Duration::from_nanos(after_ns)).to_string()
+    })
 }
 
 /// The inputs without repeats: a file given twice (by two paths, or inside a directory
@@ -847,11 +857,19 @@ fn finish(
     let mut seen = std::collections::HashSet::new();
     notes.retain(|n| seen.insert(n.clone()));
     let failed = steps.iter().any(|s| s.status != StepStatus::Complete);
-    let knobs = json!({
-        "source": if sources.len() == 1 { json!(sources[0]) } else { json!(sources) },
-        "fio_version": versions.first(), "drive": o.drive, "connection": o.connection,
-    });
-    // The run's time is fio's: its earliest start.
+    let knobs = serde_json::to_value(ImportKnobs {
+        source: match sources.as_slice() {
+            [one] => Sources::One(one.to_string()),
+            _ => Sources::Many(sources.iter().map(|s| s.to_string()).collect()),
+        },
+        fio_version: versions.first().cloned(),
+        drive: o.drive.map(str::to_string),
+        connection: o.connection.map(str::to_string),
+        logs: o.logs.map(|l| l.display().to_string()),
+    })
+    .map_err(|e| format!("the settings cannot be saved: {e}"))?;
+    // The run's time is fio's: its earliest start (the import's time when fio's results
+    // do not say when they ran); the bundle was last written now.
     let when = steps
         .iter()
         .filter_map(|s| s.started_at.clone())
@@ -884,8 +902,8 @@ fn finish(
         } else {
             BundleStatus::Complete
         },
-        created_at: when.clone(),
-        updated_at: when,
+        created_at: when,
+        updated_at: now,
         planned_steps: steps.len(),
         steps,
         summary: Some(Summary {
@@ -902,6 +920,64 @@ fn finish(
         notes,
         fleet: false,
     })
+}
+
+/// What an import records as its bundle's `knobs`: what was imported and the options
+/// given, all that `drivelab import fio` needs to import the same results again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImportKnobs {
+    /// The result files, as given (one, or several).
+    pub source: Sources,
+    /// The first result's fio version.
+    pub fio_version: Option<String>,
+    /// `--drive NAME`.
+    pub drive: Option<String>,
+    /// `--connection TEXT`.
+    pub connection: Option<String>,
+    /// `--logs DIR`, as given (None: each result's logs were looked for beside it; bundles
+    /// imported before it was recorded read None too).
+    #[serde(default)]
+    pub logs: Option<String>,
+}
+
+/// The result files an import read: one is recorded as a string, several as a list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Sources {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl ImportKnobs {
+    /// The knobs of an imported bundle; None for any other bundle (a run of fio by
+    /// drivelab, whose knobs are its suite's).
+    pub fn of(doc: &RunDoc) -> Option<ImportKnobs> {
+        if doc.suite != SUITE {
+            return None;
+        }
+        serde_json::from_value(doc.knobs.clone()).ok()
+    }
+
+    /// The result files, in the order imported.
+    pub fn sources(&self) -> Vec<&str> {
+        match &self.source {
+            Sources::One(s) => vec![s.as_str()],
+            Sources::Many(v) => v.iter().map(String::as_str).collect(),
+        }
+    }
+
+    /// The options of `drivelab import fio` that made the bundle, as (flag, value), in
+    /// the order `--help` lists them.
+    pub fn options(&self) -> Vec<(&'static str, &str)> {
+        [
+            ("--drive", &self.drive),
+            ("--connection", &self.connection),
+            ("--logs", &self.logs),
+        ]
+        .into_iter()
+        .filter_map(|(flag, v)| Some((flag, v.as_deref()?)))
+        .collect()
+    }
 }
 
 /// Whether a bundle is an import of fio results (its knobs name their `source`, as
