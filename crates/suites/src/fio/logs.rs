@@ -317,8 +317,7 @@ impl Files {
 
     /// The files of the `prefixes` a job named, `jobs` of each kind (see
     /// [`kind_files`]; `host`: a client's result's server); None when none is found (a
-    /// job with latency logs alone has no series; one with histogram logs alone has
-    /// theirs).
+    /// job with latency or histogram logs alone has its series from them).
     pub fn named(
         prefixes: &Prefixes,
         jobs: u32,
@@ -337,7 +336,10 @@ impl Files {
             clat: of(&prefixes.lat, "clat")?,
             hist: of(&prefixes.hist, "clat_hist")?,
         };
-        Ok((!f.iops.is_empty() || !f.bw.is_empty() || !f.hist.is_empty()).then_some(f))
+        let any = [&f.iops, &f.bw, &f.lat, &f.clat, &f.hist]
+            .iter()
+            .any(|v| !v.is_empty());
+        Ok(any.then_some(f))
     }
 
     /// Files found in `dir` (the first prefix with an iops log), for `drivelab import`.
