@@ -745,6 +745,19 @@ fn coarse_histogram_logs_import_with_fios_percentiles_within_a_column() {
             assert!(w[k].2.is_some(), "window {k} has no p99");
         }
     }
+    // Logs of another coarseness than the job names are another job's: refused in one
+    // line naming the log.
+    let (two, six) = (d.path().join("many2"), d.path().join("many6"));
+    std::fs::copy(six.join("a_clat_hist.1.log"), two.join("a_clat_hist.1.log")).unwrap();
+    let o = run_in(&two, &["import", "fio", "a.json", "--out", "c"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(
+        e.contains("a_clat_hist.1.log: its rows have 29 columns (log_hist_coarseness=6) but the job names log_hist_coarseness=2"),
+        "{e}"
+    );
+    assert!(!two.join("c").exists());
 }
 
 /// The rows of fio's per-I/O log `p`: (time ms, value, ddir).

@@ -590,6 +590,7 @@ fn read_input(
             .map_err(named)?,
         )
         .filter(|&h| h > 0);
+        check_coarseness(&job, global, logs.as_ref()).map_err(named)?;
         if logs.as_ref().is_some_and(JobLogs::hist_only) {
             match (hist_ms, w.bs.len()) {
                 // The series is the histogram logs', on their windows.
@@ -635,6 +636,32 @@ fn read_input(
         ));
     }
     Ok(v)
+}
+
+/// The job's `log_hist_coarseness` (0…6, as fio takes it) must be its histogram logs'
+/// (read from their rows' width): logs of another coarseness are another job's.
+fn check_coarseness(job: &Job, global: &FioOptions, logs: Option<&JobLogs>) -> Result<(), String> {
+    let named = whole(
+        opt(job, global, "log_hist_coarseness"),
+        "log_hist_coarseness",
+        0,
+        (0, u64::from(super::bins::MAX_COARSENESS)),
+    )?;
+    let Some(l) = logs.filter(|l| l.hist.iter().any(|f| !f.is_empty())) else {
+        return Ok(());
+    };
+    let rows = l.hist_coarseness()?;
+    if u64::from(rows) != named {
+        let p = l
+            .hist_files
+            .first()
+            .map_or(String::new(), |p| p.display().to_string());
+        return Err(format!(
+            "{p}: its rows have {} columns (log_hist_coarseness={rows}) but the job names log_hist_coarseness={named}: they are not this job's logs",
+            super::bins::columns(rows)
+        ));
+    }
+    Ok(())
 }
 
 /// The bundle document of one fio result (`text`: the output file; `logs`: a directory
