@@ -34,7 +34,7 @@ pub struct HistRow {
     pub counts: Vec<u64>,
 }
 
-fn num(s: &str, what: &str, line: usize) -> Result<u64, String> {
+pub(super) fn num(s: &str, what: &str, line: usize) -> Result<u64, String> {
     s.trim()
         .parse()
         .map_err(|_| format!("line {line}: {what} '{}' is not a whole number", s.trim()))
@@ -62,7 +62,7 @@ pub fn parse_rows(text: &str) -> Result<Vec<Row>, String> {
 
 /// A row's time (ms): refused beyond 2^64 ns (584 years), which no log of a run holds
 /// (Unix-epoch times are about 1.7e12 ms).
-fn time_ms(s: &str, line: usize) -> Result<u64, String> {
+pub(super) fn time_ms(s: &str, line: usize) -> Result<u64, String> {
     let t = num(s, "time", line)?;
     if t > u64::MAX / 1_000_000 {
         return Err(format!(

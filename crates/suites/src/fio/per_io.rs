@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
-use super::logs::Row;
+use super::logs::{self, Row};
 
 /// The most bytes of one per-I/O log read (a million I/Os a second for ten minutes is
 /// about 15 GB): beyond it the log is refused, naming it.
@@ -131,23 +131,19 @@ fn aggregate(r: impl Read, grid: Grid) -> Result<Windows, String> {
     Ok(w)
 }
 
-/// A row's time (ms), value, ddir and block size.
+/// A row's time (ms), value, ddir and block size (read as [`logs::parse_rows`] reads
+/// them).
 fn fields(line: &str, no: usize) -> Result<(u64, u64, u64, u64), String> {
-    let mut f = line.split(',').map(str::trim);
-    let mut next = |what: &str| -> Result<u64, String> {
-        let s = f
-            .next()
-            .ok_or_else(|| format!("line {no}: not 'time, value, ddir, bs, …'"))?;
-        s.parse()
-            .map_err(|_| format!("line {no}: {what} '{s}' is not a whole number"))
-    };
-    let t = next("time")?;
-    if t > u64::MAX / 1_000_000 {
-        return Err(format!(
-            "line {no}: the time {t} ms is beyond 2^64 ns (584 years): not a time of a run"
-        ));
+    let f: Vec<&str> = line.splitn(5, ',').collect();
+    if f.len() < 4 {
+        return Err(format!("line {no}: not 'time, value, ddir, bs, …'"));
     }
-    Ok((t, next("value")?, next("ddir")?, next("bs")?))
+    Ok((
+        logs::time_ms(f[0], no)?,
+        logs::num(f[1], "value", no)?,
+        logs::num(f[2], "ddir", no)?,
+        logs::num(f[3], "bs", no)?,
+    ))
 }
 
 #[cfg(test)]
