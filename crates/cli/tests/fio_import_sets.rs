@@ -793,4 +793,148 @@ fn coarse_histogram_logs_import_with_fios_percentiles_within_a_column() {
             assert!(w[k].2.is_some(), "window {k} has no p99");
         }
     }
+    // Logs of another coarseness than the job names are another job's: refused in one
+    // line naming the log.
+    let (two, six) = (d.path().join("many2"), d.path().join("many6"));
+    std::fs::copy(six.join("a_clat_hist.1.log"), two.join("a_clat_hist.1.log")).unwrap();
+    let o = run_in(&two, &["import", "fio", "a.json", "--out", "c"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(
+        e.contains("a_clat_hist.1.log: its rows have 29 columns (log_hist_coarseness=6) but the job names log_hist_coarseness=2"),
+        "{e}"
+    );
+    assert!(!two.join("c").exists());
+}
+
+/// The rows of fio's per-I/O log `p`: (time ms, value, ddir).
+fn per_io_rows(p: &Path) -> Vec<(u64, u64, u64)> {
+    std::fs::read_to_string(p)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<u64> = l.split(',').map(|x| x.trim().parse().unwrap()).collect();
+            (f[0], f[1], f[2])
+        })
+        .collect()
+}
+
+/// A job with latency logs alone (real fio 3.33 runs) has its series from them: logged
+/// for every I/O (no `log_avg_msec`), each second's I/Os are its rows and its latency
+/// their mean; averaged (`log_avg_msec=500`), each window's mean latency is its row's
+/// and its I/Os are estimated by Little's law (in proportion to 1 / latency), adding
+/// up to the job's. The notes say where the series came from.
+#[test]
+fn latency_logs_alone_give_the_series() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("per-io");
+    let doc = fio_logged(&p, 3, "write_lat_log=a\n");
+    let o = run_in(&p, &["import", "fio", "a.json", "--out", "b"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = read_json(&p.join("b/run.json"));
+    let (iv, w) = windows(&run);
+    assert_eq!(iv, 1000);
+    let recs = &run["steps"][0]["run"]["series"]["records"];
+    let rows = per_io_rows(&p.join("a_lat.1.log"));
+    let clat = per_io_rows(&p.join("a_clat.1.log"));
+    let total = doc["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
+    assert_eq!(rows.len() as u64, total);
+    for k in 0..w.len() - 1 {
+        let in_k = |r: &&(u64, u64, u64)| r.0 / 1000 == k as u64;
+        assert_eq!(
+            w[k].0,
+            rows.iter().filter(in_k).count() as u64,
+            "window {k}"
+        );
+        let c: Vec<u64> = clat.iter().filter(in_k).map(|r| r.1).collect();
+        let mean = c.iter().sum::<u64>() as f64 / c.len() as f64;
+        let got = recs[k]["read"]["lat_mean_ns"].as_f64().unwrap();
+        assert!(
+            (got - mean).abs() <= 1.0,
+            "window {k}: {got} against {mean}"
+        );
+    }
+    assert_eq!(w.iter().map(|x| x.0).sum::<u64>(), total);
+    let notes = run["steps"][0]["run"]["notes"].to_string();
+    assert!(notes.contains("per-I/O latency logs' ("), "{notes}");
+    assert!(notes.contains("a_lat.1.log"), "{notes}");
+
+    let p = d.path().join("averaged");
+    let doc = fio_logged(&p, 3, "write_lat_log=a\nlog_avg_msec=500\n");
+    let o = run_in(&p, &["import", "fio", "a.json", "--out", "b"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = read_json(&p.join("b/run.json"));
+    let (iv, w) = windows(&run);
+    assert_eq!(iv, 500);
+    let total = doc["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
+    assert_eq!(w.iter().map(|x| x.0).sum::<u64>(), total);
+    assert!(w.iter().all(|x| x.0 > 0), "{w:?}");
+    let recs = &run["steps"][0]["run"]["series"]["records"];
+    let lat: Vec<f64> = (0..w.len())
+        .map(|k| recs[k]["read"]["lat_mean_ns"].as_f64().unwrap())
+        .collect();
+    // I/Os × latency is the same in every whole window (the in-flight I/Os), to
+    // rounding; the last window also takes the unlogged rest.
+    let inflight: Vec<f64> = (0..w.len() - 1).map(|k| w[k].0 as f64 * lat[k]).collect();
+    let (lo, hi) = inflight
+        .iter()
+        .fold((f64::MAX, 0f64), |(a, b), &x| (a.min(x), b.max(x)));
+    assert!(hi / lo < 1.01, "{inflight:?}");
+    let notes = run["steps"][0]["run"]["notes"].to_string();
+    assert!(
+        notes.contains("I/Os are estimated from fio's averaged latency logs"),
+        "{notes}"
+    );
+}
+
+/// Rate logs that cannot be this job's are refused in one line naming the log and why
+/// (exit 2, nothing written): averaged iops rows past the job's end, or holding far
+/// more I/Os than it did; a per-I/O log with an I/O long after its first.
+#[test]
+fn unusable_rate_logs_are_refused_naming_the_file_and_why() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("avg");
+    fio_logged(
+        &p,
+        2,
+        "write_iops_log=a\nwrite_bw_log=a\nlog_avg_msec=500\n",
+    );
+    let log = p.join("a_iops.1.log");
+    let good = std::fs::read_to_string(&log).unwrap();
+    let refused = |p: &Path, want: &[&str]| {
+        let o = run_in(p, &["import", "fio", "a.json", "--out", "c"]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        let e = stderr(&o);
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+        for w in want {
+            assert!(e.contains(w), "{w}: {e}");
+        }
+        assert!(!p.join("c").exists());
+    };
+    // Rows past the job's end.
+    std::fs::write(&log, format!("{good}9500, 100, 0, 0, 0\n")).unwrap();
+    refused(
+        &p,
+        &["a_iops.1.log: the logs run for", "not this job's logs"],
+    );
+    // Three times the I/Os.
+    let tripled: String = good
+        .lines()
+        .map(|l| {
+            let mut f: Vec<String> = l.split(',').map(|x| x.trim().to_string()).collect();
+            f[1] = (f[1].parse::<u64>().unwrap() * 3).to_string();
+            f.join(", ") + "\n"
+        })
+        .collect();
+    std::fs::write(&log, tripled).unwrap();
+    refused(&p, &["a_iops.1.log: the logs hold", "not this job's logs"]);
+    // A per-I/O log with an I/O an hour after its first.
+    let p = d.path().join("per-io");
+    fio_logged(&p, 2, "write_lat_log=a\n");
+    let log = p.join("a_lat.1.log");
+    let text = std::fs::read_to_string(&log).unwrap();
+    std::fs::write(&log, format!("{text}3600000, 5000, 0, 4096, 0\n")).unwrap();
+    refused(&p, &["a_lat.1.log: line ", "an I/O at 3600000 ms"]);
 }

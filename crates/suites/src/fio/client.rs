@@ -520,7 +520,7 @@ fn check_host(
             m.display()
         ));
     }
-    let logs = JobLogs::read(&files).map_err(|e| format!("host {who}: {e}"))?;
+    let logs = JobLogs::read(&files, None).map_err(|e| format!("host {who}: {e}"))?;
     if ended.stopped {
         return Err(format!("host {who}: interrupted"));
     }

@@ -14,6 +14,8 @@ use drivelab_engine::spec::Workload;
 use super::bins::{self, Scalars};
 use super::json::{Dir, Job, Lat};
 use super::logs::{self, Files, HistRow, Row};
+use super::per_io;
+use std::path::PathBuf;
 
 /// One direction's latency as fio gave it: dense bins (json+) and scalars.
 struct DirLat {
@@ -187,19 +189,127 @@ pub struct JobLogs {
     pub clat: Vec<Vec<Row>>,
     pub hist: Vec<Vec<HistRow>>,
     /// The histogram logs' files (one per job), to name them.
-    pub hist_files: Vec<std::path::PathBuf>,
+    pub hist_files: Vec<PathBuf>,
+    /// The files the rates (`iops`, `bw`) came from, to name them: the iops logs, else
+    /// the bw logs, else the latency logs.
+    pub rate_files: Vec<PathBuf>,
+    /// What the rates were read from.
+    pub source: LogSource,
+}
+
+/// What a job's rates (`JobLogs::iops`, `bw`) were read from.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub enum LogSource {
+    /// fio's iops / bw logs averaged over `log_avg_msec` (or none).
+    #[default]
+    Averaged,
+    /// fio's per-I/O iops / bw logs (`log_avg_msec=0`), counted on the series' windows.
+    PerIo,
+    /// fio's per-I/O latency logs (no iops or bw logs, `log_avg_msec=0`): each window's
+    /// I/Os are its rows, its bytes their block sizes, its latency their mean.
+    PerIoLatency,
 }
 
 impl JobLogs {
-    pub fn read(f: &Files) -> Result<JobLogs, String> {
+    /// The logs of `f`; `per_io`: fio logged every I/O (`log_avg_msec=0`), put on
+    /// these windows as they are read ([`per_io`]).
+    pub fn read(f: &Files, per_io: Option<per_io::Grid>) -> Result<JobLogs, String> {
+        let hist = logs::read_hist(&f.hist)?;
+        let rate_files = [&f.iops, &f.bw, &f.lat, &f.clat]
+            .into_iter()
+            .find(|v| !v.is_empty())
+            .cloned()
+            .unwrap_or_default();
+        let Some(g) = per_io else {
+            return Ok(JobLogs {
+                iops: logs::read_rows(&f.iops)?,
+                bw: logs::read_rows(&f.bw)?,
+                lat: logs::read_rows(&f.lat)?,
+                clat: logs::read_rows(&f.clat)?,
+                hist,
+                hist_files: f.hist.clone(),
+                rate_files,
+                source: LogSource::Averaged,
+            });
+        };
+        let win = |v: &[PathBuf]| {
+            v.iter()
+                .map(|p| per_io::read(p, g))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        let (lat, clat) = (win(&f.lat)?, win(&f.clat)?);
+        // A row per I/O, its block size in it: any of the logs counts the I/Os and
+        // their bytes (the iops log first, else the bw log, else a latency log).
+        let rates = match (win(&f.iops)?, win(&f.bw)?) {
+            (i, _) if !i.is_empty() => i,
+            (_, b) if !b.is_empty() => b,
+            _ => Vec::new(),
+        };
+        let (counted, source) = if !rates.is_empty() {
+            (&rates, LogSource::PerIo)
+        } else if !lat.is_empty() {
+            (&lat, LogSource::PerIoLatency)
+        } else {
+            (&clat, LogSource::PerIoLatency)
+        };
         Ok(JobLogs {
-            iops: logs::read_rows(&f.iops)?,
-            bw: logs::read_rows(&f.bw)?,
-            lat: logs::read_rows(&f.lat)?,
-            clat: logs::read_rows(&f.clat)?,
-            hist: logs::read_hist(&f.hist)?,
+            iops: counted.iter().map(per_io::Windows::iops).collect(),
+            bw: counted.iter().map(per_io::Windows::bw).collect(),
+            lat: lat.iter().map(per_io::Windows::mean).collect(),
+            clat: clat.iter().map(per_io::Windows::mean).collect(),
+            hist,
             hist_files: f.hist.clone(),
+            rate_files,
+            source,
         })
+    }
+
+    /// Only averaged latency logs (no iops, bw or histogram rows): their rows hold each
+    /// window's mean latency, not its I/Os.
+    pub fn latency_only(&self) -> bool {
+        self.iops.is_empty()
+            && self.bw.is_empty()
+            && self.hist.iter().all(Vec::is_empty)
+            && self.lat.iter().chain(&self.clat).any(|f| !f.is_empty())
+    }
+
+    /// The logs of a job that wrote only averaged latency logs, with iops and bw rows
+    /// estimated from each row's mean latency by Little's law: a window's I/Os per
+    /// second are the job's mean I/Os in flight (`inflight`, per direction: its totals'
+    /// latency × I/Os ÷ runtime, shared by its `jobs` files) over the window's mean
+    /// latency; its KiB/s those times the job's mean I/O size (`io_size`, bytes). The
+    /// logs used are `lat` ([`lat_logs`]).
+    fn rates_from_latency(
+        &self,
+        lat: &[Vec<Row>],
+        inflight: [f64; 2],
+        io_size: [f64; 2],
+    ) -> JobLogs {
+        let files = lat.len().max(1) as f64;
+        let rows = |size: Option<[f64; 2]>| -> Vec<Vec<Row>> {
+            lat.iter()
+                .map(|f| {
+                    f.iter()
+                        .filter(|r| r.ddir < 2 && r.value > 0)
+                        .map(|r| {
+                            let d = r.ddir as usize;
+                            let per_s = inflight[d] / files * 1e9 / r.value as f64;
+                            let v = size.map_or(per_s, |s| per_s * s[d] / 1024.0);
+                            Row {
+                                t_ms: r.t_ms,
+                                value: v.round() as u64,
+                                ddir: r.ddir,
+                            }
+                        })
+                        .collect()
+                })
+                .collect()
+        };
+        JobLogs {
+            iops: rows(None),
+            bw: rows(Some(io_size)),
+            ..self.clone()
+        }
     }
     /// The histogram logs' `log_hist_coarseness` (0 without rows): every file's rows
     /// have one width, else the logs are not one job's.
@@ -535,11 +645,10 @@ fn lat_per_window(
 
 /// The histogram logs' files, named in a message: the one, or the first … the last.
 fn hist_files(l: &JobLogs) -> String {
-    match l.hist_files.as_slice() {
-        [] => "the histogram logs".into(),
-        [one] => one.display().to_string(),
-        [first, .., last] => format!("{} … {}", first.display(), last.display()),
+    if l.hist_files.is_empty() {
+        return "the histogram logs".into();
     }
+    files_named(&l.hist_files)
 }
 
 /// Whether histogram rows every `hist_ms` sit each inside one of the series' windows of
@@ -678,7 +787,9 @@ fn interval_dir(
 
 /// The series on the grid of the workload's interval (fio's `log_avg_msec`; for a job
 /// that wrote histogram logs alone, their `log_hist_msec`: the series is made from
-/// their rows, [`JobLogs::rates_from_hist`]).
+/// their rows, [`JobLogs::rates_from_hist`]; for one that wrote averaged latency logs
+/// alone, estimated from them, [`JobLogs::rates_from_latency`]). A refusal names the
+/// logs it is about.
 fn series(
     job: &Job,
     l: &JobLogs,
@@ -689,8 +800,32 @@ fn series(
     notes: &mut Vec<String>,
 ) -> Result<(Series, Option<u64>), String> {
     let iv = (cx.workload.log_interval_ns / 1_000_000).max(1);
+    if l.latency_only() {
+        let mut kinds = Vec::new();
+        let lat = lat_logs(l, rl.clat || wl.clat, &mut kinds);
+        let secs = elapsed_ms.max(1) as f64 / 1000.0;
+        let per = |d: &DirLat, dir: &Dir| {
+            let inflight = d.scalars.mean_ns * d.scalars.n as f64 / (secs * 1e9);
+            (inflight, dir.io_bytes as f64 / dir.total_ios.max(1) as f64)
+        };
+        let (r, w) = (per(rl, &job.read), per(wl, &job.write));
+        let est = l.rates_from_latency(lat, [r.0, w.0], [r.1, w.1]);
+        notes.push(format!(
+            "The series' I/Os are estimated from fio's averaged latency logs ({}; {iv} ms windows; the job wrote no iops, bw or histogram logs, and an averaged latency row holds its window's mean latency, not its I/Os): a window's I/Os per second are the job's mean I/Os in flight (its totals' latency × I/Os ÷ runtime: Little's law) over the window's mean latency, its bytes those times the job's mean I/O size, all scaled to the totals.",
+            files_named(&l.rate_files)
+        ));
+        return series_on(job, &est, iv, elapsed_ms, cx, (rl, wl), notes)
+            .map_err(|e| named(&l.rate_files, e));
+    }
     if !l.hist_only() {
-        return series_on(job, l, iv, elapsed_ms, cx, (rl, wl), notes);
+        if l.source == LogSource::PerIoLatency {
+            notes.push(format!(
+                "The series is fio's per-I/O latency logs' ({}; the job wrote no iops or bw logs, log_avg_msec=0): each {iv} ms window's I/Os are its rows, its bytes their block sizes, its latency their mean.",
+                files_named(&l.rate_files)
+            ));
+        }
+        return series_on(job, l, iv, elapsed_ms, cx, (rl, wl), notes)
+            .map_err(|e| named(&l.rate_files, e));
     }
     let bs = match cx.workload.bs.as_slice() {
         [one] => Some(one.bytes),
@@ -712,16 +847,32 @@ fn series(
     notes.push(format!(
         "The series is fio's histogram logs' ({h} ms windows; the job wrote no iops or bw logs): each window's I/Os are its rows' counts, its bytes those times the block size."
     ));
-    // A refusal names the logs it is about.
-    series_on(job, &from_hist, iv, elapsed_ms, cx, (rl, wl), notes).map_err(|e| {
-        let e = e.trim_start_matches("--logs: ");
-        let files = hist_files(l);
-        if e.starts_with(&files) {
-            e.to_string()
-        } else {
-            format!("{files}: {e}")
-        }
-    })
+    series_on(job, &from_hist, iv, elapsed_ms, cx, (rl, wl), notes)
+        .map_err(|e| named(&l.hist_files, e))
+}
+
+/// Log files named in a message: the one, or the first … the last.
+fn files_named(files: &[PathBuf]) -> String {
+    match files {
+        [] => "the logs".into(),
+        [one] => one.display().to_string(),
+        [first, .., last] => format!("{} … {}", first.display(), last.display()),
+    }
+}
+
+/// A refusal about logs, opening with the `files` it is about (unless it names them
+/// already: a histogram log's own refusal).
+fn named(files: &[PathBuf], e: String) -> String {
+    let f = files_named(files);
+    if e.starts_with(&f)
+        || files
+            .iter()
+            .any(|p| e.starts_with(&p.display().to_string()))
+    {
+        e
+    } else {
+        format!("{f}: {e}")
+    }
 }
 
 /// [`series`] from logs with rates (fio's, or made from its histogram rows), on
@@ -870,7 +1021,7 @@ fn check_span(
     match last {
         // (The last, partial window may be closed by a final row.)
         Some(k) if k > n => Err(format!(
-            "--logs: the logs run for {} s but the job ran {:.1} s: they are not this job's logs",
+            "the logs run for {} s but the job ran {:.1} s: they are not this job's logs",
             (k as u64 + 1) * iv / 1000,
             elapsed_ms as f64 / 1000.0
         )),
@@ -889,7 +1040,7 @@ fn check_logged_ops(ops: &[u64], iv: u64, total: u64, jobs: u32) -> Result<(), S
     let slack = (ops.len() as u64 * u64::from(jobs.max(1))).saturating_mul(iv / 1000 + 1);
     let refuse = |what: &str| {
         Err(format!(
-            "--logs: the logs hold {} where the job did {}{what}: they are not this job's logs",
+            "the logs hold {} where the job did {}{what}: they are not this job's logs",
             ios(logged),
             ios(total)
         ))

@@ -19,6 +19,7 @@ use drivelab_engine::target::{TargetInfo, TargetKind};
 use super::convert::{self, Context, JobLogs};
 use super::json::{self, FioOptions, Job, Output, FIO_MAX_JOBS};
 use super::logs::{Files, Prefixes};
+use super::per_io;
 use crate::bundle::{
     now_rfc3339, BundleStatus, Metric, RunDoc, StepRecord, StepStatus, Summary,
     BUNDLE_SCHEMA_VERSION,
@@ -201,7 +202,11 @@ pub fn workload_of(
         } else {
             DataPattern::Random
         },
-        log_interval_ns: num("log_avg_msec", 1000, (0, 86_400_000))?.max(1) * 1_000_000,
+        // fio's default, 0, logs every I/O: those logs go on windows of a second.
+        log_interval_ns: match num("log_avg_msec", 0, (0, 86_400_000))? {
+            0 => PER_IO_WINDOW_MS,
+            ms => ms,
+        } * 1_000_000,
         log_head: None,
         align_bytes: 512,
         continue_on_error: o("continue_on_error").is_some_and(|v| v != "none" && v != "0"),
@@ -383,6 +388,21 @@ fn numjobs(job: &Job, global: &FioOptions) -> u32 {
     json::numjobs(job, global) as u32
 }
 
+/// The windows of a series made from per-I/O logs (a job whose `log_avg_msec` is 0,
+/// fio's default), ms.
+const PER_IO_WINDOW_MS: u64 = 1000;
+
+/// The windows a job's logs go on when fio logged every I/O (its `log_avg_msec` is 0 or
+/// unset), None when fio averaged them.
+fn per_io_grid(job: &Job, global: &FioOptions) -> Option<per_io::Grid> {
+    let avg = opt(job, global, "log_avg_msec").map_or(Some(0), |v| v.trim().parse::<u64>().ok());
+    let runtime_ms = job.read.runtime.max(job.write.runtime);
+    (avg == Some(0)).then(|| per_io::Grid {
+        iv_ms: PER_IO_WINDOW_MS,
+        max_windows: (runtime_ms / PER_IO_WINDOW_MS + 3) as usize,
+    })
+}
+
 /// The file's results: its entries, those of one job section reported one by one
 /// added up as the file was read ([`json::Grouper`]), each with the number of entries
 /// it adds up.
@@ -414,7 +434,7 @@ fn logs_of(
     let named: Vec<Prefixes> = results.iter().map(|r| prefixes(&r.0, global)).collect();
     if named.iter().all(Prefixes::is_empty) {
         return match o.logs {
-            Some(d) if o.single => unnamed_logs(d, results.len()),
+            Some(d) if o.single => unnamed_logs(d, results, global),
             Some(d) => {
                 // Logs named by no result are no one result's among several.
                 notes.push(format!(
@@ -465,28 +485,37 @@ fn logs_of(
             }
             Err(e) => return Err(format!("job '{}': {e}", job.jobname)),
         };
-        out.push(Some(JobLogs::read(&files)?));
+        out.push(Some(JobLogs::read(&files, per_io_grid(job, global))?));
     }
     Ok(out)
 }
 
 /// Logs in `dir` found without a prefix (a result whose options name none): one set
 /// for one result, else one file per result.
-fn unnamed_logs(dir: &Path, results: usize) -> Result<Vec<Option<JobLogs>>, String> {
+fn unnamed_logs(
+    dir: &Path,
+    results: &[(Job, usize)],
+    global: &FioOptions,
+) -> Result<Vec<Option<JobLogs>>, String> {
     let f = Files::find(dir)?;
-    let per = results > 1;
-    if per && f.iops.len() != results {
+    let per = results.len() > 1;
+    if per && f.iops.len() != results.len() {
         return Err(format!(
-            "--logs: the result holds {results} jobs but {} has {} {}; give the logs of this run (one per job, or group_reporting=1)",
+            "--logs: the result holds {} jobs but {} has {} {}; give the logs of this run (one per job, or group_reporting=1)",
+            results.len(),
             dir.display(),
             f.iops.len(),
             if f.iops.len() == 1 { "iops log" } else { "iops logs" }
         ));
     }
-    (0..results)
+    (0..results.len())
         .map(|i| {
-            let files = if per { f.job(i, results) } else { f.clone() };
-            JobLogs::read(&files).map(Some)
+            let files = if per {
+                f.job(i, results.len())
+            } else {
+                f.clone()
+            };
+            JobLogs::read(&files, per_io_grid(&results[i].0, global)).map(Some)
         })
         .collect()
 }
@@ -600,6 +629,7 @@ fn read_input(
             .map_err(named)?,
         )
         .filter(|&h| h > 0);
+        check_coarseness(&job, global, logs.as_ref()).map_err(named)?;
         if logs.as_ref().is_some_and(JobLogs::hist_only) {
             match (hist_ms, w.bs.len()) {
                 // The series is the histogram logs', on their windows.
@@ -645,6 +675,32 @@ fn read_input(
         ));
     }
     Ok(v)
+}
+
+/// The job's `log_hist_coarseness` (0…6, as fio takes it) must be its histogram logs'
+/// (read from their rows' width): logs of another coarseness are another job's.
+fn check_coarseness(job: &Job, global: &FioOptions, logs: Option<&JobLogs>) -> Result<(), String> {
+    let named = whole(
+        opt(job, global, "log_hist_coarseness"),
+        "log_hist_coarseness",
+        0,
+        (0, u64::from(super::bins::MAX_COARSENESS)),
+    )?;
+    let Some(l) = logs.filter(|l| l.hist.iter().any(|f| !f.is_empty())) else {
+        return Ok(());
+    };
+    let rows = l.hist_coarseness()?;
+    if u64::from(rows) != named {
+        let p = l
+            .hist_files
+            .first()
+            .map_or(String::new(), |p| p.display().to_string());
+        return Err(format!(
+            "{p}: its rows have {} columns (log_hist_coarseness={rows}) but the job names log_hist_coarseness={named}: they are not this job's logs",
+            super::bins::columns(rows)
+        ));
+    }
+    Ok(())
 }
 
 /// The bundle document of one fio result (`text`: the output file; `logs`: a directory

@@ -133,7 +133,7 @@ fn read_back(
     let files = Files::expected(prefix, step.workload.numjobs, "");
     let missing = files.missing();
     let logs = if missing.is_empty() {
-        Some(JobLogs::read(&files)?)
+        Some(JobLogs::read(&files, None)?)
     } else {
         None
     };

@@ -34,7 +34,7 @@ pub struct HistRow {
     pub counts: Vec<u64>,
 }
 
-fn num(s: &str, what: &str, line: usize) -> Result<u64, String> {
+pub(super) fn num(s: &str, what: &str, line: usize) -> Result<u64, String> {
     s.trim()
         .parse()
         .map_err(|_| format!("line {line}: {what} '{}' is not a whole number", s.trim()))
@@ -62,7 +62,7 @@ pub fn parse_rows(text: &str) -> Result<Vec<Row>, String> {
 
 /// A row's time (ms): refused beyond 2^64 ns (584 years), which no log of a run holds
 /// (Unix-epoch times are about 1.7e12 ms).
-fn time_ms(s: &str, line: usize) -> Result<u64, String> {
+pub(super) fn time_ms(s: &str, line: usize) -> Result<u64, String> {
     let t = num(s, "time", line)?;
     if t > u64::MAX / 1_000_000 {
         return Err(format!(
@@ -317,8 +317,7 @@ impl Files {
 
     /// The files of the `prefixes` a job named, `jobs` of each kind (see
     /// [`kind_files`]; `host`: a client's result's server); None when none is found (a
-    /// job with latency logs alone has no series; one with histogram logs alone has
-    /// theirs).
+    /// job with latency or histogram logs alone has its series from them).
     pub fn named(
         prefixes: &Prefixes,
         jobs: u32,
@@ -337,7 +336,10 @@ impl Files {
             clat: of(&prefixes.lat, "clat")?,
             hist: of(&prefixes.hist, "clat_hist")?,
         };
-        Ok((!f.iops.is_empty() || !f.bw.is_empty() || !f.hist.is_empty()).then_some(f))
+        let any = [&f.iops, &f.bw, &f.lat, &f.clat, &f.hist]
+            .iter()
+            .any(|v| !v.is_empty());
+        Ok(any.then_some(f))
     }
 
     /// Files found in `dir` (the first prefix with an iops log), for `drivelab import`.

@@ -1,6 +1,6 @@
 //! fio as another way in and out of drivelab: a suite's steps as fio job files
 //! ([`jobfile`]), fio's JSON / json+ results and per-second logs read back into
-//! drivelab's step results ([`json`], [`bins`], [`logs`], [`convert`]), a fio result
+//! drivelab's step results ([`json`], [`bins`], [`logs`], [`per_io`], [`convert`]), a fio result
 //! imported as a bundle ([`import`]), a suite run locally through fio ([`local`]) and on
 //! many hosts at once through `fio --client` ([`client`]).
 //!
@@ -17,6 +17,7 @@ pub mod jobfile;
 pub mod json;
 pub mod local;
 pub mod logs;
+pub mod per_io;
 pub mod process;
 pub mod series;
 pub mod sweeps;
