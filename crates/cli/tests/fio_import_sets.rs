@@ -666,3 +666,110 @@ fn histogram_logs_are_placed_by_their_own_interval() {
         assert!(!p.join("c").exists());
     }
 }
+
+/// One fio run of `section` (options, one a line) on the null engine for 100 ms, its
+/// result written to `dir/out`.
+fn fio_null(dir: &Path, section: &str, out: &str) {
+    fio(
+        dir,
+        &format!(
+            "[global]\nioengine=null\nsize=64m\ntime_based=1\nruntime=100ms\n[j]\n{section}\n"
+        ),
+        out,
+    );
+}
+
+fn imported(p: &Path, what: &str, out: &str) -> Value {
+    let o = run_in(p, &["import", "fio", what, "--out", out]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    read_json(&p.join(out).join("run.json"))
+}
+
+fn notes_of(doc: &Value) -> String {
+    doc["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// fio's `bsrange` and per-direction `bs`/`bssplit` (its own grammar, options.c) are
+/// what the config states — never fio's default 4K — and a range's result is never
+/// pooled with a fixed-4K one into a sweep.
+#[test]
+fn size_ranges_and_per_direction_sizes_are_stated_and_never_pooled_with_fixed_4k() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    std::fs::create_dir(p.join("set")).unwrap();
+    fio_null(p, "rw=randread\nbsrange=4k-64k", "set/e_bsr.json");
+    fio_null(p, "rw=randread\nbs=4k\niodepth=8", "set/e_qd8.json");
+    let doc = imported(p, "set", "b");
+    assert_eq!(doc["summary"]["analysis"]["sweeps"], serde_json::json!([]));
+    let steps = doc["steps"].as_array().unwrap();
+    let bsr = steps.iter().find(|s| s["params"]["iodepth"] == 1).unwrap();
+    assert_eq!(bsr["config"]["bs"], serde_json::json!([]));
+    assert_eq!(
+        bsr["config"]["bs_mix"],
+        serde_json::json!({"read": {"range": {"min_bytes": 4096, "max_bytes": 65536}}, "write": null})
+    );
+    assert!(
+        bsr["name"].as_str().unwrap().contains("4K-64K"),
+        "{}",
+        bsr["name"]
+    );
+    let notes = notes_of(&doc);
+    assert!(notes.contains("from 4K to 64K (bsrange)"), "{notes}");
+
+    // Reads 4K, writes 64K; and a bssplit per direction fio takes.
+    fio_null(p, "rw=randrw\nbs=4k,64k", "e_bsd.json");
+    fio_null(p, "rw=randrw\nbssplit=4k/50:64k/50,8k/100", "e_bss.json");
+    let doc = imported(p, "e_bsd.json", "bsd");
+    let s = &doc["steps"][0];
+    assert!(
+        s["name"].as_str().unwrap().contains("R 4K / W 64K"),
+        "{}",
+        s["name"]
+    );
+    let v: Value = read_json(&p.join("e_bsd.json"));
+    let w = &v["jobs"][0]["write"];
+    assert_eq!(
+        w["io_bytes"].as_u64().unwrap(),
+        65536 * w["total_ios"].as_u64().unwrap(),
+        "fio's writes were 64K"
+    );
+    assert_eq!(s["config"]["bs_mix"]["write"]["shares"][0]["bytes"], 65536);
+    let doc = imported(p, "e_bss.json", "bss");
+    let mix = &doc["steps"][0]["config"]["bs_mix"];
+    assert_eq!(
+        mix["read"]["shares"],
+        serde_json::json!([{"bytes": 4096, "percent": 50}, {"bytes": 65536, "percent": 50}])
+    );
+    assert_eq!(
+        mix["write"]["shares"],
+        serde_json::json!([{"bytes": 8192, "percent": 100}])
+    );
+}
+
+/// A throttled job (`rate_iops`) is said to be one, named by its option, and kept out
+/// of sweeps; `[global]`'s ioengine is the steps' `fio_ioengine`.
+#[test]
+fn throttled_results_get_a_note_and_stay_out_of_sweeps() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    std::fs::create_dir(p.join("set")).unwrap();
+    fio_null(p, "rw=randread\nbs=4k\nrate_iops=500", "set/e_rate.json");
+    fio_null(p, "rw=randread\nbs=4k\niodepth=8", "set/e_qd8.json");
+    let doc = imported(p, "set", "b");
+    assert_eq!(doc["summary"]["analysis"]["sweeps"], serde_json::json!([]));
+    let notes = notes_of(&doc);
+    assert!(notes.contains("rate_iops=500"), "{notes}");
+    let steps = doc["steps"].as_array().unwrap();
+    let rated = steps.iter().find(|s| s["params"]["iodepth"] == 1).unwrap();
+    assert_eq!(rated["params"]["fio_throttle"]["rate_iops"], "500");
+    for s in steps {
+        assert_eq!(s["params"]["fio_ioengine"], "null", "[global]'s engine");
+        assert_eq!(s["config"]["rwmixread"], 100, "a pure read is all reads");
+    }
+}

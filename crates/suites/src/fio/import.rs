@@ -10,10 +10,10 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde_json::{json, Value};
 
 use drivelab_engine::result::{HostInfo, Tool};
-use drivelab_engine::spec::{BsShare, DataPattern, Distribution, IoEngine, RwMode, Workload};
+use drivelab_engine::spec::{DataPattern, Distribution, IoEngine, RwMode, Workload};
 use drivelab_engine::target::{TargetInfo, TargetKind};
 
 use super::convert::{self, Context, JobLogs};
@@ -82,7 +82,7 @@ fn whole(v: Option<&str>, k: &str, d: u64, (min, max): (u64, u64)) -> Result<u64
 }
 
 /// A block size option (`bs`, one entry of `bssplit`) in drivelab's range.
-fn block_size(s: &str, k: &str) -> Result<u32, String> {
+pub(super) fn block_size(s: &str, k: &str) -> Result<u32, String> {
     fio_size(s)
         .filter(|&b| b >= 1 && b <= u64::from(drivelab_engine::spec::MAX_BS))
         .map(|b| b as u32)
@@ -114,26 +114,6 @@ pub fn workload_of(
 ) -> Result<Workload, String> {
     let o = |k: &str| opt(job, global, k);
     let rw = rw_of(o("rw").or(o("readwrite")))?;
-    let bs: Vec<BsShare> = match o("bssplit") {
-        Some(s) => s
-            .split(':')
-            .filter(|p| !p.trim().is_empty())
-            .map(|p| {
-                let (b, pct) = p.split_once('/').unwrap_or((p, "100"));
-                Ok(BsShare {
-                    bytes: block_size(b, "bssplit")?,
-                    percent: whole(Some(pct), "bssplit", 100, (0, 100))? as u32,
-                })
-            })
-            .collect::<Result<_, String>>()?,
-        None => vec![BsShare {
-            bytes: match o("bs").or(o("blocksize")) {
-                Some(s) => block_size(s.split(',').next().unwrap_or(s), "bs")?,
-                None => 4096,
-            },
-            percent: 100,
-        }],
-    };
     let engine_name = o("ioengine").unwrap_or("psync");
     let ioengine = match engine_name {
         "io_uring" => IoEngine::IoUring,
@@ -164,17 +144,23 @@ pub fn workload_of(
     };
     let time_based = o("time_based").is_some_and(|v| v != "0");
     let runtime_ns = o("runtime").and_then(fio_time_ns);
+    // The real share of reads: all for reads, none for writes; a mix's from rwmixread,
+    // else rwmixwrite, else fio's 50.
+    let rwmixread = match rw {
+        RwMode::Read | RwMode::RandRead => 100,
+        RwMode::Write | RwMode::RandWrite => 0,
+        RwMode::Rw | RwMode::RandRw => match (o("rwmixread"), o("rwmixwrite")) {
+            (None, Some(_)) => 100 - pct("rwmixwrite", 50)?,
+            _ => pct("rwmixread", 50)?,
+        },
+    };
+    let sizes = super::sizes::of(job, global, rw.read_percent(rwmixread))?;
+    notes.extend(sizes.notes);
     Ok(Workload {
         rw,
-        rwmixread: pct("rwmixread", 50)?,
-        bs: if bs.is_empty() {
-            vec![BsShare {
-                bytes: 4096,
-                percent: 100,
-            }]
-        } else {
-            bs
-        },
+        rwmixread,
+        bs: sizes.bs,
+        bs_mix: sizes.mix,
         iodepth,
         numjobs: num("numjobs", 1, (1, FIO_MAX_JOBS))? as u32,
         ioengine,
@@ -317,6 +303,46 @@ struct Result1 {
     entries: usize,
     logs: Option<JobLogs>,
     workload: Workload,
+    /// fio's ioengine as the options name it (the job's, else `[global]`'s).
+    engine: Option<String>,
+    /// The options that held the job below the drive's pace ([`throttle_of`]).
+    throttle: Vec<(String, String)>,
+}
+
+/// fio's options that cap a job's pace (`rate`, `rate_iops`: a rate; `thinktime`: a
+/// pause between I/Os), and those that only set a floor (`rate_min`,
+/// `rate_iops_min`), named beside a cap.
+const CAPS: [&str; 3] = ["rate", "rate_iops", "thinktime"];
+const FLOORS: [&str; 2] = ["rate_min", "rate_iops_min"];
+
+/// The options that held the job below what the drive could do, as set (not 0) in
+/// its result: none when it ran free. Its floors are named with a cap only.
+fn throttle_of(job: &Job, global: &FioOptions) -> Vec<(String, String)> {
+    let set = |keys: &[&str]| -> Vec<(String, String)> {
+        keys.iter()
+            .filter_map(|k| {
+                let v = opt(job, global, k)?;
+                v.chars()
+                    .any(|c| matches!(c, '1'..='9'))
+                    .then(|| (k.to_string(), v.trim().to_string()))
+            })
+            .collect()
+    };
+    let mut v = set(&CAPS);
+    if !v.is_empty() {
+        v.extend(set(&FLOORS));
+    }
+    v
+}
+
+/// The note of a throttled job.
+fn throttle_note(job: &Job, t: &[(String, String)]) -> String {
+    let named: Vec<String> = t.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!(
+        "job '{}': fio held it to a pace ({}): its numbers are the limit's, not the drive's, so it is kept out of sweeps and grids.",
+        job.jobname,
+        named.join(", ")
+    )
 }
 
 /// The log prefixes the job's options name (`write_iops_log` given without a value
@@ -478,13 +504,15 @@ fn by_host(names: &mut [String], hosts: &[Option<String>]) {
 /// (70 % reads) 4K QD8", "write 128K QD1" (every job of a grid often has one name, so
 /// its settings name it).
 pub fn test_name(w: &Workload) -> String {
-    let bs = match w.bs.as_slice() {
-        [one] => drivelab_engine::spec::block_size_label(one.bytes),
+    let bs = match (w.bs.as_slice(), &w.bs_mix) {
+        (_, Some(mix)) => mix.label(),
+        ([one], None) => drivelab_engine::spec::block_size_label(one.bytes),
         _ => "mixed-size".to_string(),
     };
-    let mode = match w.read_percent() {
-        0 | 100 => w.rw.name().to_string(),
-        p => format!("{} ({p} % reads)", w.rw.name()),
+    // A mixed mode says its share whatever it is (rw at 100 % reads is not `read`).
+    let mode = match w.rw {
+        RwMode::Rw | RwMode::RandRw => format!("{} ({} % reads)", w.rw.name(), w.rwmixread),
+        _ => w.rw.name().to_string(),
     };
     let jobs = match w.numjobs {
         1 => String::new(),
@@ -594,8 +622,14 @@ fn read_input(
         )
         .map_err(|e| format!("job '{}': {e}", job.jobname))?;
         let filename = opt(&job, global, "filename").map(str::to_string);
+        let throttle = throttle_of(&job, global);
+        if !throttle.is_empty() {
+            notes.push(throttle_note(&job, &throttle));
+        }
         v.push((
             Result1 {
+                engine: opt_engine(&job, global),
+                throttle,
                 job,
                 entries,
                 logs,
@@ -658,12 +692,19 @@ pub fn import_set(inputs: &[Input], o: &Options) -> Result<RunDoc, String> {
     let mut steps = Vec::new();
     let mut hosts = Vec::new();
     let mut logged = Vec::new();
+    let mut throttled = Vec::new();
     for (i, (((r, m, filename), source), name)) in all.into_iter().zip(names).enumerate() {
         target.get_or_insert_with(|| target_of(filename.as_deref(), &r.workload, o.drive));
         hosts.push(r.job.hostname.clone());
         logged.push(r.logs.is_some());
         let w = &r.workload;
-        let engine = opt_engine(&r.job);
+        let engine = &r.engine;
+        throttled.push(!r.throttle.is_empty());
+        let throttle: serde_json::Map<String, Value> = r
+            .throttle
+            .iter()
+            .map(|(k, v)| (k.clone(), json!(v)))
+            .collect();
         steps.push(StepRecord {
             index: i,
             id: crate::plan::slug(&name),
@@ -674,6 +715,7 @@ pub fn import_set(inputs: &[Input], o: &Options) -> Result<RunDoc, String> {
                 "rw": w.rw.name(), "iodepth": w.iodepth, "numjobs": w.numjobs,
                 "qd": w.queue_depth(), "fio_ioengine": engine,
                 "fio_entries": r.entries, "logs": r.logs.is_some(),
+                "fio_throttle": (!throttle.is_empty()).then_some(throttle),
             }),
             status: StepStatus::from(m.status),
             skip_reason: None,
@@ -688,7 +730,7 @@ pub fn import_set(inputs: &[Input], o: &Options) -> Result<RunDoc, String> {
             run: Some(m),
         });
     }
-    let sets = super::sweeps::find(&steps, &hosts);
+    let sets = super::sweeps::find(&steps, &hosts, &throttled);
     for (i, ids) in &sets.member_of {
         let p = &mut steps[*i].params;
         p["workload"] = json!(ids[0]);
@@ -751,9 +793,9 @@ fn file_sha256(p: &Path) -> Result<String, String> {
     Ok(format!("{:x}", h.finalize()))
 }
 
-/// fio's ioengine as the result's options name it.
-fn opt_engine(job: &Job) -> Option<String> {
-    job.job_options.get("ioengine").map(str::to_string)
+/// fio's ioengine as the result's options name it (the job's, else `[global]`'s).
+fn opt_engine(job: &Job, global: &FioOptions) -> Option<String> {
+    opt(job, global, "ioengine").map(str::to_string)
 }
 
 /// The analysis of an imported set (`summary.analysis` of a `fio` bundle): the sweeps
@@ -883,7 +925,6 @@ pub fn imported_drive(doc: &RunDoc) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::Value;
 
     /// A real json+ result of Debian's fio 3.33 (the fuzzer's seed).
     const RESULT: &str = include_str!("../../../../fuzz/corpus/fio_result/null-jsonplus.json");

@@ -19,6 +19,7 @@ pub mod local;
 pub mod logs;
 pub mod process;
 pub mod series;
+pub mod sizes;
 pub mod sweeps;
 
 use crate::plan::PlannedStep;
