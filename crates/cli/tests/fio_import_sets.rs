@@ -112,6 +112,7 @@ fn a_7x7_grid_imported_at_once_is_swept_with_the_knee_at_95_percent_of_fios_peak
         for (c, (_, f)) in curve.iter().zip(&fios) {
             let mine = c["iops"].as_f64().unwrap();
             assert!((mine / f - 1.0).abs() < 1e-9, "{mine} against fio's {f}");
+            assert!(c["stderr"].is_null(), "no logs: no noise known, not 0");
         }
         let knee = &sw["sweep"]["knee"];
         assert_eq!(
@@ -126,6 +127,23 @@ fn a_7x7_grid_imported_at_once_is_swept_with_the_knee_at_95_percent_of_fios_peak
     }
     let grid = &doc["summary"]["analysis"]["grids"][0];
     assert_eq!(grid["points"].as_array().unwrap().len(), 49);
+    assert!(grid["points"][0]["stderr"].is_null());
+    // Files named d1j1, d1j16, d1j2, …: the steps by numjobs, then iodepth, rising.
+    let order: Vec<(u64, u64)> = doc["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let p = &s["params"];
+            (
+                p["numjobs"].as_u64().unwrap(),
+                p["iodepth"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let mut sorted = order.clone();
+    sorted.sort_unstable();
+    assert_eq!(order, sorted);
     // The metrics and the report: the peak section's curves, knees and the grid chart.
     let metrics = doc["summary"]["metrics"].to_string();
     assert!(metrics.contains("4K random read, iodepth rising at 1 job knee QD"));

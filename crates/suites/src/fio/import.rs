@@ -47,11 +47,25 @@ pub fn fio_size(s: &str) -> Option<u64> {
         'g' => 3,
         't' => 4,
         'p' => 5,
+        'e' => 6,
         _ => return None,
     };
     // fio's compatibility rule: with kb_base=1024, "KiB" is the decimal one.
     let base: u64 = if rest == "ib" { 1000 } else { 1024 };
     n.checked_mul(base.checked_pow(exp)?)
+}
+
+/// A size option (`size`, `offset`, `io_size`) as fio took it: None when the result
+/// names none or gives a share of the file (`50%`: its bytes are not in the result);
+/// one past 2^64 - 1 bytes (`16E`) or not a size is refused, never read as 0.
+fn size_opt(v: Option<&str>, k: &str) -> Result<Option<u64>, String> {
+    match v.map(str::trim) {
+        None => Ok(None),
+        Some(s) if s.ends_with('%') => Ok(None),
+        Some(s) => fio_size(s).map(Some).ok_or_else(|| {
+            format!("{k}={s}: not a size drivelab can hold (bytes with an optional k/m/g/t/p/e unit, below 16E)")
+        }),
+    }
 }
 
 /// A time as fio reads it (bare numbers are seconds), in ns.
@@ -165,14 +179,14 @@ pub fn workload_of(
         numjobs: num("numjobs", 1, (1, FIO_MAX_JOBS))? as u32,
         ioengine,
         direct: o("direct").is_some_and(|v| v != "0"),
-        offset_bytes: o("offset").and_then(fio_size).unwrap_or(0),
-        size_bytes: o("size").and_then(fio_size).unwrap_or(0),
+        offset_bytes: size_opt(o("offset"), "offset")?.unwrap_or(0),
+        size_bytes: size_opt(o("size"), "size")?.unwrap_or(0),
         runtime_ns: if time_based || runtime_ns.is_some() {
             runtime_ns
         } else {
             None
         },
-        io_size_bytes: o("io_size").and_then(fio_size),
+        io_size_bytes: size_opt(o("io_size"), "io_size")?,
         ramp_ns: o("ramp_time").and_then(fio_time_ns).unwrap_or(0),
         percentage_random: pct("percentage_random", 100)?,
         random_distribution: o("random_distribution")
@@ -521,6 +535,34 @@ pub fn test_name(w: &Workload) -> String {
     format!("{mode} {bs} QD{}{jobs}", w.iodepth)
 }
 
+/// Results in the order a sweep has them: each workload (on its host) where it first
+/// came, its results by numjobs then iodepth rising (files named QD1, QD16, QD2 come as
+/// QD1, QD2, QD16), results of one depth in the order given.
+fn in_swept_order<T>(all: &mut Vec<T>, key: impl Fn(&T) -> (&Workload, Option<&str>)) {
+    let group = |t: &T| {
+        let (w, host) = key(t);
+        let bare = Workload {
+            iodepth: 0,
+            numjobs: 0,
+            ..w.clone()
+        };
+        (test_name(&bare), host.map(str::to_string))
+    };
+    let groups: Vec<_> = all.iter().map(group).collect();
+    let first = |g: &(String, Option<String>)| groups.iter().position(|h| h == g);
+    let mut order: Vec<(Option<usize>, u32, u32, usize)> = all
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let w = key(t).0;
+            (first(&groups[i]), w.numjobs, w.iodepth, i)
+        })
+        .collect();
+    order.sort_unstable();
+    let mut slots: Vec<Option<T>> = std::mem::take(all).into_iter().map(Some).collect();
+    all.extend(order.into_iter().filter_map(|o| slots[o.3].take()));
+}
+
 /// Names made unique: a name several results share says each one's file (`sources[i]`,
 /// its file name), and one still repeated gets " #2", " #3", … in order.
 fn unique(names: &mut [String], sources: &[&str]) {
@@ -677,6 +719,9 @@ pub fn import_set(inputs: &[Input], o: &Options) -> Result<RunDoc, String> {
             .map_err(|e| format!("{}: {e}", input.source))?;
         all.extend(v.into_iter().map(|r| (r, input.source.clone())));
     }
+    in_swept_order(&mut all, |((r, _, _), _)| {
+        (&r.workload, r.job.hostname.as_deref())
+    });
     let mut names: Vec<String> = all
         .iter()
         .map(|((r, _, _), _)| result_name(&r.job, &r.workload))
@@ -1160,6 +1205,22 @@ mod tests {
         assert_eq!(fio_size("1В"), None);
         assert_eq!(fio_size("4k"), Some(4096));
         assert_eq!(fio_size("4KiB"), Some(4000));
+    }
+
+    /// `size=16E` is past what 64 bits hold: refused by name, never a size of 0; a
+    /// share of the file (`50%`) is not known in bytes.
+    #[test]
+    fn a_size_past_64_bits_is_refused_not_zero() {
+        assert_eq!(fio_size("1E"), Some(1 << 60));
+        assert_eq!(fio_size("16E"), None);
+        let e = size_opt(Some("16E"), "size").unwrap_err();
+        assert!(e.starts_with("size=16E: "), "{e}");
+        assert_eq!(size_opt(Some("50%"), "size"), Ok(None));
+        assert_eq!(size_opt(Some("64M"), "size"), Ok(Some(64 << 20)));
+        let mut v: Value = serde_json::from_str(RESULT).unwrap();
+        v["jobs"][0]["job options"]["size"] = "16E".into();
+        let e = import(&v.to_string(), None, "r.json").unwrap_err();
+        assert!(e.contains("size=16E"), "{e}");
     }
 
     /// Found by fuzzing (fuzz/fuzz_targets/fio_result.rs): a start time past the year
