@@ -790,4 +790,33 @@ fn throttled_results_get_a_note_and_stay_out_of_sweeps() {
         assert_eq!(s["params"]["fio_ioengine"], "null", "[global]'s engine");
         assert_eq!(s["config"]["rwmixread"], 100, "a pure read is all reads");
     }
+    // A synchronous engine runs one I/O at a time whatever iodepth says: taken as 1,
+    // with a note; a rw job at 100 % reads says its share.
+    fio(
+        p,
+        "[j]
+ioengine=psync
+filename=f
+size=1m
+time_based=1
+runtime=100ms
+rw=rw
+rwmixread=100
+iodepth=16
+",
+        "e_ps.json",
+    );
+    let doc = imported(p, "e_ps.json", "ps");
+    let s = &doc["steps"][0];
+    assert_eq!(s["config"]["iodepth"], 1);
+    assert!(
+        s["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("rw (100 % reads) 4K QD1"),
+        "{}",
+        s["name"]
+    );
+    let notes = notes_of(&doc);
+    assert!(notes.contains("iodepth=16 is taken as 1"), "{notes}");
 }
