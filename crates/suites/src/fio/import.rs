@@ -160,12 +160,14 @@ pub fn workload_of(
     let runtime_ns = o("runtime").and_then(fio_time_ns);
     // The real share of reads: all for reads, none for writes; a mix's from rwmixread,
     // else rwmixwrite, else fio's 50.
+    // (Both options checked whatever the mode: fio refuses 101 in any job.)
+    let (mixread, mixwrite) = (pct("rwmixread", 50)?, pct("rwmixwrite", 50)?);
     let rwmixread = match rw {
         RwMode::Read | RwMode::RandRead => 100,
         RwMode::Write | RwMode::RandWrite => 0,
         RwMode::Rw | RwMode::RandRw => match (o("rwmixread"), o("rwmixwrite")) {
-            (None, Some(_)) => 100 - pct("rwmixwrite", 50)?,
-            _ => pct("rwmixread", 50)?,
+            (None, Some(_)) => 100 - mixwrite,
+            _ => mixread,
         },
     };
     let sizes = super::sizes::of(job, global, rw.read_percent(rwmixread))?;
