@@ -7,8 +7,8 @@
 //! exist is an `Option`. Input samples that are NaN, infinite or negative are
 //! read as 0 ("nothing measured"), see [`stats::clean`].
 //!
-//! - [`qd`]: queue-depth sweep knee (lowest QD with ≥ 95 % of the best
-//!   throughput) and the early-stop rule.
+//! - [`qd`]: queue-depth sweep knee (lowest QD reaching 95 % of the plateau, the
+//!   level within noise of the best throughput) and the early-stop rule.
 //! - [`consistency`]: performance-consistency scores over the final window,
 //!   stalls, performance levels and the end of the initial burst.
 //! - [`steady`]: the SNIA PTS steady-state window test.

@@ -1,6 +1,6 @@
 //! Queue-depth sweep analysis for the enterprise review: the knee of the
-//! throughput curve (lowest QD reaching 95 % of the best throughput, robust to
-//! each point's measured noise) and the rule for stopping a sweep early once
+//! throughput curve (lowest QD reaching 95 % of the plateau, the level within noise
+//! of the best throughput, robust to each point's measured noise) and the rule for stopping a sweep early once
 //! throughput keeps falling.
 
 use serde::{Deserialize, Serialize};
@@ -57,8 +57,18 @@ pub struct Knee {
     pub at_last_qd: bool,
 }
 
-/// The review's knee fraction: 95 % of the best throughput.
+/// The review's knee fraction: 95 % of the level the drive sustains at its best (the
+/// plateau, see [`knee_95`]).
 pub const KNEE_FRACTION: f64 = 0.95;
+
+/// What [`knee_95`] selects, in words for captions and labels (one definition: reports
+/// say this, not their own paraphrase).
+pub const KNEE_RULE: &str = "the lowest queue depth whose throughput reaches 95 % of the \
+    plateau (the mean throughput of the points within noise of the best), allowing for \
+    its own measured noise";
+
+/// The knee line's name on a chart: [`Knee::threshold`].
+pub const THRESHOLD_LABEL: &str = "95 % of the plateau";
 
 /// Relative tolerance for float rounding when comparing against the knee
 /// threshold (a point at exactly 95 % counts as reaching it).
@@ -67,6 +77,24 @@ const ROUNDING_TOLERANCE: f64 = 1e-9;
 /// Standard errors apart that count as a real difference between two points
 /// (about 95 % confidence).
 pub const NOISE_Z: f64 = 2.0;
+
+impl Knee {
+    /// The level the knee was measured against: `plateau_throughput`, or the best
+    /// throughput for knees saved before it was (they were chosen against the best).
+    pub fn plateau(&self) -> f64 {
+        if self.plateau_throughput > 0.0 {
+            self.plateau_throughput
+        } else {
+            self.peak_throughput
+        }
+    }
+
+    /// The knee's throughput as a share of [`Knee::plateau`], in 0–1 (under 0.95 by no
+    /// more than its noise).
+    pub fn fraction_of_plateau(&self) -> f64 {
+        self.throughput / self.plateau()
+    }
+}
 
 /// The review's knee rule, made robust to noise: the lowest queue depth whose
 /// throughput reaches 95 % of the level the drive sustains at its best.

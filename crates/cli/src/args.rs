@@ -185,8 +185,10 @@ pub struct IoArgs {
     pub verify: bool,
     /// With --verify: also check during the run (fio's verify_backlog). After every N
     /// writes each job reads back the blocks it wrote since its last check, before it
-    /// writes on; those reads count in the series and totals like any read, and a block
-    /// not as written stops the run (exit 1). Random writes need --numjobs 1.
+    /// writes on, and the last ones once its writes are done (not when --runtime ends
+    /// it: those are left to the pass); those reads count in the series and totals like
+    /// any read, and a block not as written stops the run (exit 1). Random writes need
+    /// --numjobs 1.
     #[arg(long = "verify-backlog", alias = "verify_backlog", value_name = "N", value_parser = positive, allow_hyphen_values = true)]
     pub verify_backlog: Option<u32>,
     /// io_uring: register the I/O buffers with the ring, sparing the kernel a page

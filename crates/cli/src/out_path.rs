@@ -348,19 +348,25 @@ impl OutFile {
                 return Err(bad(format!("directory {} does not exist", d.display())));
             }
         }
-        match replace(p, kind) {
-            Replace::Yes => {}
-            Replace::WithForce(_) if force => {}
+        let ours = match replace(p, kind) {
+            Replace::Yes => true,
+            Replace::WithForce(_) if force => false,
             Replace::WithForce(why) => {
                 return Err(bad(format!(
                     "{why}; give a new file name, or --force to replace it"
                 )))
             }
             Replace::Never(why) => return Err(bad(why)),
-        }
-        // A link given as the output is followed now, once: the file it names is the
-        // one claimed (and checked above).
-        let real = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        };
+        // A link given as the output is followed now, once, to drivelab's own file of
+        // this kind (a `latest.html` kept pointing at a report): that file is updated.
+        // A link to anything else, replaced with --force, is replaced itself: the file it
+        // names is the user's and is left as it was.
+        let link = std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+        let real = match (link, ours) {
+            (true, false) => p.to_path_buf(),
+            _ => std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf()),
+        };
         let pending = claim_writable(&real).map_err(|e| bad(format!("cannot write there: {e}")))?;
         Ok(OutFile {
             path: p.to_path_buf(),
@@ -510,7 +516,8 @@ fn absolute(p: &Path) -> PathBuf {
 /// cannot be opened for writing is refused too.
 fn claim_writable(p: &Path) -> std::io::Result<drivelab_suites::atomic::Pending> {
     let pending = drivelab_suites::atomic::claim(p)?;
-    if p.exists() {
+    // (A link left here is replaced, not written through: nothing to open.)
+    if std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_file()) {
         std::fs::OpenOptions::new().write(true).open(p).map(drop)?;
     }
     Ok(pending)
@@ -764,6 +771,36 @@ mod tests {
             }
         }
         assert_eq!(std::fs::read_to_string(&user).unwrap(), "my notes");
+    }
+
+    #[test]
+    fn force_replaces_a_link_to_a_user_s_file_not_the_file() {
+        let d = tempfile::tempdir().unwrap();
+        let user = d.path().join("user.txt");
+        std::fs::write(&user, "precious").unwrap();
+        let link = d.path().join("link.html");
+        std::os::unix::fs::symlink(&user, &link).unwrap();
+        assert!(refused(&link, false).contains("--force"));
+        let out = OutFile::claim(&link, "-o", Kind::Report, true).unwrap();
+        out.write(b"<!doctype html>report").unwrap();
+        assert_eq!(std::fs::read_to_string(&user).unwrap(), "precious");
+        assert!(std::fs::symlink_metadata(&link).unwrap().is_file());
+        assert_eq!(
+            std::fs::read_to_string(&link).unwrap(),
+            "<!doctype html>report"
+        );
+        // A link to drivelab's own report is followed: that report is updated.
+        let ours = d.path().join("r1.html");
+        std::fs::write(&ours, format!("{}old", drivelab_report::html_start())).unwrap();
+        let latest = d.path().join("latest.html");
+        std::os::unix::fs::symlink(&ours, &latest).unwrap();
+        let out = OutFile::claim(&latest, "-o", Kind::Report, false).unwrap();
+        out.write(b"new").unwrap();
+        assert!(std::fs::symlink_metadata(&latest)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read_to_string(&ours).unwrap(), "new");
     }
 
     #[test]

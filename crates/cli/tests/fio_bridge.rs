@@ -198,6 +198,32 @@ fn a_replay_through_fio_is_refused_before_anything_is_made() {
     }
 }
 
+/// A suite's `--verify` never goes into fio's job files silently dropped: seqfill's and
+/// consistency's are refused with every fio option, before anything is made.
+#[test]
+fn a_verifying_suite_through_fio_is_refused_before_anything_is_made() {
+    let d = tempfile::tempdir().unwrap();
+    for suite in ["seqfill", "consistency"] {
+        for (extra, flag) in [
+            (vec!["--host", "127.0.0.2"], "--host"),
+            (vec!["--hosts", "h.txt"], "--hosts"),
+            (vec!["--emit-fio", "ef"], "--emit-fio"),
+            (vec!["--engine", "fio"], "--engine fio"),
+        ] {
+            let mut a = vec!["run", suite, "x.bin", "--short", "--verify", "--no-db"];
+            a.extend(["--out", "o"]);
+            a.extend(extra);
+            let o = run_in(d.path(), &a);
+            refused_alone(&o, "--verify: ");
+            assert!(
+                stderr(&o).contains(&format!("drop --verify or {flag}")),
+                "{a:?}"
+            );
+            assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0, "{a:?}");
+        }
+    }
+}
+
 /// Run fio on a job file in `dir`; its json+ output is `out.json`, logs under `logs/`.
 fn run_fio(dir: &Path, job: &str) {
     std::fs::create_dir_all(dir.join("logs")).unwrap();

@@ -820,3 +820,131 @@ iodepth=16
     let notes = notes_of(&doc);
     assert!(notes.contains("iodepth=16 is taken as 1"), "{notes}");
 }
+
+/// A fio job file with `verify=crc32c` and `verify_backlog=16` (fio's read-back during
+/// the writes) imports as drivelab's `--verify --verify-backlog 16`, said in a note;
+/// one with a `verify_backlog_batch` drivelab's option cannot state is refused in one
+/// line naming it (exit 2, no bundle), never imported as if it were not there.
+#[test]
+fn fio_verify_backlog_imports_as_drivelabs_option_and_another_batch_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    let job = "[global]\nfilename=t.bin\nsize=1M\nbs=4k\nrw=write\nioengine=psync\n\
+               verify=crc32c\n[vb]\nverify_backlog=16\n";
+    fio(p, job, "vb.json");
+    let o = run_in(p, &["import", "fio", "vb.json", "--out", "b"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = read_json(&p.join("b/run.json"));
+    let c = &doc["steps"][0]["config"];
+    assert_eq!(
+        (&c["verify"], &c["verify_backlog"]),
+        (&Value::Bool(true), &16.into())
+    );
+    let notes = doc["notes"].to_string();
+    assert!(notes.contains("verify_backlog=16"), "{notes}");
+    // fio read back every block it wrote: its reads are the step's.
+    let s = &doc["steps"][0]["run"]["totals"];
+    assert_eq!(s["write"]["ops"], 256, "{s}");
+    assert_eq!(s["read"]["ops"], 256, "{s}");
+
+    // Without a verify method fio reads nothing back: no backlog either.
+    fio(p, &job.replace("verify=crc32c\n", ""), "plain.json");
+    let o = run_in(p, &["import", "fio", "plain.json", "--out", "plain"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let c = &read_json(&p.join("plain/run.json"))["steps"][0]["config"];
+    assert_eq!(c["verify"], false);
+    assert!(c.get("verify_backlog").is_none(), "{c}");
+
+    // A batch of 4 per check of 16: not drivelab's option, refused in one line.
+    fio(p, &format!("{job}verify_backlog_batch=4\n"), "batch.json");
+    let o = run_in(p, &["import", "fio", "batch.json", "--out", "batch"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert_eq!(e.trim().lines().count(), 1, "{e}");
+    assert!(e.contains("verify_backlog_batch=4"), "{e}");
+    assert!(!p.join("batch").exists(), "nothing written");
+    // The batch equal to verify_backlog is fio's default: imported.
+    fio(p, &format!("{job}verify_backlog_batch=16\n"), "same.json");
+    let o = run_in(p, &["import", "fio", "same.json", "--out", "same"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// fio's own percentile `p` (ns) of the first job's read latency in a json+ result.
+fn fio_percentile(doc: &Value, p: &str) -> u64 {
+    doc["jobs"][0]["read"]["clat_ns"]["percentile"][p]
+        .as_u64()
+        .unwrap()
+}
+
+/// Histogram logs at `log_hist_coarseness` 2 and 6 (real fio 3.33 runs: 1856 >> c
+/// columns, each 2^c of fio's bins summed): they import; a run that is one window
+/// (its rows and the unlogged tail) has fio's own p50, p99 and p99.99 within the
+/// column that holds them; a longer run's windows have their rows' percentiles, and
+/// its rows add up within the json+ histogram summed as fio sums columns (a column
+/// read one bin off would exceed it).
+#[test]
+fn coarse_histogram_logs_import_with_fios_percentiles_within_a_column() {
+    use drivelab_suites::fio::bins;
+    let d = tempfile::tempdir().unwrap();
+    for c in [2u32, 6] {
+        // One window of 2 s; the run 2.5 s.
+        let p = d.path().join(format!("one{c}"));
+        let doc = fio_logged(
+            &p,
+            0,
+            &format!(
+                "runtime=2500ms\nwrite_iops_log=a\nwrite_bw_log=a\nlog_avg_msec=2000\n\
+                 write_hist_log=a\nlog_hist_msec=2000\nlog_hist_coarseness={c}\n"
+            ),
+        );
+        let rows = hist_rows(&p.join("a_clat_hist.1.log"));
+        assert_eq!(rows[0].1.len(), 1856 >> c);
+        let o = run_in(&p, &["import", "fio", "a.json", "--out", "b"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let run = read_json(&p.join("b/run.json"));
+        let rec = &run["steps"][0]["run"]["series"]["records"];
+        assert_eq!(rec.as_array().unwrap().len(), 1, "{rec}");
+        for (field, pct) in [
+            ("lat_p50_ns", "50.000000"),
+            ("lat_p99_ns", "99.000000"),
+            ("lat_p9999_ns", "99.990000"),
+        ] {
+            let ours = rec[0]["read"][field].as_u64().unwrap();
+            let fios = fio_percentile(&doc, pct);
+            assert_eq!(
+                bins::idx(ours) >> c,
+                bins::idx(fios) >> c,
+                "coarseness {c} {pct}: {ours} ns against fio's {fios} ns"
+            );
+        }
+        // Several windows, each of two rows.
+        let p = d.path().join(format!("many{c}"));
+        fio_logged(
+            &p,
+            3,
+            &format!(
+                "write_iops_log=a\nwrite_bw_log=a\nlog_avg_msec=1000\n\
+                 write_hist_log=a\nlog_hist_msec=500\nlog_hist_coarseness={c}\n"
+            ),
+        );
+        let o = run_in(&p, &["import", "fio", "a.json", "--out", "b"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let run = read_json(&p.join("b/run.json"));
+        let (iv, w) = windows(&run);
+        assert_eq!(iv, 1000);
+        let first_iops: u64 = std::fs::read_to_string(p.join("a_iops.1.log")).unwrap()[..]
+            .split(',')
+            .next()
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let rows = hist_rows(&p.join("a_clat_hist.1.log"));
+        let (want, _) = rows_per_window(&rows, 500, first_iops.saturating_sub(1000), 1000, w.len());
+        for k in 0..w.len() - 1 {
+            assert_eq!(w[k].1, bins::percentile_at(&want[k], 50.0, c), "window {k}");
+            assert_eq!(w[k].2, bins::percentile_at(&want[k], 99.0, c), "window {k}");
+            assert!(w[k].2.is_some(), "window {k} has no p99");
+        }
+    }
+}

@@ -429,6 +429,18 @@ fn a_seqfill_bundle_verifies_later_and_finds_a_flipped_byte() {
         "no verify table"
     );
     assert!(html.contains("all as written"), "no verify result");
+    // One unit family, the report's decimal one: the step as a workload phrase and the
+    // data checked in MB, never the step name's MiB beside them.
+    let table = html.split("Data verification (--verify)").nth(1).unwrap();
+    let table = table.split("</table>").next().unwrap();
+    assert!(
+        !table.contains("iB"),
+        "binary units in the verify table: {table}"
+    );
+    let checked = drivelab_report::fmt_bytes(blocks * (128 << 10));
+    assert!(checked.ends_with(" MB"), "{checked}");
+    assert!(table.contains(&checked), "{checked}: {table}");
+    assert!(table.contains("128K sequential writes, QD"), "{table}");
 
     let (code, _) = verify_bundle(dir.path(), &lo.dev);
     assert_eq!(code, Some(0));
@@ -508,22 +520,23 @@ fn a_consistency_bundle_verifies_its_random_writes() {
     assert_eq!(stderr(&o).trim().lines().count(), 1, "{}", stderr(&o));
 }
 
-/// `io --verify --verify-backlog 16` on `t.bin` with `extra`: the document.
-fn write_with_backlog(dir: &Path, extra: &[&str]) -> serde_json::Value {
+/// `io --verify --verify-backlog N` of 4 MiB in blocks of `bs` on `t.bin` with `extra`:
+/// the document.
+fn write_with_backlog(dir: &Path, n: &str, bs: &str, extra: &[&str]) -> serde_json::Value {
     let mut args = vec![
         "io",
         "t.bin",
         "--rw",
         "write",
         "--bs",
-        "4k",
+        bs,
         "--size",
         "4M",
         "--io_size",
         "4M",
         "--verify",
         "--verify-backlog",
-        "16",
+        n,
         "--json",
         "r.json",
         "--keep",
@@ -536,31 +549,55 @@ fn write_with_backlog(dir: &Path, extra: &[&str]) -> serde_json::Value {
 }
 
 #[test]
-fn the_backlog_reads_back_every_16_writes_on_io_uring_and_sync() {
+fn the_backlog_reads_back_every_block_written_on_io_uring_and_sync_at_depth_1_and_8() {
     let dir = tempfile::tempdir().unwrap();
-    for (extra, checked) in [
-        // At one I/O in flight the check after the last write is made too.
-        (&["--ioengine", "sync"][..], 1024),
-        // At depth 4 the generator is done (and the backend drains) before the last
-        // write comes back: the last 16 are left to the pass.
-        (&["--ioengine", "io_uring", "--iodepth", "4"][..], 1008),
+    // Every 24 writes: 1024 blocks leave a tail of 16 (of 128 per job with 8 jobs: 8),
+    // checked once the generator is done, as each write of it comes back.
+    for (bs, extra, written) in [
+        ("4k", &["--ioengine", "sync"][..], 1024),
+        // The sync engine's depth is its threads, each job its own region.
+        ("4k", &["--ioengine", "sync", "--numjobs", "8"][..], 1024),
+        (
+            "4k",
+            &["--ioengine", "io_uring", "--iodepth", "1"][..],
+            1024,
+        ),
+        (
+            "4k",
+            &["--ioengine", "io_uring", "--iodepth", "8"][..],
+            1024,
+        ),
+        (
+            "4k",
+            &["--ioengine", "io_uring", "--iodepth", "8", "--numjobs", "2"][..],
+            1024,
+        ),
+        // Large writes: the sync engine makes the next one's content while one is in
+        // flight (its source asked before the last write is back).
+        ("128k", &["--ioengine", "sync"][..], 32),
+        (
+            "128k",
+            &["--ioengine", "io_uring", "--iodepth", "8"][..],
+            32,
+        ),
     ] {
-        let r = write_with_backlog(dir.path(), extra);
+        let n = if bs == "4k" { "24" } else { "5" };
+        let r = write_with_backlog(dir.path(), n, bs, extra);
         assert_eq!(r["status"], "complete", "{extra:?}");
         let v = &r["verify"];
-        assert_eq!(v["backlog_blocks_checked"], checked, "{extra:?}: {v}");
+        assert_eq!(v["backlog_blocks_checked"], written, "{extra:?}: {v}");
         assert_eq!(v["backlog_blocks_bad"], 0);
         assert_eq!(v["blocks_bad"], 0);
-        assert_eq!(r["config"]["verify_backlog"], 16);
+        assert_eq!(r["config"]["verify_backlog"], n.parse::<u64>().unwrap());
         // The check reads count like any read: one per block checked, beside the
         // pass's 4 reads of a MiB.
-        assert_eq!(r["totals"]["write"]["ops"], 1024);
-        assert_eq!(r["totals"]["read"]["ops"], checked + 4, "{extra:?}");
+        assert_eq!(r["totals"]["write"]["ops"], written);
+        assert_eq!(r["totals"]["read"]["ops"], written + 4, "{extra:?}");
         // Made during the run and the pass: their rate is over both times, not the
         // pass's alone (a write-only workload read back during the run).
         let secs =
             (r["totals"]["elapsed_ns"].as_f64().unwrap() + v["pass_ns"].as_f64().unwrap()) / 1e9;
-        let want = (checked + 4) as f64 / secs;
+        let want = (written + 4) as f64 / secs;
         let rate = r["totals"]["read"]["ops_per_s"].as_f64().unwrap();
         assert!(
             (rate - want).abs() <= want * 1e-3,
@@ -574,7 +611,7 @@ fn the_backlog_reads_back_every_16_writes_on_io_uring_and_sync() {
             .filter(|x| x["index"].as_u64().unwrap() < first)
             .map(|x| x["read"]["ops"].as_u64().unwrap())
             .sum();
-        assert_eq!(run_reads, checked, "{extra:?}: in the run's intervals");
+        assert_eq!(run_reads, written, "{extra:?}: in the run's intervals");
         // `drivelab verify` reads the document back (the option is part of its config).
         let (code, later) = verify_later(dir.path(), "t.bin");
         assert_eq!(code, Some(0), "{later}");

@@ -800,6 +800,66 @@ fn a_target_formatted_since_the_write_phase_is_inconclusive() {
     assert_eq!(a["cycles"][0]["target_rewritten"], true);
 }
 
+/// Swap space, xfs or vfat made on the target since the write phase (any signature
+/// `blkid -p` knows that the run's probe before its rounds did not see): inconclusive,
+/// naming what was found; the same target checked untouched before keeps its verdict.
+#[test]
+fn a_target_made_swap_xfs_or_vfat_since_the_write_phase_is_inconclusive() {
+    // mkfs.xfs makes nothing under 300 MB.
+    let cases: [(&str, &[&str], u64, &str); 3] = [
+        ("mkswap", &[], 8 << 20, "swap space (UUID "),
+        (
+            "mkfs.vfat",
+            &[],
+            8 << 20,
+            "a filesystem of type vfat (UUID ",
+        ),
+        (
+            "mkfs.xfs",
+            &["-q", "-f"],
+            320 << 20,
+            "a filesystem of type xfs (UUID ",
+        ),
+    ];
+    for (mkfs, args, size, found) in cases {
+        // A write phase that died after round 5: untouched, the drive kept it all.
+        let (lo, dir, _jdir, journal, _) = write_on_a_loop_device_of(size, "8");
+        rewrite_journal(&journal, Some(5), |_| {});
+        let check = [
+            "run",
+            "powerloss",
+            "--check",
+            journal.to_str().unwrap(),
+            &lo.dev,
+        ];
+        let untouched = run_in(dir.path(), &check);
+        assert_eq!(untouched.status.code(), Some(0), "{}", stdout(&untouched));
+        let a = analysis(&dir.path().join("b"));
+        assert_eq!(a["verdict"], "honoured", "{mkfs}: {a}");
+        assert_eq!(a["cycles"][0]["target_rewritten"], false);
+        assert_eq!(a["cycles"][0]["new_signature"], serde_json::Value::Null);
+
+        let mk = std::process::Command::new(mkfs)
+            .args(args)
+            .arg(&lo.dev)
+            .output()
+            .unwrap();
+        assert!(mk.status.success(), "{mkfs}: {}", stderr(&mk));
+        let o = run_in(dir.path(), &check);
+        // As with any inconclusive check: exit 1, nothing blamed on the drive.
+        assert_eq!(o.status.code(), Some(1), "{mkfs}: {}", stderr(&o));
+        let said = stdout(&o);
+        assert!(!said.contains("did NOT honour"), "{mkfs}: {said}");
+        assert!(said.contains(found), "{mkfs}: {said}");
+        assert!(said.contains("formatted since the write phase"), "{said}");
+        let a = analysis(&dir.path().join("b"));
+        assert_eq!(a["verdict"], "inconclusive", "{mkfs}: {a}");
+        let c = &a["cycles"][0];
+        assert_eq!(c["target_rewritten"], true);
+        assert!(c["new_signature"]["uuid"].is_string(), "{c}");
+    }
+}
+
 /// A simulated drive's cut is the model's own: shown, whatever the host.
 #[test]
 fn a_simulated_cut_is_its_own_evidence() {
@@ -840,16 +900,22 @@ fn rewrite_journal(journal: &Path, last: Option<u64>, edit: impl Fn(&mut serde_j
 
 /// A write phase of `rounds` rounds of 64 blocks on a new loop device, into bundle `b`
 /// of a new folder, its journal on a tmpfs.
-fn write_on_a_loop_device(
-    rounds: &str,
-) -> (
+fn write_on_a_loop_device(rounds: &str) -> LoopWrite {
+    write_on_a_loop_device_of(8 << 20, rounds)
+}
+
+/// A write phase's loop device, folder, journal's folder, journal and output.
+type LoopWrite = (
     Loop,
     tempfile::TempDir,
     tempfile::TempDir,
     std::path::PathBuf,
     std::process::Output,
-) {
-    let lo = Loop::new(8 << 20, false);
+);
+
+/// [`write_on_a_loop_device`] on a loop device of `size` bytes.
+fn write_on_a_loop_device_of(size: u64, rounds: &str) -> LoopWrite {
+    let lo = Loop::new(size, false);
     let dir = tempfile::tempdir().unwrap();
     let jdir = journal_dir();
     let journal = jdir.path().join("journal");

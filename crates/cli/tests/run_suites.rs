@@ -232,6 +232,50 @@ fn an_existing_user_file_needs_overwrite() {
     assert!(f.exists(), "a user's file is never removed");
 }
 
+/// A suite whose every step reads runs on a user's file, reading only (as `io --rw
+/// randread` does); one that writes is refused in one true line naming --overwrite (the
+/// review's refusal said the file "is only read" while reading nothing).
+#[test]
+fn a_user_file_is_read_by_read_only_suites_and_refused_to_writing_ones() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let f = d.path().join("f1");
+    let data: Vec<u8> = (0..8u32 << 20)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    std::fs::write(&f, &data).unwrap();
+    let p = f.to_str().unwrap();
+    let o = run_in(d.path(), &["run", "quick", p, "--short", "--runs", "1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("not created by drivelab and this run writes to it"),
+        "{err}"
+    );
+    assert!(
+        err.contains("--overwrite") && !err.contains("only read"),
+        "{err}"
+    );
+    let args = [
+        "run",
+        "peak",
+        p,
+        "--workloads",
+        "4k-randread",
+        "--short",
+        "--max-qd",
+        "2",
+    ];
+    let o = run_in(d.path(), &[&args[..], &["--out", "r"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let doc = check_bundle(&d.path().join("r"), "peak");
+    assert_eq!(doc["target"]["created_by_drivelab"], false);
+    assert!(
+        std::fs::read(&f).unwrap() == data,
+        "the user's file was changed"
+    );
+}
+
 #[test]
 fn bad_suite_flags_give_one_line_and_exit_2() {
     let d = tempfile::tempdir().unwrap();

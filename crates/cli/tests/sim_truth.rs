@@ -483,9 +483,12 @@ fn a_drive_with_tiers_of_gc_urgency_shows_four_levels_and_stuttering_phases() {
     within(zero, mostly("foreground"), 0.05, "seconds without I/O");
 }
 
+/// The end of the burst against the simulator's first GC copy; and the levels line
+/// says the seconds its shares are of: those after that burst, not every second with
+/// I/O (the burst, a phase of its own, is not among them).
 #[test]
-fn consistency_finds_the_end_of_the_burst() {
-    let doc = suite(&[
+fn consistency_finds_the_end_of_the_burst_and_counts_the_levels_after_it() {
+    let (doc, table) = suite_and_table(&[
         "consistency",
         "sim:nvme-tlc,capacity=64G,op=25%,seed=3",
         "--duration",
@@ -508,6 +511,41 @@ fn consistency_finds_the_end_of_the_burst() {
     assert!(
         (at - burst_end_truth_s).abs() <= (0.05 * burst_end_truth_s).max(1.0),
         "burst end: measured {at} s, truth {burst_end_truth_s:.2} s"
+    );
+
+    let scope = &a["levels_scope"];
+    assert_eq!(f(&scope["from_s"]), at, "{scope}");
+    assert_eq!(f(&scope["stall_iops"]), 32.0, "the queue depth: {scope}");
+    let after: Vec<f64> = a["iops_per_s"].as_array().unwrap()[at as usize..]
+        .iter()
+        .map(f)
+        .collect();
+    let counted = after.iter().filter(|&&x| x > 32.0).count();
+    assert_eq!(f(&scope["seconds"]) as usize, counted, "{scope}");
+    let levels = a["levels"].as_array().unwrap();
+    let in_levels: f64 = levels.iter().map(|l| f(&l["seconds"])).sum();
+    assert_eq!(in_levels as usize, counted);
+    let line = table
+        .lines()
+        .find(|l| l.trim_start().starts_with("performance levels:"))
+        .unwrap_or_else(|| panic!("a levels line in:\n{table}"));
+    let shares: Vec<String> = levels
+        .iter()
+        .map(|l| {
+            format!(
+                "{:.0} ({:.0} %)",
+                f(&l["centre_iops"]),
+                100.0 * f(&l["share"])
+            )
+        })
+        .collect();
+    assert_eq!(
+        line.trim(),
+        format!(
+            "performance levels: {} IOPS (% of the {counted} s after the initial burst, from {at} s on, with more than 32 I/Os)",
+            shares.join(", ")
+        ),
+        "{table}"
     );
 }
 

@@ -154,6 +154,27 @@ impl<'a> Job<'a> {
         Some(op)
     }
 
+    /// The generator is done: with its byte budget spent, the backlog checks the writes
+    /// since its last check (each as it comes back: the job waits for those in flight);
+    /// at the deadline or when stopped, the job is done and they are left to the pass.
+    #[cold]
+    fn backlog_tail(&mut self, now_ns: u64) -> Next {
+        if self.bytes_left != Some(0) || !Job::may_issue(self, now_ns) {
+            return Next::Done;
+        }
+        let Some(b) = self.backlog.as_mut() else {
+            return Next::Done;
+        };
+        b.flush();
+        if let Some(op) = self.backlog_read(now_ns) {
+            return Next::Io(op);
+        }
+        match self.backlog.as_ref() {
+            Some(b) if b.waiting() => Next::Completion,
+            _ => Next::Done,
+        }
+    }
+
     /// The next I/O to issue at time `now_ns`, or None when the job is done (deadline
     /// passed, byte budget spent, stop requested). A job that has not issued one I/O by
     /// its deadline (its thread starved of CPU on a busy machine) still issues one: a
@@ -337,6 +358,7 @@ impl IoSource for Job<'_> {
         }
         match self.next_op(now_ns) {
             Some(op) => Next::Io(op.into()),
+            None if self.backlog.is_some() => self.backlog_tail(now_ns),
             None => Next::Done,
         }
     }

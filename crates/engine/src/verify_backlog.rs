@@ -17,6 +17,14 @@
 //! - an intact block of this run at its own offset written by another job (jobs share
 //!   the span) is accepted: this job cannot know the order of another's writes.
 //!
+//! When the job's generator has spent its byte budget (`--size`/`--io_size`: the last
+//! writes are out), the job checks its tail itself: every block written since the last
+//! check is read as its write comes back ([`Backlog::flush`]), the job waiting for those
+//! writes ([`crate::source::Next::Completion`]) rather than ending, so each block a job
+//! wrote is read back once by its backlog at any depth. A run ended by its `--runtime`
+//! (or stopped) leaves that tail to the pass: reads past the deadline would stretch the
+//! time measured.
+//!
 //! So a check never reports a block a correct target may hold. A block found otherwise
 //! is classified as the verify pass classifies ([`crate::verify::classify`]) and stops
 //! the run.
@@ -67,6 +75,10 @@ pub struct Backlog {
     to_read: VecDeque<u64>,
     /// Writes back since the last check.
     since: u64,
+    /// This job's writes handed out and not come back.
+    in_flight: u64,
+    /// The generator is done: every write that comes back is read at once.
+    tail: bool,
     pub found: BacklogFound,
     expected: Vec<u8>,
 }
@@ -84,6 +96,8 @@ impl Backlog {
             pending: Vec::new(),
             to_read: VecDeque::new(),
             since: 0,
+            in_flight: 0,
+            tail: false,
             found: BacklogFound::default(),
             expected: Vec::new(),
         }
@@ -111,6 +125,7 @@ impl Backlog {
         b.hi_pick = pick;
         b.writes_in_flight += 1;
         b.spoiled |= b.reading;
+        self.in_flight += 1;
     }
 
     /// A write to the block at `offset` came back (`ok`: whole).
@@ -131,12 +146,28 @@ impl Backlog {
             b.queued = true;
             self.pending.push(offset);
         }
+        self.in_flight = self.in_flight.saturating_sub(1);
         self.since += 1;
-        if self.since >= self.every {
+        if self.since >= self.every || self.tail {
             self.since = 0;
             self.to_read.extend(self.pending.drain(..));
         }
         self.forget_if_settled(offset);
+    }
+
+    /// The generator is done (its last write handed out): check the tail now, every
+    /// block written since the last check, and each write still in flight once it is
+    /// back.
+    pub fn flush(&mut self) {
+        self.tail = true;
+        self.since = 0;
+        self.to_read.extend(self.pending.drain(..));
+    }
+
+    /// Whether a read of the tail may still come due once an I/O in flight is back (a
+    /// write, or a read raced by a write whose block is to be read again).
+    pub fn waiting(&self) -> bool {
+        self.in_flight > 0 || !self.pending.is_empty()
     }
 
     /// The next block to read back now, if a check is due.
@@ -323,9 +354,9 @@ mod tests {
     #[test]
     fn every_n_writes_the_job_reads_them_back_before_writing_on() {
         let (found, stopped, reads, wrote) = run_job(4, 10, &mut |_, _| {});
-        // Checks after writes 4 and 8; the last two are left to the pass.
-        assert_eq!((wrote, reads), (10, 8));
-        assert_eq!(found.checked, 8);
+        // Checks after writes 4 and 8, and of the last two once the generator is done.
+        assert_eq!((wrote, reads), (10, 10));
+        assert_eq!(found.checked, 10);
         assert_eq!((found.bad, stopped), (0, false));
     }
 

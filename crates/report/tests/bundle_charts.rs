@@ -739,3 +739,45 @@ fn queue_depth_curves_mark_every_measured_point_with_the_95_percent_line_and_lat
         }
     }
 }
+
+/// The peak table, its caption, the section's text and the chart's line say what the
+/// knee is measured against: the plateau the analysis computes, not the best point (the
+/// review found "≥ 95 % of the best" over a knee at 93 % of the best).
+#[test]
+fn the_peak_knee_is_described_as_the_analysis_computes_it() {
+    use drivelab_analysis::qd::{KNEE_RULE, THRESHOLD_LABEL};
+    let (report, runs) = report_of(|s, _| s == "peak");
+    let html = report.render().unwrap();
+    assert!(
+        html.contains(&format!("Selected point per workload: {KNEE_RULE}")),
+        "caption"
+    );
+    assert!(html.contains("Share of plateau"));
+    assert!(
+        !html.contains("of the best throughput"),
+        "an old wording is left"
+    );
+    assert!(!html.contains("Share of best"));
+    for r in &runs {
+        let a: drivelab_suites::peak::Analysis =
+            r.doc.summary.as_ref().unwrap().analysis_as().unwrap();
+        for w in &a.sweeps {
+            let k = w.sweep.knee.as_ref().unwrap();
+            assert!(k.plateau_throughput > 0.0);
+            // The line is drawn at the threshold and named after it.
+            let id = format!("peak-{}-throughput", w.workload);
+            let thr = report.charts().into_iter().find(|c| c.id == id).unwrap();
+            assert!(thr.marks.iter().any(|m| matches!(m,
+                Mark::HLine { y, label: Some(l) }
+                    if (*y - 0.95 * k.plateau_throughput).abs() < 1e-6 * y.abs().max(1.0)
+                        && l.starts_with(THRESHOLD_LABEL))));
+            // The table's share is of the plateau, as the threshold is.
+            let share = format!("{:.1}", 100.0 * k.throughput / k.plateau_throughput);
+            assert!(
+                html.contains(&format!(">{share}<")),
+                "{}: share {share} of the plateau not in the table",
+                w.label
+            );
+        }
+    }
+}

@@ -13,6 +13,15 @@ fn parse(svg: &str) -> roxmltree::Document<'_> {
     roxmltree::Document::parse(svg).unwrap_or_else(|e| panic!("SVG is not well-formed XML: {e}"))
 }
 
+/// The chart's width, px.
+fn svg_width(doc: &roxmltree::Document<'_>) -> f64 {
+    doc.root_element()
+        .attribute("width")
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
 fn data_paths<'a>(doc: &'a roxmltree::Document<'a>) -> Vec<roxmltree::Node<'a, 'a>> {
     doc.descendants()
         .filter(|n| {
@@ -534,12 +543,7 @@ fn an_unlabelled_pair_of_one_drive_gets_distinct_legends_that_fit() {
     );
     assert!(texts[1].ends_with("… · 25 % OP"), "{texts:?}");
     // Each fits the chart's width (DejaVu Sans at 11 px, 0.6 em a glyph).
-    let width: f64 = doc
-        .root_element()
-        .attribute("width")
-        .unwrap()
-        .parse()
-        .unwrap();
+    let width = svg_width(&doc);
     for t in &texts {
         assert!(
             35.0 + t.chars().count() as f64 * 6.6 <= width,
@@ -556,4 +560,70 @@ fn an_unlabelled_pair_of_one_drive_gets_distinct_legends_that_fit() {
     let mut short = vec!["disk A".to_string(), "disk B".to_string()];
     drivelab_report::fit_legend_texts(&mut short, 60);
     assert_eq!(short, ["disk A", "disk B"]);
+}
+
+/// Lines a long label apart (a replay's parts, each named "replay of … as fast as
+/// possible at the trace's concurrency, part N of 3"): every label is drawn whole, in the
+/// plot, and none over another (the review read "as fast as possi" where the next label
+/// covered the rest).
+#[test]
+fn vertical_line_labels_never_cover_each_other_or_leave_the_plot() {
+    let name = |k: u32| {
+        format!(
+            "replay of t2.dltrace as fast as possible at the trace's concurrency, part {k} of 3"
+        )
+    };
+    let mut c = Chart::new("t", "T", Axis::linear("x", "s"), Axis::linear("y", "W"))
+        .with_series(Series::line("d", "d", vec![(0.0, 1.0), (0.09, 2.0)]));
+    for (k, x) in [(0, 0.0), (1, 0.013), (2, 0.045), (3, 0.076)] {
+        c = c.with_mark(Mark::VLine {
+            x,
+            label: Some(if k == 0 {
+                "write the span once before reading it".into()
+            } else {
+                name(k)
+            }),
+            group: None,
+        });
+    }
+    let svg = render_svg(&c, &GroupPalette::for_charts([&c])).unwrap();
+    let doc = parse(&svg);
+    let width = svg_width(&doc);
+    let mut spans: Vec<(f64, f64, f64, String)> = Vec::new();
+    for t in doc.descendants().filter(|n| n.has_tag_name("text")) {
+        let text = t.text().unwrap_or_default().to_string();
+        if !(text.starts_with("replay of") || text.starts_with("write the span")) {
+            continue;
+        }
+        let x: f64 = t.attribute("x").unwrap().parse().unwrap();
+        let y: f64 = t.attribute("y").unwrap().parse().unwrap();
+        let w = text.chars().count() as f64 * 11.0 * 0.6;
+        let left = if t.attribute("text-anchor") == Some("end") {
+            x - w
+        } else {
+            x
+        };
+        assert!(
+            left >= 0.0 && left + w <= width,
+            "{text} leaves the chart: {left} + {w}"
+        );
+        spans.push((left, left + w, y, text));
+    }
+    let mut texts: Vec<&str> = spans.iter().map(|s| s.3.as_str()).collect();
+    texts.sort();
+    assert_eq!(
+        texts,
+        [
+            "replay of t2.dltrace as fast as possible at the trace's concurrency, part 1 of 3",
+            "replay of t2.dltrace as fast as possible at the trace's concurrency, part 2 of 3",
+            "replay of t2.dltrace as fast as possible at the trace's concurrency, part 3 of 3",
+            "write the span once before reading it"
+        ]
+    );
+    for (i, a) in spans.iter().enumerate() {
+        for b in &spans[i + 1..] {
+            let apart = a.2 != b.2 || a.1 <= b.0 || b.1 <= a.0;
+            assert!(apart, "{} covers {}", a.3, b.3);
+        }
+    }
 }

@@ -67,6 +67,22 @@ pub fn not_recordable(doc: &RunDoc) -> Option<&'static str> {
         .then_some("check it first: drivelab run powerloss --check JOURNAL TARGET")
 }
 
+/// When a complete run finished: its last step's end (an import's steps end when fio's
+/// jobs did, which fio's results give in any order), else, for a run drivelab made, when
+/// its bundle was last written; None for an import whose results do not say when fio
+/// ran (the import's own time is not fio's end).
+fn finished_at(doc: &RunDoc) -> Option<String> {
+    let last_step = doc
+        .steps
+        .iter()
+        .filter_map(|s| s.finished_at.as_deref())
+        .filter_map(|t| Some((humantime::parse_rfc3339_weak(t).ok()?, t)))
+        .max_by_key(|(at, _)| *at)
+        .map(|(_, t)| t.to_string());
+    let imported = drivelab_suites::fio::import::is_import(doc);
+    last_step.or_else(|| (!imported).then(|| doc.updated_at.clone()))
+}
+
 /// The database record of the bundle whose `run.json` is `doc`; `bundle_path` is where
 /// its directory is on the recording machine (None for an upload).
 /// A bundle whose saved analysis is not of its suite's type is refused (its suite was
@@ -83,12 +99,7 @@ pub fn run_record(doc: &RunDoc, bundle_path: Option<String>) -> Result<RunRecord
         }
     }
     let finished_at = match doc.status {
-        BundleStatus::Complete => doc
-            .steps
-            .iter()
-            .filter_map(|s| s.finished_at.clone())
-            .next_back()
-            .or_else(|| Some(doc.updated_at.clone())),
+        BundleStatus::Complete => finished_at(doc),
         _ => None,
     };
     let bundle_json = serde_json::to_value(doc).map_err(|e| e.to_string())?;
@@ -123,4 +134,42 @@ pub fn run_record(doc: &RunDoc, bundle_path: Option<String>) -> Result<RunRecord
         bundle_path,
         bundle_json: Some(bundle_json),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use drivelab_suites::fio::import::{import_set, Body, Input, Options};
+
+    fn import(text: String) -> drivelab_suites::RunDoc {
+        let input = Input {
+            body: Body::Text(text),
+            source: "r.json".into(),
+            dir: None,
+        };
+        import_set(&[input], &Options::default()).unwrap()
+    }
+
+    /// An import's end is fio's (the result's `timestamp_ms`: each job's start is it
+    /// less the job's runtime, its end that start plus the runtime), not its start again;
+    /// unknown (null) when the result does not say when fio ran, not the import's time.
+    #[test]
+    fn an_import_finished_when_fio_did_or_is_not_known_to_have() {
+        let text = include_str!("../../../fuzz/corpus/fio_result/null-json.json");
+        let doc = import(text.to_string());
+        let r = super::run_record(&doc, None).unwrap();
+        assert_eq!(r.started_at, "2026-11-24T20:28:03.631Z");
+        assert_eq!(r.finished_at.as_deref(), Some("2026-11-24T20:28:03.636Z"));
+        // The bundle was written at the import, later than fio's run.
+        assert!(doc.updated_at > r.finished_at.clone().unwrap());
+        let mut v: serde_json::Value = serde_json::from_str(text).unwrap();
+        for k in ["timestamp", "timestamp_ms", "time"] {
+            v.as_object_mut().unwrap().remove(k);
+        }
+        let doc = import(v.to_string());
+        let r = super::run_record(&doc, None).unwrap();
+        assert_eq!(r.finished_at, None);
+        assert!(doc.steps.iter().all(|s| s.started_at.is_none()));
+        // Started: the one time known, the import's.
+        assert_eq!(r.started_at, doc.updated_at);
+    }
 }

@@ -612,7 +612,8 @@ impl SimConfig {
     }
 
     /// Parse a `sim:` target string: an optional preset name first, then `key=value`
-    /// overrides separated by commas.
+    /// overrides separated by commas, each read by [`SpecReader::set`]; then the
+    /// checks across keys and the defaults that depend on them ([`SpecReader::finish`]).
     pub fn parse(spec: &str) -> Result<SimConfig, String> {
         let body = spec.trim();
         let body = body.strip_prefix("sim:").unwrap_or(body);
@@ -621,250 +622,15 @@ impl SimConfig {
             .map(str::trim)
             .filter(|p| !p.is_empty())
             .peekable();
-        let mut cfg = match parts.peek() {
-            Some(first) if !first.contains('=') => {
-                let name = parts.next().unwrap_or_default();
-                SimConfig::preset(name).ok_or_else(|| {
-                    let names: Vec<&str> = PRESETS.iter().map(|p| p.0).collect();
-                    format!(
-                        "sim: unknown preset '{name}': expected one of {} (or key=value settings)",
-                        names.join(", ")
-                    )
-                })?
-            }
+        let start = match parts.peek() {
+            Some(first) if !first.contains('=') => preset_named(parts.next().unwrap_or_default())?,
             _ => SimConfig::generic(),
         };
-        let mut times_set = [false; 3];
-        let mut op_given = false;
+        let mut reader = SpecReader::new(start);
         for part in parts {
-            let Some((key, value)) = part.split_once('=') else {
-                return Err(format!(
-                    "sim: '{part}' is not key=value (a preset name may only come first)"
-                ));
-            };
-            let (key, value) = (key.trim(), value.trim());
-            let bad = |form: &str| format!("sim: bad {key} '{value}': expected {form}");
-            match key {
-                "capacity" => {
-                    let b = parse_size(value).ok_or_else(|| bad(SIZE_FORM))?;
-                    if !(MIN_CAPACITY_BYTES..=MAX_CAPACITY_BYTES).contains(&b) {
-                        return Err(bad("a size from 64M to 2T"));
-                    }
-                    cfg.capacity_bytes = b / PAGE_BYTES * PAGE_BYTES;
-                }
-                "op" => {
-                    let p = parse_percent(value).ok_or_else(|| bad(PERCENT_FORM))?;
-                    if p > 400.0 {
-                        return Err(bad("a percentage from 0% to 400%"));
-                    }
-                    cfg.op_percent = p;
-                    op_given = true;
-                }
-                "slc" => {
-                    cfg.slc = if value == "dynamic" {
-                        SlcSize::Dynamic
-                    } else if value.ends_with('%') {
-                        let p = parse_percent(value)
-                            .filter(|p| *p <= 100.0)
-                            .ok_or_else(|| bad("a size like 8G or a share of capacity like 10%"))?;
-                        SlcSize::Percent(p)
-                    } else {
-                        SlcSize::Bytes(parse_size(value).ok_or_else(|| {
-                            bad("a size like 8G (0 for none), a share of capacity like 10%, or dynamic")
-                        })?)
-                    }
-                }
-                "channels" => {
-                    cfg.channels = parse_count(value, 1, 64)
-                        .ok_or_else(|| bad("a whole number from 1 to 64"))?
-                }
-                "dies" => {
-                    cfg.dies = parse_count(value, 1, 1024)
-                        .ok_or_else(|| bad("a whole number from 1 to 1024"))?
-                }
-                "iface" => cfg.iface = Iface::parse(value).ok_or_else(|| bad(Iface::FORM))?,
-                "cell" => {
-                    let cell = Cell::parse(value).ok_or_else(|| bad("mlc, tlc or qlc"))?;
-                    let (tr, tp, te) = cell.default_times_ns();
-                    cfg.cell = cell;
-                    // Timings given explicitly (before or after) win over the cell's defaults.
-                    if !times_set[0] {
-                        cfg.tread_ns = tr;
-                    }
-                    if !times_set[1] {
-                        cfg.tprog_ns = tp;
-                    }
-                    if !times_set[2] {
-                        cfg.terase_ns = te;
-                    }
-                }
-                "tread" => {
-                    cfg.tread_ns = parse_duration_ns(value).ok_or_else(|| bad(DURATION_FORM))?;
-                    times_set[0] = true;
-                }
-                "tprog" => {
-                    cfg.tprog_ns = parse_duration_ns(value).ok_or_else(|| bad(DURATION_FORM))?;
-                    times_set[1] = true;
-                }
-                "tprog_slc" => {
-                    cfg.tprog_slc_ns = parse_duration_ns(value).ok_or_else(|| bad(DURATION_FORM))?
-                }
-                "terase" => {
-                    cfg.terase_ns = parse_duration_ns(value).ok_or_else(|| bad(DURATION_FORM))?;
-                    times_set[2] = true;
-                }
-                "block" => {
-                    let b = parse_size(value)
-                        .filter(|b| b.is_power_of_two() && (64 << 10..=1 << 30).contains(b))
-                        .ok_or_else(|| bad("a power of two from 64K to 1G, like 4M"))?;
-                    cfg.block_bytes = b;
-                }
-                "dram" => cfg.dram = parse_switch(value).ok_or_else(|| bad("on or off"))?,
-                "gc" => {
-                    cfg.gc =
-                        GcMode::parse(value).ok_or_else(|| bad("incremental, batch or tiered"))?
-                }
-                "gc_bg_every" => {
-                    cfg.gc_bg_every_pages = parse_count(value, 0, 1 << 30).ok_or_else(|| {
-                        bad("a number of host pages from 0 to 1073741824 (0: one erase block)")
-                    })?
-                }
-                "gc_tiers" => {
-                    cfg.gc_tiers = parse_count(value, 1, 8)
-                        .ok_or_else(|| bad("a number of background GC tiers from 1 to 8"))?
-                }
-                "gc_batch" => {
-                    cfg.gc_batch_blocks = parse_count(value, 1, 1 << 20)
-                        .ok_or_else(|| bad("a number of blocks from 1 to 1048576"))?
-                }
-                "fold" => cfg.fold = FoldMode::parse(value).ok_or_else(|| bad("idle or load"))?,
-                "fold_batch" => {
-                    cfg.fold_batch_bytes = parse_size(value)
-                        .filter(|&b| b >= PAGE_BYTES)
-                        .ok_or_else(|| bad("a size of at least 4K, like 4G"))?
-                }
-                "slc_min" => {
-                    cfg.slc_min_bytes = parse_size(value)
-                        .filter(|&b| b >= PAGE_BYTES)
-                        .ok_or_else(|| bad("a size of at least 4K, like 1G"))?
-                }
-                "fold_every" => {
-                    cfg.fold_every = parse_positive(value, 64.0)
-                        .filter(|&v| v >= 0.25)
-                        .ok_or_else(|| {
-                            bad("host pages per folded page from 0.25 to 64, like 1.5")
-                        })?
-                }
-                "slc_bypass" => {
-                    cfg.slc_bypass_bytes =
-                        parse_size(value).ok_or_else(|| bad("a write size like 128K (0: none)"))?
-                }
-                "thermal" => cfg.thermal = parse_switch(value).ok_or_else(|| bad("on or off"))?,
-                "ambient" => {
-                    cfg.thermal_params.ambient_c =
-                        parse_celsius(value).ok_or_else(|| bad(CELSIUS_FORM))?
-                }
-                "start_temp" => {
-                    cfg.start_celsius = Some(parse_celsius(value).ok_or_else(|| bad(CELSIUS_FORM))?)
-                }
-                "throttle_temp" => {
-                    cfg.thermal_params.throttle_c =
-                        parse_celsius(value).ok_or_else(|| bad(CELSIUS_FORM))?
-                }
-                "release_temp" => {
-                    cfg.thermal_params.release_c =
-                        parse_celsius(value).ok_or_else(|| bad(CELSIUS_FORM))?
-                }
-                "thermal_r" => {
-                    cfg.thermal_params.resistance_c_per_w = parse_positive(value, 1000.0)
-                        .ok_or_else(|| {
-                            bad("a thermal resistance in °C per W from above 0 to 1000, like 12")
-                        })?
-                }
-                "thermal_tau" => {
-                    let ns = parse_duration_ns(value)
-                        .filter(|&n| n > 0)
-                        .ok_or_else(|| bad("a time constant like 4s or 90s"))?;
-                    cfg.thermal_params.tau_s = ns as f64 / 1e9;
-                }
-                "idle_power" => {
-                    cfg.thermal_params.idle_w = parse_positive(value, 100.0)
-                        .ok_or_else(|| bad("an idle power in W from above 0 to 100, like 0.4"))?
-                }
-                "link" => {
-                    let r = value
-                        .strip_suffix("/s")
-                        .and_then(parse_size)
-                        .filter(|&r| (1_000_000..=1_000_000_000_000).contains(&r))
-                        .ok_or_else(|| {
-                            bad("a rate from 1MB/s to 1TB/s, like 850MB/s (MB = 10^6 bytes)")
-                        })?;
-                    cfg.link_bytes_per_s = Some(r);
-                }
-                "throttle_factor" => {
-                    cfg.throttle_factor = parse_count(value, 2, 1000)
-                        .ok_or_else(|| bad("a slowdown from 2 to 1000"))?
-                }
-                "read_power" => {
-                    cfg.read_power_w = Some(
-                        parse_positive(value, 100.0)
-                            .ok_or_else(|| bad("a power in W from above 0 to 100, like 5.5"))?,
-                    )
-                }
-                "peak_power" => {
-                    cfg.peak_power_w = Some(
-                        parse_positive(value, 100.0)
-                            .ok_or_else(|| bad("a power in W from above 0 to 100, like 8.25"))?,
-                    )
-                }
-                "write_power" => {
-                    cfg.write_power_w = Some(
-                        parse_positive(value, 100.0)
-                            .ok_or_else(|| bad("a power in W from above 0 to 100, like 7.2"))?,
-                    )
-                }
-                "write_cache" => {
-                    cfg.write_cache =
-                        WriteCache::parse(value).ok_or_else(|| bad("none or volatile"))?
-                }
-                "write_cache_size" => {
-                    cfg.write_cache_bytes = parse_size(value)
-                        .filter(|&b| (PAGE_BYTES..=1 << 40).contains(&b))
-                        .ok_or_else(|| bad("a size from 4K to 1T, like 64M"))?
-                }
-                "flush" => {
-                    cfg.flush =
-                        FlushMode::parse(value).ok_or_else(|| bad("honest, delayed or ignored"))?
-                }
-                "power_cut" => {
-                    // Read as --runtime is (one duration parser): 20ms, 90s, 2min, 1h.
-                    cfg.power_cut_ns = Some(
-                        drivelab_engine::size::parse_duration_ns(value)
-                            .ok()
-                            .filter(|&ns| ns > 0)
-                            .ok_or_else(|| {
-                                bad(&format!(
-                                    "a virtual time above 0: {}",
-                                    drivelab_engine::size::DURATION_FORM
-                                ))
-                            })?,
-                    )
-                }
-                "seed" => cfg.seed = value.parse().map_err(|_| bad("a whole number like 42"))?,
-                _ => {
-                    let names: Vec<&str> = KEYS.iter().map(|k| k.key).collect();
-                    return Err(format!(
-                        "sim: unknown key '{key}': expected one of {} (sim:help lists them)",
-                        names.join(", ")
-                    ));
-                }
-            }
+            reader.set(&Setting::of(part)?)?;
         }
-        cfg.check_thermal()?;
-        if !op_given {
-            cfg.op_percent = cfg.op_percent.max(cfg.least_op_percent());
-        }
-        Ok(cfg)
+        reader.finish()
     }
 
     /// Erase blocks garbage collection keeps free (see `SimDevice::new`): two victims'
@@ -1039,6 +805,376 @@ fn on_off(b: bool) -> &'static str {
 
 fn parse_count(s: &str, lo: u32, hi: u32) -> Option<u32> {
     s.parse::<u32>().ok().filter(|n| (lo..=hi).contains(n))
+}
+
+/// The preset a spec starts with; refused naming the presets there are.
+fn preset_named(name: &str) -> Result<SimConfig, String> {
+    SimConfig::preset(name).ok_or_else(|| {
+        let names: Vec<&str> = PRESETS.iter().map(|p| p.0).collect();
+        format!(
+            "sim: unknown preset '{name}': expected one of {} (or key=value settings)",
+            names.join(", ")
+        )
+    })
+}
+
+/// One `key=value` part of a spec.
+struct Setting<'a> {
+    key: &'a str,
+    value: &'a str,
+}
+
+impl<'a> Setting<'a> {
+    /// The part split at its `=`; refused when it has none (after the first part, where
+    /// a preset's name may stand).
+    fn of(part: &'a str) -> Result<Setting<'a>, String> {
+        let Some((key, value)) = part.split_once('=') else {
+            return Err(format!(
+                "sim: '{part}' is not key=value (a preset name may only come first)"
+            ));
+        };
+        Ok(Setting {
+            key: key.trim(),
+            value: value.trim(),
+        })
+    }
+
+    /// The refusal of this setting: one line naming the key, its value and `form`.
+    fn bad(&self, form: &str) -> String {
+        format!("sim: bad {} '{}': expected {form}", self.key, self.value)
+    }
+
+    fn size_or(&self, form: &str) -> Result<u64, String> {
+        parse_size(self.value).ok_or_else(|| self.bad(form))
+    }
+
+    fn duration_ns(&self) -> Result<u64, String> {
+        parse_duration_ns(self.value).ok_or_else(|| self.bad(DURATION_FORM))
+    }
+
+    fn count(&self, lo: u32, hi: u32, form: &str) -> Result<u32, String> {
+        parse_count(self.value, lo, hi).ok_or_else(|| self.bad(form))
+    }
+
+    fn switch(&self) -> Result<bool, String> {
+        parse_switch(self.value).ok_or_else(|| self.bad("on or off"))
+    }
+
+    fn celsius(&self) -> Result<f64, String> {
+        parse_celsius(self.value).ok_or_else(|| self.bad(CELSIUS_FORM))
+    }
+
+    fn positive(&self, hi: f64, form: &str) -> Result<f64, String> {
+        parse_positive(self.value, hi).ok_or_else(|| self.bad(form))
+    }
+}
+
+/// A group of keys [`SpecReader::set`] tries in turn: Ok(false) when the key is not
+/// one of the group's.
+type KeyGroup = fn(&mut SpecReader, &Setting) -> Result<bool, String>;
+
+/// A spec's settings read one after another onto the parameters they started from,
+/// with what the checks after the last one need to know.
+struct SpecReader {
+    cfg: SimConfig,
+    /// tread, tprog, terase given explicitly: a `cell=` (before or after) leaves them.
+    times_set: [bool; 3],
+    /// `op=` given: else the least over-provisioning that fits, when above the default.
+    op_given: bool,
+}
+
+impl SpecReader {
+    fn new(cfg: SimConfig) -> SpecReader {
+        SpecReader {
+            cfg,
+            times_set: [false; 3],
+            op_given: false,
+        }
+    }
+
+    /// Reads one setting by the group of keys it belongs to; an unknown key is refused
+    /// with the list of keys.
+    fn set(&mut self, s: &Setting) -> Result<(), String> {
+        const GROUPS: [KeyGroup; 8] = [
+            SpecReader::set_size_and_layout,
+            SpecReader::set_host_link,
+            SpecReader::set_nand,
+            SpecReader::set_gc,
+            SpecReader::set_slc_cache,
+            SpecReader::set_thermal,
+            SpecReader::set_power,
+            SpecReader::set_write_cache,
+        ];
+        for group in GROUPS {
+            if group(self, s)? {
+                return Ok(());
+            }
+        }
+        let names: Vec<&str> = KEYS.iter().map(|k| k.key).collect();
+        Err(format!(
+            "sim: unknown key '{}': expected one of {} (sim:help lists them)",
+            s.key,
+            names.join(", ")
+        ))
+    }
+
+    /// The checks across keys (thermal and power constants that cannot work), then
+    /// the default over-provisioning a small drive needs.
+    fn finish(self) -> Result<SimConfig, String> {
+        let mut cfg = self.cfg;
+        cfg.check_thermal()?;
+        if !self.op_given {
+            cfg.op_percent = cfg.op_percent.max(cfg.least_op_percent());
+        }
+        Ok(cfg)
+    }
+
+    /// capacity, op, channels, dies, block, dram, seed.
+    fn set_size_and_layout(&mut self, s: &Setting) -> Result<bool, String> {
+        let c = &mut self.cfg;
+        match s.key {
+            "capacity" => {
+                let b = s.size_or(SIZE_FORM)?;
+                if !(MIN_CAPACITY_BYTES..=MAX_CAPACITY_BYTES).contains(&b) {
+                    return Err(s.bad("a size from 64M to 2T"));
+                }
+                c.capacity_bytes = b / PAGE_BYTES * PAGE_BYTES;
+            }
+            "op" => {
+                let p = parse_percent(s.value).ok_or_else(|| s.bad(PERCENT_FORM))?;
+                if p > 400.0 {
+                    return Err(s.bad("a percentage from 0% to 400%"));
+                }
+                c.op_percent = p;
+                self.op_given = true;
+            }
+            "channels" => c.channels = s.count(1, 64, "a whole number from 1 to 64")?,
+            "dies" => c.dies = s.count(1, 1024, "a whole number from 1 to 1024")?,
+            "block" => {
+                c.block_bytes = parse_size(s.value)
+                    .filter(|b| b.is_power_of_two() && (64 << 10..=1 << 30).contains(b))
+                    .ok_or_else(|| s.bad("a power of two from 64K to 1G, like 4M"))?
+            }
+            "dram" => c.dram = s.switch()?,
+            "seed" => {
+                c.seed = s
+                    .value
+                    .parse()
+                    .map_err(|_| s.bad("a whole number like 42"))?
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// iface, link.
+    fn set_host_link(&mut self, s: &Setting) -> Result<bool, String> {
+        let c = &mut self.cfg;
+        match s.key {
+            "iface" => c.iface = Iface::parse(s.value).ok_or_else(|| s.bad(Iface::FORM))?,
+            "link" => {
+                let r = s
+                    .value
+                    .strip_suffix("/s")
+                    .and_then(parse_size)
+                    .filter(|&r| (1_000_000..=1_000_000_000_000).contains(&r))
+                    .ok_or_else(|| {
+                        s.bad("a rate from 1MB/s to 1TB/s, like 850MB/s (MB = 10^6 bytes)")
+                    })?;
+                c.link_bytes_per_s = Some(r);
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// cell and the NAND timings: tread, tprog, tprog_slc, terase.
+    fn set_nand(&mut self, s: &Setting) -> Result<bool, String> {
+        let c = &mut self.cfg;
+        match s.key {
+            "cell" => {
+                let cell = Cell::parse(s.value).ok_or_else(|| s.bad("mlc, tlc or qlc"))?;
+                let (tr, tp, te) = cell.default_times_ns();
+                c.cell = cell;
+                // Timings given explicitly (before or after) win over the cell's defaults.
+                if !self.times_set[0] {
+                    c.tread_ns = tr;
+                }
+                if !self.times_set[1] {
+                    c.tprog_ns = tp;
+                }
+                if !self.times_set[2] {
+                    c.terase_ns = te;
+                }
+            }
+            "tread" => {
+                c.tread_ns = s.duration_ns()?;
+                self.times_set[0] = true;
+            }
+            "tprog" => {
+                c.tprog_ns = s.duration_ns()?;
+                self.times_set[1] = true;
+            }
+            "tprog_slc" => c.tprog_slc_ns = s.duration_ns()?,
+            "terase" => {
+                c.terase_ns = s.duration_ns()?;
+                self.times_set[2] = true;
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// gc, gc_batch, gc_bg_every, gc_tiers.
+    fn set_gc(&mut self, s: &Setting) -> Result<bool, String> {
+        let c = &mut self.cfg;
+        match s.key {
+            "gc" => {
+                c.gc =
+                    GcMode::parse(s.value).ok_or_else(|| s.bad("incremental, batch or tiered"))?
+            }
+            "gc_bg_every" => {
+                c.gc_bg_every_pages = s.count(
+                    0,
+                    1 << 30,
+                    "a number of host pages from 0 to 1073741824 (0: one erase block)",
+                )?
+            }
+            "gc_tiers" => {
+                c.gc_tiers = s.count(1, 8, "a number of background GC tiers from 1 to 8")?
+            }
+            "gc_batch" => {
+                c.gc_batch_blocks = s.count(1, 1 << 20, "a number of blocks from 1 to 1048576")?
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// slc and its folding: fold, fold_batch, slc_min, fold_every, slc_bypass.
+    fn set_slc_cache(&mut self, s: &Setting) -> Result<bool, String> {
+        let c = &mut self.cfg;
+        match s.key {
+            "slc" => {
+                c.slc = if s.value == "dynamic" {
+                    SlcSize::Dynamic
+                } else if s.value.ends_with('%') {
+                    let p = parse_percent(s.value)
+                        .filter(|p| *p <= 100.0)
+                        .ok_or_else(|| s.bad("a size like 8G or a share of capacity like 10%"))?;
+                    SlcSize::Percent(p)
+                } else {
+                    SlcSize::Bytes(s.size_or(
+                        "a size like 8G (0 for none), a share of capacity like 10%, or dynamic",
+                    )?)
+                }
+            }
+            "fold" => c.fold = FoldMode::parse(s.value).ok_or_else(|| s.bad("idle or load"))?,
+            "fold_batch" => {
+                c.fold_batch_bytes = parse_size(s.value)
+                    .filter(|&b| b >= PAGE_BYTES)
+                    .ok_or_else(|| s.bad("a size of at least 4K, like 4G"))?
+            }
+            "slc_min" => {
+                c.slc_min_bytes = parse_size(s.value)
+                    .filter(|&b| b >= PAGE_BYTES)
+                    .ok_or_else(|| s.bad("a size of at least 4K, like 1G"))?
+            }
+            "fold_every" => {
+                c.fold_every = parse_positive(s.value, 64.0)
+                    .filter(|&v| v >= 0.25)
+                    .ok_or_else(|| s.bad("host pages per folded page from 0.25 to 64, like 1.5"))?
+            }
+            "slc_bypass" => c.slc_bypass_bytes = s.size_or("a write size like 128K (0: none)")?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// thermal and its constants: ambient, start_temp, throttle_temp, release_temp,
+    /// thermal_r, thermal_tau, idle_power, throttle_factor.
+    fn set_thermal(&mut self, s: &Setting) -> Result<bool, String> {
+        let c = &mut self.cfg;
+        let t = &mut c.thermal_params;
+        match s.key {
+            "thermal" => c.thermal = s.switch()?,
+            "ambient" => t.ambient_c = s.celsius()?,
+            "start_temp" => c.start_celsius = Some(s.celsius()?),
+            "throttle_temp" => t.throttle_c = s.celsius()?,
+            "release_temp" => t.release_c = s.celsius()?,
+            "thermal_r" => {
+                t.resistance_c_per_w = s.positive(
+                    1000.0,
+                    "a thermal resistance in °C per W from above 0 to 1000, like 12",
+                )?
+            }
+            "thermal_tau" => {
+                let ns = parse_duration_ns(s.value)
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| s.bad("a time constant like 4s or 90s"))?;
+                t.tau_s = ns as f64 / 1e9;
+            }
+            "idle_power" => {
+                t.idle_w = s.positive(100.0, "an idle power in W from above 0 to 100, like 0.4")?
+            }
+            "throttle_factor" => {
+                c.throttle_factor = s.count(2, 1000, "a slowdown from 2 to 1000")?
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// read_power, write_power, peak_power (checked against idle_power at the end).
+    fn set_power(&mut self, s: &Setting) -> Result<bool, String> {
+        let (field, like) = match s.key {
+            "read_power" => (&mut self.cfg.read_power_w, "5.5"),
+            "write_power" => (&mut self.cfg.write_power_w, "7.2"),
+            "peak_power" => (&mut self.cfg.peak_power_w, "8.25"),
+            _ => return Ok(false),
+        };
+        *field = Some(s.positive(
+            100.0,
+            &format!("a power in W from above 0 to 100, like {like}"),
+        )?);
+        Ok(true)
+    }
+
+    /// write_cache, write_cache_size, flush, power_cut.
+    fn set_write_cache(&mut self, s: &Setting) -> Result<bool, String> {
+        let c = &mut self.cfg;
+        match s.key {
+            "write_cache" => {
+                c.write_cache =
+                    WriteCache::parse(s.value).ok_or_else(|| s.bad("none or volatile"))?
+            }
+            "write_cache_size" => {
+                c.write_cache_bytes = parse_size(s.value)
+                    .filter(|&b| (PAGE_BYTES..=1 << 40).contains(&b))
+                    .ok_or_else(|| s.bad("a size from 4K to 1T, like 64M"))?
+            }
+            "flush" => {
+                c.flush =
+                    FlushMode::parse(s.value).ok_or_else(|| s.bad("honest, delayed or ignored"))?
+            }
+            "power_cut" => {
+                // Read as --runtime is (one duration parser): 20ms, 90s, 2min, 1h.
+                c.power_cut_ns = Some(
+                    drivelab_engine::size::parse_duration_ns(s.value)
+                        .ok()
+                        .filter(|&ns| ns > 0)
+                        .ok_or_else(|| {
+                            s.bad(&format!(
+                                "a virtual time above 0: {}",
+                                drivelab_engine::size::DURATION_FORM
+                            ))
+                        })?,
+                )
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
 }
 
 #[cfg(test)]
@@ -1300,5 +1436,99 @@ mod tests {
         assert!((6.5e9..7.9e9).contains(&g4), "{g4}");
         let u10 = Iface::Usb { gbps: 10 }.payload_bytes_per_s();
         assert!((0.9e9..1.25e9).contains(&u10), "{u10}");
+    }
+    /// Every refusal of `parse`, word for word: one line naming the key (or the preset,
+    /// or the part that is not key=value) and the form it takes. (The unknown key's,
+    /// which lists every key, is checked against the table above.)
+    #[test]
+    fn every_refusal_names_its_key_and_form_in_one_line() {
+        for (spec, refusal) in [
+            ("sim:hdd", "sim: unknown preset 'hdd': expected one of sata-mlc, nvme-tlc, dramless (or key=value settings)"),
+            ("sim:capacity=1G,nvme-tlc", "sim: 'nvme-tlc' is not key=value (a preset name may only come first)"),
+            ("sim:capacity=12X", "sim: bad capacity '12X': expected a size like 512M, 64G, 64GB or 1T (k/Ki/KiB = 1024, KB = 1000)"),
+            ("sim:capacity=32M", "sim: bad capacity '32M': expected a size from 64M to 2T"),
+            ("sim:op=seven", "sim: bad op 'seven': expected a percentage like 7% or a fraction from 0 to 1 like 0.07 (a bare 3 is not taken for 300%)"),
+            ("sim:op=500%", "sim: bad op '500%': expected a percentage from 0% to 400%"),
+            ("sim:slc=150%", "sim: bad slc '150%': expected a size like 8G or a share of capacity like 10%"),
+            ("sim:slc=lots", "sim: bad slc 'lots': expected a size like 8G (0 for none), a share of capacity like 10%, or dynamic"),
+            ("sim:channels=0", "sim: bad channels '0': expected a whole number from 1 to 64"),
+            ("sim:dies=2000", "sim: bad dies '2000': expected a whole number from 1 to 1024"),
+            ("sim:iface=scsi", "sim: bad iface 'scsi': expected sata, pcie<gen>x<lanes> (e.g. pcie3x4, pcie4x4), usb10, usb20 (UAS) or usb-bot (bulk-only)"),
+            ("sim:cell=slc", "sim: bad cell 'slc': expected mlc, tlc or qlc"),
+            ("sim:tread=fast", "sim: bad tread 'fast': expected a duration like 60us, 2.4ms or 500ns"),
+            ("sim:tprog=x", "sim: bad tprog 'x': expected a duration like 60us, 2.4ms or 500ns"),
+            ("sim:tprog_slc=x", "sim: bad tprog_slc 'x': expected a duration like 60us, 2.4ms or 500ns"),
+            ("sim:terase=x", "sim: bad terase 'x': expected a duration like 60us, 2.4ms or 500ns"),
+            ("sim:block=3M", "sim: bad block '3M': expected a power of two from 64K to 1G, like 4M"),
+            ("sim:dram=maybe", "sim: bad dram 'maybe': expected on or off"),
+            ("sim:gc=sometimes", "sim: bad gc 'sometimes': expected incremental, batch or tiered"),
+            ("sim:gc_bg_every=-1", "sim: bad gc_bg_every '-1': expected a number of host pages from 0 to 1073741824 (0: one erase block)"),
+            ("sim:gc_tiers=9", "sim: bad gc_tiers '9': expected a number of background GC tiers from 1 to 8"),
+            ("sim:gc_batch=0", "sim: bad gc_batch '0': expected a number of blocks from 1 to 1048576"),
+            ("sim:fold=sometimes", "sim: bad fold 'sometimes': expected idle or load"),
+            ("sim:fold_batch=1K", "sim: bad fold_batch '1K': expected a size of at least 4K, like 4G"),
+            ("sim:slc_min=0", "sim: bad slc_min '0': expected a size of at least 4K, like 1G"),
+            ("sim:fold_every=0", "sim: bad fold_every '0': expected host pages per folded page from 0.25 to 64, like 1.5"),
+            ("sim:slc_bypass=big", "sim: bad slc_bypass 'big': expected a write size like 128K (0: none)"),
+            ("sim:thermal=maybe", "sim: bad thermal 'maybe': expected on or off"),
+            ("sim:ambient=hot", "sim: bad ambient 'hot': expected a temperature in °C from -40 to 150, like 35"),
+            ("sim:start_temp=200", "sim: bad start_temp '200': expected a temperature in °C from -40 to 150, like 35"),
+            ("sim:throttle_temp=x", "sim: bad throttle_temp 'x': expected a temperature in °C from -40 to 150, like 35"),
+            ("sim:release_temp=x", "sim: bad release_temp 'x': expected a temperature in °C from -40 to 150, like 35"),
+            ("sim:thermal_r=0", "sim: bad thermal_r '0': expected a thermal resistance in °C per W from above 0 to 1000, like 12"),
+            ("sim:thermal_tau=0s", "sim: bad thermal_tau '0s': expected a time constant like 4s or 90s"),
+            ("sim:idle_power=0", "sim: bad idle_power '0': expected an idle power in W from above 0 to 100, like 0.4"),
+            ("sim:link=10KB/s", "sim: bad link '10KB/s': expected a rate from 1MB/s to 1TB/s, like 850MB/s (MB = 10^6 bytes)"),
+            ("sim:link=850MB", "sim: bad link '850MB': expected a rate from 1MB/s to 1TB/s, like 850MB/s (MB = 10^6 bytes)"),
+            ("sim:throttle_factor=1", "sim: bad throttle_factor '1': expected a slowdown from 2 to 1000"),
+            ("sim:read_power=0", "sim: bad read_power '0': expected a power in W from above 0 to 100, like 5.5"),
+            ("sim:peak_power=200", "sim: bad peak_power '200': expected a power in W from above 0 to 100, like 8.25"),
+            ("sim:write_power=x", "sim: bad write_power 'x': expected a power in W from above 0 to 100, like 7.2"),
+            ("sim:write_cache=big", "sim: bad write_cache 'big': expected none or volatile"),
+            ("sim:write_cache_size=2T", "sim: bad write_cache_size '2T': expected a size from 4K to 1T, like 64M"),
+            ("sim:flush=never", "sim: bad flush 'never': expected honest, delayed or ignored"),
+            ("sim:power_cut=0", "sim: bad power_cut '0': expected a virtual time above 0: a duration like 30 (seconds), 500ms, 10s, 5m or 1h"),
+            ("sim:seed=x", "sim: bad seed 'x': expected a whole number like 42"),
+            ("sim:read_power=0.3", "sim: bad read_power '0.3': expected a power above idle_power (0.4 W)"),
+            ("sim:write_power=0.4", "sim: bad write_power '0.4': expected a power above idle_power (0.4 W)"),
+            ("sim:peak_power=0.2", "sim: bad peak_power '0.2': expected a power above idle_power (0.4 W)"),
+            ("sim:release_temp=80", "sim: bad release_temp '80': expected a temperature below throttle_temp (75)"),
+            ("sim:nvme-tlc,capacity=8G,op=x", "sim: bad op 'x': expected a percentage like 7% or a fraction from 0 to 1 like 0.07 (a bare 3 is not taken for 300%)"),
+        ] {
+            assert_eq!(SimConfig::parse(spec).unwrap_err(), refusal, "{spec}");
+            assert!(!refusal.contains('\n'));
+        }
+    }
+
+    /// NAND timings given explicitly win over a cell's defaults whether they come before
+    /// or after `cell=`; without `op=` a drive too small for 7 % gets the least that
+    /// holds its GC reserve, with it exactly what was asked.
+    #[test]
+    fn timings_win_over_the_cell_either_way_and_op_defaults_to_what_fits() {
+        for spec in ["sim:tprog=3ms,cell=qlc", "sim:cell=qlc,tprog=3ms"] {
+            let c = SimConfig::parse(spec).unwrap();
+            let (tr, _, te) = Cell::Qlc.default_times_ns();
+            assert_eq!(
+                (c.tread_ns, c.tprog_ns, c.terase_ns),
+                (tr, 3_000_000, te),
+                "{spec}"
+            );
+        }
+        let c = SimConfig::parse("sim:capacity=64M").unwrap();
+        assert_eq!(c.op_percent, c.least_op_percent());
+        assert!(c.op_percent > 7.0, "{}", c.op_percent);
+        assert_eq!(
+            SimConfig::parse("sim:capacity=64M,op=7%")
+                .unwrap()
+                .op_percent,
+            7.0
+        );
+        assert_eq!(
+            SimConfig::parse("sim:op=7%,capacity=64M")
+                .unwrap()
+                .op_percent,
+            7.0
+        );
+        assert_eq!(SimConfig::parse(" sim: , ").unwrap(), SimConfig::generic());
     }
 }

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use drivelab_analysis::consistency::{
-    burst_transition, burst_transition_fine, describe_phases, performance_levels, phases, score,
+    burst_transition, burst_transition_fine, describe_phases, levels_after_burst, phases, score,
     stalls, Cache, REVIEW_WINDOW_S,
 };
 use drivelab_analysis::steady::{pts_verdict, rounds_from_series};
@@ -246,45 +246,7 @@ impl Suite for Consistency {
     }
     fn report(&self, steps: &[StepRecord]) -> Report {
         let a = analyze(steps, self.window_s, self.round_s());
-        let mut metrics = Vec::new();
-        let w = format!("last {} s", a.scores.window_len_s);
-        metrics.extend(Metric::new(
-            format!("average IOPS ({w})"),
-            a.scores.avg_iops,
-            "IOPS",
-        ));
-        metrics.extend(Metric::new(
-            format!("average / standard deviation ({w})"),
-            a.scores.avg_over_stddev,
-            "ratio",
-        ));
-        metrics.extend(Metric::new(
-            format!("minimum IOPS ({w})"),
-            a.scores.min_iops,
-            "IOPS",
-        ));
-        metrics.extend(Metric::new(
-            "seconds with no completed I/O",
-            Some(a.scores.series_zero_seconds as f64),
-            "s",
-        ));
-        metrics.extend(Metric::new(
-            "end of the initial burst",
-            a.burst
-                .as_ref()
-                .map(|b| b.length_s.unwrap_or(b.at_s as f64)),
-            "s",
-        ));
-        metrics.extend(Metric::new(
-            "performance levels",
-            Some(a.levels.len() as f64),
-            "levels",
-        ));
-        metrics.extend(Metric::new(
-            "PTS steady state reached",
-            Some(if a.steady.reached { 1.0 } else { 0.0 }),
-            "bool",
-        ));
+        let metrics = headline_metrics(&a);
         let s = &a.scores;
         let mut table = format!(
             "drivelab consistency: 4K random writes QD{} over {}{} after {} fill pass(es), {}\n",
@@ -323,19 +285,7 @@ impl Suite for Consistency {
         if let Some(p) = describe_phases(&a.phases) {
             table += &format!("  phases: {p}\n");
         }
-        let levels: Vec<String> = a
-            .levels
-            .iter()
-            .map(|l| format!("{:.0} ({:.0} %)", l.centre_iops, 100.0 * l.share))
-            .collect();
-        table += &format!(
-            "  performance levels: {}\n",
-            if levels.is_empty() {
-                "-".into()
-            } else {
-                levels.join(", ") + " IOPS (share of the seconds with I/O)"
-            }
-        );
+        table += &format!("  performance levels: {}\n", levels_text(&a));
         table += &format!(
             "  PTS steady state ({} rounds of {} s): {}\n",
             a.rounds.len(),
@@ -361,6 +311,51 @@ impl Suite for Consistency {
 }
 
 /// The finer series over the first [`HEAD_NS`] of a test of `len_ns`.
+/// The analysis' headline metrics, as the suite's summary carries them (a fio import
+/// of such a run carries the same, by the same names).
+pub fn headline_metrics(a: &ConsistencyAnalysis) -> Vec<Metric> {
+    let mut metrics = Vec::new();
+    let w = format!("last {} s", a.scores.window_len_s);
+    metrics.extend(Metric::new(
+        format!("average IOPS ({w})"),
+        a.scores.avg_iops,
+        "IOPS",
+    ));
+    metrics.extend(Metric::new(
+        format!("average / standard deviation ({w})"),
+        a.scores.avg_over_stddev,
+        "ratio",
+    ));
+    metrics.extend(Metric::new(
+        format!("minimum IOPS ({w})"),
+        a.scores.min_iops,
+        "IOPS",
+    ));
+    metrics.extend(Metric::new(
+        "seconds with no completed I/O",
+        Some(a.scores.series_zero_seconds as f64),
+        "s",
+    ));
+    metrics.extend(Metric::new(
+        "end of the initial burst",
+        a.burst
+            .as_ref()
+            .map(|b| b.length_s.unwrap_or(b.at_s as f64)),
+        "s",
+    ));
+    metrics.extend(Metric::new(
+        "performance levels",
+        Some(a.levels.len() as f64),
+        "levels",
+    ));
+    metrics.extend(Metric::new(
+        "PTS steady state reached",
+        Some(if a.steady.reached { 1.0 } else { 0.0 }),
+        "bool",
+    ));
+    metrics
+}
+
 fn head(len_ns: u64) -> Option<LogHead> {
     let len_ns = HEAD_NS.min(len_ns) / HEAD_INTERVAL_NS * HEAD_INTERVAL_NS;
     (len_ns > 0).then_some(LogHead {
@@ -469,8 +464,13 @@ pub struct ConsistencyAnalysis {
     pub iops_per_s: Vec<f64>,
     pub scores: drivelab_analysis::consistency::ConsistencyScores,
     pub stalls: Vec<drivelab_analysis::consistency::Stall>,
-    /// Levels of the part after the initial burst (the whole series without one).
+    /// Levels of the part after the initial burst (the whole series without one),
+    /// seconds of a stall or its end left out: `levels_scope` says which seconds.
     pub levels: Vec<drivelab_analysis::consistency::Level>,
+    /// The seconds the levels were counted over (each level's share is of these);
+    /// absent in bundles written before it was kept.
+    #[serde(default)]
+    pub levels_scope: Option<drivelab_analysis::consistency::LevelScope>,
     pub burst: Option<drivelab_analysis::consistency::Transition>,
     /// The run's phases in order (burst, intermediate, second burst, steady); absent
     /// in bundles written before they were analysed.
@@ -479,6 +479,31 @@ pub struct ConsistencyAnalysis {
     /// Mean IOPS of each round.
     pub rounds: Vec<f64>,
     pub steady: drivelab_analysis::steady::SteadyVerdict,
+}
+
+/// The performance levels with their shares and what the shares are of: "27765 (60 %),
+/// 79922 (40 %) IOPS (% of the 1180 s after the initial burst, from 20 s on, with more
+/// than 32 I/Os)"; "-" without a level. The text summary's line.
+pub fn levels_text(a: &ConsistencyAnalysis) -> String {
+    levels_text_with(a, |iops| format!("{iops:.0}")).unwrap_or_else(|| "-".into())
+}
+
+/// [`levels_text`] with the IOPS written by `number` (the HTML report groups digits);
+/// None without a level.
+pub fn levels_text_with(a: &ConsistencyAnalysis, number: impl Fn(f64) -> String) -> Option<String> {
+    if a.levels.is_empty() {
+        return None;
+    }
+    let levels: Vec<String> = a
+        .levels
+        .iter()
+        .map(|l| format!("{} ({:.0} %)", number(l.centre_iops), 100.0 * l.share))
+        .collect();
+    let of = match &a.levels_scope {
+        Some(scope) => format!(" (% of {})", scope.describe()),
+        None => String::new(),
+    };
+    Some(format!("{} IOPS{of}", levels.join(", ")))
 }
 
 /// At most this many I/Os in a second is the queue that waited through a stall
@@ -513,13 +538,14 @@ pub fn analyze(steps: &[StepRecord], window_s: usize, round_s: usize) -> Consist
         Some((head, interval_s)) => burst_transition_fine(&head, interval_s, &x),
         None => burst_transition(&x),
     };
-    let from = burst.as_ref().map_or(0, |b| b.at_s);
     let rounds = round_means(steps, round_s);
+    // A second with no more I/Os than one queue's worth is a stall ending.
+    let (levels, levels_scope) = levels_after_burst(&x, burst.as_ref(), stall_iops(steps));
     ConsistencyAnalysis {
         scores: score(&x, window_s),
         stalls: stalls(&x),
-        // A second with no more I/Os than one queue's worth is a stall ending.
-        levels: performance_levels(&x[from..], stall_iops(steps)),
+        levels,
+        levels_scope: Some(levels_scope),
         // One verdict: the phases start with the burst the burst line reports.
         phases: phases(&x, window_s, burst.as_ref(), cache_seen(steps)),
         burst,

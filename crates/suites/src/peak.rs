@@ -1,7 +1,8 @@
 //! `peak`: the enterprise review's queue-depth sweep. 4K random read, 4K random write,
 //! 128K sequential read (each thread its own stream) and 128K sequential write at QD 1,
 //! 2, 4, … up to `max_qd`, by threads each doing one synchronous I/O (or io_uring). The
-//! headline per workload is the lowest QD reaching 95 % of the best throughput, with its
+//! headline per workload is the lowest QD reaching 95 % of the plateau (the level within
+//! noise of the best throughput), with its
 //! latencies; a sweep stops early once throughput has fallen for two points past its peak.
 //!
 //! Each workload family is measured in the state the reference measures it in: random
@@ -434,7 +435,7 @@ impl Suite for Peak {
         let mut at_last = Vec::new();
         let mut metrics = Vec::new();
         let mut table = format!(
-            "drivelab peak: QD sweep 1…{} ({}), {} s per point; knee = lowest QD not below 95 % of the best level beyond its measured noise\n",
+            "drivelab peak: QD sweep 1…{} ({}), {} s per point; knee = lowest QD not below 95 % of the plateau (the level within noise of the best) beyond its measured noise\n",
             self.max_qd,
             match self.ioengine {
                 IoEngine::Sync => "threads, one synchronous I/O each",

@@ -33,6 +33,7 @@
 //! nothing, whatever its blocks say.
 
 pub mod evidence;
+pub mod signature;
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -51,6 +52,7 @@ use drivelab_engine::target::Target;
 use drivelab_engine::verify::{self, Class, ClassCounts, Mismatch, Written};
 
 pub use evidence::{CutEvidence, DriveId, Evidence, PowerState};
+pub use signature::{Probe, Signature};
 
 /// The suite's knobs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -111,6 +113,11 @@ pub enum Record {
         cycle: u64,
         drive: Option<DriveId>,
         power: PowerState,
+        /// What the target's start held before the rounds (a filesystem, swap…): one
+        /// there at the check that was not is newer than the run. Null in journals from
+        /// before drivelab recorded it.
+        #[serde(default)]
+        signature: Option<Probe>,
     },
 }
 
@@ -708,6 +715,17 @@ pub fn power_before(records: &[Record]) -> Option<PowerState> {
         })
 }
 
+/// What the journal's last cycle recorded of its target's start before its rounds;
+/// None when it recorded nothing (an older drivelab's journal).
+pub fn signature_before(records: &[Record]) -> Option<Probe> {
+    records[cycle_start(records)..]
+        .iter()
+        .find_map(|r| match r {
+            Record::Cycle { signature, .. } => signature.clone(),
+            _ => None,
+        })
+}
+
 /// The drive the journal's first cycle wrote to (None for a file, a simulated drive or
 /// an older drivelab's journal).
 pub fn journal_drive(records: &[Record]) -> Option<DriveId> {
@@ -927,6 +945,10 @@ pub struct CycleCheck {
     /// inconclusive.
     #[serde(default)]
     pub target_rewritten: bool,
+    /// What the target's start holds that was not there before the run (found by
+    /// `blkid -p`), when that made the cycle inconclusive; null otherwise.
+    #[serde(default)]
+    pub new_signature: Option<Signature>,
     /// On a simulated drive, whether the counts equal its truth (false: drivelab's check
     /// is wrong, and the verdict is inconclusive); null on a real one.
     #[serde(default)]
@@ -1003,6 +1025,24 @@ impl CycleCheck {
             ));
         }
         Ok(())
+    }
+}
+
+impl CycleCheck {
+    /// Mark the cycle inconclusive when the target's start holds a signature (any
+    /// filesystem, swap space, a partition table) that the probe before the run's rounds
+    /// (`before`; None in older journals) did not see: see [`signature`].
+    pub fn note_signature(&mut self, before: Option<&Probe>, now: &Probe) {
+        let Some(what) = now.new_since(before) else {
+            return;
+        };
+        self.target_rewritten = true;
+        if let Probe::Found(s) = now {
+            self.new_signature = Some(s.clone());
+        }
+        self.inconclusive = Some(format!(
+            "the target holds {what}, which was not on it when this run began: it was formatted since the write phase, so its blocks say nothing of the drive"
+        ));
     }
 }
 
@@ -1222,6 +1262,7 @@ pub fn check(records: &[Record], target: &mut Target, cycle: u64) -> Result<Cycl
         }),
         agrees_with_truth: None,
         target_rewritten: false,
+        new_signature: None,
     };
     c.inconclusive = inconclusive(records, &c);
     for (_, state, mis) in blocks {

@@ -305,9 +305,6 @@ impl Suite for Replay {
     fn writes_to_device(&self) -> bool {
         self.writes
     }
-    fn only_reads_existing(&self) -> bool {
-        !self.writes
-    }
     fn test_file_bytes(&self) -> Option<u64> {
         crate::suite::span_file_bytes(self.size)
     }

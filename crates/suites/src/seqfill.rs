@@ -158,41 +158,10 @@ impl Suite for SeqFill {
             .iter()
             .find(|s| is_fill_step(s))
             .map(|s| analyze(s, self.drop_fraction));
-        let mut metrics = Vec::new();
+        let metrics = a.as_ref().map(headline_metrics).unwrap_or_default();
         let mut table = String::from("drivelab seqfill: sequential fill consistency\n");
         if let Some(a) = &a {
             let f = &a.fill;
-            metrics.extend(Metric::new(
-                "initial (cache) write speed",
-                f.initial_mbps,
-                "MB/s",
-            ));
-            metrics.extend(Metric::new(
-                "estimated cache size",
-                f.cache_bytes.map(|b| b as f64 / 1e9),
-                "GB",
-            ));
-            metrics.extend(Metric::new(
-                "post-cache average",
-                f.post_cache_avg_mbps,
-                "MB/s",
-            ));
-            metrics.extend(Metric::new("overall average", f.overall_avg_mbps, "MB/s"));
-            metrics.extend(Metric::new(
-                "drop episodes",
-                Some(f.drop_count as f64),
-                "episodes",
-            ));
-            metrics.extend(Metric::new(
-                "temperature at start",
-                a.temperature_start_celsius,
-                "°C",
-            ));
-            metrics.extend(Metric::new(
-                "temperature at end",
-                a.temperature_end_celsius,
-                "°C",
-            ));
             let cache = match f.cache_bytes {
                 Some(b) => format!(
                     "cache {} GB at {} MB/s{}, post-cache average {} MB/s",
@@ -246,6 +215,45 @@ impl Suite for SeqFill {
             table,
         }
     }
+}
+
+/// The fill's headline metrics, as the suite's summary carries them (a fio import of a
+/// sequential write carries the same, by the same names).
+pub fn headline_metrics(a: &SeqFillAnalysis) -> Vec<Metric> {
+    let mut metrics = Vec::new();
+    let f = &a.fill;
+    metrics.extend(Metric::new(
+        "initial (cache) write speed",
+        f.initial_mbps,
+        "MB/s",
+    ));
+    metrics.extend(Metric::new(
+        "estimated cache size",
+        f.cache_bytes.map(|b| b as f64 / 1e9),
+        "GB",
+    ));
+    metrics.extend(Metric::new(
+        "post-cache average",
+        f.post_cache_avg_mbps,
+        "MB/s",
+    ));
+    metrics.extend(Metric::new("overall average", f.overall_avg_mbps, "MB/s"));
+    metrics.extend(Metric::new(
+        "drop episodes",
+        Some(f.drop_count as f64),
+        "episodes",
+    ));
+    metrics.extend(Metric::new(
+        "temperature at start",
+        a.temperature_start_celsius,
+        "°C",
+    ));
+    metrics.extend(Metric::new(
+        "temperature at end",
+        a.temperature_end_celsius,
+        "°C",
+    ));
+    metrics
 }
 
 /// Whether a step of a seqfill bundle is the fill: its one measured step (a discard or

@@ -45,9 +45,11 @@ pub trait Suite: Knobs {
         true
     }
     /// Whether the suite only reads a target file that already exists (so it is opened
-    /// read-only and a file drivelab did not create needs no `--overwrite`).
+    /// read-only and a file drivelab did not create needs no `--overwrite`): whenever
+    /// every step only reads, as [`Suite::writes_to_device`] says of a device (a file
+    /// drivelab did not create is never filled first).
     fn only_reads_existing(&self) -> bool {
-        false
+        !self.writes_to_device()
     }
     /// Every step, resolved against the target.
     fn plan(&self, target: &TargetInfo) -> Result<Vec<PlannedStep>, String>;

@@ -212,6 +212,7 @@ fn the_verdict_follows_the_evidence_of_the_cut() {
             agrees_with_truth: None,
             write_end: None,
             target_rewritten: false,
+            new_signature: None,
             cut_evidence: Unknown,
             cut_evidence_note: None,
             power_at_write: None,

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::Transition;
 use crate::stats::{clean, min_max};
 
 /// Kernel bandwidth (standard deviation of the Gaussian kernel) in units of
@@ -35,9 +36,66 @@ pub struct Level {
     pub high_iops: f64,
     /// Number of seconds assigned to the level.
     pub seconds: usize,
-    /// seconds ÷ number of non-zero seconds in the series (the shares of all
-    /// levels add up to 1).
+    /// seconds ÷ the seconds counted: those with more than `stall_iops` I/Os (the
+    /// shares of all levels add up to 1; see [`LevelScope`] for what a run counted).
     pub share: f64,
+}
+
+/// Which seconds of a run its performance levels were counted over: what each
+/// level's `share` is a share of (see [`levels_after_burst`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LevelScope {
+    /// First second counted: where the initial burst ended (its `at_s`), 0 when the
+    /// run had no burst. The burst's seconds are not counted.
+    pub from_s: usize,
+    /// Seconds from `from_s` on with more than `stall_iops` I/Os: the levels'
+    /// `seconds` add up to it.
+    pub seconds: usize,
+    /// Seconds with at most this many I/Os were not counted: stalls (no I/O) and the
+    /// queue that waited through one coming back (the run's queue depth).
+    pub stall_iops: f64,
+}
+
+impl LevelScope {
+    /// The seconds counted, in words, for "% of …": "the 107 s after the initial
+    /// burst, from 13 s on, with more than 32 I/Os" (`from_s`: the first whole second
+    /// after it, as the per-second series is cut); "the 120 s with I/O" for a run
+    /// without a burst, counted with no stall threshold.
+    pub fn describe(&self) -> String {
+        let after = if self.from_s > 0 {
+            format!(" after the initial burst, from {} s on,", self.from_s)
+        } else {
+            String::new()
+        };
+        let with = if self.stall_iops > 0.0 {
+            format!("with more than {:.0} I/Os", self.stall_iops)
+        } else {
+            "with I/O".into()
+        };
+        format!("the {} s{after} {with}", self.seconds)
+    }
+}
+
+/// The performance levels a drive shifts between once its initial burst is over, and
+/// the seconds they were counted over: [`performance_levels`] of the seconds from
+/// the burst's end (`burst.at_s`; the whole series without a burst). The burst is a
+/// phase (see [`super::phases`]), not a level: a burst of a few per cent of an hour's
+/// seconds would otherwise be folded into its neighbouring level's cell or, longer,
+/// counted as a level the drive never returns to.
+pub fn levels_after_burst(
+    iops_per_s: &[f64],
+    burst: Option<&Transition>,
+    stall_iops: f64,
+) -> (Vec<Level>, LevelScope) {
+    let from_s = burst.map_or(0, |b| b.at_s).min(iops_per_s.len());
+    let after = &iops_per_s[from_s..];
+    let stall_iops = stall_iops.max(0.0);
+    let scope = LevelScope {
+        from_s,
+        seconds: after.iter().filter(|&&x| counted(x, stall_iops)).count(),
+        stall_iops,
+    };
+    (performance_levels(after, stall_iops), scope)
 }
 
 /// The distinct performance levels of a per-second IOPS series, lowest first.
@@ -70,9 +128,8 @@ pub fn performance_levels(iops_per_s: &[f64], stall_iops: f64) -> Vec<Level> {
     // (ln IOPS, IOPS) of the seconds with more than a stall's I/O, sorted.
     let mut pts: Vec<(f64, f64)> = iops_per_s
         .iter()
-        .map(|&x| clean(x))
-        .filter(|&x| x > stall_iops.max(0.0))
-        .map(|x| (x.ln(), x))
+        .filter(|&&x| counted(x, stall_iops))
+        .map(|&x| (x.ln(), x))
         .collect();
     pts.sort_by(|a, b| a.0.total_cmp(&b.0));
     let ys: Vec<f64> = pts.iter().map(|p| p.0).collect();
@@ -124,6 +181,12 @@ pub fn performance_levels(iops_per_s: &[f64], stall_iops: f64) -> Vec<Level> {
             }
         }
     }
+}
+
+/// Whether a second with `x` I/Os counts towards the levels: more than a stall's
+/// (broken samples read as 0).
+fn counted(x: f64, stall_iops: f64) -> bool {
+    clean(x) > stall_iops.max(0.0)
 }
 
 /// Gaussian KDE (unnormalised: the kernel is 1 at its centre, so the density
@@ -430,5 +493,67 @@ mod tests {
         let levels = performance_levels(&s, 32.0);
         assert_eq!(levels.len(), 1, "{levels:?}");
         assert!(levels[0].median_iops > 7_900.0);
+    }
+
+    #[test]
+    fn levels_after_a_cut_off_burst_say_which_seconds_they_share() {
+        // A fresh drive: 60 s of burst at 40 000 IOPS, then 15 000 for 540 s with a
+        // stall every 50 s and its queue of 32 coming back the second after.
+        let mut rng = fastrand::Rng::with_seed(7);
+        let s: Vec<f64> = (0..600)
+            .map(|i| match i {
+                _ if i < 60 => noisy(&mut rng, 40_000.0, 0.03),
+                _ if i % 50 == 10 => 0.0,
+                _ if i % 50 == 11 => 32.0,
+                _ => noisy(&mut rng, 15_000.0, 0.03),
+            })
+            .collect();
+        let burst = super::super::burst_transition(&s).expect("a burst");
+        assert_eq!(burst.at_s, 60);
+        // Over every second with I/O the burst is a level of its own (10 %) ...
+        let whole = performance_levels(&s, 32.0);
+        assert_eq!(whole.len(), 2, "{whole:?}");
+        assert_close(whole[1].centre_iops, 40_000.0, 0.03);
+        // ... after it, one level holding all of the seconds counted: the burst's
+        // 60 s, the 11 stalls and the 11 queues after them are not among them.
+        let (levels, scope) = levels_after_burst(&s, Some(&burst), 32.0);
+        assert_eq!(levels.len(), 1, "{levels:?}");
+        assert_close(levels[0].centre_iops, 15_000.0, 0.03);
+        assert_eq!(levels[0].share, 1.0);
+        let counted = 600 - 60 - 2 * 11;
+        assert_eq!(
+            scope,
+            LevelScope {
+                from_s: 60,
+                seconds: counted,
+                stall_iops: 32.0
+            }
+        );
+        assert_eq!(levels[0].seconds, scope.seconds);
+        assert_eq!(
+            scope.describe(),
+            "the 518 s after the initial burst, from 60 s on, with more than 32 I/Os"
+        );
+    }
+
+    #[test]
+    fn levels_without_a_burst_count_the_whole_series() {
+        let s = [0.0, 500.0, 600.0, 550.0, 4.0, 520.0];
+        let (levels, scope) = levels_after_burst(&s, None, 0.0);
+        assert_eq!((scope.from_s, scope.seconds), (0, 5));
+        assert_eq!(levels.iter().map(|l| l.seconds).sum::<usize>(), 5);
+        assert_eq!(scope.describe(), "the 5 s with I/O");
+        let (_, scope) = levels_after_burst(&s, None, 4.0);
+        assert_eq!(scope.describe(), "the 4 s with more than 4 I/Os");
+        // A burst said to end past the series counts nothing, and says so.
+        let late = Transition {
+            at_s: 99,
+            length_s: Some(99.0),
+            burst_iops: 1e6,
+            steady_iops: 1.0,
+        };
+        let (levels, scope) = levels_after_burst(&s, Some(&late), 0.0);
+        assert!(levels.is_empty());
+        assert_eq!((scope.from_s, scope.seconds), (6, 0));
     }
 }

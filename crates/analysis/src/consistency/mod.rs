@@ -17,8 +17,8 @@ pub use burst::{
     BURST_MIN_FINE_S,
 };
 pub use levels::{
-    performance_levels, Level, LEVEL_BANDWIDTH_LN, LEVEL_DIP_RATIO, LEVEL_MIN_SHARE,
-    LEVEL_SIGNIFICANCE_Z,
+    levels_after_burst, performance_levels, Level, LevelScope, LEVEL_BANDWIDTH_LN, LEVEL_DIP_RATIO,
+    LEVEL_MIN_SHARE, LEVEL_SIGNIFICANCE_Z,
 };
 pub use phases::{
     describe as describe_phases, phases, Cache, Phase, PhaseKind, PHASE_MAX, PHASE_MIN_S,

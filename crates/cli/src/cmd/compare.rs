@@ -190,7 +190,16 @@ fn fields_differing(a: &Value, b: &Value) -> Vec<String> {
 /// (values given as other's vs base's).
 pub fn why_different(base: &Side, other: &Side) -> String {
     if base.suite != other.suite {
-        return format!("another suite: {} vs {}", other.suite, base.suite);
+        let kinds = [base, other].map(|s| s.suite.parse::<SuiteKind>().ok());
+        let import = kinds.contains(&Some(SuiteKind::Fio));
+        let why = if import {
+            ": fio results imported are fio's steps, not that suite's; with --force the \
+             metrics both name alike (a sweep's knee, the consistency and fill scores) \
+             line up"
+        } else {
+            ""
+        };
+        return format!("another suite: {} vs {}{why}", other.suite, base.suite);
     }
     let test_knobs = |side: &Side| match side.suite.parse::<SuiteKind>() {
         Ok(kind) => drivelab_suites::hash::test_knobs(kind, &side.knobs),
@@ -486,14 +495,14 @@ pub fn run(a: CompareArgs) -> Result<i32, Fail> {
         )));
     }
     if !differ.is_empty() {
-        let warn = format!(
-            "WARNING: {} of {} runs have a different configuration from the first (config hash \
-             differs): the ratios compare unlike tests (--force)",
+        // Said once, with the table it qualifies (on the terminal, a copy on stderr
+        // showed it twice).
+        crate::output::stdout::say_line(&format!(
+            "!!! WARNING: {} of {} runs have a different configuration from the first \
+             (config hash differs): the ratios compare unlike tests (--force)",
             differ.len(),
             sides.len()
-        );
-        eprintln!("{warn}");
-        crate::output::stdout::say_line(&format!("!!! {warn}"))?;
+        ))?;
     }
     for (side, name) in sides.iter_mut().zip(&a.label) {
         side.drive = name.clone();
@@ -589,6 +598,19 @@ mod tests {
         assert!(a.ends_with('-'), "{a}");
         let b = t.lines().find(|l| l.starts_with("b ")).unwrap();
         assert!(b.ends_with('-'), "{b}");
+    }
+
+    #[test]
+    fn a_fio_import_against_a_native_run_says_what_lines_up() {
+        let a = side("h", &[]);
+        let mut b = side("g", &[]);
+        b.suite = "fio".into();
+        let why = why_different(&a, &b);
+        assert!(
+            why.starts_with("another suite: fio vs quick: fio results imported"),
+            "{why}"
+        );
+        assert!(why.contains("--force"), "{why}");
     }
 
     #[test]

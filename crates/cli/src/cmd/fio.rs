@@ -132,19 +132,26 @@ pub fn plural(n: usize, one: &'static str, many: &'static str) -> &'static str {
     }
 }
 
+/// The option that sends the suite through fio, if one does.
+fn fio_flag(cmd: &crate::run_args::SuiteCmd) -> Option<&'static str> {
+    let f = &cmd.common().fio;
+    if f.emit_fio.is_some() {
+        Some("--emit-fio")
+    } else if f.engine.as_deref() == Some("fio") {
+        Some("--engine fio")
+    } else if f.hosts.is_some() {
+        Some("--hosts")
+    } else if !f.host.is_empty() {
+        Some("--host")
+    } else {
+        None
+    }
+}
+
 /// A replay suite cannot go through fio (fio has no drivelab trace replay): refused
 /// before anything is made.
 pub fn not_replay(cmd: &crate::run_args::SuiteCmd) -> Result<(), Fail> {
-    let f = &cmd.common().fio;
-    let flag = if f.emit_fio.is_some() {
-        "--emit-fio"
-    } else if f.engine.as_deref() == Some("fio") {
-        "--engine fio"
-    } else if f.hosts.is_some() {
-        "--hosts"
-    } else if !f.host.is_empty() {
-        "--host"
-    } else {
+    let Some(flag) = fio_flag(cmd) else {
         return Ok(());
     };
     if matches!(cmd, crate::run_args::SuiteCmd::Replay(_)) {
@@ -153,6 +160,25 @@ pub fn not_replay(cmd: &crate::run_args::SuiteCmd) -> Result<(), Fail> {
         )));
     }
     Ok(())
+}
+
+/// `--verify` (seqfill, consistency) cannot go through fio: fio checks blocks with its
+/// own header, leaves no result `drivelab verify` can read, and never reads back a
+/// time-based job's writes (consistency's continuous writes) unless it has a backlog.
+/// Refused before anything is made, never dropped from the job files.
+pub fn no_verify(cmd: &crate::run_args::SuiteCmd) -> Result<(), Fail> {
+    use crate::run_args::SuiteCmd;
+    let verify = match cmd {
+        SuiteCmd::Seqfill(a) => a.verify,
+        SuiteCmd::Consistency(a) => a.verify,
+        _ => false,
+    };
+    match fio_flag(cmd) {
+        Some(flag) if verify => Err(Fail::usage(format!(
+            "--verify: drivelab's check of every block written runs on its own engine only (fio checks with its own header, and not a time-based job's writes); drop --verify or {flag}"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// The strings a suite run through fio writes into its job files, checked before

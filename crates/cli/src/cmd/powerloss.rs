@@ -142,10 +142,17 @@ fn write_cmd(a: &PowerlossArgs) -> Result<i32, Fail> {
                 note("drivelab: note: this target's power-cycle count cannot be read (a file, a loop device, or no SMART: root and smartctl are needed): the check can show the cut only if the host's boot id changes (docs/powerloss.md)");
             }
             let drive = DriveId::of(&t.info);
+            // What its start holds before the rounds: a format made later shows at the check.
+            let probe = powerloss::Probe::of(Path::new(&arg));
+            if let (1, powerloss::Probe::Unknown(why)) = (cycle, &probe) {
+                note(&format!("drivelab: note: the target's start cannot be probed ({why}): the check will find a filesystem made on it since only if it is ext2/3/4 (docs/powerloss.md)"));
+            }
+            let signature = Some(probe);
             j.append(&Record::Cycle {
                 cycle,
                 drive,
                 power,
+                signature,
             })
             .map_err(|e| session.failed(e))?;
         }
@@ -443,6 +450,9 @@ fn check_cmd(a: &PowerlossArgs, journal: &Path) -> Result<i32, Fail> {
         c.note_rewritten(session.target_mut(), made)
             .map_err(|e| session.failed(e))?;
     }
+    // Any filesystem, swap or partition table made on it since the run's rounds.
+    let signature = powerloss::Probe::of(Path::new(&arg));
+    c.note_signature(powerloss::signature_before(&records).as_ref(), &signature);
     session.close()?;
     if !checked_before {
         Journal::append_to(journal)

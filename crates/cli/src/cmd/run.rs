@@ -172,6 +172,7 @@ fn start(
     upload: Option<&Upload>,
 ) -> Result<i32, Fail> {
     crate::cmd::fio::not_replay(cmd)?;
+    crate::cmd::fio::no_verify(cmd)?;
     crate::cmd::fio::job_strings(cmd)?;
     crate::cmd::fio::no_sensors(cmd)?;
     let suite = cmd.build().map_err(Fail::usage)?;

@@ -113,6 +113,13 @@ fn run_ahead<S: IoSource>(
         Next::Io(op) => Some(op),
         _ => None,
     };
+    // The source may have nothing until the I/O in flight is back (a verifying job's
+    // last checks): then it is asked again once that I/O completed.
+    let after_completion = |job: &mut S, now| match job.next(now) {
+        Next::Io(op) => Ok(Some(op)),
+        Next::Completion => Ok(None),
+        _ => Err(()),
+    };
     std::thread::scope(|s| {
         std::thread::Builder::new()
             .name(format!("drivelab-data{}", job.id()))
@@ -147,19 +154,31 @@ fn run_ahead<S: IoSource>(
             let t0 = clock.now_ns();
             job.data_time(made, t0 - waited);
             // The next I/O's content is made while this one is in flight.
-            let next = next_op(job, now);
-            if let (Some(n), Some(b)) = (next, spare.take()) {
+            let next = after_completion(job, now);
+            if let (Ok(Some(n)), Some(b)) = (next, spare.take()) {
                 let plan = job.plan(&n);
                 let _ = ask_tx.send((b, n, plan));
             }
-            let t0 = if next.is_some() { clock.now_ns() } else { t0 };
+            let t0 = if next.is_ok_and(|n| n.is_some()) {
+                clock.now_ns()
+            } else {
+                t0
+            };
             let b = &mut buf.as_mut_slice()[..op.len_bytes as usize];
             let res = blocking_io(file, &op, b, block);
             now = stamps.next(clock);
             let go = read_checked(job, check, &op, res, b);
             spare = Some(buf);
-            if !job.complete(&op, t0, now, res) || !go || next.is_none() || !job.may_issue(now) {
+            if !job.complete(&op, t0, now, res) || !go || next.is_err() || !job.may_issue(now) {
                 break;
+            }
+            if next == Ok(None) {
+                // Asked again now that the I/O it waited for is back.
+                let (Some(n), Some(b)) = (next_op(job, now), spare.take()) else {
+                    break;
+                };
+                let plan = job.plan(&n);
+                let _ = ask_tx.send((b, n, plan));
             }
         }
         // The helper ends when asked nothing more; an I/O it made and no one issued is

@@ -531,9 +531,15 @@ impl<'f> RingJob<'f> {
     fn prepare_ahead<S: IoSource>(&mut self, job: &mut S, clock: &dyn Clock) -> Result<(), String> {
         let t0 = clock.now_ns();
         while self.ready.len() < self.spare {
-            let Next::Io(op) = job.next(t0) else {
-                self.draining = true;
-                break;
+            let op = match job.next(t0) {
+                Next::Io(op) => op,
+                // Nothing more until an I/O in flight is back (a verifying job's last
+                // checks): asked again after the next completion.
+                Next::Completion => break,
+                _ => {
+                    self.draining = true;
+                    break;
+                }
             };
             let slot = self.free.pop().expect("a free slot for a prepared write");
             if op.rw().is_some() {

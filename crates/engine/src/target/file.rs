@@ -377,7 +377,7 @@ pub(super) fn open_existing(path: &Path, opts: &OpenOptions) -> Result<Target, T
             _ => "was not created by drivelab",
         };
         return Err(TargetError(format!(
-            "target {} {why}, so it is only read; pass --overwrite to let drivelab write to it (its contents will be lost)",
+            "target {} {why} and this run writes to it: drivelab writes only to its own test files; pass --overwrite to let it write to this one (its contents will be lost)",
             path.display()
         )));
     }

@@ -6,7 +6,7 @@
 use drivelab_engine::result::Histograms;
 use drivelab_engine::series::IntervalRecord;
 use drivelab_suites::bundle::StepRecord;
-use drivelab_suites::consistency::ConsistencyAnalysis;
+use drivelab_suites::consistency::{levels_text_with, ConsistencyAnalysis};
 use drivelab_suites::plan::StepKind;
 
 use super::exceedance::{self, Dir};
@@ -380,7 +380,9 @@ fn scores_table(drives: &[Drive]) -> Table {
             Column::number("Zero-IOPS seconds in the window", "s"),
             Column::number("Zero-IOPS seconds, whole test", "s"),
             Column::number("Burst ends", "s"),
-            Column::text("Performance levels (IOPS, share of the seconds with I/O)"),
+            Column::text(
+                "Performance levels after the initial burst (IOPS, % of the seconds counted)",
+            ),
             Column::text("PTS steady state"),
         ],
         rows: drives.iter().map(scores_row).collect(),
@@ -402,24 +404,11 @@ fn phase_texts(drives: &[Drive]) -> Vec<String> {
         .collect()
 }
 
-/// The performance levels with their shares: "12 000 (80 %), 3 000 (20 %)".
+/// The performance levels with their shares and the seconds they are shares of, as the
+/// text summary says them: "12 000 (80 %), 3 000 (20 %) IOPS (% of the 3 540 s after the
+/// initial burst, from 60 s on, with more than 32 I/Os)"; "–" without a level.
 fn levels_cell(d: &Drive) -> String {
-    let levels: Vec<String> =
-        d.a.levels
-            .iter()
-            .map(|l| {
-                format!(
-                    "{} ({:.0} %)",
-                    fmt_number(l.centre_iops, 0),
-                    100.0 * l.share
-                )
-            })
-            .collect();
-    if levels.is_empty() {
-        "–".into()
-    } else {
-        levels.join(", ")
-    }
+    levels_text_with(&d.a, |iops| fmt_number(iops, 0)).unwrap_or_else(|| "–".into())
 }
 
 // --- the other charts: latency, histogram, exceedance, errors ---

@@ -1,7 +1,9 @@
 //! `peak`: per workload, throughput and p99/p99.99 latency against queue depth with the
-//! selected point (lowest QD reaching 95 % of the best throughput) marked and tabulated,
+//! selected point (the knee: lowest QD reaching 95 % of the plateau, see
+//! [`drivelab_analysis::qd::KNEE_RULE`]) marked and tabulated,
 //! and the latency exceedance at that point.
 
+use drivelab_analysis::qd::{KNEE_RULE, THRESHOLD_LABEL};
 use drivelab_suites::bundle::StepStatus;
 use drivelab_suites::peak::{Analysis, Point, Sweep, SweepEntry};
 
@@ -42,11 +44,11 @@ fn points(sweep: &Sweep, f: impl Fn(&Point) -> Option<f64>) -> Vec<(f64, f64)> {
 }
 
 pub(crate) fn section(entries: &[Entry]) -> Section {
-    let mut s = Section::new("Peak (queue-depth sweep)").text(
+    let mut s = Section::new("Peak (queue-depth sweep)").text(format!(
         "Each workload swept over queue depth (threads each doing one I/O, or io_uring). \
-         The ringed point is the lowest queue depth giving at least 95 % of the best \
-         throughput: its throughput and latencies are the headline numbers.",
-    );
+         The ringed point is {KNEE_RULE}: its throughput and latencies are the headline \
+         numbers. The dashed line is that 95 % threshold."
+    ));
     // The random-write sweep's state: after a spell of random writes, or fresh.
     for e in entries {
         let steady = e.doc.steps.iter().find(|st| st.id == "steady-writes");
@@ -81,14 +83,15 @@ pub(crate) fn section(entries: &[Entry]) -> Section {
         }
     }
     let mut table = Table {
-        caption: "Selected point per workload: lowest QD with ≥ 95 % of the best throughput".into(),
+        caption: format!("Selected point per workload: {KNEE_RULE}"),
         columns: vec![
             Column::text("Workload"),
             Column::text("Drive"),
             Column::number("QD", "outstanding I/Os"),
             Column::text("Throughput"),
             Column::text("Best"),
-            Column::number("Share of best", "%"),
+            Column::text("Plateau"),
+            Column::number("Share of plateau", "%"),
             Column::number("Mean latency", "µs"),
             Column::number("p99", "µs"),
             Column::number("p99.99", "µs"),
@@ -236,7 +239,7 @@ fn threshold_line(e: &Entry, w: &SweepEntry, several: bool) -> Option<Mark> {
     };
     (t > 0.0).then(|| Mark::HLine {
         y: t,
-        label: Some(format!("95 % of the best{whose}")),
+        label: Some(format!("{THRESHOLD_LABEL}{whose}")),
     })
 }
 
@@ -278,7 +281,8 @@ fn knee_row(e: &Entry, w: &SweepEntry, k: &Point) -> Row {
             format!("{}", k.qd),
             format!("{} {unit}", cell(Some(w.throughput(k)), dec)),
             format!("{} {unit}", cell(knee.map(|k| k.peak_throughput), dec)),
-            cell(knee.map(|k| k.fraction_of_peak * 100.0), 1),
+            format!("{} {unit}", cell(knee.map(|k| k.plateau()), dec)),
+            cell(knee.map(|k| k.fraction_of_plateau() * 100.0), 1),
             cell(k.lat_mean_us, 1),
             cell(k.lat_p99_us, 1),
             cell(k.lat_p9999_us, 1),

@@ -284,7 +284,7 @@ pub(crate) fn peak_efficiency(entries: &[Entry]) -> Vec<Chart> {
             Axis::categories("Workload", labels.clone()),
             Axis::linear("Efficiency", unit),
         )
-        .subtitle("throughput per watt of mean power at the lowest QD reaching 95 % of the best");
+        .subtitle("throughput per watt of mean power at the knee (the lowest QD reaching 95 % of the plateau)");
         for (drive, group, vals) in per_drive {
             let pts: Vec<(f64, f64)> = vals
                 .iter()

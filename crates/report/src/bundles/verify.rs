@@ -1,6 +1,8 @@
 //! `--verify` (seqfill, consistency): what the read-back of each verifying step found,
 //! from the step's own record of the check (`run.verify`): the blocks checked, the
-//! blocks not as written by class, or "all as written".
+//! blocks not as written by class, or "all as written". Sizes in decimal units, as in
+//! the rest of the report: the step is described by its typed workload
+//! ([`super::workload_phrase`]), not by its name (which says "MiB" as the terminal does).
 
 use drivelab_engine::verify::VerifyResult;
 
@@ -16,7 +18,7 @@ pub(crate) fn table(entries: &[Entry]) -> Option<Table> {
                 continue;
             };
             let bs = step.config.bs.first().map_or(0, |b| u64::from(b.bytes));
-            rows.push(row(e, &step.name, v, bs));
+            rows.push(row(e, &super::workload_phrase(&step.config), v, bs));
         }
     }
     (!rows.is_empty()).then(|| Table {

@@ -407,8 +407,53 @@ fn halo_text(s: &mut String, x: f64, y: f64, anchor: &str, color: &str, text: &s
     );
 }
 
+/// The labels of vertical lines, laid in rows along the top of the plot so that none
+/// covers another (a replay's parts, each a long name a few lines apart, were drawn over
+/// each other, cutting each short) and none runs out of the plot.
+#[derive(Default)]
+struct LabelRows {
+    /// Per row, the spans (left, right; px) its labels take.
+    rows: Vec<Vec<(f64, f64)>>,
+}
+
+impl LabelRows {
+    /// Space kept between two labels of a row, px.
+    const GAP: f64 = 6.0;
+    /// Distance of one row from the next, px.
+    const LINE: f64 = 13.0;
+
+    /// Where a label `w` px wide goes for the line at `px`: (x, y, text-anchor). It reads
+    /// right of the line, or left of it where the plot ends first, or from the plot's
+    /// left edge when it is wider than either side; in the first row with room.
+    fn place(&mut self, px: f64, w: f64, f: &layout::Frame) -> (f64, f64, &'static str) {
+        let (left, anchor) = if px + 4.0 + w <= f.right {
+            (px + 4.0, "start")
+        } else if px - 4.0 - w >= f.left {
+            (px - 4.0 - w, "end")
+        } else {
+            (f.left + 2.0, "start")
+        };
+        let span = (left, left + w);
+        let free = |row: &Vec<(f64, f64)>| {
+            row.iter()
+                .all(|&(a, b)| span.1 + Self::GAP <= a || b + Self::GAP <= span.0)
+        };
+        let row = match self.rows.iter().position(free) {
+            Some(r) => r,
+            None => {
+                self.rows.push(Vec::new());
+                self.rows.len() - 1
+            }
+        };
+        self.rows[row].push(span);
+        let x = if anchor == "end" { span.1 } else { span.0 };
+        (x, f.top + 12.0 + row as f64 * Self::LINE, anchor)
+    }
+}
+
 fn mark_labels(s: &mut String, chart: &Chart, lay: &Layout, palette: &GroupPalette) {
     let f = &lay.frame;
+    let mut vline_rows = LabelRows::default();
     for m in &chart.marks {
         match m {
             Mark::Point {
@@ -454,16 +499,10 @@ fn mark_labels(s: &mut String, chart: &Chart, lay: &Layout, palette: &GroupPalet
                 label: Some(label),
                 group,
             } => {
-                let px = lay.px_x(*x);
                 let (color, cls) = mark_style(palette, group.as_deref());
                 let color = if group.is_some() { color } else { MUTED };
-                let w = text_width(label, 11.0);
-                let (tx, anchor) = if px + 4.0 + w > f.right {
-                    (px - 4.0, "end")
-                } else {
-                    (px + 4.0, "start")
-                };
-                halo_text(s, tx, f.top + 12.0, anchor, color, label, &cls);
+                let (tx, ty, anchor) = vline_rows.place(lay.px_x(*x), text_width(label, 11.0), f);
+                halo_text(s, tx, ty, anchor, color, label, &cls);
             }
             Mark::XRange {
                 x0,

@@ -99,15 +99,14 @@ fn powerloss_flags(doc: &RunDoc, target: &str) -> String {
     flags + " --journal NEW-JOURNAL-ON-ANOTHER-DRIVE"
 }
 
-/// `drivelab import fio FILES… [--drive NAME] [--connection TEXT]` with the files and
-/// names the import recorded; a sentence when it recorded no files (fio itself ran the
-/// job: drivelab cannot run it again).
+/// `drivelab import fio FILES… [--drive NAME] [--connection TEXT] [--logs DIR]` with
+/// the files and options the import recorded; a sentence when it recorded no files (fio
+/// itself ran the job: drivelab cannot run it again).
 fn import_command(doc: &RunDoc) -> String {
-    let sources: Vec<&str> = match doc.knobs.get("source") {
-        Some(serde_json::Value::String(s)) => vec![s.as_str()],
-        Some(serde_json::Value::Array(a)) => a.iter().filter_map(|v| v.as_str()).collect(),
-        _ => Vec::new(),
+    let Some(k) = drivelab_suites::fio::import::ImportKnobs::of(doc) else {
+        return "imported from fio results; re-run fio with the job in run.json".into();
     };
+    let sources = k.sources();
     if sources.is_empty() {
         return "imported from fio results; re-run fio with the job in run.json".into();
     }
@@ -115,10 +114,8 @@ fn import_command(doc: &RunDoc) -> String {
     for s in sources {
         cmd += &format!(" {}", shell_word(s));
     }
-    for (knob, flag) in [("drive", "--drive"), ("connection", "--connection")] {
-        if let Some(v) = doc.knobs.get(knob).and_then(|v| v.as_str()) {
-            cmd += &format!(" {flag} {}", shell_word(v));
-        }
+    for (flag, v) in k.options() {
+        cmd += &format!(" {flag} {}", shell_word(v));
     }
     cmd
 }
@@ -391,5 +388,42 @@ mod tests {
             super::command(&doc("file", "/mnt/t.bin")),
             "drivelab run powerloss /mnt/t.bin --journal NEW-JOURNAL-ON-ANOTHER-DRIVE"
         );
+    }
+
+    /// An import with `--logs` is run again with them (the review's page dropped them,
+    /// so the command re-imported the results without a single series).
+    #[test]
+    fn an_imports_command_has_every_option_it_was_given() {
+        use drivelab_suites::fio::import::{import_set, Body, Input, Options};
+        let text = include_str!("../../../../fuzz/corpus/fio_result/null-json.json");
+        let logs = tempfile::tempdir().unwrap();
+        // fio's per-second IOPS log of the job ("x", 5 ms long): one row.
+        std::fs::write(logs.path().join("x_iops.1.log"), "5, 1000, 0, 4096, 0\n").unwrap();
+        let input = |source: &str| Input {
+            body: Body::Text(text.to_string()),
+            source: source.into(),
+            dir: None,
+        };
+        let import = |o: &Options| {
+            let d = import_set(&[input("sw/qd1.json")], o).unwrap();
+            // What the page shows is what the stored bundle says.
+            serde_json::from_value(serde_json::to_value(&d).unwrap()).unwrap()
+        };
+        let doc = import(&Options {
+            drive: Some("SSD A"),
+            connection: Some("USB UAS"),
+            logs: Some(logs.path()),
+            ..Options::default()
+        });
+        assert_eq!(
+            super::command(&doc),
+            format!(
+                "drivelab import fio sw/qd1.json --drive 'SSD A' --connection 'USB UAS' --logs {}",
+                super::shell_word(&logs.path().display().to_string())
+            )
+        );
+        // Without --logs (each result's logs beside it), none is added.
+        let doc = import(&Options::default());
+        assert_eq!(super::command(&doc), "drivelab import fio sw/qd1.json");
     }
 }

@@ -38,6 +38,49 @@ pub fn val(i: usize) -> u64 {
     base + (k << eb) + (1 << eb) / 2
 }
 
+/// The most `log_hist_coarseness` fio takes (its option's range is 0…6).
+pub const MAX_COARSENESS: u32 = 6;
+
+/// The columns of a histogram log row at `log_hist_coarseness` `c`: fio sums each run
+/// of 2^c adjacent bins into one column (`hist_sum` in fio's iolog.c), 1856 >> c of
+/// them (fio's help text still says 1216 >> c, from before its bins were nanoseconds).
+pub fn columns(c: u32) -> usize {
+    NR >> c
+}
+
+/// The coarseness whose rows have `n` columns, if any.
+pub fn coarseness_of(n: usize) -> Option<u32> {
+    (0..=MAX_COARSENESS).find(|&c| columns(c) == n)
+}
+
+/// The low edge (ns) of fine bin `i` (`i` = NR: the edge past the last bin).
+fn lo_edge(i: usize) -> u64 {
+    let i = i as u64;
+    if i < 2 * VAL {
+        return i;
+    }
+    let eb = (i >> BITS) - 1;
+    (1u64 << (eb + BITS as u64)) + ((i % VAL) << eb)
+}
+
+/// The value of column `j` of a row at coarseness `c`: the middle of the fine bins it
+/// sums (its low edge plus half its width, as fio's `plat_idx_to_val` gives a fine bin
+/// and fio's `fiologparser_hist.py` a coarse one); [`val`] at coarseness 0. A 2^c run
+/// of bins never crosses one of fio's groups of 64, so a column's bins have one width.
+pub fn coarse_val(j: usize, c: u32) -> u64 {
+    let s = 1usize << c;
+    let (lo, hi) = (lo_edge(j * s), lo_edge((j + 1) * s));
+    lo + (hi - lo) / 2
+}
+
+/// Fine counts summed 2^`c` at a time, as fio writes them at coarseness `c`.
+pub fn coarsen(counts: &[u64], c: u32) -> Vec<u64> {
+    counts
+        .chunks(1 << c)
+        .map(|k| k.iter().fold(0u64, |a, &b| a.saturating_add(b)))
+        .collect()
+}
+
 /// Dense counts from json+ `bins` (keys are fio's bin values in ns).
 pub fn from_json_bins(bins: &super::json::Bins) -> Vec<u64> {
     let mut out = vec![0u64; NR];
@@ -50,19 +93,29 @@ pub fn from_json_bins(bins: &super::json::Bins) -> Vec<u64> {
 /// fio's `calc_clat_percentiles`: the value of the first bin where the running count
 /// reaches p/100 · n.
 pub fn percentile(counts: &[u64], p: f64) -> Option<u64> {
+    percentile_at(counts, p, 0)
+}
+
+/// [`percentile`] of counts at coarseness `c` ([`coarsen`]): the first column where the
+/// running count reaches p/100 · n, as [`coarse_val`]. fio's own percentile lies in
+/// that column, within half its width of the value given.
+pub fn percentile_at(counts: &[u64], p: f64, c: u32) -> Option<u64> {
     let n: u64 = counts.iter().sum();
     if n == 0 {
         return None;
     }
     let want = p / 100.0 * n as f64;
     let mut sum = 0u64;
-    for (i, &c) in counts.iter().enumerate() {
-        sum += c;
-        if c > 0 && sum as f64 >= want {
-            return Some(val(i));
+    for (i, &n_i) in counts.iter().enumerate() {
+        sum += n_i;
+        if n_i > 0 && sum as f64 >= want {
+            return Some(coarse_val(i, c));
         }
     }
-    counts.iter().rposition(|&c| c > 0).map(val)
+    counts
+        .iter()
+        .rposition(|&n| n > 0)
+        .map(|i| coarse_val(i, c))
 }
 
 /// The exact scalars fio reports beside a histogram (`lat_ns` / `clat_ns`).
@@ -178,5 +231,43 @@ mod tests {
         assert_eq!(percentile(&c, 50.5), Some(val(idx(5000))));
         assert_eq!(percentile(&c, 99.0), Some(val(idx(5000))));
         assert_eq!(percentile(&c, 99.5), Some(val(idx(90_000))));
+    }
+
+    #[test]
+    fn coarse_columns_sum_whole_runs_of_bins_and_take_their_middle() {
+        assert_eq!(
+            (0..=MAX_COARSENESS).map(columns).collect::<Vec<_>>(),
+            [1856, 928, 464, 232, 116, 58, 29]
+        );
+        assert_eq!(coarseness_of(464), Some(2));
+        assert_eq!(coarseness_of(1216), None);
+        for i in 0..NR {
+            assert_eq!(coarse_val(i, 0), val(i), "bin {i}");
+        }
+        // Coarseness 2 above 128 ns: bins 128..=131 are [128, 136), middle 132.
+        assert_eq!(coarse_val(32, 2), 132);
+        // Exact below 128: [0, 4) → 2.
+        assert_eq!(coarse_val(0, 2), 2);
+        // Every fine bin's value lies in its column and within half the column's width.
+        for c in 1..=MAX_COARSENESS {
+            let s = 1usize << c;
+            for i in 0..NR {
+                let j = i / s;
+                let (lo, hi) = (lo_edge(j * s), lo_edge((j + 1) * s));
+                assert!((lo..hi).contains(&val(i)), "c {c} bin {i}");
+                assert!(
+                    coarse_val(j, c).abs_diff(val(i)) <= (hi - lo) / 2,
+                    "c {c} bin {i}"
+                );
+            }
+        }
+        let mut f = vec![0u64; NR];
+        f[idx(1000)] = 50;
+        f[idx(5000)] = 50;
+        let k = coarsen(&f, 3);
+        assert_eq!(k.len(), 232);
+        assert_eq!(k.iter().sum::<u64>(), 100);
+        let p = percentile_at(&k, 99.0, 3).unwrap();
+        assert_eq!(p, coarse_val(idx(5000) / 8, 3));
     }
 }

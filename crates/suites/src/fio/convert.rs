@@ -201,6 +201,27 @@ impl JobLogs {
             hist_files: f.hist.clone(),
         })
     }
+    /// The histogram logs' `log_hist_coarseness` (0 without rows): every file's rows
+    /// have one width, else the logs are not one job's.
+    pub fn hist_coarseness(&self) -> Result<u32, String> {
+        let mut widths = self
+            .hist
+            .iter()
+            .zip(&self.hist_files)
+            .filter_map(|(rows, p)| Some((rows.first()?.counts.len(), p)));
+        let Some((w, first)) = widths.next() else {
+            return Ok(0);
+        };
+        if let Some((_, p)) = widths.find(|&(x, _)| x != w) {
+            return Err(format!(
+                "{}: its rows have another number of columns than {}'s (another log_hist_coarseness): not one job's logs",
+                p.display(),
+                first.display()
+            ));
+        }
+        bins::coarseness_of(w).ok_or_else(|| format!("{}: {w} histogram columns", first.display()))
+    }
+
     /// Only histogram logs (no iops or bw logs): the series is theirs.
     pub fn hist_only(&self) -> bool {
         self.iops.is_empty() && self.bw.is_empty() && self.hist.iter().any(|f| !f.is_empty())
@@ -564,11 +585,14 @@ fn hist_per_window(
             hist_files(l)
         ));
     };
+    // The job's histogram summed as the rows' columns are (log_hist_coarseness).
+    let fin = &bins::coarsen(fin, l.hist_coarseness()?);
+    let cols = fin.len();
     let refs: Vec<&[HistRow]> = chains.iter().map(|c| c.as_slice()).collect();
     let buggy = logs::is_corrupted(&refs, fin);
     let fits = hist_fits(h, iv);
-    let mut out = vec![vec![0u64; bins::NR]; if fits { n } else { 0 }];
-    let mut logged = vec![0u64; bins::NR];
+    let mut out = vec![vec![0u64; cols]; if fits { n } else { 0 }];
+    let mut logged = vec![0u64; cols];
     let mut repaired = false;
     for c in &chains {
         let rows = logs::repair_chain(c, buggy).map_err(|e| format!("{}: {e}", hist_files(l)))?;
@@ -593,12 +617,12 @@ fn hist_per_window(
     }
     // The logged windows (repaired) can hold no more than the job's whole histogram;
     // what they lack is the last, unlogged window.
-    if let Some(i) = (0..bins::NR).find(|&i| logged[i] > fin[i]) {
+    if let Some(i) = (0..cols).find(|&i| logged[i] > fin[i]) {
         return Err(format!(
             "{}: fio's histogram logs hold {} of {} ns where its result holds {}: they do not add up",
             hist_files(l),
             ios(logged[i]),
-            bins::val(i),
+            bins::coarse_val(i, l.hist_coarseness()?),
             fin[i]
         ));
     }
@@ -621,22 +645,23 @@ fn hist_per_window(
         return Ok(None);
     }
     if let Some(last) = out.last_mut() {
-        for i in 0..bins::NR {
+        for i in 0..cols {
             last[i] += fin[i] - logged[i];
         }
     }
     Ok(Some(out))
 }
 
+/// One direction's window; `h`: its histogram and the histogram's coarseness.
 fn interval_dir(
     ops: u64,
     bytes: u64,
     dur_ns: u64,
     lat: Option<f64>,
-    h: Option<&Vec<u64>>,
+    h: Option<(&Vec<u64>, u32)>,
 ) -> IntervalDir {
     let s = dur_ns.max(1) as f64 / 1e9;
-    let p = |q: f64| h.and_then(|c| bins::percentile(c, q));
+    let p = |q: f64| h.and_then(|(counts, c)| bins::percentile_at(counts, q, c));
     IntervalDir {
         ops,
         bytes,
@@ -772,6 +797,7 @@ fn series_on(
         };
         let fin = fin.as_ref();
         g.hist[d_ix] = hist_per_window(l, d, fin, cx.hist_interval_ms, t0, iv, n, notes)?;
+        g.hist_coarseness = l.hist_coarseness()?;
     }
     lat_kinds.dedup();
     notes.extend(lat_kinds.into_iter().map(LatKind::note));
@@ -935,6 +961,8 @@ struct Grid {
     bytes: [Vec<u64>; 2],
     lat: [Vec<Option<f64>>; 2],
     hist: [Option<Vec<Vec<u64>>>; 2],
+    /// The histograms' `log_hist_coarseness` (their columns: [`bins::columns`]).
+    hist_coarseness: u32,
 }
 
 impl Grid {
@@ -944,6 +972,7 @@ impl Grid {
             bytes: [vec![0; n], vec![0; n]],
             lat: [vec![None; n], vec![None; n]],
             hist: [None, None],
+            hist_coarseness: 0,
         }
     }
 }
@@ -974,11 +1003,11 @@ fn build(
                 iv
             };
             let dur = dur_ms.max(1) * 1_000_000;
-            let h = |d: usize| g.hist[d].as_ref().map(|h| &h[k]);
+            let h = |d: usize| g.hist[d].as_ref().map(|h| (&h[k], g.hist_coarseness));
             let r = interval_dir(g_ops[0][k], g_bytes[0][k], dur, g.lat[0][k], h(0));
             let w = interval_dir(g_ops[1][k], g_bytes[1][k], dur, g.lat[1][k], h(1));
             let both: Option<Vec<u64>> = match (h(0), h(1)) {
-                (Some(a), Some(b)) => Some(a.iter().zip(b).map(|(x, y)| x + y).collect()),
+                (Some((a, _)), Some((b, _))) => Some(a.iter().zip(b).map(|(x, y)| x + y).collect()),
                 _ => None,
             };
             let ops = r.ops + w.ops;
@@ -988,7 +1017,13 @@ fn build(
                 }
                 (a, b) => a.or(b),
             };
-            let all = interval_dir(ops, r.bytes + w.bytes, dur, lat, both.as_ref());
+            let all = interval_dir(
+                ops,
+                r.bytes + w.bytes,
+                dur,
+                lat,
+                both.as_ref().map(|b| (b, g.hist_coarseness)),
+            );
             cum += w.bytes;
             IntervalRecord {
                 index: k as u64,

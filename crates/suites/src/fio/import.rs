@@ -172,6 +172,7 @@ pub fn workload_of(
     };
     let sizes = super::sizes::of(job, global, rw.read_percent(rwmixread))?;
     notes.extend(sizes.notes);
+    let (verify, verify_backlog) = verify_of(&o, notes)?;
     Ok(Workload {
         rw,
         rwmixread,
@@ -211,9 +212,47 @@ pub fn workload_of(
         iodepth_batch_submit: num("iodepth_batch_submit", 0, (0, MAX_IMPORT_IODEPTH))? as u32,
         invalidate: o("invalidate").is_none_or(|v| v != "0"),
         end_fsync: o("end_fsync").is_some_and(|v| v != "0"),
-        verify: false,
-        verify_backlog: None,
+        verify,
+        verify_backlog,
     })
+}
+
+/// fio's `verify` and `verify_backlog` as drivelab's `verify` and `--verify-backlog N`:
+/// fio checked its writes (a `verify` method and `do_verify` not 0), after every N
+/// writes too with `verify_backlog=N` (fio reads nothing back without both). fio's
+/// `verify_backlog_batch` other than N (or 0, its default: N) reads back another number
+/// of blocks per check than were written, which drivelab's option cannot state: refused.
+fn verify_of<'a>(
+    o: &impl Fn(&str) -> Option<&'a str>,
+    notes: &mut Vec<String>,
+) -> Result<(bool, Option<u64>), String> {
+    let method = o("verify").map(str::trim).filter(|v| !v.is_empty());
+    let checked = method.is_some_and(|v| v != "0" && v != "none")
+        && o("do_verify").is_none_or(|v| v.trim() != "0");
+    let count = |k: &str| match o(k) {
+        None => Ok(0),
+        Some(s) => fio_size(s).ok_or_else(|| format!("{k}={s}: not a count of blocks fio takes")),
+    };
+    let backlog = count("verify_backlog")?;
+    let batch = count("verify_backlog_batch")?;
+    if !checked {
+        return Ok((false, None));
+    }
+    if backlog > 0 && batch != 0 && batch != backlog {
+        return Err(format!(
+            "verify_backlog_batch={batch}: fio read back {batch} blocks per check of verify_backlog={backlog} writes, which drivelab's --verify-backlog N (every block written since the last check: fio's batch equal to verify_backlog, its default) cannot state; import results of jobs with verify_backlog_batch unset or equal to verify_backlog"
+        ));
+    }
+    notes.push(format!(
+        "fio checked its writes (verify={}{}) with its own block header: its read-back reads are this step's reads; drivelab verify cannot check the target against this result.",
+        method.unwrap_or_default(),
+        if backlog > 0 {
+            format!(", verify_backlog={backlog}")
+        } else {
+            String::new()
+        }
+    ));
+    Ok((true, (backlog > 0).then_some(backlog)))
 }
 
 /// The target as fio's options name it: a block device when it is one here or its
@@ -766,8 +805,8 @@ pub fn import_set(inputs: &[Input], o: &Options) -> Result<RunDoc, String> {
             }),
             status: StepStatus::from(m.status),
             skip_reason: None,
-            started_at: Some(m.started_at.clone()),
-            finished_at: None,
+            started_at: fio_time(&m.started_at, 0),
+            finished_at: fio_time(&m.started_at, m.duration_ns),
             config: r.workload,
             sensors_start: Vec::new(),
             sensors_end: Vec::new(),
@@ -794,6 +833,16 @@ pub fn import_set(inputs: &[Input], o: &Options) -> Result<RunDoc, String> {
     }
     let series = super::series::analyse(&steps, &logged);
     finish(steps, (sets, series), notes, versions, inputs, o, target)
+}
+
+/// A job's time from fio's result: its start (`started_at`, RFC 3339) plus `after_ns`
+/// (its runtime, for its end); None when the result does not say when it ran (its start
+/// was read as 1970, the converter's "unknown").
+fn fio_time(started_at: &str, after_ns: u64) -> Option<String> {
+    let t = humantime::parse_rfc3339_weak(started_at).ok()?;
+    (t > std::time::UNIX_EPOCH).then(|| {
+        humantime::format_rfc3339_millis(t + std::time::Duration::from_nanos(after_ns)).to_string()
+    })
 }
 
 /// The inputs without repeats: a file given twice (by two paths, or inside a directory
@@ -897,11 +946,19 @@ fn finish(
     let mut seen = std::collections::HashSet::new();
     notes.retain(|n| seen.insert(n.clone()));
     let failed = steps.iter().any(|s| s.status != StepStatus::Complete);
-    let knobs = json!({
-        "source": if sources.len() == 1 { json!(sources[0]) } else { json!(sources) },
-        "fio_version": versions.first(), "drive": o.drive, "connection": o.connection,
-    });
-    // The run's time is fio's: its earliest start.
+    let knobs = serde_json::to_value(ImportKnobs {
+        source: match sources.as_slice() {
+            [one] => Sources::One(one.to_string()),
+            _ => Sources::Many(sources.iter().map(|s| s.to_string()).collect()),
+        },
+        fio_version: versions.first().cloned(),
+        drive: o.drive.map(str::to_string),
+        connection: o.connection.map(str::to_string),
+        logs: o.logs.map(|l| l.display().to_string()),
+    })
+    .map_err(|e| format!("the settings cannot be saved: {e}"))?;
+    // The run's time is fio's: its earliest start (the import's time when fio's results
+    // do not say when they ran); the bundle was last written now.
     let when = steps
         .iter()
         .filter_map(|s| s.started_at.clone())
@@ -934,8 +991,8 @@ fn finish(
         } else {
             BundleStatus::Complete
         },
-        created_at: when.clone(),
-        updated_at: when,
+        created_at: when,
+        updated_at: now,
         planned_steps: steps.len(),
         steps,
         summary: Some(Summary {
@@ -952,6 +1009,64 @@ fn finish(
         notes,
         fleet: false,
     })
+}
+
+/// What an import records as its bundle's `knobs`: what was imported and the options
+/// given, all that `drivelab import fio` needs to import the same results again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImportKnobs {
+    /// The result files, as given (one, or several).
+    pub source: Sources,
+    /// The first result's fio version.
+    pub fio_version: Option<String>,
+    /// `--drive NAME`.
+    pub drive: Option<String>,
+    /// `--connection TEXT`.
+    pub connection: Option<String>,
+    /// `--logs DIR`, as given (None: each result's logs were looked for beside it; bundles
+    /// imported before it was recorded read None too).
+    #[serde(default)]
+    pub logs: Option<String>,
+}
+
+/// The result files an import read: one is recorded as a string, several as a list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Sources {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl ImportKnobs {
+    /// The knobs of an imported bundle; None for any other bundle (a run of fio by
+    /// drivelab, whose knobs are its suite's).
+    pub fn of(doc: &RunDoc) -> Option<ImportKnobs> {
+        if doc.suite != SUITE {
+            return None;
+        }
+        serde_json::from_value(doc.knobs.clone()).ok()
+    }
+
+    /// The result files, in the order imported.
+    pub fn sources(&self) -> Vec<&str> {
+        match &self.source {
+            Sources::One(s) => vec![s.as_str()],
+            Sources::Many(v) => v.iter().map(String::as_str).collect(),
+        }
+    }
+
+    /// The options of `drivelab import fio` that made the bundle, as (flag, value), in
+    /// the order `--help` lists them.
+    pub fn options(&self) -> Vec<(&'static str, &str)> {
+        [
+            ("--drive", &self.drive),
+            ("--connection", &self.connection),
+            ("--logs", &self.logs),
+        ]
+        .into_iter()
+        .filter_map(|(flag, v)| Some((flag, v.as_deref()?)))
+        .collect()
+    }
 }
 
 /// Whether a bundle is an import of fio results (its knobs name their `source`, as
@@ -1144,6 +1259,27 @@ mod tests {
         assert!(s["consistency"]["stalls"].is_array(), "{s}");
         assert!(s["fill"].is_null());
         assert_eq!(doc.target.kind, TargetKind::File);
+        // The analysis' headline metrics are the import's, by the consistency suite's
+        // names (one series analysed: no step name before them).
+        let a: FioAnalysis = doc.summary.as_ref().unwrap().analysis_as().unwrap();
+        let want = crate::consistency::headline_metrics(a.series[0].consistency.as_ref().unwrap());
+        let names: Vec<&str> = doc
+            .summary
+            .as_ref()
+            .unwrap()
+            .metrics
+            .iter()
+            .map(|m| m.name.as_str())
+            .collect();
+        assert!(want.len() >= 5, "{want:?}");
+        for m in &want {
+            assert!(
+                names.contains(&m.name.as_str()),
+                "{} not in {names:?}",
+                m.name
+            );
+        }
+        assert!(names.contains(&"PTS steady state reached"), "{names:?}");
     }
 
     /// The same run logged at 250 ms (as the published grids are): the series keeps its

@@ -142,6 +142,13 @@ pub fn render(step: &PlannedStep, o: &JobOptions<'_>) -> Result<String, String> 
             step.name
         )
     })?;
+    if w.verify {
+        // Refused before anything is made (the cli); never dropped from a job file.
+        return Err(format!(
+            "step '{}' checks every block it writes (--verify), which runs on drivelab's own engine only",
+            step.name
+        ));
+    }
     check_value("TARGET", o.filename)?;
     if let Some(l) = &o.logs {
         check_value("the fio log directory", &l.prefix)?;

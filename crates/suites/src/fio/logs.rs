@@ -6,7 +6,8 @@
 //! epoch ms with `log_unix_epoch=1`; iops values are I/Os per second, bw KiB/s, lat ns
 //! (the window's mean). A window without I/O has no row (drivelab counts it as a
 //! zero-I/O second) and the last, partial window is never logged (its I/Os are the
-//! JSON totals less the logged ones). Histogram rows are `time, ddir, bs, 1856 counts`;
+//! JSON totals less the logged ones). Histogram rows are `time, ddir, bs, 1856 counts`,
+//! or 1856 >> c with `log_hist_coarseness=c` (each column 2^c adjacent bins summed);
 //! in client/server mode fio sends them corrupted (each row `C_k − s_{k−1}` instead of
 //! `C_k − C_{k−1}`), repaired here as `s_k − s_{k−2}` when the naive sums exceed the
 //! job's final histogram.
@@ -28,6 +29,8 @@ pub struct Row {
 pub struct HistRow {
     pub t_ms: u64,
     pub ddir: u8,
+    /// The row's columns: fio's 1856 bins at coarseness 0, 1856 >> c at `c`
+    /// ([`bins::columns`]); every row of a log has as many.
     pub counts: Vec<u64>,
 }
 
@@ -69,21 +72,34 @@ fn time_ms(s: &str, line: usize) -> Result<u64, String> {
     Ok(t)
 }
 
-/// Parse a histogram log (fine bins only: `log_hist_coarseness=0`).
+/// Parse a histogram log at any `log_hist_coarseness` (0…6: 1856 >> c columns of
+/// counts after time, ddir and bs, as the first row has them; every row alike).
 pub fn parse_hist(text: &str) -> Result<Vec<HistRow>, String> {
     let mut out = Vec::new();
+    let mut width: Option<usize> = None;
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
         let f: Vec<&str> = line.split(',').collect();
-        if f.len() != 3 + bins::NR {
-            return Err(format!(
-                "line {}: {} columns, not time, ddir, bs and {} bins (log_hist_coarseness=0)",
-                i + 1,
-                f.len(),
-                bins::NR
-            ));
+        let n = f.len().saturating_sub(3);
+        match width {
+            Some(w) if w != n => {
+                return Err(format!(
+                    "line {}: {} columns where the log's first row has {}: rows of two coarsenesses",
+                    i + 1,
+                    f.len(),
+                    w + 3
+                ))
+            }
+            None if bins::coarseness_of(n).is_none() => {
+                return Err(format!(
+                    "line {}: {} columns, not time, ddir, bs and fio's 1856 bins or 1856 >> c of them (log_hist_coarseness=c, 0…6: 928, 464, 232, 116, 58, 29)",
+                    i + 1,
+                    f.len(),
+                ))
+            }
+            _ => width = Some(n),
         }
         let counts = f[3..]
             .iter()
@@ -106,11 +122,11 @@ pub fn repair_chain(rows: &[HistRow], buggy: bool) -> Result<Vec<HistRow>, Strin
     if !buggy {
         return Ok(rows.to_vec());
     }
-    let zero = vec![0u64; bins::NR];
+    let zero = vec![0u64; rows.first().map_or(0, |r| r.counts.len())];
     let (mut prev1, mut prev2) = (&zero, &zero);
     let mut out = Vec::with_capacity(rows.len());
     for r in rows {
-        let mut d = Vec::with_capacity(bins::NR);
+        let mut d = Vec::with_capacity(r.counts.len());
         for (i, &s) in r.counts.iter().enumerate() {
             d.push(s.checked_sub(prev2[i]).ok_or_else(|| {
                 format!(
@@ -131,9 +147,10 @@ pub fn repair_chain(rows: &[HistRow], buggy: bool) -> Result<Vec<HistRow>, Strin
 }
 
 /// Whether histogram rows summed naively exceed the job's final histogram in any bin:
-/// then they are in client/server mode's corrupted encoding.
+/// then they are in client/server mode's corrupted encoding. `final_counts` at the
+/// rows' coarseness ([`bins::coarsen`]).
 pub fn is_corrupted(chains: &[&[HistRow]], final_counts: &[u64]) -> bool {
-    let mut naive = vec![0u64; bins::NR];
+    let mut naive = vec![0u64; final_counts.len()];
     for c in chains {
         for r in c.iter() {
             for (a, b) in naive.iter_mut().zip(&r.counts) {
@@ -472,6 +489,27 @@ mod tests {
             .map(|(k, &t)| row(1000 * (k as u64 + 1), &[(300, t)]))
             .collect();
         assert!(!is_corrupted(&[&local], &final_counts));
+    }
+
+    #[test]
+    fn coarse_rows_parse_and_other_widths_are_refused_by_line() {
+        let row = |n: usize| {
+            let mut s = "1000, 0, 4096".to_string();
+            for k in 0..n {
+                s.push_str(&format!(", {}", k % 3));
+            }
+            s + "\n"
+        };
+        let r = parse_hist(&(row(464) + &row(464))).unwrap();
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[1].counts.len(), 464);
+        let e = parse_hist(&row(1216)).unwrap_err();
+        assert!(e.starts_with("line 1: 1219 columns, not time"), "{e}");
+        let e = parse_hist(&(row(464) + &row(232))).unwrap_err();
+        assert!(
+            e.starts_with("line 2: 235 columns where the log's first row has 467"),
+            "{e}"
+        );
     }
 
     #[test]

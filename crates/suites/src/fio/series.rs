@@ -176,17 +176,52 @@ fn entry(s: &StepRecord) -> SeriesEntry {
     }
 }
 
-/// Each series' stall count as a metric.
+/// Each series' stall count as a metric, and the consistency and fill analyses' headline
+/// metrics by the names their suites give them ([`consistency::headline_metrics`],
+/// [`seqfill::headline_metrics`]), so `compare`, `db` and `serve` see an import's like a
+/// native run's; a step's name goes before them only when several series have one.
 pub fn metrics(entries: &[SeriesEntry], steps: &[StepRecord]) -> Vec<Metric> {
-    entries
+    let name_of = |e: &SeriesEntry| steps.iter().find(|s| s.id == e.step).map(|s| &s.name);
+    let mut out: Vec<Metric> = entries
         .iter()
         .filter_map(|e| {
-            let name = &steps.iter().find(|s| s.id == e.step)?.name;
             Metric::new(
-                format!("{name} windows without I/O"),
+                format!("{} windows without I/O", name_of(e)?),
                 Some(e.stall_windows as f64),
                 "windows",
             )
         })
-        .collect()
+        .collect();
+    let analysed = |f: fn(&SeriesEntry) -> Vec<Metric>| {
+        let each: Vec<(&SeriesEntry, Vec<Metric>)> = entries
+            .iter()
+            .map(|e| (e, f(e)))
+            .filter(|(_, m)| !m.is_empty())
+            .collect();
+        let several = each.len() > 1;
+        each.into_iter().flat_map(move |(e, ms)| {
+            let prefix = name_of(e).filter(|_| several).cloned();
+            ms.into_iter().map(move |mut m| {
+                if let Some(p) = &prefix {
+                    m.name = format!("{p}: {}", m.name);
+                }
+                m
+            })
+        })
+    };
+    let consistency = |e: &SeriesEntry| {
+        e.consistency
+            .as_ref()
+            .map(consistency::headline_metrics)
+            .unwrap_or_default()
+    };
+    let fill = |e: &SeriesEntry| {
+        e.fill
+            .as_ref()
+            .map(seqfill::headline_metrics)
+            .unwrap_or_default()
+    };
+    let extra: Vec<Metric> = analysed(consistency).chain(analysed(fill)).collect();
+    out.extend(extra);
+    out
 }

@@ -35,6 +35,11 @@ pub struct SweepEntry {
     pub method: Method,
     /// The iodepth (threads method) or job count (depth method) it was held at.
     pub held_at: u32,
+    /// The workload's label as a peak run names it ("4K random read"; "… on HOST"
+    /// among several hosts): the name of the sweep's metrics where it is its workload's
+    /// only sweep (empty in bundles imported before it was kept).
+    #[serde(default)]
+    pub workload_label: String,
 }
 
 /// One point of the iodepth × numjobs grid.
@@ -65,13 +70,18 @@ pub struct Sets {
 }
 
 impl Sets {
-    /// The sweeps' headline metrics (as a peak run's).
+    /// The sweeps' headline metrics (as a peak run's). A workload's only sweep has the
+    /// names a peak run of it has (`4K random read knee QD`), so `compare` puts the two
+    /// side by side; where both methods swept it, each sweep's label says which.
     pub fn metrics(&self) -> Vec<Metric> {
+        let sweeps_of = |l: &str| self.sweeps.iter().filter(|s| s.workload_label == l).count();
         self.sweeps
             .iter()
             .flat_map(|s| {
                 let e = &s.entry;
-                peak::knee_metrics(&e.label, !e.in_mbps(), &e.sweep)
+                let only = !s.workload_label.is_empty() && sweeps_of(&s.workload_label) == 1;
+                let label = if only { &s.workload_label } else { &e.label };
+                peak::knee_metrics(label, !e.in_mbps(), &e.sweep)
             })
             .collect()
     }
@@ -211,6 +221,7 @@ fn add_group(sets: &mut Sets, steps: &[StepRecord], ix: &[usize], label: &str, r
             },
             method,
             held_at: held,
+            workload_label: label.into(),
         });
     }
     let mut cells: BTreeMap<(u32, u32), Vec<&StepRecord>> = BTreeMap::new();
