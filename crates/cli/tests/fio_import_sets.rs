@@ -112,6 +112,7 @@ fn a_7x7_grid_imported_at_once_is_swept_with_the_knee_at_95_percent_of_fios_peak
         for (c, (_, f)) in curve.iter().zip(&fios) {
             let mine = c["iops"].as_f64().unwrap();
             assert!((mine / f - 1.0).abs() < 1e-9, "{mine} against fio's {f}");
+            assert!(c["stderr"].is_null(), "no logs: no noise known, not 0");
         }
         let knee = &sw["sweep"]["knee"];
         assert_eq!(
@@ -126,6 +127,23 @@ fn a_7x7_grid_imported_at_once_is_swept_with_the_knee_at_95_percent_of_fios_peak
     }
     let grid = &doc["summary"]["analysis"]["grids"][0];
     assert_eq!(grid["points"].as_array().unwrap().len(), 49);
+    assert!(grid["points"][0]["stderr"].is_null());
+    // Files named d1j1, d1j16, d1j2, …: the steps by numjobs, then iodepth, rising.
+    let order: Vec<(u64, u64)> = doc["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            let p = &s["params"];
+            (
+                p["numjobs"].as_u64().unwrap(),
+                p["iodepth"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let mut sorted = order.clone();
+    sorted.sort_unstable();
+    assert_eq!(order, sorted);
     // The metrics and the report: the peak section's curves, knees and the grid chart.
     let metrics = doc["summary"]["metrics"].to_string();
     assert!(metrics.contains("4K random read, iodepth rising at 1 job knee QD"));
@@ -665,6 +683,142 @@ fn histogram_logs_are_placed_by_their_own_interval() {
         assert!(e.contains("a_clat_hist.1.log: "), "{case}: {e}");
         assert!(!p.join("c").exists());
     }
+}
+
+/// One fio run of `section` (options, one a line) on the null engine for 100 ms, its
+/// result written to `dir/out`.
+fn fio_null(dir: &Path, section: &str, out: &str) {
+    fio(
+        dir,
+        &format!(
+            "[global]\nioengine=null\nsize=64m\ntime_based=1\nruntime=100ms\n[j]\n{section}\n"
+        ),
+        out,
+    );
+}
+
+fn imported(p: &Path, what: &str, out: &str) -> Value {
+    let o = run_in(p, &["import", "fio", what, "--out", out]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    read_json(&p.join(out).join("run.json"))
+}
+
+fn notes_of(doc: &Value) -> String {
+    doc["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// fio's `bsrange` and per-direction `bs`/`bssplit` (its own grammar, options.c) are
+/// what the config states — never fio's default 4K — and a range's result is never
+/// pooled with a fixed-4K one into a sweep.
+#[test]
+fn size_ranges_and_per_direction_sizes_are_stated_and_never_pooled_with_fixed_4k() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    std::fs::create_dir(p.join("set")).unwrap();
+    fio_null(p, "rw=randread\nbsrange=4k-64k", "set/e_bsr.json");
+    fio_null(p, "rw=randread\nbs=4k\niodepth=8", "set/e_qd8.json");
+    let doc = imported(p, "set", "b");
+    assert_eq!(doc["summary"]["analysis"]["sweeps"], serde_json::json!([]));
+    let steps = doc["steps"].as_array().unwrap();
+    let bsr = steps.iter().find(|s| s["params"]["iodepth"] == 1).unwrap();
+    assert_eq!(bsr["config"]["bs"], serde_json::json!([]));
+    assert_eq!(
+        bsr["config"]["bs_mix"],
+        serde_json::json!({"read": {"range": {"min_bytes": 4096, "max_bytes": 65536}}, "write": null})
+    );
+    assert!(
+        bsr["name"].as_str().unwrap().contains("4K-64K"),
+        "{}",
+        bsr["name"]
+    );
+    let notes = notes_of(&doc);
+    assert!(notes.contains("from 4K to 64K (bsrange)"), "{notes}");
+
+    // Reads 4K, writes 64K; and a bssplit per direction fio takes.
+    fio_null(p, "rw=randrw\nbs=4k,64k", "e_bsd.json");
+    fio_null(p, "rw=randrw\nbssplit=4k/50:64k/50,8k/100", "e_bss.json");
+    let doc = imported(p, "e_bsd.json", "bsd");
+    let s = &doc["steps"][0];
+    assert!(
+        s["name"].as_str().unwrap().contains("R 4K / W 64K"),
+        "{}",
+        s["name"]
+    );
+    let v: Value = read_json(&p.join("e_bsd.json"));
+    let w = &v["jobs"][0]["write"];
+    assert_eq!(
+        w["io_bytes"].as_u64().unwrap(),
+        65536 * w["total_ios"].as_u64().unwrap(),
+        "fio's writes were 64K"
+    );
+    assert_eq!(s["config"]["bs_mix"]["write"]["shares"][0]["bytes"], 65536);
+    let doc = imported(p, "e_bss.json", "bss");
+    let mix = &doc["steps"][0]["config"]["bs_mix"];
+    assert_eq!(
+        mix["read"]["shares"],
+        serde_json::json!([{"bytes": 4096, "percent": 50}, {"bytes": 65536, "percent": 50}])
+    );
+    assert_eq!(
+        mix["write"]["shares"],
+        serde_json::json!([{"bytes": 8192, "percent": 100}])
+    );
+}
+
+/// A throttled job (`rate_iops`) is said to be one, named by its option, and kept out
+/// of sweeps; `[global]`'s ioengine is the steps' `fio_ioengine`.
+#[test]
+fn throttled_results_get_a_note_and_stay_out_of_sweeps() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    std::fs::create_dir(p.join("set")).unwrap();
+    fio_null(p, "rw=randread\nbs=4k\nrate_iops=500", "set/e_rate.json");
+    fio_null(p, "rw=randread\nbs=4k\niodepth=8", "set/e_qd8.json");
+    let doc = imported(p, "set", "b");
+    assert_eq!(doc["summary"]["analysis"]["sweeps"], serde_json::json!([]));
+    let notes = notes_of(&doc);
+    assert!(notes.contains("rate_iops=500"), "{notes}");
+    let steps = doc["steps"].as_array().unwrap();
+    let rated = steps.iter().find(|s| s["params"]["iodepth"] == 1).unwrap();
+    assert_eq!(rated["params"]["fio_throttle"]["rate_iops"], "500");
+    for s in steps {
+        assert_eq!(s["params"]["fio_ioengine"], "null", "[global]'s engine");
+        assert_eq!(s["config"]["rwmixread"], 100, "a pure read is all reads");
+    }
+    // A synchronous engine runs one I/O at a time whatever iodepth says: taken as 1,
+    // with a note; a rw job at 100 % reads says its share.
+    fio(
+        p,
+        "[j]
+ioengine=psync
+filename=f
+size=1m
+time_based=1
+runtime=100ms
+rw=rw
+rwmixread=100
+iodepth=16
+",
+        "e_ps.json",
+    );
+    let doc = imported(p, "e_ps.json", "ps");
+    let s = &doc["steps"][0];
+    assert_eq!(s["config"]["iodepth"], 1);
+    assert!(
+        s["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("rw (100 % reads) 4K QD1"),
+        "{}",
+        s["name"]
+    );
+    let notes = notes_of(&doc);
+    assert!(notes.contains("iodepth=16 is taken as 1"), "{notes}");
 }
 
 /// A fio job file with `verify=crc32c` and `verify_backlog=16` (fio's read-back during

@@ -288,6 +288,7 @@ pub(crate) mod tests {
             end_fsync: false,
             verify: false,
             verify_backlog: None,
+            bs_mix: None,
         }
     }
 

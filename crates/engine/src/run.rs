@@ -177,6 +177,7 @@ pub fn resolve(req: &WorkloadRequest, target: &TargetInfo) -> Result<Workload, S
         end_fsync: req.end_fsync,
         verify: req.verify,
         verify_backlog: req.verify_backlog,
+        bs_mix: None,
     };
     if w.verify {
         check_verify(&w, target)?;

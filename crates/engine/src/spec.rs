@@ -66,10 +66,64 @@ impl RwMode {
 }
 
 /// One entry of a block-size mix: `bytes` chosen for `percent` of I/Os.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct BsShare {
     pub bytes: u32,
     pub percent: u32,
+}
+
+/// Block sizes per direction ([`Workload::bs_mix`]); a direction the workload does not
+/// do is None.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct BsMix {
+    pub read: Option<BsDir>,
+    pub write: Option<BsDir>,
+}
+
+/// One direction's block sizes.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BsDir {
+    /// Sizes with their shares (one of 100 %: a fixed size).
+    Shares(Vec<BsShare>),
+    /// Each I/O's size chosen from `min_bytes` to `max_bytes` (fio's `bsrange`): the
+    /// shares of the sizes are not known.
+    Range { min_bytes: u32, max_bytes: u32 },
+}
+
+impl BsDir {
+    /// "4K", "4K-64K", "4K/50:64K/50".
+    pub fn label(&self) -> String {
+        match self {
+            BsDir::Shares(v) => match v.as_slice() {
+                [one] => block_size_label(one.bytes),
+                _ => v
+                    .iter()
+                    .map(|b| format!("{}/{}", block_size_label(b.bytes), b.percent))
+                    .collect::<Vec<_>>()
+                    .join(":"),
+            },
+            BsDir::Range {
+                min_bytes,
+                max_bytes,
+            } => format!(
+                "{}-{}",
+                block_size_label(*min_bytes),
+                block_size_label(*max_bytes)
+            ),
+        }
+    }
+}
+
+impl BsMix {
+    /// "R 4K / W 64K", or one direction's label when the workload does only that one.
+    pub fn label(&self) -> String {
+        match (&self.read, &self.write) {
+            (Some(r), Some(w)) => format!("R {} / W {}", r.label(), w.label()),
+            (Some(d), None) | (None, Some(d)) => d.label(),
+            (None, None) => "sizes unknown".into(),
+        }
+    }
 }
 
 /// Parse fio's `bssplit` form `4k/60:64k/40` (shares must add up to 100).
@@ -257,8 +311,14 @@ pub struct Workload {
     pub rw: RwMode,
     /// Share of reads in percent for mixed modes (fio's default: 50).
     pub rwmixread: u32,
-    /// Block sizes with their shares; a single entry of 100 % for a fixed `bs`.
+    /// Block sizes with their shares; a single entry of 100 % for a fixed `bs`. Empty
+    /// when `bs_mix` states the sizes (a result measured elsewhere).
     pub bs: Vec<BsShare>,
+    /// Sizes `bs` cannot state, of a result measured elsewhere (an imported fio job):
+    /// reads and writes of different sizes, or a size range whose shares are not known.
+    /// drivelab's engine never runs such a workload. Absent: `bs` says it all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bs_mix: Option<BsMix>,
     /// I/Os outstanding per job (io_uring ring depth; 1 for sync).
     pub iodepth: u32,
     pub numjobs: u32,

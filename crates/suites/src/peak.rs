@@ -639,9 +639,10 @@ pub struct Point {
     #[serde(default)]
     pub mbps_per_w: Option<f64>,
     /// Standard error of the point's throughput (IOPS for random workloads, MB/s for
-    /// sequential) by batch means over its seconds; 0 when it has too few intervals.
+    /// sequential) by batch means over its seconds; null when it has too few intervals
+    /// (a result imported without its logs has one: no noise is known).
     #[serde(default)]
-    pub stderr: f64,
+    pub stderr: Option<f64>,
     /// Measurement passes pooled into this point: 1, or more when it was within its
     /// noise of the knee threshold (or set it) and was measured again.
     #[serde(default = "one")]
@@ -720,7 +721,7 @@ fn sweep_point(id: &str, p: &Point) -> SweepPoint {
     SweepPoint {
         qd: p.qd,
         throughput: if is_random(id) { p.iops } else { p.mbps },
-        stderr: p.stderr,
+        stderr: p.stderr.unwrap_or(0.0),
     }
 }
 
@@ -797,7 +798,7 @@ pub fn pool_as(random: bool, qd: u32, passes: &[&StepRecord]) -> Point {
         power_mean_w: tele.power_mean_w,
         kiops_per_w: tele.kiops_per_w,
         mbps_per_w: tele.mbps_per_w,
-        stderr: batch_stderr(&samples, NOISE_BATCHES * passes.len()).unwrap_or(0.0),
+        stderr: batch_stderr(&samples, NOISE_BATCHES * passes.len()),
         qd,
         iops,
         mbps,
@@ -868,7 +869,7 @@ pub fn sweep_of_points(random: bool, points: &[(u32, Vec<&StepRecord>)]) -> Swee
     let tp = |p: &Point| SweepPoint {
         qd: p.qd,
         throughput: if random { p.iops } else { p.mbps },
-        stderr: p.stderr,
+        stderr: p.stderr.unwrap_or(0.0),
     };
     let first: Vec<SweepPoint> = points
         .iter()

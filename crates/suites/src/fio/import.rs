@@ -10,10 +10,10 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use serde_json::json;
+use serde_json::{json, Value};
 
 use drivelab_engine::result::{HostInfo, Tool};
-use drivelab_engine::spec::{BsShare, DataPattern, Distribution, IoEngine, RwMode, Workload};
+use drivelab_engine::spec::{DataPattern, Distribution, IoEngine, RwMode, Workload};
 use drivelab_engine::target::{TargetInfo, TargetKind};
 
 use super::convert::{self, Context, JobLogs};
@@ -48,11 +48,25 @@ pub fn fio_size(s: &str) -> Option<u64> {
         'g' => 3,
         't' => 4,
         'p' => 5,
+        'e' => 6,
         _ => return None,
     };
     // fio's compatibility rule: with kb_base=1024, "KiB" is the decimal one.
     let base: u64 = if rest == "ib" { 1000 } else { 1024 };
     n.checked_mul(base.checked_pow(exp)?)
+}
+
+/// A size option (`size`, `offset`, `io_size`) as fio took it: None when the result
+/// names none or gives a share of the file (`50%`: its bytes are not in the result);
+/// one past 2^64 - 1 bytes (`16E`) or not a size is refused, never read as 0.
+fn size_opt(v: Option<&str>, k: &str) -> Result<Option<u64>, String> {
+    match v.map(str::trim) {
+        None => Ok(None),
+        Some(s) if s.ends_with('%') => Ok(None),
+        Some(s) => fio_size(s).map(Some).ok_or_else(|| {
+            format!("{k}={s}: not a size drivelab can hold (bytes with an optional k/m/g/t/p/e unit, below 16E)")
+        }),
+    }
 }
 
 /// A time as fio reads it (bare numbers are seconds), in ns.
@@ -83,7 +97,7 @@ fn whole(v: Option<&str>, k: &str, d: u64, (min, max): (u64, u64)) -> Result<u64
 }
 
 /// A block size option (`bs`, one entry of `bssplit`) in drivelab's range.
-fn block_size(s: &str, k: &str) -> Result<u32, String> {
+pub(super) fn block_size(s: &str, k: &str) -> Result<u32, String> {
     fio_size(s)
         .filter(|&b| b >= 1 && b <= u64::from(drivelab_engine::spec::MAX_BS))
         .map(|b| b as u32)
@@ -115,26 +129,6 @@ pub fn workload_of(
 ) -> Result<Workload, String> {
     let o = |k: &str| opt(job, global, k);
     let rw = rw_of(o("rw").or(o("readwrite")))?;
-    let bs: Vec<BsShare> = match o("bssplit") {
-        Some(s) => s
-            .split(':')
-            .filter(|p| !p.trim().is_empty())
-            .map(|p| {
-                let (b, pct) = p.split_once('/').unwrap_or((p, "100"));
-                Ok(BsShare {
-                    bytes: block_size(b, "bssplit")?,
-                    percent: whole(Some(pct), "bssplit", 100, (0, 100))? as u32,
-                })
-            })
-            .collect::<Result<_, String>>()?,
-        None => vec![BsShare {
-            bytes: match o("bs").or(o("blocksize")) {
-                Some(s) => block_size(s.split(',').next().unwrap_or(s), "bs")?,
-                None => 4096,
-            },
-            percent: 100,
-        }],
-    };
     let engine_name = o("ioengine").unwrap_or("psync");
     let ioengine = match engine_name {
         "io_uring" => IoEngine::IoUring,
@@ -165,30 +159,38 @@ pub fn workload_of(
     };
     let time_based = o("time_based").is_some_and(|v| v != "0");
     let runtime_ns = o("runtime").and_then(fio_time_ns);
+    // The real share of reads: all for reads, none for writes; a mix's from rwmixread,
+    // else rwmixwrite, else fio's 50.
+    // (Both options checked whatever the mode: fio refuses 101 in any job.)
+    let (mixread, mixwrite) = (pct("rwmixread", 50)?, pct("rwmixwrite", 50)?);
+    let rwmixread = match rw {
+        RwMode::Read | RwMode::RandRead => 100,
+        RwMode::Write | RwMode::RandWrite => 0,
+        RwMode::Rw | RwMode::RandRw => match (o("rwmixread"), o("rwmixwrite")) {
+            (None, Some(_)) => 100 - mixwrite,
+            _ => mixread,
+        },
+    };
+    let sizes = super::sizes::of(job, global, rw.read_percent(rwmixread))?;
+    notes.extend(sizes.notes);
     let (verify, verify_backlog) = verify_of(&o, notes)?;
     Ok(Workload {
         rw,
-        rwmixread: pct("rwmixread", 50)?,
-        bs: if bs.is_empty() {
-            vec![BsShare {
-                bytes: 4096,
-                percent: 100,
-            }]
-        } else {
-            bs
-        },
+        rwmixread,
+        bs: sizes.bs,
+        bs_mix: sizes.mix,
         iodepth,
         numjobs: num("numjobs", 1, (1, FIO_MAX_JOBS))? as u32,
         ioengine,
         direct: o("direct").is_some_and(|v| v != "0"),
-        offset_bytes: o("offset").and_then(fio_size).unwrap_or(0),
-        size_bytes: o("size").and_then(fio_size).unwrap_or(0),
+        offset_bytes: size_opt(o("offset"), "offset")?.unwrap_or(0),
+        size_bytes: size_opt(o("size"), "size")?.unwrap_or(0),
         runtime_ns: if time_based || runtime_ns.is_some() {
             runtime_ns
         } else {
             None
         },
-        io_size_bytes: o("io_size").and_then(fio_size),
+        io_size_bytes: size_opt(o("io_size"), "io_size")?,
         ramp_ns: o("ramp_time").and_then(fio_time_ns).unwrap_or(0),
         percentage_random: pct("percentage_random", 100)?,
         random_distribution: o("random_distribution")
@@ -361,6 +363,46 @@ struct Result1 {
     entries: usize,
     logs: Option<JobLogs>,
     workload: Workload,
+    /// fio's ioengine as the options name it (the job's, else `[global]`'s).
+    engine: Option<String>,
+    /// The options that held the job below the drive's pace ([`throttle_of`]).
+    throttle: Vec<(String, String)>,
+}
+
+/// fio's options that cap a job's pace (`rate`, `rate_iops`: a rate; `thinktime`: a
+/// pause between I/Os), and those that only set a floor (`rate_min`,
+/// `rate_iops_min`), named beside a cap.
+const CAPS: [&str; 3] = ["rate", "rate_iops", "thinktime"];
+const FLOORS: [&str; 2] = ["rate_min", "rate_iops_min"];
+
+/// The options that held the job below what the drive could do, as set (not 0) in
+/// its result: none when it ran free. Its floors are named with a cap only.
+fn throttle_of(job: &Job, global: &FioOptions) -> Vec<(String, String)> {
+    let set = |keys: &[&str]| -> Vec<(String, String)> {
+        keys.iter()
+            .filter_map(|k| {
+                let v = opt(job, global, k)?;
+                v.chars()
+                    .any(|c| matches!(c, '1'..='9'))
+                    .then(|| (k.to_string(), v.trim().to_string()))
+            })
+            .collect()
+    };
+    let mut v = set(&CAPS);
+    if !v.is_empty() {
+        v.extend(set(&FLOORS));
+    }
+    v
+}
+
+/// The note of a throttled job.
+fn throttle_note(job: &Job, t: &[(String, String)]) -> String {
+    let named: Vec<String> = t.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!(
+        "job '{}': fio held it to a pace ({}): its numbers are the limit's, not the drive's, so it is kept out of sweeps and grids.",
+        job.jobname,
+        named.join(", ")
+    )
 }
 
 /// The log prefixes the job's options name (`write_iops_log` given without a value
@@ -546,19 +588,49 @@ fn by_host(names: &mut [String], hosts: &[Option<String>]) {
 /// (70 % reads) 4K QD8", "write 128K QD1" (every job of a grid often has one name, so
 /// its settings name it).
 pub fn test_name(w: &Workload) -> String {
-    let bs = match w.bs.as_slice() {
-        [one] => drivelab_engine::spec::block_size_label(one.bytes),
+    let bs = match (w.bs.as_slice(), &w.bs_mix) {
+        (_, Some(mix)) => mix.label(),
+        ([one], None) => drivelab_engine::spec::block_size_label(one.bytes),
         _ => "mixed-size".to_string(),
     };
-    let mode = match w.read_percent() {
-        0 | 100 => w.rw.name().to_string(),
-        p => format!("{} ({p} % reads)", w.rw.name()),
+    // A mixed mode says its share whatever it is (rw at 100 % reads is not `read`).
+    let mode = match w.rw {
+        RwMode::Rw | RwMode::RandRw => format!("{} ({} % reads)", w.rw.name(), w.rwmixread),
+        _ => w.rw.name().to_string(),
     };
     let jobs = match w.numjobs {
         1 => String::new(),
         n => format!(" ×{n} jobs"),
     };
     format!("{mode} {bs} QD{}{jobs}", w.iodepth)
+}
+
+/// Results in the order a sweep has them: each workload (on its host) where it first
+/// came, its results by numjobs then iodepth rising (files named QD1, QD16, QD2 come as
+/// QD1, QD2, QD16), results of one depth in the order given.
+fn in_swept_order<T>(all: &mut Vec<T>, key: impl Fn(&T) -> (&Workload, Option<&str>)) {
+    let group = |t: &T| {
+        let (w, host) = key(t);
+        let bare = Workload {
+            iodepth: 0,
+            numjobs: 0,
+            ..w.clone()
+        };
+        (test_name(&bare), host.map(str::to_string))
+    };
+    let groups: Vec<_> = all.iter().map(group).collect();
+    let first = |g: &(String, Option<String>)| groups.iter().position(|h| h == g);
+    let mut order: Vec<(Option<usize>, u32, u32, usize)> = all
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let w = key(t).0;
+            (first(&groups[i]), w.numjobs, w.iodepth, i)
+        })
+        .collect();
+    order.sort_unstable();
+    let mut slots: Vec<Option<T>> = std::mem::take(all).into_iter().map(Some).collect();
+    all.extend(order.into_iter().filter_map(|o| slots[o.3].take()));
 }
 
 /// Names made unique: a name several results share says each one's file (`sources[i]`,
@@ -663,8 +735,14 @@ fn read_input(
         )
         .map_err(|e| format!("job '{}': {e}", job.jobname))?;
         let filename = opt(&job, global, "filename").map(str::to_string);
+        let throttle = throttle_of(&job, global);
+        if !throttle.is_empty() {
+            notes.push(throttle_note(&job, &throttle));
+        }
         v.push((
             Result1 {
+                engine: opt_engine(&job, global),
+                throttle,
                 job,
                 entries,
                 logs,
@@ -738,6 +816,9 @@ pub fn import_set(inputs: &[Input], o: &Options) -> Result<RunDoc, String> {
             .map_err(|e| format!("{}: {e}", input.source))?;
         all.extend(v.into_iter().map(|r| (r, input.source.clone())));
     }
+    in_swept_order(&mut all, |((r, _, _), _)| {
+        (&r.workload, r.job.hostname.as_deref())
+    });
     let mut names: Vec<String> = all
         .iter()
         .map(|((r, _, _), _)| result_name(&r.job, &r.workload))
@@ -753,12 +834,19 @@ pub fn import_set(inputs: &[Input], o: &Options) -> Result<RunDoc, String> {
     let mut steps = Vec::new();
     let mut hosts = Vec::new();
     let mut logged = Vec::new();
+    let mut throttled = Vec::new();
     for (i, (((r, m, filename), source), name)) in all.into_iter().zip(names).enumerate() {
         target.get_or_insert_with(|| target_of(filename.as_deref(), &r.workload, o.drive));
         hosts.push(r.job.hostname.clone());
         logged.push(r.logs.is_some());
         let w = &r.workload;
-        let engine = opt_engine(&r.job);
+        let engine = &r.engine;
+        throttled.push(!r.throttle.is_empty());
+        let throttle: serde_json::Map<String, Value> = r
+            .throttle
+            .iter()
+            .map(|(k, v)| (k.clone(), json!(v)))
+            .collect();
         steps.push(StepRecord {
             index: i,
             id: crate::plan::slug(&name),
@@ -769,6 +857,7 @@ pub fn import_set(inputs: &[Input], o: &Options) -> Result<RunDoc, String> {
                 "rw": w.rw.name(), "iodepth": w.iodepth, "numjobs": w.numjobs,
                 "qd": w.queue_depth(), "fio_ioengine": engine,
                 "fio_entries": r.entries, "logs": r.logs.is_some(),
+                "fio_throttle": (!throttle.is_empty()).then_some(throttle),
             }),
             status: StepStatus::from(m.status),
             skip_reason: None,
@@ -783,7 +872,7 @@ pub fn import_set(inputs: &[Input], o: &Options) -> Result<RunDoc, String> {
             run: Some(m),
         });
     }
-    let sets = super::sweeps::find(&steps, &hosts);
+    let sets = super::sweeps::find(&steps, &hosts, &throttled);
     for (i, ids) in &sets.member_of {
         let p = &mut steps[*i].params;
         p["workload"] = json!(ids[0]);
@@ -856,9 +945,9 @@ fn file_sha256(p: &Path) -> Result<String, String> {
     Ok(format!("{:x}", h.finalize()))
 }
 
-/// fio's ioengine as the result's options name it.
-fn opt_engine(job: &Job) -> Option<String> {
-    job.job_options.get("ioengine").map(str::to_string)
+/// fio's ioengine as the result's options name it (the job's, else `[global]`'s).
+fn opt_engine(job: &Job, global: &FioOptions) -> Option<String> {
+    opt(job, global, "ioengine").map(str::to_string)
 }
 
 /// The analysis of an imported set (`summary.analysis` of a `fio` bundle): the sweeps
@@ -1054,7 +1143,6 @@ pub fn imported_drive(doc: &RunDoc) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::Value;
 
     /// A real json+ result of Debian's fio 3.33 (the fuzzer's seed).
     const RESULT: &str = include_str!("../../../../fuzz/corpus/fio_result/null-jsonplus.json");
@@ -1311,6 +1399,22 @@ mod tests {
         assert_eq!(fio_size("1В"), None);
         assert_eq!(fio_size("4k"), Some(4096));
         assert_eq!(fio_size("4KiB"), Some(4000));
+    }
+
+    /// `size=16E` is past what 64 bits hold: refused by name, never a size of 0; a
+    /// share of the file (`50%`) is not known in bytes.
+    #[test]
+    fn a_size_past_64_bits_is_refused_not_zero() {
+        assert_eq!(fio_size("1E"), Some(1 << 60));
+        assert_eq!(fio_size("16E"), None);
+        let e = size_opt(Some("16E"), "size").unwrap_err();
+        assert!(e.starts_with("size=16E: "), "{e}");
+        assert_eq!(size_opt(Some("50%"), "size"), Ok(None));
+        assert_eq!(size_opt(Some("64M"), "size"), Ok(Some(64 << 20)));
+        let mut v: Value = serde_json::from_str(RESULT).unwrap();
+        v["jobs"][0]["job options"]["size"] = "16E".into();
+        let e = import(&v.to_string(), None, "r.json").unwrap_err();
+        assert!(e.contains("size=16E"), "{e}");
     }
 
     /// Found by fuzzing (fuzz/fuzz_targets/fio_result.rs): a start time past the year

@@ -20,6 +20,7 @@ pub mod logs;
 pub mod per_io;
 pub mod process;
 pub mod series;
+pub mod sizes;
 pub mod sweeps;
 
 use crate::plan::PlannedStep;

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use drivelab_engine::spec::{block_size_label, RwMode, Workload};
+use drivelab_engine::spec::{block_size_label, BsMix, RwMode, Workload};
 
 use crate::bundle::{Metric, StepRecord};
 use crate::peak::{self, Point};
@@ -93,6 +93,8 @@ struct Kind {
     host: Option<String>,
     rw: &'static str,
     bs: Vec<(u32, u32)>,
+    /// Sizes `bs` cannot state (per direction, a range): never pooled with fixed ones.
+    bs_mix: Option<BsMix>,
     rwmixread: u32,
 }
 
@@ -101,6 +103,7 @@ fn kind_of(w: &Workload, host: Option<String>) -> Kind {
         host,
         rw: w.rw.name(),
         bs: w.bs.iter().map(|b| (b.bytes, b.percent)).collect(),
+        bs_mix: w.bs_mix.clone(),
         rwmixread: if matches!(w.rw, RwMode::Rw | RwMode::RandRw) {
             w.rwmixread
         } else {
@@ -112,8 +115,9 @@ fn kind_of(w: &Workload, host: Option<String>) -> Kind {
 /// How the reviews name a workload: "4K random read", "128K sequential write",
 /// "4K random 70 % read / 30 % write", "bssplit random write".
 pub fn workload_label(w: &Workload) -> String {
-    let bs = match w.bs.as_slice() {
-        [one] => block_size_label(one.bytes),
+    let bs = match (w.bs.as_slice(), &w.bs_mix) {
+        (_, Some(mix)) => mix.label(),
+        ([one], None) => block_size_label(one.bytes),
         _ => "bssplit".into(),
     };
     let how = if w.rw.is_random() {
@@ -131,11 +135,13 @@ pub fn workload_label(w: &Workload) -> String {
     format!("{bs} {how} {what}")
 }
 
-/// The sweeps and grids of `steps` (`hosts[i]`: the host step i ran on, when fio says).
-pub fn find(steps: &[StepRecord], hosts: &[Option<String>]) -> Sets {
+/// The sweeps and grids of `steps` (`hosts[i]`: the host step i ran on, when fio says;
+/// `throttled[i]`: whether fio held it to a pace — the knee of a throttled curve means
+/// nothing, so such steps are in none).
+pub fn find(steps: &[StepRecord], hosts: &[Option<String>], throttled: &[bool]) -> Sets {
     let mut groups: BTreeMap<Kind, Vec<usize>> = BTreeMap::new();
     for (i, s) in steps.iter().enumerate() {
-        if records::totals(s).is_some() {
+        if records::totals(s).is_some() && !throttled.get(i).copied().unwrap_or(false) {
             groups
                 .entry(kind_of(&s.config, hosts[i].clone()))
                 .or_default()
