@@ -319,3 +319,25 @@ impl Drop for Tmpfs {
         let _ = Command::new("umount").arg(self.dir.path()).status();
     }
 }
+
+/// Runs the fio job file `job` in `dir` (written there as `job.fio`), its result as
+/// `format` (`json`, `json+`) in `dir/out`; the job file's data file `data`, if it made
+/// one, removed.
+pub fn fio_job(dir: &Path, job: &str, format: &str, out: &str) {
+    std::fs::write(dir.join("job.fio"), job).unwrap();
+    let o = Command::new("fio")
+        .args([
+            &format!("--output-format={format}"),
+            &format!("--output={out}"),
+            "job.fio",
+        ])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "fio: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let _ = std::fs::remove_file(dir.join("data"));
+}

@@ -7,29 +7,13 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
 use common::{run_in, stderr};
 use serde_json::Value;
 
 /// Runs `job` (a job file) in `dir` with json+ output into `out`.
 fn fio(dir: &Path, job: &str, out: &str) {
-    std::fs::write(dir.join("job.fio"), job).unwrap();
-    let o = Command::new("fio")
-        .args([
-            "--output-format=json+",
-            &format!("--output={out}"),
-            "job.fio",
-        ])
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "fio: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let _ = std::fs::remove_file(dir.join("data"));
+    common::fio_job(dir, job, "json+", out)
 }
 
 /// fio's log `p` made `n` rows long, a row each `step_ms` (fio's rows repeated in turn,

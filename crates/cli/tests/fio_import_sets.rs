@@ -13,21 +13,7 @@ use serde_json::Value;
 
 /// Runs a job file in `dir` (one JSON document, `out`).
 fn fio(dir: &Path, job: &str, out: &str) {
-    std::fs::write(dir.join("job.fio"), job).unwrap();
-    let o = Command::new("fio")
-        .args([
-            "--output-format=json",
-            &format!("--output={out}"),
-            "job.fio",
-        ])
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "fio: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    common::fio_job(dir, job, "json", out)
 }
 
 fn read_json(p: &Path) -> Value {
@@ -495,17 +481,7 @@ fn fio_logged(dir: &Path, secs: u32, logs: &str) -> Value {
         "[global]\nioengine=psync\nfilename=data\nsize=16m\nrw=randread\nbs=4k\n\
          time_based=1\nruntime={secs}s\n[a]\n{logs}"
     );
-    std::fs::write(dir.join("job.fio"), job).unwrap();
-    let o = Command::new("fio")
-        .args(["--output-format=json+", "--output=a.json", "job.fio"])
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "fio: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    common::fio_job(dir, &job, "json+", "a.json");
     read_json(&dir.join("a.json"))
 }
 
