@@ -26,35 +26,10 @@ use crate::bundle::{
 };
 use crate::plan::StepKind;
 
+pub use super::sizes::fio_size;
+
 /// The suite kind of imported fio results.
 pub const SUITE: crate::suite::SuiteKind = crate::suite::SuiteKind::Fio;
-
-/// A size as fio reads it with its default `kb_base=1024`.
-pub fn fio_size(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let (num, unit) = s.split_at(split);
-    let n: u64 = num.parse().ok()?;
-    let u = unit.to_ascii_lowercase();
-    let mut chars = u.chars();
-    let (p, rest) = match chars.next() {
-        None => return Some(n),
-        Some(c) => (c, chars.as_str()),
-    };
-    let exp = match p {
-        'b' if rest.is_empty() => return Some(n),
-        'k' => 1,
-        'm' => 2,
-        'g' => 3,
-        't' => 4,
-        'p' => 5,
-        'e' => 6,
-        _ => return None,
-    };
-    // fio's compatibility rule: with kb_base=1024, "KiB" is the decimal one.
-    let base: u64 = if rest == "ib" { 1000 } else { 1024 };
-    n.checked_mul(base.checked_pow(exp)?)
-}
 
 /// A size option (`size`, `offset`, `io_size`) as fio took it: None when the result
 /// names none or gives a share of the file (`50%`: its bytes are not in the result);
@@ -94,16 +69,6 @@ fn whole(v: Option<&str>, k: &str, d: u64, (min, max): (u64, u64)) -> Result<u64
             "{k}={s}: fio takes a whole number from {min} to {max} here (a result edited by hand?)"
         )),
     }
-}
-
-/// A block size option (`bs`, one entry of `bssplit`) in drivelab's range.
-pub(super) fn block_size(s: &str, k: &str) -> Result<u32, String> {
-    fio_size(s)
-        .filter(|&b| b >= 1 && b <= u64::from(drivelab_engine::spec::MAX_BS))
-        .map(|b| b as u32)
-        .ok_or_else(|| {
-            format!("{k}={s}: not a block size from 1 byte to 1G (fio refuses 0; drivelab takes up to 1G)")
-        })
 }
 
 /// The direction fio's `rw` names; trims are refused (drivelab's results hold reads

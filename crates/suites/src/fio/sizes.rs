@@ -57,7 +57,7 @@ fn bssplit_dir(s: &str, whole: &str) -> Result<Vec<BsShare>, String> {
             }
             None => (e, None),
         };
-        entries.push((super::import::block_size(b, "bssplit")?, pct));
+        entries.push((block_size(b, "bssplit")?, pct));
     }
     let given: u32 = entries.iter().filter_map(|e| e.1).sum();
     let missing = entries.iter().filter(|e| e.1.is_none()).count() as u32;
@@ -86,8 +86,8 @@ fn range_dir(s: &str) -> Result<BsDir, String> {
         format!("bsrange={s}: fio's form is min-max, one range per direction joined by ',' (like 4k-64k)")
     })?;
     let (a, b) = (
-        super::import::block_size(a.trim(), "bsrange")?,
-        super::import::block_size(b.trim(), "bsrange")?,
+        block_size(a.trim(), "bsrange")?,
+        block_size(b.trim(), "bsrange")?,
     );
     let (min_bytes, max_bytes) = (a.min(b), a.max(b));
     Ok(if min_bytes == max_bytes {
@@ -125,7 +125,7 @@ fn dir_sizes(o: &dyn Fn(&str) -> Option<String>, d: usize) -> Result<BsDir, Stri
     }
     if let Some(s) = o("bs").or_else(|| o("blocksize")) {
         if let Some(part) = per_dir(&s)[d] {
-            return Ok(fixed(super::import::block_size(part, "bs")?));
+            return Ok(fixed(block_size(part, "bs")?));
         }
     }
     Ok(fixed(DEFAULT_BS))
@@ -197,6 +197,43 @@ fn notes(job: &Job, mix: &BsMix) -> Vec<String> {
 /// KiB per I/O of a direction, from fio's totals.
 fn mean_size(d: &Dir) -> Option<f64> {
     (d.total_ios > 0).then(|| d.io_bytes as f64 / d.total_ios as f64 / 1024.0)
+}
+
+/// A size as fio reads it with its default `kb_base=1024`.
+pub fn fio_size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: u64 = num.parse().ok()?;
+    let u = unit.to_ascii_lowercase();
+    let mut chars = u.chars();
+    let (p, rest) = match chars.next() {
+        None => return Some(n),
+        Some(c) => (c, chars.as_str()),
+    };
+    let exp = match p {
+        'b' if rest.is_empty() => return Some(n),
+        'k' => 1,
+        'm' => 2,
+        'g' => 3,
+        't' => 4,
+        'p' => 5,
+        'e' => 6,
+        _ => return None,
+    };
+    // fio's compatibility rule: with kb_base=1024, "KiB" is the decimal one.
+    let base: u64 = if rest == "ib" { 1000 } else { 1024 };
+    n.checked_mul(base.checked_pow(exp)?)
+}
+
+/// A block size option (`bs`, one entry of `bssplit`) in drivelab's range.
+pub(super) fn block_size(s: &str, k: &str) -> Result<u32, String> {
+    fio_size(s)
+        .filter(|&b| b >= 1 && b <= u64::from(drivelab_engine::spec::MAX_BS))
+        .map(|b| b as u32)
+        .ok_or_else(|| {
+            format!("{k}={s}: not a block size from 1 byte to 1G (fio refuses 0; drivelab takes up to 1G)")
+        })
 }
 
 #[cfg(test)]
