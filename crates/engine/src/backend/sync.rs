@@ -109,17 +109,14 @@ fn run_ahead<S: IoSource>(
     let [first, second] = bufs;
     let (ask_tx, ask_rx) = mpsc::sync_channel::<Ask>(1);
     let (ready_tx, ready_rx) = mpsc::sync_channel::<(AlignedBuf, AnyOp, u64)>(1);
-    let next_op = |job: &mut S, now| match job.next(now) {
-        Next::Io(op) => Some(op),
-        _ => None,
-    };
     // The source may have nothing until the I/O in flight is back (a verifying job's
-    // last checks): then it is asked again once that I/O completed.
+    // last checks, `Ok(None)`): then it is asked again once that I/O completed.
     let after_completion = |job: &mut S, now| match job.next(now) {
         Next::Io(op) => Ok(Some(op)),
         Next::Completion => Ok(None),
         _ => Err(()),
     };
+    let next_op = |job: &mut S, now| after_completion(job, now).ok().flatten();
     std::thread::scope(|s| {
         std::thread::Builder::new()
             .name(format!("drivelab-data{}", job.id()))
